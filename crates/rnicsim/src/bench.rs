@@ -1,0 +1,133 @@
+//! Speed measurements (never part of a run's results, which contain no wall-clock values).
+//!
+//! The fabric benchmark: a leaf-spine (8 spines × 8 leaves × 16 hosts, 1:2, 100 Gbps, 1 µs),
+//! every host sending fixed-size packets to a random permutation partner at a fraction of line
+//! rate for a span of simulated time. Its cost per packet-hop is compared with a bare binary-heap
+//! push + pop on a heap as large as the simulator's event queue.
+
+use crate::scenario::LoadedScenario;
+use crate::world::World;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Debug)]
+pub struct FabricBench {
+    pub leaves: usize,
+    pub spines: usize,
+    pub hosts_per_leaf: usize,
+    pub load: f64,
+    pub duration: &'static str,
+    pub packet_size: u32,
+    pub seed: u64,
+}
+
+impl Default for FabricBench {
+    fn default() -> Self {
+        FabricBench { leaves: 8, spines: 8, hosts_per_leaf: 16, load: 0.8, duration: "1ms", packet_size: 1000, seed: 1 }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct FabricBenchResult {
+    pub hosts: usize,
+    pub wall: Duration,
+    pub events: u64,
+    pub packet_hops: u64,
+    pub packets_delivered: u64,
+    /// The most packets alive at once.
+    pub peak_packets: u64,
+    /// Timer slots in the event queue (its largest possible size).
+    pub timer_slots: usize,
+}
+
+impl FabricBenchResult {
+    pub fn hops_per_sec(&self) -> f64 {
+        self.packet_hops as f64 / self.wall.as_secs_f64()
+    }
+    pub fn ns_per_hop(&self) -> f64 {
+        self.wall.as_nanos() as f64 / self.packet_hops.max(1) as f64
+    }
+}
+
+impl FabricBench {
+    pub fn scenario(&self) -> LoadedScenario {
+        let text = format!(
+            r#"
+name = "bench-fabric"
+seed = {seed}
+duration = "{dur}"
+[topology.leaf_spine]
+leaves = {l}
+spines = {s}
+hosts_per_leaf = {h}
+[[traffic]]
+pattern = "permutation"
+load = {load}
+packet_size = "{size}B"
+[outputs]
+pfc_events = false
+"#,
+            seed = self.seed,
+            dur = self.duration,
+            l = self.leaves,
+            s = self.spines,
+            h = self.hosts_per_leaf,
+            load = self.load,
+            size = self.packet_size
+        );
+        LoadedScenario::from_str(&text, "<bench>", std::path::Path::new(".")).expect("the bench scenario is valid")
+    }
+
+    pub fn run(&self) -> FabricBenchResult {
+        let loaded = self.scenario();
+        let mut world = World::build(&loaded).expect("the bench scenario builds");
+        let timer_slots = world.timers_slots();
+        let start = Instant::now();
+        world.run(|_| true);
+        let wall = start.elapsed();
+        FabricBenchResult {
+            hosts: world.host_count(),
+            wall,
+            events: world.stats.events,
+            packet_hops: world.stats.packet_hops,
+            packets_delivered: world.stats.packets_delivered,
+            peak_packets: world.stats.peak_packets,
+            timer_slots,
+        }
+    }
+}
+
+/// Nanoseconds per push + pop on a `std` binary heap holding `size` `(time, seq)` entries, each
+/// push scheduling a little after the popped time (the pattern of a discrete-event loop).
+pub fn heap_push_pop_ns(size: usize, ops: u64) -> f64 {
+    let mut heap = BinaryHeap::with_capacity(size + 1);
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for i in 0..size as u64 {
+        heap.push(Reverse((next() % 1_000_000, i)));
+    }
+    let start = Instant::now();
+    let mut seq = size as u64;
+    for _ in 0..ops {
+        let Reverse((t, _)) = heap.pop().expect("non-empty");
+        seq += 1;
+        heap.push(Reverse((t + 1 + next() % 1_000_000, seq)));
+    }
+    let wall = start.elapsed();
+    std::hint::black_box(&heap);
+    wall.as_nanos() as f64 / ops as f64
+}
+
+/// Peak resident memory of this process (Linux), in bytes.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}

@@ -1,0 +1,188 @@
+//! A switch's shared packet buffer: admission with dynamic thresholds, ingress accounting per
+//! (port, priority), and the PFC XOFF/XON decisions derived from it.
+//!
+//! Lossy classes use Choudhury–Hahne dynamic thresholds: an egress queue may grow to
+//! `dt_alpha × (free shared buffer)`, else the packet is dropped (drop-tail). Lossless classes
+//! (PFC on, IEEE 802.1Qbb) are never dropped by threshold; instead each ingress (port, priority)
+//! counts the bytes it holds, and crossing the XOFF threshold sends PAUSE upstream, falling
+//! `xon_offset` below it sends RESUME. The XOFF threshold is static, or dynamic as in HPCC's
+//! simulator: `pfc_alpha × (free shared buffer)`. Per-port headroom is reserved out of the buffer
+//! for packets that arrive after PAUSE is sent (≈ two link BDPs plus two MTUs).
+
+use super::port::CLASSES;
+use crate::units::Bytes;
+
+/// What the buffer decided for an arriving packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admit {
+    Accept,
+    Drop,
+}
+
+#[derive(Clone, Debug)]
+pub struct PfcSettings {
+    pub enabled: bool,
+    /// Which classes are lossless.
+    pub lossless: [bool; CLASSES],
+    /// `Some(alpha)`: XOFF at `alpha × free shared buffer`; `None`: the static `xoff`.
+    pub dynamic_alpha: Option<f64>,
+    pub xoff: Bytes,
+    pub xon_offset: Bytes,
+}
+
+pub struct SharedBuffer {
+    size: u64,
+    /// Buffer left after headroom reservations; lossy admission and dynamic thresholds use it.
+    shared: u64,
+    used: u64,
+    dt_alpha: f64,
+    pfc: PfcSettings,
+    ingress: Vec<[u64; CLASSES]>,
+    xoff_sent: Vec<[bool; CLASSES]>,
+}
+
+impl SharedBuffer {
+    pub fn new(size: Bytes, dt_alpha: f64, pfc: PfcSettings, headroom_per_port: &[u64]) -> SharedBuffer {
+        let lossless_classes = pfc.lossless.iter().filter(|&&l| l).count() as u64;
+        let reserved: u64 = if pfc.enabled { headroom_per_port.iter().map(|h| h * lossless_classes).sum() } else { 0 };
+        let ports = headroom_per_port.len();
+        SharedBuffer {
+            size: size.0,
+            shared: size.0.saturating_sub(reserved),
+            used: 0,
+            dt_alpha,
+            pfc,
+            ingress: vec![[0; CLASSES]; ports],
+            xoff_sent: vec![[false; CLASSES]; ports],
+        }
+    }
+
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+
+    #[inline]
+    pub fn is_lossless(&self, class: u8) -> bool {
+        self.pfc.enabled && self.pfc.lossless[class as usize]
+    }
+
+    /// The current XOFF threshold for an ingress (port, class).
+    #[inline]
+    pub fn xoff_threshold(&self) -> u64 {
+        match self.pfc.dynamic_alpha {
+            Some(a) => (a * self.shared.saturating_sub(self.used) as f64) as u64,
+            None => self.pfc.xoff.0,
+        }
+    }
+
+    /// Admission of `size` bytes arriving on `ingress` for an egress queue of `class` that holds
+    /// `egress_queue` bytes. Accepted bytes are accounted until [`Self::release`].
+    #[inline]
+    pub fn admit(&mut self, ingress: u32, class: u8, egress_queue: u64, size: u32) -> Admit {
+        let size = size as u64;
+        let ok = if self.is_lossless(class) {
+            self.used + size <= self.size
+        } else {
+            let free = self.shared.saturating_sub(self.used);
+            self.used + size <= self.shared && (egress_queue + size) as f64 <= self.dt_alpha * free as f64
+        };
+        if !ok {
+            return Admit::Drop;
+        }
+        self.used += size;
+        self.ingress[ingress as usize][class as usize] += size;
+        Admit::Accept
+    }
+
+    /// Whether the ingress (port, class) just crossed XOFF and PAUSE must be sent (and records it).
+    #[inline]
+    pub fn should_pause(&mut self, ingress: u32, class: u8) -> bool {
+        let (i, c) = (ingress as usize, class as usize);
+        if !self.is_lossless(class) || self.xoff_sent[i][c] {
+            return false;
+        }
+        if self.ingress[i][c] >= self.xoff_threshold() {
+            self.xoff_sent[i][c] = true;
+            return true;
+        }
+        false
+    }
+
+    /// Frees a packet's bytes when it leaves (or is flushed); returns true if RESUME must be sent.
+    #[inline]
+    pub fn release(&mut self, ingress: u32, class: u8, size: u32) -> bool {
+        let (i, c) = (ingress as usize, class as usize);
+        self.used -= size as u64;
+        self.ingress[i][c] -= size as u64;
+        if self.xoff_sent[i][c] && self.ingress[i][c] + self.pfc.xon_offset.0 <= self.xoff_threshold() {
+            self.xoff_sent[i][c] = false;
+            return true;
+        }
+        false
+    }
+
+    /// Classes for which PAUSE is currently asserted on `ingress`.
+    pub fn asserted(&self, ingress: u32) -> impl Iterator<Item = u8> + '_ {
+        (0..CLASSES as u8).filter(move |&c| self.xoff_sent[ingress as usize][c as usize])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pfc(enabled: bool, dynamic: Option<f64>) -> PfcSettings {
+        let mut lossless = [false; CLASSES];
+        lossless[3] = true;
+        PfcSettings { enabled, lossless, dynamic_alpha: dynamic, xoff: Bytes(10_000), xon_offset: Bytes(2_000) }
+    }
+
+    #[test]
+    fn lossy_dynamic_threshold_drops_at_alpha_times_free() {
+        // 100 KB buffer, alpha 1: a single queue can grow while q + s <= free, i.e. to 50 KB.
+        let mut b = SharedBuffer::new(Bytes(100_000), 1.0, pfc(false, None), &[0, 0]);
+        let mut q = 0;
+        while b.admit(0, 0, q, 1000) == Admit::Accept {
+            q += 1000;
+        }
+        assert_eq!(q, 50_000);
+    }
+
+    #[test]
+    fn static_xoff_and_xon() {
+        let mut b = SharedBuffer::new(Bytes(1_000_000), 1.0, pfc(true, None), &[5_000, 5_000]);
+        for i in 0..9 {
+            assert_eq!(b.admit(1, 3, 0, 1000), Admit::Accept);
+            assert!(!b.should_pause(1, 3), "paused early at {i}");
+        }
+        b.admit(1, 3, 0, 1000);
+        assert!(b.should_pause(1, 3));
+        assert!(!b.should_pause(1, 3), "PAUSE is sent once");
+        assert_eq!(b.asserted(1).collect::<Vec<_>>(), vec![3]);
+        assert!(!b.release(1, 3, 1000)); // 9000 + 2000 > 10000
+        assert!(b.release(1, 3, 1000)); // 8000 + 2000 <= 10000
+        // Lossy class 0 on the same port never pauses.
+        b.admit(1, 0, 0, 50_000);
+        assert!(!b.should_pause(1, 0));
+    }
+
+    #[test]
+    fn dynamic_xoff_shrinks_as_buffer_fills() {
+        let b0 = SharedBuffer::new(Bytes(1_000_000), 1.0, pfc(true, Some(0.125)), &[0]);
+        assert_eq!(b0.xoff_threshold(), 125_000);
+        let mut b = b0;
+        b.admit(0, 3, 0, 200_000);
+        assert_eq!(b.xoff_threshold(), 100_000);
+        assert!(b.should_pause(0, 3));
+    }
+
+    #[test]
+    fn lossless_class_admits_into_headroom_until_buffer_full() {
+        let mut b = SharedBuffer::new(Bytes(10_000), 1.0, pfc(true, None), &[4_000]);
+        let mut n = 0;
+        while b.admit(0, 3, 0, 1000) == Admit::Accept {
+            n += 1;
+        }
+        assert_eq!(n, 10);
+    }
+}

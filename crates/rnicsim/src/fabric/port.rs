@@ -1,0 +1,250 @@
+//! An egress port: eight class queues plus a control queue, a class scheduler (strict priority
+//! or deficit-weighted round robin), and the PFC pause state its peer imposes on it.
+//!
+//! The port serializes one packet at a time; the world arms the port's single timer for the end
+//! of that packet's serialization (htsim's queue: one pending event per port).
+
+use super::packet::PacketId;
+use crate::sim::TimerId;
+use crate::units::{BitsPerSec, Time};
+use std::collections::VecDeque;
+
+pub const CLASSES: usize = 8;
+
+/// How the port chooses among its non-empty, unpaused classes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ClassService {
+    /// Class 0 first, then 1, and so on.
+    Strict,
+    /// Deficit round robin; each class's quantum is its weight times `quantum` bytes.
+    Weighted { weights: [u32; CLASSES], quantum: u32 },
+}
+
+/// Per-port counters, reported in `counters.parquet`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PortCounters {
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    /// Data packets dropped at admission (buffer full or over the dynamic threshold).
+    pub drops_buffer: u64,
+    /// Packets dropped because the link was down or failed under them.
+    pub drops_link_down: u64,
+    /// Packets lost to the link's random error rate.
+    pub drops_corrupt: u64,
+    pub ecn_marks: u64,
+    pub pause_tx: u64,
+    pub resume_tx: u64,
+    pub pause_rx: u64,
+    pub resume_rx: u64,
+    /// Time this port was paused by its peer, summed over priorities (ps).
+    pub paused_rx_ps: u64,
+    /// Time this port's node asserted PAUSE towards the peer, summed over priorities (ps).
+    pub paused_tx_ps: u64,
+    pub max_queue_bytes: u64,
+}
+
+pub struct Port {
+    /// The node this port belongs to and its interface index there.
+    pub node: u32,
+    pub iface: u32,
+    /// The port at the other end of the link (the reverse direction).
+    pub peer: u32,
+    pub rate: BitsPerSec,
+    pub timer: TimerId,
+    queues: [VecDeque<PacketId>; CLASSES],
+    queue_bytes: [u64; CLASSES],
+    total_bytes: u64,
+    control: VecDeque<PacketId>,
+    /// The packet being serialized, if any.
+    pub sending: Option<PacketId>,
+    /// Per class: paused by the peer until this time.
+    paused_until: [Time; CLASSES],
+    service: ClassService,
+    deficit: [u64; CLASSES],
+    rr_next: usize,
+    pub counters: PortCounters,
+}
+
+impl Port {
+    pub fn new(node: u32, iface: u32, peer: u32, rate: BitsPerSec, timer: TimerId, service: ClassService) -> Port {
+        Port {
+            node,
+            iface,
+            peer,
+            rate,
+            timer,
+            queues: Default::default(),
+            queue_bytes: [0; CLASSES],
+            total_bytes: 0,
+            control: VecDeque::new(),
+            sending: None,
+            paused_until: [Time::ZERO; CLASSES],
+            service,
+            deficit: [0; CLASSES],
+            rr_next: 0,
+            counters: PortCounters::default(),
+        }
+    }
+
+    #[inline]
+    pub fn enqueue(&mut self, class: u8, id: PacketId, size: u32) {
+        let c = class as usize;
+        self.queues[c].push_back(id);
+        self.queue_bytes[c] += size as u64;
+        self.total_bytes += size as u64;
+        if self.total_bytes > self.counters.max_queue_bytes {
+            self.counters.max_queue_bytes = self.total_bytes;
+        }
+    }
+
+    /// Control frames (PFC) bypass the class queues and are never paused.
+    pub fn enqueue_control(&mut self, id: PacketId) {
+        self.control.push_back(id);
+    }
+
+    pub fn queue_bytes(&self, class: u8) -> u64 {
+        self.queue_bytes[class as usize]
+    }
+
+    pub fn queue_packets(&self, class: u8) -> usize {
+        self.queues[class as usize].len()
+    }
+
+    /// Bytes waiting in all class queues (not counting the packet being serialized).
+    pub fn total_bytes(&self) -> u64 {
+        self.total_bytes
+    }
+
+    #[inline]
+    pub fn is_paused(&self, class: usize, now: Time) -> bool {
+        self.paused_until[class] > now
+    }
+
+    /// The earliest time a paused, non-empty class becomes sendable again.
+    pub fn next_unpause(&self, now: Time) -> Option<Time> {
+        (0..CLASSES).filter(|&c| !self.queues[c].is_empty() && self.is_paused(c, now)).map(|c| self.paused_until[c]).min()
+    }
+
+    /// Applies a received PFC frame for `class` that pauses until `until` (`until <= now` resumes).
+    /// Returns the change in projected paused time, for the counters.
+    pub fn apply_pause(&mut self, class: u8, now: Time, until: Time) {
+        let c = class as usize;
+        let old = self.paused_until[c].max(now);
+        let new = until.max(now);
+        // Paused time is accounted as projected; a resume or a shorter pause takes the rest back.
+        self.counters.paused_rx_ps = (self.counters.paused_rx_ps + new.0).saturating_sub(old.0);
+        self.paused_until[c] = until;
+    }
+
+    /// Pause time projected beyond `end` (removed from the counters when a run stops).
+    pub fn paused_beyond(&self, end: Time) -> u64 {
+        self.paused_until.iter().map(|t| t.0.saturating_sub(end.0)).sum()
+    }
+
+    /// Removes and returns the next packet to send with its class (`None` for control), or `None`
+    /// if every non-empty class is paused. `size` reads a packet's size from the pool.
+    #[inline]
+    pub fn dequeue(&mut self, now: Time, size: impl Fn(PacketId) -> u32) -> Option<(PacketId, Option<u8>)> {
+        if let Some(id) = self.control.pop_front() {
+            return Some((id, None));
+        }
+        if self.total_bytes == 0 {
+            return None;
+        }
+        let c = match &self.service {
+            ClassService::Strict => (0..CLASSES).find(|&c| !self.queues[c].is_empty() && !self.is_paused(c, now))?,
+            ClassService::Weighted { weights, quantum } => {
+                let (weights, quantum) = (*weights, *quantum as u64);
+                if !(0..CLASSES).any(|c| !self.queues[c].is_empty() && !self.is_paused(c, now)) {
+                    return None;
+                }
+                loop {
+                    let c = self.rr_next;
+                    match self.queues[c].front() {
+                        Some(&head) if !self.is_paused(c, now) => {
+                            let need = size(head) as u64;
+                            if self.deficit[c] >= need {
+                                self.deficit[c] -= need;
+                                break c;
+                            }
+                            self.deficit[c] += weights[c].max(1) as u64 * quantum;
+                        }
+                        Some(_) => {}
+                        None => self.deficit[c] = 0,
+                    }
+                    self.rr_next = (c + 1) % CLASSES;
+                }
+            }
+        };
+        let id = self.queues[c].pop_front().expect("class chosen non-empty");
+        let s = size(id) as u64;
+        self.queue_bytes[c] -= s;
+        self.total_bytes -= s;
+        Some((id, Some(c as u8)))
+    }
+
+    /// Removes every queued data packet (a link going down flushes its port).
+    pub fn drain_all(&mut self) -> Vec<(PacketId, u8)> {
+        let mut out = Vec::new();
+        for c in 0..CLASSES {
+            out.extend(self.queues[c].drain(..).map(|id| (id, c as u8)));
+            self.queue_bytes[c] = 0;
+        }
+        self.total_bytes = 0;
+        out
+    }
+
+    pub fn drain_control(&mut self) -> Vec<PacketId> {
+        self.control.drain(..).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn port(service: ClassService) -> Port {
+        Port::new(0, 0, 1, BitsPerSec::gbps(100), TimerId(0), service)
+    }
+
+    #[test]
+    fn strict_priority_serves_lowest_class_and_skips_paused() {
+        let mut p = port(ClassService::Strict);
+        p.enqueue(3, PacketId(30), 100);
+        p.enqueue(1, PacketId(10), 100);
+        p.enqueue(1, PacketId(11), 100);
+        let size = |_| 100;
+        assert_eq!(p.dequeue(Time(0), size), Some((PacketId(10), Some(1))));
+        p.apply_pause(1, Time(0), Time(1000));
+        assert_eq!(p.dequeue(Time(5), size), Some((PacketId(30), Some(3))));
+        assert_eq!(p.dequeue(Time(5), size), None);
+        assert_eq!(p.next_unpause(Time(5)), Some(Time(1000)));
+        assert_eq!(p.dequeue(Time(1000), size), Some((PacketId(11), Some(1))));
+        assert_eq!(p.counters.paused_rx_ps, 1000);
+    }
+
+    #[test]
+    fn resume_takes_back_projected_pause_time() {
+        let mut p = port(ClassService::Strict);
+        p.apply_pause(3, Time(100), Time(10_000));
+        p.apply_pause(3, Time(400), Time(400));
+        assert_eq!(p.counters.paused_rx_ps, 300);
+    }
+
+    #[test]
+    fn weighted_service_splits_by_weight() {
+        let mut weights = [1; CLASSES];
+        weights[0] = 3;
+        let mut p = port(ClassService::Weighted { weights, quantum: 1000 });
+        for i in 0..400 {
+            p.enqueue(0, PacketId(i), 1000);
+            p.enqueue(1, PacketId(1000 + i), 1000);
+        }
+        let mut served = [0; 2];
+        for _ in 0..400 {
+            let (_, c) = p.dequeue(Time(0), |_| 1000).unwrap();
+            served[c.unwrap() as usize] += 1;
+        }
+        assert_eq!(served, [300, 100]);
+    }
+}

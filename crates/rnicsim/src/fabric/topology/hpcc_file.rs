@@ -1,0 +1,171 @@
+//! HPCC-style topology files, as used by the HPCC and ConWeave ns-3 simulators:
+//!
+//! ```text
+//! nodes switches links
+//! <switch node ids, space separated>
+//! src dst rate delay error_rate      (one line per link; rate like 100Gbps, delay like 1000ns)
+//! ```
+//!
+//! Nodes not listed as switches are hosts; lines after the declared links are ignored, as ns-3
+//! does. Every malformed input is an error naming the line.
+
+use super::{LinkSpec, NodeKind, Topology};
+use crate::units::{BitsPerSec, Time};
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopologyFileError {
+    /// 1-based line number.
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for TopologyFileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+impl std::error::Error for TopologyFileError {}
+
+fn err<T>(line: usize, message: impl Into<String>) -> Result<T, TopologyFileError> {
+    Err(TopologyFileError { line, message: message.into() })
+}
+
+fn count(tok: Option<&str>, line: usize, what: &str) -> Result<usize, TopologyFileError> {
+    match tok.map(str::parse::<usize>) {
+        Some(Ok(n)) => Ok(n),
+        Some(Err(_)) => err(line, format!("expected the number of {what} as a whole number, got \"{}\"", tok.unwrap_or(""))),
+        None => err(line, format!("expected the number of {what}")),
+    }
+}
+
+pub fn parse_hpcc_topology(text: &str) -> Result<Topology, TopologyFileError> {
+    // Non-empty lines with their 1-based numbers.
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty());
+    let Some((ln, header)) = lines.next() else { return err(1, "empty topology file; expected `nodes switches links`") };
+    let mut it = header.split_whitespace();
+    let nodes = count(it.next(), ln, "nodes")?;
+    let switches = count(it.next(), ln, "switches")?;
+    let links = count(it.next(), ln, "links")?;
+    if switches > nodes {
+        return err(ln, format!("{switches} switches but only {nodes} nodes"));
+    }
+    const MAX_NODES: usize = 1 << 22;
+    if nodes > MAX_NODES {
+        return err(ln, format!("{nodes} nodes is more than this simulator supports ({MAX_NODES})"));
+    }
+    let mut kinds = vec![NodeKind::Host; nodes];
+    let mut seen = 0;
+    let mut last = ln;
+    while seen < switches {
+        let Some((ln, l)) = lines.next() else { return err(last + 1, format!("expected {switches} switch ids, found {seen}")) };
+        last = ln;
+        for tok in l.split_whitespace() {
+            let id: usize = tok.parse().map_err(|_| TopologyFileError { line: ln, message: format!("expected a switch id, got \"{tok}\"") })?;
+            if id >= nodes {
+                return err(ln, format!("switch id {id} is out of range (there are {nodes} nodes)"));
+            }
+            if kinds[id] == NodeKind::Switch {
+                return err(ln, format!("switch id {id} is listed twice"));
+            }
+            kinds[id] = NodeKind::Switch;
+            seen += 1;
+        }
+        if seen > switches {
+            return err(ln, format!("more switch ids than the {switches} declared"));
+        }
+    }
+    let mut out = Vec::with_capacity(links.min(1 << 20));
+    for (ln, l) in lines {
+        last = ln;
+        if out.len() == links {
+            break; // as in ns-3, anything after the declared links is ignored (files carry notes there)
+        }
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() != 5 {
+            return err(ln, format!("expected `src dst rate delay error_rate`, found {} fields", f.len()));
+        }
+        let node = |s: &str| -> Result<u32, TopologyFileError> {
+            match s.parse::<usize>() {
+                Ok(n) if n < nodes => Ok(n as u32),
+                Ok(n) => err(ln, format!("node id {n} is out of range (there are {nodes} nodes)")),
+                Err(_) => err(ln, format!("expected a node id, got \"{s}\"")),
+            }
+        };
+        let (a, b) = (node(f[0])?, node(f[1])?);
+        if a == b {
+            return err(ln, format!("link from node {a} to itself"));
+        }
+        let rate: BitsPerSec = f[2].parse().map_err(|e| TopologyFileError { line: ln, message: format!("rate: {e}") })?;
+        if rate.0 == 0 {
+            return err(ln, "rate: a link needs a positive rate");
+        }
+        let delay: Time = f[3].parse().map_err(|e| TopologyFileError { line: ln, message: format!("delay: {e}") })?;
+        let loss: f64 = match f[4].parse() {
+            Ok(x) if (0.0..=1.0).contains(&x) => x,
+            _ => return err(ln, format!("error_rate: expected a probability between 0 and 1, got \"{}\"", f[4])),
+        };
+        out.push(LinkSpec { a, b, rate, delay, loss });
+    }
+    if out.len() != links {
+        return err(last + 1, format!("expected {links} link lines, found {}", out.len()));
+    }
+    Ok(Topology { kinds, links: out })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const SMALL: &str = "4 1 3\n3\n0 3 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n2 3 25Gbps 0.002ms 0.001\n";
+
+    #[test]
+    fn parses_small_file() {
+        let t = parse_hpcc_topology(SMALL).unwrap();
+        assert_eq!(t.hosts(), vec![0, 1, 2]);
+        assert_eq!(t.links[2].rate, BitsPerSec::gbps(25));
+        assert_eq!(t.links[2].delay, Time::from_us(2));
+        assert_eq!(t.links[2].loss, 0.001);
+    }
+
+    #[test]
+    fn parses_shipped_leaf_spine() {
+        let text = include_str!("../../../../../data/topology/leaf_spine_128_100G_OS2.txt");
+        let t = parse_hpcc_topology(text).unwrap();
+        assert_eq!(t.hosts().len(), 128);
+        assert_eq!(t.switch_count(), 16);
+        assert!(t.hosts_connected());
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let bad = SMALL.replace("25Gbps", "0Gbps");
+        assert_eq!(parse_hpcc_topology(&bad).unwrap_err().line, 5);
+        let bad = SMALL.replace("1 3 100", "1 9 100");
+        let e = parse_hpcc_topology(&bad).unwrap_err();
+        assert_eq!(e.line, 4);
+        assert!(e.message.contains("out of range"));
+        let e = parse_hpcc_topology("4 1 4\n3\n0 3 100Gbps 1000ns 0\n").unwrap_err();
+        assert!(e.message.contains("expected 4 link lines"), "{e}");
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_input_never_panics(s in "\\PC{0,200}") {
+            let _ = parse_hpcc_topology(&s);
+        }
+
+        #[test]
+        fn mutated_input_never_panics(pos in 0usize..SMALL.len(), ch in proptest::char::any(), del in any::<bool>()) {
+            let mut s: Vec<char> = SMALL.chars().collect();
+            let i = pos.min(s.len() - 1);
+            if del { s.remove(i); } else { s[i] = ch; }
+            let s: String = s.into_iter().collect();
+            if let Err(e) = parse_hpcc_topology(&s) {
+                prop_assert!(e.line >= 1 && !e.message.is_empty());
+            }
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! rnicsim: a deterministic, packet-level simulator of RDMA NICs and datacenter fabrics.
+//!
+//! Layout (mirroring the data path): [`units`] and [`sim`] are the kernel (integer picosecond
+//! time, the event queue, seeded random streams); [`fabric`] holds links, switches, routing and
+//! topologies; [`host`] the traffic sources and sinks; [`scenario`] reads and validates scenario
+//! files; [`world`] wires everything to the event loop; [`output`] writes a run's results.
+//!
+//! ```no_run
+//! use rnicsim::{scenario::LoadedScenario, world::World};
+//! let loaded = LoadedScenario::from_file("scenarios/quickstart.toml".as_ref()).unwrap();
+//! let mut world = World::build(&loaded).unwrap();
+//! world.run(|_| true);
+//! println!("{} packets delivered", world.stats.packets_delivered);
+//! ```
+
+pub mod bench;
+pub mod fabric;
+pub mod host;
+pub mod output;
+pub mod scenario;
+pub mod sim;
+pub mod units;
+pub mod world;
+
+use output::{tables, RunDir, Summary};
+use scenario::LoadedScenario;
+use world::World;
+
+/// Writes every output of a finished run into `dir` (which the caller then commits).
+pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &World) -> std::io::Result<Summary> {
+    let summary = Summary::of(world, &loaded.scenario.name);
+    std::fs::write(dir.path("scenario.toml"), loaded.resolved_toml())?;
+    tables::write_parquet(&dir.path("counters.parquet"), &tables::counters(world))?;
+    tables::write_parquet(&dir.path("flows.parquet"), &tables::flows(world))?;
+    tables::write_parquet(&dir.path("queues.parquet"), &tables::queues(&world.record))?;
+    tables::write_parquet(&dir.path("pfc.parquet"), &tables::pfc(&world.record))?;
+    // Written last: its presence marks a complete run.
+    std::fs::write(dir.path("summary.json"), serde_json::to_string_pretty(&summary).expect("summary serializes") + "\n")?;
+    Ok(summary)
+}

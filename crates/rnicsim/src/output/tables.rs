@@ -1,0 +1,114 @@
+//! Columnar tables of a finished run, written as Parquet (readable by DuckDB, polars, pandas).
+
+use super::Recorder;
+use crate::world::World;
+use arrow_array::{ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt16Array, UInt32Array, UInt64Array, UInt8Array};
+use parquet::arrow::ArrowWriter;
+use parquet::file::properties::WriterProperties;
+use std::path::Path;
+use std::sync::Arc;
+
+fn u64s(v: impl IntoIterator<Item = u64>) -> ArrayRef {
+    Arc::new(UInt64Array::from_iter_values(v))
+}
+fn u32s(v: impl IntoIterator<Item = u32>) -> ArrayRef {
+    Arc::new(UInt32Array::from_iter_values(v))
+}
+fn f64s(v: impl IntoIterator<Item = f64>) -> ArrayRef {
+    Arc::new(Float64Array::from_iter_values(v))
+}
+
+fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
+    RecordBatch::try_from_iter(columns).expect("columns of equal length")
+}
+
+/// Per-port counters (one row per egress port; its link is the one leaving it).
+pub fn counters(w: &World) -> RecordBatch {
+    let p = &w.ports;
+    let secs = w.end.as_secs_f64();
+    let c = |f: fn(&crate::fabric::port::PortCounters) -> u64| u64s(p.iter().map(|x| f(&x.counters)));
+    batch(vec![
+        ("port", u32s(0..p.len() as u32)),
+        ("node", u32s(p.iter().map(|x| x.node))),
+        ("node_kind", Arc::new(StringArray::from_iter_values(p.iter().map(|x| if w.is_switch(x.node) { "switch" } else { "host" })))),
+        ("iface", u32s(p.iter().map(|x| x.iface))),
+        ("peer_node", u32s(p.iter().map(|x| p[x.peer as usize].node))),
+        ("rate_bps", u64s(p.iter().map(|x| x.rate.0))),
+        ("delay_ps", u64s(w.links.iter().map(|l| l.delay.0))),
+        ("tx_packets", c(|c| c.tx_packets)),
+        ("tx_bytes", c(|c| c.tx_bytes)),
+        ("utilization", f64s(p.iter().map(|x| x.counters.tx_bytes as f64 * 8.0 / (x.rate.0 as f64 * secs)))),
+        ("drops_buffer", c(|c| c.drops_buffer)),
+        ("drops_link_down", c(|c| c.drops_link_down)),
+        ("drops_corrupt", c(|c| c.drops_corrupt)),
+        ("ecn_marks", c(|c| c.ecn_marks)),
+        ("pfc_pause_tx", c(|c| c.pause_tx)),
+        ("pfc_resume_tx", c(|c| c.resume_tx)),
+        ("pfc_pause_rx", c(|c| c.pause_rx)),
+        ("pfc_resume_rx", c(|c| c.resume_rx)),
+        ("paused_rx_ps", c(|c| c.paused_rx_ps)),
+        ("paused_tx_ps", c(|c| c.paused_tx_ps)),
+        ("max_queue_bytes", c(|c| c.max_queue_bytes)),
+    ])
+}
+
+/// Per-flow (per source) delivery.
+pub fn flows(w: &World) -> RecordBatch {
+    let s = &w.sources;
+    let f = &w.flows;
+    let secs = w.end.as_secs_f64();
+    batch(vec![
+        ("flow", u32s(0..s.len() as u32)),
+        ("traffic", u32s(s.iter().map(|x| x.traffic))),
+        ("src", u32s(s.iter().map(|x| x.src))),
+        ("dst", u32s(s.iter().map(|x| x.dst))),
+        ("priority", Arc::new(UInt8Array::from_iter_values(s.iter().map(|x| x.priority)))),
+        ("udp_sport", Arc::new(UInt16Array::from_iter_values(s.iter().map(|x| x.udp_sport)))),
+        ("packet_size", u32s(s.iter().map(|x| x.size))),
+        ("tx_packets", u64s(s.iter().map(|x| x.sent_packets))),
+        ("tx_bytes", u64s(s.iter().map(|x| x.sent_bytes))),
+        ("rx_packets", u64s(f.iter().map(|x| x.rx_packets))),
+        ("rx_bytes", u64s(f.iter().map(|x| x.rx_bytes))),
+        ("first_rx_ps", u64s(f.iter().map(|x| x.first_rx.0))),
+        ("last_rx_ps", u64s(f.iter().map(|x| x.last_rx.0))),
+        ("latency_min_ps", u64s(f.iter().map(|x| if x.rx_packets == 0 { 0 } else { x.latency_min.0 }))),
+        ("latency_mean_ps", u64s(f.iter().map(|x| if x.rx_packets == 0 { 0 } else { (x.latency_sum / x.rx_packets as u128) as u64 }))),
+        ("latency_max_ps", u64s(f.iter().map(|x| x.latency_max.0))),
+        ("ecn_ce", u64s(f.iter().map(|x| x.ecn_ce))),
+        ("rx_gbps", f64s(f.iter().map(|x| x.rx_bytes as f64 * 8.0 / secs / 1e9))),
+    ])
+}
+
+pub fn queues(r: &Recorder) -> RecordBatch {
+    let q = &r.queues;
+    batch(vec![
+        ("time_ps", u64s(q.time.iter().copied())),
+        ("node", u32s(q.node.iter().copied())),
+        ("iface", u32s(q.iface.iter().copied())),
+        ("port", u32s(q.port.iter().copied())),
+        ("queue_bytes", u64s(q.bytes.iter().copied())),
+        ("paused", Arc::new(BooleanArray::from(q.paused.clone()))),
+    ])
+}
+
+pub fn pfc(r: &Recorder) -> RecordBatch {
+    let l = &r.pfc;
+    batch(vec![
+        ("time_ps", u64s(l.time.iter().copied())),
+        ("node", u32s(l.node.iter().copied())),
+        ("iface", u32s(l.iface.iter().copied())),
+        ("class", Arc::new(UInt8Array::from_iter_values(l.class.iter().copied()))),
+        ("kind", Arc::new(StringArray::from_iter_values(l.quanta.iter().map(|&q| if q == 0 { "resume" } else { "pause" })))),
+        ("quanta", Arc::new(UInt16Array::from_iter_values(l.quanta.iter().copied()))),
+    ])
+}
+
+/// Writes one table as a Parquet file.
+pub fn write_parquet(path: &Path, batch: &RecordBatch) -> std::io::Result<()> {
+    let file = std::fs::File::create(path)?;
+    let props = WriterProperties::builder().set_compression(parquet::basic::Compression::SNAPPY).set_created_by("rnicsim".into()).build();
+    let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(std::io::Error::other)?;
+    w.write(batch).map_err(std::io::Error::other)?;
+    w.close().map_err(std::io::Error::other)?;
+    Ok(())
+}

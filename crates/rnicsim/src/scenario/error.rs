@@ -1,0 +1,122 @@
+//! Errors a user can cause with a scenario, pointing at the file, line and key.
+
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The file at fault (the scenario, or a file it names).
+    pub file: String,
+    /// 1-based line and column, when known.
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    /// The dotted key path, e.g. `traffic[0].load`.
+    pub key: Option<String>,
+    /// What was wrong and what was expected.
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+            if let Some(c) = self.column {
+                write!(f, ":{c}")?;
+            }
+        }
+        write!(f, ": ")?;
+        if let Some(k) = &self.key {
+            write!(f, "key `{k}`: ")?;
+        }
+        write!(f, "{}", self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// One segment of a key path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// Parses `traffic[0].pattern.incast` into segments.
+pub fn parse_path(path: &str) -> Vec<Seg> {
+    let mut out = Vec::new();
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        let mut rest = part;
+        if let Some(i) = rest.find('[') {
+            out.push(Seg::Key(rest[..i].to_string()));
+            rest = &rest[i..];
+            while let Some(stripped) = rest.strip_prefix('[') {
+                let close = stripped.find(']').unwrap_or(stripped.len());
+                if let Ok(n) = stripped[..close].parse() {
+                    out.push(Seg::Index(n));
+                }
+                rest = stripped.get(close + 1..).unwrap_or("");
+            }
+        } else {
+            out.push(Seg::Key(rest.to_string()));
+        }
+    }
+    out
+}
+
+pub fn format_path(segs: &[Seg]) -> String {
+    let mut s = String::new();
+    for seg in segs {
+        match seg {
+            Seg::Key(k) => {
+                if !s.is_empty() {
+                    s.push('.');
+                }
+                s.push_str(k);
+            }
+            Seg::Index(i) => s.push_str(&format!("[{i}]")),
+        }
+    }
+    s
+}
+
+/// Byte offset to 1-based (line, column).
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..text.floor_char_boundary(offset)];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rfind('\n').map_or(before.chars().count(), |i| before[i + 1..].chars().count()) + 1;
+    (line, col)
+}
+
+/// The span of the deepest part of `segs` present in the TOML `text` (the key for table entries,
+/// the element for array items).
+pub fn locate(text: &str, segs: &[Seg]) -> Option<std::ops::Range<usize>> {
+    use toml::de::{DeTable, DeValue};
+    let root = DeTable::parse(text).ok()?;
+    let mut best = None;
+    let mut table: Option<&DeTable> = Some(root.get_ref());
+    let mut array: Option<&toml::de::DeArray> = None;
+    for seg in segs {
+        let value = match (seg, table, array) {
+            (Seg::Key(k), Some(t), _) => {
+                let (key, value) = t.iter().find(|(key, _)| key.get_ref().as_ref() == k.as_str())?;
+                best = Some(key.span());
+                value
+            }
+            (Seg::Index(i), _, Some(a)) => {
+                let v = a.iter().nth(*i)?;
+                best = Some(v.span());
+                v
+            }
+            _ => break,
+        };
+        table = None;
+        array = None;
+        match value.get_ref() {
+            DeValue::Table(t) => table = Some(t),
+            DeValue::Array(a) => array = Some(a),
+            _ => {}
+        }
+    }
+    best
+}

@@ -1,0 +1,154 @@
+//! Scenario files: TOML → validated [`Scenario`] → the [`Topology`] it names.
+//!
+//! Loading never panics and never half-succeeds: syntax errors, unknown keys, wrong types and
+//! impossible values are all [`ScenarioError`]s naming the file, line and key, found before a run
+//! starts (and so before any output is written).
+
+pub mod error;
+pub mod schema;
+mod validate;
+
+pub use error::ScenarioError;
+pub use schema::*;
+
+use crate::fabric::topology::{self, LinkParams, Topology};
+use crate::sim::rng;
+use error::{format_path, line_col, locate, parse_path, Seg};
+use std::path::{Path, PathBuf};
+
+/// A parsed and validated scenario with where it came from.
+#[derive(Clone, Debug)]
+pub struct LoadedScenario {
+    pub scenario: Scenario,
+    /// How errors name the file.
+    pub file: String,
+    /// Relative paths inside the scenario resolve against this folder.
+    pub base_dir: PathBuf,
+    pub(crate) text: String,
+}
+
+impl LoadedScenario {
+    /// Reads and validates a scenario file.
+    pub fn from_file(path: &Path) -> Result<LoadedScenario, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError { file: file.clone(), line: None, column: None, key: None, message: format!("cannot read the scenario: {e}") })?;
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Self::from_str(&text, &file, &base)
+    }
+
+    /// Parses and validates scenario text; `file` names it in errors, `base_dir` anchors relative paths.
+    pub fn from_str(text: &str, file: &str, base_dir: &Path) -> Result<LoadedScenario, ScenarioError> {
+        let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, file, &e, &[]))?;
+        let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            let segs: Vec<Seg> = e
+                .path()
+                .iter()
+                .filter_map(|s| match s {
+                    serde_path_to_error::Segment::Map { key } => Some(Seg::Key(key.clone())),
+                    serde_path_to_error::Segment::Enum { variant } => Some(Seg::Key(variant.clone())),
+                    serde_path_to_error::Segment::Seq { index } => Some(Seg::Index(*index)),
+                    serde_path_to_error::Segment::Unknown => None,
+                })
+                .collect();
+            toml_error(text, file, e.inner(), &segs)
+        })?;
+        let loaded = LoadedScenario { scenario, file: file.to_string(), base_dir: base_dir.to_path_buf(), text: text.to_string() };
+        if let Some((path, message)) = validate::fields(&loaded.scenario).into_iter().next() {
+            return Err(loaded.error_at(&path, message));
+        }
+        Ok(loaded)
+    }
+
+    /// Parses a scenario whose keys are overridden: `overrides` holds `("links.rate", "\"25Gbps\"")`
+    /// pairs of a dotted key and a TOML value, applied to the text before validation.
+    pub fn with_overrides(&self, overrides: &[(String, String)]) -> Result<LoadedScenario, ScenarioError> {
+        let mut doc: toml::Table = toml::from_str(&self.text).map_err(|e| toml_error(&self.text, &self.file, &e, &[]))?;
+        for (key, value) in overrides {
+            let bad = |m: String| ScenarioError { file: "--set".into(), line: None, column: None, key: Some(key.clone()), message: m };
+            let v: toml::Value = toml::from_str::<toml::Table>(&format!("v = {value}")).map_err(|e| bad(format!("not a TOML value: {}", e.message())))?.remove("v").expect("parsed key");
+            let segs = parse_path(key);
+            let mut table = &mut doc;
+            for (i, seg) in segs.iter().enumerate() {
+                let Seg::Key(k) = seg else { return Err(bad("array indices cannot be overridden".into())) };
+                if i + 1 == segs.len() {
+                    table.insert(k.clone(), v.clone());
+                    break;
+                }
+                let entry = table.entry(k.clone()).or_insert_with(|| toml::Value::Table(Default::default()));
+                table = entry.as_table_mut().ok_or_else(|| bad(format!("`{k}` is not a table")))?;
+            }
+        }
+        let text = toml::to_string(&doc).expect("a TOML table serializes");
+        Self::from_str(&text, &format!("{} (with overrides)", self.file), &self.base_dir)
+    }
+
+    /// An error at a dotted key path of this scenario.
+    pub fn error_at(&self, path: &str, message: impl Into<String>) -> ScenarioError {
+        let segs = parse_path(path);
+        let (line, column) = match locate(&self.text, &segs) {
+            Some(span) => {
+                let (l, c) = line_col(&self.text, span.start);
+                (Some(l), Some(c))
+            }
+            None => (None, None),
+        };
+        ScenarioError { file: self.file.clone(), line, column, key: Some(path.to_string()), message: message.into() }
+    }
+
+    /// The scenario with every default filled in, as TOML.
+    pub fn resolved_toml(&self) -> String {
+        toml::to_string(&self.scenario).expect("a scenario serializes")
+    }
+
+    /// Builds the topology the scenario names and checks everything that depends on it.
+    pub fn topology(&self) -> Result<Topology, ScenarioError> {
+        let s = &self.scenario;
+        let link = LinkParams { rate: s.links.rate, delay: s.links.delay };
+        let with_rate = |r: Option<crate::units::BitsPerSec>| LinkParams { rate: r.unwrap_or(link.rate), delay: link.delay };
+        let topo = match &s.topology {
+            TopologySpec::BackToBack {} => topology::back_to_back(link),
+            TopologySpec::Star { hosts } => topology::star(*hosts, link),
+            TopologySpec::Dumbbell { left, right, bottleneck_rate } => topology::dumbbell(*left, *right, link, with_rate(*bottleneck_rate)),
+            TopologySpec::LeafSpine { leaves, spines, hosts_per_leaf, uplink_rate } => topology::leaf_spine(*leaves, *spines, *hosts_per_leaf, link, with_rate(*uplink_rate)),
+            TopologySpec::FatTree { k, hosts_per_edge } => topology::fat_tree(*k, hosts_per_edge.unwrap_or(k / 2), link),
+            TopologySpec::Jellyfish { switches, degree, hosts_per_switch } => {
+                let t = topology::jellyfish(*switches, *degree, *hosts_per_switch, link, &mut rng::stream(s.seed, "topology", 0));
+                if !t.hosts_connected() {
+                    return Err(self.error_at("topology.jellyfish", "this seed gave a disconnected graph; raise `degree` or change `seed`"));
+                }
+                t
+            }
+            TopologySpec::File { path } => {
+                let full = self.base_dir.join(path);
+                let text = std::fs::read_to_string(&full).map_err(|e| self.error_at("topology.file.path", format!("cannot read {}: {e}", full.display())))?;
+                topology::parse_hpcc_topology(&text).map_err(|e| ScenarioError { file: full.display().to_string(), line: Some(e.line), column: None, key: None, message: e.message })?
+            }
+        };
+        if let Some((path, message)) = validate::against_topology(s, &topo).into_iter().next() {
+            return Err(self.error_at(&path, message));
+        }
+        Ok(topo)
+    }
+}
+
+fn toml_error(text: &str, file: &str, e: &toml::de::Error, segs: &[Seg]) -> ScenarioError {
+    let mut segs = segs.to_vec();
+    // An unknown key is named in the message; point at it rather than at its table.
+    let msg = e.message();
+    if let Some(rest) = msg.strip_prefix("unknown field `") {
+        if let Some(end) = rest.find('`') {
+            segs.push(Seg::Key(rest[..end].to_string()));
+        }
+    }
+    let span = e.span().filter(|s| !segs.is_empty() || s.start > 0).or_else(|| locate(text, &segs));
+    let span = if segs.last().is_some_and(|s| matches!(s, Seg::Key(k) if msg.contains(&format!("`{k}`")))) { locate(text, &segs).or(span) } else { span };
+    let (line, column) = match span {
+        Some(s) => {
+            let (l, c) = line_col(text, s.start);
+            (Some(l), Some(c))
+        }
+        None => (None, None),
+    };
+    let key = if segs.is_empty() { None } else { Some(format_path(&segs)) };
+    ScenarioError { file: file.to_string(), line, column, key, message: msg.trim().to_string() }
+}

@@ -1,0 +1,360 @@
+//! The scenario file's schema: one struct per TOML table, defaults filled in on load.
+//!
+//! Every table rejects unknown keys. Field docs here are the reference for `docs/scenario.md`.
+
+use crate::fabric::ecn::EcnCurve;
+use crate::fabric::lb::LbKind;
+use crate::units::{BitsPerSec, Bytes, Time};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// A label for reports.
+    #[serde(default)]
+    pub name: String,
+    /// The one seed every random stream derives from.
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// Simulated time to run.
+    pub duration: Time,
+    pub topology: TopologySpec,
+    #[serde(default)]
+    pub links: LinkDefaults,
+    #[serde(default)]
+    pub switch: SwitchSpec,
+    #[serde(default)]
+    pub routing: RoutingSpec,
+    #[serde(default)]
+    pub link_events: Vec<LinkEventSpec>,
+    #[serde(default)]
+    pub traffic: Vec<TrafficSpec>,
+    #[serde(default)]
+    pub outputs: OutputSpec,
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// Exactly one topology kind, e.g. `[topology.leaf_spine]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologySpec {
+    /// Two hosts joined by one link.
+    BackToBack {},
+    /// `hosts` hosts on one switch (N-to-1 incast).
+    Star { hosts: usize },
+    /// Two switches joined by a bottleneck link, `left` and `right` hosts on them.
+    Dumbbell {
+        left: usize,
+        right: usize,
+        #[serde(default)]
+        bottleneck_rate: Option<BitsPerSec>,
+    },
+    /// Two-tier Clos; oversubscription is `hosts_per_leaf × host rate / (spines × uplink rate)`.
+    LeafSpine {
+        leaves: usize,
+        spines: usize,
+        hosts_per_leaf: usize,
+        #[serde(default)]
+        uplink_rate: Option<BitsPerSec>,
+    },
+    /// k-ary fat-tree; `hosts_per_edge` defaults to k/2 (non-blocking).
+    FatTree {
+        k: usize,
+        #[serde(default)]
+        hosts_per_edge: Option<usize>,
+    },
+    /// Random regular graph of switches (seeded from the scenario seed).
+    Jellyfish { switches: usize, degree: usize, hosts_per_switch: usize },
+    /// An HPCC-style topology file, relative to the scenario file's folder.
+    File { path: PathBuf },
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkDefaults {
+    /// Rate of generated topologies' links.
+    #[serde(default = "default_rate")]
+    pub rate: BitsPerSec,
+    /// Propagation delay of generated topologies' links.
+    #[serde(default = "default_delay")]
+    pub delay: Time,
+}
+
+fn default_rate() -> BitsPerSec {
+    BitsPerSec::gbps(100)
+}
+fn default_delay() -> Time {
+    Time::from_us(1)
+}
+
+impl Default for LinkDefaults {
+    fn default() -> Self {
+        LinkDefaults { rate: default_rate(), delay: default_delay() }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServiceKind {
+    /// Class 0 first, then 1, …
+    #[default]
+    Strict,
+    /// Deficit-weighted round robin by `weights`.
+    Weighted,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchSpec {
+    /// Shared packet buffer per switch.
+    #[serde(default = "default_buffer")]
+    pub buffer: Bytes,
+    /// Dynamic-threshold factor for lossy classes: a queue may hold `dt_alpha × free buffer`.
+    #[serde(default = "one_f")]
+    pub dt_alpha: f64,
+    #[serde(default)]
+    pub service: ServiceKind,
+    /// Per-class weights for `service = "weighted"`.
+    #[serde(default = "default_weights")]
+    pub weights: [u32; 8],
+    #[serde(default)]
+    pub load_balancer: LbKind,
+    #[serde(default)]
+    pub ecn: EcnSpec,
+    #[serde(default)]
+    pub pfc: PfcSpec,
+}
+
+fn default_buffer() -> Bytes {
+    Bytes(9_000_000)
+}
+fn one_f() -> f64 {
+    1.0
+}
+fn default_weights() -> [u32; 8] {
+    [1; 8]
+}
+
+impl Default for SwitchSpec {
+    fn default() -> Self {
+        SwitchSpec {
+            buffer: default_buffer(),
+            dt_alpha: 1.0,
+            service: ServiceKind::Strict,
+            weights: default_weights(),
+            load_balancer: LbKind::Ecmp,
+            ecn: EcnSpec::default(),
+            pfc: PfcSpec::default(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcnSpec {
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// The curve for ports whose rate has no entry in `per_rate`: no marks at or below `kmin`
+    /// bytes of egress queue, all above `kmax`, and a probability rising linearly to `pmax` between.
+    #[serde(default = "default_kmin")]
+    pub kmin: Bytes,
+    #[serde(default = "default_kmax")]
+    pub kmax: Bytes,
+    #[serde(default = "default_pmax")]
+    pub pmax: f64,
+    /// Curves by port rate, e.g. `per_rate."25Gbps" = { kmin = "50KB", kmax = "200KB", pmax = 0.2 }`.
+    #[serde(default)]
+    pub per_rate: std::collections::BTreeMap<String, EcnCurve>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_kmin() -> Bytes {
+    Bytes(100_000)
+}
+fn default_kmax() -> Bytes {
+    Bytes(400_000)
+}
+fn default_pmax() -> f64 {
+    0.2
+}
+
+impl Default for EcnSpec {
+    fn default() -> Self {
+        EcnSpec { enabled: true, kmin: default_kmin(), kmax: default_kmax(), pmax: default_pmax(), per_rate: Default::default() }
+    }
+}
+
+impl EcnSpec {
+    /// The default curve (for rates without a `per_rate` entry).
+    pub fn curve(&self) -> EcnCurve {
+        EcnCurve { kmin: self.kmin, kmax: self.kmax, pmax: self.pmax }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfcSpec {
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Lossless classes.
+    #[serde(default = "default_lossless")]
+    pub classes: Vec<u8>,
+    /// Dynamic XOFF: `alpha × free shared buffer`. Ignored when `xoff` is set.
+    #[serde(default = "default_pfc_alpha")]
+    pub alpha: f64,
+    /// A static XOFF threshold per ingress port and class.
+    #[serde(default)]
+    pub xoff: Option<Bytes>,
+    /// RESUME when the ingress count falls this far below XOFF.
+    #[serde(default = "default_xon_offset")]
+    pub xon_offset: Bytes,
+    /// Headroom reserved per port and lossless class; default two link BDPs plus two MTUs.
+    #[serde(default)]
+    pub headroom: Option<Bytes>,
+    /// Pause time carried by XOFF frames, in 512-bit-time quanta (refreshed while congested).
+    #[serde(default = "default_quanta")]
+    pub quanta: u16,
+}
+
+fn default_lossless() -> Vec<u8> {
+    vec![3]
+}
+fn default_pfc_alpha() -> f64 {
+    0.125
+}
+fn default_xon_offset() -> Bytes {
+    Bytes(3_000)
+}
+fn default_quanta() -> u16 {
+    0xffff
+}
+
+impl Default for PfcSpec {
+    fn default() -> Self {
+        PfcSpec {
+            enabled: true,
+            classes: default_lossless(),
+            alpha: default_pfc_alpha(),
+            xoff: None,
+            xon_offset: default_xon_offset(),
+            headroom: None,
+            quanta: default_quanta(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingSpec {
+    /// Delay between a link changing state and the routes that reflect it.
+    #[serde(default = "default_recompute")]
+    pub recompute_delay: Time,
+}
+
+fn default_recompute() -> Time {
+    Time::from_us(100)
+}
+
+impl Default for RoutingSpec {
+    fn default() -> Self {
+        RoutingSpec { recompute_delay: default_recompute() }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkState {
+    Down,
+    Up,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkEventSpec {
+    pub at: Time,
+    /// The two node ids the link joins.
+    pub between: [u32; 2],
+    pub state: LinkState,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Pattern {
+    /// Every host sends to a distinct other host (a seeded random derangement).
+    Permutation,
+    /// `senders` all send to `receiver`; senders default to every other host.
+    Incast {
+        receiver: u32,
+        #[serde(default)]
+        senders: Option<Vec<u32>>,
+    },
+    /// Explicit `[src, dst]` pairs.
+    Pairs { pairs: Vec<[u32; 2]> },
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    /// Evenly spaced packets.
+    #[default]
+    Cbr,
+    /// Exponentially distributed gaps.
+    Poisson,
+}
+
+/// Plain packet sources (the fabric's own workload, before RDMA transport).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficSpec {
+    pub pattern: Pattern,
+    /// Offered load per sender as a fraction of its link rate.
+    pub load: f64,
+    #[serde(default = "default_packet")]
+    pub packet_size: Bytes,
+    #[serde(default)]
+    pub arrival: Arrival,
+    #[serde(default = "default_class")]
+    pub priority: u8,
+    #[serde(default)]
+    pub start: Time,
+    /// Defaults to the end of the run.
+    #[serde(default)]
+    pub stop: Option<Time>,
+    /// Stop each sender after this many bytes.
+    #[serde(default)]
+    pub bytes: Option<Bytes>,
+    /// Mark packets ECN-capable.
+    #[serde(default = "yes")]
+    pub ecn_capable: bool,
+}
+
+fn default_packet() -> Bytes {
+    Bytes(1000)
+}
+fn default_class() -> u8 {
+    3
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    /// Sample every port's queue length at this interval into `queues.parquet` (off if unset).
+    #[serde(default)]
+    pub queue_interval: Option<Time>,
+    /// Record every PFC frame received into `pfc.parquet`.
+    #[serde(default = "yes")]
+    pub pfc_events: bool,
+}
+
+impl Default for OutputSpec {
+    fn default() -> Self {
+        OutputSpec { queue_interval: None, pfc_events: true }
+    }
+}

@@ -1,0 +1,198 @@
+//! Checks of values a scenario can get wrong, each returning `(key path, what was expected)`.
+
+use super::schema::*;
+use crate::fabric::topology::{NodeKind, Topology};
+use crate::units::BitsPerSec;
+
+type Problems = Vec<(String, String)>;
+
+/// The most hosts (or switches) a generated topology may have.
+const MAX_NODES: usize = 1 << 20;
+
+fn positive_rate(out: &mut Problems, path: &str, r: BitsPerSec) {
+    if r.0 == 0 {
+        out.push((path.into(), "expected a positive rate such as \"100Gbps\", got 0".into()));
+    }
+}
+
+fn at_least(out: &mut Problems, path: &str, v: usize, min: usize) {
+    if v < min {
+        out.push((path.into(), format!("expected at least {min}, got {v}")));
+    } else if v > MAX_NODES {
+        out.push((path.into(), format!("expected at most {MAX_NODES}, got {v}")));
+    }
+}
+
+/// Checks that need nothing but the scenario itself.
+pub fn fields(s: &Scenario) -> Problems {
+    let mut out = Problems::new();
+    if s.duration.0 == 0 {
+        out.push(("duration".into(), "expected a positive duration such as \"1ms\"".into()));
+    }
+    positive_rate(&mut out, "links.rate", s.links.rate);
+    match &s.topology {
+        TopologySpec::BackToBack {} | TopologySpec::File { .. } => {}
+        TopologySpec::Star { hosts } => at_least(&mut out, "topology.star.hosts", *hosts, 2),
+        TopologySpec::Dumbbell { left, right, bottleneck_rate } => {
+            at_least(&mut out, "topology.dumbbell.left", *left, 1);
+            at_least(&mut out, "topology.dumbbell.right", *right, 1);
+            if let Some(r) = bottleneck_rate {
+                positive_rate(&mut out, "topology.dumbbell.bottleneck_rate", *r);
+            }
+        }
+        TopologySpec::LeafSpine { leaves, spines, hosts_per_leaf, uplink_rate } => {
+            at_least(&mut out, "topology.leaf_spine.leaves", *leaves, 1);
+            at_least(&mut out, "topology.leaf_spine.spines", *spines, 1);
+            at_least(&mut out, "topology.leaf_spine.hosts_per_leaf", *hosts_per_leaf, 1);
+            if leaves.saturating_mul(*hosts_per_leaf) > MAX_NODES {
+                out.push(("topology.leaf_spine.hosts_per_leaf".into(), format!("leaves × hosts_per_leaf must be at most {MAX_NODES}")));
+            }
+            if let Some(r) = uplink_rate {
+                positive_rate(&mut out, "topology.leaf_spine.uplink_rate", *r);
+            }
+        }
+        TopologySpec::FatTree { k, hosts_per_edge } => {
+            if *k < 2 || k % 2 == 1 || *k > 128 {
+                out.push(("topology.fat_tree.k".into(), format!("expected an even k between 2 and 128, got {k}")));
+            }
+            if let Some(h) = hosts_per_edge {
+                at_least(&mut out, "topology.fat_tree.hosts_per_edge", *h, 1);
+                if h.saturating_mul(k * k / 2) > MAX_NODES {
+                    out.push(("topology.fat_tree.hosts_per_edge".into(), format!("the tree would have more than {MAX_NODES} hosts")));
+                }
+            }
+        }
+        TopologySpec::Jellyfish { switches, degree, hosts_per_switch } => {
+            at_least(&mut out, "topology.jellyfish.switches", *switches, 2);
+            at_least(&mut out, "topology.jellyfish.hosts_per_switch", *hosts_per_switch, 1);
+            if *degree == 0 || degree >= switches {
+                out.push(("topology.jellyfish.degree".into(), format!("expected a degree between 1 and switches − 1 ({}), got {degree}", switches.saturating_sub(1))));
+            }
+            if switches.saturating_mul(*hosts_per_switch) > MAX_NODES || *switches > 4096 {
+                out.push(("topology.jellyfish.switches".into(), "expected at most 4096 switches and 2^20 hosts".into()));
+            }
+        }
+    }
+    let sw = &s.switch;
+    if sw.buffer.0 == 0 {
+        out.push(("switch.buffer".into(), "expected a positive buffer size such as \"9MB\"".into()));
+    }
+    if !(sw.dt_alpha > 0.0 && sw.dt_alpha.is_finite()) {
+        out.push(("switch.dt_alpha".into(), format!("expected a positive number, got {}", sw.dt_alpha)));
+    }
+    if sw.service == ServiceKind::Weighted && sw.weights.contains(&0) {
+        out.push(("switch.weights".into(), "expected eight positive weights".into()));
+    }
+    let curve_checks = |out: &mut Problems, path: &str, kmin: u64, kmax: u64, pmax: f64| {
+        if kmin > kmax {
+            out.push((format!("{path}kmin"), format!("kmin ({kmin} B) must not exceed kmax ({kmax} B)")));
+        }
+        if !(0.0..=1.0).contains(&pmax) {
+            out.push((format!("{path}pmax"), format!("expected a probability between 0 and 1, got {pmax}")));
+        }
+    };
+    curve_checks(&mut out, "switch.ecn.", sw.ecn.kmin.0, sw.ecn.kmax.0, sw.ecn.pmax);
+    for (rate, c) in &sw.ecn.per_rate {
+        let path = format!("switch.ecn.per_rate.{rate}");
+        match rate.parse::<BitsPerSec>() {
+            Ok(r) if r.0 > 0 => curve_checks(&mut out, &format!("{path}."), c.kmin.0, c.kmax.0, c.pmax),
+            Ok(_) => out.push((path, "expected a positive rate as the key".into())),
+            Err(e) => out.push((path, format!("the key must be a rate: {e}"))),
+        }
+    }
+    let pfc = &sw.pfc;
+    if pfc.enabled {
+        if pfc.classes.is_empty() {
+            out.push(("switch.pfc.classes".into(), "expected at least one lossless class (0-7) when PFC is enabled".into()));
+        }
+        if let Some(c) = pfc.classes.iter().find(|&&c| c > 7) {
+            out.push(("switch.pfc.classes".into(), format!("expected classes 0-7, got {c}")));
+        }
+        if !(pfc.alpha > 0.0 && pfc.alpha.is_finite()) {
+            out.push(("switch.pfc.alpha".into(), format!("expected a positive number, got {}", pfc.alpha)));
+        }
+        if pfc.quanta == 0 {
+            out.push(("switch.pfc.quanta".into(), "expected a positive pause time in quanta".into()));
+        }
+        if let Some(x) = pfc.xoff {
+            if x.0 == 0 {
+                out.push(("switch.pfc.xoff".into(), "expected a positive threshold".into()));
+            }
+        }
+    }
+    if s.routing.recompute_delay.0 == 0 {
+        // Zero is allowed: routes follow a link change at once.
+    }
+    for (i, t) in s.traffic.iter().enumerate() {
+        let p = |k: &str| format!("traffic[{i}].{k}");
+        if !(t.load > 0.0 && t.load <= 1.0) {
+            out.push((p("load"), format!("expected a fraction of the link rate in (0, 1], got {}", t.load)));
+        }
+        if !(64..=9216).contains(&t.packet_size.0) {
+            out.push((p("packet_size"), format!("expected 64 B to 9216 B, got {}", t.packet_size)));
+        }
+        if t.priority > 7 {
+            out.push((p("priority"), format!("expected a class 0-7, got {}", t.priority)));
+        }
+        if let Some(stop) = t.stop {
+            if stop <= t.start {
+                out.push((p("stop"), format!("expected a stop after start ({})", t.start)));
+            }
+        }
+        if t.bytes.is_some_and(|b| b.0 == 0) {
+            out.push((p("bytes"), "expected a positive size".into()));
+        }
+    }
+    if s.outputs.queue_interval.is_some_and(|t| t.0 == 0) {
+        out.push(("outputs.queue_interval".into(), "expected a positive interval".into()));
+    }
+    out
+}
+
+/// Checks that need the topology: host ids, link endpoints.
+pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
+    let mut out = Problems::new();
+    let n = t.nodes() as u32;
+    let host_check = |out: &mut Problems, path: String, id: u32| {
+        if id >= n {
+            out.push((path, format!("node {id} is out of range: the topology has nodes 0-{}", n.saturating_sub(1))));
+        } else if t.kinds[id as usize] != NodeKind::Host {
+            out.push((path, format!("node {id} is a switch, not a host")));
+        }
+    };
+    for (i, tr) in s.traffic.iter().enumerate() {
+        match &tr.pattern {
+            Pattern::Permutation => {
+                if t.hosts().len() < 2 {
+                    out.push((format!("traffic[{i}].pattern"), "a permutation needs at least two hosts".into()));
+                }
+            }
+            Pattern::Incast { receiver, senders } => {
+                host_check(&mut out, format!("traffic[{i}].pattern.incast.receiver"), *receiver);
+                for (j, &h) in senders.iter().flatten().enumerate() {
+                    host_check(&mut out, format!("traffic[{i}].pattern.incast.senders[{j}]"), h);
+                    if h == *receiver {
+                        out.push((format!("traffic[{i}].pattern.incast.senders[{j}]"), format!("host {h} is the receiver")));
+                    }
+                }
+            }
+            Pattern::Pairs { pairs } => {
+                for (j, [a, b]) in pairs.iter().enumerate() {
+                    let path = format!("traffic[{i}].pattern.pairs.pairs[{j}]");
+                    host_check(&mut out, path.clone(), *a);
+                    host_check(&mut out, path.clone(), *b);
+                    if a == b {
+                        out.push((path, format!("host {a} sends to itself")));
+                    }
+                }
+            }
+        }
+    }
+    for (i, e) in s.link_events.iter().enumerate() {
+        let [a, b] = e.between;
+        if !t.links.iter().any(|l| (l.a, l.b) == (a, b) || (l.a, l.b) == (b, a)) {
+            out.push((format!("link_events[{i}].between"), format!("no link joins nodes {a} and {b}")));
+        }
+    }
+    out
+}

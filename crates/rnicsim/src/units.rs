@@ -1,0 +1,289 @@
+//! Units as newtypes: time in integer picoseconds, sizes in bytes, rates in bits per second.
+//!
+//! Floating point never enters simulated time: conversions between a size and a duration at a
+//! rate are done in 128-bit integers and rounded up, so results are identical on every machine.
+//! Values are read from scenario strings such as `"100Gbps"`, `"1us"` or `"9MB"`.
+
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// A point in simulated time or a span of it, in picoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Time(pub u64);
+
+/// A size in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Bytes(pub u64);
+
+/// A rate in bits per second.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BitsPerSec(pub u64);
+
+pub const PS_PER_NS: u64 = 1_000;
+pub const PS_PER_US: u64 = 1_000_000;
+pub const PS_PER_MS: u64 = 1_000_000_000;
+pub const PS_PER_S: u64 = 1_000_000_000_000;
+
+impl Time {
+    pub const ZERO: Time = Time(0);
+    pub const MAX: Time = Time(u64::MAX);
+    pub const fn from_ns(ns: u64) -> Time {
+        Time(ns * PS_PER_NS)
+    }
+    pub const fn from_us(us: u64) -> Time {
+        Time(us * PS_PER_US)
+    }
+    pub const fn from_ms(ms: u64) -> Time {
+        Time(ms * PS_PER_MS)
+    }
+    pub const fn ps(self) -> u64 {
+        self.0
+    }
+    /// Seconds, for statistics and display only.
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / PS_PER_S as f64
+    }
+    pub fn saturating_sub(self, other: Time) -> Time {
+        Time(self.0.saturating_sub(other.0))
+    }
+}
+
+impl Add for Time {
+    type Output = Time;
+    #[inline]
+    fn add(self, rhs: Time) -> Time {
+        Time(self.0 + rhs.0)
+    }
+}
+impl AddAssign for Time {
+    #[inline]
+    fn add_assign(&mut self, rhs: Time) {
+        self.0 += rhs.0;
+    }
+}
+impl Sub for Time {
+    type Output = Time;
+    #[inline]
+    fn sub(self, rhs: Time) -> Time {
+        Time(self.0 - rhs.0)
+    }
+}
+
+impl Bytes {
+    pub const fn kb(k: u64) -> Bytes {
+        Bytes(k * 1000)
+    }
+}
+
+impl Add for Bytes {
+    type Output = Bytes;
+    fn add(self, rhs: Bytes) -> Bytes {
+        Bytes(self.0 + rhs.0)
+    }
+}
+
+impl BitsPerSec {
+    pub const fn gbps(g: u64) -> BitsPerSec {
+        BitsPerSec(g * 1_000_000_000)
+    }
+    /// Time to serialize `bytes` at this rate, rounded up to a whole picosecond.
+    #[inline]
+    pub fn tx_time(self, bytes: u64) -> Time {
+        debug_assert!(self.0 > 0);
+        let num = bytes as u128 * 8 * PS_PER_S as u128;
+        Time(num.div_ceil(self.0 as u128) as u64)
+    }
+    /// Bytes that this rate carries in `t`, rounded down.
+    pub fn bytes_in(self, t: Time) -> u64 {
+        (self.0 as u128 * t.0 as u128 / (8 * PS_PER_S as u128)) as u64
+    }
+    /// This rate scaled by a fraction, for statistics and load targets.
+    pub fn scaled(self, f: f64) -> BitsPerSec {
+        BitsPerSec((self.0 as f64 * f).round() as u64)
+    }
+}
+
+/// Splits `"100Gbps"` into `(100.0, "Gbps")`; the number may be fractional or in exponent form.
+fn split_number(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|&(i, c)| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || ((c == 'e' || c == 'E') && i > 0 && s[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-'))))
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    let n: f64 = s[..end].parse().ok()?;
+    Some((n, s[end..].trim()))
+}
+
+fn to_integer(v: f64, what: &str, input: &str) -> Result<u64, String> {
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("{what} must not be negative, got \"{input}\""));
+    }
+    if v > u64::MAX as f64 {
+        return Err(format!("{what} \"{input}\" is too large"));
+    }
+    Ok(v.round() as u64)
+}
+
+impl std::str::FromStr for Time {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Time, String> {
+        let (n, unit) = split_number(s).ok_or_else(|| format!("expected a duration such as \"1us\" or \"250ns\", got \"{s}\""))?;
+        let scale = match unit {
+            "ps" => 1.0,
+            "ns" => PS_PER_NS as f64,
+            "us" | "µs" => PS_PER_US as f64,
+            "ms" => PS_PER_MS as f64,
+            "s" => PS_PER_S as f64,
+            _ => return Err(format!("expected a duration with a unit of ps, ns, us, ms or s, got \"{s}\"")),
+        };
+        to_integer(n * scale, "a duration", s).map(Time)
+    }
+}
+
+impl std::str::FromStr for Bytes {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Bytes, String> {
+        let (n, unit) = split_number(s).ok_or_else(|| format!("expected a size such as \"9MB\" or \"1000B\", got \"{s}\""))?;
+        let scale: f64 = match unit {
+            "" | "B" => 1.0,
+            "KB" | "kB" => 1e3,
+            "MB" => 1e6,
+            "GB" => 1e9,
+            "KiB" => 1024.0,
+            "MiB" => 1024.0 * 1024.0,
+            "GiB" => 1024.0 * 1024.0 * 1024.0,
+            _ => return Err(format!("expected a size with a unit of B, KB, MB, GB, KiB, MiB or GiB, got \"{s}\"")),
+        };
+        to_integer(n * scale, "a size", s).map(Bytes)
+    }
+}
+
+impl std::str::FromStr for BitsPerSec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<BitsPerSec, String> {
+        let (n, unit) = split_number(s).ok_or_else(|| format!("expected a rate such as \"100Gbps\", got \"{s}\""))?;
+        let scale = match unit {
+            "bps" => 1.0,
+            "Kbps" | "kbps" => 1e3,
+            "Mbps" => 1e6,
+            "Gbps" => 1e9,
+            "Tbps" => 1e12,
+            _ => return Err(format!("expected a rate with a unit of bps, Kbps, Mbps, Gbps or Tbps, got \"{s}\"")),
+        };
+        to_integer(n * scale, "a rate", s).map(BitsPerSec)
+    }
+}
+
+/// Prints `v` scaled by the largest unit that leaves a whole number, else with decimals.
+fn fmt_scaled(f: &mut fmt::Formatter<'_>, v: u64, units: &[(u64, &str)]) -> fmt::Result {
+    for &(scale, name) in units {
+        if v >= scale && v % scale == 0 {
+            return write!(f, "{}{}", v / scale, name);
+        }
+    }
+    let (scale, name) = units.iter().find(|(s, _)| v >= *s).copied().unwrap_or(*units.last().unwrap());
+    write!(f, "{}{}", v as f64 / scale as f64, name)
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 == 0 {
+            return write!(f, "0ns");
+        }
+        fmt_scaled(f, self.0, &[(PS_PER_S, "s"), (PS_PER_MS, "ms"), (PS_PER_US, "us"), (PS_PER_NS, "ns"), (1, "ps")])
+    }
+}
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 == 0 {
+            return write!(f, "0B");
+        }
+        fmt_scaled(f, self.0, &[(1_000_000_000, "GB"), (1_000_000, "MB"), (1_000, "KB"), (1, "B")])
+    }
+}
+impl fmt::Display for BitsPerSec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 == 0 {
+            return write!(f, "0bps");
+        }
+        fmt_scaled(f, self.0, &[(1_000_000_000_000, "Tbps"), (1_000_000_000, "Gbps"), (1_000_000, "Mbps"), (1_000, "Kbps"), (1, "bps")])
+    }
+}
+
+macro_rules! string_serde {
+    ($t:ty, $expect:literal) => {
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> de::Visitor<'de> for V {
+                    type Value = $t;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str($expect)
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$t, E> {
+                        s.parse().map_err(E::custom)
+                    }
+                }
+                d.deserialize_str(V)
+            }
+        }
+    };
+}
+string_serde!(Time, "a duration string such as \"1us\"");
+string_serde!(Bytes, "a size string such as \"9MB\"");
+string_serde!(BitsPerSec, "a rate string such as \"100Gbps\"");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_units() {
+        assert_eq!("100Gbps".parse::<BitsPerSec>().unwrap(), BitsPerSec(100_000_000_000));
+        assert_eq!("2.5Gbps".parse::<BitsPerSec>().unwrap(), BitsPerSec(2_500_000_000));
+        assert_eq!("1us".parse::<Time>().unwrap(), Time(1_000_000));
+        assert_eq!("1000ns".parse::<Time>().unwrap(), Time(1_000_000));
+        assert_eq!("1e-3s".parse::<Time>().unwrap(), Time(PS_PER_MS));
+        assert_eq!("9MB".parse::<Bytes>().unwrap(), Bytes(9_000_000));
+        assert_eq!("64KiB".parse::<Bytes>().unwrap(), Bytes(65536));
+        assert!("-1us".parse::<Time>().unwrap_err().contains("negative"));
+        assert!("100".parse::<BitsPerSec>().is_err());
+        assert!("fast".parse::<BitsPerSec>().is_err());
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for s in ["100Gbps", "25Gbps", "1us", "1500ns", "9MB", "1000B", "0ns", "2.5Gbps"] {
+            let t: Result<Time, _> = s.parse();
+            let b: Result<Bytes, _> = s.parse();
+            let r: Result<BitsPerSec, _> = s.parse();
+            if let Ok(t) = t {
+                assert_eq!(t.to_string().parse::<Time>().unwrap(), t);
+            }
+            if let Ok(b) = b {
+                assert_eq!(b.to_string().parse::<Bytes>().unwrap(), b);
+            }
+            if let Ok(r) = r {
+                assert_eq!(r.to_string().parse::<BitsPerSec>().unwrap(), r);
+            }
+        }
+    }
+
+    #[test]
+    fn serialization_time_is_exact_at_common_rates() {
+        // 1000 bytes at 100 Gbps is 80 ns; at 25 Gbps 320 ns; at 40 Gbps 200 ns.
+        assert_eq!(BitsPerSec::gbps(100).tx_time(1000), Time::from_ns(80));
+        assert_eq!(BitsPerSec::gbps(25).tx_time(1000), Time::from_ns(320));
+        assert_eq!(BitsPerSec::gbps(40).tx_time(1000), Time::from_ns(200));
+        // 1 byte at 3 bps is 8/3 s, rounded up.
+        assert_eq!(BitsPerSec(3).tx_time(1), Time(2_666_666_666_667));
+        assert_eq!(BitsPerSec::gbps(100).bytes_in(Time::from_us(1)), 12_500);
+    }
+}

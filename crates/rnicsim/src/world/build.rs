@@ -1,0 +1,246 @@
+//! Turning a validated scenario and its topology into a ready-to-run [`World`].
+
+use super::{HostState, NodeRole, RunStats, SwitchState, Wake, World};
+use crate::fabric::buffer::{PfcSettings, SharedBuffer};
+use crate::fabric::lb::{flow_hash, Ecmp, LbKind, LbPolicy, Spray};
+use crate::fabric::link::Link;
+use crate::fabric::packet::{PacketPool, ECN_ECT0, ECN_NOT_ECT};
+use crate::fabric::port::{ClassService, Port, CLASSES};
+use crate::fabric::routing::{Adjacent, Routes};
+use crate::fabric::topology::{NodeKind, Topology};
+use crate::host::{FlowStats, Source};
+use crate::output::Recorder;
+use crate::scenario::schema::{Arrival, Pattern, ServiceKind};
+use crate::scenario::{LoadedScenario, ScenarioError};
+use crate::sim::rng::{self, stream_seed};
+use crate::sim::TimerQueue;
+use crate::units::{BitsPerSec, Time};
+use rand::Rng as _;
+
+/// Bytes of a standard Ethernet MTU, for default PFC headroom.
+const MTU: u64 = 1500;
+
+impl World {
+    /// Builds the world a scenario describes; every error is the scenario's.
+    pub fn build(loaded: &LoadedScenario) -> Result<World, ScenarioError> {
+        let topo = loaded.topology()?;
+        let mut w = World::from_topology(loaded, &topo);
+        w.add_traffic(loaded)?;
+        Ok(w)
+    }
+
+    fn from_topology(loaded: &LoadedScenario, topo: &Topology) -> World {
+        let s = &loaded.scenario;
+        let seed = s.seed;
+        let n = topo.nodes();
+        let mut timers = TimerQueue::new();
+
+        // Interfaces per node in link order, then contiguous global port ids node by node.
+        let mut ifaces: Vec<Vec<(usize, bool)>> = vec![Vec::new(); n];
+        for (i, l) in topo.links.iter().enumerate() {
+            ifaces[l.a as usize].push((i, true));
+            ifaces[l.b as usize].push((i, false));
+        }
+        let mut first_port = vec![0u32; n + 1];
+        for v in 0..n {
+            first_port[v + 1] = first_port[v] + ifaces[v].len() as u32;
+        }
+        let mut port_of_link = vec![(0u32, 0u32); topo.links.len()]; // (port at a, port at b)
+        for (v, list) in ifaces.iter().enumerate() {
+            for (k, &(li, at_a)) in list.iter().enumerate() {
+                let p = first_port[v] + k as u32;
+                if at_a {
+                    port_of_link[li].0 = p;
+                } else {
+                    port_of_link[li].1 = p;
+                }
+            }
+        }
+        let service = match s.switch.service {
+            ServiceKind::Strict => ClassService::Strict,
+            ServiceKind::Weighted => ClassService::Weighted { weights: s.switch.weights, quantum: MTU as u32 },
+        };
+        let total_ports = first_port[n] as usize;
+        let mut ports = Vec::with_capacity(total_ports);
+        let mut links = Vec::with_capacity(total_ports);
+        let mut link_timers = Vec::with_capacity(total_ports);
+        let mut link_rngs = Vec::with_capacity(total_ports);
+        let mut adjacency = vec![Vec::new(); n];
+        for (v, list) in ifaces.iter().enumerate() {
+            for (k, &(li, at_a)) in list.iter().enumerate() {
+                let p = first_port[v] + k as u32;
+                let l = &topo.links[li];
+                let (peer, neighbor) = if at_a { (port_of_link[li].1, l.b) } else { (port_of_link[li].0, l.a) };
+                let svc = if topo.kinds[v] == NodeKind::Switch { service.clone() } else { ClassService::Strict };
+                ports.push(Port::new(v as u32, k as u32, peer, l.rate, timers.add_timer(Wake::Port(p)), svc));
+                links.push(Link::new(l.delay, l.loss));
+                link_timers.push(timers.add_timer(Wake::Link(p)));
+                link_rngs.push((l.loss > 0.0).then(|| rng::stream(seed, "link-loss", p as u64)));
+                adjacency[v].push(Adjacent { port: p, neighbor });
+            }
+        }
+
+        let mut roles = Vec::with_capacity(n);
+        let mut switches = Vec::new();
+        let mut hosts = Vec::new();
+        let mut host_nodes = Vec::new();
+        let pfc = &s.switch.pfc;
+        let mut lossless = [false; CLASSES];
+        for &c in &pfc.classes {
+            lossless[c as usize] = true;
+        }
+        let pfc_settings = PfcSettings {
+            enabled: pfc.enabled,
+            lossless,
+            dynamic_alpha: if pfc.xoff.is_some() { None } else { Some(pfc.alpha) },
+            xoff: pfc.xoff.unwrap_or_default(),
+            xon_offset: pfc.xon_offset,
+        };
+        for v in 0..n {
+            let range = first_port[v]..first_port[v + 1];
+            match topo.kinds[v] {
+                NodeKind::Host => {
+                    roles.push(NodeRole::Host(hosts.len() as u32));
+                    hosts.push(HostState { port: if range.is_empty() { u32::MAX } else { range.start }, blocked: Vec::new() });
+                    host_nodes.push(v as u32);
+                }
+                NodeKind::Switch => {
+                    roles.push(NodeRole::Switch(switches.len() as u32));
+                    let headroom: Vec<u64> = range
+                        .clone()
+                        .map(|p| pfc.headroom.map(|h| h.0).unwrap_or_else(|| 2 * ports[p as usize].rate.bytes_in(links[p as usize].delay) + 2 * MTU))
+                        .collect();
+                    let ecn = range
+                        .clone()
+                        .map(|p| {
+                            let rate = ports[p as usize].rate;
+                            s.switch.ecn.enabled.then(|| {
+                                s.switch.ecn.per_rate.iter().find(|(k, _)| k.parse::<BitsPerSec>().ok() == Some(rate)).map(|(_, c)| *c).unwrap_or(s.switch.ecn.curve())
+                            })
+                        })
+                        .collect();
+                    let lb = match s.switch.load_balancer {
+                        LbKind::Ecmp => LbPolicy::Ecmp(Ecmp { seed: stream_seed(seed, "ecmp", v as u64) }),
+                        LbKind::Spray => LbPolicy::Spray(Spray { rng: rng::stream(seed, "spray", v as u64) }),
+                    };
+                    switches.push(SwitchState {
+                        node: v as u32,
+                        first_port: range.start,
+                        buffer: SharedBuffer::new(s.switch.buffer, s.switch.dt_alpha, pfc_settings.clone(), &headroom),
+                        lb,
+                        ecn,
+                        ecn_rng: rng::stream(seed, "ecn", v as u64),
+                        pause_since: vec![[Time::MAX; CLASSES]; range.len()],
+                        pfc_refresh: range.clone().map(|p| timers.add_timer(Wake::PfcRefresh(p))).collect(),
+                    });
+                }
+            }
+        }
+        let is_host: Vec<bool> = topo.kinds.iter().map(|&k| k == NodeKind::Host).collect();
+        let routes = Routes::compute(&adjacency, &is_host, &host_nodes, |_| true);
+
+        let link_events = s.link_events.clone();
+        for (i, e) in link_events.iter().enumerate() {
+            let t = timers.add_timer(Wake::LinkEvent(i as u32));
+            timers.arm(t, e.at);
+        }
+        let reroute_timer = timers.add_timer(Wake::Reroute);
+        let sampler = s.outputs.queue_interval.map(|iv| {
+            let t = timers.add_timer(Wake::Sampler);
+            timers.arm(t, Time::ZERO);
+            (t, iv)
+        });
+        World {
+            now: Time::ZERO,
+            end: s.duration,
+            seed,
+            timers,
+            pool: PacketPool::default(),
+            ports,
+            links,
+            link_timers,
+            link_rngs,
+            roles,
+            switches,
+            hosts,
+            sources: Vec::new(),
+            flows: Vec::new(),
+            adjacency,
+            is_host,
+            host_nodes,
+            routes,
+            pfc_quanta: pfc.quanta,
+            link_events,
+            reroute_timer,
+            reroute_at: Vec::new(),
+            recompute_delay: s.routing.recompute_delay,
+            sampler,
+            record: Recorder::new(s.outputs.pfc_events),
+            stats: RunStats::default(),
+            finalized: false,
+        }
+    }
+
+    /// Expands every traffic entry into one source per (sender, receiver).
+    fn add_traffic(&mut self, loaded: &LoadedScenario) -> Result<(), ScenarioError> {
+        let s = &loaded.scenario;
+        for (ti, t) in s.traffic.iter().enumerate() {
+            let pairs: Vec<(u32, u32)> = match &t.pattern {
+                Pattern::Permutation => {
+                    // Sattolo's shuffle: a single cycle, so nobody sends to itself.
+                    let mut perm: Vec<u32> = self.host_nodes.clone();
+                    let mut r = rng::stream(s.seed, "permutation", ti as u64);
+                    for i in (1..perm.len()).rev() {
+                        let j = r.random_range(0..i);
+                        perm.swap(i, j);
+                    }
+                    self.host_nodes.iter().copied().zip(perm).collect()
+                }
+                Pattern::Incast { receiver, senders } => match senders {
+                    Some(list) => list.iter().map(|&h| (h, *receiver)).collect(),
+                    None => self.host_nodes.iter().filter(|&&h| h != *receiver).map(|&h| (h, *receiver)).collect(),
+                },
+                Pattern::Pairs { pairs } => pairs.iter().map(|&[a, b]| (a, b)).collect(),
+            };
+            for (src, dst) in pairs {
+                let NodeRole::Host(h) = self.roles[src as usize] else { unreachable!("validated as a host") };
+                let NodeRole::Host(dst_host) = self.roles[dst as usize] else { unreachable!("validated as a host") };
+                let port = self.hosts[h as usize].port;
+                if port == u32::MAX {
+                    return Err(loaded.error_at(&format!("traffic[{ti}].pattern"), format!("host {src} has no link to send on")));
+                }
+                let id = self.sources.len() as u32;
+                let mut r = rng::stream(s.seed, "source", id as u64);
+                let udp_sport = 49152 + r.random_range(0..16384u16);
+                let rate = self.ports[port as usize].rate.scaled(t.load);
+                let mut source = Source {
+                    traffic: ti as u32,
+                    src,
+                    dst,
+                    dst_host,
+                    port,
+                    size: t.packet_size.0 as u32,
+                    priority: t.priority,
+                    ecn: if t.ecn_capable { ECN_ECT0 } else { ECN_NOT_ECT },
+                    udp_sport,
+                    flow_hash: flow_hash(src, dst, udp_sport, 4791),
+                    gap: rate.tx_time(t.packet_size.0).max(Time(1)),
+                    poisson: t.arrival == Arrival::Poisson,
+                    rng: r,
+                    stop: t.stop.unwrap_or(s.duration).min(s.duration),
+                    byte_limit: t.bytes.map_or(u64::MAX, |b| b.0),
+                    timer: self.timers.add_timer(Wake::Source(id)),
+                    blocked: false,
+                    done: false,
+                    sent_packets: 0,
+                    sent_bytes: 0,
+                };
+                let first = if source.poisson { t.start + source.next_gap() } else { t.start };
+                self.timers.arm(source.timer, first);
+                self.sources.push(source);
+                self.flows.push(FlowStats::default());
+            }
+        }
+        Ok(())
+    }
+}

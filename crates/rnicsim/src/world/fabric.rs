@@ -1,0 +1,304 @@
+//! Fabric handlers: port serialization, link propagation, switch forwarding with buffer
+//! admission, ECN marking and PFC, and link failures with delayed route recomputation.
+
+use super::{NodeRole, World, PFC_FRAME_BYTES};
+use crate::fabric::buffer::Admit;
+use crate::fabric::lb::{LbContext, LoadBalancer};
+use crate::fabric::packet::{Packet, PacketId, PacketKind, ECN_CE, ECN_ECT0};
+use crate::fabric::routing::Routes;
+use crate::scenario::schema::LinkState;
+use crate::units::Time;
+use rand::Rng as _;
+
+impl World {
+    /// A port's timer: the packet being serialized is done (or a pause ran out).
+    pub(super) fn port_fire(&mut self, p: u32) {
+        let port = &mut self.ports[p as usize];
+        if let Some(id) = port.sending.take() {
+            let size = self.pool.get(id).size;
+            port.counters.tx_packets += 1;
+            port.counters.tx_bytes += size as u64;
+            self.link_send(p, id);
+        }
+        self.port_start(p);
+    }
+
+    /// Starts serializing the next eligible packet if the port is idle.
+    #[inline]
+    pub(super) fn port_start(&mut self, p: u32) {
+        let now = self.now;
+        let port = &mut self.ports[p as usize];
+        if port.sending.is_some() {
+            return;
+        }
+        let pool = &self.pool;
+        let Some((id, class)) = port.dequeue(now, |id| pool.get(id).size) else {
+            if let Some(t) = port.next_unpause(now) {
+                self.timers.arm(port.timer, t);
+            }
+            return;
+        };
+        let size = self.pool.get(id).size;
+        port.sending = Some(id);
+        let done = now + port.rate.tx_time(size as u64);
+        self.timers.arm(port.timer, done);
+        let node = port.node;
+        if let Some(class) = class {
+            match self.roles[node as usize] {
+                NodeRole::Switch(s) => self.switch_dequeued(s, p, id, class),
+                NodeRole::Host(h) => self.host_dequeued(h),
+            }
+        }
+    }
+
+    /// Buffer release and ECN marking as a data packet leaves a switch queue.
+    #[inline]
+    fn switch_dequeued(&mut self, s: u32, p: u32, id: PacketId, class: u8) {
+        let sw = &mut self.switches[s as usize];
+        let iface = (p - sw.first_port) as usize;
+        let pkt = self.pool.get_mut(id);
+        if let Some(curve) = &sw.ecn[iface] {
+            if pkt.ecn == ECN_ECT0 {
+                let q = self.ports[p as usize].queue_bytes(class);
+                if q > curve.kmin.0 && curve.should_mark(q, sw.ecn_rng.random()) {
+                    pkt.ecn = ECN_CE;
+                    self.ports[p as usize].counters.ecn_marks += 1;
+                }
+            }
+        }
+        let (ingress, size) = (pkt.ingress_port, pkt.size);
+        if sw.buffer.release(ingress, class, size) {
+            self.send_pfc(s, ingress, class, 0);
+        }
+    }
+
+    /// Puts a serialized packet on the port's link.
+    #[inline]
+    fn link_send(&mut self, p: u32, id: PacketId) {
+        let link = &mut self.links[p as usize];
+        if !link.up {
+            self.ports[p as usize].counters.drops_link_down += 1;
+            self.pool.free(id);
+            return;
+        }
+        if let Some(rng) = &mut self.link_rngs[p as usize] {
+            if rng.random::<f64>() < link.loss_rate {
+                self.ports[p as usize].counters.drops_corrupt += 1;
+                self.pool.free(id);
+                return;
+            }
+        }
+        let at = self.now + link.delay;
+        link.in_flight.push_back((at, id));
+        if link.in_flight.len() == 1 {
+            self.timers.arm(self.link_timers[p as usize], at);
+        }
+    }
+
+    /// A link's timer: its oldest packet arrives at the far end.
+    pub(super) fn link_fire(&mut self, l: u32) {
+        let link = &mut self.links[l as usize];
+        let (_, id) = link.in_flight.pop_front().expect("a link fires only with packets in flight");
+        if let Some(&(next, _)) = link.in_flight.front() {
+            self.timers.arm(self.link_timers[l as usize], next);
+        }
+        self.stats.packet_hops += 1;
+        let in_port = self.ports[l as usize].peer;
+        self.receive(in_port, id);
+    }
+
+    /// A packet arrives at a node through its port `in_port`.
+    #[inline]
+    fn receive(&mut self, in_port: u32, id: PacketId) {
+        let node = self.ports[in_port as usize].node;
+        match self.pool.get(id).kind {
+            PacketKind::Pause { priority, quanta } => {
+                self.pool.free(id);
+                self.pfc_received(in_port, priority, quanta);
+            }
+            PacketKind::Data => match self.roles[node as usize] {
+                NodeRole::Host(_) => self.host_receive(id),
+                NodeRole::Switch(s) => self.switch_forward(s, in_port, id),
+            },
+        }
+    }
+
+    /// Routing, load balancing, admission and PFC at a switch.
+    #[inline]
+    fn switch_forward(&mut self, s: u32, in_port: u32, id: PacketId) {
+        let sw = &mut self.switches[s as usize];
+        let pkt = self.pool.get(id);
+        let candidates = self.routes.candidates(sw.node, pkt.dst_host);
+        let out = match candidates.len() {
+            0 => {
+                self.stats.drops_unroutable += 1;
+                self.pool.free(id);
+                return;
+            }
+            1 => candidates[0],
+            _ => {
+                let ports = &self.ports;
+                let queued = |p: u32| ports[p as usize].total_bytes();
+                let ctx = LbContext { now: self.now, switch: sw.node, queued: &queued };
+                candidates[sw.lb.choose(pkt, candidates, &ctx)]
+            }
+        };
+        let (class, size) = (pkt.priority, pkt.size);
+        let iface = in_port - sw.first_port;
+        if !self.links[out as usize].up {
+            self.ports[out as usize].counters.drops_link_down += 1;
+            self.pool.free(id);
+            return;
+        }
+        if sw.buffer.admit(iface, class, self.ports[out as usize].queue_bytes(class), size) == Admit::Drop {
+            self.ports[out as usize].counters.drops_buffer += 1;
+            self.pool.free(id);
+            return;
+        }
+        self.pool.get_mut(id).ingress_port = iface;
+        if sw.buffer.should_pause(iface, class) {
+            self.send_pfc(s, iface, class, self.pfc_quanta);
+        }
+        let port = &mut self.ports[out as usize];
+        port.enqueue(class, id, size);
+        if port.sending.is_none() {
+            self.port_start(out);
+        }
+    }
+
+    /// Sends PAUSE (`quanta > 0`) or RESUME for `class` out of switch `s`'s port `iface`.
+    pub(super) fn send_pfc(&mut self, s: u32, iface: u32, class: u8, quanta: u16) {
+        let sw = &mut self.switches[s as usize];
+        let p = sw.first_port + iface;
+        let now = self.now;
+        let port = &mut self.ports[p as usize];
+        if quanta > 0 {
+            if sw.pause_since[iface as usize][class as usize] == Time::MAX {
+                sw.pause_since[iface as usize][class as usize] = now;
+                port.counters.pause_tx += 1;
+            }
+            // Refresh before the pause runs out, while the class stays congested.
+            let refresh = now + Time(pause_time(quanta, port.rate.0).0 / 2);
+            self.timers.arm_if_later(sw.pfc_refresh[iface as usize], refresh);
+        } else {
+            let since = std::mem::replace(&mut sw.pause_since[iface as usize][class as usize], Time::MAX);
+            port.counters.paused_tx_ps += (now - since).0;
+            port.counters.resume_tx += 1;
+        }
+        let id = self.pool.alloc(Packet::pause(class, quanta, PFC_FRAME_BYTES));
+        self.stats.pfc_frames += 1;
+        port.enqueue_control(id);
+        if port.sending.is_none() {
+            self.port_start(p);
+        }
+    }
+
+    /// Refresh timer of a switch port: re-send PAUSE for every class still asserted there.
+    pub(super) fn pfc_refresh(&mut self, p: u32) {
+        let NodeRole::Switch(s) = self.roles[self.ports[p as usize].node as usize] else { return };
+        let iface = p - self.switches[s as usize].first_port;
+        let mut classes = [false; 8];
+        for c in self.switches[s as usize].buffer.asserted(iface) {
+            classes[c as usize] = true;
+        }
+        for c in 0..8u8 {
+            if classes[c as usize] {
+                self.send_pfc(s, iface, c, self.pfc_quanta);
+            }
+        }
+    }
+
+    /// A PFC frame arrives at `port`'s node: pause or resume that port's class.
+    fn pfc_received(&mut self, p: u32, class: u8, quanta: u16) {
+        let now = self.now;
+        let port = &mut self.ports[p as usize];
+        let until = if quanta == 0 { now } else { now + pause_time(quanta, port.rate.0) };
+        let was_paused = port.is_paused(class as usize, now);
+        port.apply_pause(class, now, until);
+        if quanta == 0 {
+            port.counters.resume_rx += 1;
+        } else if !was_paused {
+            port.counters.pause_rx += 1;
+        }
+        let (node, iface) = (port.node, port.iface);
+        self.record.pfc_event(now, node, iface, class, quanta);
+        if quanta == 0 {
+            self.port_start(p);
+        }
+    }
+
+    /// Takes a link down or up (both directions); routes follow after the recompute delay.
+    pub(super) fn link_event(&mut self, i: u32) {
+        let e = self.link_events[i as usize].clone();
+        let [a, b] = e.between;
+        let ports: Vec<u32> = self.adjacency[a as usize].iter().filter(|adj| adj.neighbor == b).map(|adj| adj.port).collect();
+        for p in ports {
+            for q in [p, self.ports[p as usize].peer] {
+                match e.state {
+                    LinkState::Down => self.take_down(q),
+                    LinkState::Up => self.links[q as usize].up = true,
+                }
+            }
+        }
+        let at = self.now + self.recompute_delay;
+        self.reroute_at.push(at);
+        self.reroute_at.sort_unstable();
+        self.timers.arm(self.reroute_timer, self.reroute_at[0]);
+    }
+
+    /// Port `p`'s link fails: what is queued or in flight on it is lost.
+    fn take_down(&mut self, p: u32) {
+        self.links[p as usize].up = false;
+        self.timers.cancel(self.link_timers[p as usize]);
+        let lost: Vec<PacketId> = self.links[p as usize].in_flight.drain(..).map(|(_, id)| id).collect();
+        self.ports[p as usize].counters.drops_link_down += lost.len() as u64;
+        for id in lost {
+            self.pool.free(id);
+        }
+        let queued = self.ports[p as usize].drain_all();
+        let control = self.ports[p as usize].drain_control();
+        self.ports[p as usize].counters.drops_link_down += queued.len() as u64;
+        for id in control {
+            self.pool.free(id);
+        }
+        for (id, class) in queued {
+            if let NodeRole::Switch(s) = self.roles[self.ports[p as usize].node as usize] {
+                let pkt = *self.pool.get(id);
+                if self.switches[s as usize].buffer.release(pkt.ingress_port, class, pkt.size) {
+                    self.send_pfc(s, pkt.ingress_port, class, 0);
+                }
+            }
+            self.pool.free(id);
+        }
+    }
+
+    /// Recomputes routes over the links that are up now.
+    pub(super) fn reroute(&mut self) {
+        let now = self.now;
+        self.reroute_at.retain(|&t| t > now);
+        if let Some(&t) = self.reroute_at.first() {
+            self.timers.arm(self.reroute_timer, t);
+        }
+        self.routes = self.compute_routes();
+    }
+
+    pub(super) fn compute_routes(&self) -> Routes {
+        let links = &self.links;
+        Routes::compute(&self.adjacency, &self.is_host, &self.host_nodes, |p| links[p as usize].up)
+    }
+
+    /// Records every port's queue length.
+    pub(super) fn sample(&mut self) {
+        let Some((timer, interval)) = self.sampler else { return };
+        for (i, p) in self.ports.iter().enumerate() {
+            let paused = (0..8).any(|c| p.is_paused(c, self.now));
+            self.record.queue_sample(self.now, p.node, p.iface, i as u32, p.total_bytes(), paused);
+        }
+        self.timers.arm(timer, self.now + interval);
+    }
+}
+
+/// How long `quanta` units of 512 bit times last at `rate` bits per second.
+pub fn pause_time(quanta: u16, rate: u64) -> Time {
+    crate::units::BitsPerSec(rate).tx_time(quanta as u64 * 512 / 8)
+}

@@ -1,0 +1,216 @@
+//! The simulated world: fabric, hosts and the run loop that wakes them.
+//!
+//! Every component owns its timer slots (see [`crate::sim::TimerQueue`]); [`Wake`] names who is
+//! woken. The loop fires the earliest slot, dispatches on its tag and repeats until the scenario's
+//! duration. Handlers live beside the mechanism they model: `fabric.rs` for ports, links, switches
+//! and PFC; `hosts.rs` for sources and sinks; `build.rs` turns a scenario into a world.
+
+mod build;
+mod fabric;
+mod hosts;
+
+use crate::fabric::buffer::SharedBuffer;
+use crate::fabric::ecn::EcnCurve;
+use crate::fabric::lb::LbPolicy;
+use crate::fabric::link::Link;
+use crate::fabric::packet::PacketPool;
+use crate::fabric::port::Port;
+use crate::fabric::routing::{Adjacent, Routes};
+use crate::host::{FlowStats, Source};
+use crate::output::Recorder;
+use crate::scenario::schema::LinkEventSpec;
+use crate::sim::rng::Rng;
+use crate::sim::{TimerId, TimerQueue};
+use crate::units::Time;
+
+/// Who a timer wakes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// A port finished serializing (or a pause on it expired).
+    Port(u32),
+    /// The oldest packet on a link arrives.
+    Link(u32),
+    /// A packet source's next packet is due.
+    Source(u32),
+    /// Re-send PFC PAUSE for the classes still congested at a switch port.
+    PfcRefresh(u32),
+    /// Sample queue lengths.
+    Sampler,
+    /// A scheduled link state change.
+    LinkEvent(u32),
+    /// Recompute routes after link changes.
+    Reroute,
+}
+
+pub(crate) struct SwitchState {
+    pub node: u32,
+    pub first_port: u32,
+    pub buffer: SharedBuffer,
+    pub lb: LbPolicy,
+    /// ECN curve per local port (`None`: marking off).
+    pub ecn: Vec<Option<EcnCurve>>,
+    pub ecn_rng: Rng,
+    /// Per local port: when PAUSE was first asserted for each class (for pause-time counters).
+    pub pause_since: Vec<[Time; 8]>,
+    pub pfc_refresh: Vec<TimerId>,
+}
+
+pub(crate) struct HostState {
+    pub port: u32,
+    /// Sources waiting for room in the NIC queue.
+    pub blocked: Vec<u32>,
+}
+
+/// What a node is, for dispatch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NodeRole {
+    Host(u32),
+    Switch(u32),
+}
+
+/// Totals of a run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunStats {
+    pub events: u64,
+    /// Packets carried across one link.
+    pub packet_hops: u64,
+    pub packets_sent: u64,
+    pub packets_delivered: u64,
+    /// Packets a switch had no route for.
+    pub drops_unroutable: u64,
+    pub pfc_frames: u64,
+    /// The most packets alive at once.
+    pub peak_packets: u64,
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    Finished,
+    Interrupted,
+}
+
+/// A snapshot for progress displays.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub now: Time,
+    pub end: Time,
+    pub events: u64,
+}
+
+pub struct World {
+    pub now: Time,
+    pub end: Time,
+    pub seed: u64,
+    pub(crate) timers: TimerQueue<Wake>,
+    pub(crate) pool: PacketPool,
+    pub ports: Vec<Port>,
+    pub links: Vec<Link>,
+    pub(crate) link_timers: Vec<TimerId>,
+    pub(crate) link_rngs: Vec<Option<Rng>>,
+    pub(crate) roles: Vec<NodeRole>,
+    pub(crate) switches: Vec<SwitchState>,
+    pub(crate) hosts: Vec<HostState>,
+    pub sources: Vec<Source>,
+    pub flows: Vec<FlowStats>,
+    pub(crate) adjacency: Vec<Vec<Adjacent>>,
+    pub(crate) is_host: Vec<bool>,
+    pub(crate) host_nodes: Vec<u32>,
+    pub(crate) routes: Routes,
+    pub(crate) pfc_quanta: u16,
+    pub(crate) link_events: Vec<LinkEventSpec>,
+    pub(crate) reroute_timer: TimerId,
+    pub(crate) reroute_at: Vec<Time>,
+    pub(crate) recompute_delay: Time,
+    pub(crate) sampler: Option<(TimerId, Time)>,
+    pub record: Recorder,
+    pub stats: RunStats,
+    finalized: bool,
+}
+
+/// Bytes of a PFC frame on the wire (a minimum Ethernet frame).
+pub const PFC_FRAME_BYTES: u32 = 64;
+
+impl World {
+    /// Runs to the scenario's end. `progress` is called every 2^16 events; returning false stops
+    /// the run early ([`RunEnd::Interrupted`]).
+    pub fn run(&mut self, mut progress: impl FnMut(Progress) -> bool) -> RunEnd {
+        while let Some((t, _, _)) = self.timers.peek() {
+            if t > self.end {
+                break;
+            }
+            let (t, wake) = self.timers.begin_fire().expect("peeked");
+            self.now = t;
+            match wake {
+                Wake::Port(p) => self.port_fire(p),
+                Wake::Link(l) => self.link_fire(l),
+                Wake::Source(s) => self.source_fire(s),
+                Wake::PfcRefresh(p) => self.pfc_refresh(p),
+                Wake::Sampler => self.sample(),
+                Wake::LinkEvent(i) => self.link_event(i),
+                Wake::Reroute => self.reroute(),
+            }
+            self.timers.end_fire();
+            self.stats.events += 1;
+            if self.stats.events & 0xffff == 0 && !progress(self.progress()) {
+                return RunEnd::Interrupted;
+            }
+        }
+        self.now = self.end;
+        self.finalize();
+        progress(self.progress());
+        RunEnd::Finished
+    }
+
+    pub fn progress(&self) -> Progress {
+        Progress { now: self.now, end: self.end, events: self.stats.events }
+    }
+
+    /// Closes open intervals (pause times) at the end of the run.
+    fn finalize(&mut self) {
+        if self.finalized {
+            return;
+        }
+        self.finalized = true;
+        let end = self.end;
+        for p in &mut self.ports {
+            let beyond = p.paused_beyond(end);
+            p.counters.paused_rx_ps = p.counters.paused_rx_ps.saturating_sub(beyond);
+        }
+        for sw in &self.switches {
+            for (i, since) in sw.pause_since.iter().enumerate() {
+                for c in sw.buffer.asserted(i as u32) {
+                    self.ports[(sw.first_port + i as u32) as usize].counters.paused_tx_ps += (end - since[c as usize]).0;
+                }
+            }
+        }
+        self.stats.peak_packets = self.pool.capacity() as u64;
+    }
+
+    /// Number of hosts.
+    pub fn host_count(&self) -> usize {
+        self.host_nodes.len()
+    }
+
+    /// Node id of each host.
+    pub fn host_nodes(&self) -> &[u32] {
+        &self.host_nodes
+    }
+
+    /// Whether node `n` is a switch.
+    pub fn is_switch(&self, n: u32) -> bool {
+        matches!(self.roles[n as usize], NodeRole::Switch(_))
+    }
+
+    /// Packets alive now (queued, serializing or in flight).
+    pub fn packets_alive(&self) -> usize {
+        self.pool.live()
+    }
+}
+
+impl World {
+    /// Timer slots allocated (the event queue never holds more entries than this).
+    pub fn timers_slots(&self) -> usize {
+        self.ports.len() * 2 + self.sources.len() + self.switches.iter().map(|s| s.pfc_refresh.len()).sum::<usize>() + self.link_events.len() + 2
+    }
+}
