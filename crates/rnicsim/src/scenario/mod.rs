@@ -137,11 +137,14 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error, segs: &[Seg]) -> Scen
     let msg = e.message();
     if let Some(rest) = msg.strip_prefix("unknown field `") {
         if let Some(end) = rest.find('`') {
-            segs.push(Seg::Key(rest[..end].to_string()));
+            push_key(&mut segs, &rest[..end]);
         }
+    } else if let Some(rest) = msg.strip_prefix("unexpected keys in table: ") {
+        push_key(&mut segs, rest.split([',', ' ']).next().unwrap_or_default());
     }
     let span = e.span().filter(|s| !segs.is_empty() || s.start > 0).or_else(|| locate(text, &segs));
-    let span = if segs.last().is_some_and(|s| matches!(s, Seg::Key(k) if msg.contains(&format!("`{k}`")))) { locate(text, &segs).or(span) } else { span };
+    let names_key = |k: &str| msg.contains(&format!("`{k}`")) || msg.starts_with("unexpected keys in table");
+    let span = if segs.last().is_some_and(|s| matches!(s, Seg::Key(k) if names_key(k))) { locate(text, &segs).or(span) } else { span };
     let (line, column) = match span {
         Some(s) => {
             let (l, c) = line_col(text, s.start);
@@ -151,4 +154,11 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error, segs: &[Seg]) -> Scen
     };
     let key = if segs.is_empty() { None } else { Some(format_path(&segs)) };
     ScenarioError { file: file.to_string(), line, column, key, message: msg.trim().to_string() }
+}
+
+/// Appends `key` to a path unless the path already ends with it.
+fn push_key(segs: &mut Vec<Seg>, key: &str) {
+    if segs.last() != Some(&Seg::Key(key.to_string())) {
+        segs.push(Seg::Key(key.to_string()));
+    }
 }

@@ -23,9 +23,50 @@ fn at_least(out: &mut Problems, path: &str, v: usize, min: usize) {
     }
 }
 
+/// Routing tables hold one entry per (node, destination host); this bounds their size (512 MB).
+const MAX_ROUTE_ENTRIES: u128 = 1 << 26;
+
+/// Nodes, hosts and links a generated topology would have (None for files, known after reading).
+fn scale(t: &TopologySpec) -> Option<(u128, u128, u128)> {
+    let u = |x: usize| x as u128;
+    let m = |a: u128, b: u128| a.saturating_mul(b);
+    Some(match *t {
+        TopologySpec::BackToBack {} => (2, 2, 1),
+        TopologySpec::Star { hosts } => (u(hosts).saturating_add(1), u(hosts), u(hosts)),
+        TopologySpec::Dumbbell { left, right, .. } => (u(left) + u(right) + 2, u(left) + u(right), u(left) + u(right) + 1),
+        TopologySpec::LeafSpine { leaves, spines, hosts_per_leaf, .. } => {
+            let hosts = m(u(leaves), u(hosts_per_leaf));
+            (hosts.saturating_add(u(leaves) + u(spines)), hosts, hosts.saturating_add(m(u(leaves), u(spines))))
+        }
+        TopologySpec::FatTree { k, hosts_per_edge } => {
+            let (k, h) = (u(k), u(hosts_per_edge.unwrap_or(k / 2)));
+            let hosts = m(m(k, k) / 2, h);
+            let k2 = m(k, k);
+            (hosts.saturating_add(k2.saturating_add(k2 / 4)), hosts, hosts.saturating_add(m(k2, k) / 2))
+        }
+        TopologySpec::Jellyfish { switches, degree, hosts_per_switch } => {
+            let hosts = m(u(switches), u(hosts_per_switch));
+            (hosts.saturating_add(u(switches)), hosts, hosts.saturating_add(m(u(switches), u(degree)) / 2))
+        }
+        TopologySpec::File { .. } => return None,
+    })
+}
+
+/// Whether a topology of this size fits the simulator's all-pairs routing tables.
+pub fn too_large(nodes: u128, hosts: u128) -> Option<String> {
+    (nodes.saturating_mul(hosts) > MAX_ROUTE_ENTRIES).then(|| format!("the topology is too large: {nodes} nodes × {hosts} hosts exceeds the routing table limit of {MAX_ROUTE_ENTRIES} entries"))
+}
+
 /// Checks that need nothing but the scenario itself.
 pub fn fields(s: &Scenario) -> Problems {
     let mut out = Problems::new();
+    if let Some((nodes, hosts, links)) = scale(&s.topology) {
+        if let Some(m) = too_large(nodes, hosts) {
+            out.push(("topology".into(), m));
+        } else if links > 1 << 24 {
+            out.push(("topology".into(), format!("the topology is too large: {links} links (at most {})", 1 << 24)));
+        }
+    }
     if s.duration.0 == 0 {
         out.push(("duration".into(), "expected a positive duration such as \"1ms\"".into()));
     }
@@ -152,6 +193,10 @@ pub fn fields(s: &Scenario) -> Problems {
 /// Checks that need the topology: host ids, link endpoints.
 pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
     let mut out = Problems::new();
+    if let Some(m) = too_large(t.nodes() as u128, t.hosts().len() as u128) {
+        out.push(("topology".into(), m));
+        return out;
+    }
     let n = t.nodes() as u32;
     let host_check = |out: &mut Problems, path: String, id: u32| {
         if id >= n {

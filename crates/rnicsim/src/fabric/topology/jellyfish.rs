@@ -19,6 +19,16 @@ pub fn jellyfish(switches: usize, degree: usize, hosts_per_switch: usize, link: 
     let mut stuck_rounds = 0;
     while stuck_rounds < 8 {
         let open: Vec<usize> = (0..switches).filter(|&s| free[s] > 0).collect();
+        if open.len() >= 2 {
+            // Cheap random tries first; the full pair scan below only runs near the end.
+            let tries = (0..64).map(|_| (open[rng.random_range(0..open.len())], open[rng.random_range(0..open.len())])).find(|&(a, b)| a != b && !edges.contains(&key(a, b)));
+            if let Some((a, b)) = tries {
+                edges.insert(key(a, b));
+                free[a] -= 1;
+                free[b] -= 1;
+                continue;
+            }
+        }
         let pairs: Vec<(usize, usize)> = open
             .iter()
             .enumerate()

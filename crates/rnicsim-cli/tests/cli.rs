@@ -1,0 +1,94 @@
+//! The `rnicsim` binary end to end: outputs, determinism, and clean failure.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn rnicsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(args).output().expect("the binary runs")
+}
+
+fn quickstart() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/quickstart.toml")
+}
+
+fn run_to(dir: &Path, extra: &[&str]) -> Output {
+    let q = quickstart();
+    let mut args = vec!["run", q.to_str().unwrap(), "--out", dir.to_str().unwrap(), "--quiet"];
+    args.extend_from_slice(extra);
+    rnicsim(&args)
+}
+
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap()).map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn run_writes_every_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = run_to(&out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let names: Vec<String> = files(&out).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["counters.parquet", "flows.parquet", "pfc.parquet", "queues.parquet", "scenario.toml", "summary.json"]);
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert!(summary["packets_delivered"].as_u64().unwrap() > 10_000);
+    // The resolved scenario reproduces the run.
+    let again = tmp.path().join("again");
+    let resolved = out.join("scenario.toml");
+    let o = rnicsim(&["run", resolved.to_str().unwrap(), "--out", again.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), std::fs::read(again.join("summary.json")).unwrap());
+}
+
+#[test]
+fn same_seed_gives_identical_bytes_and_another_seed_does_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b, c) = (tmp.path().join("a"), tmp.path().join("b"), tmp.path().join("c"));
+    assert!(run_to(&a, &[]).status.success());
+    assert!(run_to(&b, &[]).status.success());
+    assert!(run_to(&c, &["--set", "seed=2"]).status.success());
+    assert_eq!(files(&a), files(&b), "same scenario and seed, same bytes");
+    let flows = |d: &Path| std::fs::read(d.join("flows.parquet")).unwrap();
+    assert_ne!(flows(&a), flows(&c), "another seed, another run");
+}
+
+#[test]
+fn invalid_scenario_writes_nothing_and_names_line_and_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("bad.toml");
+    let text = std::fs::read_to_string(quickstart()).unwrap().replace("load = 0.6", "load = -0.6");
+    std::fs::write(&bad, text).unwrap();
+    let out = tmp.path().join("out");
+    let o = rnicsim(&["run", bad.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.toml:") && err.contains("traffic[0].load"), "{err}");
+    assert!(!out.exists());
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1, "no partial folder left behind");
+    let o = rnicsim(&["validate", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn existing_results_are_not_overwritten_without_force() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("keep.txt"), "mine").unwrap();
+    let o = run_to(&out, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--force"));
+    assert_eq!(std::fs::read_to_string(out.join("keep.txt")).unwrap(), "mine");
+    assert!(run_to(&out, &["--force"]).status.success());
+    assert!(!out.join("keep.txt").exists() && out.join("summary.json").exists());
+}
+
+#[test]
+fn validate_reports_the_world() {
+    let o = rnicsim(&["validate", quickstart().to_str().unwrap()]);
+    assert!(o.status.success());
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("32 hosts, 6 switches, 40 links, 32 traffic sources"), "{s}");
+}

@@ -1,0 +1,319 @@
+//! Scenario-level validation of the fabric against hand-computed and analytic values.
+
+use rnicsim::scenario::LoadedScenario;
+use rnicsim::units::{BitsPerSec, Time};
+use rnicsim::world::World;
+use std::path::Path;
+
+fn world(toml: &str) -> World {
+    let loaded = LoadedScenario::from_str(toml, "test.toml", Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap_or_else(|e| panic!("{e}"));
+    let mut w = World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
+    w.run(|_| true);
+    w
+}
+
+fn drops(w: &World) -> u64 {
+    w.ports.iter().map(|p| p.counters.drops_buffer + p.counters.drops_link_down + p.counters.drops_corrupt).sum()
+}
+
+#[test]
+fn latency_over_hops_is_serialization_plus_propagation() {
+    // host 0 — switch — (25 Gbps bottleneck) — switch — host 1: three store-and-forward hops.
+    let w = world(
+        r#"
+        duration = "20us"
+        [topology.dumbbell]
+        left = 1
+        right = 1
+        bottleneck_rate = "25Gbps"
+        [links]
+        rate = "100Gbps"
+        delay = "1us"
+        [[traffic]]
+        pattern = { pairs = { pairs = [[0, 1]] } }
+        load = 1.0
+        packet_size = "1000B"
+        bytes = "1000B"
+        "#,
+    );
+    let f = &w.flows[0];
+    assert_eq!(f.rx_packets, 1);
+    let ser = |g| BitsPerSec::gbps(g).tx_time(1000);
+    let expect = ser(100) + ser(25) + ser(100) + Time::from_us(3);
+    assert_eq!(expect, Time::from_ns(3480));
+    assert_eq!(f.latency_min, expect);
+}
+
+#[test]
+fn latency_across_a_fat_tree_counts_six_links() {
+    // Hosts 0 and 15 of a k=4 fat-tree sit in different pods: edge, agg, core, agg, edge.
+    let w = world(
+        r#"
+        duration = "20us"
+        [topology.fat_tree]
+        k = 4
+        [links]
+        delay = "500ns"
+        [[traffic]]
+        pattern = { pairs = { pairs = [[0, 15]] } }
+        load = 1.0
+        packet_size = "500B"
+        bytes = "500B"
+        "#,
+    );
+    let hop = BitsPerSec::gbps(100).tx_time(500) + Time::from_ns(500);
+    assert_eq!(w.flows[0].latency_min.0, 6 * hop.0);
+}
+
+#[test]
+fn one_sender_saturates_a_link_at_line_rate_and_no_faster() {
+    // Two sources on host 0 offer 160% of the link; the link carries exactly line rate.
+    let w = world(
+        r#"
+        duration = "100us"
+        [topology.back_to_back]
+        [[traffic]]
+        pattern = { pairs = { pairs = [[0, 1]] } }
+        load = 0.8
+        [[traffic]]
+        pattern = { pairs = { pairs = [[0, 1]] } }
+        load = 0.8
+        "#,
+    );
+    let rx: u64 = w.flows.iter().map(|f| f.rx_bytes).sum();
+    let rate = BitsPerSec::gbps(100);
+    let ceiling = rate.bytes_in(Time::from_us(100));
+    // Everything after the first packet's latency (80 ns + 1 µs) arrives back to back.
+    let floor = rate.bytes_in(Time::from_us(100) - Time::from_ns(1080)) - 1000;
+    assert!(rx <= ceiling && rx >= floor, "delivered {rx} B, expected {floor}..={ceiling}");
+    let host_port = &w.ports[0];
+    assert!(host_port.counters.tx_bytes <= ceiling + 1000);
+}
+
+#[test]
+fn a_single_flow_gets_its_offered_rate() {
+    let w = world(
+        r#"
+        duration = "200us"
+        [topology.star]
+        hosts = 2
+        [[traffic]]
+        pattern = { pairs = { pairs = [[0, 1]] } }
+        load = 0.25
+        "#,
+    );
+    // 25 Gbps of 1000 B packets: one every 320 ns, the first at t = 0; arrivals stop at 200 µs.
+    let latency = Time::from_ns(2 * (80 + 1000));
+    let expect = (Time::from_us(200) - latency).0 / Time::from_ns(320).0 + 1;
+    assert_eq!(w.flows[0].rx_packets, expect);
+}
+
+#[test]
+fn two_senders_share_a_bottleneck_equally() {
+    let w = world(
+        r#"
+        duration = "500us"
+        [topology.star]
+        hosts = 3
+        [[traffic]]
+        pattern = { incast = { receiver = 2 } }
+        load = 1.0
+        arrival = "poisson"
+        "#,
+    );
+    let secs = 500e-6;
+    let gbps: Vec<f64> = w.flows.iter().map(|f| f.rx_bytes as f64 * 8.0 / secs / 1e9).collect();
+    let total: f64 = gbps.iter().sum();
+    assert!((total - 100.0).abs() < 2.0, "bottleneck carries {total} Gbps");
+    for g in &gbps {
+        assert!((g - 50.0).abs() < 2.5, "shares {gbps:?}");
+    }
+    let jain = total * total / (gbps.len() as f64 * gbps.iter().map(|g| g * g).sum::<f64>());
+    assert!(jain > 0.99, "Jain's index {jain}");
+    assert_eq!(drops(&w), 0);
+}
+
+const INCAST: &str = r#"
+    duration = "300us"
+    [topology.star]
+    hosts = 5
+    [switch]
+    buffer = "1MB"
+    [switch.pfc]
+    enabled = PFC
+    classes = [3]
+    xoff = "40KB"
+    [[traffic]]
+    pattern = { incast = { receiver = 4 } }
+    load = 1.0
+"#;
+
+#[test]
+fn pfc_makes_incast_lossless_and_pauses_upstream() {
+    let w = world(&INCAST.replace("PFC", "true"));
+    assert_eq!(drops(&w), 0);
+    // Switch ports facing the four senders sent PAUSE; the senders' NIC ports were paused.
+    let sw_ports: Vec<_> = w.ports.iter().filter(|p| w.is_switch(p.node) && p.node == 5 && p.iface < 4).collect();
+    assert!(sw_ports.iter().all(|p| p.counters.pause_tx > 0 && p.counters.resume_tx > 0));
+    let host_ports: Vec<_> = w.ports.iter().filter(|p| p.node < 4).collect();
+    assert!(host_ports.iter().all(|p| p.counters.pause_rx > 0 && p.counters.paused_rx_ps > 0));
+    // The receiver's link stays busy: ~100 Gbps delivered in total.
+    let rx: u64 = w.flows.iter().map(|f| f.rx_bytes).sum();
+    let gbps = rx as f64 * 8.0 / 300e-6 / 1e9;
+    assert!(gbps > 97.0, "{gbps}");
+    // The queue never exceeds XOFF (40 KB per ingress) × 4 plus in-flight headroom.
+    let q = w.ports.iter().filter(|p| p.node == 5 && p.iface == 4).map(|p| p.counters.max_queue_bytes).max().unwrap();
+    assert!(q <= 4 * (40_000 + 2 * 12_500 + 3_000), "queue reached {q}");
+}
+
+#[test]
+fn without_pfc_incast_drops_at_the_dynamic_threshold() {
+    let w = world(&INCAST.replace("PFC", "false"));
+    assert!(drops(&w) > 0);
+    assert!(w.ports.iter().all(|p| p.counters.pause_tx == 0));
+    // Dynamic threshold with alpha = 1: one queue holds at most half the buffer.
+    let q = w.ports.iter().map(|p| p.counters.max_queue_bytes).max().unwrap();
+    assert!(q <= 500_000 && q > 400_000, "queue reached {q}");
+}
+
+#[test]
+fn ecn_marks_only_above_kmin() {
+    let run = |kmin: &str, kmax: &str| {
+        world(&format!(
+            r#"
+            duration = "200us"
+            [topology.star]
+            hosts = 3
+            [switch.ecn]
+            kmin = "{kmin}"
+            kmax = "{kmax}"
+            pmax = 1.0
+            [[traffic]]
+            pattern = {{ incast = {{ receiver = 2 }} }}
+            load = 1.0
+            "#
+        ))
+    };
+    let never = run("10MB", "10MB");
+    let max_q = never.ports.iter().map(|p| p.counters.max_queue_bytes).max().unwrap();
+    assert_eq!(never.ports.iter().map(|p| p.counters.ecn_marks).sum::<u64>(), 0);
+    assert!(max_q > 20_000, "the incast builds a queue ({max_q} B)");
+    // With kmin = kmax = 0 every packet that leaves a non-empty queue is marked.
+    let always = run("0B", "0B");
+    let marks: u64 = always.ports.iter().map(|p| p.counters.ecn_marks).sum();
+    let ce: u64 = always.flows.iter().map(|f| f.ecn_ce).sum();
+    let in_flight = always.stats.packets_sent - always.stats.packets_delivered;
+    assert!(ce > 0 && ce <= marks && marks <= ce + in_flight, "marks {marks}, delivered CE {ce}, in flight {in_flight}");
+    // The queue held at least one packet behind almost every departure at the bottleneck.
+    let bottleneck = always.ports.iter().find(|p| p.node == 3 && p.iface == 2).unwrap();
+    assert!(marks as f64 > 0.9 * bottleneck.counters.tx_packets as f64);
+}
+
+#[test]
+fn link_failure_loses_packets_then_routes_around() {
+    let toml = r#"
+        duration = "400us"
+        [topology.leaf_spine]
+        leaves = 2
+        spines = 2
+        hosts_per_leaf = 2
+        [routing]
+        recompute_delay = "20us"
+        [[link_events]]
+        at = "100us"
+        between = [4, 6]
+        state = "down"
+        [[traffic]]
+        pattern = { pairs = { pairs = [[0, 2], [1, 3]] } }
+        load = 0.3
+    "#;
+    let w = world(toml);
+    let lost: u64 = w.ports.iter().map(|p| p.counters.drops_link_down).sum();
+    assert!(lost > 0, "packets on and towards the failed link are lost");
+    // Both flows keep delivering after the reroute: far more than 100 µs worth of packets each.
+    for f in &w.flows {
+        assert!(f.last_rx > Time::from_us(390), "flow stalled at {}", f.last_rx);
+        assert!(f.rx_packets > 1000);
+    }
+    // After the reroute no more packets enter the failed link's ports: losses stay bounded.
+    assert!(lost < 200, "lost {lost}");
+}
+
+#[test]
+fn ecmp_pins_a_flow_and_spraying_spreads_it() {
+    let uplinks_used = |lb: &str| {
+        let w = world(&format!(
+            r#"
+            duration = "100us"
+            [topology.leaf_spine]
+            leaves = 2
+            spines = 4
+            hosts_per_leaf = 1
+            [switch]
+            load_balancer = "{lb}"
+            [[traffic]]
+            pattern = {{ pairs = {{ pairs = [[0, 1]] }} }}
+            load = 0.5
+            "#
+        ));
+        // Leaf 0 is node 2; its uplinks are its interfaces 1..=4.
+        w.ports.iter().filter(|p| p.node == 2 && p.iface >= 1 && p.counters.tx_packets > 0).count()
+    };
+    assert_eq!(uplinks_used("ecmp"), 1);
+    assert_eq!(uplinks_used("spray"), 4);
+}
+
+#[test]
+fn lossy_links_from_a_topology_file_drop_at_their_error_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("topo.txt"), "3 1 2\n2\n0 2 100Gbps 1000ns 0.1\n1 2 100Gbps 1000ns 0\n").unwrap();
+    let toml = r#"
+        duration = "1ms"
+        [topology.file]
+        path = "topo.txt"
+        [[traffic]]
+        pattern = { pairs = { pairs = [[0, 1]] } }
+        load = 0.5
+    "#;
+    let loaded = LoadedScenario::from_str(toml, "t.toml", dir.path()).unwrap();
+    let mut w = World::build(&loaded).unwrap();
+    w.run(|_| true);
+    let sent = w.sources[0].sent_packets as f64;
+    let lost = w.ports.iter().map(|p| p.counters.drops_corrupt).sum::<u64>() as f64;
+    let sd = (sent * 0.1 * 0.9).sqrt();
+    assert!((lost - 0.1 * sent).abs() < 5.0 * sd, "lost {lost} of {sent}");
+}
+
+#[test]
+fn queue_sampling_records_every_port_each_interval() {
+    let w = world(
+        r#"
+        duration = "10us"
+        [topology.star]
+        hosts = 2
+        [outputs]
+        queue_interval = "1us"
+        "#,
+    );
+    // Samples at 0, 1, …, 10 µs for 4 ports.
+    assert_eq!(w.record.queues.time.len(), 11 * 4);
+}
+
+#[test]
+fn jellyfish_depends_on_the_seed_only() {
+    let peers = |seed: u64| {
+        let w = world(&format!(
+            r#"
+            seed = {seed}
+            duration = "1us"
+            [topology.jellyfish]
+            switches = 12
+            degree = 4
+            hosts_per_switch = 2
+            "#
+        ));
+        w.ports.iter().map(|p| w.ports[p.peer as usize].node).collect::<Vec<_>>()
+    };
+    assert_eq!(peers(1), peers(1));
+    assert_ne!(peers(1), peers(2));
+}

@@ -1,0 +1,184 @@
+//! Scenario files: every mistake a user can make is an error naming file, line and key.
+
+use proptest::prelude::*;
+use rnicsim::scenario::{LoadedScenario, ScenarioError};
+use rnicsim::world::World;
+use std::path::Path;
+
+const GOOD: &str = r#"name = "t"
+seed = 3
+duration = "50us"
+
+[topology.leaf_spine]
+leaves = 2
+spines = 2
+hosts_per_leaf = 2
+
+[links]
+rate = "100Gbps"
+delay = "1us"
+
+[[traffic]]
+pattern = { incast = { receiver = 0, senders = [1, 2] } }
+load = 0.5
+"#;
+
+/// Loads and builds, returning the first error.
+fn check(text: &str) -> Result<(), ScenarioError> {
+    let loaded = LoadedScenario::from_str(text, "s.toml", Path::new("."))?;
+    World::build(&loaded).map(|_| ())
+}
+
+fn err(text: &str) -> ScenarioError {
+    check(text).expect_err("should be rejected")
+}
+
+#[test]
+fn good_scenario_builds() {
+    check(GOOD).unwrap();
+}
+
+#[test]
+fn unknown_key_is_named_with_its_line() {
+    let e = err(&GOOD.replace("spines = 2", "spine = 2"));
+    assert_eq!(e.line, Some(7), "{e}");
+    assert!(e.to_string().contains("s.toml:7"), "{e}");
+    assert!(e.message.contains("spine") && e.message.contains("hosts_per_leaf"), "lists what is allowed: {e}");
+    assert_eq!(e.key.as_deref(), Some("topology.leaf_spine.spine"));
+}
+
+#[test]
+fn wrong_type_is_named_with_its_line() {
+    let e = err(&GOOD.replace("hosts_per_leaf = 2", "hosts_per_leaf = \"two\""));
+    assert_eq!(e.line, Some(8), "{e}");
+    assert_eq!(e.key.as_deref(), Some("topology.leaf_spine.hosts_per_leaf"));
+    assert!(e.message.contains("invalid type"), "{e}");
+}
+
+#[test]
+fn zero_bandwidth_is_rejected() {
+    let e = err(&GOOD.replace("\"100Gbps\"", "\"0Gbps\""));
+    assert_eq!((e.line, e.key.as_deref()), (Some(11), Some("links.rate")), "{e}");
+    assert!(e.message.contains("positive rate"), "{e}");
+}
+
+#[test]
+fn negative_delay_is_rejected() {
+    let e = err(&GOOD.replace("\"1us\"", "\"-1us\""));
+    assert_eq!((e.line, e.key.as_deref()), (Some(12), Some("links.delay")), "{e}");
+    assert!(e.message.contains("negative"), "{e}");
+}
+
+#[test]
+fn unit_typos_are_explained() {
+    let e = err(&GOOD.replace("\"1us\"", "\"1 lightyear\""));
+    assert!(e.message.contains("ps, ns, us, ms or s"), "{e}");
+}
+
+#[test]
+fn host_out_of_range_is_named() {
+    let e = err(&GOOD.replace("senders = [1, 2]", "senders = [1, 99]"));
+    assert_eq!(e.key.as_deref(), Some("traffic[0].pattern.incast.senders[1]"), "{e}");
+    assert_eq!(e.line, Some(15));
+    assert!(e.message.contains("out of range"), "{e}");
+    let e = err(&GOOD.replace("receiver = 0", "receiver = 5"));
+    assert!(e.message.contains("is a switch"), "{e}");
+}
+
+#[test]
+fn impossible_values_are_named() {
+    for (from, to, key) in [
+        ("load = 0.5", "load = 1.5", "traffic[0].load"),
+        ("duration = \"50us\"", "duration = \"0us\"", "duration"),
+        ("leaves = 2", "leaves = 0", "topology.leaf_spine.leaves"),
+    ] {
+        let e = err(&GOOD.replace(from, to));
+        assert_eq!(e.key.as_deref(), Some(key), "{e}");
+        assert!(e.line.is_some(), "{e}");
+    }
+}
+
+#[test]
+fn missing_and_syntax_errors_have_lines() {
+    let e = err(&GOOD.replace("duration = \"50us\"\n", ""));
+    assert!(e.message.contains("missing field `duration`"), "{e}");
+    let e = err(&GOOD.replace("leaves = 2", "leaves = = 2"));
+    assert_eq!(e.line, Some(6), "{e}");
+}
+
+#[test]
+fn topology_file_errors_name_that_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.txt"), "3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 7 100Gbps 1000ns 0\n").unwrap();
+    let text = "duration = \"1us\"\n[topology.file]\npath = \"t.txt\"\n";
+    let loaded = LoadedScenario::from_str(text, "s.toml", dir.path()).unwrap();
+    let e = World::build(&loaded).map(|_| ()).unwrap_err();
+    assert!(e.file.ends_with("t.txt") && e.line == Some(4), "{e}");
+    let text = "duration = \"1us\"\n[topology.file]\npath = \"missing.txt\"\n";
+    let e = LoadedScenario::from_str(text, "s.toml", dir.path()).and_then(|l| World::build(&l).map(|_| ())).unwrap_err();
+    assert_eq!(e.line, Some(3), "{e}");
+}
+
+#[test]
+fn overrides_apply_and_are_validated() {
+    let loaded = LoadedScenario::from_str(GOOD, "s.toml", Path::new(".")).unwrap();
+    let o = loaded.with_overrides(&[("seed".into(), "9".into()), ("links.rate".into(), "\"25Gbps\"".into())]).unwrap();
+    assert_eq!(o.scenario.seed, 9);
+    assert_eq!(o.scenario.links.rate.0, 25_000_000_000);
+    let e = loaded.with_overrides(&[("links.rat".into(), "\"25Gbps\"".into())]).unwrap_err();
+    assert!(e.message.contains("rat"), "{e}");
+    assert_eq!(e.key.as_deref(), Some("links.rat"));
+}
+
+#[test]
+fn resolved_scenario_round_trips() {
+    let loaded = LoadedScenario::from_str(GOOD, "s.toml", Path::new(".")).unwrap();
+    let text = loaded.resolved_toml();
+    let again = LoadedScenario::from_str(&text, "resolved.toml", Path::new(".")).unwrap();
+    assert_eq!(again.resolved_toml(), text);
+    assert!(text.contains("[switch.pfc]"), "defaults are spelled out:\n{text}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// Arbitrary text never panics the loader; every rejection names the file and says something.
+    #[test]
+    fn arbitrary_text_never_panics(s in "\\PC{0,300}") {
+        if let Err(e) = check(&s) {
+            prop_assert_eq!(e.file.as_str(), "s.toml");
+            prop_assert!(!e.message.is_empty());
+        }
+    }
+
+    /// Mutations of a valid scenario (byte edits, line deletions, swapped values) never panic.
+    #[test]
+    fn mutated_scenarios_never_panic(edits in proptest::collection::vec((0usize..400, proptest::char::any(), 0u8..3), 1..6)) {
+        let mut s: Vec<char> = GOOD.chars().collect();
+        for (pos, ch, op) in edits {
+            if s.is_empty() { break; }
+            let i = pos % s.len();
+            match op {
+                0 => s[i] = ch,
+                1 => { s.remove(i); }
+                _ => s.insert(i, ch),
+            }
+        }
+        let text: String = s.into_iter().collect();
+        if let Err(e) = check(&text) {
+            prop_assert!(!e.message.is_empty());
+            prop_assert!(!e.to_string().is_empty());
+        }
+    }
+
+    /// Numeric values anywhere in the scenario, however large, are accepted or rejected cleanly.
+    #[test]
+    fn extreme_numbers_never_panic(n in prop_oneof![Just(0u64), Just(1), Just(u32::MAX as u64), Just(i64::MAX as u64), 0u64..100_000], which in 0usize..6) {
+        let keys = ["leaves = 2", "spines = 2", "hosts_per_leaf = 2", "seed = 3", "receiver = 0", "senders = [1, 2]"];
+        let replaced = match which {
+            5 => GOOD.replace(keys[5], &format!("senders = [{n}]")),
+            i => GOOD.replace(keys[i], &format!("{} = {n}", keys[i].split(' ').next().unwrap())),
+        };
+        let _ = check(&replaced);
+    }
+}
