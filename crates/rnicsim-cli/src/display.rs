@@ -45,8 +45,8 @@ pub fn summary_table(s: &Summary, wall: Duration) -> Table {
         t.add_row(vec![
             format!("traffic[{}] ({} senders)", tr.index, tr.senders),
             format!(
-                "offered {:.1} Gbps, delivered {:.1} Gbps, latency mean {:.2} µs max {:.2} µs, CE {:.1}%",
-                tr.offered_gbps,
+                "sent {:.1} Gbps, delivered {:.1} Gbps, latency mean {:.2} µs max {:.2} µs, CE {:.1}%",
+                tr.sent_gbps,
                 tr.delivered_gbps,
                 tr.latency_mean_ns / 1e3,
                 tr.latency_max_ns / 1e3,

@@ -58,7 +58,7 @@ fn same_seed_gives_identical_bytes_and_another_seed_does_not() {
 fn invalid_scenario_writes_nothing_and_names_line_and_key() {
     let tmp = tempfile::tempdir().unwrap();
     let bad = tmp.path().join("bad.toml");
-    let text = std::fs::read_to_string(quickstart()).unwrap().replace("load = 0.6", "load = -0.6");
+    let text = std::fs::read_to_string(quickstart()).unwrap().replace("load = 0.5", "load = -0.5");
     std::fs::write(&bad, text).unwrap();
     let out = tmp.path().join("out");
     let o = rnicsim(&["run", bad.to_str().unwrap(), "--out", out.to_str().unwrap()]);
@@ -90,5 +90,29 @@ fn validate_reports_the_world() {
     let o = rnicsim(&["validate", quickstart().to_str().unwrap()]);
     assert!(o.status.success());
     let s = String::from_utf8_lossy(&o.stdout);
-    assert!(s.contains("32 hosts, 6 switches, 40 links, 32 traffic sources"), "{s}");
+    assert!(s.contains("32 hosts, 8 switches, 48 links, 32 traffic sources"), "{s}");
+}
+
+#[test]
+fn interrupted_run_leaves_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let q = quickstart();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rnicsim"))
+        .args(["run", q.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet", "--set", "duration=\"1s\""])
+        .spawn()
+        .unwrap();
+    // Wait until the run has started writing (its partial folder exists), then press Ctrl-C.
+    let started = std::time::Instant::now();
+    while std::fs::read_dir(tmp.path()).unwrap().count() == 0 {
+        assert!(started.elapsed().as_secs() < 60, "the run never started");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(!out.exists());
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "partial folder removed");
 }

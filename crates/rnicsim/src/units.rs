@@ -91,6 +91,10 @@ impl BitsPerSec {
     #[inline]
     pub fn tx_time(self, bytes: u64) -> Time {
         debug_assert!(self.0 > 0);
+        // Packet-sized values fit 64-bit arithmetic, much cheaper than a 128-bit division.
+        if bytes < 1 << 21 {
+            return Time((bytes * 8 * PS_PER_S).div_ceil(self.0));
+        }
         let num = bytes as u128 * 8 * PS_PER_S as u128;
         Time(num.div_ceil(self.0 as u128) as u64)
     }
@@ -176,15 +180,16 @@ impl std::str::FromStr for BitsPerSec {
     }
 }
 
-/// Prints `v` scaled by the largest unit that leaves a whole number, else with decimals.
+/// Prints `v` exactly in the largest unit not above it: `1500000` ps as `1.5us`, `80000` as `80ns`.
 fn fmt_scaled(f: &mut fmt::Formatter<'_>, v: u64, units: &[(u64, &str)]) -> fmt::Result {
-    for &(scale, name) in units {
-        if v >= scale && v % scale == 0 {
-            return write!(f, "{}{}", v / scale, name);
-        }
+    let &(scale, name) = units.iter().find(|(s, _)| v >= *s).unwrap_or(units.last().expect("units"));
+    let (whole, frac) = (v / scale, v % scale);
+    if frac == 0 {
+        return write!(f, "{whole}{name}");
     }
-    let (scale, name) = units.iter().find(|(s, _)| v >= *s).copied().unwrap_or(*units.last().unwrap());
-    write!(f, "{}{}", v as f64 / scale as f64, name)
+    let digits = scale.ilog10() as usize;
+    let frac = format!("{frac:0digits$}");
+    write!(f, "{whole}.{}{name}", frac.trim_end_matches('0'))
 }
 
 impl fmt::Display for Time {
@@ -260,7 +265,11 @@ mod tests {
 
     #[test]
     fn display_round_trips() {
-        for s in ["100Gbps", "25Gbps", "1us", "1500ns", "9MB", "1000B", "0ns", "2.5Gbps"] {
+        assert_eq!(Time(16_770_357_671).to_string(), "16.770357671ms");
+        assert_eq!(Time::from_ns(1500).to_string(), "1.5us");
+        assert_eq!(Time::from_ns(80).to_string(), "80ns");
+        assert_eq!(Bytes(1_500).to_string(), "1.5KB");
+        for s in ["100Gbps", "25Gbps", "1us", "1500ns", "9MB", "1000B", "0ns", "2.5Gbps", "16.770357671ms", "3ps"] {
             let t: Result<Time, _> = s.parse();
             let b: Result<Bytes, _> = s.parse();
             let r: Result<BitsPerSec, _> = s.parse();
@@ -282,8 +291,10 @@ mod tests {
         assert_eq!(BitsPerSec::gbps(100).tx_time(1000), Time::from_ns(80));
         assert_eq!(BitsPerSec::gbps(25).tx_time(1000), Time::from_ns(320));
         assert_eq!(BitsPerSec::gbps(40).tx_time(1000), Time::from_ns(200));
-        // 1 byte at 3 bps is 8/3 s, rounded up.
+        // 1 byte at 3 bps is 8/3 s, rounded up; both arithmetic paths agree.
         assert_eq!(BitsPerSec(3).tx_time(1), Time(2_666_666_666_667));
+        let r = BitsPerSec(3_333_333_333);
+        assert_eq!(r.tx_time((1 << 21) - 1).0 + r.tx_time(1).0 - 1, r.tx_time(1 << 21).0);
         assert_eq!(BitsPerSec::gbps(100).bytes_in(Time::from_us(1)), 12_500);
     }
 }

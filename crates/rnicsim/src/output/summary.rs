@@ -9,8 +9,9 @@ pub struct TrafficSummary {
     pub senders: u32,
     pub tx_packets: u64,
     pub rx_packets: u64,
-    /// Sum over senders of bytes sent × 8 / duration.
-    pub offered_gbps: f64,
+    /// Sum over senders of bytes sent × 8 / duration (below the configured load when the
+    /// fabric pushes back).
+    pub sent_gbps: f64,
     /// Sum over senders of bytes delivered × 8 / duration.
     pub delivered_gbps: f64,
     pub latency_mean_ns: f64,
@@ -57,7 +58,7 @@ impl Summary {
                     senders: members().count() as u32,
                     tx_packets: members().map(|(s, _)| s.sent_packets).sum(),
                     rx_packets,
-                    offered_gbps: members().map(|(s, _)| s.sent_bytes).sum::<u64>() as f64 * 8.0 / secs / 1e9,
+                    sent_gbps: members().map(|(s, _)| s.sent_bytes).sum::<u64>() as f64 * 8.0 / secs / 1e9,
                     delivered_gbps: members().map(|(_, f)| f.rx_bytes).sum::<u64>() as f64 * 8.0 / secs / 1e9,
                     latency_mean_ns: if rx_packets == 0 { 0.0 } else { lat_sum as f64 / rx_packets as f64 / 1e3 },
                     latency_max_ns: members().map(|(_, f)| f.latency_max.0).max().unwrap_or(0) as f64 / 1e3,

@@ -1,54 +1,81 @@
-//! The event queue: an indexed 4-ary heap of timer slots ordered by `(time, arm sequence)`.
+//! The event queue: timer slots ordered exactly by `(time, arm sequence)`.
 //!
 //! Every component that needs waking owns one or a few timer slots, allocated when the world is
-//! built. A slot is either idle or armed at one deadline; arming an armed slot moves it, cancelling
-//! removes it, so no dead entries ever sit in the heap (the heap holds at most one entry per slot,
-//! and its size is bounded by the number of components, not of packets in flight).
+//! built. A slot is idle or armed at one deadline; arming an armed slot moves it and cancelling
+//! removes it, so no dead entries are left behind and the queue never holds more entries than
+//! there are slots (components), however many packets are in flight.
 //!
 //! Equal deadlines fire in the order they were armed: each arm takes the next value of a global
-//! sequence counter, which is the second half of the key. This makes runs independent of heap
-//! layout and therefore reproducible.
+//! sequence counter, the second half of the key. Runs are therefore independent of layout.
 //!
-//! The run loop fires the earliest slot in place ([`TimerQueue::begin_fire`]); a handler that re-arms
-//! its own slot (the common case: a port starting its next packet) costs one sift-down, and one that
-//! does not is removed afterwards ([`TimerQueue::end_fire`]).
+//! Layout (a timing wheel in front of exact heaps; cf. Varghese & Lauck's hashed wheels):
+//! - `near`: a small indexed heap of the slots due in the current bucket (≈1 ns of simulated
+//!   time), compared by the full key;
+//! - `wheel`: 2^14 buckets of 2^10 ps each, every bucket an intrusive doubly-linked list of slots,
+//!   with a bitmap of non-empty buckets; covers the next ≈16.8 µs;
+//! - `far`: an indexed heap for deadlines beyond the wheel.
+//!
+//! Arming into the wheel and cancelling from it are O(1); when `near` runs dry the next non-empty
+//! bucket (or the far heap's head, if earlier) is moved into it. Most events in a network are due
+//! a serialization time or a link delay ahead, so `near` stays a handful of entries.
 
 use crate::units::Time;
 
 const NONE: u32 = u32::MAX;
+const SHIFT: u32 = 10;
+const WHEEL_BITS: u32 = 14;
+const WHEEL: u64 = 1 << WHEEL_BITS;
+const MASK: u64 = WHEEL - 1;
 const ARITY: usize = 4;
 
 /// A handle to one timer slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TimerId(pub u32);
 
-#[derive(Clone, Copy)]
-struct Entry {
-    time: u64,
-    seq: u64,
-    slot: u32,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Loc {
+    Idle,
+    Near(u32),
+    Wheel,
+    Far(u32),
 }
 
-impl Entry {
+#[derive(Clone, Copy)]
+struct Slot<W> {
+    time: u64,
+    seq: u64,
+    loc: Loc,
+    /// Wheel list links.
+    next: u32,
+    prev: u32,
+    owner: W,
+}
+
+impl<W> Slot<W> {
     #[inline(always)]
-    fn before(&self, other: &Entry) -> bool {
-        (self.time, self.seq) < (other.time, other.seq)
+    fn key(&self) -> (u64, u64) {
+        (self.time, self.seq)
     }
 }
 
-struct Slot<W> {
-    /// Index in `heap`, or `NONE` when idle.
-    pos: u32,
-    owner: W,
+/// Which heap an operation works on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Which {
+    Near,
+    Far,
 }
 
 /// Timer slots, each owned by a component identified by a small `Copy` tag `W`.
 pub struct TimerQueue<W> {
-    heap: Vec<Entry>,
     slots: Vec<Slot<W>>,
+    near: Vec<u32>,
+    far: Vec<u32>,
+    heads: Vec<u32>,
+    occupied: Vec<u64>,
+    /// The current bucket: everything in `near` is due at or before its end.
+    cur: u64,
+    len: usize,
     seq: u64,
-    /// The slot being fired and the sequence number it fired with.
-    firing: Option<(u32, u64)>,
 }
 
 impl<W: Copy> Default for TimerQueue<W> {
@@ -59,21 +86,36 @@ impl<W: Copy> Default for TimerQueue<W> {
 
 impl<W: Copy> TimerQueue<W> {
     pub fn new() -> Self {
-        TimerQueue { heap: Vec::new(), slots: Vec::new(), seq: 0, firing: None }
+        TimerQueue {
+            slots: Vec::new(),
+            near: Vec::new(),
+            far: Vec::new(),
+            heads: vec![NONE; WHEEL as usize],
+            occupied: vec![0; (WHEEL / 64) as usize],
+            cur: 0,
+            len: 0,
+            seq: 0,
+        }
     }
 
     /// Allocates an idle timer slot woken as `owner`.
     pub fn add_timer(&mut self, owner: W) -> TimerId {
-        self.slots.push(Slot { pos: NONE, owner });
+        self.slots.push(Slot { time: 0, seq: 0, loc: Loc::Idle, next: NONE, prev: NONE, owner });
         TimerId((self.slots.len() - 1) as u32)
     }
 
+    /// Armed slots.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
+    }
+
+    /// Timer slots allocated.
+    pub fn slots(&self) -> usize {
+        self.slots.len()
     }
 
     /// Total number of arms so far (a cheap count of scheduled events).
@@ -81,40 +123,28 @@ impl<W: Copy> TimerQueue<W> {
         self.seq
     }
 
-    /// Whether the slot is waiting to fire (a slot being fired right now counts as idle).
+    /// Whether the slot is waiting to fire.
     #[inline]
     pub fn is_armed(&self, id: TimerId) -> bool {
-        let pos = self.slots[id.0 as usize].pos;
-        pos != NONE && self.firing != Some((id.0, self.heap[pos as usize].seq))
+        self.slots[id.0 as usize].loc != Loc::Idle
     }
 
     /// The deadline of an armed slot.
     pub fn deadline(&self, id: TimerId) -> Option<Time> {
-        if !self.is_armed(id) {
-            return None;
-        }
-        Some(Time(self.heap[self.slots[id.0 as usize].pos as usize].time))
+        self.is_armed(id).then(|| Time(self.slots[id.0 as usize].time))
     }
 
     /// Arms the slot at `at`, moving it if it was already armed.
     #[inline]
     pub fn arm(&mut self, id: TimerId, at: Time) {
+        self.detach(id.0);
         let seq = self.seq;
         self.seq += 1;
-        let entry = Entry { time: at.0, seq, slot: id.0 };
-        let pos = self.slots[id.0 as usize].pos;
-        if pos == NONE {
-            self.heap.push(entry);
-            let i = self.heap.len() - 1;
-            self.sift_up(i, entry);
-        } else {
-            let i = pos as usize;
-            if entry.before(&self.heap[i]) {
-                self.sift_up(i, entry);
-            } else {
-                self.sift_down(i, entry);
-            }
-        }
+        let s = &mut self.slots[id.0 as usize];
+        s.time = at.0;
+        s.seq = seq;
+        self.len += 1;
+        self.place(id.0);
     }
 
     /// Arms the slot at `at` unless it is already armed for an earlier or equal time.
@@ -128,100 +158,256 @@ impl<W: Copy> TimerQueue<W> {
 
     /// Makes the slot idle.
     pub fn cancel(&mut self, id: TimerId) {
-        let pos = self.slots[id.0 as usize].pos;
-        if pos != NONE {
-            self.remove_at(pos as usize);
-        }
+        self.detach(id.0);
     }
 
     /// The earliest armed slot: its deadline, handle and owner.
     #[inline]
-    pub fn peek(&self) -> Option<(Time, TimerId, W)> {
-        self.heap.first().map(|e| (Time(e.time), TimerId(e.slot), self.slots[e.slot as usize].owner))
-    }
-
-    /// Starts firing the earliest slot; it stays in place until [`Self::end_fire`].
-    #[inline]
-    pub fn begin_fire(&mut self) -> Option<(Time, W)> {
-        let e = *self.heap.first()?;
-        self.firing = Some((e.slot, e.seq));
-        Some((Time(e.time), self.slots[e.slot as usize].owner))
-    }
-
-    /// Ends firing: removes the fired slot unless its handler re-armed or cancelled it.
-    #[inline]
-    pub fn end_fire(&mut self) {
-        if let Some((slot, seq)) = self.firing.take() {
-            let pos = self.slots[slot as usize].pos;
-            if pos != NONE && self.heap[pos as usize].seq == seq {
-                self.remove_at(pos as usize);
-            }
+    pub fn peek(&mut self) -> Option<(Time, TimerId, W)> {
+        if self.near.is_empty() && !self.advance() {
+            return None;
         }
+        let id = self.near[0];
+        let s = &self.slots[id as usize];
+        Some((Time(s.time), TimerId(id), s.owner))
     }
 
-    /// Removes and returns the earliest slot (for callers that do not need in-place firing).
+    /// Removes the earliest slot (leaving it idle, free to be re-armed) and returns its
+    /// deadline and owner.
+    #[inline]
     pub fn pop(&mut self) -> Option<(Time, W)> {
-        let r = self.begin_fire()?;
-        self.end_fire();
+        self.pop_until(Time::MAX)
+    }
+
+    /// Like [`Self::pop`], but only if the earliest deadline is at or before `limit`.
+    #[inline]
+    pub fn pop_until(&mut self, limit: Time) -> Option<(Time, W)> {
+        if self.near.is_empty() && !self.advance() {
+            return None;
+        }
+        let id = self.near[0];
+        let s = &mut self.slots[id as usize];
+        if s.time > limit.0 {
+            return None;
+        }
+        let r = (Time(s.time), s.owner);
+        s.loc = Loc::Idle;
+        self.len -= 1;
+        self.heap_remove(Which::Near, 0);
         Some(r)
     }
 
-    fn remove_at(&mut self, i: usize) {
-        let removed = self.heap[i].slot;
-        self.slots[removed as usize].pos = NONE;
-        let last = self.heap.pop().expect("remove from a non-empty heap");
-        if i < self.heap.len() {
-            if i > 0 && last.before(&self.heap[(i - 1) / ARITY]) {
-                self.sift_up(i, last);
-            } else {
-                self.sift_down(i, last);
-            }
+    /// Puts an armed slot (with its key set) where its deadline belongs.
+    #[inline]
+    fn place(&mut self, id: u32) {
+        let b = self.slots[id as usize].time >> SHIFT;
+        if b <= self.cur {
+            self.heap_push(Which::Near, id);
+        } else if b - self.cur < WHEEL {
+            self.wheel_insert(id, b);
+        } else {
+            self.heap_push(Which::Far, id);
         }
     }
 
+    /// Takes a slot out of wherever it is (no-op when idle).
     #[inline]
-    fn place(&mut self, i: usize, e: Entry) {
-        self.heap[i] = e;
-        self.slots[e.slot as usize].pos = i as u32;
+    fn detach(&mut self, id: u32) {
+        match self.slots[id as usize].loc {
+            Loc::Idle => return,
+            Loc::Near(pos) => self.heap_remove(Which::Near, pos as usize),
+            Loc::Far(pos) => self.heap_remove(Which::Far, pos as usize),
+            Loc::Wheel => self.wheel_remove(id),
+        }
+        self.slots[id as usize].loc = Loc::Idle;
+        self.len -= 1;
     }
 
-    #[inline]
-    fn sift_up(&mut self, mut i: usize, e: Entry) {
-        while i > 0 {
-            let parent = (i - 1) / ARITY;
-            let p = self.heap[parent];
-            if !e.before(&p) {
+    /// Moves the next due bucket into `near`; false if nothing is armed.
+    fn advance(&mut self) -> bool {
+        if self.len == 0 {
+            return false;
+        }
+        let wheel_next = self.next_occupied();
+        let far_next = self.far.first().map(|&id| self.slots[id as usize].time >> SHIFT);
+        let b = match (wheel_next, far_next) {
+            (Some(w), Some(f)) => w.min(f),
+            (Some(w), None) => w,
+            (None, Some(f)) => f,
+            (None, None) => unreachable!("len > 0 but nothing armed"),
+        };
+        self.cur = b;
+        if wheel_next == Some(b) {
+            let idx = (b & MASK) as usize;
+            let mut id = std::mem::replace(&mut self.heads[idx], NONE);
+            self.occupied[idx / 64] &= !(1 << (idx % 64));
+            if self.near.is_empty() && self.slots[id as usize].next == NONE {
+                // The common case: a bucket holding a single slot.
+                self.near.push(id);
+                self.slots[id as usize].loc = Loc::Near(0);
+                id = NONE;
+            }
+            while id != NONE {
+                let next = self.slots[id as usize].next;
+                self.heap_push(Which::Near, id);
+                id = next;
+            }
+        }
+        while let Some(&id) = self.far.first() {
+            if self.slots[id as usize].time >> SHIFT > b {
                 break;
             }
-            self.place(i, p);
-            i = parent;
+            self.heap_remove(Which::Far, 0);
+            self.heap_push(Which::Near, id);
         }
-        self.place(i, e);
+        true
+    }
+
+    /// The absolute number of the first non-empty wheel bucket after `cur`.
+    fn next_occupied(&self) -> Option<u64> {
+        let start = (self.cur + 1) & MASK;
+        let words = self.occupied.len();
+        let (w0, bit0) = ((start / 64) as usize, start % 64);
+        for k in 0..=words {
+            let w = (w0 + k) & (words - 1);
+            let mut bits = self.occupied[w];
+            if k == 0 {
+                bits &= !0u64 << bit0;
+            } else if k == words {
+                bits &= !(!0u64 << bit0);
+            }
+            if bits != 0 {
+                let idx = (w as u64) * 64 + bits.trailing_zeros() as u64;
+                let ahead = (idx.wrapping_sub(self.cur)) & MASK;
+                return Some(self.cur + if ahead == 0 { WHEEL } else { ahead });
+            }
+        }
+        None
     }
 
     #[inline]
-    fn sift_down(&mut self, mut i: usize, e: Entry) {
-        let n = self.heap.len();
+    fn wheel_insert(&mut self, id: u32, b: u64) {
+        let idx = (b & MASK) as usize;
+        let head = self.heads[idx];
+        {
+            let s = &mut self.slots[id as usize];
+            s.next = head;
+            s.prev = NONE;
+            s.loc = Loc::Wheel;
+        }
+        if head != NONE {
+            self.slots[head as usize].prev = id;
+        } else {
+            self.occupied[idx / 64] |= 1 << (idx % 64);
+        }
+        self.heads[idx] = id;
+    }
+
+    #[inline]
+    fn wheel_remove(&mut self, id: u32) {
+        let s = self.slots[id as usize];
+        let idx = ((s.time >> SHIFT) & MASK) as usize;
+        if s.prev != NONE {
+            self.slots[s.prev as usize].next = s.next;
+        } else {
+            self.heads[idx] = s.next;
+            if s.next == NONE {
+                self.occupied[idx / 64] &= !(1 << (idx % 64));
+            }
+        }
+        if s.next != NONE {
+            self.slots[s.next as usize].prev = s.prev;
+        }
+    }
+
+    #[inline(always)]
+    fn heap(&mut self, which: Which) -> &mut Vec<u32> {
+        match which {
+            Which::Near => &mut self.near,
+            Which::Far => &mut self.far,
+        }
+    }
+
+    #[inline(always)]
+    fn set_pos(&mut self, which: Which, id: u32, pos: usize) {
+        self.slots[id as usize].loc = match which {
+            Which::Near => Loc::Near(pos as u32),
+            Which::Far => Loc::Far(pos as u32),
+        };
+    }
+
+    #[inline(always)]
+    fn before(&self, a: u32, b: u32) -> bool {
+        self.slots[a as usize].key() < self.slots[b as usize].key()
+    }
+
+    #[inline]
+    fn heap_push(&mut self, which: Which, id: u32) {
+        let h = self.heap(which);
+        h.push(id);
+        let pos = h.len() - 1;
+        self.sift_up(which, pos, id);
+    }
+
+    #[inline]
+    fn heap_remove(&mut self, which: Which, pos: usize) {
+        let h = self.heap(which);
+        let last = h.pop().expect("remove from a non-empty heap");
+        if pos < h.len() {
+            let parent_is_later = pos > 0 && {
+                let parent = self.heap(which)[(pos - 1) / ARITY];
+                self.before(last, parent)
+            };
+            if parent_is_later {
+                self.sift_up(which, pos, last);
+            } else {
+                self.sift_down(which, pos, last);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn sift_up(&mut self, which: Which, mut pos: usize, id: u32) {
+        while pos > 0 {
+            let parent = (pos - 1) / ARITY;
+            let p = self.heap(which)[parent];
+            if !self.before(id, p) {
+                break;
+            }
+            self.heap(which)[pos] = p;
+            self.set_pos(which, p, pos);
+            pos = parent;
+        }
+        self.heap(which)[pos] = id;
+        self.set_pos(which, id, pos);
+    }
+
+    #[inline]
+    fn sift_down(&mut self, which: Which, mut pos: usize, id: u32) {
+        let n = self.heap(which).len();
         loop {
-            let first = i * ARITY + 1;
+            let first = pos * ARITY + 1;
             if first >= n {
                 break;
             }
             let end = (first + ARITY).min(n);
             let mut best = first;
             for c in first + 1..end {
-                if self.heap[c].before(&self.heap[best]) {
+                let (hc, hb) = (self.heap(which)[c], self.heap(which)[best]);
+                if self.before(hc, hb) {
                     best = c;
                 }
             }
-            if !self.heap[best].before(&e) {
+            let b = self.heap(which)[best];
+            if !self.before(b, id) {
                 break;
             }
-            let b = self.heap[best];
-            self.place(i, b);
-            i = best;
+            self.heap(which)[pos] = b;
+            self.set_pos(which, b, pos);
+            pos = best;
         }
-        self.place(i, e);
+        self.heap(which)[pos] = id;
+        self.set_pos(which, id, pos);
     }
 }
 
@@ -247,53 +433,76 @@ mod tests {
         let a = q.add_timer('a');
         let b = q.add_timer('b');
         q.arm(a, Time(5));
-        q.arm(b, Time(7));
-        q.arm(a, Time(9)); // moves, does not duplicate
+        q.arm(b, Time(7_000_000));
+        q.arm(a, Time(90_000_000_000)); // moves into the far heap, does not duplicate
         assert_eq!(q.len(), 2);
         q.cancel(b);
         assert_eq!(q.len(), 1);
-        assert_eq!(q.pop(), Some((Time(9), 'a')));
+        assert_eq!(q.pop(), Some((Time(90_000_000_000), 'a')));
         assert!(q.pop().is_none());
     }
 
     #[test]
-    fn firing_slot_rearmed_in_place() {
+    fn popped_slot_is_idle_and_can_be_rearmed() {
         let mut q = TimerQueue::new();
         let a = q.add_timer(0);
         let b = q.add_timer(1);
         q.arm(a, Time(1));
         q.arm(b, Time(2));
-        assert_eq!(q.begin_fire(), Some((Time(1), 0)));
+        assert_eq!(q.pop(), Some((Time(1), 0)));
         assert!(!q.is_armed(a));
         q.arm(a, Time(3));
-        q.end_fire();
         assert_eq!(q.pop(), Some((Time(2), 1)));
         assert_eq!(q.pop(), Some((Time(3), 0)));
     }
 
+    #[test]
+    fn wheel_wraps_around_many_times() {
+        let mut q = TimerQueue::new();
+        let a = q.add_timer(0);
+        let step = (WHEEL << SHIFT) / 3 + 12_345;
+        let mut t = 0;
+        for _ in 0..100 {
+            t += step;
+            q.arm(a, Time(t));
+            assert_eq!(q.pop(), Some((Time(t), 0)));
+        }
+    }
+
+    fn time() -> impl Strategy<Value = u64> {
+        prop_oneof![0u64..50, 0u64..(1 << 16), 0u64..(1 << 26), 0u64..(1 << 40)]
+    }
+
     proptest! {
-        /// Against a simple model (a sorted list of live deadlines), random arms, cancels and pops
-        /// always yield the earliest (time, arm order) entry.
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        /// Against a simple model (a list of live keys), random arms, cancels and pops at times
+        /// spanning the near heap, the wheel and the far heap always yield the earliest
+        /// (time, arm order) entry.
         #[test]
-        fn matches_sorted_model(ops in proptest::collection::vec((0u8..3, 0usize..16, 0u64..50), 1..400)) {
+        fn matches_sorted_model(ops in proptest::collection::vec((0u8..4, 0usize..16, time()), 1..500)) {
             let mut q = TimerQueue::new();
             let ids: Vec<_> = (0..16).map(|i| q.add_timer(i)).collect();
             let mut model: Vec<Option<(u64, u64)>> = vec![None; 16];
             let mut seq = 0u64;
+            let mut now = 0u64;
             for (op, slot, t) in ops {
                 match op {
-                    0 => { q.arm(ids[slot], Time(t)); model[slot] = Some((t, seq)); seq += 1; }
+                    // Arm relative to the last popped time, as a simulation does.
+                    0 | 3 => { let at = now + t; q.arm(ids[slot], Time(at)); model[slot] = Some((at, seq)); seq += 1; }
                     1 => { q.cancel(ids[slot]); model[slot] = None; }
                     _ => {
                         let want = model.iter().enumerate().filter_map(|(i, m)| m.map(|k| (k, i))).min();
                         let got = q.pop();
                         match want {
                             None => prop_assert!(got.is_none()),
-                            Some(((t, _), i)) => { prop_assert_eq!(got, Some((Time(t), i))); model[i] = None; }
+                            Some(((t, _), i)) => { prop_assert_eq!(got, Some((Time(t), i))); model[i] = None; now = t; }
                         }
                     }
                 }
                 prop_assert_eq!(q.len(), model.iter().filter(|m| m.is_some()).count());
+                for (i, m) in model.iter().enumerate() {
+                    prop_assert_eq!(q.deadline(ids[i]), m.map(|(t, _)| Time(t)));
+                }
             }
         }
     }

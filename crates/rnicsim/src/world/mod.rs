@@ -1,8 +1,8 @@
 //! The simulated world: fabric, hosts and the run loop that wakes them.
 //!
 //! Every component owns its timer slots (see [`crate::sim::TimerQueue`]); [`Wake`] names who is
-//! woken. The loop fires the earliest slot, dispatches on its tag and repeats until the scenario's
-//! duration. Handlers live beside the mechanism they model: `fabric.rs` for ports, links, switches
+//! woken. The loop pops the earliest slot, dispatches on its tag (the handler may re-arm it) and
+//! repeats until the scenario's duration. Handlers live beside the mechanism they model: `fabric.rs` for ports, links, switches
 //! and PFC; `hosts.rs` for sources and sinks; `build.rs` turns a scenario into a world.
 
 mod build;
@@ -135,11 +135,7 @@ impl World {
     /// Runs to the scenario's end. `progress` is called every 2^16 events; returning false stops
     /// the run early ([`RunEnd::Interrupted`]).
     pub fn run(&mut self, mut progress: impl FnMut(Progress) -> bool) -> RunEnd {
-        while let Some((t, _, _)) = self.timers.peek() {
-            if t > self.end {
-                break;
-            }
-            let (t, wake) = self.timers.begin_fire().expect("peeked");
+        while let Some((t, wake)) = self.timers.pop_until(self.end) {
             self.now = t;
             match wake {
                 Wake::Port(p) => self.port_fire(p),
@@ -150,7 +146,6 @@ impl World {
                 Wake::LinkEvent(i) => self.link_event(i),
                 Wake::Reroute => self.reroute(),
             }
-            self.timers.end_fire();
             self.stats.events += 1;
             if self.stats.events & 0xffff == 0 && !progress(self.progress()) {
                 return RunEnd::Interrupted;
@@ -211,6 +206,6 @@ impl World {
 impl World {
     /// Timer slots allocated (the event queue never holds more entries than this).
     pub fn timers_slots(&self) -> usize {
-        self.ports.len() * 2 + self.sources.len() + self.switches.iter().map(|s| s.pfc_refresh.len()).sum::<usize>() + self.link_events.len() + 2
+        self.timers.slots()
     }
 }
