@@ -130,53 +130,36 @@ fn to_integer(v: f64, what: &str, input: &str) -> Result<u64, String> {
     Ok(v.round() as u64)
 }
 
+/// Parses `"<number><unit>"` with `units` mapping unit names to scale factors; `what` and
+/// `example` word the error.
+fn parse_scaled(s: &str, what: &str, example: &str, units: &[(&str, f64)]) -> Result<u64, String> {
+    let names = || units.iter().map(|(n, _)| if n.is_empty() { "none" } else { n }).collect::<Vec<_>>().join(", ");
+    let (n, unit) = split_number(s).ok_or_else(|| format!("expected {what} such as {example}, got \"{s}\""))?;
+    let &(_, scale) = units.iter().find(|(name, _)| *name == unit).ok_or_else(|| format!("expected {what} with a unit of {}, got \"{s}\"", names()))?;
+    to_integer(n * scale, what, s)
+}
+
 impl std::str::FromStr for Time {
     type Err = String;
     fn from_str(s: &str) -> Result<Time, String> {
-        let (n, unit) = split_number(s).ok_or_else(|| format!("expected a duration such as \"1us\" or \"250ns\", got \"{s}\""))?;
-        let scale = match unit {
-            "ps" => 1.0,
-            "ns" => PS_PER_NS as f64,
-            "us" | "µs" => PS_PER_US as f64,
-            "ms" => PS_PER_MS as f64,
-            "s" => PS_PER_S as f64,
-            _ => return Err(format!("expected a duration with a unit of ps, ns, us, ms or s, got \"{s}\"")),
-        };
-        to_integer(n * scale, "a duration", s).map(Time)
+        const UNITS: &[(&str, f64)] = &[("ps", 1.0), ("ns", 1e3), ("us", 1e6), ("µs", 1e6), ("ms", 1e9), ("s", 1e12)];
+        parse_scaled(s, "a duration", "\"1us\" or \"250ns\"", UNITS).map(Time)
     }
 }
 
 impl std::str::FromStr for Bytes {
     type Err = String;
     fn from_str(s: &str) -> Result<Bytes, String> {
-        let (n, unit) = split_number(s).ok_or_else(|| format!("expected a size such as \"9MB\" or \"1000B\", got \"{s}\""))?;
-        let scale: f64 = match unit {
-            "" | "B" => 1.0,
-            "KB" | "kB" => 1e3,
-            "MB" => 1e6,
-            "GB" => 1e9,
-            "KiB" => 1024.0,
-            "MiB" => 1024.0 * 1024.0,
-            "GiB" => 1024.0 * 1024.0 * 1024.0,
-            _ => return Err(format!("expected a size with a unit of B, KB, MB, GB, KiB, MiB or GiB, got \"{s}\"")),
-        };
-        to_integer(n * scale, "a size", s).map(Bytes)
+        const UNITS: &[(&str, f64)] = &[("B", 1.0), ("", 1.0), ("KB", 1e3), ("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("KiB", 1024.0), ("MiB", 1048576.0), ("GiB", 1073741824.0)];
+        parse_scaled(s, "a size", "\"9MB\" or \"1000B\"", UNITS).map(Bytes)
     }
 }
 
 impl std::str::FromStr for BitsPerSec {
     type Err = String;
     fn from_str(s: &str) -> Result<BitsPerSec, String> {
-        let (n, unit) = split_number(s).ok_or_else(|| format!("expected a rate such as \"100Gbps\", got \"{s}\""))?;
-        let scale = match unit {
-            "bps" => 1.0,
-            "Kbps" | "kbps" => 1e3,
-            "Mbps" => 1e6,
-            "Gbps" => 1e9,
-            "Tbps" => 1e12,
-            _ => return Err(format!("expected a rate with a unit of bps, Kbps, Mbps, Gbps or Tbps, got \"{s}\"")),
-        };
-        to_integer(n * scale, "a rate", s).map(BitsPerSec)
+        const UNITS: &[(&str, f64)] = &[("bps", 1.0), ("Kbps", 1e3), ("kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9), ("Tbps", 1e12)];
+        parse_scaled(s, "a rate", "\"100Gbps\"", UNITS).map(BitsPerSec)
     }
 }
 

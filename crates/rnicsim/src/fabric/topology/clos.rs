@@ -51,10 +51,9 @@ pub fn fat_tree(k: usize, hosts_per_edge: usize, link: LinkParams) -> Topology {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::{BitsPerSec, Time};
 
     fn p() -> LinkParams {
-        LinkParams { rate: BitsPerSec::gbps(100), delay: Time::from_us(1) }
+        crate::fabric::topology::test_link()
     }
 
     #[test]

@@ -69,10 +69,9 @@ pub fn jellyfish(switches: usize, degree: usize, hosts_per_switch: usize, link: 
 mod tests {
     use super::*;
     use crate::sim::rng::stream;
-    use crate::units::{BitsPerSec, Time};
 
     fn p() -> LinkParams {
-        LinkParams { rate: BitsPerSec::gbps(100), delay: Time::from_us(1) }
+        crate::fabric::topology::test_link()
     }
 
     #[test]

@@ -123,12 +123,18 @@ pub fn dumbbell(left: usize, right: usize, link: LinkParams, bottleneck: LinkPar
     t
 }
 
+/// 100 Gbps, 1 µs: the link of the topology tests.
+#[cfg(test)]
+pub(crate) fn test_link() -> LinkParams {
+    LinkParams { rate: BitsPerSec::gbps(100), delay: Time::from_us(1) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn p() -> LinkParams {
-        LinkParams { rate: BitsPerSec::gbps(100), delay: Time::from_us(1) }
+        test_link()
     }
 
     #[test]
