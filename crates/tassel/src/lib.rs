@@ -1,0 +1,297 @@
+//! Tassel: a hierarchical rate limiter and QP scheduler for RDMA NICs (Tassel, SIGCOMM 2024),
+//! as a component that takes plain numbers (flow ids, bytes, bits per second, picoseconds) and
+//! knows nothing of any simulator, so it can be benchmarked alone or embedded in a datapath.
+//!
+//! Two tiers (§3.2):
+//! - **Flow level** (§3.2.1): every active flow's scheduling time (the start time of its head
+//!   packet) in a min-heap; a flow is scheduled one scheduling latency ahead of its time, and
+//!   [`adaptive_batch`] packets (WQEs) are fetched for it: `N = max(1, rate × latency / size)`.
+//! - **Packet level** (§3.2.2): WF²Q+ start/finish times (`S₀ = S_flow`, `Sⱼ = Fⱼ₋₁`,
+//!   `Fⱼ = Sⱼ + Lⱼ/R`); a packet filter keeps only *imminent* packets (start within one scheduling
+//!   latency of now) and drops the rest, rescheduling the flow at the nearest dropped start (or
+//!   now, if all were imminent); a timing wheel releases packets when eligible (`S ≤ now`) into a
+//!   small array sorted by finish time; a packet leaves only when the link is idle, smallest
+//!   finish first ([`timeline`]).
+//!
+//! Oversubscription (§3.2.2): with `Φ = Σ active rate limits / link rate > 1`, virtual time runs
+//! at `1 / Φ` of real time, so every flow gets its limit divided by Φ and the link is shared in
+//! proportion to the limits. (The paper prints `T(t+δ) = T(t) + δ·max(1, Φ)`, but its text — the
+//! timer "slows down" — and Fig. 18b, where Φ = 2 halves every flow, require the slowing we
+//! implement.) PFC (§3.5): while the downstream port is paused the timer stops.
+//!
+//! The baseline SE-PIEO (§2.3), a monolithic WF²Q+ over all flows that sends one packet per
+//! sort, is [`Monolithic`], behind the same [`WqeSource`] interface.
+
+mod clock;
+mod monolithic;
+pub mod timeline;
+
+pub use clock::VirtualClock;
+
+pub use monolithic::Monolithic;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use timeline::Timeline;
+
+pub const PS_PER_SEC: u64 = 1_000_000_000_000;
+
+/// Where a scheduler gets its packets (the QPs' WQEs in host memory).
+pub trait WqeSource {
+    /// Appends to `out` the lengths (bytes) of up to `max` packets of `flow`, starting `skip`
+    /// packets after its head, without consuming them; fewer (or none) if the flow has fewer.
+    fn fetch(&mut self, flow: u32, skip: u32, max: u32, out: &mut Vec<u32>);
+    /// The head packet of `flow` was transmitted.
+    fn consume(&mut self, flow: u32);
+}
+
+/// What to do now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Transmit the head packet of `flow`, `len` bytes, now.
+    Send { flow: u32, len: u32 },
+    /// Nothing to send now; call again at `until` (real time, ps), or after a [`Tassel::wake`],
+    /// [`Tassel::set_rate`] or resume if `None`.
+    Idle { until: Option<u64> },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    pub link_bps: u64,
+    /// Scheduling latency (WQE fetch round trip), ps; also the imminent window.
+    pub scheduling_latency_ps: u64,
+    /// Packet size assumed by adaptive batching, bytes.
+    pub typical_packet_bytes: u32,
+    /// Timing-wheel slot width, ps (4 ns at 250 MHz in the prototype).
+    pub wheel_slot_ps: u64,
+    /// Upper bound on packets fetched per scheduling decision.
+    pub max_batch: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { link_bps: 100_000_000_000, scheduling_latency_ps: 1_000_000, typical_packet_bytes: 1024, wheel_slot_ps: 4_000, max_batch: 64 }
+    }
+}
+
+/// Rates are kept in Kbps (100 Kbps to 4 Tbps in a `u32`).
+fn to_kbps(bps: u64) -> u32 {
+    (bps / 1000).clamp(1, u32::MAX as u64) as u32
+}
+
+/// Time to send `bytes` at `kbps`, ps (rounded up).
+#[inline]
+pub fn tx_ps(bytes: u32, kbps: u32) -> u64 {
+    (bytes as u64 * 8 * 1_000_000_000).div_ceil(kbps as u64)
+}
+
+/// Packets to fetch per scheduling decision (§3.2.1): what the flow may send in one scheduling
+/// latency, at least one.
+pub fn adaptive_batch(rate_bps: u64, latency_ps: u64, typical_bytes: u32, max: u32) -> u32 {
+    let n = rate_bps as u128 * latency_ps as u128 / (typical_bytes as u128 * 8 * PS_PER_SEC as u128);
+    (n as u32).clamp(1, max.max(1))
+}
+
+const IN_HEAP: u8 = 1;
+const ACTIVE: u8 = 2;
+
+/// Per-flow scheduler state: 16 bytes, plus 16 in the flow heap while scheduled.
+#[derive(Clone, Copy, Debug, Default)]
+struct FlowState {
+    /// Start time (virtual ps) of the next packet not yet fetched.
+    next_start: u64,
+    rate_kbps: u32,
+    /// Packets fetched and held as imminent.
+    held: u16,
+    flags: u8,
+}
+
+pub struct Tassel {
+    cfg: Config,
+    link_kbps: u64,
+    flows: Vec<FlowState>,
+    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    timeline: Timeline,
+    clock: VirtualClock,
+    /// Real time at which the link finishes the last packet sent.
+    link_free_at: u64,
+    scratch: Vec<u32>,
+    /// Packets fetched and then dropped by the filter (the fetch-and-drop PCIe cost).
+    pub dropped_fetches: u64,
+    pub fetches: u64,
+}
+
+impl Tassel {
+    pub fn new(cfg: Config, flows: usize) -> Tassel {
+        Tassel {
+            cfg,
+            link_kbps: to_kbps(cfg.link_bps) as u64,
+            flows: vec![FlowState { rate_kbps: to_kbps(cfg.link_bps), ..Default::default() }; flows],
+            heap: BinaryHeap::new(),
+            timeline: Timeline::new(cfg.wheel_slot_ps, cfg.scheduling_latency_ps),
+            clock: VirtualClock::new(to_kbps(cfg.link_bps) as u64),
+            link_free_at: 0,
+            scratch: Vec::new(),
+            dropped_fetches: 0,
+            fetches: 0,
+        }
+    }
+
+    /// Bytes of scheduler state per flow (the flow table entry plus its heap entry).
+    pub const STATE_BYTES_PER_FLOW: usize = std::mem::size_of::<FlowState>() + std::mem::size_of::<Reverse<(u64, u32)>>();
+
+    /// The oversubscription factor Φ (Σ active limits / link rate).
+    pub fn phi(&self) -> f64 {
+        self.clock.phi()
+    }
+
+    /// Virtual time now (ps).
+    pub fn virtual_now(&self) -> u64 {
+        self.clock.now()
+    }
+
+    /// Imminent packets held now.
+    pub fn imminent(&self) -> usize {
+        self.timeline.len()
+    }
+
+    /// Sets a flow's rate limit; it applies to packets fetched from now on.
+    pub fn set_rate(&mut self, flow: u32, bps: u64, now: u64) {
+        self.clock.advance(now);
+        let f = &mut self.flows[flow as usize];
+        let new = to_kbps(bps);
+        if f.flags & ACTIVE != 0 {
+            self.clock.adjust_active(new as u64, f.rate_kbps as u64);
+        }
+        f.rate_kbps = new;
+    }
+
+    pub fn rate_bps(&self, flow: u32) -> u64 {
+        self.flows[flow as usize].rate_kbps as u64 * 1000
+    }
+
+    /// Doorbell: `flow` has new packets to send.
+    pub fn wake(&mut self, flow: u32, now: u64) {
+        self.clock.advance(now);
+        let v = self.clock.now();
+        let f = &mut self.flows[flow as usize];
+        if f.flags & IN_HEAP != 0 {
+            return;
+        }
+        // An idle flow banks no credit: it starts no earlier than now.
+        f.next_start = f.next_start.max(v);
+        f.flags |= IN_HEAP;
+        self.heap.push(Reverse((f.next_start, flow)));
+        self.set_active(flow, true);
+    }
+
+    /// PFC: the downstream port is paused (the timer stops) or resumed.
+    pub fn set_paused(&mut self, paused: bool, now: u64) {
+        self.clock.advance(now);
+        self.clock.set_paused(paused);
+    }
+
+    fn set_active(&mut self, flow: u32, active: bool) {
+        let f = &mut self.flows[flow as usize];
+        if (f.flags & ACTIVE != 0) == active {
+            return;
+        }
+        if active {
+            f.flags |= ACTIVE;
+            self.clock.adjust_active(f.rate_kbps as u64, 0);
+        } else {
+            f.flags &= !ACTIVE;
+            self.clock.adjust_active(0, f.rate_kbps as u64);
+        }
+    }
+
+    /// Schedules every flow due within one scheduling latency: fetch a batch, time it, keep the
+    /// imminent packets and reschedule the flow (§3.2.1–§3.2.2).
+    fn schedule_flows(&mut self, src: &mut impl WqeSource) {
+        let v = self.clock.now();
+        self.timeline.release_eligible(v);
+        let horizon = v + self.cfg.scheduling_latency_ps;
+        while let Some(&Reverse((s, flow))) = self.heap.peek() {
+            if s > horizon {
+                break;
+            }
+            self.heap.pop();
+            let f = self.flows[flow as usize];
+            let n = adaptive_batch(f.rate_kbps as u64 * 1000, self.cfg.scheduling_latency_ps, self.cfg.typical_packet_bytes, self.cfg.max_batch);
+            self.scratch.clear();
+            src.fetch(flow, f.held as u32, n, &mut self.scratch);
+            self.fetches += self.scratch.len() as u64;
+            let mut start = f.next_start;
+            let mut kept = 0u16;
+            let mut next = None;
+            for (j, &len) in self.scratch.iter().enumerate() {
+                if start > horizon {
+                    // Distant: dropped now, fetched again when the flow comes round.
+                    self.dropped_fetches += (self.scratch.len() - j) as u64;
+                    next = Some(start);
+                    break;
+                }
+                let finish = start + tx_ps(len, f.rate_kbps);
+                self.timeline.insert(flow, len, start, finish, v);
+                kept += 1;
+                start = finish;
+            }
+            let st = &mut self.flows[flow as usize];
+            st.held += kept;
+            st.next_start = next.unwrap_or(start);
+            st.flags &= !IN_HEAP;
+            let exhausted = self.scratch.len() < n as usize;
+            if next.is_some() || !exhausted {
+                // Reschedule at the nearest dropped packet, or at once if all were imminent.
+                let at = next.unwrap_or(v);
+                st.flags |= IN_HEAP;
+                self.heap.push(Reverse((at, flow)));
+            } else if st.held == 0 {
+                self.set_active(flow, false);
+            }
+        }
+    }
+
+    /// Advances to real time `now` and says whether to send a packet now.
+    pub fn poll(&mut self, now: u64, src: &mut impl WqeSource) -> Decision {
+        self.clock.advance(now);
+        self.schedule_flows(src);
+        let v = self.clock.now();
+        self.timeline.release_eligible(v);
+        if now >= self.link_free_at {
+            if let Some((flow, len)) = self.timeline.pop_min_finish() {
+                self.link_free_at = now + tx_ps(len, self.link_kbps as u32);
+                src.consume(flow);
+                let f = &mut self.flows[flow as usize];
+                f.held -= 1;
+                if f.held == 0 && f.flags & IN_HEAP == 0 {
+                    self.set_active(flow, false);
+                }
+                return Decision::Send { flow, len };
+            }
+        }
+        Decision::Idle { until: self.next_wakeup(now) }
+    }
+
+    /// The earliest real time anything can change: the link frees up with a packet eligible, a
+    /// packet becomes eligible, or a flow comes due.
+    fn next_wakeup(&self, now: u64) -> Option<u64> {
+        let mut best: Option<u64> = None;
+        let mut consider = |t: Option<u64>| {
+            if let Some(t) = t {
+                best = Some(best.map_or(t, |b: u64| b.min(t)));
+            }
+        };
+        if self.timeline.has_eligible() {
+            consider(Some(self.link_free_at.max(now)));
+        }
+        consider(self.timeline.next_start().and_then(|s| self.clock.real_at(s)));
+        if let Some(&Reverse((s, _))) = self.heap.peek() {
+            consider(self.clock.real_at(s.saturating_sub(self.cfg.scheduling_latency_ps)));
+        }
+        best.map(|t| t.max(now))
+    }
+}
+
+#[cfg(test)]
+mod tests;
