@@ -1,11 +1,41 @@
-//! `rnicsim bench`: simulator speed on the fixed fabric workload, beside a bare heap.
+//! `rnicsim bench`: simulator speed on the fixed fabric workload beside a bare heap, and
+//! component benchmarks (`rnicsim bench tassel`).
 
-use clap::Args;
+use clap::{Args, Subcommand};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use rnicsim::bench::{heap_push_pop_ns, peak_rss_bytes, FabricBench};
 
 #[derive(Args)]
 pub struct BenchArgs {
+    #[command(subcommand)]
+    which: Option<Which>,
+    #[command(flatten)]
+    fabric: FabricArgs,
+}
+
+#[derive(Subcommand)]
+enum Which {
+    /// The fabric workload (the default).
+    Fabric(FabricArgs),
+    /// Tassel's rate limiter beside the monolithic SE-PIEO baseline, on the real CPU.
+    Tassel(TasselArgs),
+}
+
+#[derive(Args)]
+pub struct TasselArgs {
+    /// Numbers of always-backlogged flows to measure.
+    #[arg(long, value_delimiter = ',', default_value = "1,1024,16384,262144,1048576")]
+    flows: Vec<usize>,
+    /// Packets timed per measurement (after a warm-up).
+    #[arg(long, default_value_t = 2_000_000)]
+    packets: u64,
+    /// Packet size in bytes.
+    #[arg(long, default_value_t = 64)]
+    size: u32,
+}
+
+#[derive(Args)]
+pub struct FabricArgs {
     /// Hosts per leaf (8 leaves, 8 spines); 16 gives the standard 128-host 1:2 fabric.
     #[arg(long, default_value_t = 16)]
     hosts_per_leaf: usize,
@@ -18,6 +48,37 @@ pub struct BenchArgs {
 }
 
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
+    match &args.which {
+        None => fabric(&args.fabric),
+        Some(Which::Fabric(f)) => fabric(f),
+        Some(Which::Tassel(t)) => tassel(t),
+    }
+}
+
+fn tassel(args: &TasselArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(args.packets > 0 && args.size >= 64, "--packets must be positive and --size at least 64");
+    eprintln!("tassel: {} B packets, rate limits 1:2:4:8 summing to 100 Gbps, {} packets timed per point", args.size, args.packets);
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec!["flows", "Tassel Mpps", "SE-PIEO Mpps", "speed-up", "imminent (end)", "dropped fetches / sent"]);
+    for &flows in &args.flows {
+        anyhow::ensure!(flows > 0, "--flows must be positive");
+        let r = tassel::bench::run(flows, args.packets, args.size);
+        t.add_row(vec![
+            flows.to_string(),
+            format!("{:.1}", r.tassel_pps() / 1e6),
+            format!("{:.1}", r.baseline_pps() / 1e6),
+            format!("{:.2}×", r.tassel_pps() / r.baseline_pps()),
+            r.imminent_at_end.to_string(),
+            format!("{:.3}", r.dropped_per_sent),
+        ]);
+    }
+    println!("{t}");
+    println!("scheduler state per flow: {} bytes (goal ≤ 32; the paper's hardware: 17)", tassel::Tassel::STATE_BYTES_PER_FLOW);
+    Ok(())
+}
+
+fn fabric(args: &FabricArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.hosts_per_leaf > 0 && args.repeat > 0, "--hosts-per-leaf and --repeat must be positive");
     anyhow::ensure!(args.load > 0.0 && args.load <= 1.0, "--load must be in (0, 1]");
     let cfg = FabricBench { hosts_per_leaf: args.hosts_per_leaf, load: args.load, ..FabricBench::default() };

@@ -4,12 +4,14 @@
 //!
 //! Two tiers (§3.2):
 //! - **Flow level** (§3.2.1): every active flow's scheduling time (the start time of its head
-//!   packet) in a min-heap; a flow is scheduled one scheduling latency ahead of its time, and
+//!   packet) in a coarse timeline ([`flow_wheel`]); a flow is scheduled one scheduling latency ahead of its time, and
 //!   [`adaptive_batch`] packets (WQEs) are fetched for it: `N = max(1, rate × latency / size)`.
 //! - **Packet level** (§3.2.2): WF²Q+ start/finish times (`S₀ = S_flow`, `Sⱼ = Fⱼ₋₁`,
 //!   `Fⱼ = Sⱼ + Lⱼ/R`); a packet filter keeps only *imminent* packets (start within one scheduling
-//!   latency of now) and drops the rest, rescheduling the flow at the nearest dropped start (or
-//!   now, if all were imminent); a timing wheel releases packets when eligible (`S ≤ now`) into a
+//!   latency of the batch's arrival) and drops the rest, rescheduling the flow at the nearest
+//!   dropped start (or now, if all were imminent). Fetches complete at once here, but a batch is
+//!   filtered as hardware would see it: arriving one scheduling latency after the decision, so
+//!   its imminent window ends two latencies after the decision; a timing wheel releases packets when eligible (`S ≤ now`) into a
 //!   small array sorted by finish time; a packet leaves only when the link is idle, smallest
 //!   finish first ([`timeline`]).
 //!
@@ -22,7 +24,9 @@
 //! The baseline SE-PIEO (§2.3), a monolithic WF²Q+ over all flows that sends one packet per
 //! sort, is [`Monolithic`], behind the same [`WqeSource`] interface.
 
+pub mod bench;
 mod clock;
+pub mod flow_wheel;
 mod monolithic;
 pub mod timeline;
 
@@ -30,8 +34,7 @@ pub use clock::VirtualClock;
 
 pub use monolithic::Monolithic;
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use flow_wheel::FlowWheel;
 use timeline::Timeline;
 
 pub const PS_PER_SEC: u64 = 1_000_000_000_000;
@@ -92,10 +95,11 @@ pub fn adaptive_batch(rate_bps: u64, latency_ps: u64, typical_bytes: u32, max: u
     (n as u32).clamp(1, max.max(1))
 }
 
-const IN_HEAP: u8 = 1;
+const SCHEDULED: u8 = 1;
 const ACTIVE: u8 = 2;
 
-/// Per-flow scheduler state: 16 bytes, plus 16 in the flow heap while scheduled.
+/// Per-flow scheduler state: 16 bytes, plus 4 in a flow-wheel slot (16 in its far heap) while
+/// scheduled.
 #[derive(Clone, Copy, Debug, Default)]
 struct FlowState {
     /// Start time (virtual ps) of the next packet not yet fetched.
@@ -110,7 +114,7 @@ pub struct Tassel {
     cfg: Config,
     link_kbps: u64,
     flows: Vec<FlowState>,
-    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    flow_wheel: FlowWheel,
     timeline: Timeline,
     clock: VirtualClock,
     /// Real time at which the link finishes the last packet sent.
@@ -127,8 +131,8 @@ impl Tassel {
             cfg,
             link_kbps: to_kbps(cfg.link_bps) as u64,
             flows: vec![FlowState { rate_kbps: to_kbps(cfg.link_bps), ..Default::default() }; flows],
-            heap: BinaryHeap::new(),
-            timeline: Timeline::new(cfg.wheel_slot_ps, cfg.scheduling_latency_ps),
+            flow_wheel: FlowWheel::new(cfg.scheduling_latency_ps / 16),
+            timeline: Timeline::new(cfg.wheel_slot_ps, 2 * cfg.scheduling_latency_ps),
             clock: VirtualClock::new(to_kbps(cfg.link_bps) as u64),
             link_free_at: 0,
             scratch: Vec::new(),
@@ -137,8 +141,8 @@ impl Tassel {
         }
     }
 
-    /// Bytes of scheduler state per flow (the flow table entry plus its heap entry).
-    pub const STATE_BYTES_PER_FLOW: usize = std::mem::size_of::<FlowState>() + std::mem::size_of::<Reverse<(u64, u32)>>();
+    /// Bytes of scheduler state per flow at most (the flow table entry plus a far-heap entry).
+    pub const STATE_BYTES_PER_FLOW: usize = std::mem::size_of::<FlowState>() + std::mem::size_of::<(u64, u32)>();
 
     /// The oversubscription factor Φ (Σ active limits / link rate).
     pub fn phi(&self) -> f64 {
@@ -175,13 +179,13 @@ impl Tassel {
         self.clock.advance(now);
         let v = self.clock.now();
         let f = &mut self.flows[flow as usize];
-        if f.flags & IN_HEAP != 0 {
+        if f.flags & SCHEDULED != 0 {
             return;
         }
         // An idle flow banks no credit: it starts no earlier than now.
         f.next_start = f.next_start.max(v);
-        f.flags |= IN_HEAP;
-        self.heap.push(Reverse((f.next_start, flow)));
+        f.flags |= SCHEDULED;
+        self.flow_wheel.push(f.next_start, flow);
         self.set_active(flow, true);
     }
 
@@ -210,12 +214,12 @@ impl Tassel {
     fn schedule_flows(&mut self, src: &mut impl WqeSource) {
         let v = self.clock.now();
         self.timeline.release_eligible(v);
-        let horizon = v + self.cfg.scheduling_latency_ps;
-        while let Some(&Reverse((s, flow))) = self.heap.peek() {
-            if s > horizon {
-                break;
-            }
-            self.heap.pop();
+        let latency = self.cfg.scheduling_latency_ps;
+        // Flows due within one latency are scheduled; their batch arrives one latency later and
+        // keeps what starts within a latency of that arrival.
+        let due = v + latency;
+        let horizon = v + 2 * latency;
+        while let Some(flow) = self.flow_wheel.pop_due(due) {
             let f = self.flows[flow as usize];
             let n = adaptive_batch(f.rate_kbps as u64 * 1000, self.cfg.scheduling_latency_ps, self.cfg.typical_packet_bytes, self.cfg.max_batch);
             self.scratch.clear();
@@ -239,13 +243,13 @@ impl Tassel {
             let st = &mut self.flows[flow as usize];
             st.held += kept;
             st.next_start = next.unwrap_or(start);
-            st.flags &= !IN_HEAP;
+            st.flags &= !SCHEDULED;
             let exhausted = self.scratch.len() < n as usize;
             if next.is_some() || !exhausted {
                 // Reschedule at the nearest dropped packet, or at once if all were imminent.
                 let at = next.unwrap_or(v);
-                st.flags |= IN_HEAP;
-                self.heap.push(Reverse((at, flow)));
+                st.flags |= SCHEDULED;
+                self.flow_wheel.push(at, flow);
             } else if st.held == 0 {
                 self.set_active(flow, false);
             }
@@ -264,7 +268,7 @@ impl Tassel {
                 src.consume(flow);
                 let f = &mut self.flows[flow as usize];
                 f.held -= 1;
-                if f.held == 0 && f.flags & IN_HEAP == 0 {
+                if f.held == 0 && f.flags & SCHEDULED == 0 {
                     self.set_active(flow, false);
                 }
                 return Decision::Send { flow, len };
@@ -286,7 +290,7 @@ impl Tassel {
             consider(Some(self.link_free_at.max(now)));
         }
         consider(self.timeline.next_start().and_then(|s| self.clock.real_at(s)));
-        if let Some(&Reverse((s, _))) = self.heap.peek() {
+        if let Some(s) = self.flow_wheel.next_due() {
             consider(self.clock.real_at(s.saturating_sub(self.cfg.scheduling_latency_ps)));
         }
         best.map(|t| t.max(now))

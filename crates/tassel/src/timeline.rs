@@ -2,9 +2,13 @@
 //! they are eligible (start ≤ now), and a small array sorted by finish time from which the next
 //! packet leaves (ties by finish time, then arrival). Times are virtual picoseconds.
 //!
-//! The wheel covers one imminent window (plus two slots), so every imminent packet has a slot;
-//! a bitmap of non-empty slots finds the next one quickly. The hardware's register array becomes
-//! a vector kept in descending order, popped from its end.
+//! The wheel covers the span imminent packets may start in (plus two slots), so each has a slot;
+//! a bitmap of non-empty slots finds the next one quickly. The hardware's sorted register array
+//! becomes a binary heap keyed by (finish, arrival): the same order, and no quadratic cost when a
+//! cold start makes every flow imminent at once.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 #[derive(Clone, Copy, Debug)]
 struct Pkt {
@@ -17,13 +21,15 @@ struct Pkt {
 pub struct Timeline {
     slot_ps: u64,
     slots: Vec<Vec<u32>>,
+    /// Earliest start in each non-empty slot.
+    slot_min: Vec<u64>,
     occupied: Vec<u64>,
     /// Absolute index of the slot holding the current time after the last release.
     base: u64,
     pkts: Vec<Pkt>,
     free: Vec<u32>,
-    /// Eligible packets as (finish, arrival, index), in descending order.
-    ready: Vec<(u64, u64, u32)>,
+    /// Eligible packets by (finish, arrival).
+    ready: BinaryHeap<Reverse<(u64, u64, u32)>>,
     arrivals: u64,
     waiting: usize,
 }
@@ -31,7 +37,7 @@ pub struct Timeline {
 impl Timeline {
     pub fn new(slot_ps: u64, window_ps: u64) -> Timeline {
         let n = (window_ps.div_ceil(slot_ps.max(1)) + 2).next_power_of_two().max(64) as usize;
-        Timeline { slot_ps: slot_ps.max(1), slots: vec![Vec::new(); n], occupied: vec![0; n / 64], base: 0, pkts: Vec::new(), free: Vec::new(), ready: Vec::new(), arrivals: 0, waiting: 0 }
+        Timeline { slot_ps: slot_ps.max(1), slots: vec![Vec::new(); n], slot_min: vec![u64::MAX; n], occupied: vec![0; n / 64], base: 0, pkts: Vec::new(), free: Vec::new(), ready: BinaryHeap::new(), arrivals: 0, waiting: 0 }
     }
 
     /// Packets held (waiting or eligible).
@@ -72,6 +78,11 @@ impl Timeline {
         }
         debug_assert!(abs - self.base < self.slots.len() as u64, "packet beyond the imminent window");
         let s = (abs as usize) & (self.slots.len() - 1);
+        if self.slots[s].is_empty() {
+            self.slot_min[s] = start;
+        } else {
+            self.slot_min[s] = self.slot_min[s].min(start);
+        }
         self.slots[s].push(idx);
         self.occupied[s / 64] |= 1 << (s % 64);
         self.waiting += 1;
@@ -79,11 +90,9 @@ impl Timeline {
 
     #[inline]
     fn push_ready(&mut self, idx: u32) {
-        let p = self.pkts[idx as usize];
-        let key = (p.finish, self.arrivals, idx);
+        let finish = self.pkts[idx as usize].finish;
+        self.ready.push(Reverse((finish, self.arrivals, idx)));
         self.arrivals += 1;
-        let at = self.ready.partition_point(|&e| (e.0, e.1) > (key.0, key.1));
-        self.ready.insert(at, key);
     }
 
     /// Moves every packet with start ≤ `now` to the eligible array.
@@ -94,16 +103,11 @@ impl Timeline {
             return;
         }
         let n = self.slots.len() as u64;
-        let first = self.base;
-        let last = target.min(first + n - 1);
-        let mut abs = first;
-        while abs <= last {
+        let last = target.min(self.base + n - 1);
+        let mut from = self.base;
+        while let Some(abs) = self.next_occupied(from, last) {
+            from = abs + 1;
             let s = (abs as usize) & (n as usize - 1);
-            // Skip to the next non-empty slot.
-            if self.occupied[s / 64] & (1 << (s % 64)) == 0 {
-                abs += 1;
-                continue;
-            }
             let mut list = std::mem::take(&mut self.slots[s]);
             if abs < target {
                 for &i in &list {
@@ -112,31 +116,55 @@ impl Timeline {
                 self.waiting -= list.len();
                 list.clear();
             } else {
+                if self.slot_min[s] > now {
+                    self.slots[s] = list;
+                    continue;
+                }
                 let before = list.len();
                 let mut k = 0;
+                let mut min = u64::MAX;
                 while k < list.len() {
-                    if self.pkts[list[k] as usize].start <= now {
+                    let start = self.pkts[list[k] as usize].start;
+                    if start <= now {
                         let i = list.swap_remove(k);
                         self.push_ready(i);
                     } else {
+                        min = min.min(start);
                         k += 1;
                     }
                 }
+                self.slot_min[s] = min;
                 self.waiting -= before - list.len();
             }
             if list.is_empty() {
                 self.occupied[s / 64] &= !(1 << (s % 64));
             }
             self.slots[s] = list;
-            abs += 1;
         }
         self.base = target;
+    }
+
+    /// The first absolute slot in `from..=to` holding packets (at most one wheel turn).
+    #[inline]
+    fn next_occupied(&self, from: u64, to: u64) -> Option<u64> {
+        let n = self.slots.len() as u64;
+        let mut abs = from;
+        while abs <= to {
+            let s = (abs % n) as usize;
+            let bits = self.occupied[s / 64] >> (s % 64);
+            if bits != 0 {
+                let hit = abs + bits.trailing_zeros() as u64;
+                return (hit <= to).then_some(hit);
+            }
+            abs += 64 - (s % 64) as u64;
+        }
+        None
     }
 
     /// The eligible packet with the smallest finish time: (flow, length).
     #[inline]
     pub fn pop_min_finish(&mut self) -> Option<(u32, u32)> {
-        let (_, _, idx) = self.ready.pop()?;
+        let Reverse((_, _, idx)) = self.ready.pop()?;
         self.free.push(idx);
         let p = self.pkts[idx as usize];
         Some((p.flow, p.len))
@@ -147,15 +175,9 @@ impl Timeline {
         if self.waiting == 0 {
             return None;
         }
-        let n = self.slots.len();
-        let b = (self.base as usize) & (n - 1);
-        for k in 0..n {
-            let s = (b + k) & (n - 1);
-            if self.occupied[s / 64] & (1 << (s % 64)) != 0 {
-                return self.slots[s].iter().map(|&i| self.pkts[i as usize].start).min();
-            }
-        }
-        None
+        let n = self.slots.len() as u64;
+        let abs = self.next_occupied(self.base, self.base + n - 1)?;
+        Some(self.slot_min[(abs % n) as usize])
     }
 }
 
