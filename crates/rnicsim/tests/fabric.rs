@@ -300,6 +300,23 @@ fn queue_sampling_records_every_port_each_interval() {
 }
 
 #[test]
+fn sampled_counters_grow_to_the_final_counters() {
+    let w = world(&INCAST.replace("PFC", "true").replace("duration = \"300us\"", "duration = \"300us\"\n[outputs]\nqueue_interval = \"10us\""));
+    let q = &w.record.queues;
+    for (p, port) in w.ports.iter().enumerate() {
+        let rows: Vec<usize> = (0..q.time.len()).filter(|&i| q.port[i] == p as u32).collect();
+        assert_eq!(rows.len(), 31);
+        assert!(rows.windows(2).all(|r| q.tx_bytes[r[0]] <= q.tx_bytes[r[1]] && q.paused_rx_ps[r[0]] <= q.paused_rx_ps[r[1]]));
+        let last = *rows.last().unwrap();
+        // The last sample is taken at the end of the run, so it equals the final counters.
+        assert_eq!(q.tx_bytes[last], port.counters.tx_bytes);
+        assert_eq!(q.ecn_marks[last], port.counters.ecn_marks);
+        assert_eq!(q.paused_rx_ps[last], port.counters.paused_rx_ps, "port {p}");
+    }
+    assert!(q.paused.iter().any(|&p| p), "some sample sees a paused port");
+}
+
+#[test]
 fn jellyfish_depends_on_the_seed_only() {
     let peers = |seed: u64| {
         let w = world(&format!(

@@ -9,6 +9,7 @@ pub mod tables;
 pub use run_dir::RunDir;
 pub use summary::{Summary, TrafficSummary};
 
+use crate::fabric::port::{Port, CLASSES};
 use crate::units::Time;
 
 /// Time series and event logs filled while the simulation runs (columns, appended in place).
@@ -29,7 +30,7 @@ pub struct PfcLog {
     pub quanta: Vec<u16>,
 }
 
-/// Periodic samples of every port's queue.
+/// Periodic samples of every port: queue length and pause state, and its counters so far.
 #[derive(Default)]
 pub struct QueueLog {
     pub time: Vec<u64>,
@@ -38,6 +39,10 @@ pub struct QueueLog {
     pub port: Vec<u32>,
     pub bytes: Vec<u64>,
     pub paused: Vec<bool>,
+    pub tx_bytes: Vec<u64>,
+    pub drops: Vec<u64>,
+    pub ecn_marks: Vec<u64>,
+    pub paused_rx_ps: Vec<u64>,
 }
 
 impl Recorder {
@@ -57,13 +62,20 @@ impl Recorder {
         }
     }
 
-    pub fn queue_sample(&mut self, now: Time, node: u32, iface: u32, port: u32, bytes: u64, paused: bool) {
+    /// Records port `id` at `now`.
+    pub fn port_sample(&mut self, now: Time, id: u32, port: &Port) {
         let q = &mut self.queues;
+        let c = &port.counters;
         q.time.push(now.0);
-        q.node.push(node);
-        q.iface.push(iface);
-        q.port.push(port);
-        q.bytes.push(bytes);
-        q.paused.push(paused);
+        q.node.push(port.node);
+        q.iface.push(port.iface);
+        q.port.push(id);
+        q.bytes.push(port.total_bytes());
+        q.paused.push((0..CLASSES).any(|k| port.is_paused(k, now)));
+        q.tx_bytes.push(c.tx_bytes);
+        q.drops.push(c.drops_buffer + c.drops_link_down + c.drops_corrupt);
+        q.ecn_marks.push(c.ecn_marks);
+        // Pause time is accounted ahead while a pause runs; sample only what has elapsed.
+        q.paused_rx_ps.push(c.paused_rx_ps.saturating_sub(port.paused_beyond(now)));
     }
 }

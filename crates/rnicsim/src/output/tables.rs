@@ -88,6 +88,10 @@ pub fn queues(r: &Recorder) -> RecordBatch {
         ("port", u32s(q.port.iter().copied())),
         ("queue_bytes", u64s(q.bytes.iter().copied())),
         ("paused", Arc::new(BooleanArray::from(q.paused.clone()))),
+        ("tx_bytes", u64s(q.tx_bytes.iter().copied())),
+        ("drops", u64s(q.drops.iter().copied())),
+        ("ecn_marks", u64s(q.ecn_marks.iter().copied())),
+        ("paused_rx_ps", u64s(q.paused_rx_ps.iter().copied())),
     ])
 }
 

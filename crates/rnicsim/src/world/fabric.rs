@@ -291,8 +291,7 @@ impl World {
     pub(super) fn sample(&mut self) {
         let Some((timer, interval)) = self.sampler else { return };
         for (i, p) in self.ports.iter().enumerate() {
-            let paused = (0..8).any(|c| p.is_paused(c, self.now));
-            self.record.queue_sample(self.now, p.node, p.iface, i as u32, p.total_bytes(), paused);
+            self.record.port_sample(self.now, i as u32, p);
         }
         self.timers.arm(timer, self.now + interval);
     }
