@@ -1,0 +1,118 @@
+//! HPCC-style flow files: the first line is the number of flows, then one flow per line,
+//! `src dst priority dport size start_seconds` (HPCC) or `src dst priority size start_seconds`
+//! (ConWeave). Every malformed input is an error naming the line.
+
+use crate::units::Time;
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowSpec {
+    pub src: u32,
+    pub dst: u32,
+    pub priority: u8,
+    pub dport: Option<u16>,
+    pub size: u64,
+    pub start: Time,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowFileError {
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for FlowFileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+impl std::error::Error for FlowFileError {}
+
+pub fn parse_flow_file(text: &str) -> Result<Vec<FlowSpec>, FlowFileError> {
+    let err = |line: usize, message: String| FlowFileError { line, message };
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty());
+    let Some((ln, first)) = lines.next() else { return Err(err(1, "empty flow file; expected the number of flows".into())) };
+    let count: usize = first.parse().map_err(|_| err(ln, format!("expected the number of flows, got \"{first}\"")))?;
+    let mut flows = Vec::with_capacity(count.min(1 << 20));
+    let mut last = ln;
+    for (ln, l) in lines {
+        if flows.len() == count {
+            break;
+        }
+        last = ln;
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let (dport, size_at) = match f.len() {
+            6 => (Some(f[3]), 4),
+            5 => (None, 3),
+            n => return Err(err(ln, format!("expected `src dst priority dport size start` or `src dst priority size start`, found {n} fields"))),
+        };
+        let int = |s: &str, what: &str| s.parse::<u64>().map_err(|_| err(ln, format!("{what}: expected a whole number, got \"{s}\"")));
+        let src = int(f[0], "src")?;
+        let dst = int(f[1], "dst")?;
+        let priority = int(f[2], "priority")?;
+        if src > u32::MAX as u64 || dst > u32::MAX as u64 {
+            return Err(err(ln, "node id out of range".into()));
+        }
+        if priority > 7 {
+            return Err(err(ln, format!("priority: expected 0-7, got {priority}")));
+        }
+        let dport = match dport {
+            Some(p) => Some(u16::try_from(int(p, "dport")?).map_err(|_| err(ln, format!("dport: expected 0-65535, got {p}")))?),
+            None => None,
+        };
+        let size = int(f[size_at], "size")?;
+        if size == 0 {
+            return Err(err(ln, "size: a flow needs at least one byte".into()));
+        }
+        let secs = f[size_at + 1];
+        let start: Time = format!("{secs}s").parse().map_err(|e| err(ln, format!("start: {e}")))?;
+        if src == dst {
+            return Err(err(ln, format!("node {src} sends to itself")));
+        }
+        flows.push(FlowSpec { src: src as u32, dst: dst as u32, priority: priority as u8, dport, size, start });
+    }
+    if flows.len() != count {
+        return Err(err(last + 1, format!("expected {count} flows, found {}", flows.len())));
+    }
+    Ok(flows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const HPCC: &str = "2\n0 5 3 100 20000 2.000001\n3 1 3 100 1000 2.0000015\n";
+
+    #[test]
+    fn parses_both_formats() {
+        let f = parse_flow_file(HPCC).unwrap();
+        assert_eq!(f[0], FlowSpec { src: 0, dst: 5, priority: 3, dport: Some(100), size: 20000, start: Time::from_ns(2_000_001_000) });
+        assert_eq!(f[1].start, Time(2_000_001_500_000));
+        let c = parse_flow_file("1\n4 2 3 9000 0.5\n").unwrap();
+        assert_eq!((c[0].dport, c[0].size, c[0].start), (None, 9000, Time::from_ms(500)));
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        assert_eq!(parse_flow_file("2\n0 5 3 100 20000 2.0\n").unwrap_err().line, 3);
+        assert_eq!(parse_flow_file("1\n0 5 9 100 20000 2.0\n").unwrap_err().line, 2);
+        assert_eq!(parse_flow_file("1\n0 5 3 100 0 2.0\n").unwrap_err().line, 2);
+        assert_eq!(parse_flow_file("1\n0 5 3 100 10 -2.0\n").unwrap_err().line, 2);
+        assert_eq!(parse_flow_file("x\n").unwrap_err().line, 1);
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_and_mutated_input_never_panics(s in "\\PC{0,160}", pos in 0usize..50, ch in proptest::char::any()) {
+            let _ = parse_flow_file(&s);
+            let mut m: Vec<char> = HPCC.chars().collect();
+            let i = pos % m.len();
+            m[i] = ch;
+            if let Err(e) = parse_flow_file(&m.into_iter().collect::<String>()) {
+                prop_assert!(e.line >= 1 && !e.message.is_empty());
+            }
+        }
+    }
+}
