@@ -1,8 +1,9 @@
 //! An egress port: eight class queues plus a control queue, a class scheduler (strict priority
 //! or deficit-weighted round robin), and the PFC pause state its peer imposes on it.
 //!
-//! The port serializes one packet at a time; the world arms the port's single timer for the end
-//! of that packet's serialization (htsim's queue: one pending event per port).
+//! The port serializes one packet at a time. A packet goes onto the link as its serialization
+//! starts (its arrival at the far end is then known); the port's single timer is armed for the
+//! end of serialization only when another packet is waiting, so an idle port costs no event.
 
 use super::packet::PacketId;
 use crate::sim::TimerId;
@@ -55,8 +56,8 @@ pub struct Port {
     queue_bytes: [u64; CLASSES],
     total_bytes: u64,
     control: VecDeque<PacketId>,
-    /// The packet being serialized, if any.
-    pub sending: Option<PacketId>,
+    /// When the packet being serialized (if any) is done.
+    pub busy_until: Time,
     /// Per class: paused by the peer until this time.
     paused_until: [Time; CLASSES],
     service: ClassService,
@@ -77,7 +78,7 @@ impl Port {
             queue_bytes: [0; CLASSES],
             total_bytes: 0,
             control: VecDeque::new(),
-            sending: None,
+            busy_until: Time::ZERO,
             paused_until: [Time::ZERO; CLASSES],
             service,
             deficit: [0; CLASSES],
@@ -100,6 +101,18 @@ impl Port {
     /// Control frames (PFC) bypass the class queues and are never paused.
     pub fn enqueue_control(&mut self, id: PacketId) {
         self.control.push_back(id);
+    }
+
+    /// Whether the port can start a packet at `now`.
+    #[inline]
+    pub fn is_idle(&self, now: Time) -> bool {
+        self.busy_until <= now
+    }
+
+    /// Whether anything (data or control) is queued.
+    #[inline]
+    pub fn has_queued(&self) -> bool {
+        self.total_bytes > 0 || !self.control.is_empty()
     }
 
     pub fn queue_bytes(&self, class: u8) -> u64 {

@@ -11,24 +11,19 @@ use crate::units::Time;
 use rand::Rng as _;
 
 impl World {
-    /// A port's timer: the packet being serialized is done (or a pause ran out).
+    /// A port's timer: its last packet is serialized (or a pause ran out) and more are waiting.
     pub(super) fn port_fire(&mut self, p: u32) {
-        let port = &mut self.ports[p as usize];
-        if let Some(id) = port.sending.take() {
-            let size = self.pool.get(id).size;
-            port.counters.tx_packets += 1;
-            port.counters.tx_bytes += size as u64;
-            self.link_send(p, id);
-        }
         self.port_start(p);
     }
 
-    /// Starts serializing the next eligible packet if the port is idle.
+    /// Starts serializing the next eligible packet if the port is idle; the packet goes onto the
+    /// link at once, and the timer is armed for the end of serialization if more are waiting.
     #[inline]
     pub(super) fn port_start(&mut self, p: u32) {
         let now = self.now;
         let port = &mut self.ports[p as usize];
-        if port.sending.is_some() {
+        if !port.is_idle(now) {
+            self.timers.arm_if_later(port.timer, port.busy_until);
             return;
         }
         let pool = &self.pool;
@@ -39,9 +34,13 @@ impl World {
             return;
         };
         let size = self.pool.get(id).size;
-        port.sending = Some(id);
         let done = now + port.rate.tx_time(size as u64);
-        self.timers.arm(port.timer, done);
+        port.busy_until = done;
+        port.counters.tx_packets += 1;
+        port.counters.tx_bytes += size as u64;
+        if port.has_queued() {
+            self.timers.arm(port.timer, done);
+        }
         let node = port.node;
         if let Some(class) = class {
             match self.roles[node as usize] {
@@ -49,6 +48,7 @@ impl World {
                 NodeRole::Host(h) => self.host_dequeued(h),
             }
         }
+        self.link_send(p, id, done);
     }
 
     /// Buffer release and ECN marking as a data packet leaves a switch queue.
@@ -72,9 +72,9 @@ impl World {
         }
     }
 
-    /// Puts a serialized packet on the port's link.
+    /// Puts a packet whose serialization ends at `done` on the port's link.
     #[inline]
-    fn link_send(&mut self, p: u32, id: PacketId) {
+    fn link_send(&mut self, p: u32, id: PacketId, done: Time) {
         let link = &mut self.links[p as usize];
         if !link.up {
             self.ports[p as usize].counters.drops_link_down += 1;
@@ -88,7 +88,7 @@ impl World {
                 return;
             }
         }
-        let at = self.now + link.delay;
+        let at = done + link.delay;
         link.in_flight.push_back((at, id));
         if link.in_flight.len() == 1 {
             self.timers.arm(self.link_timers[p as usize], at);
@@ -159,11 +159,8 @@ impl World {
         if sw.buffer.should_pause(iface, class) {
             self.send_pfc(s, iface, class, self.pfc_quanta);
         }
-        let port = &mut self.ports[out as usize];
-        port.enqueue(class, id, size);
-        if port.sending.is_none() {
-            self.port_start(out);
-        }
+        self.ports[out as usize].enqueue(class, id, size);
+        self.port_start(out);
     }
 
     /// Sends PAUSE (`quanta > 0`) or RESUME for `class` out of switch `s`'s port `iface`.
@@ -188,9 +185,7 @@ impl World {
         let id = self.pool.alloc(Packet::pause(class, quanta, PFC_FRAME_BYTES));
         self.stats.pfc_frames += 1;
         port.enqueue_control(id);
-        if port.sending.is_none() {
-            self.port_start(p);
-        }
+        self.port_start(p);
     }
 
     /// Refresh timer of a switch port: re-send PAUSE for every class still asserted there.

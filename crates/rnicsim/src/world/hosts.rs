@@ -54,9 +54,7 @@ impl World {
             }
         }
         let p = src.port;
-        if self.ports[p as usize].sending.is_none() {
-            self.port_start(p);
-        }
+        self.port_start(p);
     }
 
     /// A host's NIC sent a packet: sources waiting for room may go on.
