@@ -8,12 +8,14 @@
 //! Equal deadlines fire in the order they were armed: each arm takes the next value of a global
 //! sequence counter, the second half of the key. Runs are therefore independent of layout.
 //!
-//! Layout (a timing wheel in front of exact heaps; cf. Varghese & Lauck's hashed wheels):
-//! - `near`: a small indexed heap of the slots due in the current bucket (≈1 ns of simulated
-//!   time), compared by the full key;
+//! Layout (a timing wheel in front of exact ordering; cf. Varghese & Lauck's hashed wheels):
+//! - `near`: the slots due in the current bucket (≈1 ns of simulated time), sorted by the full
+//!   key in descending order so the next one pops off the end; a bucket is sorted once when it
+//!   becomes current (many equal-time events, as in lock-step traffic, cost one sort, not a heap
+//!   operation each), and the rare arm into the current bucket is a binary insertion;
 //! - `wheel`: 2^14 buckets of 2^10 ps each, every bucket an intrusive doubly-linked list of slots,
 //!   with a bitmap of non-empty buckets; covers the next ≈16.8 µs;
-//! - `far`: an indexed heap for deadlines beyond the wheel.
+//! - `far`: an indexed 4-ary heap for deadlines beyond the wheel.
 //!
 //! Arming into the wheel and cancelling from it are O(1); when `near` runs dry the next non-empty
 //! bucket (or the far heap's head, if earlier) is moved into it. Most events in a network are due
@@ -35,7 +37,7 @@ pub struct TimerId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Loc {
     Idle,
-    Near(u32),
+    Near,
     Wheel,
     Far(u32),
 }
@@ -56,13 +58,6 @@ impl<W> Slot<W> {
     fn key(&self) -> (u64, u64) {
         (self.time, self.seq)
     }
-}
-
-/// Which heap an operation works on.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Which {
-    Near,
-    Far,
 }
 
 /// Timer slots, each owned by a component identified by a small `Copy` tag `W`.
@@ -167,7 +162,7 @@ impl<W: Copy> TimerQueue<W> {
         if self.near.is_empty() && !self.advance() {
             return None;
         }
-        let id = self.near[0];
+        let id = *self.near.last().expect("advanced");
         let s = &self.slots[id as usize];
         Some((Time(s.time), TimerId(id), s.owner))
     }
@@ -185,7 +180,7 @@ impl<W: Copy> TimerQueue<W> {
         if self.near.is_empty() && !self.advance() {
             return None;
         }
-        let id = self.near[0];
+        let id = *self.near.last().expect("advanced");
         let s = &mut self.slots[id as usize];
         if s.time > limit.0 {
             return None;
@@ -193,7 +188,7 @@ impl<W: Copy> TimerQueue<W> {
         let r = (Time(s.time), s.owner);
         s.loc = Loc::Idle;
         self.len -= 1;
-        self.heap_remove(Which::Near, 0);
+        self.near.pop();
         Some(r)
     }
 
@@ -202,11 +197,11 @@ impl<W: Copy> TimerQueue<W> {
     fn place(&mut self, id: u32) {
         let b = self.slots[id as usize].time >> SHIFT;
         if b <= self.cur {
-            self.heap_push(Which::Near, id);
+            self.near_insert(id);
         } else if b - self.cur < WHEEL {
             self.wheel_insert(id, b);
         } else {
-            self.heap_push(Which::Far, id);
+            self.far_push(id);
         }
     }
 
@@ -215,8 +210,11 @@ impl<W: Copy> TimerQueue<W> {
     fn detach(&mut self, id: u32) {
         match self.slots[id as usize].loc {
             Loc::Idle => return,
-            Loc::Near(pos) => self.heap_remove(Which::Near, pos as usize),
-            Loc::Far(pos) => self.heap_remove(Which::Far, pos as usize),
+            Loc::Near => {
+                let pos = self.near.iter().rposition(|&x| x == id).expect("a near slot is in near");
+                self.near.remove(pos);
+            }
+            Loc::Far(pos) => self.far_remove(pos as usize),
             Loc::Wheel => self.wheel_remove(id),
         }
         self.slots[id as usize].loc = Loc::Idle;
@@ -241,24 +239,23 @@ impl<W: Copy> TimerQueue<W> {
             let idx = (b & MASK) as usize;
             let mut id = std::mem::replace(&mut self.heads[idx], NONE);
             self.occupied[idx / 64] &= !(1 << (idx % 64));
-            if self.near.is_empty() && self.slots[id as usize].next == NONE {
-                // The common case: a bucket holding a single slot.
-                self.near.push(id);
-                self.slots[id as usize].loc = Loc::Near(0);
-                id = NONE;
-            }
+            debug_assert!(self.near.is_empty());
             while id != NONE {
-                let next = self.slots[id as usize].next;
-                self.heap_push(Which::Near, id);
-                id = next;
+                self.slots[id as usize].loc = Loc::Near;
+                self.near.push(id);
+                id = self.slots[id as usize].next;
+            }
+            if self.near.len() > 1 {
+                let slots = &self.slots;
+                self.near.sort_unstable_by_key(|&i| std::cmp::Reverse(slots[i as usize].key()));
             }
         }
         while let Some(&id) = self.far.first() {
             if self.slots[id as usize].time >> SHIFT > b {
                 break;
             }
-            self.heap_remove(Which::Far, 0);
-            self.heap_push(Which::Near, id);
+            self.far_remove(0);
+            self.near_insert(id);
         }
         true
     }
@@ -283,6 +280,16 @@ impl<W: Copy> TimerQueue<W> {
             }
         }
         None
+    }
+
+    /// Inserts into `near`, keeping it in descending key order.
+    #[inline]
+    fn near_insert(&mut self, id: u32) {
+        let key = self.slots[id as usize].key();
+        let slots = &self.slots;
+        let at = self.near.partition_point(|&x| slots[x as usize].key() > key);
+        self.near.insert(at, id);
+        self.slots[id as usize].loc = Loc::Near;
     }
 
     #[inline]
@@ -321,19 +328,8 @@ impl<W: Copy> TimerQueue<W> {
     }
 
     #[inline(always)]
-    fn heap(&mut self, which: Which) -> &mut Vec<u32> {
-        match which {
-            Which::Near => &mut self.near,
-            Which::Far => &mut self.far,
-        }
-    }
-
-    #[inline(always)]
-    fn set_pos(&mut self, which: Which, id: u32, pos: usize) {
-        self.slots[id as usize].loc = match which {
-            Which::Near => Loc::Near(pos as u32),
-            Which::Far => Loc::Far(pos as u32),
-        };
+    fn set_far_pos(&mut self, id: u32, pos: usize) {
+        self.slots[id as usize].loc = Loc::Far(pos as u32);
     }
 
     #[inline(always)]
@@ -341,73 +337,61 @@ impl<W: Copy> TimerQueue<W> {
         self.slots[a as usize].key() < self.slots[b as usize].key()
     }
 
-    #[inline]
-    fn heap_push(&mut self, which: Which, id: u32) {
-        let h = self.heap(which);
-        h.push(id);
-        let pos = h.len() - 1;
-        self.sift_up(which, pos, id);
+    fn far_push(&mut self, id: u32) {
+        self.far.push(id);
+        let pos = self.far.len() - 1;
+        self.far_sift_up(pos, id);
     }
 
-    #[inline]
-    fn heap_remove(&mut self, which: Which, pos: usize) {
-        let h = self.heap(which);
-        let last = h.pop().expect("remove from a non-empty heap");
-        if pos < h.len() {
-            let parent_is_later = pos > 0 && {
-                let parent = self.heap(which)[(pos - 1) / ARITY];
-                self.before(last, parent)
-            };
-            if parent_is_later {
-                self.sift_up(which, pos, last);
+    fn far_remove(&mut self, pos: usize) {
+        let last = self.far.pop().expect("remove from a non-empty heap");
+        if pos < self.far.len() {
+            if pos > 0 && self.before(last, self.far[(pos - 1) / ARITY]) {
+                self.far_sift_up(pos, last);
             } else {
-                self.sift_down(which, pos, last);
+                self.far_sift_down(pos, last);
             }
         }
     }
 
-    #[inline(always)]
-    fn sift_up(&mut self, which: Which, mut pos: usize, id: u32) {
+    fn far_sift_up(&mut self, mut pos: usize, id: u32) {
         while pos > 0 {
             let parent = (pos - 1) / ARITY;
-            let p = self.heap(which)[parent];
+            let p = self.far[parent];
             if !self.before(id, p) {
                 break;
             }
-            self.heap(which)[pos] = p;
-            self.set_pos(which, p, pos);
+            self.far[pos] = p;
+            self.set_far_pos(p, pos);
             pos = parent;
         }
-        self.heap(which)[pos] = id;
-        self.set_pos(which, id, pos);
+        self.far[pos] = id;
+        self.set_far_pos(id, pos);
     }
 
-    #[inline]
-    fn sift_down(&mut self, which: Which, mut pos: usize, id: u32) {
-        let n = self.heap(which).len();
+    fn far_sift_down(&mut self, mut pos: usize, id: u32) {
+        let n = self.far.len();
         loop {
             let first = pos * ARITY + 1;
             if first >= n {
                 break;
             }
-            let end = (first + ARITY).min(n);
             let mut best = first;
-            for c in first + 1..end {
-                let (hc, hb) = (self.heap(which)[c], self.heap(which)[best]);
-                if self.before(hc, hb) {
+            for c in first + 1..(first + ARITY).min(n) {
+                if self.before(self.far[c], self.far[best]) {
                     best = c;
                 }
             }
-            let b = self.heap(which)[best];
+            let b = self.far[best];
             if !self.before(b, id) {
                 break;
             }
-            self.heap(which)[pos] = b;
-            self.set_pos(which, b, pos);
+            self.far[pos] = b;
+            self.set_far_pos(b, pos);
             pos = best;
         }
-        self.heap(which)[pos] = id;
-        self.set_pos(which, id, pos);
+        self.far[pos] = id;
+        self.set_far_pos(id, pos);
     }
 }
 
