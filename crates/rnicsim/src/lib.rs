@@ -16,6 +16,7 @@
 pub mod bench;
 pub mod fabric;
 pub mod host;
+pub mod input;
 pub mod output;
 pub mod scenario;
 pub mod sim;

@@ -3,7 +3,7 @@
 //! interpolated between points. The cumulative column is a percentage in some files and a
 //! fraction in others; which one is detected from its last value (100 or 1).
 
-use std::fmt;
+use crate::input::LineError;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowSizeCdf {
@@ -11,23 +11,9 @@ pub struct FlowSizeCdf {
     points: Vec<(f64, f64)>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CdfError {
-    pub line: usize,
-    pub message: String,
-}
-
-impl fmt::Display for CdfError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.message)
-    }
-}
-
-impl std::error::Error for CdfError {}
-
 impl FlowSizeCdf {
-    pub fn parse(text: &str) -> Result<FlowSizeCdf, CdfError> {
-        let err = |line: usize, message: String| CdfError { line, message };
+    pub fn parse(text: &str) -> Result<FlowSizeCdf, LineError> {
+        let err = |line: usize, message: String| LineError { line, message };
         let mut raw: Vec<(usize, f64, f64)> = Vec::new();
         for (i, l) in text.lines().enumerate() {
             let l = l.trim();
@@ -38,7 +24,7 @@ impl FlowSizeCdf {
             if f.len() != 2 {
                 return Err(err(i + 1, format!("expected `size cumulative`, found {} fields", f.len())));
             }
-            let num = |s: &str, what: &str| -> Result<f64, CdfError> {
+            let num = |s: &str, what: &str| -> Result<f64, LineError> {
                 match s.parse::<f64>() {
                     Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
                     _ => Err(err(i + 1, format!("{what}: expected a non-negative number, got \"{s}\""))),

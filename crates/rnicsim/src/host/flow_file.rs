@@ -2,8 +2,8 @@
 //! `src dst priority dport size start_seconds` (HPCC) or `src dst priority size start_seconds`
 //! (ConWeave). Every malformed input is an error naming the line.
 
+use crate::input::LineError;
 use crate::units::Time;
-use std::fmt;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlowSpec {
@@ -15,22 +15,8 @@ pub struct FlowSpec {
     pub start: Time,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FlowFileError {
-    pub line: usize,
-    pub message: String,
-}
-
-impl fmt::Display for FlowFileError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.message)
-    }
-}
-
-impl std::error::Error for FlowFileError {}
-
-pub fn parse_flow_file(text: &str) -> Result<Vec<FlowSpec>, FlowFileError> {
-    let err = |line: usize, message: String| FlowFileError { line, message };
+pub fn parse_flow_file(text: &str) -> Result<Vec<FlowSpec>, LineError> {
+    let err = |line: usize, message: String| LineError { line, message };
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty());
     let Some((ln, first)) = lines.next() else { return Err(err(1, "empty flow file; expected the number of flows".into())) };
     let count: usize = first.parse().map_err(|_| err(ln, format!("expected the number of flows, got \"{first}\"")))?;

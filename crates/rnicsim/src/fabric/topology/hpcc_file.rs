@@ -10,29 +10,14 @@
 //! does. Every malformed input is an error naming the line.
 
 use super::{LinkSpec, NodeKind, Topology};
+use crate::input::LineError;
 use crate::units::{BitsPerSec, Time};
-use std::fmt;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TopologyFileError {
-    /// 1-based line number.
-    pub line: usize,
-    pub message: String,
+fn err<T>(line: usize, message: impl Into<String>) -> Result<T, LineError> {
+    Err(LineError::new(line, message))
 }
 
-impl fmt::Display for TopologyFileError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.message)
-    }
-}
-
-impl std::error::Error for TopologyFileError {}
-
-fn err<T>(line: usize, message: impl Into<String>) -> Result<T, TopologyFileError> {
-    Err(TopologyFileError { line, message: message.into() })
-}
-
-fn count(tok: Option<&str>, line: usize, what: &str) -> Result<usize, TopologyFileError> {
+fn count(tok: Option<&str>, line: usize, what: &str) -> Result<usize, LineError> {
     match tok.map(str::parse::<usize>) {
         Some(Ok(n)) => Ok(n),
         Some(Err(_)) => err(line, format!("expected the number of {what} as a whole number, got \"{}\"", tok.unwrap_or(""))),
@@ -40,7 +25,7 @@ fn count(tok: Option<&str>, line: usize, what: &str) -> Result<usize, TopologyFi
     }
 }
 
-pub fn parse_hpcc_topology(text: &str) -> Result<Topology, TopologyFileError> {
+pub fn parse_hpcc_topology(text: &str) -> Result<Topology, LineError> {
     // Non-empty lines with their 1-based numbers.
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty());
     let Some((ln, header)) = lines.next() else { return err(1, "empty topology file; expected `nodes switches links`") };
@@ -62,7 +47,7 @@ pub fn parse_hpcc_topology(text: &str) -> Result<Topology, TopologyFileError> {
         let Some((ln, l)) = lines.next() else { return err(last + 1, format!("expected {switches} switch ids, found {seen}")) };
         last = ln;
         for tok in l.split_whitespace() {
-            let id: usize = tok.parse().map_err(|_| TopologyFileError { line: ln, message: format!("expected a switch id, got \"{tok}\"") })?;
+            let id: usize = tok.parse().map_err(|_| LineError::new(ln, format!("expected a switch id, got \"{tok}\"")))?;
             if id >= nodes {
                 return err(ln, format!("switch id {id} is out of range (there are {nodes} nodes)"));
             }
@@ -86,7 +71,7 @@ pub fn parse_hpcc_topology(text: &str) -> Result<Topology, TopologyFileError> {
         if f.len() != 5 {
             return err(ln, format!("expected `src dst rate delay error_rate`, found {} fields", f.len()));
         }
-        let node = |s: &str| -> Result<u32, TopologyFileError> {
+        let node = |s: &str| -> Result<u32, LineError> {
             match s.parse::<usize>() {
                 Ok(n) if n < nodes => Ok(n as u32),
                 Ok(n) => err(ln, format!("node id {n} is out of range (there are {nodes} nodes)")),
@@ -97,11 +82,11 @@ pub fn parse_hpcc_topology(text: &str) -> Result<Topology, TopologyFileError> {
         if a == b {
             return err(ln, format!("link from node {a} to itself"));
         }
-        let rate: BitsPerSec = f[2].parse().map_err(|e| TopologyFileError { line: ln, message: format!("rate: {e}") })?;
+        let rate: BitsPerSec = f[2].parse().map_err(|e| LineError::new(ln, format!("rate: {e}")))?;
         if rate.0 == 0 {
             return err(ln, "rate: a link needs a positive rate");
         }
-        let delay: Time = f[3].parse().map_err(|e| TopologyFileError { line: ln, message: format!("delay: {e}") })?;
+        let delay: Time = f[3].parse().map_err(|e| LineError::new(ln, format!("delay: {e}")))?;
         let loss: f64 = match f[4].parse() {
             Ok(x) if (0.0..=1.0).contains(&x) => x,
             _ => return err(ln, format!("error_rate: expected a probability between 0 and 1, got \"{}\"", f[4])),
