@@ -57,7 +57,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
 
 fn tassel(args: &TasselArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.packets > 0 && args.size >= 64, "--packets must be positive and --size at least 64");
-    eprintln!("tassel: {} B packets, rate limits 1:2:4:8 summing to 100 Gbps, {} packets timed per point", args.size, args.packets);
+    eprintln!("tassel: {} B packets, rate limits 1:2:4:8 summing to 98 Gbps, {} packets timed per point", args.size, args.packets);
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     t.set_header(vec!["flows", "Tassel Mpps", "SE-PIEO Mpps", "speed-up", "imminent (end)", "dropped fetches / sent"]);

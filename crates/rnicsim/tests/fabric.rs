@@ -312,8 +312,11 @@ fn sampled_counters_grow_to_the_final_counters() {
         assert_eq!(q.tx_bytes[last], port.counters.tx_bytes);
         assert_eq!(q.ecn_marks[last], port.counters.ecn_marks);
         assert_eq!(q.paused_rx_ps[last], port.counters.paused_rx_ps, "port {p}");
+        assert_eq!(q.paused_tx_ps[last], port.counters.paused_tx_ps, "port {p}");
+        assert!(rows.windows(2).all(|r| q.paused_tx_ps[r[0]] <= q.paused_tx_ps[r[1]]));
     }
     assert!(q.paused.iter().any(|&p| p), "some sample sees a paused port");
+    assert!(q.paused_tx_ps.iter().any(|&t| t > 0), "the switch asserted PAUSE");
 }
 
 #[test]

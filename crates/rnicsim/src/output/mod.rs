@@ -43,6 +43,7 @@ pub struct QueueLog {
     pub drops: Vec<u64>,
     pub ecn_marks: Vec<u64>,
     pub paused_rx_ps: Vec<u64>,
+    pub paused_tx_ps: Vec<u64>,
 }
 
 impl Recorder {
@@ -62,8 +63,8 @@ impl Recorder {
         }
     }
 
-    /// Records port `id` at `now`.
-    pub fn port_sample(&mut self, now: Time, id: u32, port: &Port) {
+    /// Records port `id` at `now`; `paused_tx_ps` is the pause its node has asserted so far.
+    pub fn port_sample(&mut self, now: Time, id: u32, port: &Port, paused_tx_ps: u64) {
         let q = &mut self.queues;
         let c = &port.counters;
         q.time.push(now.0);
@@ -77,5 +78,6 @@ impl Recorder {
         q.ecn_marks.push(c.ecn_marks);
         // Pause time is accounted ahead while a pause runs; sample only what has elapsed.
         q.paused_rx_ps.push(c.paused_rx_ps.saturating_sub(port.paused_beyond(now)));
+        q.paused_tx_ps.push(paused_tx_ps);
     }
 }

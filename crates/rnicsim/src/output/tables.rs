@@ -92,6 +92,7 @@ pub fn queues(r: &Recorder) -> RecordBatch {
         ("drops", u64s(q.drops.iter().copied())),
         ("ecn_marks", u64s(q.ecn_marks.iter().copied())),
         ("paused_rx_ps", u64s(q.paused_rx_ps.iter().copied())),
+        ("paused_tx_ps", u64s(q.paused_tx_ps.iter().copied())),
     ])
 }
 

@@ -286,9 +286,20 @@ impl World {
     pub(super) fn sample(&mut self) {
         let Some((timer, interval)) = self.sampler else { return };
         for (i, p) in self.ports.iter().enumerate() {
-            self.record.port_sample(self.now, i as u32, p);
+            let open = self.pause_asserted_open(i as u32);
+            self.record.port_sample(self.now, i as u32, p, p.counters.paused_tx_ps + open);
         }
         self.timers.arm(timer, self.now + interval);
+    }
+}
+
+impl World {
+    /// Time so far of the PAUSEs a switch port is asserting right now (not yet in its counters).
+    pub(super) fn pause_asserted_open(&self, p: u32) -> u64 {
+        let NodeRole::Switch(s) = self.roles[self.ports[p as usize].node as usize] else { return 0 };
+        let sw = &self.switches[s as usize];
+        let iface = p - sw.first_port;
+        sw.buffer.asserted(iface).map(|c| (self.now - sw.pause_since[iface as usize][c as usize]).0).sum()
     }
 }
 

@@ -172,12 +172,9 @@ impl World {
             let beyond = p.paused_beyond(end);
             p.counters.paused_rx_ps = p.counters.paused_rx_ps.saturating_sub(beyond);
         }
-        for sw in &self.switches {
-            for (i, since) in sw.pause_since.iter().enumerate() {
-                for c in sw.buffer.asserted(i as u32) {
-                    self.ports[(sw.first_port + i as u32) as usize].counters.paused_tx_ps += (end - since[c as usize]).0;
-                }
-            }
+        for p in 0..self.ports.len() as u32 {
+            let open = self.pause_asserted_open(p);
+            self.ports[p as usize].counters.paused_tx_ps += open;
         }
         self.stats.peak_packets = self.pool.capacity() as u64;
     }
