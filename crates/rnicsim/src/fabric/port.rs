@@ -58,6 +58,8 @@ pub struct Port {
     control: VecDeque<PacketId>,
     /// When the packet being serialized (if any) is done.
     pub busy_until: Time,
+    /// The last packet size serialized and its serialization time (sizes repeat; saves a division).
+    last_tx: (u32, Time),
     /// Per class: paused by the peer until this time.
     paused_until: [Time; CLASSES],
     service: ClassService,
@@ -79,6 +81,7 @@ impl Port {
             total_bytes: 0,
             control: VecDeque::new(),
             busy_until: Time::ZERO,
+            last_tx: (0, Time::ZERO),
             paused_until: [Time::ZERO; CLASSES],
             service,
             deficit: [0; CLASSES],
@@ -101,6 +104,15 @@ impl Port {
     /// Control frames (PFC) bypass the class queues and are never paused.
     pub fn enqueue_control(&mut self, id: PacketId) {
         self.control.push_back(id);
+    }
+
+    /// Time to serialize `size` bytes at this port's rate.
+    #[inline]
+    pub fn tx_time(&mut self, size: u32) -> Time {
+        if self.last_tx.0 != size {
+            self.last_tx = (size, self.rate.tx_time(size as u64));
+        }
+        self.last_tx.1
     }
 
     /// Whether the port can start a packet at `now`.

@@ -34,7 +34,7 @@ impl World {
             return;
         };
         let size = self.pool.get(id).size;
-        let done = now + port.rate.tx_time(size as u64);
+        let done = now + port.tx_time(size);
         port.busy_until = done;
         port.counters.tx_packets += 1;
         port.counters.tx_bytes += size as u64;
