@@ -8,6 +8,8 @@
 //! `xon_offset` below it sends RESUME. The XOFF threshold is static, or dynamic as in HPCC's
 //! simulator: `pfc_alpha × (free shared buffer)`. Per-port headroom is reserved out of the buffer
 //! for packets that arrive after PAUSE is sent (≈ two link BDPs plus two MTUs).
+//!
+//! The α factors are held in 16.16 fixed point, so admission is integer arithmetic only.
 
 use super::port::CLASSES;
 use crate::units::Bytes;
@@ -30,12 +32,18 @@ pub struct PfcSettings {
     pub xon_offset: Bytes,
 }
 
+/// A factor in 16.16 fixed point.
+fn q16(x: f64) -> u64 {
+    (x * 65536.0).round() as u64
+}
+
 pub struct SharedBuffer {
     size: u64,
     /// Buffer left after headroom reservations; lossy admission and dynamic thresholds use it.
     shared: u64,
     used: u64,
-    dt_alpha: f64,
+    dt_alpha_q16: u64,
+    pfc_alpha_q16: Option<u64>,
     pfc: PfcSettings,
     ingress: Vec<[u64; CLASSES]>,
     xoff_sent: Vec<[bool; CLASSES]>,
@@ -50,7 +58,8 @@ impl SharedBuffer {
             size: size.0,
             shared: size.0.saturating_sub(reserved),
             used: 0,
-            dt_alpha,
+            dt_alpha_q16: q16(dt_alpha),
+            pfc_alpha_q16: pfc.dynamic_alpha.map(q16),
             pfc,
             ingress: vec![[0; CLASSES]; ports],
             xoff_sent: vec![[false; CLASSES]; ports],
@@ -69,8 +78,8 @@ impl SharedBuffer {
     /// The current XOFF threshold for an ingress (port, class).
     #[inline]
     pub fn xoff_threshold(&self) -> u64 {
-        match self.pfc.dynamic_alpha {
-            Some(a) => (a * self.shared.saturating_sub(self.used) as f64) as u64,
+        match self.pfc_alpha_q16 {
+            Some(a) => ((a as u128 * self.shared.saturating_sub(self.used) as u128) >> 16) as u64,
             None => self.pfc.xoff.0,
         }
     }
@@ -84,7 +93,7 @@ impl SharedBuffer {
             self.used + size <= self.size
         } else {
             let free = self.shared.saturating_sub(self.used);
-            self.used + size <= self.shared && (egress_queue + size) as f64 <= self.dt_alpha * free as f64
+            self.used + size <= self.shared && ((egress_queue + size) as u128) << 16 <= self.dt_alpha_q16 as u128 * free as u128
         };
         if !ok {
             return Admit::Drop;
