@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 pub struct LbContext<'a> {
     pub now: Time,
     pub switch: u32,
-    /// Bytes queued at each candidate, in candidate order.
+    /// Bytes queued at a port, by global port id (e.g. a candidate).
     pub queued: &'a dyn Fn(u32) -> u64,
 }
 

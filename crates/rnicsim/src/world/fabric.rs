@@ -60,6 +60,7 @@ impl World {
         if let Some(curve) = &sw.ecn[iface] {
             if pkt.ecn == ECN_ECT0 {
                 let q = self.ports[p as usize].queue_bytes(class);
+                // Draw only above Kmin, where a mark is possible.
                 if q > curve.kmin.0 && curve.should_mark(q, sw.ecn_rng.random()) {
                     pkt.ecn = ECN_CE;
                     self.ports[p as usize].counters.ecn_marks += 1;
