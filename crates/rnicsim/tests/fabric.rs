@@ -337,3 +337,31 @@ fn jellyfish_depends_on_the_seed_only() {
     assert_eq!(peers(1), peers(1));
     assert_ne!(peers(1), peers(2));
 }
+
+#[test]
+fn weighted_service_splits_a_bottleneck_by_weight() {
+    let w = world(
+        r#"
+        duration = "300us"
+        [topology.dumbbell]
+        left = 2
+        right = 1
+        [switch]
+        service = "weighted"
+        weights = [1, 3, 1, 1, 1, 1, 1, 1]
+        [switch.pfc]
+        classes = [1, 2]
+        [[traffic]]
+        pattern = { pairs = { pairs = [[0, 2]] } }
+        load = 1.0
+        priority = 1
+        [[traffic]]
+        pattern = { pairs = { pairs = [[1, 2]] } }
+        load = 1.0
+        priority = 2
+        "#,
+    );
+    let gbps: Vec<f64> = w.flows.iter().map(|f| f.rx_bytes as f64 * 8.0 / 300e-6 / 1e9).collect();
+    assert!((gbps[0] - 75.0).abs() < 2.0 && (gbps[1] - 25.0).abs() < 2.0, "{gbps:?}");
+    assert_eq!(drops(&w), 0);
+}

@@ -182,3 +182,25 @@ proptest! {
         let _ = check(&replaced);
     }
 }
+
+#[test]
+fn every_shipped_scenario_is_valid() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut files = Vec::new();
+    let mut dirs = vec![root];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "toml") {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.len() >= 6, "found {files:?}");
+    for f in files {
+        let loaded = LoadedScenario::from_file(&f).unwrap_or_else(|e| panic!("{e}"));
+        World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
