@@ -72,8 +72,12 @@ impl VirtualClock {
         if v <= self.virt {
             return Some(self.real);
         }
-        let dv = (v - self.virt) as u128;
-        Some(self.real + (dv * self.scale() as u128).div_ceil(self.link_kbps as u128) as u64)
+        let dv = v - self.virt;
+        let scale = self.scale();
+        if scale == self.link_kbps {
+            return Some(self.real + dv);
+        }
+        Some(self.real + (dv as u128 * scale as u128).div_ceil(self.link_kbps as u128) as u64)
     }
 }
 

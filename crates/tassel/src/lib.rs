@@ -91,8 +91,15 @@ pub fn tx_ps(bytes: u32, kbps: u32) -> u64 {
 /// Packets to fetch per scheduling decision (§3.2.1): what the flow may send in one scheduling
 /// latency, at least one.
 pub fn adaptive_batch(rate_bps: u64, latency_ps: u64, typical_bytes: u32, max: u32) -> u32 {
-    let n = rate_bps as u128 * latency_ps as u128 / (typical_bytes as u128 * 8 * PS_PER_SEC as u128);
-    (n as u32).clamp(1, max.max(1))
+    batch_kbps(to_kbps(rate_bps), latency_ps, typical_bytes, max)
+}
+
+/// [`adaptive_batch`] for a rate in Kbps, in 64-bit arithmetic (Kbps × ps stays below 2⁶⁴ for
+/// latencies up to an hour).
+#[inline]
+fn batch_kbps(kbps: u32, latency_ps: u64, typical_bytes: u32, max: u32) -> u32 {
+    let n = kbps as u64 * latency_ps / (typical_bytes.max(1) as u64 * 8 * 1_000_000_000);
+    n.clamp(1, max.max(1) as u64) as u32
 }
 
 const SCHEDULED: u8 = 1;
@@ -213,7 +220,6 @@ impl Tassel {
     /// imminent packets and reschedule the flow (§3.2.1–§3.2.2).
     fn schedule_flows(&mut self, src: &mut impl WqeSource) {
         let v = self.clock.now();
-        self.timeline.release_eligible(v);
         let latency = self.cfg.scheduling_latency_ps;
         // Flows due within one latency are scheduled; their batch arrives one latency later and
         // keeps what starts within a latency of that arrival.
@@ -221,7 +227,7 @@ impl Tassel {
         let horizon = v + 2 * latency;
         while let Some(flow) = self.flow_wheel.pop_due(due) {
             let f = self.flows[flow as usize];
-            let n = adaptive_batch(f.rate_kbps as u64 * 1000, self.cfg.scheduling_latency_ps, self.cfg.typical_packet_bytes, self.cfg.max_batch);
+            let n = batch_kbps(f.rate_kbps, self.cfg.scheduling_latency_ps, self.cfg.typical_packet_bytes, self.cfg.max_batch);
             self.scratch.clear();
             src.fetch(flow, f.held as u32, n, &mut self.scratch);
             self.fetches += self.scratch.len() as u64;

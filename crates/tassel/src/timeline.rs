@@ -76,6 +76,14 @@ impl Timeline {
             self.push_ready(idx);
             return;
         }
+        if abs - self.base >= self.slots.len() as u64 {
+            // The wheel lags `now`: catch up before the slot index wraps.
+            self.release_eligible(now);
+            if start <= now {
+                self.push_ready(idx);
+                return;
+            }
+        }
         debug_assert!(abs - self.base < self.slots.len() as u64, "packet beyond the imminent window");
         let s = (abs as usize) & (self.slots.len() - 1);
         if self.slots[s].is_empty() {
