@@ -98,22 +98,7 @@ impl FlowWheel {
 
     /// The first non-empty slot at or after the cursor.
     fn first_occupied(&self) -> Option<u64> {
-        let start = self.cursor as usize % SLOTS;
-        let words = SLOTS / 64;
-        for k in 0..=words {
-            let w = (start / 64 + k) % words;
-            let mut bits = self.occupied[w];
-            if k == 0 {
-                bits &= !0u64 << (start % 64);
-            } else if k == words {
-                bits &= !(!0u64 << (start % 64));
-            }
-            if bits != 0 {
-                let s = w * 64 + bits.trailing_zeros() as usize;
-                return Some(self.cursor + ((s + SLOTS - start) % SLOTS) as u64);
-            }
-        }
-        None
+        crate::timeline::first_set(&self.occupied, self.cursor, self.cursor + SLOTS as u64 - 1)
     }
 }
 

@@ -119,7 +119,6 @@ struct FlowState {
 
 pub struct Tassel {
     cfg: Config,
-    link_kbps: u64,
     flows: Vec<FlowState>,
     flow_wheel: FlowWheel,
     timeline: Timeline,
@@ -136,7 +135,6 @@ impl Tassel {
     pub fn new(cfg: Config, flows: usize) -> Tassel {
         Tassel {
             cfg,
-            link_kbps: to_kbps(cfg.link_bps) as u64,
             flows: vec![FlowState { rate_kbps: to_kbps(cfg.link_bps), ..Default::default() }; flows],
             flow_wheel: FlowWheel::new(cfg.scheduling_latency_ps / 16),
             timeline: Timeline::new(cfg.wheel_slot_ps, 2 * cfg.scheduling_latency_ps),
@@ -270,7 +268,7 @@ impl Tassel {
         self.timeline.release_eligible(v);
         if now >= self.link_free_at {
             if let Some((flow, len)) = self.timeline.pop_min_finish() {
-                self.link_free_at = now + tx_ps(len, self.link_kbps as u32);
+                self.link_free_at = now + tx_ps(len, self.clock.link_kbps() as u32);
                 src.consume(flow);
                 let f = &mut self.flows[flow as usize];
                 f.held -= 1;

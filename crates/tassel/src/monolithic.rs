@@ -18,7 +18,6 @@ struct Head {
 }
 
 pub struct Monolithic {
-    link_kbps: u64,
     flows: Vec<Head>,
     waiting: BinaryHeap<Reverse<(u64, u32)>>,
     eligible: BinaryHeap<Reverse<(u64, u32)>>,
@@ -31,7 +30,6 @@ impl Monolithic {
     pub fn new(cfg: Config, flows: usize) -> Monolithic {
         let link_kbps = to_kbps(cfg.link_bps) as u64;
         Monolithic {
-            link_kbps,
             flows: vec![Head { rate_kbps: link_kbps as u32, ..Default::default() }; flows],
             waiting: BinaryHeap::new(),
             eligible: BinaryHeap::new(),
@@ -105,7 +103,7 @@ impl Monolithic {
         if now >= self.link_free_at {
             if let Some(Reverse((finish, flow))) = self.eligible.pop() {
                 let len = self.flows[flow as usize].len;
-                self.link_free_at = now + tx_ps(len, self.link_kbps as u32);
+                self.link_free_at = now + tx_ps(len, self.clock.link_kbps() as u32);
                 src.consume(flow);
                 self.load_head(flow, finish, src);
                 return Decision::Send { flow, len };

@@ -155,18 +155,7 @@ impl Timeline {
     /// The first absolute slot in `from..=to` holding packets (at most one wheel turn).
     #[inline]
     fn next_occupied(&self, from: u64, to: u64) -> Option<u64> {
-        let n = self.slots.len() as u64;
-        let mut abs = from;
-        while abs <= to {
-            let s = (abs % n) as usize;
-            let bits = self.occupied[s / 64] >> (s % 64);
-            if bits != 0 {
-                let hit = abs + bits.trailing_zeros() as u64;
-                return (hit <= to).then_some(hit);
-            }
-            abs += 64 - (s % 64) as u64;
-        }
-        None
+        first_set(&self.occupied, from, to)
     }
 
     /// The eligible packet with the smallest finish time: (flow, length).
@@ -187,6 +176,24 @@ impl Timeline {
         let abs = self.next_occupied(self.base, self.base + n - 1)?;
         Some(self.slot_min[(abs % n) as usize])
     }
+}
+
+/// The first absolute slot in `from..=to` whose bit is set in a wheel's occupancy bitmap
+/// (slot `abs` is bit `abs % (64 × words)`; the range spans at most one turn).
+#[inline]
+pub(crate) fn first_set(occupied: &[u64], from: u64, to: u64) -> Option<u64> {
+    let n = occupied.len() as u64 * 64;
+    let mut abs = from;
+    while abs <= to {
+        let s = (abs % n) as usize;
+        let bits = occupied[s / 64] >> (s % 64);
+        if bits != 0 {
+            let hit = abs + bits.trailing_zeros() as u64;
+            return (hit <= to).then_some(hit);
+        }
+        abs += 64 - (s % 64) as u64;
+    }
+    None
 }
 
 #[cfg(test)]

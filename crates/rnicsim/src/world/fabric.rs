@@ -11,11 +11,6 @@ use crate::units::Time;
 use rand::Rng as _;
 
 impl World {
-    /// A port's timer: its last packet is serialized (or a pause ran out) and more are waiting.
-    pub(super) fn port_fire(&mut self, p: u32) {
-        self.port_start(p);
-    }
-
     /// Starts serializing the next eligible packet if the port is idle; the packet goes onto the
     /// link at once, and the timer is armed for the end of serialization if more are waiting.
     #[inline]

@@ -2,8 +2,9 @@
 //!
 //! Every component owns its timer slots (see [`crate::sim::TimerQueue`]); [`Wake`] names who is
 //! woken. The loop pops the earliest slot, dispatches on its tag (the handler may re-arm it) and
-//! repeats until the scenario's duration. Handlers live beside the mechanism they model: `fabric.rs` for ports, links, switches
-//! and PFC; `hosts.rs` for sources and sinks; `build.rs` turns a scenario into a world.
+//! repeats until the scenario's duration. Handlers live beside the mechanism they model:
+//! `fabric.rs` for ports, links, switches and PFC; `hosts.rs` for sources and sinks; `build.rs`
+//! turns a scenario into a world.
 
 mod build;
 mod fabric;
@@ -26,7 +27,7 @@ use crate::units::Time;
 /// Who a timer wakes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wake {
-    /// A port finished serializing (or a pause on it expired).
+    /// A port finished serializing with more waiting, or a pause on it expired: start the next.
     Port(u32),
     /// The oldest packet on a link arrives.
     Link(u32),
@@ -138,7 +139,7 @@ impl World {
         while let Some((t, wake)) = self.timers.pop_until(self.end) {
             self.now = t;
             match wake {
-                Wake::Port(p) => self.port_fire(p),
+                Wake::Port(p) => self.port_start(p),
                 Wake::Link(l) => self.link_fire(l),
                 Wake::Source(s) => self.source_fire(s),
                 Wake::PfcRefresh(p) => self.pfc_refresh(p),
