@@ -41,6 +41,33 @@ pub fn summary_table(s: &Summary, wall: Duration) -> Table {
     for (k, v) in rows {
         t.add_row(vec![k, v]);
     }
+    let r = &s.rdma;
+    if r.flows_started > 0 {
+        t.add_row(vec![
+            "RDMA flows started / completed / failed".to_string(),
+            format!("{} / {} / {}", r.flows_started, r.flows_completed, r.flows_failed),
+        ]);
+        t.add_row(vec![
+            "FCT slowdown mean / p50 / p99".to_string(),
+            format!("{:.2} / {:.2} / {:.2} (mean FCT {:.1} µs)", r.slowdown_mean, r.slowdown_p50, r.slowdown_p99, r.fct_mean_us),
+        ]);
+    }
+    if r.flows_started > 0 || !s.perftest.is_empty() {
+        t.add_row(vec!["retransmits / timeouts".to_string(), format!("{} / {}", r.retransmits, r.timeouts)]);
+        t.add_row(vec![
+            "peak QPs per NIC (context)".to_string(),
+            format!("{} ({} B)", r.peak_qps_per_nic, r.peak_qp_context_bytes),
+        ]);
+    }
+    for p in &s.perftest {
+        let label = if p.name.is_empty() { p.test.clone() } else { format!("{} ({})", p.name, p.test) };
+        let v = if p.test == "WriteLat" {
+            format!("{} B: latency mean {:.2} µs, p99 {:.2} µs", p.message, p.latency_mean_us, p.latency_p99_us)
+        } else {
+            format!("{} B × {} QPs: {:.2} Gbps", p.message, p.qps, p.gbps)
+        };
+        t.add_row(vec![format!("perftest {label}"), v]);
+    }
     for tr in &s.traffic {
         t.add_row(vec![
             format!("traffic[{}] ({} senders)", tr.index, tr.senders),

@@ -17,10 +17,12 @@ pub mod bench;
 pub mod fabric;
 pub mod host;
 pub mod input;
+pub mod nic;
 pub mod output;
 pub mod scenario;
 pub mod sim;
 pub mod units;
+pub mod wire;
 pub mod world;
 
 use output::{tables, RunDir, Summary};
@@ -32,7 +34,17 @@ pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &World) -> st
     let summary = Summary::of(world, &loaded.scenario.name);
     std::fs::write(dir.path("scenario.toml"), loaded.resolved_toml())?;
     tables::write_parquet(&dir.path("counters.parquet"), &tables::counters(world))?;
+    tables::write_parquet(&dir.path("sources.parquet"), &tables::sources(world))?;
     tables::write_parquet(&dir.path("flows.parquet"), &tables::flows(world))?;
+    tables::write_parquet(&dir.path("perftest.parquet"), &tables::perftest(world))?;
+    tables::write_parquet(&dir.path("rates.parquet"), &tables::rates(&world.record))?;
+    if loaded.scenario.outputs.hpcc_text {
+        std::fs::write(dir.path("fct.txt"), output::hpcc_text::fct_txt(world))?;
+        std::fs::write(dir.path("pfc.txt"), output::hpcc_text::pfc_txt(world))?;
+    }
+    if !loaded.scenario.outputs.pcap.is_empty() {
+        wire::pcap::write_pcap(&dir.path("capture.pcap"), &world.capture)?;
+    }
     tables::write_parquet(&dir.path("queues.parquet"), &tables::queues(&world.record))?;
     tables::write_parquet(&dir.path("pfc.parquet"), &tables::pfc(&world.record))?;
     // Written last: its presence marks a complete run.

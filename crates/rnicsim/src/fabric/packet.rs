@@ -17,6 +17,34 @@ pub enum PacketKind {
     Data,
     /// An IEEE 802.1Qbb PFC frame for one priority; `quanta == 0` resumes (XON).
     Pause { priority: u8, quanta: u16 },
+    /// A RoCEv2 packet of the NIC transport; its headers are in [`Packet::roce`].
+    Roce,
+}
+
+/// The RoCEv2 transport headers the simulation reads (BTH, RETH, AETH, ImmDt fields).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RoceHeader {
+    /// BTH opcode ([`crate::wire::roce::Opcode`] as u8).
+    pub opcode: u8,
+    /// BTH ack-request bit.
+    pub ack_req: bool,
+    /// AETH syndrome ([`crate::wire::roce::Syndrome`] as u8), on ACKs and NAKs.
+    pub syndrome: u8,
+    /// Payload bytes carried.
+    pub payload: u32,
+    /// AETH message sequence number; on a selective NAK, the PSN that arrived out of order.
+    pub msn: u32,
+    /// RETH virtual address of this packet's payload (placement offset for SEND), rkey and the
+    /// message's DMA length. Carried on every packet of a message so that a selective-repeat
+    /// receiver can place out-of-order data, as IRN does.
+    pub va: u64,
+    pub rkey: u32,
+    pub dma_len: u32,
+    pub imm: u32,
+    /// Index of the message in its queue pair's send queue (IRN's "recv WQE SN").
+    pub msg: u32,
+    /// Timestamp echoed back in ACKs for RTT measurement.
+    pub ts: Time,
 }
 
 /// ECN field of the IP header (RFC 3168).
@@ -42,14 +70,16 @@ pub struct Packet {
     pub udp_dport: u16,
     /// Hash of the flow's 5-tuple, computed once at the source; each switch mixes in its own seed.
     pub flow_hash: u32,
-    /// The traffic source (flow) this packet belongs to.
+    /// Raw traffic: the source (flow) this packet belongs to. RoCE: the destination queue pair.
     pub flow: u32,
-    /// Sequence number within the flow.
+    /// Raw traffic: sequence number within the flow. RoCE: the PSN (unwrapped; 24 bits on the wire).
     pub seq: u64,
     /// When the source emitted it.
     pub sent_at: Time,
     /// The switch port it entered through at the current hop (for buffer accounting).
     pub ingress_port: u32,
+    /// Transport headers (zero for raw traffic and PFC).
+    pub roce: RoceHeader,
 }
 
 impl Packet {
@@ -69,6 +99,7 @@ impl Packet {
             seq: 0,
             sent_at: Time::ZERO,
             ingress_port: u32::MAX,
+            roce: RoceHeader::default(),
         }
     }
 }

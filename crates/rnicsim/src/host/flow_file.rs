@@ -5,7 +5,7 @@
 use crate::input::LineError;
 use crate::units::Time;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlowSpec {
     pub src: u32,
     pub dst: u32,

@@ -3,7 +3,8 @@
 //! atomically ([`RunDir`]). The schema is documented in `docs/outputs.md`.
 
 mod run_dir;
-mod summary;
+pub mod hpcc_text;
+pub mod summary;
 pub mod tables;
 
 pub use run_dir::RunDir;
@@ -18,6 +19,18 @@ pub struct Recorder {
     pfc_enabled: bool,
     pub pfc: PfcLog,
     pub queues: QueueLog,
+    pub rates: RateLog,
+}
+
+/// Per-queue-pair rate and window samples.
+#[derive(Default)]
+pub struct RateLog {
+    pub time: Vec<u64>,
+    pub qp: Vec<u32>,
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
+    pub rate_bps: Vec<u64>,
+    pub window: Vec<Option<u64>>,
 }
 
 /// Every PFC frame received, at the port it paused or resumed.
@@ -52,6 +65,17 @@ impl Recorder {
     }
 
     #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn rate_sample(&mut self, now: Time, qp: u32, src: u32, dst: u32, rate: u64, window: Option<u64>) {
+        let l = &mut self.rates;
+        l.time.push(now.0);
+        l.qp.push(qp);
+        l.src.push(src);
+        l.dst.push(dst);
+        l.rate_bps.push(rate);
+        l.window.push(window);
+    }
+
     pub fn pfc_event(&mut self, now: Time, node: u32, iface: u32, class: u8, quanta: u16) {
         if self.pfc_enabled {
             let l = &mut self.pfc;

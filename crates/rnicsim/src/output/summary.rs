@@ -41,6 +41,84 @@ pub struct Summary {
     pub max_queue_bytes: u64,
     pub peak_packets: u64,
     pub traffic: Vec<TrafficSummary>,
+    /// RDMA NIC totals (flows, recovery, PCIe, connection state).
+    pub rdma: RdmaSummary,
+    pub perftest: Vec<PerftestSummary>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RdmaSummary {
+    pub flows_started: u64,
+    pub flows_completed: u64,
+    pub flows_failed: u64,
+    pub fct_mean_us: f64,
+    pub slowdown_mean: f64,
+    pub slowdown_p50: f64,
+    pub slowdown_p99: f64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    /// Most queue pairs open at once on one NIC, and the connection context that needs.
+    pub peak_qps_per_nic: u32,
+    pub peak_qp_context_bytes: u64,
+    /// Mean PCIe utilization over NICs, read (NIC ← host) and write directions.
+    pub pcie_read_utilization: f64,
+    pub pcie_write_utilization: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PerftestSummary {
+    pub name: String,
+    pub test: String,
+    pub message: u64,
+    pub qps: u32,
+    pub gbps: f64,
+    pub latency_mean_us: f64,
+    pub latency_p99_us: f64,
+    pub errors: u64,
+}
+
+/// The `q`-quantile of samples (nearest rank), 0 if none.
+pub fn percentile(v: &[crate::units::Time], q: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut s: Vec<u64> = v.iter().map(|t| t.0).collect();
+    s.sort_unstable();
+    let i = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1;
+    s[i] as f64
+}
+
+pub fn mean(v: &[crate::units::Time]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.iter().map(|t| t.0 as f64).sum::<f64>() / v.len() as f64
+}
+
+fn rdma(world: &World) -> RdmaSummary {
+    let done: Vec<&crate::world::FlowRecord> = world.flow_records.iter().filter(|r| r.fct().is_some()).collect();
+    let mut slow: Vec<f64> = done.iter().map(|r| r.fct().unwrap().0 as f64 / r.ideal.0.max(1) as f64).collect();
+    slow.sort_by(f64::total_cmp);
+    let q = |x: f64| if slow.is_empty() { 0.0 } else { slow[((x * slow.len() as f64).ceil() as usize).clamp(1, slow.len()) - 1] };
+    let secs = world.end.as_secs_f64();
+    let n = world.nics.len().max(1) as f64;
+    let bw = world.nic_spec.pcie.bandwidth.0 as f64;
+    let peak = world.nics.iter().map(|n| n.peak_qps).max().unwrap_or(0);
+    RdmaSummary {
+        flows_started: world.flow_records.len() as u64,
+        flows_completed: world.stats.flows_completed,
+        flows_failed: world.stats.flows_failed,
+        fct_mean_us: if done.is_empty() { 0.0 } else { done.iter().map(|r| r.fct().unwrap().0 as f64).sum::<f64>() / done.len() as f64 / 1e6 },
+        slowdown_mean: if slow.is_empty() { 0.0 } else { slow.iter().sum::<f64>() / slow.len() as f64 },
+        slowdown_p50: q(0.5),
+        slowdown_p99: q(0.99),
+        retransmits: world.nics.iter().map(|n| n.retransmits).sum(),
+        timeouts: world.nics.iter().map(|n| n.timeouts).sum(),
+        peak_qps_per_nic: peak,
+        peak_qp_context_bytes: peak as u64 * world.nic_spec.qp_context_bytes as u64,
+        pcie_read_utilization: world.nics.iter().map(|n| n.pcie.bytes_read as f64 * 8.0 / (bw * secs)).sum::<f64>() / n,
+        pcie_write_utilization: world.nics.iter().map(|n| n.pcie.bytes_written as f64 * 8.0 / (bw * secs)).sum::<f64>() / n,
+    }
 }
 
 impl Summary {
@@ -50,7 +128,7 @@ impl Summary {
         let n_traffic = world.sources.iter().map(|s| s.traffic + 1).max().unwrap_or(0);
         let traffic = (0..n_traffic)
             .map(|t| {
-                let members = || world.sources.iter().zip(&world.flows).filter(move |(s, _)| s.traffic == t);
+                let members = || world.sources.iter().zip(&world.source_stats).filter(move |(s, _)| s.traffic == t);
                 let rx_packets: u64 = members().map(|(_, f)| f.rx_packets).sum();
                 let lat_sum: u128 = members().map(|(_, f)| f.latency_sum).sum();
                 TrafficSummary {
@@ -85,6 +163,21 @@ impl Summary {
             max_queue_bytes: world.ports.iter().map(|p| p.counters.max_queue_bytes).max().unwrap_or(0),
             peak_packets: world.stats.peak_packets,
             traffic,
+            rdma: rdma(world),
+            perftest: world
+                .perftests
+                .iter()
+                .map(|p| PerftestSummary {
+                    name: p.spec.name.clone(),
+                    test: format!("{:?}", p.spec.test),
+                    message: p.spec.message.0,
+                    qps: p.qps.len() as u32,
+                    gbps: p.gbps(world.end),
+                    latency_mean_us: mean(&p.latencies) / 1e6,
+                    latency_p99_us: percentile(&p.latencies, 0.99) / 1e6,
+                    errors: p.errors,
+                })
+                .collect(),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Columnar tables of a finished run, written as Parquet (readable by DuckDB, polars, pandas).
 
 use super::Recorder;
+use crate::units::Time;
 use crate::world::World;
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt16Array, UInt32Array, UInt64Array, UInt8Array};
 use parquet::arrow::ArrowWriter;
@@ -52,10 +53,10 @@ pub fn counters(w: &World) -> RecordBatch {
     ])
 }
 
-/// Per-flow (per source) delivery.
-pub fn flows(w: &World) -> RecordBatch {
+/// Per raw-traffic source delivery.
+pub fn sources(w: &World) -> RecordBatch {
     let s = &w.sources;
-    let f = &w.flows;
+    let f = &w.source_stats;
     let secs = w.end.as_secs_f64();
     batch(vec![
         ("flow", u32s(0..s.len() as u32)),
@@ -76,6 +77,66 @@ pub fn flows(w: &World) -> RecordBatch {
         ("latency_max_ps", u64s(f.iter().map(|x| x.latency_max.0))),
         ("ecn_ce", u64s(f.iter().map(|x| x.ecn_ce))),
         ("rx_gbps", f64s(f.iter().map(|x| x.rx_bytes as f64 * 8.0 / secs / 1e9))),
+    ])
+}
+
+/// One row per RDMA flow of the flow workloads.
+pub fn flows(w: &World) -> RecordBatch {
+    let f = &w.flow_records;
+    let fct = |r: &crate::world::FlowRecord| r.fct().map(|t| t.0);
+    batch(vec![
+        ("flow", u32s(f.iter().map(|r| r.id))),
+        ("workload", u32s(f.iter().map(|r| r.workload))),
+        ("src", u32s(f.iter().map(|r| r.src))),
+        ("dst", u32s(f.iter().map(|r| r.dst))),
+        ("size", u64s(f.iter().map(|r| r.size))),
+        ("priority", Arc::new(UInt8Array::from_iter_values(f.iter().map(|r| r.priority)))),
+        ("udp_sport", Arc::new(UInt16Array::from_iter_values(f.iter().map(|r| r.udp_sport)))),
+        ("start_ps", u64s(f.iter().map(|r| r.start.0))),
+        ("finish_ps", Arc::new(UInt64Array::from(f.iter().map(|r| (r.finish != Time::MAX).then_some(r.finish.0)).collect::<Vec<_>>()))),
+        ("fct_ps", Arc::new(UInt64Array::from(f.iter().map(fct).collect::<Vec<_>>()))),
+        ("ideal_fct_ps", u64s(f.iter().map(|r| r.ideal.0))),
+        ("slowdown", Arc::new(Float64Array::from(f.iter().map(|r| fct(r).map(|t| t as f64 / r.ideal.0.max(1) as f64)).collect::<Vec<_>>()))),
+        ("status", Arc::new(StringArray::from(f.iter().map(|r| r.status.map(|s| format!("{s:?}"))).collect::<Vec<_>>()))),
+    ])
+}
+
+/// One row per perftest queue pair.
+pub fn perftest(w: &World) -> RecordBatch {
+    let mut rows: Vec<(u32, &crate::world::Perftest, usize)> = Vec::new();
+    for (i, p) in w.perftests.iter().enumerate() {
+        for q in 0..p.qps.len() {
+            rows.push((i as u32, p, q));
+        }
+    }
+    let lat = |p: &crate::world::Perftest, q: f64| crate::output::summary::percentile(&p.latencies, q);
+    batch(vec![
+        ("test", u32s(rows.iter().map(|r| r.0))),
+        ("name", Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.1.spec.name.clone())))),
+        ("kind", Arc::new(StringArray::from_iter_values(rows.iter().map(|r| format!("{:?}", r.1.spec.test))))),
+        ("qp", u32s(rows.iter().map(|r| r.2 as u32))),
+        ("client", u32s(rows.iter().map(|r| r.1.spec.client))),
+        ("server", u32s(rows.iter().map(|r| r.1.spec.server))),
+        ("message", u64s(rows.iter().map(|r| r.1.spec.message.0))),
+        ("bytes", u64s(rows.iter().map(|r| r.1.bytes[r.2]))),
+        ("gbps", f64s(rows.iter().map(|r| r.1.qp_gbps(r.2, w.end)))),
+        ("latency_samples", u64s(rows.iter().map(|r| r.1.latencies.len() as u64))),
+        ("latency_mean_ps", f64s(rows.iter().map(|r| crate::output::summary::mean(&r.1.latencies)))),
+        ("latency_p50_ps", f64s(rows.iter().map(|r| lat(r.1, 0.5)))),
+        ("latency_p99_ps", f64s(rows.iter().map(|r| lat(r.1, 0.99)))),
+    ])
+}
+
+/// Queue-pair rate (and window) samples.
+pub fn rates(r: &Recorder) -> RecordBatch {
+    let l = &r.rates;
+    batch(vec![
+        ("time_ps", u64s(l.time.iter().copied())),
+        ("qp", u32s(l.qp.iter().copied())),
+        ("src", u32s(l.src.iter().copied())),
+        ("dst", u32s(l.dst.iter().copied())),
+        ("rate_bps", u64s(l.rate_bps.iter().copied())),
+        ("window_bytes", Arc::new(UInt64Array::from(l.window.clone()))),
     ])
 }
 

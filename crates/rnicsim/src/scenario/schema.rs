@@ -30,6 +30,15 @@ pub struct Scenario {
     pub link_events: Vec<LinkEventSpec>,
     #[serde(default)]
     pub traffic: Vec<TrafficSpec>,
+    /// The RDMA NIC of every host.
+    #[serde(default)]
+    pub nic: crate::nic::NicSpec,
+    /// RDMA flow workloads (flow-size CDF with Poisson arrivals, or a flow file).
+    #[serde(default)]
+    pub flows: Vec<FlowsSpec>,
+    /// perftest-like benchmarks between host pairs.
+    #[serde(default)]
+    pub perftest: Vec<PerftestSpec>,
     #[serde(default)]
     pub outputs: OutputSpec,
 }
@@ -342,6 +351,101 @@ fn default_class() -> u8 {
     3
 }
 
+/// Who sends flows to whom in a CDF workload.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum FlowPattern {
+    /// Each flow goes to a uniformly random other host.
+    AllToAll,
+    /// Every host sends to one fixed other host (a seeded random derangement).
+    Permutation,
+    /// `senders` (default: every other host) send to `receiver`.
+    Incast {
+        receiver: u32,
+        #[serde(default)]
+        senders: Option<Vec<u32>>,
+    },
+}
+
+/// The verb a flow uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowVerb {
+    #[default]
+    Write,
+    Read,
+    Send,
+}
+
+/// An RDMA flow workload: every flow is a new connection carrying one message, closed when the
+/// message completes (as HPCC's simulator does). Give either `cdf` (with `load` and `pattern`)
+/// or `file`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowsSpec {
+    /// A flow-size CDF file (HPCC style, percent or fraction), relative to the scenario file.
+    #[serde(default)]
+    pub cdf: Option<PathBuf>,
+    /// An HPCC or ConWeave flow file, relative to the scenario file.
+    #[serde(default)]
+    pub file: Option<PathBuf>,
+    /// Offered load per sender as a fraction of its host link (CDF workloads).
+    #[serde(default)]
+    pub load: Option<f64>,
+    #[serde(default)]
+    pub pattern: Option<FlowPattern>,
+    #[serde(default)]
+    pub verb: FlowVerb,
+    #[serde(default)]
+    pub start: Time,
+    /// No new flows after this (default: the end of the run).
+    #[serde(default)]
+    pub stop: Option<Time>,
+}
+
+/// The perftest benchmark to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PerftestKind {
+    WriteBw,
+    ReadBw,
+    SendBw,
+    /// Ping-pong of WRITEs; latency is half the round trip, as `ib_write_lat` reports.
+    WriteLat,
+}
+
+/// A perftest-like benchmark between a client and a server host.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerftestSpec {
+    /// A label for reports.
+    #[serde(default)]
+    pub name: String,
+    pub test: PerftestKind,
+    pub client: u32,
+    pub server: u32,
+    /// Message size.
+    pub message: Bytes,
+    /// Queue pairs (bandwidth tests).
+    #[serde(default = "one_u32")]
+    pub qps: u32,
+    /// WQEs kept outstanding per queue pair (bandwidth tests).
+    #[serde(default = "default_tx_depth")]
+    pub depth: u32,
+    #[serde(default)]
+    pub start: Time,
+    /// Bandwidth and latency are measured from `start + warmup` to the end of the run.
+    #[serde(default)]
+    pub warmup: Time,
+}
+
+fn one_u32() -> u32 {
+    1
+}
+fn default_tx_depth() -> u32 {
+    128
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutputSpec {
@@ -351,10 +455,20 @@ pub struct OutputSpec {
     /// Record every PFC frame received into `pfc.parquet`.
     #[serde(default = "yes")]
     pub pfc_events: bool,
+    /// Also write HPCC's `fct.txt` and `pfc.txt` line formats.
+    #[serde(default = "yes")]
+    pub hpcc_text: bool,
+    /// Sample every queue pair's rate and window at this interval into `rates.parquet`.
+    #[serde(default)]
+    pub rate_interval: Option<Time>,
+    /// Capture the packets these ports send (global port ids, or `[node, interface]`) into
+    /// `capture.pcap`.
+    #[serde(default)]
+    pub pcap: Vec<[u32; 2]>,
 }
 
 impl Default for OutputSpec {
     fn default() -> Self {
-        OutputSpec { queue_interval: None, pfc_events: true }
+        OutputSpec { queue_interval: None, pfc_events: true, hpcc_text: true, rate_interval: None, pcap: Vec::new() }
     }
 }

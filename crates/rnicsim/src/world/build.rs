@@ -8,9 +8,15 @@ use crate::fabric::packet::{PacketPool, ECN_ECT0, ECN_NOT_ECT};
 use crate::fabric::port::{ClassService, Port, CLASSES};
 use crate::fabric::routing::{Adjacent, Routes};
 use crate::fabric::topology::{NodeKind, Topology};
-use crate::host::{FlowStats, Source};
+use crate::host::cdf::FlowSizeCdf;
+use crate::host::flow_file::parse_flow_file;
+use crate::host::{det_ln, FlowStats, Source};
+use crate::nic::verbs::Access;
+use crate::nic::Nic;
+use super::apps::{FlowGen, FlowList};
+use super::Perftest;
 use crate::output::Recorder;
-use crate::scenario::schema::{Arrival, Pattern, ServiceKind};
+use crate::scenario::schema::{Arrival, FlowPattern, Pattern, ServiceKind};
 use crate::scenario::{LoadedScenario, ScenarioError};
 use crate::sim::rng::{self, stream_seed};
 use crate::sim::TimerQueue;
@@ -26,6 +32,10 @@ impl World {
         let topo = loaded.topology()?;
         let mut w = World::from_topology(loaded, &topo);
         w.add_traffic(loaded)?;
+        w.add_nics(loaded);
+        w.add_flows(loaded)?;
+        w.add_perftests(loaded);
+        w.add_captures(loaded)?;
         Ok(w)
     }
 
@@ -164,7 +174,7 @@ impl World {
             switches,
             hosts,
             sources: Vec::new(),
-            flows: Vec::new(),
+            source_stats: Vec::new(),
             adjacency,
             is_host,
             host_nodes,
@@ -177,6 +187,24 @@ impl World {
             sampler,
             record: Recorder::new(s.outputs.pfc_events),
             stats: RunStats::default(),
+            nic_spec: s.nic.clone(),
+            nics: Vec::new(),
+            qps: Vec::new(),
+            qp_free: Default::default(),
+            qp_serial: 0,
+            payloads: Default::default(),
+            int_enabled: s.nic.cc.needs_int(),
+            ints: Vec::new(),
+            rtt_cache: Default::default(),
+            app_mr: Vec::new(),
+            cdfs: Vec::new(),
+            flow_gens: Vec::new(),
+            flow_lists: Vec::new(),
+            flow_records: Vec::new(),
+            perftests: Vec::new(),
+            rate_sampler: None,
+            capture_ports: Vec::new(),
+            capture: Vec::new(),
             finalized: false,
         }
     }
@@ -238,8 +266,132 @@ impl World {
                 let first = if source.poisson { t.start + source.next_gap() } else { t.start };
                 self.timers.arm(source.timer, first);
                 self.sources.push(source);
-                self.flows.push(FlowStats::default());
+                self.source_stats.push(FlowStats::default());
             }
+        }
+        Ok(())
+    }
+}
+
+impl World {
+    /// One NIC per host, with an application region over all of its memory.
+    fn add_nics(&mut self, loaded: &LoadedScenario) {
+        let spec = &loaded.scenario.nic;
+        for (h, &node) in self.host_nodes.iter().enumerate() {
+            let port = self.hosts[h].port;
+            let mut nic = Nic::new(h as u32, node, port, spec);
+            let mr = nic.memory.register(h as u32, 0, spec.memory_size.0, Access::ALL).expect("the whole memory is a valid region");
+            self.app_mr.push((mr.lkey, mr.rkey));
+            self.nics.push(nic);
+        }
+        if let Some(iv) = loaded.scenario.outputs.rate_interval {
+            let t = self.timers.add_timer(Wake::RateSampler);
+            self.timers.arm(t, Time::ZERO);
+            self.rate_sampler = Some((t, iv));
+        }
+    }
+
+    fn add_flows(&mut self, loaded: &LoadedScenario) -> Result<(), ScenarioError> {
+        let s = &loaded.scenario;
+        for (wi, f) in s.flows.iter().enumerate() {
+            let stop = f.stop.unwrap_or(s.duration).min(s.duration);
+            if let Some(path) = &f.file {
+                let full = loaded.base_dir.join(path);
+                let text = std::fs::read_to_string(&full).map_err(|e| loaded.error_at(&format!("flows[{wi}].file"), format!("cannot read {}: {e}", full.display())))?;
+                let mut flows = parse_flow_file(&text).map_err(|e| ScenarioError { file: full.display().to_string(), line: Some(e.line), column: None, key: None, message: e.message })?;
+                for (k, fl) in flows.iter().enumerate() {
+                    for (what, n) in [("source", fl.src), ("destination", fl.dst)] {
+                        if n as usize >= self.roles.len() || !self.is_host[n as usize] {
+                            return Err(ScenarioError { file: full.display().to_string(), line: Some(k + 2), column: None, key: None, message: format!("flow {what} {n} is not a host of the topology") });
+                        }
+                    }
+                    if fl.src == fl.dst {
+                        return Err(ScenarioError { file: full.display().to_string(), line: Some(k + 2), column: None, key: None, message: format!("flow from host {} to itself", fl.src) });
+                    }
+                }
+                flows.retain(|fl| fl.start + f.start < stop);
+                for fl in &mut flows {
+                    fl.start = fl.start + f.start;
+                }
+                flows.sort_by_key(|fl| fl.start);
+                let i = self.flow_lists.len() as u32;
+                let timer = self.timers.add_timer(Wake::FlowList(i));
+                if let Some(first) = flows.first() {
+                    self.timers.arm(timer, first.start);
+                }
+                self.flow_lists.push(FlowList { workload: wi as u32, flows, next: 0, timer, verb: f.verb });
+                continue;
+            }
+            let path = f.cdf.as_ref().expect("validated: cdf or file");
+            let full = loaded.base_dir.join(path);
+            let text = std::fs::read_to_string(&full).map_err(|e| loaded.error_at(&format!("flows[{wi}].cdf"), format!("cannot read {}: {e}", full.display())))?;
+            let cdf = FlowSizeCdf::parse(&text).map_err(|e| ScenarioError { file: full.display().to_string(), line: Some(e.line), column: None, key: None, message: e.message })?;
+            let mean = cdf.mean();
+            let ci = self.add_cdf(cdf);
+            let load = f.load.expect("validated: a CDF workload has a load");
+            let senders: Vec<(u32, Option<u32>)> = match f.pattern.as_ref().unwrap_or(&FlowPattern::AllToAll) {
+                FlowPattern::AllToAll => self.host_nodes.iter().map(|&h| (h, None)).collect(),
+                FlowPattern::Permutation => {
+                    let mut perm: Vec<u32> = self.host_nodes.clone();
+                    let mut r = rng::stream(s.seed, "flow-permutation", wi as u64);
+                    for i in (1..perm.len()).rev() {
+                        let j = r.random_range(0..i);
+                        perm.swap(i, j);
+                    }
+                    self.host_nodes.iter().copied().zip(perm.into_iter().map(Some)).collect()
+                }
+                FlowPattern::Incast { receiver, senders } => match senders {
+                    Some(list) => list.iter().map(|&h| (h, Some(*receiver))).collect(),
+                    None => self.host_nodes.iter().filter(|&&h| h != *receiver).map(|&h| (h, Some(*receiver))).collect(),
+                },
+            };
+            for (src, dst) in senders {
+                let NodeRole::Host(h) = self.roles[src as usize] else { unreachable!("validated as a host") };
+                let rate = self.ports[self.hosts[h as usize].port as usize].rate;
+                // Flows per second = load × rate / (8 × mean size); the mean gap is its inverse.
+                let mean_gap_ps = mean * 8.0 / (load * rate.0 as f64) * 1e12;
+                let g = self.flow_gens.len() as u32;
+                let timer = self.add_flow_gen_timer(g);
+                let mut r = rng::stream(s.seed, "flow-arrivals", ((wi as u64) << 32) | src as u64);
+                let u: f64 = 1.0 - r.random::<f64>();
+                let first = f.start + Time((mean_gap_ps * -det_ln(u)).round() as u64);
+                if first < stop {
+                    self.timers.arm(timer, first);
+                }
+                self.flow_gens.push(FlowGen { workload: wi as u32, src, dst, mean_gap_ps, cdf: ci, rng: r, stop, timer, verb: f.verb });
+            }
+        }
+        Ok(())
+    }
+
+    fn add_perftests(&mut self, loaded: &LoadedScenario) {
+        for (i, p) in loaded.scenario.perftest.iter().enumerate() {
+            let timer = self.timers.add_timer(Wake::Perftest(i as u32));
+            self.timers.arm(timer, p.start);
+            self.perftests.push(Perftest {
+                spec: p.clone(),
+                qps: Vec::new(),
+                timer,
+                bytes: Vec::new(),
+                measure_from: p.start + p.warmup,
+                ping_at: p.start,
+                latencies: Vec::new(),
+                errors: 0,
+            });
+        }
+    }
+
+    fn add_captures(&mut self, loaded: &LoadedScenario) -> Result<(), ScenarioError> {
+        let list = &loaded.scenario.outputs.pcap;
+        if list.is_empty() {
+            return Ok(());
+        }
+        self.capture_ports = vec![false; self.ports.len()];
+        for (i, &[node, iface]) in list.iter().enumerate() {
+            let Some(adj) = self.adjacency.get(node as usize).and_then(|a| a.get(iface as usize)) else {
+                return Err(loaded.error_at(&format!("outputs.pcap[{i}]"), format!("node {node} has no interface {iface}")));
+            };
+            self.capture_ports[adj.port as usize] = true;
         }
         Ok(())
     }

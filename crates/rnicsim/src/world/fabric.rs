@@ -15,6 +15,9 @@ impl World {
     /// link at once, and the timer is armed for the end of serialization if more are waiting.
     #[inline]
     pub(super) fn port_start(&mut self, p: u32) {
+        if let NodeRole::Host(h) = self.roles[self.ports[p as usize].node as usize] {
+            return self.host_port_start(p, h);
+        }
         let now = self.now;
         let port = &mut self.ports[p as usize];
         if !port.is_idle(now) {
@@ -38,11 +41,11 @@ impl World {
         }
         let node = port.node;
         if let Some(class) = class {
-            match self.roles[node as usize] {
-                NodeRole::Switch(s) => self.switch_dequeued(s, p, id, class),
-                NodeRole::Host(h) => self.host_dequeued(h),
+            if let NodeRole::Switch(s) = self.roles[node as usize] {
+                self.switch_dequeued(s, p, id, class);
             }
         }
+        self.capture(p, id);
         self.link_send(p, id, done);
     }
 
@@ -62,7 +65,17 @@ impl World {
                 }
             }
         }
-        let (ingress, size) = (pkt.ingress_port, pkt.size);
+        let (ingress, size, kind) = (pkt.ingress_port, pkt.size, pkt.kind);
+        if self.int_enabled && kind == PacketKind::Roce {
+            let port = &self.ports[p as usize];
+            let hop = crate::nic::cc::IntHop { qlen: port.queue_bytes(class), tx_bytes: port.counters.tx_bytes, ts: self.now, rate: port.rate };
+            let i = id.0 as usize;
+            if self.ints.len() <= i {
+                self.ints.resize(i + 1, Default::default());
+            }
+            self.ints[i].push(hop);
+        }
+        let sw = &mut self.switches[s as usize];
         if sw.buffer.release(ingress, class, size) {
             self.send_pfc(s, ingress, class, 0);
         }
@@ -70,7 +83,7 @@ impl World {
 
     /// Puts a packet whose serialization ends at `done` on the port's link.
     #[inline]
-    fn link_send(&mut self, p: u32, id: PacketId, done: Time) {
+    pub(super) fn link_send(&mut self, p: u32, id: PacketId, done: Time) {
         let link = &mut self.links[p as usize];
         if !link.up {
             self.ports[p as usize].counters.drops_link_down += 1;
@@ -114,6 +127,10 @@ impl World {
             }
             PacketKind::Data => match self.roles[node as usize] {
                 NodeRole::Host(_) => self.host_receive(id),
+                NodeRole::Switch(s) => self.switch_forward(s, in_port, id),
+            },
+            PacketKind::Roce => match self.roles[node as usize] {
+                NodeRole::Host(h) => self.nic_receive(h, id),
                 NodeRole::Switch(s) => self.switch_forward(s, in_port, id),
             },
         }

@@ -37,6 +37,7 @@ impl World {
             seq: src.sent_packets,
             sent_at: now,
             ingress_port: u32::MAX,
+            roce: Default::default(),
         };
         let id = self.pool.alloc(pkt);
         src.sent_packets += 1;
@@ -79,6 +80,31 @@ impl World {
         let pkt = *self.pool.get(id);
         self.pool.free(id);
         self.stats.packets_delivered += 1;
-        self.flows[pkt.flow as usize].record(self.now, pkt.sent_at, pkt.size, pkt.ecn == ECN_CE);
+        self.source_stats[pkt.flow as usize].record(self.now, pkt.sent_at, pkt.size, pkt.ecn == ECN_CE);
+    }
+}
+
+impl World {
+    /// Records every queue pair's rate and window.
+    pub(super) fn sample_rates(&mut self) {
+        let Some((timer, interval)) = self.rate_sampler else { return };
+        for (i, qp) in self.qps.iter().enumerate() {
+            if qp.state == crate::nic::qp::QpState::Ready && qp.snd_una < qp.next_psn {
+                use crate::nic::cc::CongestionControl;
+                self.record.rate_sample(self.now, i as u32, qp.node, qp.peer_node, qp.cc.rate().0, qp.cc.window());
+            }
+        }
+        self.timers.arm(timer, self.now + interval);
+    }
+
+    /// Keeps a copy of a packet leaving a captured port.
+    #[inline]
+    pub(super) fn capture(&mut self, p: u32, id: PacketId) {
+        if self.capture_ports.is_empty() || !self.capture_ports[p as usize] {
+            return;
+        }
+        let packet = *self.pool.get(id);
+        let payload = self.payloads.get(id).to_vec();
+        self.capture.push(crate::wire::pcap::Captured { at: self.now, port: p, packet, payload });
     }
 }

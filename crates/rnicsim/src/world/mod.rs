@@ -6,9 +6,13 @@
 //! `fabric.rs` for ports, links, switches and PFC; `hosts.rs` for sources and sinks; `build.rs`
 //! turns a scenario into a world.
 
+mod apps;
 mod build;
 mod fabric;
 mod hosts;
+mod nic;
+
+pub use apps::{FlowRecord, Perftest};
 
 use crate::fabric::buffer::SharedBuffer;
 use crate::fabric::ecn::EcnCurve;
@@ -41,6 +45,16 @@ pub enum Wake {
     LinkEvent(u32),
     /// Recompute routes after link changes.
     Reroute,
+    /// A queue pair's retransmission or congestion-control timer.
+    Qp(u32),
+    /// A flow generator's next arrival.
+    FlowGen(u32),
+    /// A flow list's next start.
+    FlowList(u32),
+    /// A perftest starts.
+    Perftest(u32),
+    /// Sample queue pairs' rates.
+    RateSampler,
 }
 
 pub(crate) struct SwitchState {
@@ -82,6 +96,8 @@ pub struct RunStats {
     pub pfc_frames: u64,
     /// The most packets alive at once.
     pub peak_packets: u64,
+    pub flows_completed: u64,
+    pub flows_failed: u64,
 }
 
 /// How a run ended.
@@ -113,7 +129,7 @@ pub struct World {
     pub(crate) switches: Vec<SwitchState>,
     pub(crate) hosts: Vec<HostState>,
     pub sources: Vec<Source>,
-    pub flows: Vec<FlowStats>,
+    pub source_stats: Vec<FlowStats>,
     pub(crate) adjacency: Vec<Vec<Adjacent>>,
     pub(crate) is_host: Vec<bool>,
     pub(crate) host_nodes: Vec<u32>,
@@ -126,6 +142,27 @@ pub struct World {
     pub(crate) sampler: Option<(TimerId, Time)>,
     pub record: Recorder,
     pub stats: RunStats,
+    // ---- RDMA NICs ----
+    pub nic_spec: crate::nic::NicSpec,
+    pub nics: Vec<crate::nic::Nic>,
+    pub qps: Vec<crate::nic::qp::Qp>,
+    pub(crate) qp_free: std::collections::VecDeque<(Time, u32)>,
+    pub(crate) qp_serial: u64,
+    pub(crate) payloads: crate::nic::PayloadStore,
+    pub(crate) int_enabled: bool,
+    pub(crate) ints: Vec<crate::nic::cc::IntStack>,
+    pub(crate) rtt_cache: std::collections::HashMap<(u32, u32), Time>,
+    /// Per host: (lkey, rkey) of the application region covering its memory.
+    pub(crate) app_mr: Vec<(u32, u32)>,
+    pub(crate) cdfs: Vec<crate::host::cdf::FlowSizeCdf>,
+    pub(crate) flow_gens: Vec<apps::FlowGen>,
+    pub(crate) flow_lists: Vec<apps::FlowList>,
+    pub flow_records: Vec<FlowRecord>,
+    pub perftests: Vec<Perftest>,
+    pub(crate) rate_sampler: Option<(TimerId, Time)>,
+    /// Ports whose transmitted packets are captured, and the capture.
+    pub(crate) capture_ports: Vec<bool>,
+    pub capture: Vec<crate::wire::pcap::Captured>,
     finalized: bool,
 }
 
@@ -138,15 +175,7 @@ impl World {
     pub fn run(&mut self, mut progress: impl FnMut(Progress) -> bool) -> RunEnd {
         while let Some((t, wake)) = self.timers.pop_until(self.end) {
             self.now = t;
-            match wake {
-                Wake::Port(p) => self.port_start(p),
-                Wake::Link(l) => self.link_fire(l),
-                Wake::Source(s) => self.source_fire(s),
-                Wake::PfcRefresh(p) => self.pfc_refresh(p),
-                Wake::Sampler => self.sample(),
-                Wake::LinkEvent(i) => self.link_event(i),
-                Wake::Reroute => self.reroute(),
-            }
+            self.dispatch(wake);
             self.stats.events += 1;
             if self.stats.events & 0xffff == 0 && !progress(self.progress()) {
                 return RunEnd::Interrupted;
@@ -156,6 +185,24 @@ impl World {
         self.finalize();
         progress(self.progress());
         RunEnd::Finished
+    }
+
+    #[inline]
+    fn dispatch(&mut self, wake: Wake) {
+        match wake {
+            Wake::Port(p) => self.port_start(p),
+            Wake::Link(l) => self.link_fire(l),
+            Wake::Source(s) => self.source_fire(s),
+            Wake::PfcRefresh(p) => self.pfc_refresh(p),
+            Wake::Sampler => self.sample(),
+            Wake::LinkEvent(i) => self.link_event(i),
+            Wake::Reroute => self.reroute(),
+            Wake::Qp(q) => self.qp_timer(q),
+            Wake::FlowGen(g) => self.flow_gen_fire(g),
+            Wake::FlowList(l) => self.flow_list_fire(l),
+            Wake::Perftest(t) => self.perftest_start(t),
+            Wake::RateSampler => self.sample_rates(),
+        }
     }
 
     pub fn progress(&self) -> Progress {

@@ -1,0 +1,206 @@
+//! Congestion control behind a small trait whose events mirror what NIC vendors expose to
+//! programmable congestion control (NVIDIA's PCC, Broadcom's): a TX burst, an ACK, a NACK, a CNP,
+//! an RTT response and a timer. Each algorithm keeps a small fixed per-flow context (its struct)
+//! and outputs a rate, optionally a window, and whether it wants an RTT probe.
+//!
+//! Algorithms, one file each: [`none`] (line rate), [`dcqcn`], [`dctcp`], [`timely`], [`hpcc`].
+//! The NIC calls them through [`Cc`], an enum of the concrete types (no trait objects).
+
+pub mod dcqcn;
+pub mod dctcp;
+pub mod hpcc;
+pub mod none;
+pub mod timely;
+
+use crate::units::{BitsPerSec, Time};
+use serde::{Deserialize, Serialize};
+
+/// Telemetry one switch hop stamps into a data packet (HPCC's INT), echoed in the ACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IntHop {
+    /// Egress queue length in bytes when the packet left.
+    pub qlen: u64,
+    /// The port's cumulative transmitted bytes.
+    pub tx_bytes: u64,
+    pub ts: Time,
+    pub rate: BitsPerSec,
+}
+
+/// Up to [`MAX_INT_HOPS`] hops of telemetry.
+pub const MAX_INT_HOPS: usize = 5;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IntStack {
+    pub hops: [IntHop; MAX_INT_HOPS],
+    pub n: u8,
+}
+
+impl IntStack {
+    pub fn push(&mut self, hop: IntHop) {
+        if (self.n as usize) < MAX_INT_HOPS {
+            self.hops[self.n as usize] = hop;
+            self.n += 1;
+        }
+    }
+    pub fn hops(&self) -> &[IntHop] {
+        &self.hops[..self.n as usize]
+    }
+}
+
+/// What an ACK tells the sender.
+#[derive(Clone, Copy, Debug)]
+pub struct Ack<'a> {
+    /// Bytes newly acknowledged by this ACK.
+    pub acked_bytes: u64,
+    /// Highest byte sequence acknowledged and the next to send (for once-per-RTT logic).
+    pub acked_seq: u64,
+    pub next_seq: u64,
+    /// RTT measured from the echoed timestamp.
+    pub rtt: Time,
+    /// The receiver saw an ECN mark (DCTCP-style echo).
+    pub ecn_echo: bool,
+    /// Switch telemetry (HPCC).
+    pub int: Option<&'a IntStack>,
+}
+
+/// What every algorithm knows of its flow when created.
+#[derive(Clone, Copy, Debug)]
+pub struct FlowParams {
+    pub line_rate: BitsPerSec,
+    /// Base round-trip time of the path (propagation + one packet's serialization per hop).
+    pub base_rtt: Time,
+    /// Bytes per full packet on the wire.
+    pub mtu: u32,
+}
+
+/// The hook every algorithm implements. `now` is always passed in; none reads a clock.
+pub trait CongestionControl {
+    /// A burst of `bytes` in `packets` left the NIC.
+    fn on_tx(&mut self, _now: Time, _bytes: u64, _packets: u32) {}
+    fn on_ack(&mut self, _now: Time, _ack: &Ack) {}
+    /// The receiver reported a gap (or the sender timed out).
+    fn on_nack(&mut self, _now: Time) {}
+    fn on_cnp(&mut self, _now: Time) {}
+    /// The time returned by [`CongestionControl::next_timer`] was reached.
+    fn on_timer(&mut self, _now: Time) {}
+    fn next_timer(&self) -> Option<Time> {
+        None
+    }
+    /// The sending rate.
+    fn rate(&self) -> BitsPerSec;
+    /// Bytes allowed in flight, if windowed.
+    fn window(&self) -> Option<u64> {
+        None
+    }
+    /// Ask the NIC to have the next packet acknowledged at once, for an RTT sample.
+    fn wants_rtt_probe(&self) -> bool {
+        false
+    }
+}
+
+/// Which algorithm, with its parameters (the scenario's `[nic.cc]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum CcSpec {
+    None {},
+    Dcqcn(dcqcn::DcqcnParams),
+    Dctcp(dctcp::DctcpParams),
+    Timely(timely::TimelyParams),
+    Hpcc(hpcc::HpccParams),
+}
+
+impl Default for CcSpec {
+    fn default() -> Self {
+        CcSpec::Dcqcn(dcqcn::DcqcnParams::default())
+    }
+}
+
+impl CcSpec {
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcSpec::None {} => "none",
+            CcSpec::Dcqcn(_) => "dcqcn",
+            CcSpec::Dctcp(_) => "dctcp",
+            CcSpec::Timely(_) => "timely",
+            CcSpec::Hpcc(_) => "hpcc",
+        }
+    }
+
+    /// Whether switches must stamp INT into data packets.
+    pub fn needs_int(&self) -> bool {
+        matches!(self, CcSpec::Hpcc(_))
+    }
+
+    /// Whether receivers echo ECN marks in ACKs (rather than, or besides, sending CNPs).
+    pub fn wants_ecn_echo(&self) -> bool {
+        matches!(self, CcSpec::Dctcp(_))
+    }
+
+    pub fn build(&self, flow: FlowParams, now: Time) -> Cc {
+        match self {
+            CcSpec::None {} => Cc::None(none::LineRate::new(flow)),
+            CcSpec::Dcqcn(p) => Cc::Dcqcn(dcqcn::Dcqcn::new(p, flow)),
+            CcSpec::Dctcp(p) => Cc::Dctcp(dctcp::Dctcp::new(p, flow)),
+            CcSpec::Timely(p) => Cc::Timely(timely::Timely::new(p, flow, now)),
+            CcSpec::Hpcc(p) => Cc::Hpcc(hpcc::Hpcc::new(p, flow)),
+        }
+    }
+}
+
+/// One flow's congestion controller.
+#[derive(Clone, Debug)]
+pub enum Cc {
+    None(none::LineRate),
+    Dcqcn(dcqcn::Dcqcn),
+    Dctcp(dctcp::Dctcp),
+    Timely(timely::Timely),
+    Hpcc(hpcc::Hpcc),
+}
+
+macro_rules! dispatch {
+    ($self:expr, $cc:ident => $e:expr) => {
+        match $self {
+            Cc::None($cc) => $e,
+            Cc::Dcqcn($cc) => $e,
+            Cc::Dctcp($cc) => $e,
+            Cc::Timely($cc) => $e,
+            Cc::Hpcc($cc) => $e,
+        }
+    };
+}
+
+impl CongestionControl for Cc {
+    #[inline]
+    fn on_tx(&mut self, now: Time, bytes: u64, packets: u32) {
+        dispatch!(self, c => c.on_tx(now, bytes, packets))
+    }
+    #[inline]
+    fn on_ack(&mut self, now: Time, ack: &Ack) {
+        dispatch!(self, c => c.on_ack(now, ack))
+    }
+    fn on_nack(&mut self, now: Time) {
+        dispatch!(self, c => c.on_nack(now))
+    }
+    fn on_cnp(&mut self, now: Time) {
+        dispatch!(self, c => c.on_cnp(now))
+    }
+    fn on_timer(&mut self, now: Time) {
+        dispatch!(self, c => c.on_timer(now))
+    }
+    #[inline]
+    fn next_timer(&self) -> Option<Time> {
+        dispatch!(self, c => c.next_timer())
+    }
+    #[inline]
+    fn rate(&self) -> BitsPerSec {
+        dispatch!(self, c => c.rate())
+    }
+    #[inline]
+    fn window(&self) -> Option<u64> {
+        dispatch!(self, c => c.window())
+    }
+    #[inline]
+    fn wants_rtt_probe(&self) -> bool {
+        dispatch!(self, c => c.wants_rtt_probe())
+    }
+}

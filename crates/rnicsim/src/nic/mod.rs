@@ -1,0 +1,208 @@
+//! The RDMA NIC: verbs interface ([`verbs`]), host memory ([`memory`]), PCIe and DMA ([`pcie`]),
+//! queue pairs and their RoCEv2 reliable-connection state ([`qp`]), the QP scheduler
+//! ([`sched`]) and congestion control ([`cc`]). The event handlers that move packets through a
+//! NIC live in `world/nic.rs`; this module holds the state and the configuration.
+
+pub mod cc;
+pub mod memory;
+pub mod pcie;
+pub mod qp;
+pub mod sched;
+pub mod verbs;
+
+use crate::fabric::packet::PacketId;
+use crate::units::{Bytes, Time};
+use cc::CcSpec;
+use memory::HostMemory;
+use pcie::{Pcie, PcieSpec};
+use sched::{Scheduler, SchedulerSpec};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use verbs::Completion;
+
+/// Loss recovery of the reliable connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Recovery {
+    /// Go-back-N: the receiver drops out-of-order packets and NAKs the expected PSN once; the
+    /// sender rewinds to it (commodity RoCE NICs).
+    GoBackN,
+    /// Selective repeat in the style of IRN (Mittal et al., SIGCOMM 2018): the receiver keeps
+    /// out-of-order packets and NAKs with the PSN that arrived (a SACK); the sender retransmits
+    /// only the gaps, and its in-flight bytes are capped at one BDP.
+    SelectiveRepeat,
+}
+
+/// Whether host memory holds real bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryMode {
+    SizeOnly,
+    Bytes,
+}
+
+/// The scenario's `[nic]` table: one configuration for every host's NIC.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NicSpec {
+    /// Payload bytes per packet (the path MTU less headers; HPCC's PACKET_PAYLOAD_SIZE).
+    #[serde(default = "default_mtu")]
+    pub mtu: u32,
+    /// Traffic class of RDMA packets.
+    #[serde(default)]
+    pub priority: u8,
+    /// Traffic class of ACKs, NAKs and CNPs (default: the data class).
+    #[serde(default)]
+    pub ack_priority: Option<u8>,
+    /// The receiver acknowledges every this many packets (and always a message's last).
+    #[serde(default = "default_ack_interval")]
+    pub ack_interval: u32,
+    #[serde(default = "default_recovery")]
+    pub recovery: Recovery,
+    /// Retransmission timeout and the retries before a retry-exceeded error.
+    #[serde(default = "default_rto")]
+    pub rto: Time,
+    #[serde(default = "default_retry")]
+    pub retry_count: u32,
+    /// How long a sender waits after an RNR NAK, and the retries before giving up.
+    #[serde(default = "default_rnr_timer")]
+    pub rnr_timer: Time,
+    #[serde(default = "default_retry")]
+    pub rnr_retry: u32,
+    /// The receiver sends at most one CNP per queue pair per this interval.
+    #[serde(default = "default_cnp_interval")]
+    pub cnp_interval: Time,
+    /// Send queue, receive queue and completion queue depths.
+    #[serde(default = "default_depth")]
+    pub sq_depth: u32,
+    #[serde(default = "default_depth")]
+    pub rq_depth: u32,
+    /// Bytes of NIC-side connection context per queue pair (StaR's concern).
+    #[serde(default = "default_qp_context")]
+    pub qp_context_bytes: u32,
+    #[serde(default)]
+    pub scheduler: SchedulerSpec,
+    #[serde(default)]
+    pub cc: CcSpec,
+    #[serde(default)]
+    pub pcie: PcieSpec,
+    /// Host memory per host, and whether it holds real bytes.
+    #[serde(default = "default_memory_size")]
+    pub memory_size: Bytes,
+    #[serde(default = "default_memory_mode")]
+    pub memory: MemoryMode,
+    /// Bytes in flight allowed under selective repeat (default: one bandwidth-delay product).
+    #[serde(default)]
+    pub window: Option<Bytes>,
+}
+
+fn default_mtu() -> u32 {
+    1000
+}
+fn default_ack_interval() -> u32 {
+    1
+}
+fn default_recovery() -> Recovery {
+    Recovery::GoBackN
+}
+fn default_rto() -> Time {
+    Time::from_us(1000)
+}
+fn default_retry() -> u32 {
+    7
+}
+fn default_rnr_timer() -> Time {
+    Time::from_us(10)
+}
+fn default_cnp_interval() -> Time {
+    Time::from_us(50)
+}
+fn default_depth() -> u32 {
+    1024
+}
+fn default_qp_context() -> u32 {
+    256
+}
+fn default_memory_size() -> Bytes {
+    Bytes(1 << 40)
+}
+fn default_memory_mode() -> MemoryMode {
+    MemoryMode::SizeOnly
+}
+
+impl Default for NicSpec {
+    fn default() -> Self {
+        toml::from_str("").expect("every [nic] key has a default")
+    }
+}
+
+impl NicSpec {
+    pub fn ack_class(&self) -> u8 {
+        self.ack_priority.unwrap_or(self.priority)
+    }
+}
+
+/// One host's NIC.
+pub struct Nic {
+    pub host: u32,
+    pub node: u32,
+    /// The host's egress port.
+    pub port: u32,
+    pub sched: Scheduler,
+    pub pcie: Pcie,
+    pub memory: HostMemory,
+    /// Queue pairs held back because their class is paused by PFC, per class.
+    pub parked: [Vec<u32>; 8],
+    /// Completions not yet taken by the host (tests and the verbs API read these).
+    pub cq: VecDeque<Completion>,
+    /// Keep completions for the host to poll (off for workloads that consume them directly).
+    pub keep_cq: bool,
+    pub active_qps: u32,
+    pub peak_qps: u32,
+    /// Retransmitted packets and timeouts, for the summary.
+    pub retransmits: u64,
+    pub timeouts: u64,
+    /// Payload bytes of packets held in the payload store, indexed by packet id (bytes mode).
+    pub scratch: Vec<u8>,
+}
+
+impl Nic {
+    pub fn new(host: u32, node: u32, port: u32, spec: &NicSpec) -> Nic {
+        Nic {
+            host,
+            node,
+            port,
+            sched: spec.scheduler.build(),
+            pcie: Pcie::new(spec.pcie),
+            memory: HostMemory::new(spec.memory_size.0, spec.memory == MemoryMode::Bytes),
+            parked: Default::default(),
+            cq: VecDeque::new(),
+            keep_cq: false,
+            active_qps: 0,
+            peak_qps: 0,
+            retransmits: 0,
+            timeouts: 0,
+            scratch: Vec::new(),
+        }
+    }
+}
+
+/// Payloads of packets in flight, for real-bytes memory (indexed by packet id).
+#[derive(Default)]
+pub struct PayloadStore {
+    slots: Vec<Vec<u8>>,
+}
+
+impl PayloadStore {
+    pub fn put(&mut self, id: PacketId, data: &[u8]) {
+        let i = id.0 as usize;
+        if self.slots.len() <= i {
+            self.slots.resize_with(i + 1, Vec::new);
+        }
+        self.slots[i].clear();
+        self.slots[i].extend_from_slice(data);
+    }
+    pub fn get(&self, id: PacketId) -> &[u8] {
+        self.slots.get(id.0 as usize).map_or(&[], |v| v.as_slice())
+    }
+}

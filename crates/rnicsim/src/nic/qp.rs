@@ -1,0 +1,249 @@
+//! A reliable-connection queue pair (IBA chapter 9; RoCEv2): the requester's send queue with
+//! PSN accounting, the responder's receive queue and expected PSN, and the per-QP congestion
+//! controller and rate limit. The packet-level behavior is in `world/nic.rs`; this file holds the
+//! state and the pure helpers (which WQE a PSN belongs to, how a message is packetized).
+
+use super::cc::Cc;
+use super::verbs::{RecvWr, SendWr, Verb};
+use crate::sim::TimerId;
+use crate::units::Time;
+use crate::wire::roce::{Family, Opcode, Position};
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QpState {
+    /// Unused slot (or destroyed and quarantined).
+    Free,
+    /// Ready to send and receive (RTS).
+    Ready,
+    /// Failed: new work is refused, outstanding work was flushed.
+    Error,
+}
+
+/// Who is told about this queue pair's completions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// Completions stay in the NIC's CQ for the host to poll.
+    Host,
+    /// A flow of a flow workload (index into the world's flow records).
+    Flow(u32),
+    /// Queue pair `qp` of perftest entry `test`, on the client (requester) or server side.
+    Perftest { test: u32, qp: u32, server: bool },
+}
+
+/// A posted send WQE and its place in the PSN space.
+#[derive(Clone, Copy, Debug)]
+pub struct SqEntry {
+    pub wr: SendWr,
+    pub first_psn: u64,
+    /// Packets of the message (READ: response packets, which the PSN range covers).
+    pub npkts: u32,
+    /// When the NIC has fetched the WQE and its first payload bytes.
+    pub ready_at: Time,
+    /// Index of the message among this queue pair's messages.
+    pub msg: u32,
+    /// READ: responses received in order so far.
+    pub read_next: u32,
+}
+
+impl SqEntry {
+    pub fn end_psn(&self) -> u64 {
+        self.first_psn + self.npkts as u64
+    }
+    pub fn is_read(&self) -> bool {
+        self.wr.verb == Verb::Read
+    }
+    pub fn family(&self) -> Family {
+        match self.wr.verb {
+            Verb::Write | Verb::WriteImm(_) => Family::Write,
+            Verb::Send | Verb::SendImm(_) => Family::Send,
+            Verb::Read => Family::ReadRequest,
+        }
+    }
+}
+
+/// A READ the responder is answering.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadJob {
+    pub first_psn: u64,
+    pub npkts: u32,
+    pub next: u32,
+    pub va: u64,
+    pub len: u64,
+}
+
+/// Packets needed for `len` payload bytes at `mtu` (a zero-length message is one packet).
+pub fn packets_for(len: u64, mtu: u32) -> u32 {
+    len.div_ceil(mtu as u64).max(1) as u32
+}
+
+/// The opcode of packet `idx` of an `n`-packet message.
+pub fn opcode_at(family: Family, idx: u32, n: u32, imm: bool) -> Opcode {
+    let pos = match (idx, n) {
+        (_, 1) => Position::Only,
+        (0, _) => Position::First,
+        (i, n) if i + 1 == n => Position::Last,
+        _ => Position::Middle,
+    };
+    Opcode::data(family, pos, imm)
+}
+
+/// Payload bytes of packet `idx` of a `len`-byte message.
+pub fn payload_at(len: u64, mtu: u32, idx: u32) -> u32 {
+    let off = idx as u64 * mtu as u64;
+    len.saturating_sub(off).min(mtu as u64) as u32
+}
+
+/// A fixed-size ring of bits for PSNs at or after a base (selective-repeat bookkeeping).
+#[derive(Clone, Debug, Default)]
+pub struct PsnBitmap {
+    base: u64,
+    bits: VecDeque<bool>,
+}
+
+/// How far beyond the cumulative point a selective-repeat endpoint tracks PSNs.
+pub const SACK_RANGE: u64 = 1 << 16;
+
+impl PsnBitmap {
+    pub fn set(&mut self, psn: u64) {
+        if psn < self.base || psn - self.base >= SACK_RANGE {
+            return;
+        }
+        let i = (psn - self.base) as usize;
+        if self.bits.len() <= i {
+            self.bits.resize(i + 1, false);
+        }
+        self.bits[i] = true;
+    }
+    pub fn get(&self, psn: u64) -> bool {
+        psn >= self.base && self.bits.get((psn - self.base) as usize).copied().unwrap_or(false)
+    }
+    /// Moves the base forward to `psn`, forgetting bits below it.
+    pub fn advance_to(&mut self, psn: u64) {
+        while self.base < psn {
+            self.bits.pop_front();
+            self.base += 1;
+            if self.bits.is_empty() {
+                self.base = psn;
+            }
+        }
+    }
+    /// Advances the base over consecutive set bits starting at it; returns the new base.
+    pub fn advance_over_set(&mut self) -> u64 {
+        while self.bits.front() == Some(&true) {
+            self.bits.pop_front();
+            self.base += 1;
+        }
+        self.base
+    }
+    pub fn reset(&mut self, base: u64) {
+        self.base = base;
+        self.bits.clear();
+    }
+}
+
+pub struct Qp {
+    pub state: QpState,
+    /// Index of the NIC (host) this queue pair is on, and its node.
+    pub host: u32,
+    pub node: u32,
+    /// The connected queue pair and where it is.
+    pub peer: u32,
+    pub peer_node: u32,
+    pub peer_host: u32,
+    pub priority: u8,
+    pub udp_sport: u16,
+    pub flow_hash: u32,
+    pub owner: Owner,
+    /// One timer for the retransmission timeout, RNR wait and congestion-control timers.
+    pub timer: TimerId,
+    pub cc: Cc,
+    // ---- requester ----
+    pub sq: VecDeque<SqEntry>,
+    /// The next PSN to assign to a posted WQE, the next to send, the oldest unacknowledged.
+    pub next_psn: u64,
+    pub snd_nxt: u64,
+    pub snd_una: u64,
+    pub messages: u32,
+    pub retry_left: u32,
+    pub rnr_left: u32,
+    pub rto_at: Time,
+    pub rnr_until: Time,
+    /// Rate limit: the next packet may not leave before this.
+    pub next_send: Time,
+    /// Whether the queue pair is in the NIC's scheduler now.
+    pub in_sched: bool,
+    /// Payload bytes sent and acknowledged (the congestion controller's sequence space).
+    pub bytes_sent: u64,
+    pub bytes_acked: u64,
+    /// Selective repeat: PSNs the receiver reported, PSNs to resend, highest PSN queued for resend.
+    pub sacked: PsnBitmap,
+    pub resend: VecDeque<u64>,
+    pub resend_high: u64,
+    /// GBN READ: the PSN a re-issued read request started from, to re-issue once per gap.
+    pub read_rewound: Option<u64>,
+    /// One past the highest PSN ever sent (PSNs below it that go again are retransmissions).
+    pub tx_high: u64,
+    pub probe: bool,
+    // ---- responder ----
+    pub epsn: u64,
+    pub msn: u32,
+    pub unacked: u32,
+    pub nak_sent: bool,
+    pub last_cnp: Option<Time>,
+    pub ecn_seen: bool,
+    pub rq: VecDeque<RecvWr>,
+    /// The receive WQE a multi-packet SEND is filling.
+    pub recv_cur: Option<RecvWr>,
+    pub ooo: PsnBitmap,
+    pub reads: VecDeque<ReadJob>,
+    // ---- counters ----
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub retransmits: u64,
+}
+
+impl Qp {
+    /// The send-queue entry whose PSN range holds `psn`.
+    pub fn entry_of(&self, psn: u64) -> Option<usize> {
+        let i = self.sq.partition_point(|e| e.end_psn() <= psn);
+        (i < self.sq.len() && self.sq[i].first_psn <= psn).then_some(i)
+    }
+
+    /// Bytes in flight by PSN count (an upper bound: full packets).
+    pub fn inflight_packets(&self) -> u64 {
+        self.snd_nxt.saturating_sub(self.snd_una)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packetization() {
+        assert_eq!(packets_for(0, 1000), 1);
+        assert_eq!(packets_for(1000, 1000), 1);
+        assert_eq!(packets_for(1001, 1000), 2);
+        assert_eq!(payload_at(2500, 1000, 2), 500);
+        assert_eq!(payload_at(0, 1000, 0), 0);
+        assert_eq!(opcode_at(Family::Write, 0, 1, false), Opcode::WriteOnly);
+        assert_eq!(opcode_at(Family::Write, 0, 3, false), Opcode::WriteFirst);
+        assert_eq!(opcode_at(Family::Write, 1, 3, false), Opcode::WriteMiddle);
+        assert_eq!(opcode_at(Family::Send, 2, 3, true), Opcode::SendLastImm);
+    }
+
+    #[test]
+    fn bitmap_advances_over_runs() {
+        let mut b = PsnBitmap::default();
+        b.reset(10);
+        b.set(11);
+        b.set(12);
+        assert_eq!(b.advance_over_set(), 10);
+        b.set(10);
+        assert_eq!(b.advance_over_set(), 13);
+        b.set(20);
+        b.advance_to(15);
+        assert!(b.get(20) && !b.get(16));
+    }
+}

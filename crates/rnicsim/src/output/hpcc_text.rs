@@ -1,0 +1,46 @@
+//! HPCC's text outputs, so existing plotting scripts work unchanged.
+//!
+//! - `fct.txt`: one line per completed flow, in completion order:
+//!   `sip dip sport dport size start_ns fct_ns standalone_fct_ns`, addresses as 8 hex digits
+//!   (node `n` → `0x0b000001 + (n/256)·0x10000 + (n%256)·0x100`). Our standalone FCT is
+//!   [`crate::world::World::ideal_fct`].
+//! - `pfc.txt`: one line per PFC frame received: `time_ns node node_type ifindex type`, node type
+//!   0 for hosts and 1 for switches, ns-3 interface index (ours + 1, as index 0 is loopback), and
+//!   type 1 for PAUSE, 0 for RESUME.
+
+use crate::wire::pcap::node_ip;
+use crate::world::World;
+use std::fmt::Write;
+
+pub fn fct_txt(w: &World) -> String {
+    let mut done: Vec<&crate::world::FlowRecord> = w.flow_records.iter().filter(|r| r.fct().is_some()).collect();
+    done.sort_by_key(|r| (r.finish, r.id));
+    let mut out = String::with_capacity(done.len() * 64);
+    for r in done {
+        let _ = writeln!(
+            out,
+            "{:08x} {:08x} {} {} {} {} {} {}",
+            node_ip(r.src),
+            node_ip(r.dst),
+            r.udp_sport,
+            r.udp_dport,
+            r.size,
+            r.start.0 / 1000,
+            r.fct().unwrap().0 / 1000,
+            r.ideal.0 / 1000
+        );
+    }
+    out
+}
+
+pub fn pfc_txt(w: &World) -> String {
+    let l = &w.record.pfc;
+    let mut out = String::with_capacity(l.time.len() * 32);
+    for i in 0..l.time.len() {
+        let node = l.node[i];
+        let kind = if w.is_switch(node) { 1 } else { 0 };
+        let ty = if l.quanta[i] > 0 { 1 } else { 0 };
+        let _ = writeln!(out, "{} {} {} {} {}", l.time[i] / 1000, node, kind, l.iface[i] + 1, ty);
+    }
+    out
+}

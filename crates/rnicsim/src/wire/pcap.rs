@@ -1,0 +1,194 @@
+//! Real bytes for captured packets: Ethernet / IPv4 / UDP 4791 / BTH (+ RETH, AETH, ImmDt) /
+//! payload / ICRC, written as a nanosecond pcap file that Wireshark and tshark dissect as RoCEv2.
+//!
+//! Addresses follow HPCC's simulator: node `n` is IPv4 `11.0.(n/256).(n%256)` shifted as
+//! `0x0b000001 + (n/256)·0x10000 + (n%256)·0x100`, and MAC `02:00:00:00:hi:lo`.
+//! The ICRC is the CRC-32 of the IP header onward with the variant fields (TOS, TTL, IP checksum,
+//! UDP checksum, BTH FECN/BECN/reserved byte) set to ones, preceded by eight bytes of ones
+//! (IBA Annex A17.3.3).
+
+use super::roce::{Opcode, ROCE_UDP_PORT};
+use crate::fabric::packet::{Packet, PacketKind};
+use crate::units::Time;
+use std::io::Write;
+
+/// A packet as it left a captured port.
+#[derive(Clone, Debug)]
+pub struct Captured {
+    pub at: Time,
+    pub port: u32,
+    pub packet: Packet,
+    /// Payload bytes when host memory holds real bytes (zeros are written otherwise).
+    pub payload: Vec<u8>,
+}
+
+/// HPCC's IPv4 address of node `n`.
+pub fn node_ip(n: u32) -> u32 {
+    0x0b00_0001 + (n / 256) * 0x0001_0000 + (n % 256) * 0x0000_0100
+}
+
+fn mac(n: u32) -> [u8; 6] {
+    [0x02, 0, 0, 0, (n >> 8) as u8, n as u8]
+}
+
+fn ip_checksum(h: &[u8]) -> u16 {
+    let mut sum: u32 = 0;
+    for c in h.chunks(2) {
+        sum += u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32;
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// The frame bytes of a packet (without the Ethernet FCS), or `None` for non-RoCE frames.
+pub fn encode(p: &Packet, payload: &[u8]) -> Option<Vec<u8>> {
+    if p.kind != PacketKind::Roce {
+        return encode_other(p);
+    }
+    let op = Opcode::from_u8(p.roce.opcode)?;
+    let r = &p.roce;
+    let pad = (4 - r.payload % 4) % 4;
+    let mut l4 = Vec::with_capacity(64 + r.payload as usize);
+    // BTH
+    l4.push(op as u8);
+    l4.push((pad as u8) << 4); // SE=0, M=0, PadCnt, TVer=0
+    l4.extend_from_slice(&0xffffu16.to_be_bytes()); // P_Key
+    l4.push(0); // FECN, BECN, reserved
+    l4.extend_from_slice(&(p.flow & 0x00ff_ffff).to_be_bytes()[1..]);
+    l4.push(if r.ack_req { 0x80 } else { 0 });
+    l4.extend_from_slice(&((p.seq & 0x00ff_ffff) as u32).to_be_bytes()[1..]);
+    if op == Opcode::Cnp {
+        l4.extend_from_slice(&[0; 16]);
+    }
+    if op.has_reth() {
+        l4.extend_from_slice(&r.va.to_be_bytes());
+        l4.extend_from_slice(&r.rkey.to_be_bytes());
+        l4.extend_from_slice(&r.dma_len.to_be_bytes());
+    }
+    if op.has_aeth() {
+        l4.push(if op == Opcode::Acknowledge { r.syndrome } else { 0x1f });
+        l4.extend_from_slice(&(r.msn & 0x00ff_ffff).to_be_bytes()[1..]);
+    }
+    if op.has_imm() {
+        l4.extend_from_slice(&r.imm.to_be_bytes());
+    }
+    let n = r.payload as usize;
+    if payload.len() >= n {
+        l4.extend_from_slice(&payload[..n]);
+    } else {
+        l4.extend_from_slice(payload);
+        l4.resize(l4.len() + n - payload.len(), 0);
+    }
+    l4.resize(l4.len() + pad as usize, 0);
+    let udp_len = 8 + l4.len() + 4;
+    let ip_len = 20 + udp_len;
+    let mut ip = [0u8; 20];
+    ip[0] = 0x45;
+    ip[1] = (p.priority << 5) | (p.ecn & 3);
+    ip[2..4].copy_from_slice(&(ip_len as u16).to_be_bytes());
+    ip[6] = 0x40; // don't fragment
+    ip[8] = 64;
+    ip[9] = 17;
+    ip[12..16].copy_from_slice(&node_ip(p.src).to_be_bytes());
+    ip[16..20].copy_from_slice(&node_ip(p.dst).to_be_bytes());
+    let c = ip_checksum(&ip);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    let mut udp = [0u8; 8];
+    udp[0..2].copy_from_slice(&p.udp_sport.to_be_bytes());
+    udp[2..4].copy_from_slice(&ROCE_UDP_PORT.to_be_bytes());
+    udp[4..6].copy_from_slice(&(udp_len as u16).to_be_bytes());
+    // ICRC over the masked pseudo-packet.
+    let mut h = crc32fast::Hasher::new();
+    h.update(&[0xff; 8]);
+    let mut mip = ip;
+    mip[1] = 0xff;
+    mip[8] = 0xff;
+    mip[10] = 0xff;
+    mip[11] = 0xff;
+    h.update(&mip);
+    let mut mudp = udp;
+    mudp[6] = 0xff;
+    mudp[7] = 0xff;
+    h.update(&mudp);
+    let mut ml4 = l4.clone();
+    ml4[4] = 0xff;
+    h.update(&ml4);
+    let icrc = h.finalize();
+    let mut frame = Vec::with_capacity(14 + ip_len);
+    frame.extend_from_slice(&mac(p.dst));
+    frame.extend_from_slice(&mac(p.src));
+    frame.extend_from_slice(&0x0800u16.to_be_bytes());
+    frame.extend_from_slice(&ip);
+    frame.extend_from_slice(&udp);
+    frame.extend_from_slice(&l4);
+    frame.extend_from_slice(&icrc.to_le_bytes());
+    Some(frame)
+}
+
+/// PFC frames (MAC control, opcode 0x0101) and raw packets (UDP with zero payload).
+fn encode_other(p: &Packet) -> Option<Vec<u8>> {
+    match p.kind {
+        PacketKind::Pause { priority, quanta } => {
+            let mut f = Vec::with_capacity(60);
+            f.extend_from_slice(&[0x01, 0x80, 0xc2, 0, 0, 0x01]);
+            f.extend_from_slice(&mac(p.src.min(0xffff)));
+            f.extend_from_slice(&0x8808u16.to_be_bytes());
+            f.extend_from_slice(&0x0101u16.to_be_bytes());
+            f.extend_from_slice(&(1u16 << priority).to_be_bytes());
+            for c in 0..8u8 {
+                let q = if c == priority { quanta } else { 0 };
+                f.extend_from_slice(&q.to_be_bytes());
+            }
+            f.resize(60, 0);
+            Some(f)
+        }
+        _ => None,
+    }
+}
+
+/// Writes captured packets as a nanosecond-resolution pcap file.
+pub fn write_pcap(path: &std::path::Path, packets: &[Captured]) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    out.write_all(&0xa1b2_3c4du32.to_le_bytes())?;
+    out.write_all(&2u16.to_le_bytes())?;
+    out.write_all(&4u16.to_le_bytes())?;
+    out.write_all(&0i32.to_le_bytes())?;
+    out.write_all(&0u32.to_le_bytes())?;
+    out.write_all(&65535u32.to_le_bytes())?;
+    out.write_all(&1u32.to_le_bytes())?; // Ethernet
+    for c in packets {
+        let Some(frame) = encode(&c.packet, &c.payload) else { continue };
+        let ns = c.at.0 / 1000;
+        out.write_all(&((ns / 1_000_000_000) as u32).to_le_bytes())?;
+        out.write_all(&((ns % 1_000_000_000) as u32).to_le_bytes())?;
+        out.write_all(&(frame.len() as u32).to_le_bytes())?;
+        out.write_all(&(frame.len() as u32).to_le_bytes())?;
+        out.write_all(&frame)?;
+    }
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fabric::packet::RoceHeader;
+
+    #[test]
+    fn frame_length_matches_the_model() {
+        let mut p = Packet::pause(0, 0, 64);
+        p.kind = PacketKind::Roce;
+        p.src = 3;
+        p.dst = 4;
+        p.roce = RoceHeader { opcode: Opcode::WriteFirst as u8, payload: 1000, ..Default::default() };
+        p.size = 1000 + Opcode::WriteFirst.header_bytes();
+        let f = encode(&p, &[]).unwrap();
+        // The model's size counts the FCS, which captures leave out.
+        assert_eq!(f.len() as u32, p.size - 4);
+        assert_eq!(&f[12..14], &[0x08, 0x00]);
+        assert_eq!(u16::from_be_bytes([f[36], f[37]]), 4791);
+        assert_eq!(ip_checksum(&f[14..34]), 0, "a correct IP checksum sums to zero");
+        assert_eq!(node_ip(257), 0x0b01_0101);
+    }
+}
