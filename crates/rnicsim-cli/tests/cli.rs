@@ -31,9 +31,16 @@ fn run_writes_every_output() {
     let o = run_to(&out, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let names: Vec<String> = files(&out).into_iter().map(|(n, _)| n).collect();
-    assert_eq!(names, ["counters.parquet", "flows.parquet", "pfc.parquet", "queues.parquet", "scenario.toml", "summary.json"]);
+    assert_eq!(
+        names,
+        ["counters.parquet", "fct.txt", "flows.parquet", "perftest.parquet", "pfc.parquet", "pfc.txt", "queues.parquet", "rates.parquet", "scenario.toml", "sources.parquet", "summary.json"]
+    );
     let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     assert!(summary["packets_delivered"].as_u64().unwrap() > 10_000);
+    assert!(summary["rdma"]["flows_completed"].as_u64().unwrap() > 500);
+    let fct = std::fs::read_to_string(out.join("fct.txt")).unwrap();
+    assert_eq!(fct.lines().count() as u64, summary["rdma"]["flows_completed"].as_u64().unwrap());
+    assert_eq!(fct.lines().next().unwrap().split_whitespace().count(), 8, "HPCC fct.txt has eight columns");
     // The resolved scenario reproduces the run.
     let again = tmp.path().join("again");
     let resolved = out.join("scenario.toml");

@@ -34,10 +34,12 @@ pub struct RoceHeader {
     pub payload: u32,
     /// AETH message sequence number; on a selective NAK, the PSN that arrived out of order.
     pub msn: u32,
-    /// RETH virtual address of this packet's payload (placement offset for SEND), rkey and the
-    /// message's DMA length. Carried on every packet of a message so that a selective-repeat
-    /// receiver can place out-of-order data, as IRN does.
+    /// RETH virtual address, rkey and DMA length of the whole message. Carried on every packet
+    /// of a message (with the packet's byte offset in it) so that a responder checks every
+    /// packet against the whole range and a selective-repeat receiver can place out-of-order
+    /// data, as IRN does. A READ response carries the responder's address of its payload.
     pub va: u64,
+    pub offset: u32,
     pub rkey: u32,
     pub dma_len: u32,
     pub imm: u32,

@@ -105,7 +105,7 @@ impl LoadedScenario {
         let s = &self.scenario;
         let link = LinkParams { rate: s.links.rate, delay: s.links.delay };
         let with_rate = |r: Option<crate::units::BitsPerSec>| LinkParams { rate: r.unwrap_or(link.rate), delay: link.delay };
-        let topo = match &s.topology {
+        let mut topo = match &s.topology {
             TopologySpec::BackToBack {} => topology::back_to_back(link),
             TopologySpec::Star { hosts } => topology::star(*hosts, link),
             TopologySpec::Dumbbell { left, right, bottleneck_rate } => topology::dumbbell(*left, *right, link, with_rate(*bottleneck_rate)),
@@ -124,6 +124,11 @@ impl LoadedScenario {
                 topology::parse_hpcc_topology(&text).map_err(|e| ScenarioError { file: full.display().to_string(), line: Some(e.line), column: None, key: None, message: e.message })?
             }
         };
+        if s.links.loss > 0.0 {
+            for l in &mut topo.links {
+                l.loss = l.loss.max(s.links.loss);
+            }
+        }
         if let Some((path, message)) = validate::against_topology(s, &topo).into_iter().next() {
             return Err(self.error_at(&path, message));
         }

@@ -91,6 +91,10 @@ pub struct LinkDefaults {
     /// Propagation delay of generated topologies' links.
     #[serde(default = "default_delay")]
     pub delay: Time,
+    /// Probability that a link corrupts (drops) a packet, on every link (at least the
+    /// topology file's error rate).
+    #[serde(default)]
+    pub loss: f64,
 }
 
 fn default_rate() -> BitsPerSec {
@@ -102,7 +106,7 @@ fn default_delay() -> Time {
 
 impl Default for LinkDefaults {
     fn default() -> Self {
-        LinkDefaults { rate: default_rate(), delay: default_delay() }
+        LinkDefaults { rate: default_rate(), delay: default_delay(), loss: 0.0 }
     }
 }
 

@@ -184,10 +184,106 @@ pub fn fields(s: &Scenario) -> Problems {
             out.push((p("bytes"), "expected a positive size".into()));
         }
     }
+    if !(0.0..1.0).contains(&s.links.loss) {
+        out.push(("links.loss".into(), format!("expected a probability in [0, 1), got {}", s.links.loss)));
+    }
+    nic(&mut out, s);
+    for (i, f) in s.flows.iter().enumerate() {
+        let p = |k: &str| format!("flows[{i}].{k}");
+        match (&f.cdf, &f.file) {
+            (Some(_), Some(_)) => out.push((p("file"), "give either `cdf` or `file`, not both".into())),
+            (None, None) => out.push((format!("flows[{i}]"), "expected `cdf` (with `load`) or `file`".into())),
+            (Some(_), None) => match f.load {
+                None => out.push((format!("flows[{i}]"), "a CDF workload needs `load`".into())),
+                Some(l) if !(l > 0.0 && l <= 1.0) => out.push((p("load"), format!("expected a fraction of the host link in (0, 1], got {l}"))),
+                _ => {}
+            },
+            (None, Some(_)) => {
+                if f.load.is_some() || f.pattern.is_some() {
+                    out.push((p(if f.load.is_some() { "load" } else { "pattern" }), "a flow file fixes sources, sizes and times; `load` and `pattern` apply to CDF workloads".into()));
+                }
+            }
+        }
+        if f.stop.is_some_and(|t| t <= f.start) {
+            out.push((p("stop"), format!("expected a stop after start ({})", f.start)));
+        }
+    }
+    for (i, t) in s.perftest.iter().enumerate() {
+        let p = |k: &str| format!("perftest[{i}].{k}");
+        if t.client == t.server {
+            out.push((p("server"), "client and server must be different hosts".into()));
+        }
+        if t.qps == 0 {
+            out.push((p("qps"), "expected at least one queue pair".into()));
+        }
+        if t.depth == 0 || t.depth > s.nic.sq_depth {
+            out.push((p("depth"), format!("expected 1 to nic.sq_depth ({}), got {}", s.nic.sq_depth, t.depth)));
+        }
+        if t.message.0 > u32::MAX as u64 {
+            out.push((p("message"), "expected at most 4 GiB (the RETH DMA length is 32 bits)".into()));
+        }
+        if t.message.0 > s.nic.memory_size.0 {
+            out.push((p("message"), format!("larger than nic.memory_size ({})", s.nic.memory_size)));
+        }
+    }
+    if s.outputs.rate_interval.is_some_and(|t| t.0 == 0) {
+        out.push(("outputs.rate_interval".into(), "expected a positive interval".into()));
+    }
     if s.outputs.queue_interval.is_some_and(|t| t.0 == 0) {
         out.push(("outputs.queue_interval".into(), "expected a positive interval".into()));
     }
     out
+}
+
+fn nic(out: &mut Problems, s: &Scenario) {
+    let n = &s.nic;
+    let p = |k: &str| format!("nic.{k}");
+    if !(64..=9000).contains(&n.mtu) {
+        out.push((p("mtu"), format!("expected a payload of 64 to 9000 bytes, got {}", n.mtu)));
+    }
+    if n.priority > 7 {
+        out.push((p("priority"), format!("expected a class 0-7, got {}", n.priority)));
+    }
+    if n.ack_priority.is_some_and(|c| c > 7) {
+        out.push((p("ack_priority"), "expected a class 0-7".into()));
+    }
+    if n.ack_interval == 0 {
+        out.push((p("ack_interval"), "expected at least 1 packet".into()));
+    }
+    if n.rto.0 == 0 {
+        out.push((p("rto"), "expected a positive timeout".into()));
+    }
+    if n.sq_depth == 0 || n.rq_depth == 0 {
+        out.push((p(if n.sq_depth == 0 { "sq_depth" } else { "rq_depth" }), "expected a positive depth".into()));
+    }
+    if n.pcie.bandwidth.0 == 0 {
+        out.push((p("pcie.bandwidth"), "expected a positive bandwidth".into()));
+    }
+    if n.memory == crate::nic::MemoryMode::Bytes && n.memory_size.0 > (1 << 30) {
+        out.push((p("memory_size"), format!("real-bytes memory is limited to 1 GiB per host, got {}", n.memory_size)));
+    }
+    if n.memory_size.0 == 0 {
+        out.push((p("memory_size"), "expected a positive size".into()));
+    }
+    use crate::nic::cc::CcSpec;
+    match &n.cc {
+        CcSpec::Dcqcn(d) => {
+            if !(d.g > 0.0 && d.g <= 1.0) {
+                out.push((p("cc.dcqcn.g"), format!("expected a gain in (0, 1], got {}", d.g)));
+            }
+            for (k, t) in [("alpha_interval", d.alpha_interval), ("rate_decrease_interval", d.rate_decrease_interval), ("increase_timer", d.increase_timer)] {
+                if t.0 == 0 {
+                    out.push((p(&format!("cc.dcqcn.{k}")), "expected a positive interval".into()));
+                }
+            }
+        }
+        CcSpec::Dctcp(d) if !(d.g > 0.0 && d.g <= 1.0) => out.push((p("cc.dctcp.g"), format!("expected a gain in (0, 1], got {}", d.g))),
+        CcSpec::Timely(t) if !(t.ewma > 0.0 && t.ewma <= 1.0 && t.beta > 0.0 && t.beta < 1.0) => {
+            out.push((p("cc.timely"), "expected ewma in (0, 1] and beta in (0, 1)".into()))
+        }
+        CcSpec::Hpcc(h) if !(h.eta > 0.0 && h.eta <= 1.0) => out.push((p("cc.hpcc.eta"), format!("expected a target utilization in (0, 1], got {}", h.eta))),
+        _ => {}
+    }
 }
 
 /// Checks that need the topology: host ids, link endpoints.
@@ -232,6 +328,21 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
                 }
             }
         }
+    }
+    for (i, f) in s.flows.iter().enumerate() {
+        if let Some(crate::scenario::schema::FlowPattern::Incast { receiver, senders }) = &f.pattern {
+            host_check(&mut out, format!("flows[{i}].pattern.incast.receiver"), *receiver);
+            for (j, &h) in senders.iter().flatten().enumerate() {
+                host_check(&mut out, format!("flows[{i}].pattern.incast.senders[{j}]"), h);
+            }
+        }
+        if f.cdf.is_some() && t.hosts().len() < 2 {
+            out.push((format!("flows[{i}].cdf"), "flows need at least two hosts".into()));
+        }
+    }
+    for (i, p) in s.perftest.iter().enumerate() {
+        host_check(&mut out, format!("perftest[{i}].client"), p.client);
+        host_check(&mut out, format!("perftest[{i}].server"), p.server);
     }
     for (i, e) in s.link_events.iter().enumerate() {
         let [a, b] = e.between;

@@ -280,8 +280,11 @@ impl World {
         for (h, &node) in self.host_nodes.iter().enumerate() {
             let port = self.hosts[h].port;
             let mut nic = Nic::new(h as u32, node, port, spec);
-            let mr = nic.memory.register(h as u32, 0, spec.memory_size.0, Access::ALL).expect("the whole memory is a valid region");
-            self.app_mr.push((mr.lkey, mr.rkey));
+            // Workloads get one region over the whole memory; verbs users register their own.
+            if !loaded.scenario.flows.is_empty() || !loaded.scenario.perftest.is_empty() {
+                let mr = nic.memory.register(h as u32, 0, spec.memory_size.0, Access::ALL).expect("the whole memory is a valid region");
+                self.app_mr.push((mr.lkey, mr.rkey));
+            }
             self.nics.push(nic);
         }
         if let Some(iv) = loaded.scenario.outputs.rate_interval {

@@ -403,7 +403,8 @@ impl World {
                 RoceHeader {
                     opcode: op as u8,
                     payload: payload_at(e.wr.len, mtu, idx),
-                    va: if family == Family::Write { e.wr.remote_addr + off } else { off },
+                    va: if family == Family::Write { e.wr.remote_addr } else { 0 },
+                    offset: off as u32,
                     rkey: e.wr.rkey,
                     dma_len: e.wr.len as u32,
                     imm: e.wr.verb.imm().unwrap_or(0),
@@ -589,7 +590,7 @@ impl World {
                 // Keep plain WRITE data that lands in range; NAK with the PSN that arrived.
                 if op.family() == Family::Write && !op.has_imm() && psn - ep < crate::nic::qp::SACK_RANGE {
                     if self.check_write(q, pkt) {
-                        self.place(q, pkt, id, pkt.roce.va);
+                        self.place(q, pkt, id, pkt.roce.va + pkt.roce.offset as u64);
                         self.qps[q as usize].ooo.set(psn);
                     }
                 }
@@ -611,7 +612,7 @@ impl World {
                     self.rnr(q, pkt);
                     return;
                 }
-                let placed = self.place(q, pkt, id, pkt.roce.va);
+                let placed = self.place(q, pkt, id, pkt.roce.va + pkt.roce.offset as u64);
                 if op.is_last() {
                     let qp = &mut self.qps[q as usize];
                     qp.msn += 1;
@@ -640,7 +641,7 @@ impl World {
                     self.responder_fail(q, pkt, Syndrome::NakInvalidRequest);
                     return;
                 };
-                let placed = self.place(q, pkt, id, rwr.addr + pkt.roce.va);
+                let placed = self.place(q, pkt, id, rwr.addr + pkt.roce.offset as u64);
                 if op.is_last() {
                     let qp = &mut self.qps[q as usize];
                     qp.recv_cur = None;
@@ -682,12 +683,12 @@ impl World {
         }
     }
 
-    /// Whether a WRITE packet's rkey, range and right check out at the responder.
+    /// Whether a WRITE's rkey, whole range and right check out at the responder.
     fn check_write(&self, q: u32, pkt: &Packet) -> bool {
         let h = self.qps[q as usize].host as usize;
         let mem = &self.nics[h].memory;
-        let len = pkt.roce.payload as u64;
-        mem.check_remote(pkt.roce.rkey, pkt.roce.va, len, Access::REMOTE_WRITE)
+        let r = &pkt.roce;
+        r.offset as u64 + r.payload as u64 <= r.dma_len as u64 && mem.check_remote(r.rkey, r.va, r.dma_len as u64, Access::REMOTE_WRITE)
     }
 
     /// DMA-writes a packet's payload to `addr`; returns when it is in host memory.

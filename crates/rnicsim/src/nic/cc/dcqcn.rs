@@ -6,7 +6,7 @@
 //! - Every `alpha_interval` without a CNP, α decays by a factor (1 − g).
 //! - Rate increase events come from a timer (`increase_timer`) and from a byte counter
 //!   (`byte_counter` bytes sent). With T and BC the counts of each since the last cut:
-//!   - while max(T, BC) < F: fast recovery, Rc = (Rc + Rt)/2;
+//!   - while max(T, BC) < F (counted after the event): fast recovery, Rc = (Rc + Rt)/2;
 //!   - while min(T, BC) > F: hyper increase, Rt += R_HAI, then Rc = (Rc + Rt)/2;
 //!   - otherwise: additive increase, Rt += R_AI, then Rc = (Rc + Rt)/2.
 //!
@@ -257,7 +257,8 @@ mod tests {
         let rt0 = d.target().0;
         assert_eq!(rt0, 50_000_000_000);
         let mut t = Time::from_us(60);
-        for _ in 0..5 {
+        // Events 1..F−1 are fast recovery (HPCC's simulator counts the same way).
+        for _ in 0..4 {
             t = t + Time::from_us(55);
             d.on_timer(t);
             assert_eq!(d.target().0, rt0, "fast recovery keeps the target");

@@ -5,7 +5,7 @@
 //! - new RTT above T_high: multiplicative decrease by β(1 − T_high/RTT);
 //! - otherwise, with the EWMA of RTT differences normalized by the minimum RTT:
 //!   - gradient ≤ 0: increase by δ, or by N·δ after five such updates in a row (HAI);
-//!   - gradient > 0: decrease by β·gradient.
+//!   - gradient > 0: decrease by β·min(gradient, 1).
 
 use super::{Ack, CongestionControl, FlowParams};
 use crate::units::{BitsPerSec, Bytes, Time};
@@ -20,7 +20,7 @@ pub struct TimelyParams {
     pub delta: BitsPerSec,
     pub t_low: Time,
     pub t_high: Time,
-    /// Minimum RTT used to normalize the gradient (default: the path's base RTT).
+    /// Minimum RTT used to normalize the gradient (the paper's 20 µs; at least the path's base RTT).
     pub min_rtt: Option<Time>,
     /// Bytes acknowledged between rate updates (the paper's completion-event granularity).
     pub segment: Bytes,
@@ -36,7 +36,7 @@ impl Default for TimelyParams {
             delta: BitsPerSec(10_000_000),
             t_low: Time::from_us(50),
             t_high: Time::from_us(500),
-            min_rtt: None,
+            min_rtt: Some(Time::from_us(20)),
             segment: Bytes(16 * 1024),
             hai_n: 5,
             min_rate: BitsPerSec(100_000_000),
@@ -63,7 +63,7 @@ impl Timely {
             p: p.clone(),
             line,
             rate: line,
-            min_rtt: p.min_rtt.unwrap_or(flow.base_rtt).0.max(1) as f64,
+            min_rtt: p.min_rtt.unwrap_or(flow.base_rtt).max(flow.base_rtt).0.max(1) as f64,
             prev_rtt: None,
             rtt_diff: 0.0,
             negative_run: 0,
@@ -90,7 +90,8 @@ impl Timely {
             self.rate += n * delta;
         } else {
             self.negative_run = 0;
-            self.rate *= 1.0 - self.p.beta * gradient;
+            // A gradient above 1 would drive the rate negative; cap the cut at β.
+            self.rate *= 1.0 - self.p.beta * gradient.min(1.0);
         }
         self.rate = self.rate.clamp(self.p.min_rate.0 as f64, self.line);
     }
@@ -122,7 +123,7 @@ mod tests {
     #[test]
     fn gradient_rules() {
         let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000 };
-        let p = TimelyParams { ewma: 1.0, t_low: Time::from_us(5), ..Default::default() };
+        let p = TimelyParams { ewma: 1.0, t_low: Time::from_us(5), min_rtt: None, ..Default::default() };
         let mut t = Timely::new(&p, flow, Time::ZERO);
         t.update(20e6);
         assert_eq!(t.rate().0, 100_000_000_000, "first sample only primes");

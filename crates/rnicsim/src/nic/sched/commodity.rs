@@ -119,7 +119,7 @@ mod tests {
         // Eight WQEs per turn: 8 against 16·8.
         assert_eq!(serve(8, [1, 16], 136 * 10), [80, 1280]);
         // Equal messages share equally.
-        assert_eq!(serve(8, [4, 4], 800), [400, 400]);
+        assert_eq!(serve(8, [4, 4], 768), [384, 384]);
     }
 
     #[test]

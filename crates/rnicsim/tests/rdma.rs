@@ -1,0 +1,269 @@
+//! The RDMA NIC and RoCEv2 transport against hand-computed values and invariants.
+
+use rnicsim::nic::verbs::{Access, CompletionKind, RecvWr, SendWr, Status, Verb};
+use rnicsim::scenario::LoadedScenario;
+use rnicsim::units::{BitsPerSec, Time};
+use rnicsim::wire::roce::Opcode;
+use rnicsim::world::World;
+use std::path::Path;
+
+fn build(toml: &str) -> World {
+    let loaded = LoadedScenario::from_str(toml, "test.toml", Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap_or_else(|e| panic!("{e}"));
+    World::build(&loaded).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn pattern(len: usize, seed: u8) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+}
+
+const B2B_BYTES: &str = r#"
+    duration = "50ms"
+    [topology.back_to_back]
+    [links]
+    rate = "100Gbps"
+    delay = "1us"
+    [nic]
+    memory = "bytes"
+    memory_size = "4MiB"
+    [nic.cc.none]
+"#;
+
+/// Registers a source buffer on host 0 and a target on host 1; returns (lkey, rkey).
+fn regions(w: &mut World, len: u64) -> (u32, u32) {
+    let src = w.register_mr(0, 0, len, Access::LOCAL_WRITE).unwrap();
+    let dst = w.register_mr(1, 1 << 20, len, Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ).unwrap();
+    (src.lkey, dst.rkey)
+}
+
+#[test]
+fn one_write_completes_in_the_analytic_time() {
+    let mut w = build(B2B_BYTES);
+    let len = 10_000u64;
+    let (lkey, rkey) = regions(&mut w, len);
+    let data = pattern(len as usize, 7);
+    w.fill_memory(0, 0, &data);
+    let (qa, _) = w.connect(0, 1);
+    w.post_send(qa, SendWr { id: 42, verb: Verb::Write, local_addr: 0, len, lkey, remote_addr: 1 << 20, rkey }).unwrap();
+    w.run_until(Time::from_us(100));
+    let cq = w.poll_cq(0);
+    assert_eq!(cq.len(), 1);
+    let c = cq[0];
+    assert_eq!((c.wr_id, c.kind, c.status, c.bytes), (42, CompletionKind::Write, Status::Success, len));
+    // PCIe (500 ns one way, 200 Gbps): doorbell + WQE read round trip + 64 B, then the payload
+    // read round trip; 10 packets back to back (one RETH); 1 µs; the last ACK back (1 µs);
+    // the CQE written (64 B + 500 ns).
+    let l = Time::from_ns(500);
+    let d64 = BitsPerSec::gbps(200).tx_time(64);
+    let wire = len + 10 * Opcode::WriteMiddle.header_bytes() as u64 + 16;
+    let line = BitsPerSec::gbps(100);
+    let expect = l + l + l + d64 + l + l + line.tx_time(wire) + Time::from_us(1) + line.tx_time(Opcode::Acknowledge.header_bytes() as u64) + Time::from_us(1) + d64 + l;
+    assert_eq!(c.at, expect);
+    assert_eq!(w.memory(1, 1 << 20, len), &data[..]);
+}
+
+fn lossy_transfer(recovery: &str, verb: Verb) -> (World, Vec<u8>) {
+    let toml = format!(
+        r#"
+        duration = "100ms"
+        [topology.back_to_back]
+        [links]
+        loss = 0.02
+        [nic]
+        memory = "bytes"
+        memory_size = "4MiB"
+        recovery = "{recovery}"
+        rto = "100us"
+        retry_count = 50
+        [nic.cc.none]
+        "#
+    );
+    let mut w = build(&toml);
+    let len = 1_000_000u64;
+    let (lkey, rkey) = regions(&mut w, len);
+    let data = pattern(len as usize, 3);
+    let (qa, qb) = w.connect(0, 1);
+    match verb {
+        Verb::Read => {
+            // Host 1 holds the data; host 0 reads it into its buffer.
+            w.fill_memory(1, 1 << 20, &data);
+            w.post_send(qa, SendWr { id: 1, verb, local_addr: 0, len, lkey, remote_addr: 1 << 20, rkey }).unwrap();
+        }
+        Verb::Send => {
+            w.fill_memory(0, 0, &data);
+            let r = w.register_mr(1, 2 << 20, len, Access::LOCAL_WRITE).unwrap();
+            w.post_recv(qb, RecvWr { id: 9, addr: 2 << 20, len, lkey: r.lkey }).unwrap();
+            w.post_send(qa, SendWr { id: 1, verb, local_addr: 0, len, lkey, remote_addr: 0, rkey: 0 }).unwrap();
+        }
+        _ => {
+            w.fill_memory(0, 0, &data);
+            w.post_send(qa, SendWr { id: 1, verb, local_addr: 0, len, lkey, remote_addr: 1 << 20, rkey }).unwrap();
+        }
+    }
+    w.run_until(Time::from_ms(100));
+    let cq = w.poll_cq(0);
+    assert_eq!(cq.len(), 1, "{recovery} {verb:?}: {cq:?}");
+    assert_eq!(cq[0].status, Status::Success, "{recovery} {verb:?}");
+    assert!(w.nics[0].retransmits + w.nics[1].retransmits > 0, "2% loss must cost retransmissions");
+    (w, data)
+}
+
+#[test]
+fn go_back_n_recovers_writes_byte_for_byte() {
+    let (w, data) = lossy_transfer("go_back_n", Verb::Write);
+    assert_eq!(w.memory(1, 1 << 20, data.len() as u64), &data[..]);
+}
+
+#[test]
+fn selective_repeat_recovers_writes_byte_for_byte_with_fewer_resends() {
+    let (sr, data) = lossy_transfer("selective_repeat", Verb::Write);
+    assert_eq!(sr.memory(1, 1 << 20, data.len() as u64), &data[..]);
+    let (gbn, _) = lossy_transfer("go_back_n", Verb::Write);
+    assert!(sr.nics[0].retransmits < gbn.nics[0].retransmits, "selective repeat {} vs go-back-N {}", sr.nics[0].retransmits, gbn.nics[0].retransmits);
+}
+
+#[test]
+fn lossy_reads_and_sends_arrive_intact() {
+    let (w, data) = lossy_transfer("go_back_n", Verb::Read);
+    assert_eq!(w.memory(0, 0, data.len() as u64), &data[..]);
+    let (mut w, data) = lossy_transfer("go_back_n", Verb::Send);
+    assert_eq!(w.memory(1, 2 << 20, data.len() as u64), &data[..]);
+    let recv = w.poll_cq(1);
+    assert_eq!(recv.len(), 1);
+    assert_eq!((recv[0].kind, recv[0].status, recv[0].bytes), (CompletionKind::Recv, Status::Success, data.len() as u64));
+}
+
+#[test]
+fn bad_rkey_and_out_of_range_fail_without_touching_memory() {
+    for (case, rkey_delta, addr_delta, len) in [("bad rkey", 1u32, 0u64, 4000u64), ("past the end", 0, 1000, 4000), ("before the start", 0, u64::MAX, 100)] {
+        let mut w = build(B2B_BYTES);
+        let (lkey, rkey) = regions(&mut w, 4000);
+        w.fill_memory(0, 0, &pattern(4000, 1));
+        let (qa, _) = w.connect(0, 1);
+        let remote = if addr_delta == u64::MAX { (1 << 20) - 50 } else { (1 << 20) + addr_delta };
+        w.post_send(qa, SendWr { id: 5, verb: Verb::Write, local_addr: 0, len, lkey, remote_addr: remote, rkey: rkey ^ rkey_delta }).unwrap();
+        w.post_send(qa, SendWr { id: 6, verb: Verb::Write, local_addr: 0, len: 10, lkey, remote_addr: 1 << 20, rkey }).unwrap();
+        w.run_until(Time::from_ms(1));
+        let cq = w.poll_cq(0);
+        assert_eq!(cq.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), [(5, Status::RemoteAccess), (6, Status::Flushed)], "{case}");
+        assert!(w.memory(1, (1 << 20) - 1000, 9000).iter().all(|&b| b == 0), "{case}: responder memory untouched");
+    }
+}
+
+#[test]
+fn read_without_remote_read_right_is_refused() {
+    let mut w = build(B2B_BYTES);
+    let src = w.register_mr(0, 0, 4096, Access::LOCAL_WRITE).unwrap();
+    let dst = w.register_mr(1, 0, 4096, Access::REMOTE_WRITE).unwrap();
+    let (qa, _) = w.connect(0, 1);
+    w.post_send(qa, SendWr { id: 1, verb: Verb::Read, local_addr: 0, len: 4096, lkey: src.lkey, remote_addr: 0, rkey: dst.rkey }).unwrap();
+    w.run_until(Time::from_ms(1));
+    assert_eq!(w.poll_cq(0)[0].status, Status::RemoteAccess);
+}
+
+#[test]
+fn send_without_a_receive_exhausts_rnr_retries() {
+    let mut w = build(B2B_BYTES);
+    let (lkey, _) = regions(&mut w, 100);
+    let (qa, qb) = w.connect(0, 1);
+    w.post_send(qa, SendWr { id: 3, verb: Verb::Send, local_addr: 0, len: 100, lkey, remote_addr: 0, rkey: 0 }).unwrap();
+    w.run_until(Time::from_ms(5));
+    let cq = w.poll_cq(0);
+    assert_eq!(cq.len(), 1);
+    assert_eq!(cq[0].status, Status::RnrRetryExceeded);
+    // Seven retries 10 µs apart: the error comes after 70 µs, not before.
+    assert!(cq[0].at > Time::from_us(70), "{}", cq[0].at);
+    let _ = qb;
+}
+
+#[test]
+fn a_late_receive_is_caught_by_an_rnr_retry() {
+    let mut w = build(B2B_BYTES);
+    let (lkey, _) = regions(&mut w, 100);
+    let r = w.register_mr(1, 0, 100, Access::LOCAL_WRITE).unwrap();
+    let (qa, qb) = w.connect(0, 1);
+    w.post_send(qa, SendWr { id: 3, verb: Verb::SendImm(77), local_addr: 0, len: 100, lkey, remote_addr: 0, rkey: 0 }).unwrap();
+    w.run_until(Time::from_us(20));
+    w.post_recv(qb, RecvWr { id: 8, addr: 0, len: 100, lkey: r.lkey }).unwrap();
+    w.run_until(Time::from_ms(1));
+    assert_eq!(w.poll_cq(0)[0].status, Status::Success);
+    let rc = w.poll_cq(1);
+    assert_eq!((rc[0].wr_id, rc[0].imm, rc[0].status), (8, Some(77), Status::Success));
+}
+
+#[test]
+fn a_lost_peer_ends_in_retry_exceeded() {
+    let mut w = build(&B2B_BYTES.replace("[nic.cc.none]", "rto = \"10us\"\nretry_count = 3\n[nic.cc.none]\n[[link_events]]\nat = \"0s\"\nbetween = [0, 1]\nstate = \"down\""));
+    let (lkey, rkey) = regions(&mut w, 100);
+    let (qa, _) = w.connect(0, 1);
+    w.post_send(qa, SendWr { id: 1, verb: Verb::Write, local_addr: 0, len: 100, lkey, remote_addr: 1 << 20, rkey }).unwrap();
+    w.run_until(Time::from_ms(1));
+    let cq = w.poll_cq(0);
+    assert_eq!(cq[0].status, Status::RetryExceeded);
+}
+
+/// Two senders into one 100 Gbps receiver port under DCQCN with PFC and ECN.
+fn incast(cc: &str) -> World {
+    let mut w = build(&format!(
+        r#"
+        duration = "10ms"
+        [topology.star]
+        hosts = 3
+        [switch.pfc]
+        enabled = true
+        [nic.cc.{cc}]
+        [[perftest]]
+        test = "write_bw"
+        client = 0
+        server = 2
+        message = "64KiB"
+        depth = 8
+        warmup = "2ms"
+        [[perftest]]
+        test = "write_bw"
+        client = 1
+        server = 2
+        message = "64KiB"
+        depth = 8
+        warmup = "2ms"
+        "#
+    ));
+    w.run(|_| true);
+    w
+}
+
+#[test]
+fn dcqcn_incast_converges_to_a_fair_share_without_drops() {
+    let w = incast("dcqcn");
+    let end = Time::from_ms(10);
+    let g: Vec<f64> = w.perftests.iter().map(|p| p.gbps(end)).collect();
+    let total: f64 = g.iter().sum();
+    let jain = total * total / (2.0 * g.iter().map(|x| x * x).sum::<f64>());
+    assert!(jain > 0.99, "Jain's index {jain}: {g:?}");
+    assert!(total > 85.0 && total < 100.0, "the bottleneck stays busy: {total} Gbps");
+    let drops: u64 = w.ports.iter().map(|p| p.counters.drops_buffer).sum();
+    assert_eq!(drops, 0, "PFC keeps the fabric lossless");
+    let marks: u64 = w.ports.iter().map(|p| p.counters.ecn_marks).sum();
+    assert!(marks > 0, "DCQCN reacted to ECN marks");
+}
+
+#[test]
+fn every_congestion_control_shares_an_incast() {
+    // TIMELY's paper parameters (δ = 10 Mbps per 16 KB) ramp slowly at 100 Gbps: after its
+    // first cuts it is still climbing when the run ends, so it gets a lower floor.
+    for (cc, floor) in [("dctcp", 80.0), ("timely", 50.0), ("hpcc", 80.0), ("none", 80.0)] {
+        let w = incast(cc);
+        let g: Vec<f64> = w.perftests.iter().map(|p| p.gbps(Time::from_ms(10))).collect();
+        let total: f64 = g.iter().sum();
+        assert!(total > floor, "{cc}: {g:?}");
+        assert!(g.iter().all(|&x| x > 0.3 * total / 2.0), "{cc}: nobody starves: {g:?}");
+        let drops: u64 = w.ports.iter().map(|p| p.counters.drops_buffer).sum();
+        assert_eq!(drops, 0, "{cc}");
+    }
+}
+
+#[test]
+fn hpcc_keeps_queues_shorter_than_line_rate_senders() {
+    let q = |w: &World| w.ports.iter().map(|p| p.counters.max_queue_bytes).max().unwrap();
+    let (hpcc, none) = (incast("hpcc"), incast("none"));
+    assert!(q(&hpcc) < q(&none) / 4, "HPCC {} B vs none {} B", q(&hpcc), q(&none));
+}
