@@ -83,3 +83,24 @@ pub fn summary_table(s: &Summary, wall: Duration) -> Table {
     }
     t
 }
+
+/// The paper's values beside ours.
+pub fn paper_table(s: &Summary) -> Option<Table> {
+    if s.paper.is_empty() {
+        return None;
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec!["metric", "source", "paper", "ours", "error", "within"]);
+    for c in &s.paper {
+        t.add_row(vec![
+            c.metric.clone(),
+            c.source.clone(),
+            format!("{} {}", c.paper, c.unit),
+            c.ours.map_or("missing".to_string(), |o| format!("{o:.2} {}", c.unit)),
+            c.relative_error.map_or("-".to_string(), |r| format!("{:+.1}%", r * 100.0)),
+            format!("{} (±{:.0}%)", if c.within { "yes" } else { "NO" }, c.tolerance * 100.0),
+        ]);
+    }
+    Some(t)
+}

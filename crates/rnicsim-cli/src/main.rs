@@ -84,12 +84,15 @@ fn validate(path: &Path, overrides: &[String]) -> anyhow::Result<ExitCode> {
     let world = World::build(&loaded)?;
     let switches = (0..world.ports.iter().map(|p| p.node + 1).max().unwrap_or(0)).filter(|&n| world.is_switch(n)).count();
     println!(
-        "{}: valid — {} hosts, {} switches, {} links, {} traffic sources, {} simulated",
+        "{}: valid — {} hosts, {} switches, {} links, {} traffic sources, {} flow generators, {} listed flows, {} perftests, {} simulated",
         path.display(),
         world.host_count(),
         switches,
         world.ports.len() / 2,
         world.sources.len(),
+        world.flow_generators(),
+        world.listed_flows(),
+        world.perftests.len(),
         loaded.scenario.duration
     );
     Ok(ExitCode::SUCCESS)
@@ -123,6 +126,9 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
     let out = dir.commit().with_context(|| format!("cannot move results into {}", out.display()))?;
     if !quiet {
         println!("{}", display::summary_table(&summary, wall));
+        if let Some(t) = display::paper_table(&summary) {
+            println!("{t}");
+        }
         println!("results: {}", out.display());
     }
     Ok(ExitCode::SUCCESS)

@@ -65,13 +65,13 @@ fn same_seed_gives_identical_bytes_and_another_seed_does_not() {
 fn invalid_scenario_writes_nothing_and_names_line_and_key() {
     let tmp = tempfile::tempdir().unwrap();
     let bad = tmp.path().join("bad.toml");
-    let text = std::fs::read_to_string(quickstart()).unwrap().replace("load = 0.5", "load = -0.5");
+    let text = std::fs::read_to_string(quickstart()).unwrap().replace("load = 0.25", "load = -0.25");
     std::fs::write(&bad, text).unwrap();
     let out = tmp.path().join("out");
     let o = rnicsim(&["run", bad.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("bad.toml:") && err.contains("traffic[0].load"), "{err}");
+    assert!(err.contains("bad.toml:") && err.contains("flows[0].load"), "{err}");
     assert!(!out.exists());
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1, "no partial folder left behind");
     let o = rnicsim(&["validate", bad.to_str().unwrap()]);
@@ -97,7 +97,7 @@ fn validate_reports_the_world() {
     let o = rnicsim(&["validate", quickstart().to_str().unwrap()]);
     assert!(o.status.success());
     let s = String::from_utf8_lossy(&o.stdout);
-    assert!(s.contains("32 hosts, 8 switches, 48 links, 32 traffic sources"), "{s}");
+    assert!(s.contains("32 hosts, 8 switches, 48 links, 0 traffic sources, 32 flow generators"), "{s}");
 }
 
 #[test]

@@ -31,7 +31,8 @@ use world::World;
 
 /// Writes every output of a finished run into `dir` (which the caller then commits).
 pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &World) -> std::io::Result<Summary> {
-    let summary = Summary::of(world, &loaded.scenario.name);
+    let mut summary = Summary::of(world, &loaded.scenario.name);
+    summary.compare_with(&loaded.scenario.paper);
     std::fs::write(dir.path("scenario.toml"), loaded.resolved_toml())?;
     tables::write_parquet(&dir.path("counters.parquet"), &tables::counters(world))?;
     tables::write_parquet(&dir.path("sources.parquet"), &tables::sources(world))?;

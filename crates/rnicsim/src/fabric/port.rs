@@ -101,6 +101,17 @@ impl Port {
         }
     }
 
+    /// Queues a packet at the head of its class (a NIC's ACKs bypass its transmit pipeline).
+    pub fn enqueue_front(&mut self, class: u8, id: PacketId, size: u32) {
+        let c = class as usize;
+        self.queues[c].push_front(id);
+        self.queue_bytes[c] += size as u64;
+        self.total_bytes += size as u64;
+        if self.total_bytes > self.counters.max_queue_bytes {
+            self.counters.max_queue_bytes = self.total_bytes;
+        }
+    }
+
     /// Control frames (PFC) bypass the class queues and are never paused.
     pub fn enqueue_control(&mut self, id: PacketId) {
         self.control.push_back(id);

@@ -91,11 +91,23 @@ pub struct NicSpec {
     pub memory_size: Bytes,
     #[serde(default = "default_memory_mode")]
     pub memory: MemoryMode,
+    /// Data bytes the NIC commits to its transmit pipeline ahead of the wire (at least one
+    /// packet). The scheduler decides at the pipeline's entry, so a new message waits behind
+    /// this much; 64 KiB reproduces SCR Table 2's latency under a bandwidth-hungry QP.
+    #[serde(default = "default_tx_pipeline")]
+    pub tx_pipeline: Bytes,
+    /// Messages up to this size are copied into the WQE by the host (inline), saving the
+    /// payload DMA read (perftest inlines small messages).
+    #[serde(default)]
+    pub inline_bytes: u32,
     /// Bytes in flight allowed under selective repeat (default: one bandwidth-delay product).
     #[serde(default)]
     pub window: Option<Bytes>,
 }
 
+fn default_tx_pipeline() -> Bytes {
+    Bytes(64 * 1024)
+}
 fn default_mtu() -> u32 {
     1000
 }

@@ -4,6 +4,7 @@
 
 mod run_dir;
 pub mod hpcc_text;
+pub mod paper;
 pub mod summary;
 pub mod tables;
 

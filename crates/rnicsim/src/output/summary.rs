@@ -44,6 +44,8 @@ pub struct Summary {
     /// RDMA NIC totals (flows, recovery, PCIe, connection state).
     pub rdma: RdmaSummary,
     pub perftest: Vec<PerftestSummary>,
+    /// The scenario's `[[paper]]` values with ours beside them.
+    pub paper: Vec<super::paper::Comparison>,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -178,6 +180,13 @@ impl Summary {
                     errors: p.errors,
                 })
                 .collect(),
+            paper: Vec::new(),
         }
+    }
+
+    /// Fills in the paper comparisons from this summary's own values.
+    pub fn compare_with(&mut self, values: &[super::paper::PaperValue]) {
+        let v = serde_json::to_value(&*self).expect("a summary serializes");
+        self.paper = super::paper::compare(&v, values);
     }
 }

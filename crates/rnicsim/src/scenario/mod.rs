@@ -96,8 +96,22 @@ impl LoadedScenario {
     }
 
     /// The scenario with every default filled in, as TOML.
+    /// The scenario with every default filled in and every input path made absolute, so the
+    /// file reruns identically from anywhere.
     pub fn resolved_toml(&self) -> String {
-        toml::to_string(&self.scenario).expect("a scenario serializes")
+        let mut s = self.scenario.clone();
+        let abs = |p: &mut PathBuf| {
+            let full = self.base_dir.join(&*p);
+            *p = std::fs::canonicalize(&full).unwrap_or(full);
+        };
+        if let TopologySpec::File { path } = &mut s.topology {
+            abs(path);
+        }
+        for f in &mut s.flows {
+            f.cdf.as_mut().map(abs);
+            f.file.as_mut().map(abs);
+        }
+        toml::to_string(&s).expect("a scenario serializes")
     }
 
     /// Builds the topology the scenario names and checks everything that depends on it.

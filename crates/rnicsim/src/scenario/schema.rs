@@ -41,6 +41,9 @@ pub struct Scenario {
     pub perftest: Vec<PerftestSpec>,
     #[serde(default)]
     pub outputs: OutputSpec,
+    /// Published values this scenario reproduces, reported beside ours after the run.
+    #[serde(default)]
+    pub paper: Vec<crate::output::paper::PaperValue>,
 }
 
 fn one() -> u64 {

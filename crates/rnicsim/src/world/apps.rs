@@ -216,7 +216,8 @@ impl World {
         let rate = self.ports[self.hosts[self.host_index_of(src) as usize].port as usize].rate;
         let l = self.nic_spec.pcie.latency;
         let bw = self.nic_spec.pcie.bandwidth;
-        let fixed = l + l + l + bw.tx_time(DESCRIPTOR_BYTES) + l + l + bw.tx_time(DESCRIPTOR_BYTES) + l;
+        let payload_read = if size <= self.nic_spec.inline_bytes as u64 { Time::ZERO } else { l + l };
+        let fixed = l + l + l + bw.tx_time(DESCRIPTOR_BYTES) + payload_read + bw.tx_time(DESCRIPTOR_BYTES) + l;
         let path = self.path_time(src, dst, first) + self.path_time(dst, src, Opcode::Acknowledge.header_bytes() as u64);
         fixed + path + rate.tx_time(wire - first)
     }
@@ -356,6 +357,16 @@ impl World {
             p.ping_at = placed;
             self.perftest_post(test, c, false, placed);
         }
+    }
+
+    /// Poisson flow generators (one per sender of each CDF workload).
+    pub fn flow_generators(&self) -> usize {
+        self.flow_gens.len()
+    }
+
+    /// Flows read from flow files.
+    pub fn listed_flows(&self) -> usize {
+        self.flow_lists.iter().map(|l| l.flows.len()).sum()
     }
 
     /// Loaded CDFs, for generators.

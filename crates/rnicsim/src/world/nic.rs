@@ -149,7 +149,8 @@ impl World {
         let ready = {
             let pcie = &mut self.nics[h].pcie;
             let fetched = pcie.doorbell_and_fetch(t);
-            if wr.verb == Verb::Read { fetched } else { pcie.first_payload(fetched) }
+            // READs carry no payload out; small messages ride inline in the WQE.
+            if wr.verb == Verb::Read || wr.len <= self.nic_spec.inline_bytes as u64 { fetched } else { pcie.first_payload(fetched) }
         };
         let qp = &mut self.qps[q as usize];
         let npkts = packets_for(wr.len, mtu);
@@ -212,7 +213,10 @@ impl World {
         self.timers.arm_if_later(port.timer, at);
     }
 
-    /// A host port is free: send a control packet if any, else the scheduler's next data packet.
+    /// A host port is free: top up the NIC's transmit pipeline (the port's class queues) from
+    /// the QP scheduler, then send the head packet. ACKs and CNPs enter at the head of their
+    /// class, data at the tail; the pipeline holds up to `nic.tx_pipeline` bytes of data (at
+    /// least one packet), so a newly scheduled message waits behind what is already committed.
     pub(super) fn host_port_start(&mut self, p: u32, h: u32) {
         let now = self.now;
         let port = &mut self.ports[p as usize];
@@ -220,36 +224,42 @@ impl World {
             self.timers.arm_if_later(port.timer, port.busy_until);
             return;
         }
-        let pool = &self.pool;
-        let id = match port.dequeue(now, |id| pool.get(id).size) {
-            Some((id, class)) => {
-                if class.is_some() {
-                    self.host_dequeued(h);
+        let pipeline = self.nic_spec.tx_pipeline.0;
+        let mut next = None;
+        while self.ports[p as usize].total_bytes() == 0 || self.ports[p as usize].total_bytes() < pipeline {
+            match self.nic_next_packet(h) {
+                Ok(id) => {
+                    let pkt = self.pool.get(id);
+                    let (class, size) = (pkt.priority, pkt.size);
+                    self.ports[p as usize].enqueue(class, id, size);
                 }
-                id
+                Err(t) => {
+                    next = t;
+                    break;
+                }
             }
-            None => match self.nic_next_packet(h) {
-                Ok(id) => id,
-                Err(next) => {
-                    let port = &self.ports[p as usize];
-                    let t = match (next, port.next_unpause(now)) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    };
-                    if let Some(t) = t {
-                        self.timers.arm(port.timer, t.max(now));
-                    }
-                    return;
-                }
-            },
-        };
+        }
         let port = &mut self.ports[p as usize];
+        let pool = &self.pool;
+        let Some((id, class)) = port.dequeue(now, |id| pool.get(id).size) else {
+            let t = match (next, port.next_unpause(now)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            if let Some(t) = t {
+                self.timers.arm(port.timer, t.max(now));
+            }
+            return;
+        };
         let size = self.pool.get(id).size;
         let done = now + port.tx_time(size);
         port.busy_until = done;
         port.counters.tx_packets += 1;
         port.counters.tx_bytes += size as u64;
         self.timers.arm(port.timer, done);
+        if class.is_some() {
+            self.host_dequeued(h);
+        }
         self.capture(p, id);
         self.link_send(p, id, done);
     }
@@ -284,7 +294,8 @@ impl World {
             }
             match self.qp_next_packet(q) {
                 Some((id, end)) => {
-                    self.nics[h as usize].sched.sent(q, end);
+                    let bytes = self.pool.get(id).roce.payload;
+                    self.nics[h as usize].sched.sent(q, bytes, end);
                     self.qp_requeue(q);
                     return Ok(id);
                 }
@@ -446,8 +457,9 @@ impl World {
         let end = op.is_last() || op == Opcode::ReadRequest;
         let id = self.pool.alloc(pkt);
         if hdr.payload > 0 {
+            let inline = op.family() != Family::ReadResponse && hdr.dma_len <= self.nic_spec.inline_bytes;
             let nic = &mut self.nics[h];
-            let at = nic.pcie.read_payload(now, hdr.payload as u64);
+            let at = if inline { now } else { nic.pcie.read_payload(now, hdr.payload as u64) };
             if nic.memory.has_bytes() {
                 if let Some(a) = src_addr {
                     let mut buf = std::mem::take(&mut nic.scratch);
@@ -524,7 +536,7 @@ impl World {
             *self.int_slot(id) = int;
         }
         let p = self.nics[h as usize].port;
-        self.ports[p as usize].enqueue(pkt.priority, id, pkt.size);
+        self.ports[p as usize].enqueue_front(pkt.priority, id, pkt.size);
         self.kick_host_port(h);
     }
 

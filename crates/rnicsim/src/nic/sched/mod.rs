@@ -27,35 +27,36 @@ pub trait QpScheduler {
     fn push(&mut self, qp: u32, at: Time, now: Time);
     /// Takes the queue pair to serve at `now` out of the scheduler.
     fn pop(&mut self, now: Time) -> Pick;
-    /// The popped queue pair sent a packet; `message_end` if it was its message's last.
-    fn sent(&mut self, qp: u32, message_end: bool);
+    /// The popped queue pair sent a packet of `bytes`; `message_end` if it was its message's last.
+    fn sent(&mut self, qp: u32, bytes: u32, message_end: bool);
 }
 
 /// Which scheduler a NIC uses (the scenario's `nic.scheduler`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum SchedulerSpec {
-    /// Round robin over active queue pairs, a batch of WQEs per turn.
+    /// Round robin over active queue pairs, whole WQEs per turn until a turn carries
+    /// `turn_bytes`.
     Commodity {
-        #[serde(default = "default_wqe_batch")]
-        wqe_batch: u32,
+        #[serde(default = "default_turn_bytes")]
+        turn_bytes: crate::units::Bytes,
     },
 }
 
-pub fn default_wqe_batch() -> u32 {
-    8
+pub fn default_turn_bytes() -> crate::units::Bytes {
+    crate::units::Bytes(32 * 1024)
 }
 
 impl Default for SchedulerSpec {
     fn default() -> Self {
-        SchedulerSpec::Commodity { wqe_batch: default_wqe_batch() }
+        SchedulerSpec::Commodity { turn_bytes: default_turn_bytes() }
     }
 }
 
 impl SchedulerSpec {
     pub fn build(&self) -> Scheduler {
         match self {
-            SchedulerSpec::Commodity { wqe_batch } => Scheduler::Commodity(Commodity::new(*wqe_batch)),
+            SchedulerSpec::Commodity { turn_bytes } => Scheduler::Commodity(Commodity::new(turn_bytes.0)),
         }
     }
 }
@@ -79,9 +80,9 @@ impl QpScheduler for Scheduler {
         }
     }
     #[inline]
-    fn sent(&mut self, qp: u32, message_end: bool) {
+    fn sent(&mut self, qp: u32, bytes: u32, message_end: bool) {
         match self {
-            Scheduler::Commodity(s) => s.sent(qp, message_end),
+            Scheduler::Commodity(s) => s.sent(qp, bytes, message_end),
         }
     }
 }
