@@ -251,7 +251,13 @@ impl World {
             }
             return;
         };
-        let size = self.pool.get(id).size;
+        let pkt = self.pool.get_mut(id);
+        // RTT samples start when a packet leaves the NIC (hardware timestamps), not when it
+        // entered the transmit pipeline; ACKs keep the timestamp they echo.
+        if pkt.kind == PacketKind::Roce && pkt.roce.opcode != Opcode::Acknowledge as u8 && pkt.roce.opcode != Opcode::Cnp as u8 {
+            pkt.roce.ts = now;
+        }
+        let size = pkt.size;
         let done = now + port.tx_time(size);
         port.busy_until = done;
         port.counters.tx_packets += 1;
