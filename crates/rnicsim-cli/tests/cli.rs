@@ -123,3 +123,20 @@ fn interrupted_run_leaves_nothing_behind() {
     assert!(!out.exists());
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "partial folder removed");
 }
+
+#[test]
+fn an_ns3_config_runs_unchanged_and_writes_its_outputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rnicsim/tests/data/ns3");
+    for f in ["config.txt", "topology.txt", "flow.txt"] {
+        std::fs::copy(data.join(f), tmp.path().join(f)).unwrap();
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(["run", "config.txt", "--out", "run", "--quiet"]).current_dir(tmp.path()).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("warning: config.txt: no equivalent here, ignored: TRACE_FILE"));
+    let fct = std::fs::read_to_string(tmp.path().join("fct.txt")).unwrap();
+    assert_eq!(fct.lines().count(), 4, "{fct}");
+    assert!(fct.lines().all(|l| l.split_whitespace().count() == 8));
+    assert!(tmp.path().join("pfc.txt").exists());
+    assert!(tmp.path().join("run/summary.json").exists());
+}

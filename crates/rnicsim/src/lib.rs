@@ -43,6 +43,16 @@ pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &World) -> st
         std::fs::write(dir.path("fct.txt"), output::hpcc_text::fct_txt(world))?;
         std::fs::write(dir.path("pfc.txt"), output::hpcc_text::pfc_txt(world))?;
     }
+    // Files an ns-3 config names, outside the run folder: each appears whole or not at all.
+    let o = &loaded.scenario.outputs;
+    for (path, text) in [(&o.fct_file, output::hpcc_text::fct_txt as fn(&World) -> String), (&o.pfc_file, output::hpcc_text::pfc_txt)] {
+        if let Some(p) = path {
+            let p = loaded.base_dir.join(p);
+            let tmp = p.with_extension(format!("partial-{}", std::process::id()));
+            std::fs::write(&tmp, text(world))?;
+            std::fs::rename(&tmp, &p)?;
+        }
+    }
     if !loaded.scenario.outputs.pcap.is_empty() {
         wire::pcap::write_pcap(&dir.path("capture.pcap"), &world.capture)?;
     }

@@ -5,6 +5,7 @@
 //! starts (and so before any output is written).
 
 pub mod error;
+pub mod ns3;
 pub mod schema;
 mod validate;
 
@@ -25,6 +26,8 @@ pub struct LoadedScenario {
     /// Relative paths inside the scenario resolve against this folder.
     pub base_dir: PathBuf,
     pub(crate) text: String,
+    /// Things a user should know that do not stop the run (e.g. ns-3 keys with no equivalent).
+    pub warnings: Vec<String>,
 }
 
 impl LoadedScenario {
@@ -32,6 +35,14 @@ impl LoadedScenario {
     pub fn from_file(path: &Path) -> Result<LoadedScenario, ScenarioError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ScenarioError { file: file.clone(), line: None, column: None, key: None, message: format!("cannot read the scenario: {e}") })?;
+        let is_toml = path.extension().is_some_and(|e| e == "toml");
+        if !is_toml && ns3::is_ns3_config(&text) {
+            let cwd = ns3::working_dir();
+            let t = ns3::translate(&text, &file, &cwd)?;
+            let mut loaded = Self::from_str(&t.toml, &format!("{file} (translated from ns-3)"), &cwd)?;
+            loaded.warnings = t.warnings;
+            return Ok(loaded);
+        }
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Self::from_str(&text, &file, &base)
     }
@@ -52,7 +63,7 @@ impl LoadedScenario {
                 .collect();
             toml_error(text, file, e.inner(), &segs)
         })?;
-        let loaded = LoadedScenario { scenario, file: file.to_string(), base_dir: base_dir.to_path_buf(), text: text.to_string() };
+        let loaded = LoadedScenario { scenario, file: file.to_string(), base_dir: base_dir.to_path_buf(), text: text.to_string(), warnings: Vec::new() };
         if let Some((path, message)) = validate::fields(&loaded.scenario).into_iter().next() {
             return Err(loaded.error_at(&path, message));
         }
@@ -79,7 +90,9 @@ impl LoadedScenario {
             }
         }
         let text = toml::to_string(&doc).expect("a TOML table serializes");
-        Self::from_str(&text, &format!("{} (with overrides)", self.file), &self.base_dir)
+        let mut loaded = Self::from_str(&text, &format!("{} (with overrides)", self.file), &self.base_dir)?;
+        loaded.warnings = self.warnings.clone();
+        Ok(loaded)
     }
 
     /// An error at a dotted key path of this scenario.
@@ -111,6 +124,8 @@ impl LoadedScenario {
             f.cdf.as_mut().map(abs);
             f.file.as_mut().map(abs);
         }
+        s.outputs.fct_file.as_mut().map(abs);
+        s.outputs.pfc_file.as_mut().map(abs);
         toml::to_string(&s).expect("a scenario serializes")
     }
 

@@ -472,10 +472,16 @@ pub struct OutputSpec {
     /// `capture.pcap`.
     #[serde(default)]
     pub pcap: Vec<[u32; 2]>,
+    /// Also write HPCC's `fct.txt` / `pfc.txt` here (relative to the scenario file), as an ns-3
+    /// config's FCT_OUTPUT_FILE and PFC_OUTPUT_FILE ask.
+    #[serde(default)]
+    pub fct_file: Option<PathBuf>,
+    #[serde(default)]
+    pub pfc_file: Option<PathBuf>,
 }
 
 impl Default for OutputSpec {
     fn default() -> Self {
-        OutputSpec { queue_interval: None, pfc_events: true, hpcc_text: true, rate_interval: None, pcap: Vec::new() }
+        OutputSpec { queue_interval: None, pfc_events: true, hpcc_text: true, rate_interval: None, pcap: Vec::new(), fct_file: None, pfc_file: None }
     }
 }

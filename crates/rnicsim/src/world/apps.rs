@@ -183,7 +183,7 @@ impl World {
             size,
             priority,
             udp_sport: self.qps[qa as usize].udp_sport,
-            udp_dport: crate::wire::roce::ROCE_UDP_PORT,
+            udp_dport: dport.unwrap_or(crate::wire::roce::ROCE_UDP_PORT),
             start: self.now,
             finish: Time::MAX,
             ideal,

@@ -1,0 +1,316 @@
+//! Running existing ns-3 experiments unchanged: an HPCC/ConWeave-style `config.txt` (one
+//! `KEY value…` per line) is translated into a scenario. Its TOPOLOGY_FILE and FLOW_FILE resolve
+//! against the working directory, as ns-3 does; FCT_OUTPUT_FILE and PFC_OUTPUT_FILE are written
+//! in HPCC's formats. Keys with no equivalent here are listed as warnings; values we cannot
+//! honour are errors naming the key and its line.
+
+use super::ScenarioError;
+use std::path::{Path, PathBuf};
+use toml::{Table, Value};
+
+/// Whether `text` looks like an ns-3 config: its first meaningful line is `UPPER_CASE value`.
+pub fn is_ns3_config(text: &str) -> bool {
+    text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')).is_some_and(|l| {
+        let key = l.split_whitespace().next().unwrap_or("");
+        key.len() > 1 && key.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') && l.split_whitespace().count() >= 2 && !l.contains('=')
+    })
+}
+
+/// Keys that configure only ns-3's tracing or HPCC's window variants: accepted, listed as
+/// having no equivalent.
+const NO_EQUIVALENT: &[&str] = &[
+    "TRACE_FILE", "TRACE_OUTPUT_FILE", "ENABLE_TRACE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END", "HAS_WIN", "GLOBAL_T",
+    "VAR_WIN", "FAST_REACT", "MULTI_RATE", "SAMPLE_FEEDBACK", "INT_MULTI", "RATE_BOUND", "L2_CHUNK_SIZE", "NIC_DEQUEUE_MODE",
+    "PINT_LOG_BASE", "PINT_PROB", "BW_OUTPUT_FILE", "VOQ_OUTPUT_FILE", "UPLINK_OUTPUT_FILE", "CNP_OUTPUT_FILE", "CONN_OUTPUT_FILE",
+    "EST_ERROR_OUTPUT_FILE", "ROOT_OUTPUT_FILE", "DST_OUTPUT_FILE", "SEND_OUTPUT_FILE", "FLOWGEN_START_TIME", "FLOWGEN_STOP_TIME",
+    "CW_OUTPUT_FILE", "ENABLE_DEBUG", "DEBUG",
+];
+
+/// The translation: scenario TOML plus warnings.
+pub struct Translated {
+    pub toml: String,
+    pub warnings: Vec<String>,
+}
+
+struct Line<'a> {
+    no: usize,
+    key: &'a str,
+    values: Vec<&'a str>,
+}
+
+/// Translates a config whose relative paths resolve against `cwd`.
+pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, ScenarioError> {
+    let mut lines = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        // ns-3's reader stops a value at whitespace; `{…}` notes (config_doc.txt) are dropped.
+        let l = raw.split('{').next().unwrap_or("").trim();
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        let mut it = l.split_whitespace();
+        let key = it.next().expect("non-empty line");
+        lines.push(Line { no: i + 1, key, values: it.collect() });
+    }
+    let err = |l: &Line, m: String| ScenarioError { file: file.to_string(), line: Some(l.no), column: None, key: Some(l.key.to_string()), message: m };
+    fn first<'a>(l: &Line<'a>) -> Option<&'a str> {
+        l.values.first().copied()
+    }
+    let one = |l: &Line<'_>| -> Result<String, ScenarioError> { first(l).map(str::to_string).ok_or_else(|| err(l, "expected a value".into())) };
+    let num = |l: &Line| -> Result<f64, ScenarioError> {
+        let v = one(l)?;
+        v.parse::<f64>().map_err(|_| err(l, format!("expected a number, got \"{v}\"")))
+    };
+    let flag = |l: &Line| -> Result<bool, ScenarioError> {
+        match one(l)?.as_str() {
+            "0" => Ok(false),
+            "1" => Ok(true),
+            v => Err(err(l, format!("expected 0 or 1, got \"{v}\""))),
+        }
+    };
+    let rate = |l: &Line| -> Result<String, ScenarioError> {
+        let v = one(l)?;
+        let s = v.replace("b/s", "bps").replace("Kbps", "Kbps");
+        s.parse::<crate::units::BitsPerSec>().map_err(|e| err(l, e))?;
+        Ok(s)
+    };
+    let path = |l: &Line| -> Result<String, ScenarioError> { Ok(cwd.join(one(l)?).display().to_string()) };
+
+    let mut root = Table::new();
+    let mut nic = Table::new();
+    let mut switch = Table::new();
+    let mut pfc = Table::new();
+    let mut ecn = Table::new();
+    let mut outputs = Table::new();
+    let mut dcqcn = Table::new();
+    let mut dctcp = Table::new();
+    let mut hpcc = Table::new();
+    let mut timely = Table::new();
+    let mut links = Table::new();
+    let mut cc_mode: Option<(usize, u32)> = None;
+    let mut ecn_maps: [Option<(usize, Vec<(String, String)>)>; 3] = [None, None, None];
+    let mut flow_file = None;
+    let mut topology = None;
+    let mut link_events = Vec::new();
+    let mut warnings = Vec::new();
+    let mut no_equivalent = Vec::new();
+    let mut unknown = Vec::new();
+    let us = |l: &Line| -> Result<String, ScenarioError> { Ok(format!("{}us", num(l)?)) };
+    for l in &lines {
+        match l.key {
+            "TOPOLOGY_FILE" => topology = Some(path(l)?),
+            "FLOW_FILE" => flow_file = Some(path(l)?),
+            "FCT_OUTPUT_FILE" => {
+                outputs.insert("fct_file".into(), Value::String(path(l)?));
+            }
+            "PFC_OUTPUT_FILE" => {
+                outputs.insert("pfc_file".into(), Value::String(path(l)?));
+            }
+            "SIMULATOR_STOP_TIME" => {
+                let s = num(l)?;
+                if s <= 0.0 {
+                    return Err(err(l, "expected a positive time in seconds".into()));
+                }
+                root.insert("duration".into(), Value::String(format!("{}ns", (s * 1e9).round() as u64)));
+            }
+            "RANDOM_SEED" => {
+                root.insert("seed".into(), Value::Integer(num(l)? as i64));
+            }
+            "CC_MODE" => cc_mode = Some((l.no, num(l)? as u32)),
+            "ALPHA_RESUME_INTERVAL" => {
+                dcqcn.insert("alpha_interval".into(), Value::String(us(l)?));
+            }
+            "RATE_DECREASE_INTERVAL" => {
+                dcqcn.insert("rate_decrease_interval".into(), Value::String(us(l)?));
+            }
+            "RP_TIMER" => {
+                dcqcn.insert("increase_timer".into(), Value::String(us(l)?));
+            }
+            "CLAMP_TARGET_RATE" => {
+                dcqcn.insert("clamp_target".into(), Value::Boolean(flag(l)?));
+            }
+            "EWMA_GAIN" => {
+                let g = num(l)?;
+                dcqcn.insert("g".into(), Value::Float(g));
+                dctcp.insert("g".into(), Value::Float(g));
+            }
+            "FAST_RECOVERY_TIMES" => {
+                dcqcn.insert("fast_recovery".into(), Value::Integer(num(l)? as i64));
+            }
+            "RATE_AI" => {
+                let r = rate(l)?;
+                dcqcn.insert("rate_ai".into(), Value::String(r.clone()));
+                hpcc.insert("rate_ai".into(), Value::String(r.clone()));
+                timely.insert("delta".into(), Value::String(r));
+            }
+            "RATE_HAI" => {
+                dcqcn.insert("rate_hai".into(), Value::String(rate(l)?));
+            }
+            "MIN_RATE" => {
+                let r = rate(l)?;
+                dcqcn.insert("min_rate".into(), Value::String(r.clone()));
+                dctcp.insert("min_rate".into(), Value::String(r.clone()));
+                timely.insert("min_rate".into(), Value::String(r));
+            }
+            "DCTCP_RATE_AI" => {
+                dctcp.insert("rate_ai".into(), Value::String(rate(l)?));
+            }
+            "U_TARGET" => {
+                hpcc.insert("eta".into(), Value::Float(num(l)?));
+            }
+            "MI_THRESH" => {
+                hpcc.insert("max_stage".into(), Value::Integer(num(l)? as i64));
+            }
+            "ERROR_RATE_PER_LINK" => {
+                links.insert("loss".into(), Value::Float(num(l)?));
+            }
+            "PACKET_PAYLOAD_SIZE" => {
+                nic.insert("mtu".into(), Value::Integer(num(l)? as i64));
+            }
+            "L2_ACK_INTERVAL" => {
+                nic.insert("ack_interval".into(), Value::Integer(num(l)? as i64));
+            }
+            "L2_BACK_TO_ZERO" => {
+                if !flag(l)? {
+                    warnings.push(format!("{file}:{}: L2_BACK_TO_ZERO 0 (go-back-0) runs as go-back-N; the two differ only after a loss", l.no));
+                }
+            }
+            "ENABLE_IRN" => {
+                if flag(l)? {
+                    nic.insert("recovery".into(), Value::String("selective_repeat".into()));
+                }
+            }
+            "ENABLE_PFC" => {
+                pfc.insert("enabled".into(), Value::Boolean(flag(l)?));
+            }
+            "ENABLE_QCN" => {
+                ecn.insert("enabled".into(), Value::Boolean(flag(l)?));
+            }
+            "USE_DYNAMIC_PFC_THRESHOLD" => {
+                if !flag(l)? {
+                    return Err(err(l, "HPCC's static PFC thresholds are not modelled; use 1 (dynamic thresholds) or set switch.pfc.xoff in a TOML scenario".into()));
+                }
+            }
+            "BUFFER_SIZE" => {
+                switch.insert("buffer".into(), Value::String(format!("{}MB", num(l)?)));
+            }
+            "ACK_HIGH_PRIO" => {
+                if flag(l)? {
+                    nic.insert("ack_priority".into(), Value::Integer(0));
+                }
+            }
+            "KMAX_MAP" | "KMIN_MAP" | "PMAX_MAP" => {
+                let n: usize = one(l)?.parse().map_err(|_| err(l, "expected a count, then rate/value pairs".into()))?;
+                if l.values.len() != 1 + 2 * n {
+                    return Err(err(l, format!("expected {n} rate/value pairs after the count, got {} values", l.values.len() - 1)));
+                }
+                let pairs = (0..n).map(|i| (l.values[1 + 2 * i].to_string(), l.values[2 + 2 * i].to_string())).collect();
+                let i = match l.key {
+                    "KMIN_MAP" => 0,
+                    "KMAX_MAP" => 1,
+                    _ => 2,
+                };
+                ecn_maps[i] = Some((l.no, pairs));
+            }
+            "LINK_DOWN" => {
+                if l.values.len() != 3 {
+                    return Err(err(l, "expected `time_seconds node_a node_b`".into()));
+                }
+                let t: f64 = l.values[0].parse().map_err(|_| err(l, "expected a time in seconds".into()))?;
+                let a: u32 = l.values[1].parse().map_err(|_| err(l, "expected a node id".into()))?;
+                let b: u32 = l.values[2].parse().map_err(|_| err(l, "expected a node id".into()))?;
+                if (t, a, b) != (0.0, 0, 0) {
+                    let mut e = Table::new();
+                    e.insert("at".into(), Value::String(format!("{}ns", (t * 1e9).round() as u64)));
+                    e.insert("between".into(), Value::Array(vec![Value::Integer(a as i64), Value::Integer(b as i64)]));
+                    e.insert("state".into(), Value::String("down".into()));
+                    link_events.push(Value::Table(e));
+                }
+            }
+            "LB_MODE" => match one(l)?.as_str() {
+                "0" => {
+                    switch.insert("load_balancer".into(), Value::String("ecmp".into()));
+                }
+                v => return Err(err(l, format!("load balancer mode {v} is not available yet (0 = ECMP is)"))),
+            },
+            k if NO_EQUIVALENT.contains(&k) => no_equivalent.push(k.to_string()),
+            k => unknown.push(k.to_string()),
+        }
+    }
+    let Some(topo) = topology else {
+        return Err(ScenarioError { file: file.into(), line: None, column: None, key: Some("TOPOLOGY_FILE".into()), message: "an ns-3 config needs TOPOLOGY_FILE".into() });
+    };
+    let mut t = Table::new();
+    t.insert("path".into(), Value::String(topo));
+    let mut topology = Table::new();
+    topology.insert("file".into(), Value::Table(t));
+    root.insert("topology".into(), Value::Table(topology));
+    root.entry("name").or_insert(Value::String(Path::new(file).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()));
+    if !root.contains_key("duration") {
+        return Err(ScenarioError { file: file.into(), line: None, column: None, key: Some("SIMULATOR_STOP_TIME".into()), message: "an ns-3 config needs SIMULATOR_STOP_TIME".into() });
+    }
+    // HPCC puts RDMA data on priority 3 (lossless) and ECN-marks it.
+    nic.entry("priority").or_insert(Value::Integer(3));
+    pfc.entry("classes").or_insert(Value::Array(vec![Value::Integer(3)]));
+    if let Some(f) = flow_file {
+        let mut fl = Table::new();
+        fl.insert("file".into(), Value::String(f));
+        root.insert("flows".into(), Value::Array(vec![Value::Table(fl)]));
+    }
+    let cc = match cc_mode {
+        None | Some((_, 1)) => ("dcqcn", dcqcn),
+        Some((_, 3)) => ("hpcc", hpcc),
+        Some((_, 7)) => ("timely", timely),
+        Some((_, 8)) => ("dctcp", dctcp),
+        Some((no, m)) => {
+            return Err(ScenarioError { file: file.into(), line: Some(no), column: None, key: Some("CC_MODE".into()), message: format!("congestion control mode {m} is not available (1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP are)") });
+        }
+    };
+    let mut cct = Table::new();
+    cct.insert(cc.0.into(), Value::Table(cc.1));
+    nic.insert("cc".into(), Value::Table(cct));
+    // ECN maps: thresholds in KB per link rate in bps.
+    if let (Some((_, kmin)), Some((_, kmax)), Some((no, pmax))) = (&ecn_maps[0], &ecn_maps[1], &ecn_maps[2]) {
+        let mut per = Table::new();
+        for (r, lo) in kmin {
+            let find = |m: &Vec<(String, String)>| m.iter().find(|(x, _)| x == r).map(|(_, v)| v.clone());
+            let (Some(hi), Some(p)) = (find(kmax), find(pmax)) else {
+                return Err(ScenarioError { file: file.into(), line: Some(*no), column: None, key: Some("KMAX_MAP".into()), message: format!("rate {r} is in KMIN_MAP but not in KMAX_MAP and PMAX_MAP") });
+            };
+            let kb = |v: &str| -> Result<String, ScenarioError> {
+                v.parse::<f64>().map(|x| format!("{}B", (x * 1000.0).round() as u64)).map_err(|_| ScenarioError { file: file.into(), line: Some(*no), column: None, key: Some("KMIN_MAP".into()), message: format!("expected a threshold in KB, got \"{v}\"") })
+            };
+            let mut c = Table::new();
+            c.insert("kmin".into(), Value::String(kb(lo)?));
+            c.insert("kmax".into(), Value::String(kb(&hi)?));
+            c.insert("pmax".into(), Value::Float(p.parse().unwrap_or(0.0)));
+            per.insert(format!("{r}bps"), Value::Table(c));
+        }
+        ecn.insert("per_rate".into(), Value::Table(per));
+    } else if ecn_maps.iter().any(Option::is_some) {
+        warnings.push(format!("{file}: KMIN_MAP, KMAX_MAP and PMAX_MAP come together; the ECN maps given were ignored"));
+    }
+    switch.insert("ecn".into(), Value::Table(ecn));
+    switch.insert("pfc".into(), Value::Table(pfc));
+    root.insert("switch".into(), Value::Table(switch));
+    root.insert("nic".into(), Value::Table(nic));
+    if !links.is_empty() {
+        root.insert("links".into(), Value::Table(links));
+    }
+    if !link_events.is_empty() {
+        root.insert("link_events".into(), Value::Array(link_events));
+    }
+    outputs.insert("pfc_events".into(), Value::Boolean(true));
+    root.insert("outputs".into(), Value::Table(outputs));
+    if !no_equivalent.is_empty() {
+        warnings.push(format!("{file}: no equivalent here, ignored: {}", no_equivalent.join(", ")));
+    }
+    if !unknown.is_empty() {
+        warnings.push(format!("{file}: unknown keys, ignored: {}", unknown.join(", ")));
+    }
+    Ok(Translated { toml: toml::to_string(&root).expect("a TOML table serializes"), warnings })
+}
+
+/// Where ns-3 would resolve a config's relative paths: the working directory.
+pub fn working_dir() -> PathBuf {
+    std::env::current_dir().unwrap_or_default()
+}

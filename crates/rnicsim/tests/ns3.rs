@@ -1,0 +1,59 @@
+//! Running ns-3 (HPCC/ConWeave) experiments unchanged: config.txt translation and import.
+
+use rnicsim::scenario::ns3::{is_ns3_config, translate};
+use rnicsim::scenario::LoadedScenario;
+use rnicsim::world::World;
+use std::path::{Path, PathBuf};
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ns3")
+}
+
+fn run(loaded: &LoadedScenario) -> World {
+    let mut w = World::build(loaded).unwrap_or_else(|e| panic!("{e}"));
+    w.run(|_| true);
+    w
+}
+
+#[test]
+fn config_txt_gives_the_same_flows_as_the_equivalent_toml() {
+    let dir = data();
+    let text = std::fs::read_to_string(dir.join("config.txt")).unwrap();
+    assert!(is_ns3_config(&text));
+    let t = translate(&text, "config.txt", &dir).unwrap();
+    let from_config = LoadedScenario::from_str(&t.toml, "config.txt", &dir).unwrap_or_else(|e| panic!("{e}\n{}", t.toml));
+    let from_toml = LoadedScenario::from_file(&dir.join("equivalent.toml")).unwrap();
+    let (a, b) = (run(&from_config), run(&from_toml));
+    let key = |w: &World| w.flow_records.iter().map(|r| (r.src, r.dst, r.size, r.start, r.finish, r.udp_dport)).collect::<Vec<_>>();
+    assert_eq!(key(&a).len(), 4);
+    assert!(a.flow_records.iter().all(|r| r.fct().is_some()), "every flow completes");
+    assert_eq!(key(&a), key(&b));
+    assert_eq!(a.flow_records[0].udp_dport, 100, "the flow file's port is kept");
+    // Keys that only configure ns-3's tracing or HPCC's window variants are listed.
+    let w = t.warnings.join("\n");
+    assert!(w.contains("TRACE_FILE") && w.contains("HAS_WIN") && w.contains("L2_BACK_TO_ZERO"), "{w}");
+}
+
+#[test]
+fn a_value_we_cannot_honour_names_key_and_line() {
+    let dir = data();
+    let text = std::fs::read_to_string(dir.join("config.txt")).unwrap();
+    for (from, to, key) in [("CC_MODE 1", "CC_MODE 10", "CC_MODE"), ("USE_DYNAMIC_PFC_THRESHOLD 1", "USE_DYNAMIC_PFC_THRESHOLD 0", "USE_DYNAMIC_PFC_THRESHOLD"), ("RATE_AI 50Mb/s", "RATE_AI fast", "RATE_AI")] {
+        let bad = text.replace(from, to);
+        let line = bad.lines().position(|l| l.starts_with(to)).unwrap() + 1;
+        let e = match translate(&bad, "config.txt", &dir) {
+            Err(e) => e,
+            Ok(_) => panic!("{to} accepted"),
+        };
+        assert_eq!((e.key.as_deref(), e.line), (Some(key), Some(line)), "{e}");
+    }
+}
+
+#[test]
+fn unknown_keys_are_warnings_not_errors() {
+    let dir = data();
+    let text = std::fs::read_to_string(dir.join("config.txt")).unwrap() + "MY_OWN_KNOB 3\n";
+    let t = translate(&text, "config.txt", &dir).unwrap();
+    assert!(t.warnings.iter().any(|w| w.contains("unknown keys") && w.contains("MY_OWN_KNOB")));
+    assert!(!is_ns3_config("name = \"x\"\nduration = \"1us\""));
+}
