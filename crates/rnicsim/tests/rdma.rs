@@ -267,3 +267,42 @@ fn hpcc_keeps_queues_shorter_than_line_rate_senders() {
     let (hpcc, none) = (incast("hpcc"), incast("none"));
     assert!(q(&hpcc) < q(&none) / 4, "HPCC {} B vs none {} B", q(&hpcc), q(&none));
 }
+
+#[test]
+fn pcap_capture_dissects_as_roce_in_tshark() {
+    let tshark = std::process::Command::new("tshark").arg("--version").output();
+    if tshark.is_err() {
+        assert!(std::env::var_os("CI").is_none(), "CI installs tshark (.ci/run); it must be there");
+        eprintln!("tshark not installed: skipping the dissection check");
+        return;
+    }
+    let mut w = build(&B2B_BYTES.replace("[nic.cc.none]", "[nic.cc.none]\n[outputs]\npcap = [[0, 0], [1, 0]]"));
+    let (lkey, rkey) = regions(&mut w, 2500);
+    w.fill_memory(0, 0, &pattern(2500, 9));
+    let (qa, _) = w.connect(0, 1);
+    w.post_send(qa, SendWr { id: 1, verb: Verb::Write, local_addr: 0, len: 2500, lkey, remote_addr: 1 << 20, rkey }).unwrap();
+    w.post_send(qa, SendWr { id: 2, verb: Verb::Read, local_addr: 0, len: 1500, lkey, remote_addr: 1 << 20, rkey }).unwrap();
+    w.run_until(Time::from_us(100));
+    assert_eq!(w.poll_cq(0).iter().filter(|c| c.status == Status::Success).count(), 2);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("capture.pcap");
+    rnicsim::wire::pcap::write_pcap(&file, &w.capture).unwrap();
+    let out = std::process::Command::new("tshark")
+        .args(["-r", file.to_str().unwrap(), "-T", "fields", "-E", "separator=,", "-e", "udp.dstport", "-e", "infiniband.bth.opcode", "-e", "infiniband.bth.psn", "-e", "infiniband.reth.dmalen", "-e", "ip.checksum.status"])
+        .args(["-o", "ip.check_checksum:TRUE"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split(',').collect()).collect();
+    // Host 0 sends WRITE First/Middle/Last (PSN 0-2) and the READ request (PSN 3); host 1 sends
+    // three ACKs and two READ responses (PSN 3-4).
+    let ops: Vec<(&str, &str)> = rows.iter().map(|r| (r[1], r[2])).collect();
+    for want in [("6", "0"), ("7", "1"), ("8", "2"), ("12", "3"), ("13", "3"), ("15", "4"), ("17", "2")] {
+        assert!(ops.contains(&want), "opcode/PSN {want:?} missing from {ops:?}");
+    }
+    assert!(rows.iter().all(|r| r[0] == "4791"), "{text}");
+    let write_first = rows.iter().find(|r| r[1] == "6").unwrap();
+    assert_eq!(write_first[3], "2500", "RETH DMA length");
+    assert!(rows.iter().all(|r| r[4] == "1"), "every IP checksum verifies (status 1 = good): {text}");
+}
