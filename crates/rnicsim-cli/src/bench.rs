@@ -19,6 +19,19 @@ enum Which {
     Fabric(FabricArgs),
     /// Tassel's rate limiter beside the monolithic SE-PIEO baseline, on the real CPU.
     Tassel(TasselArgs),
+    /// The standard RDMA datacenter run (128-host leaf-spine, AliStorage at 50% load, DCQCN,
+    /// PFC, 10 ms) end to end.
+    Rdma(RdmaArgs),
+}
+
+#[derive(Args)]
+pub struct RdmaArgs {
+    /// The scenario to time.
+    #[arg(long, default_value = "scenarios/bench/alistorage_128.toml")]
+    scenario: std::path::PathBuf,
+    /// Override a key (as `rnicsim run --set`), e.g. --set duration='"2ms"'.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
 }
 
 #[derive(Args)]
@@ -52,7 +65,36 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         None => fabric(&args.fabric),
         Some(Which::Fabric(f)) => fabric(f),
         Some(Which::Tassel(t)) => tassel(t),
+        Some(Which::Rdma(r)) => rdma(r),
     }
+}
+
+fn rdma(args: &RdmaArgs) -> anyhow::Result<()> {
+    let loaded = crate::load(&args.scenario, &args.overrides)?;
+    let start = std::time::Instant::now();
+    let mut world = rnicsim::world::World::build(&loaded)?;
+    let built = start.elapsed();
+    world.run(|_| true);
+    let wall = start.elapsed();
+    let secs = wall.as_secs_f64();
+    let data = world.stats.packets_sent;
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec!["rdma benchmark", "value"]);
+    let rows = [
+        ("scenario", format!("{} ({} simulated)", args.scenario.display(), loaded.scenario.duration)),
+        ("wall time", format!("{secs:.2} s (build {:.2} s)", built.as_secs_f64())),
+        ("flows started / completed", format!("{} / {}", world.flow_records.len(), world.stats.flows_completed)),
+        ("data packets", format!("{data} ({:.2} M/s)", data as f64 / secs / 1e6)),
+        ("packet-hops", format!("{} ({:.2} M/s)", world.stats.packet_hops, world.stats.packet_hops as f64 / secs / 1e6)),
+        ("events", format!("{} ({:.2} M/s)", world.stats.events, world.stats.events as f64 / secs / 1e6)),
+        ("peak memory (RSS)", peak_rss_bytes().map_or("unknown".into(), |b| format!("{:.1} MB", b as f64 / 1e6))),
+    ];
+    for (k, v) in rows {
+        t.add_row(vec![k.to_string(), v]);
+    }
+    println!("{t}");
+    Ok(())
 }
 
 fn tassel(args: &TasselArgs) -> anyhow::Result<()> {

@@ -67,7 +67,7 @@ fn main() -> ExitCode {
 }
 
 /// Loads a scenario and applies `--set` overrides.
-fn load(path: &Path, overrides: &[String]) -> anyhow::Result<LoadedScenario> {
+pub(crate) fn load(path: &Path, overrides: &[String]) -> anyhow::Result<LoadedScenario> {
     let loaded = LoadedScenario::from_file(path)?;
     for w in &loaded.warnings {
         eprintln!("warning: {w}");

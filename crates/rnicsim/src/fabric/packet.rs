@@ -146,3 +146,13 @@ impl PacketPool {
         self.slots.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn packet_stays_small() {
+        // Packets are copied and touched on every hop: keep them within two cache lines.
+        assert!(std::mem::size_of::<super::Packet>() <= 128, "{}", std::mem::size_of::<super::Packet>());
+        println!("Packet: {} bytes, RoceHeader: {} bytes", std::mem::size_of::<super::Packet>(), std::mem::size_of::<super::RoceHeader>());
+    }
+}

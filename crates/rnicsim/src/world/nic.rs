@@ -262,7 +262,12 @@ impl World {
         port.busy_until = done;
         port.counters.tx_packets += 1;
         port.counters.tx_bytes += size as u64;
-        self.timers.arm(port.timer, done);
+        // Wake at the end of this packet only if something waits (queued, or a paced QP).
+        if port.has_queued() {
+            self.timers.arm(port.timer, done);
+        } else if let Some(t) = next {
+            self.timers.arm(port.timer, t.max(done));
+        }
         if class.is_some() {
             self.host_dequeued(h);
         }
@@ -970,14 +975,16 @@ impl World {
 
     // ------------------------------------------------------------------ timers
 
-    /// Arms `q`'s timer for the earliest of its retransmission timeout and CC timer.
+    /// Makes `q`'s timer fire no later than the earliest of its retransmission timeout and CC
+    /// timer. Deadlines only move later on ACKs, so the timer is left where it is when it would
+    /// fire earlier; the handler then finds nothing due and re-arms (one event per timeout
+    /// period instead of one re-arm per ACK).
+    #[inline]
     fn arm_qp_timer(&mut self, q: u32) {
         let qp = &self.qps[q as usize];
         let t = qp.cc.next_timer().unwrap_or(Time::MAX).min(qp.rto_at);
-        if t == Time::MAX {
-            self.timers.cancel(qp.timer);
-        } else {
-            self.timers.arm(qp.timer, t.max(self.now));
+        if t != Time::MAX {
+            self.timers.arm_if_later(qp.timer, t.max(self.now));
         }
     }
 
@@ -1027,7 +1034,11 @@ impl World {
                 qp.rto_at = now + self.nic_spec.rto;
             }
         }
-        self.arm_qp_timer(q);
+        let qp = &self.qps[q as usize];
+        let t = qp.cc.next_timer().unwrap_or(Time::MAX).min(qp.rto_at);
+        if t != Time::MAX {
+            self.timers.arm(qp.timer, t.max(now));
+        }
         self.qp_requeue(q);
     }
 
