@@ -306,3 +306,22 @@ fn pcap_capture_dissects_as_roce_in_tshark() {
     assert_eq!(write_first[3], "2500", "RETH DMA length");
     assert!(rows.iter().all(|r| r[4] == "1"), "every IP checksum verifies (status 1 = good): {text}");
 }
+
+#[test]
+fn scr_table2_is_reproduced_within_tolerance() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/scr/table2.toml");
+    let loaded = LoadedScenario::from_file(&path).unwrap();
+    let mut w = World::build(&loaded).unwrap();
+    w.run(|_| true);
+    let mut s = rnicsim::output::Summary::of(&w, "t");
+    s.compare_with(&loaded.scenario.paper);
+    assert_eq!(s.paper.len(), 6);
+    for c in &s.paper {
+        assert!(c.within, "{} paper {} ours {:?}", c.metric, c.paper, c.ours);
+    }
+    // The unfairness has the paper's direction: the 64 KB QP takes more than the 4 KB one, and
+    // the latency QP waits longer beside it.
+    let v = |m: &str| s.paper.iter().find(|c| c.metric == m).unwrap().ours.unwrap();
+    assert!(v("perftest/64KB vs 4KB/gbps") > 1.5 * v("perftest/4KB vs 64KB/gbps"));
+    assert!(v("perftest/256B vs 64KB/latency_mean_us") > 2.0 * v("perftest/256B alone/latency_mean_us"));
+}

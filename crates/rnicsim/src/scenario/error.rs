@@ -104,7 +104,7 @@ pub fn locate(text: &str, segs: &[Seg]) -> Option<std::ops::Range<usize>> {
                 value
             }
             (Seg::Index(i), _, Some(a)) => {
-                let v = a.iter().nth(*i)?;
+                let v = a.get(*i)?;
                 best = Some(v.span());
                 v
             }

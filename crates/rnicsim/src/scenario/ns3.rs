@@ -69,7 +69,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     };
     let rate = |l: &Line| -> Result<String, ScenarioError> {
         let v = one(l)?;
-        let s = v.replace("b/s", "bps").replace("Kbps", "Kbps");
+        let s = v.replace("b/s", "bps");
         s.parse::<crate::units::BitsPerSec>().map_err(|e| err(l, e))?;
         Ok(s)
     };
@@ -87,7 +87,9 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let mut timely = Table::new();
     let mut links = Table::new();
     let mut cc_mode: Option<(usize, u32)> = None;
-    let mut ecn_maps: [Option<(usize, Vec<(String, String)>)>; 3] = [None, None, None];
+    // KMIN_MAP, KMAX_MAP, PMAX_MAP: (line, [(rate, value)]).
+    type RateMap = Option<(usize, Vec<(String, String)>)>;
+    let mut ecn_maps: [RateMap; 3] = [None, None, None];
     let mut flow_file = None;
     let mut topology = None;
     let mut link_events = Vec::new();

@@ -314,7 +314,7 @@ impl World {
                 }
                 flows.retain(|fl| fl.start + f.start < stop);
                 for fl in &mut flows {
-                    fl.start = fl.start + f.start;
+                    fl.start += f.start;
                 }
                 flows.sort_by_key(|fl| fl.start);
                 let i = self.flow_lists.len() as u32;

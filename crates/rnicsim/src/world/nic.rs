@@ -611,12 +611,11 @@ impl World {
             let ep = qp.epsn;
             if selective {
                 // Keep plain WRITE data that lands in range; NAK with the PSN that arrived.
-                if op.family() == Family::Write && !op.has_imm() && psn - ep < crate::nic::qp::SACK_RANGE {
-                    if self.check_write(q, pkt) {
+                if op.family() == Family::Write && !op.has_imm() && psn - ep < crate::nic::qp::SACK_RANGE
+                    && self.check_write(q, pkt) {
                         self.place(q, pkt, id, pkt.roce.va + pkt.roce.offset as u64);
                         self.qps[q as usize].ooo.set(psn);
                     }
-                }
                 self.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, ep, pkt, Some(id));
             } else if !qp.nak_sent {
                 qp.nak_sent = true;

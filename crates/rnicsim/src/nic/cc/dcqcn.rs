@@ -161,7 +161,7 @@ impl CongestionControl for Dcqcn {
         }
         let cut = (self.rc as u128 * self.alpha as u128 / (2 * ALPHA_ONE as u128)) as u64;
         self.rc = (self.rc - cut).max(self.min_rate);
-        self.alpha = self.alpha - (self.alpha * self.g >> 20) + self.g;
+        self.alpha = self.alpha - ((self.alpha * self.g) >> 20) + self.g;
         self.cnp_since_alpha = false;
         self.t_stage = 0;
         self.bc_stage = 0;
@@ -173,9 +173,9 @@ impl CongestionControl for Dcqcn {
     fn on_timer(&mut self, now: Time) {
         if now >= self.next_alpha {
             if self.cnp_since_alpha {
-                self.alpha = self.alpha - (self.alpha * self.g >> 20) + self.g;
+                self.alpha = self.alpha - ((self.alpha * self.g) >> 20) + self.g;
             } else {
-                self.alpha -= self.alpha * self.g >> 20;
+                self.alpha -= (self.alpha * self.g) >> 20;
             }
             self.cnp_since_alpha = false;
             self.next_alpha = now + self.alpha_interval;

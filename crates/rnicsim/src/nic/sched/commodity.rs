@@ -64,7 +64,7 @@ impl QpScheduler for Commodity {
         }
         match self.ready.pop_front() {
             Some(qp) => {
-                if !self.current.is_some_and(|(c, _)| c == qp) {
+                if self.current.is_none_or(|(c, _)| c != qp) {
                     self.current = Some((qp, 0));
                 }
                 Pick::Qp(qp)
