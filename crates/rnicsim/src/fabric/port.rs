@@ -126,6 +126,16 @@ impl Port {
         self.last_tx.1
     }
 
+    /// Starts serializing a `size`-byte packet at `now`: the port is busy until the returned time.
+    #[inline]
+    pub fn start_tx(&mut self, now: Time, size: u32) -> Time {
+        let done = now + self.tx_time(size);
+        self.busy_until = done;
+        self.counters.tx_packets += 1;
+        self.counters.tx_bytes += size as u64;
+        done
+    }
+
     /// Whether the port can start a packet at `now`.
     #[inline]
     pub fn is_idle(&self, now: Time) -> bool {

@@ -31,11 +31,7 @@ impl World {
             }
             return;
         };
-        let size = self.pool.get(id).size;
-        let done = now + port.tx_time(size);
-        port.busy_until = done;
-        port.counters.tx_packets += 1;
-        port.counters.tx_bytes += size as u64;
+        let done = port.start_tx(now, self.pool.get(id).size);
         if port.has_queued() {
             self.timers.arm(port.timer, done);
         }

@@ -257,11 +257,7 @@ impl World {
         if pkt.kind == PacketKind::Roce && pkt.roce.opcode != Opcode::Acknowledge as u8 && pkt.roce.opcode != Opcode::Cnp as u8 {
             pkt.roce.ts = now;
         }
-        let size = pkt.size;
-        let done = now + port.tx_time(size);
-        port.busy_until = done;
-        port.counters.tx_packets += 1;
-        port.counters.tx_bytes += size as u64;
+        let done = port.start_tx(now, pkt.size);
         // Wake at the end of this packet only if something waits (queued, or a paced QP).
         if port.has_queued() {
             self.timers.arm(port.timer, done);
