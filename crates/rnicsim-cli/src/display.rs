@@ -64,7 +64,7 @@ pub fn summary_table(s: &Summary, wall: Duration) -> Table {
         let v = if p.test == "WriteLat" {
             format!("{} B: latency mean {:.2} µs, p99 {:.2} µs", p.message, p.latency_mean_us, p.latency_p99_us)
         } else {
-            format!("{} B × {} QPs: {:.2} Gbps", p.message, p.qps, p.gbps)
+            format!("{} B × {} QPs: {:.4} Gbps goodput, {:.4} Gbps on the wire, {:.3} Mpps", p.message, p.qps, p.gbps, p.wire_gbps, p.mpps)
         };
         t.add_row(vec![format!("perftest {label}"), v]);
     }

@@ -48,6 +48,15 @@ pub trait WqeSource {
     fn consume(&mut self, flow: u32);
 }
 
+impl<T: WqeSource + ?Sized> WqeSource for &mut T {
+    fn fetch(&mut self, flow: u32, skip: u32, max: u32, out: &mut Vec<u32>) {
+        (**self).fetch(flow, skip, max, out)
+    }
+    fn consume(&mut self, flow: u32) {
+        (**self).consume(flow)
+    }
+}
+
 /// What to do now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
@@ -144,6 +153,19 @@ impl Tassel {
             dropped_fetches: 0,
             fetches: 0,
         }
+    }
+
+    /// Makes room for flow ids below `n` (new flows start at line rate, idle).
+    pub fn ensure_flows(&mut self, n: usize) {
+        if self.flows.len() < n {
+            let line = to_kbps(self.cfg.link_bps);
+            self.flows.resize(n, FlowState { rate_kbps: line, ..Default::default() });
+        }
+    }
+
+    /// Flow ids this scheduler has room for.
+    pub fn flow_capacity(&self) -> usize {
+        self.flows.len()
     }
 
     /// Bytes of scheduler state per flow at most (the flow table entry plus a far-heap entry).

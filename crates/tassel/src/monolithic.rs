@@ -39,6 +39,14 @@ impl Monolithic {
         }
     }
 
+    /// Makes room for flow ids below `n`.
+    pub fn ensure_flows(&mut self, n: usize) {
+        if self.flows.len() < n {
+            let line = self.clock.link_kbps() as u32;
+            self.flows.resize(n, Head { rate_kbps: line, ..Default::default() });
+        }
+    }
+
     pub fn set_rate(&mut self, flow: u32, bps: u64, now: u64) {
         self.clock.advance(now);
         let h = &mut self.flows[flow as usize];

@@ -161,6 +161,10 @@ pub struct Nic {
     /// The host's egress port.
     pub port: u32,
     pub sched: Scheduler,
+    /// Hardware cost model: the scheduler can decide again at this time.
+    pub sched_free_at: crate::units::Time,
+    /// Whether the scheduler was told the data class is paused.
+    pub sched_paused: bool,
     pub pcie: Pcie,
     pub memory: HostMemory,
     /// Queue pairs held back because their class is paused by PFC, per class.
@@ -174,17 +178,21 @@ pub struct Nic {
     /// Retransmitted packets and timeouts, for the summary.
     pub retransmits: u64,
     pub timeouts: u64,
+    /// Scheduler decisions for queue pairs that had nothing to send.
+    pub wasted_picks: u64,
     /// Payload bytes of packets held in the payload store, indexed by packet id (bytes mode).
     pub scratch: Vec<u8>,
 }
 
 impl Nic {
-    pub fn new(host: u32, node: u32, port: u32, spec: &NicSpec) -> Nic {
+    pub fn new(host: u32, node: u32, port: u32, spec: &NicSpec, link: crate::units::BitsPerSec) -> Nic {
         Nic {
             host,
             node,
             port,
-            sched: spec.scheduler.build(),
+            sched: spec.scheduler.build(link),
+            sched_free_at: crate::units::Time::ZERO,
+            sched_paused: false,
             pcie: Pcie::new(spec.pcie),
             memory: HostMemory::new(spec.memory_size.0, spec.memory == MemoryMode::Bytes),
             parked: Default::default(),
@@ -194,6 +202,7 @@ impl Nic {
             peak_qps: 0,
             retransmits: 0,
             timeouts: 0,
+            wasted_picks: 0,
             scratch: Vec::new(),
         }
     }

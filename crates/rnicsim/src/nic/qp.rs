@@ -201,6 +201,10 @@ pub struct Qp {
     pub tx_packets: u64,
     pub tx_bytes: u64,
     pub retransmits: u64,
+    /// A configured rate limit (bps; `u64::MAX` for none), and the limit last given to the
+    /// scheduler (the lower of it and the congestion-control rate).
+    pub rate_limit: u64,
+    pub sched_rate: u64,
 }
 
 impl Qp {
@@ -208,6 +212,60 @@ impl Qp {
     pub fn entry_of(&self, psn: u64) -> Option<usize> {
         let i = self.sq.partition_point(|e| e.end_psn() <= psn);
         (i < self.sq.len() && self.sq[i].first_psn <= psn).then_some(i)
+    }
+
+    /// Wire bytes of packet `psn` of send-queue entry `e` (a READ's request for its first PSN).
+    pub fn packet_bytes(e: &SqEntry, psn: u64, mtu: u32) -> u32 {
+        if e.is_read() {
+            return Opcode::ReadRequest.header_bytes();
+        }
+        let idx = (psn - e.first_psn) as u32;
+        opcode_at(e.family(), idx, e.npkts, e.wr.verb.imm().is_some()).header_bytes() + payload_at(e.wr.len, mtu, idx)
+    }
+
+    /// Appends the wire lengths of up to `max` upcoming packets after the first `skip`, in the
+    /// order the NIC sends them (READ responses, resends, new data whose WQE is fetched by `now`),
+    /// at most `window` new packets in flight.
+    pub fn upcoming(&self, mtu: u32, now: Time, window: Option<u64>, skip: u32, max: u32, out: &mut Vec<u32>) {
+        if self.state != QpState::Ready {
+            return;
+        }
+        let mut k = 0u32;
+        let mut emit = |len: u32, out: &mut Vec<u32>| -> bool {
+            if k >= skip {
+                out.push(len);
+            }
+            k += 1;
+            out.len() as u32 >= max
+        };
+        for job in &self.reads {
+            for i in job.next..job.npkts {
+                let len = opcode_at(Family::ReadResponse, i, job.npkts, false).header_bytes() + payload_at(job.len, mtu, i);
+                if emit(len, out) {
+                    return;
+                }
+            }
+        }
+        for &psn in &self.resend {
+            if let Some(i) = self.entry_of(psn) {
+                if emit(Self::packet_bytes(&self.sq[i], psn, mtu), out) {
+                    return;
+                }
+            }
+        }
+        let mut psn = self.snd_nxt;
+        let limit = window.map_or(u64::MAX, |w| self.snd_una + w);
+        while psn < self.next_psn && psn < limit {
+            let Some(i) = self.entry_of(psn) else { return };
+            let e = &self.sq[i];
+            if e.ready_at > now {
+                return;
+            }
+            if emit(Self::packet_bytes(e, psn, mtu), out) {
+                return;
+            }
+            psn = if e.is_read() { e.end_psn() } else { psn + 1 };
+        }
     }
 
     /// Bytes in flight by PSN count (an upper bound: full packets).

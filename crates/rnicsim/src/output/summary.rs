@@ -59,6 +59,11 @@ pub struct RdmaSummary {
     pub slowdown_p99: f64,
     pub retransmits: u64,
     pub timeouts: u64,
+    /// Packets the NICs' schedulers fetched, and fetched then dropped (Tassel's filter).
+    pub scheduler_fetches: u64,
+    pub scheduler_dropped_fetches: u64,
+    /// Scheduler decisions for queue pairs that had nothing to send.
+    pub scheduler_wasted_picks: u64,
     /// Most queue pairs open at once on one NIC, and the connection context that needs.
     pub peak_qps_per_nic: u32,
     pub peak_qp_context_bytes: u64,
@@ -73,7 +78,11 @@ pub struct PerftestSummary {
     pub test: String,
     pub message: u64,
     pub qps: u32,
+    /// Payload goodput.
     pub gbps: f64,
+    /// Bytes on the wire in the data direction (headers included).
+    pub wire_gbps: f64,
+    pub mpps: f64,
     pub latency_mean_us: f64,
     pub latency_p99_us: f64,
     pub errors: u64,
@@ -116,6 +125,9 @@ fn rdma(world: &World) -> RdmaSummary {
         slowdown_p99: q(0.99),
         retransmits: world.nics.iter().map(|n| n.retransmits).sum(),
         timeouts: world.nics.iter().map(|n| n.timeouts).sum(),
+        scheduler_wasted_picks: world.nics.iter().map(|n| n.wasted_picks).sum(),
+        scheduler_fetches: world.nics.iter().map(|n| crate::nic::sched::QpScheduler::fetch_stats(&n.sched).0).sum(),
+        scheduler_dropped_fetches: world.nics.iter().map(|n| crate::nic::sched::QpScheduler::fetch_stats(&n.sched).1).sum(),
         peak_qps_per_nic: peak,
         peak_qp_context_bytes: peak as u64 * world.nic_spec.qp_context_bytes as u64,
         pcie_read_utilization: world.nics.iter().map(|n| n.pcie.bytes_read as f64 * 8.0 / (bw * secs)).sum::<f64>() / n,
@@ -175,6 +187,8 @@ impl Summary {
                     message: p.spec.message.0,
                     qps: p.qps.len() as u32,
                     gbps: p.gbps(world.end),
+                    wire_gbps: p.wire_gbps(world.end),
+                    mpps: p.mpps(world.end),
                     latency_mean_us: mean(&p.latencies) / 1e6,
                     latency_p99_us: percentile(&p.latencies, 0.99) / 1e6,
                     errors: p.errors,

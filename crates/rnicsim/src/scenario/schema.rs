@@ -444,6 +444,10 @@ pub struct PerftestSpec {
     /// Bandwidth and latency are measured from `start + warmup` to the end of the run.
     #[serde(default)]
     pub warmup: Time,
+    /// Rate limit of each client queue pair (enforced by the NIC's scheduler, beside
+    /// congestion control).
+    #[serde(default)]
+    pub rate_limit: Option<BitsPerSec>,
 }
 
 fn one_u32() -> u32 {

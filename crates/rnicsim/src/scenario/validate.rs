@@ -213,6 +213,9 @@ pub fn fields(s: &Scenario) -> Problems {
         if t.client == t.server {
             out.push((p("server"), "client and server must be different hosts".into()));
         }
+        if t.rate_limit.is_some_and(|r| r.0 < 1000) {
+            out.push((p("rate_limit"), "expected at least 1 Kbps".into()));
+        }
         if t.qps == 0 {
             out.push((p("qps"), "expected at least one queue pair".into()));
         }

@@ -73,8 +73,12 @@ pub struct Perftest {
     /// (client, server) queue pairs.
     pub qps: Vec<(u32, u32)>,
     pub timer: TimerId,
-    /// Bytes completed per queue pair since the measurement began.
+    /// Payload bytes completed per queue pair since the measurement began.
     pub bytes: Vec<u64>,
+    /// Wire bytes and packets the data-sending queue pairs transmitted, at the start of the
+    /// measurement and at the end of the run (port-counter style, as mlnx_perf reads).
+    pub tx_start: Vec<[u64; 2]>,
+    pub tx_end: Vec<[u64; 2]>,
     pub measure_from: Time,
     /// Latency test: when the current ping was posted, and the half round trips measured.
     pub ping_at: Time,
@@ -90,6 +94,32 @@ impl Perftest {
             return 0.0;
         }
         self.bytes.iter().sum::<u64>() as f64 * 8.0 / secs / 1e9
+    }
+
+    fn window_secs(&self, end: Time) -> f64 {
+        end.saturating_sub(self.measure_from).as_secs_f64()
+    }
+
+    fn tx_delta(&self, k: usize) -> u64 {
+        self.tx_end.iter().zip(&self.tx_start).map(|(e, s)| e[k] - s[k]).sum()
+    }
+
+    /// Aggregate rate on the wire (headers included, data direction) in Gbps.
+    pub fn wire_gbps(&self, end: Time) -> f64 {
+        let s = self.window_secs(end);
+        if s <= 0.0 || self.tx_end.len() != self.tx_start.len() {
+            return 0.0;
+        }
+        self.tx_delta(0) as f64 * 8.0 / s / 1e9
+    }
+
+    /// Aggregate data-direction packets per second, in millions.
+    pub fn mpps(&self, end: Time) -> f64 {
+        let s = self.window_secs(end);
+        if s <= 0.0 || self.tx_end.len() != self.tx_start.len() {
+            return 0.0;
+        }
+        self.tx_delta(1) as f64 / s / 1e6
     }
 
     pub fn qp_gbps(&self, i: usize, end: Time) -> f64 {
@@ -229,8 +259,24 @@ impl World {
         }
     }
 
+    /// A perftest's timer: it starts, or (the second time) its measurement window opens.
+    pub(super) fn perftest_timer(&mut self, t: u32) {
+        if self.perftests[t as usize].qps.is_empty() {
+            self.perftest_start(t);
+        } else {
+            self.perftests[t as usize].tx_start = self.perftest_tx(t);
+        }
+    }
+
+    /// Wire bytes and packets sent so far by each data-sending queue pair of perftest `t`.
+    pub(crate) fn perftest_tx(&self, t: u32) -> Vec<[u64; 2]> {
+        let p = &self.perftests[t as usize];
+        let read = p.spec.test == PerftestKind::ReadBw;
+        p.qps.iter().map(|&(c, s)| if read { s } else { c }).map(|q| [self.qps[q as usize].tx_bytes, self.qps[q as usize].tx_packets]).collect()
+    }
+
     /// A perftest starts: connect its queue pairs and fill their queues.
-    pub(super) fn perftest_start(&mut self, t: u32) {
+    fn perftest_start(&mut self, t: u32) {
         let spec = self.perftests[t as usize].spec.clone();
         let n = if spec.test == PerftestKind::WriteLat { 1 } else { spec.qps };
         for i in 0..n {
@@ -240,11 +286,17 @@ impl World {
                 Owner::Perftest { test: t, qp: i, server: false },
                 Owner::Perftest { test: t, qp: i, server: true },
             );
-            self.perftests[t as usize].qps.push((c, s));
-            self.perftests[t as usize].bytes.push(0);
+            let p = &mut self.perftests[t as usize];
+            p.qps.push((c, s));
+            p.bytes.push(0);
+            if let Some(r) = spec.rate_limit {
+                self.set_rate_limit(c, r.0);
+            }
         }
         self.perftests[t as usize].measure_from = self.now + spec.warmup;
         let now = self.now;
+        let timer = self.perftests[t as usize].timer;
+        self.timers.arm(timer, now + spec.warmup);
         match spec.test {
             PerftestKind::WriteLat => {
                 self.perftests[t as usize].ping_at = now;

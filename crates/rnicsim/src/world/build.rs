@@ -279,7 +279,8 @@ impl World {
         let spec = &loaded.scenario.nic;
         for (h, &node) in self.host_nodes.iter().enumerate() {
             let port = self.hosts[h].port;
-            let mut nic = Nic::new(h as u32, node, port, spec);
+            let link = self.ports.get(port as usize).map_or(crate::units::BitsPerSec(1), |p| p.rate);
+            let mut nic = Nic::new(h as u32, node, port, spec, link);
             // Workloads get one region over the whole memory; verbs users register their own.
             if !loaded.scenario.flows.is_empty() || !loaded.scenario.perftest.is_empty() {
                 let mr = nic.memory.register(h as u32, 0, spec.memory_size.0, Access::ALL).expect("the whole memory is a valid region");
@@ -376,6 +377,8 @@ impl World {
                 qps: Vec::new(),
                 timer,
                 bytes: Vec::new(),
+                tx_start: Vec::new(),
+                tx_end: Vec::new(),
                 measure_from: p.start + p.warmup,
                 ping_at: p.start,
                 latencies: Vec::new(),

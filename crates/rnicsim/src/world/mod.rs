@@ -200,7 +200,7 @@ impl World {
             Wake::Qp(q) => self.qp_timer(q),
             Wake::FlowGen(g) => self.flow_gen_fire(g),
             Wake::FlowList(l) => self.flow_list_fire(l),
-            Wake::Perftest(t) => self.perftest_start(t),
+            Wake::Perftest(t) => self.perftest_timer(t),
             Wake::RateSampler => self.sample_rates(),
         }
     }
@@ -225,6 +225,9 @@ impl World {
             self.ports[p as usize].counters.paused_tx_ps += open;
         }
         self.stats.peak_packets = self.pool.capacity() as u64;
+        for t in 0..self.perftests.len() as u32 {
+            self.perftests[t as usize].tx_end = self.perftest_tx(t);
+        }
     }
 
     /// Number of hosts.

@@ -21,6 +21,23 @@ use std::collections::VecDeque;
 /// How long a destroyed queue pair's slot waits before reuse, so stray packets find it free.
 const QP_QUARANTINE: Time = Time::from_ms(2);
 
+/// The queue pairs' upcoming packets, as schedulers that time packets themselves see them.
+struct UpcomingPackets<'a> {
+    qps: &'a [Qp],
+    mtu: u32,
+    now: Time,
+}
+
+impl tassel::WqeSource for UpcomingPackets<'_> {
+    fn fetch(&mut self, flow: u32, skip: u32, max: u32, out: &mut Vec<u32>) {
+        if let Some(qp) = self.qps.get(flow as usize) {
+            let w = qp.cc.window().map(|b| b.div_ceil(self.mtu as u64).max(1));
+            qp.upcoming(self.mtu, self.now, w, skip, max, out);
+        }
+    }
+    fn consume(&mut self, _flow: u32) {}
+}
+
 impl World {
     fn host_index(&self, node: u32) -> u32 {
         match self.roles[node as usize] {
@@ -70,6 +87,7 @@ impl World {
             qp.peer_host = ph;
             qp.cc = self.nic_spec.cc.build(FlowParams { line_rate, base_rtt, mtu }, now);
             qp.flow_hash = crate::fabric::lb::flow_hash(node, pn, qp.udp_sport, ROCE_UDP_PORT);
+            self.sync_rate(q);
         }
         (qa, qb)
     }
@@ -118,7 +136,9 @@ impl World {
         qp.reads.clear();
         qp.resend.clear();
         self.timers.cancel(qp.timer);
-        self.nics[qp.host as usize].active_qps -= 1;
+        let h = qp.host as usize;
+        self.nics[h].active_qps -= 1;
+        self.nics[h].sched.remove(q);
         self.qp_free.push_back((self.now + QP_QUARANTINE, q));
     }
 
@@ -284,11 +304,25 @@ impl World {
                 }
             }
         }
+        // PFC freezes a self-timing scheduler (Tassel §3.5).
+        let paused = self.ports[p as usize].is_paused(self.nic_spec.priority as usize, now);
+        if paused != self.nics[h as usize].sched_paused {
+            self.nics[h as usize].sched_paused = paused;
+            self.nics[h as usize].sched.set_paused(paused, now);
+        }
         loop {
-            let q = match self.nics[h as usize].sched.pop(now) {
+            // Hardware cost model: one decision per `decision_time`.
+            let free = self.nics[h as usize].sched_free_at;
+            if free > now {
+                return Err(Some(free));
+            }
+            let mut src = UpcomingPackets { qps: &self.qps, mtu: self.nic_spec.mtu, now };
+            let nic = &mut self.nics[h as usize];
+            let q = match nic.sched.pop(now, &mut src) {
                 Pick::Qp(q) => q,
                 Pick::Idle(t) => return Err(t),
             };
+            nic.sched_free_at = now + nic.sched.decision_time();
             let qp = &mut self.qps[q as usize];
             qp.in_sched = false;
             if qp.state != QpState::Ready {
@@ -306,7 +340,12 @@ impl World {
                     self.qp_requeue(q);
                     return Ok(id);
                 }
-                None => self.qp_requeue(q),
+                None => {
+                    // The scheduler chose a queue pair with nothing to send now: the decision
+                    // (and, for self-timing schedulers, the link slot) is lost.
+                    self.nics[h as usize].wasted_picks += 1;
+                    self.qp_requeue(q);
+                }
             }
         }
     }
@@ -494,10 +533,12 @@ impl World {
         if qp.cc.wants_rtt_probe() {
             qp.probe = true;
         }
-        let rate = qp.cc.rate();
-        if rate.0 < line.0 && rate.0 > 0 {
-            qp.next_send = qp.next_send.max(now) + rate.tx_time(size as u64);
+        let rate = qp.cc.rate().0.min(qp.rate_limit);
+        if rate < line.0 && rate > 0 && !self.nics[h].sched.rate_limits() {
+            qp.next_send = qp.next_send.max(now) + crate::units::BitsPerSec(rate).tx_time(size as u64);
         }
+        self.sync_rate(q);
+        let qp = &mut self.qps[q as usize];
         if qp.rto_at == Time::MAX && op.family() != Family::ReadResponse {
             qp.rto_at = now + self.nic_spec.rto;
         }
@@ -566,6 +607,7 @@ impl World {
                 Family::Cnp => {
                     let now = self.now;
                     self.qps[q as usize].cc.on_cnp(now);
+                    self.sync_rate(q);
                     self.arm_qp_timer(q);
                 }
                 Family::ReadResponse => self.requester_read_response(q, op, &pkt, id),
@@ -829,7 +871,9 @@ impl World {
                 int: int.as_ref(),
             };
             qp.cc.on_ack(now, &ack);
+            let qp = &mut self.qps[q as usize];
             qp.rto_at = if qp.snd_una < qp.snd_nxt || qp.sq.iter().any(|e| e.is_read()) { now + self.nic_spec.rto } else { Time::MAX };
+            self.sync_rate(q);
             self.complete_done(q);
             self.arm_qp_timer(q);
             self.qp_requeue(q);
@@ -1029,6 +1073,7 @@ impl World {
                 qp.rto_at = now + self.nic_spec.rto;
             }
         }
+        self.sync_rate(q);
         let qp = &self.qps[q as usize];
         let t = qp.cc.next_timer().unwrap_or(Time::MAX).min(qp.rto_at);
         if t != Time::MAX {
@@ -1038,6 +1083,25 @@ impl World {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /// Tells the scheduler `q`'s rate limit (congestion-control rate capped by any configured
+    /// limit) when it changed.
+    #[inline]
+    pub(crate) fn sync_rate(&mut self, q: u32) {
+        let qp = &mut self.qps[q as usize];
+        let rate = qp.cc.rate().0.min(qp.rate_limit);
+        if rate != qp.sched_rate {
+            qp.sched_rate = rate;
+            let now = self.now;
+            self.nics[qp.host as usize].sched.set_rate(q, rate, now);
+        }
+    }
+
+    /// Caps queue pair `q`'s rate at `bps` (e.g. perftest's per-QP limit); `u64::MAX` removes it.
+    pub fn set_rate_limit(&mut self, q: u32, bps: u64) {
+        self.qps[q as usize].rate_limit = bps;
+        self.sync_rate(q);
+    }
 
     pub(crate) fn int_slot(&mut self, id: PacketId) -> &mut IntStack {
         let i = id.0 as usize;
@@ -1146,6 +1210,8 @@ impl Qp {
             tx_packets: 0,
             tx_bytes: 0,
             retransmits: 0,
+            rate_limit: u64::MAX,
+            sched_rate: 0,
         }
     }
 
@@ -1183,5 +1249,7 @@ impl Qp {
         self.tx_packets = 0;
         self.tx_bytes = 0;
         self.retransmits = 0;
+        self.rate_limit = u64::MAX;
+        self.sched_rate = 0;
     }
 }

@@ -1,17 +1,26 @@
 //! The NIC's QP scheduler: which queue pair sends the next packet (SCR §4.2, Fig. 3).
 //!
-//! The NIC tells the scheduler when a queue pair has a packet to send and from when (the
-//! congestion-control rate limit and the WQE fetch decide the time); the scheduler answers, each
-//! time the port can take a packet, which queue pair goes. Per-QP rate limits are enforced
-//! through those times. Tassel and SCR's dequeue-rate control plug in here as further
-//! [`QpScheduler`] implementations.
+//! The NIC tells the scheduler when a queue pair has a packet to send and from when (the WQE
+//! fetch decides the time; for schedulers that do not rate-limit themselves, the NIC's pacing
+//! of the congestion-control rate too); the scheduler answers, each time the port can take a
+//! packet, which queue pair goes. Implementations:
+//! - [`Commodity`]: round robin with whole-WQE turns, the NIC paces rates; its rate-limit
+//!   context cache makes it slow down beyond ~1K rate-limited QPs (Tassel Fig. 1/14);
+//! - [`TasselSched`]: Tassel's hierarchical rate limiter (`crates/tassel`);
+//! - [`SePieoSched`]: the monolithic SE-PIEO baseline (Tassel §2.3).
+//!
+//! Each carries a hardware cost model ([`QpScheduler::decision_time`]): the time its circuit
+//! needs per packet, which bounds the packet rate as the hardware would.
 
 mod commodity;
+mod tassel_sched;
 
 pub use commodity::Commodity;
+pub use tassel_sched::{SePieoSched, TasselSched};
 
-use crate::units::Time;
+use crate::units::{BitsPerSec, Bytes, Time};
 use serde::{Deserialize, Serialize};
+use tassel::WqeSource;
 
 /// The scheduler's answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,12 +32,29 @@ pub enum Pick {
 }
 
 pub trait QpScheduler {
-    /// Queue pair `qp` has a packet to send, not before `at`. It is not in the scheduler already.
+    /// Queue pair `qp` has a packet to send, not before `at`.
     fn push(&mut self, qp: u32, at: Time, now: Time);
-    /// Takes the queue pair to serve at `now` out of the scheduler.
-    fn pop(&mut self, now: Time) -> Pick;
+    /// The queue pair to serve at `now`. `src` lists queue pairs' upcoming packet lengths (for
+    /// schedulers that time packets themselves).
+    fn pop(&mut self, now: Time, src: &mut dyn WqeSource) -> Pick;
     /// The popped queue pair sent a packet of `bytes`; `message_end` if it was its message's last.
     fn sent(&mut self, qp: u32, bytes: u32, message_end: bool);
+    /// A queue pair's rate limit (the congestion-control rate capped by any configured limit).
+    fn set_rate(&mut self, _qp: u32, _bps: u64, _now: Time) {}
+    /// Whether the scheduler enforces rate limits itself (the NIC then does not pace).
+    fn rate_limits(&self) -> bool {
+        false
+    }
+    /// PFC: the port is paused for the data class (Tassel §3.5: the timer stops).
+    fn set_paused(&mut self, _paused: bool, _now: Time) {}
+    /// The queue pair is gone.
+    fn remove(&mut self, _qp: u32) {}
+    /// Hardware cost model: time per packet decision.
+    fn decision_time(&self) -> Time;
+    /// Packets fetched and fetched-then-dropped so far (Tassel's fetch-and-drop PCIe cost).
+    fn fetch_stats(&self) -> (u64, u64) {
+        (0, 0)
+    }
 }
 
 /// Which scheduler a NIC uses (the scenario's `nic.scheduler`).
@@ -39,24 +65,114 @@ pub enum SchedulerSpec {
     /// `turn_bytes`.
     Commodity {
         #[serde(default = "default_turn_bytes")]
-        turn_bytes: crate::units::Bytes,
+        turn_bytes: Bytes,
+        /// Rate-limit contexts the scheduler caches; beyond them each decision misses with
+        /// probability `1 − cache / rate-limited QPs` and pays `miss_penalty`.
+        #[serde(default = "default_context_cache")]
+        rate_context_cache: u32,
+        #[serde(default = "default_miss_penalty")]
+        miss_penalty: Time,
+    },
+    /// Tassel (SIGCOMM 2024): scheduling latency, batching and timing wheel as in the paper's
+    /// prototype; a packet decision takes `cycles_per_packet` cycles at `clock_mhz` (the sorted
+    /// register array: 2 cycles at 250 MHz).
+    Tassel {
+        #[serde(default = "default_sched_latency")]
+        latency: Time,
+        #[serde(default = "default_typical_packet")]
+        typical_packet: Bytes,
+        #[serde(default = "default_wheel_slot")]
+        wheel_slot: Time,
+        #[serde(default = "default_max_batch")]
+        max_batch: u32,
+        #[serde(default = "default_tassel_mhz")]
+        clock_mhz: f64,
+        #[serde(default = "two")]
+        cycles_per_packet: u32,
+    },
+    /// SE-PIEO: one sort (4 cycles) per packet at a clock that falls with the number of flows
+    /// it is built for (Tassel Fig. 5/13: 258 MHz at 1K flows to 138 MHz at 16K).
+    SePieo {
+        #[serde(default = "default_capacity")]
+        flows: u32,
+        #[serde(default = "four")]
+        cycles_per_packet: u32,
     },
 }
 
-pub fn default_turn_bytes() -> crate::units::Bytes {
-    crate::units::Bytes(32 * 1024)
+pub fn default_turn_bytes() -> Bytes {
+    Bytes(32 * 1024)
+}
+fn default_context_cache() -> u32 {
+    1024
+}
+fn default_miss_penalty() -> Time {
+    Time::from_ns(133)
+}
+fn default_sched_latency() -> Time {
+    Time::from_us(1)
+}
+fn default_typical_packet() -> Bytes {
+    Bytes(1024)
+}
+fn default_wheel_slot() -> Time {
+    Time::from_ns(4)
+}
+fn default_max_batch() -> u32 {
+    64
+}
+fn default_tassel_mhz() -> f64 {
+    250.0
+}
+fn default_capacity() -> u32 {
+    16384
+}
+fn two() -> u32 {
+    2
+}
+fn four() -> u32 {
+    4
 }
 
 impl Default for SchedulerSpec {
     fn default() -> Self {
-        SchedulerSpec::Commodity { turn_bytes: default_turn_bytes() }
+        SchedulerSpec::Commodity { turn_bytes: default_turn_bytes(), rate_context_cache: default_context_cache(), miss_penalty: default_miss_penalty() }
     }
 }
 
+/// SE-PIEO's clock (MHz) when built for `flows` flows: Tassel Fig. 5/13 measured 258 MHz at 1K
+/// and 138 MHz at 16K; we interpolate linearly in log₂(flows) and hold the ends.
+pub fn se_pieo_mhz(flows: u32) -> f64 {
+    let x = (flows.max(1) as f64).log2();
+    let t = ((x - 10.0) / 4.0).clamp(0.0, 1.0);
+    258.0 + (138.0 - 258.0) * t
+}
+
+/// Time of `cycles` cycles at `mhz`.
+pub fn cycles(cycles: u32, mhz: f64) -> Time {
+    Time((cycles as f64 * 1e6 / mhz).round() as u64)
+}
+
 impl SchedulerSpec {
-    pub fn build(&self) -> Scheduler {
+    pub fn build(&self, link: BitsPerSec) -> Scheduler {
         match self {
-            SchedulerSpec::Commodity { turn_bytes } => Scheduler::Commodity(Commodity::new(turn_bytes.0)),
+            SchedulerSpec::Commodity { turn_bytes, rate_context_cache, miss_penalty } => {
+                Scheduler::Commodity(Commodity::new(turn_bytes.0, *rate_context_cache, *miss_penalty, link))
+            }
+            SchedulerSpec::Tassel { latency, typical_packet, wheel_slot, max_batch, clock_mhz, cycles_per_packet } => {
+                let cfg = tassel::Config {
+                    link_bps: link.0,
+                    scheduling_latency_ps: latency.0,
+                    typical_packet_bytes: typical_packet.0 as u32,
+                    wheel_slot_ps: wheel_slot.0.max(1),
+                    max_batch: *max_batch,
+                };
+                Scheduler::Tassel(TasselSched::new(cfg, cycles(*cycles_per_packet, *clock_mhz)))
+            }
+            SchedulerSpec::SePieo { flows, cycles_per_packet } => {
+                let cfg = tassel::Config { link_bps: link.0, ..Default::default() };
+                Scheduler::SePieo(SePieoSched::new(cfg, cycles(*cycles_per_packet, se_pieo_mhz(*flows))))
+            }
         }
     }
 }
@@ -64,25 +180,67 @@ impl SchedulerSpec {
 /// A NIC's scheduler, dispatched by enum.
 pub enum Scheduler {
     Commodity(Commodity),
+    Tassel(TasselSched),
+    SePieo(SePieoSched),
+}
+
+macro_rules! each {
+    ($self:expr, $s:ident => $e:expr) => {
+        match $self {
+            Scheduler::Commodity($s) => $e,
+            Scheduler::Tassel($s) => $e,
+            Scheduler::SePieo($s) => $e,
+        }
+    };
 }
 
 impl QpScheduler for Scheduler {
     #[inline]
     fn push(&mut self, qp: u32, at: Time, now: Time) {
-        match self {
-            Scheduler::Commodity(s) => s.push(qp, at, now),
-        }
+        each!(self, s => s.push(qp, at, now))
     }
     #[inline]
-    fn pop(&mut self, now: Time) -> Pick {
-        match self {
-            Scheduler::Commodity(s) => s.pop(now),
-        }
+    fn pop(&mut self, now: Time, src: &mut dyn WqeSource) -> Pick {
+        each!(self, s => s.pop(now, src))
     }
     #[inline]
     fn sent(&mut self, qp: u32, bytes: u32, message_end: bool) {
-        match self {
-            Scheduler::Commodity(s) => s.sent(qp, bytes, message_end),
-        }
+        each!(self, s => s.sent(qp, bytes, message_end))
+    }
+    #[inline]
+    fn set_rate(&mut self, qp: u32, bps: u64, now: Time) {
+        each!(self, s => s.set_rate(qp, bps, now))
+    }
+    #[inline]
+    fn rate_limits(&self) -> bool {
+        each!(self, s => s.rate_limits())
+    }
+    fn set_paused(&mut self, paused: bool, now: Time) {
+        each!(self, s => s.set_paused(paused, now))
+    }
+    fn remove(&mut self, qp: u32) {
+        each!(self, s => s.remove(qp))
+    }
+    #[inline]
+    fn decision_time(&self) -> Time {
+        each!(self, s => s.decision_time())
+    }
+    fn fetch_stats(&self) -> (u64, u64) {
+        each!(self, s => s.fetch_stats())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hardware_clocks() {
+        assert!((se_pieo_mhz(1024) - 258.0).abs() < 1e-9);
+        assert!((se_pieo_mhz(16384) - 138.0).abs() < 1e-9);
+        // 4 cycles at 138 MHz: 29 ns per packet, 34.5 Mpps.
+        assert_eq!(cycles(4, 138.0), Time(28_986));
+        // Tassel's register array: 2 cycles at 250 MHz, 8 ns, 125 Mpps.
+        assert_eq!(cycles(2, 250.0), Time::from_ns(8));
     }
 }
