@@ -78,8 +78,10 @@ pub struct PerftestSummary {
     pub test: String,
     pub message: u64,
     pub qps: u32,
-    /// Payload goodput.
+    /// Payload sent in the measurement window (queue-pair counters).
     pub gbps: f64,
+    /// Payload of messages completed in the window (perftest's measure).
+    pub completed_gbps: f64,
     /// Bytes on the wire in the data direction (headers included).
     pub wire_gbps: f64,
     pub mpps: f64,
@@ -187,6 +189,7 @@ impl Summary {
                     message: p.spec.message.0,
                     qps: p.qps.len() as u32,
                     gbps: p.gbps(world.end),
+                    completed_gbps: p.completed_gbps(world.end),
                     wire_gbps: p.wire_gbps(world.end),
                     mpps: p.mpps(world.end),
                     latency_mean_us: mean(&p.latencies) / 1e6,

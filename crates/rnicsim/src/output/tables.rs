@@ -119,7 +119,7 @@ pub fn perftest(w: &World) -> RecordBatch {
         ("server", u32s(rows.iter().map(|r| r.1.spec.server))),
         ("message", u64s(rows.iter().map(|r| r.1.spec.message.0))),
         ("bytes", u64s(rows.iter().map(|r| r.1.bytes[r.2]))),
-        ("gbps", f64s(rows.iter().map(|r| r.1.qp_gbps(r.2, w.end)))),
+        ("completed_gbps", f64s(rows.iter().map(|r| r.1.qp_gbps(r.2, w.end)))),
         ("latency_samples", u64s(rows.iter().map(|r| r.1.latencies.len() as u64))),
         ("latency_mean_ps", f64s(rows.iter().map(|r| crate::output::summary::mean(&r.1.latencies)))),
         ("latency_p50_ps", f64s(rows.iter().map(|r| lat(r.1, 0.5)))),

@@ -77,8 +77,8 @@ pub struct Perftest {
     pub bytes: Vec<u64>,
     /// Wire bytes and packets the data-sending queue pairs transmitted, at the start of the
     /// measurement and at the end of the run (port-counter style, as mlnx_perf reads).
-    pub tx_start: Vec<[u64; 2]>,
-    pub tx_end: Vec<[u64; 2]>,
+    pub tx_start: Vec<[u64; 3]>,
+    pub tx_end: Vec<[u64; 3]>,
     pub measure_from: Time,
     /// Latency test: when the current ping was posted, and the half round trips measured.
     pub ping_at: Time,
@@ -87,13 +87,23 @@ pub struct Perftest {
 }
 
 impl Perftest {
-    /// Aggregate goodput in Gbps over the measurement window ending at `end`.
+    /// Aggregate payload sent in Gbps over the measurement window ending at `end` (from the
+    /// queue pairs' counters, so large messages do not quantize it).
     pub fn gbps(&self, end: Time) -> f64 {
-        let secs = (end.saturating_sub(self.measure_from)).as_secs_f64();
-        if secs <= 0.0 {
+        let s = self.window_secs(end);
+        if s <= 0.0 || self.tx_end.len() != self.tx_start.len() {
             return 0.0;
         }
-        self.bytes.iter().sum::<u64>() as f64 * 8.0 / secs / 1e9
+        self.tx_delta(2) as f64 * 8.0 / s / 1e9
+    }
+
+    /// Aggregate payload of completed messages in Gbps (perftest's own measure).
+    pub fn completed_gbps(&self, end: Time) -> f64 {
+        let s = self.window_secs(end);
+        if s <= 0.0 {
+            return 0.0;
+        }
+        self.bytes.iter().sum::<u64>() as f64 * 8.0 / s / 1e9
     }
 
     fn window_secs(&self, end: Time) -> f64 {
@@ -268,11 +278,12 @@ impl World {
         }
     }
 
-    /// Wire bytes and packets sent so far by each data-sending queue pair of perftest `t`.
-    pub(crate) fn perftest_tx(&self, t: u32) -> Vec<[u64; 2]> {
+    /// Wire bytes, packets and payload bytes sent so far by each data-sending queue pair of
+    /// perftest `t`.
+    pub(crate) fn perftest_tx(&self, t: u32) -> Vec<[u64; 3]> {
         let p = &self.perftests[t as usize];
         let read = p.spec.test == PerftestKind::ReadBw;
-        p.qps.iter().map(|&(c, s)| if read { s } else { c }).map(|q| [self.qps[q as usize].tx_bytes, self.qps[q as usize].tx_packets]).collect()
+        p.qps.iter().map(|&(c, s)| if read { s } else { c }).map(|q| [self.qps[q as usize].tx_bytes, self.qps[q as usize].tx_packets, self.qps[q as usize].bytes_sent]).collect()
     }
 
     /// A perftest starts: connect its queue pairs and fill their queues.

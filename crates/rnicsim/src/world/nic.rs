@@ -22,20 +22,32 @@ use std::collections::VecDeque;
 const QP_QUARANTINE: Time = Time::from_ms(2);
 
 /// The queue pairs' upcoming packets, as schedulers that time packets themselves see them.
+/// A scheduler may consume a packet and fetch that flow's next within one decision, before the
+/// NIC has built the consumed packet: `consumed` counts those so the fetch skips them.
 struct UpcomingPackets<'a> {
     qps: &'a [Qp],
     mtu: u32,
     now: Time,
+    consumed: Option<(u32, u32)>,
 }
 
 impl tassel::WqeSource for UpcomingPackets<'_> {
     fn fetch(&mut self, flow: u32, skip: u32, max: u32, out: &mut Vec<u32>) {
         if let Some(qp) = self.qps.get(flow as usize) {
             let w = qp.cc.window().map(|b| b.div_ceil(self.mtu as u64).max(1));
-            qp.upcoming(self.mtu, self.now, w, skip, max, out);
+            let gone = match self.consumed {
+                Some((f, n)) if f == flow => n,
+                _ => 0,
+            };
+            qp.upcoming(self.mtu, self.now, w, skip + gone, max, out);
         }
     }
-    fn consume(&mut self, _flow: u32) {}
+    fn consume(&mut self, flow: u32) {
+        self.consumed = match self.consumed {
+            Some((f, n)) if f == flow => Some((f, n + 1)),
+            _ => Some((flow, 1)),
+        };
+    }
 }
 
 impl World {
@@ -239,27 +251,15 @@ impl World {
     /// least one packet), so a newly scheduled message waits behind what is already committed.
     pub(super) fn host_port_start(&mut self, p: u32, h: u32) {
         let now = self.now;
+        // Scheduler decisions run ahead of the wire: the pipeline is topped up whenever the
+        // scheduler is free, even while a packet is being serialized.
+        let next = self.fill_pipeline(p, h);
         let port = &mut self.ports[p as usize];
         if !port.is_idle(now) {
-            self.timers.arm_if_later(port.timer, port.busy_until);
+            let t = next.map_or(port.busy_until, |n| n.max(now).min(port.busy_until));
+            self.timers.arm_if_later(port.timer, t);
             return;
         }
-        let pipeline = self.nic_spec.tx_pipeline.0;
-        let mut next = None;
-        while self.ports[p as usize].total_bytes() == 0 || self.ports[p as usize].total_bytes() < pipeline {
-            match self.nic_next_packet(h) {
-                Ok(id) => {
-                    let pkt = self.pool.get(id);
-                    let (class, size) = (pkt.priority, pkt.size);
-                    self.ports[p as usize].enqueue(class, id, size);
-                }
-                Err(t) => {
-                    next = t;
-                    break;
-                }
-            }
-        }
-        let port = &mut self.ports[p as usize];
         let pool = &self.pool;
         let Some((id, class)) = port.dequeue(now, |id| pool.get(id).size) else {
             let t = match (next, port.next_unpause(now)) {
@@ -278,17 +278,39 @@ impl World {
             pkt.roce.ts = now;
         }
         let done = port.start_tx(now, pkt.size);
-        // Wake at the end of this packet only if something waits (queued, or a paced QP).
-        if port.has_queued() {
-            self.timers.arm(port.timer, done);
-        } else if let Some(t) = next {
-            self.timers.arm(port.timer, t.max(done));
+        // Wake when the next packet can start (something is queued) or when the scheduler can
+        // decide again, whichever is first; not at all if nothing waits.
+        let queued = port.has_queued().then_some(done);
+        let t = match (queued, next) {
+            (Some(a), Some(b)) => Some(a.min(b.max(now))),
+            (a, b) => a.or(b.map(|b| b.max(now))),
+        };
+        if let Some(t) = t {
+            self.timers.arm(port.timer, t);
         }
         if class.is_some() {
             self.host_dequeued(h);
         }
         self.capture(p, id);
         self.link_send(p, id, done);
+    }
+
+    /// Pulls data packets from the scheduler into the port's class queues until the pipeline
+    /// holds `nic.tx_pipeline` bytes (at least one packet); returns when to try again if the
+    /// scheduler stopped it (nothing eligible yet, or its decision time not over).
+    fn fill_pipeline(&mut self, p: u32, h: u32) -> Option<Time> {
+        let pipeline = self.nic_spec.tx_pipeline.0;
+        while self.ports[p as usize].total_bytes() == 0 || self.ports[p as usize].total_bytes() < pipeline {
+            match self.nic_next_packet(h) {
+                Ok(id) => {
+                    let pkt = self.pool.get(id);
+                    let (class, size) = (pkt.priority, pkt.size);
+                    self.ports[p as usize].enqueue(class, id, size);
+                }
+                Err(t) => return t,
+            }
+        }
+        None
     }
 
     /// The next data packet of host `h`'s NIC, or the time something becomes eligible.
@@ -316,7 +338,7 @@ impl World {
             if free > now {
                 return Err(Some(free));
             }
-            let mut src = UpcomingPackets { qps: &self.qps, mtu: self.nic_spec.mtu, now };
+            let mut src = UpcomingPackets { qps: &self.qps, mtu: self.nic_spec.mtu, now, consumed: None };
             let nic = &mut self.nics[h as usize];
             let q = match nic.sched.pop(now, &mut src) {
                 Pick::Qp(q) => q,
