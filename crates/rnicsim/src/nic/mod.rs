@@ -180,6 +180,8 @@ pub struct Nic {
     pub timeouts: u64,
     /// Scheduler decisions for queue pairs that had nothing to send.
     pub wasted_picks: u64,
+    /// Fetched-and-dropped packets already charged to PCIe.
+    pub dropped_seen: u64,
     /// Payload bytes of packets held in the payload store, indexed by packet id (bytes mode).
     pub scratch: Vec<u8>,
 }
@@ -203,6 +205,7 @@ impl Nic {
             retransmits: 0,
             timeouts: 0,
             wasted_picks: 0,
+            dropped_seen: 0,
             scratch: Vec::new(),
         }
     }

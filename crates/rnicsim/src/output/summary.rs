@@ -64,6 +64,8 @@ pub struct RdmaSummary {
     pub scheduler_dropped_fetches: u64,
     /// Scheduler decisions for queue pairs that had nothing to send.
     pub scheduler_wasted_picks: u64,
+    /// Largest per-QP scheduler state on one NIC (Tassel: 32 B per QP slot).
+    pub scheduler_state_bytes: u64,
     /// Most queue pairs open at once on one NIC, and the connection context that needs.
     pub peak_qps_per_nic: u32,
     pub peak_qp_context_bytes: u64,
@@ -128,6 +130,7 @@ fn rdma(world: &World) -> RdmaSummary {
         retransmits: world.nics.iter().map(|n| n.retransmits).sum(),
         timeouts: world.nics.iter().map(|n| n.timeouts).sum(),
         scheduler_wasted_picks: world.nics.iter().map(|n| n.wasted_picks).sum(),
+        scheduler_state_bytes: world.nics.iter().map(|n| crate::nic::sched::QpScheduler::state_bytes(&n.sched)).max().unwrap_or(0),
         scheduler_fetches: world.nics.iter().map(|n| crate::nic::sched::QpScheduler::fetch_stats(&n.sched).0).sum(),
         scheduler_dropped_fetches: world.nics.iter().map(|n| crate::nic::sched::QpScheduler::fetch_stats(&n.sched).1).sum(),
         peak_qps_per_nic: peak,

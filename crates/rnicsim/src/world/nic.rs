@@ -345,6 +345,12 @@ impl World {
                 Pick::Idle(t) => return Err(t),
             };
             nic.sched_free_at = now + nic.sched.decision_time();
+            // Fetch-and-drop (Tassel §3.5): WQEs fetched and discarded by the filter cost PCIe reads.
+            let dropped = nic.sched.fetch_stats().1;
+            if dropped > nic.dropped_seen {
+                nic.pcie.bytes_read += (dropped - nic.dropped_seen) * crate::nic::pcie::DESCRIPTOR_BYTES;
+                nic.dropped_seen = dropped;
+            }
             let qp = &mut self.qps[q as usize];
             qp.in_sched = false;
             if qp.state != QpState::Ready {

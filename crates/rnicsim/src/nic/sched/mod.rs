@@ -55,6 +55,10 @@ pub trait QpScheduler {
     fn fetch_stats(&self) -> (u64, u64) {
         (0, 0)
     }
+    /// Bytes of per-QP scheduling state the scheduler holds now.
+    fn state_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// Which scheduler a NIC uses (the scenario's `nic.scheduler`).
@@ -227,6 +231,9 @@ impl QpScheduler for Scheduler {
     }
     fn fetch_stats(&self) -> (u64, u64) {
         each!(self, s => s.fetch_stats())
+    }
+    fn state_bytes(&self) -> u64 {
+        each!(self, s => s.state_bytes())
     }
 }
 

@@ -97,6 +97,10 @@ impl QpScheduler for TasselSched {
     fn fetch_stats(&self) -> (u64, u64) {
         (self.inner.fetches, self.inner.dropped_fetches)
     }
+
+    fn state_bytes(&self) -> u64 {
+        (self.inner.flow_capacity() * Tassel::STATE_BYTES_PER_FLOW) as u64
+    }
 }
 
 pub struct SePieoSched {
