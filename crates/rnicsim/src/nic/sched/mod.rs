@@ -16,7 +16,7 @@ mod commodity;
 mod tassel_sched;
 
 pub use commodity::Commodity;
-pub use tassel_sched::{SePieoSched, TasselSched};
+pub use tassel_sched::{SePieoSched, SelfTimed, SelfTiming, TasselSched};
 
 use crate::units::{BitsPerSec, Bytes, Time};
 use serde::{Deserialize, Serialize};
@@ -171,11 +171,11 @@ impl SchedulerSpec {
                     wheel_slot_ps: wheel_slot.0.max(1),
                     max_batch: *max_batch,
                 };
-                Scheduler::Tassel(TasselSched::new(cfg, cycles(*cycles_per_packet, *clock_mhz)))
+                Scheduler::Tassel(TasselSched::new(tassel::Tassel::new(cfg, 0), cycles(*cycles_per_packet, *clock_mhz)))
             }
             SchedulerSpec::SePieo { flows, cycles_per_packet } => {
                 let cfg = tassel::Config { link_bps: link.0, ..Default::default() };
-                Scheduler::SePieo(SePieoSched::new(cfg, cycles(*cycles_per_packet, se_pieo_mhz(*flows))))
+                Scheduler::SePieo(SePieoSched::new(tassel::Monolithic::new(cfg, 0), cycles(*cycles_per_packet, se_pieo_mhz(*flows))))
             }
         }
     }

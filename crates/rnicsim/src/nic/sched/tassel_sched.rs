@@ -43,33 +43,100 @@ fn idle(until: Option<u64>, pending: &Pending) -> Pick {
     Pick::Idle(t)
 }
 
-pub struct TasselSched {
-    inner: Tassel,
-    pending: Pending,
-    cost: Time,
-}
-
-impl TasselSched {
-    pub fn new(cfg: tassel::Config, cost: Time) -> TasselSched {
-        TasselSched { inner: Tassel::new(cfg, 0), pending: Pending::default(), cost }
+/// What the two self-timing schedulers offer the adapter.
+pub trait SelfTiming {
+    fn ensure_flows(&mut self, n: usize);
+    /// `qp` has packets (SE-PIEO fetches its head now, Tassel schedules it).
+    fn wake(&mut self, qp: u32, now: u64, src: &mut dyn WqeSource);
+    fn poll(&mut self, now: u64, src: &mut dyn WqeSource) -> Decision;
+    fn set_rate(&mut self, qp: u32, bps: u64, now: u64);
+    fn set_paused(&mut self, paused: bool, now: u64);
+    fn fetch_stats(&self) -> (u64, u64) {
+        (0, 0)
+    }
+    fn state_bytes(&self) -> u64 {
+        0
     }
 }
 
-impl QpScheduler for TasselSched {
+impl SelfTiming for Tassel {
+    fn ensure_flows(&mut self, n: usize) {
+        Tassel::ensure_flows(self, n)
+    }
+    fn wake(&mut self, qp: u32, now: u64, _src: &mut dyn WqeSource) {
+        Tassel::wake(self, qp, now)
+    }
+    fn poll(&mut self, now: u64, mut src: &mut dyn WqeSource) -> Decision {
+        Tassel::poll(self, now, &mut src)
+    }
+    fn set_rate(&mut self, qp: u32, bps: u64, now: u64) {
+        Tassel::set_rate(self, qp, bps, now)
+    }
+    fn set_paused(&mut self, paused: bool, now: u64) {
+        Tassel::set_paused(self, paused, now)
+    }
+    fn fetch_stats(&self) -> (u64, u64) {
+        (self.fetches, self.dropped_fetches)
+    }
+    fn state_bytes(&self) -> u64 {
+        (self.flow_capacity() * Tassel::STATE_BYTES_PER_FLOW) as u64
+    }
+}
+
+impl SelfTiming for Monolithic {
+    fn ensure_flows(&mut self, n: usize) {
+        Monolithic::ensure_flows(self, n)
+    }
+    fn wake(&mut self, qp: u32, now: u64, mut src: &mut dyn WqeSource) {
+        Monolithic::wake(self, qp, now, &mut src)
+    }
+    fn poll(&mut self, now: u64, mut src: &mut dyn WqeSource) -> Decision {
+        Monolithic::poll(self, now, &mut src)
+    }
+    fn set_rate(&mut self, qp: u32, bps: u64, now: u64) {
+        Monolithic::set_rate(self, qp, bps, now)
+    }
+    fn set_paused(&mut self, paused: bool, now: u64) {
+        Monolithic::set_paused(self, paused, now)
+    }
+}
+
+/// A self-timing scheduler behind the NIC's trait: wakes are applied at the next decision
+/// (SE-PIEO needs the packet source to fetch a head), and every decision costs `cost`.
+pub struct SelfTimed<T: SelfTiming> {
+    inner: T,
+    pending: Pending,
+    woken: Vec<u32>,
+    cost: Time,
+}
+
+pub type TasselSched = SelfTimed<Tassel>;
+pub type SePieoSched = SelfTimed<Monolithic>;
+
+impl<T: SelfTiming> SelfTimed<T> {
+    pub fn new(inner: T, cost: Time) -> Self {
+        SelfTimed { inner, pending: Pending::default(), woken: Vec::new(), cost }
+    }
+}
+
+impl<T: SelfTiming> QpScheduler for SelfTimed<T> {
     fn push(&mut self, qp: u32, at: Time, now: Time) {
         self.inner.ensure_flows(qp as usize + 1);
         if at <= now {
-            self.inner.wake(qp, now.0);
+            self.woken.push(qp);
         } else {
             self.pending.push(qp, at);
         }
     }
 
-    fn pop(&mut self, now: Time, mut src: &mut dyn WqeSource) -> Pick {
+    fn pop(&mut self, now: Time, src: &mut dyn WqeSource) -> Pick {
         while let Some(qp) = self.pending.pop_due(now) {
-            self.inner.wake(qp, now.0);
+            self.woken.push(qp);
         }
-        match self.inner.poll(now.0, &mut src) {
+        for qp in std::mem::take(&mut self.woken) {
+            self.inner.wake(qp, now.0, src);
+        }
+        match self.inner.poll(now.0, src) {
             Decision::Send { flow, .. } => Pick::Qp(flow),
             Decision::Idle { until } => idle(until, &self.pending),
         }
@@ -95,67 +162,10 @@ impl QpScheduler for TasselSched {
     }
 
     fn fetch_stats(&self) -> (u64, u64) {
-        (self.inner.fetches, self.inner.dropped_fetches)
+        self.inner.fetch_stats()
     }
 
     fn state_bytes(&self) -> u64 {
-        (self.inner.flow_capacity() * Tassel::STATE_BYTES_PER_FLOW) as u64
-    }
-}
-
-pub struct SePieoSched {
-    inner: Monolithic,
-    pending: Pending,
-    /// Queue pairs woken since the last pop (SE-PIEO fetches a head packet when woken).
-    woken: Vec<u32>,
-    cost: Time,
-}
-
-impl SePieoSched {
-    pub fn new(cfg: tassel::Config, cost: Time) -> SePieoSched {
-        SePieoSched { inner: Monolithic::new(cfg, 0), pending: Pending::default(), woken: Vec::new(), cost }
-    }
-}
-
-impl QpScheduler for SePieoSched {
-    fn push(&mut self, qp: u32, at: Time, now: Time) {
-        self.inner.ensure_flows(qp as usize + 1);
-        if at <= now {
-            self.woken.push(qp);
-        } else {
-            self.pending.push(qp, at);
-        }
-    }
-
-    fn pop(&mut self, now: Time, mut src: &mut dyn WqeSource) -> Pick {
-        while let Some(qp) = self.pending.pop_due(now) {
-            self.woken.push(qp);
-        }
-        for qp in std::mem::take(&mut self.woken) {
-            self.inner.wake(qp, now.0, &mut src);
-        }
-        match self.inner.poll(now.0, &mut src) {
-            Decision::Send { flow, .. } => Pick::Qp(flow),
-            Decision::Idle { until } => idle(until, &self.pending),
-        }
-    }
-
-    fn sent(&mut self, _qp: u32, _bytes: u32, _message_end: bool) {}
-
-    fn set_rate(&mut self, qp: u32, bps: u64, now: Time) {
-        self.inner.ensure_flows(qp as usize + 1);
-        self.inner.set_rate(qp, bps, now.0);
-    }
-
-    fn rate_limits(&self) -> bool {
-        true
-    }
-
-    fn set_paused(&mut self, paused: bool, now: Time) {
-        self.inner.set_paused(paused, now.0);
-    }
-
-    fn decision_time(&self) -> Time {
-        self.cost
+        self.inner.state_bytes()
     }
 }
