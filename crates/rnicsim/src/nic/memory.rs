@@ -64,6 +64,7 @@ impl HostMemory {
         }
     }
 
+    /// Writes `data` at `addr` (DMA placement, or what an application writes before posting).
     pub fn write(&mut self, addr: u64, data: &[u8]) {
         if let Some(b) = &mut self.bytes {
             b[addr as usize..addr as usize + data.len()].copy_from_slice(data);
@@ -76,11 +77,6 @@ impl HostMemory {
             Some(b) => &b[addr as usize..(addr + len) as usize],
             None => &[],
         }
-    }
-
-    /// Fills `[addr, addr + data.len())` directly (what an application writes before posting).
-    pub fn fill(&mut self, addr: u64, data: &[u8]) {
-        self.write(addr, data);
     }
 }
 
@@ -100,7 +96,7 @@ mod tests {
         assert!(!m.check_remote(a.lkey, 4096, 10, Access::REMOTE_WRITE), "an lkey is no rkey");
         assert!(!m.check_remote(b.rkey ^ 1, 0, 10, Access::REMOTE_READ), "forged key");
         assert!(m.register(3, (1 << 20) - 10, 11, Access::ALL).is_none());
-        m.fill(4096, b"abc");
+        m.write(4096, b"abc");
         assert_eq!(m.slice(4096, 3), b"abc");
     }
 }

@@ -171,8 +171,6 @@ pub struct Nic {
     pub parked: [Vec<u32>; 8],
     /// Completions not yet taken by the host (tests and the verbs API read these).
     pub cq: VecDeque<Completion>,
-    /// Keep completions for the host to poll (off for workloads that consume them directly).
-    pub keep_cq: bool,
     pub active_qps: u32,
     pub peak_qps: u32,
     /// Retransmitted packets and timeouts, for the summary.
@@ -182,7 +180,7 @@ pub struct Nic {
     pub wasted_picks: u64,
     /// Fetched-and-dropped packets already charged to PCIe.
     pub dropped_seen: u64,
-    /// Payload bytes of packets held in the payload store, indexed by packet id (bytes mode).
+    /// Reused buffer for payload DMA reads (real-bytes memory).
     pub scratch: Vec<u8>,
 }
 
@@ -199,7 +197,6 @@ impl Nic {
             memory: HostMemory::new(spec.memory_size.0, spec.memory == MemoryMode::Bytes),
             parked: Default::default(),
             cq: VecDeque::new(),
-            keep_cq: false,
             active_qps: 0,
             peak_qps: 0,
             retransmits: 0,

@@ -69,7 +69,7 @@ impl World {
     /// Writes bytes into a host's memory directly (what the application does before posting).
     pub fn fill_memory(&mut self, node: u32, addr: u64, data: &[u8]) {
         let h = self.host_index(node);
-        self.nics[h as usize].memory.fill(addr, data);
+        self.nics[h as usize].memory.write(addr, data);
     }
 
     /// Reads a host's memory (empty in size-only mode).
@@ -638,7 +638,7 @@ impl World {
                     self.sync_rate(q);
                     self.arm_qp_timer(q);
                 }
-                Family::ReadResponse => self.requester_read_response(q, op, &pkt, id),
+                Family::ReadResponse => self.requester_read_response(q, &pkt, id),
             }
         }
         self.pool.free(id);
@@ -908,7 +908,7 @@ impl World {
         }
     }
 
-    fn requester_read_response(&mut self, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
+    fn requester_read_response(&mut self, q: u32, pkt: &Packet, id: PacketId) {
         let now = self.now;
         let mtu = self.nic_spec.mtu as u64;
         let qp = &mut self.qps[q as usize];
@@ -936,21 +936,19 @@ impl World {
         }
         let idx = pkt.seq - e.first_psn;
         let addr = e.wr.local_addr + idx * mtu;
-        let placed = self.place(q, pkt, id, addr);
+        self.place(q, pkt, id, addr);
         let qp = &mut self.qps[q as usize];
         qp.sq[i].read_next += 1;
         qp.read_rewound = None;
-        let _ = op;
-        let upto = pkt.seq + 1;
         // In-order responses acknowledge the READ's PSNs and everything before them.
+        let upto = pkt.seq + 1;
         let newly = upto.saturating_sub(qp.snd_una);
         if newly > 0 {
             qp.snd_una = upto;
             qp.retry_left = self.nic_spec.retry_count;
-            qp.bytes_acked = (qp.bytes_acked + newly * mtu).min(qp.bytes_sent.max(qp.bytes_acked + newly * mtu));
+            qp.bytes_acked += newly * mtu;
         }
         qp.rto_at = now + self.nic_spec.rto;
-        let _ = placed;
         self.complete_done(q);
         self.arm_qp_timer(q);
         self.qp_requeue(q);
