@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs every test of the workspace. Needs a Rust toolchain (rustup's, as on the
-# project machines); crates come from crates.io, tshark from Debian's packages.
+# project machines) and Python 3.11+; crates come from crates.io, Python packages from PyPI,
+# tshark from Debian's packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -19,3 +20,12 @@ if ! command -v tshark >/dev/null; then
     fi
 fi
 cargo test --workspace --locked
+
+# The Python package: built into a private virtual environment and tested with pytest.
+venv=target/py-venv
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+fi
+"$venv/bin/pip" install -q --disable-pip-version-check maturin 'polars>=1' 'duckdb>=1' tqdm pytest
+VIRTUAL_ENV="$PWD/$venv" "$venv/bin/maturin" develop -q --locked
+"$venv/bin/python" -m pytest python/tests -q

@@ -1,0 +1,11 @@
+"""rnicsim from Python: load or build scenarios, run them in process, query the results.
+
+>>> import rnicsim
+>>> run = rnicsim.Scenario.from_file("scenarios/quickstart.toml").set("duration", "200us").run("runs/qs")
+>>> run.flows.select("size", "slowdown").head()          # a polars DataFrame
+>>> run.query("SELECT avg(slowdown) FROM flows")           # DuckDB over every table of the run
+"""
+
+from .api import Run, Scenario, ScenarioError, open_run, run
+
+__all__ = ["Run", "Scenario", "ScenarioError", "open_run", "run"]

@@ -1,0 +1,184 @@
+"""The Python API: scenarios as dictionaries, runs as folders of tables.
+
+A :class:`Scenario` holds the TOML document as nested dicts and lists; :meth:`Scenario.set` changes
+any dotted key. :meth:`Scenario.run` runs it in this process (the simulator releases the GIL;
+Ctrl-C interrupts it and nothing is written) and returns a :class:`Run`, whose tables are polars
+DataFrames and which DuckDB queries directly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any, Callable, Optional, Union
+
+import polars as pl
+
+from . import _native
+
+#: The Parquet tables every run folder holds (see docs/outputs.md).
+TABLES = ("flows", "perftest", "rates", "counters", "queues", "pfc", "sources")
+
+
+class ScenarioError(ValueError):
+    """A scenario is invalid; the message names the file, line and key."""
+
+
+class Scenario:
+    """A scenario: its document (nested dicts), a label for errors, and the folder relative
+    paths in it resolve against."""
+
+    def __init__(self, data: dict[str, Any], label: str = "<python>", base_dir: Union[str, Path] = "."):
+        self.data = data
+        self.label = label
+        self.base_dir = Path(base_dir)
+
+    @classmethod
+    def from_file(cls, path: Union[str, Path]) -> "Scenario":
+        path = Path(path)
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+        return cls(data, str(path), path.parent)
+
+    @classmethod
+    def from_toml(cls, text: str, base_dir: Union[str, Path] = ".", label: str = "<toml>") -> "Scenario":
+        return cls(tomllib.loads(text), label, base_dir)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], base_dir: Union[str, Path] = ".") -> "Scenario":
+        return cls(json.loads(json.dumps(data)), "<python>", base_dir)
+
+    def set(self, key: str, value: Any) -> "Scenario":
+        """Sets a dotted key (``"links.rate"``, ``"nic.cc"``); missing tables are created.
+        Returns the scenario, so calls chain."""
+        parts = key.split(".")
+        table = self.data
+        for p in parts[:-1]:
+            nxt = table.setdefault(p, {})
+            if not isinstance(nxt, dict):
+                raise ScenarioError(f"key `{key}`: `{p}` is not a table")
+            table = nxt
+        table[parts[-1]] = value
+        return self
+
+    def get(self, key: str, default: Any = None) -> Any:
+        table: Any = self.data
+        for p in key.split("."):
+            if not isinstance(table, dict) or p not in table:
+                return default
+            table = table[p]
+        return table
+
+    def to_toml(self) -> str:
+        return _native.json_to_toml(json.dumps(self.data))
+
+    def validate(self) -> str:
+        """Checks the scenario (and the files it names); returns it resolved, as TOML."""
+        try:
+            return _native.validate(self.to_toml(), self.label, str(self.base_dir))
+        except ValueError as e:
+            raise ScenarioError(str(e)) from None
+
+    def run(self, out: Union[str, Path, None] = None, force: bool = False, progress: Optional[bool] = None) -> "Run":
+        """Runs in this process and writes the results to `out` (default ``runs/<name>``).
+        `progress`: a bar (terminals and notebooks); default when stderr is a terminal."""
+        name = self.data.get("name") or "scenario"
+        out = Path(out) if out is not None else Path("runs") / name
+        callback, close = _progress(progress)
+        try:
+            path = _native.run(self.to_toml(), self.label, str(self.base_dir), str(out), force, callback)
+        except ValueError as e:
+            raise ScenarioError(str(e)) from None
+        finally:
+            close()
+        return Run(path)
+
+
+def run(scenario: Union[str, Path, Scenario, dict], out: Union[str, Path, None] = None, force: bool = False, progress: Optional[bool] = None, **overrides: Any) -> "Run":
+    """Runs a scenario file, :class:`Scenario` or dict. Keyword overrides use ``__`` for dots:
+    ``run("s.toml", seed=2, links__rate="25Gbps")``."""
+    if isinstance(scenario, (str, Path)):
+        s = Scenario.from_file(scenario)
+    elif isinstance(scenario, dict):
+        s = Scenario.from_dict(scenario)
+    else:
+        s = scenario
+    for k, v in overrides.items():
+        s.set(k.replace("__", "."), v)
+    return s.run(out, force=force, progress=progress)
+
+
+def _progress(progress: Optional[bool]) -> tuple[Optional[Callable[[int, int, int], None]], Callable[[], None]]:
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if not progress:
+        return None, lambda: None
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=100, unit="%", desc="simulating", leave=False)
+
+    def update(now: int, end: int, events: int) -> None:
+        bar.n = round(100 * now / max(end, 1), 1)
+        bar.set_postfix(events=f"{events / 1e6:.1f}M", refresh=False)
+        bar.refresh()
+
+    return update, bar.close
+
+
+class Run:
+    """A finished run's folder."""
+
+    def __init__(self, path: Union[str, Path]):
+        self.path = Path(path)
+        if not (self.path / "summary.json").exists():
+            raise FileNotFoundError(f"{self.path} is not a complete run (no summary.json)")
+
+    def __repr__(self) -> str:
+        return f"Run({str(self.path)!r})"
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return json.loads((self.path / "summary.json").read_text())
+
+    @property
+    def scenario(self) -> dict[str, Any]:
+        """The resolved scenario (every default spelled out)."""
+        return tomllib.loads((self.path / "scenario.toml").read_text())
+
+    def table(self, name: str) -> pl.DataFrame:
+        """One of :data:`TABLES` as a polars DataFrame."""
+        if name not in TABLES:
+            raise KeyError(f"no table {name!r}; tables are {', '.join(TABLES)}")
+        return pl.read_parquet(self.path / f"{name}.parquet")
+
+    flows = property(lambda self: self.table("flows"))
+    perftest = property(lambda self: self.table("perftest"))
+    rates = property(lambda self: self.table("rates"))
+    counters = property(lambda self: self.table("counters"))
+    queues = property(lambda self: self.table("queues"))
+    pfc = property(lambda self: self.table("pfc"))
+    sources = property(lambda self: self.table("sources"))
+
+    def connect(self):
+        """A DuckDB connection with a view per table, plus `scenario` and `summary` as
+        (key, value) tables of the flattened documents."""
+        from .query import connect
+
+        return connect(self.path)
+
+    def query(self, sql: str) -> pl.DataFrame:
+        """Runs SQL over the run's tables; returns a polars DataFrame."""
+        rel = self.connect().sql(sql)
+        return pl.DataFrame(rel.fetchall(), schema=rel.columns, orient="row")
+
+
+def open_run(path: Union[str, Path]) -> Run:
+    """Opens an existing run folder."""
+    return Run(path)
+
+
+if os.environ.get("RNICSIM_DEBUG_NATIVE"):
+    print(_native.__file__, file=sys.stderr)

@@ -1,0 +1,35 @@
+"""DuckDB over a run folder: one view per Parquet table, and the resolved scenario and summary as
+(key, value) tables with dotted keys."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, Iterator, Union
+
+import duckdb
+
+
+def _flatten(doc: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from _flatten(v, f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(doc, list) and any(isinstance(x, (dict, list)) for x in doc):
+        for i, v in enumerate(doc):
+            yield from _flatten(v, f"{prefix}[{i}]")
+    else:
+        yield prefix, json.dumps(doc) if not isinstance(doc, str) else doc
+
+
+def connect(path: Union[str, Path]) -> "duckdb.DuckDBPyConnection":
+    path = Path(path)
+    con = duckdb.connect()
+    for f in sorted(path.glob("*.parquet")):
+        con.execute(f"CREATE VIEW {f.stem} AS SELECT * FROM read_parquet('{f.as_posix()}')")
+    for name, doc in [("scenario", tomllib.loads((path / "scenario.toml").read_text())), ("summary", json.loads((path / "summary.json").read_text()))]:
+        con.execute(f"CREATE TABLE {name} (key VARCHAR, value VARCHAR)")
+        rows = list(_flatten(doc))
+        if rows:
+            con.executemany(f"INSERT INTO {name} VALUES (?, ?)", rows)
+    return con

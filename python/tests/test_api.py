@@ -1,0 +1,82 @@
+"""The Python API against the command line, and the query layer."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import rnicsim
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICKSTART = ROOT / "scenarios" / "quickstart.toml"
+
+
+def files(d: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir())}
+
+
+def test_api_and_cli_give_identical_outputs(tmp_path: Path) -> None:
+    api = rnicsim.Scenario.from_file(QUICKSTART).set("duration", "200us").run(tmp_path / "api", progress=False)
+    cli = subprocess.run(
+        [sys.executable, "-m", "rnicsim", "run", str(QUICKSTART), "--set", 'duration="200us"', "--out", str(tmp_path / "cli"), "--quiet"],
+        capture_output=True,
+        text=True,
+    )
+    assert cli.returncode == 0, cli.stderr
+    a, c = files(api.path), files(tmp_path / "cli")
+    assert a.keys() == c.keys()
+    for name in a:
+        assert a[name] == c[name], f"{name} differs between the API and the CLI"
+    assert api.summary["rdma"]["flows_completed"] > 50
+
+
+def test_tables_are_polars_and_queryable(tmp_path: Path) -> None:
+    run = rnicsim.run(QUICKSTART, out=tmp_path / "r", progress=False, duration="200us", seed=3)
+    flows = run.flows
+    assert isinstance(flows, pl.DataFrame)
+    assert {"size", "fct_ps", "ideal_fct_ps", "slowdown"} <= set(flows.columns)
+    done = flows.filter(pl.col("fct_ps").is_not_null())
+    assert (done["slowdown"] >= 0.999).all(), "no flow beats its ideal completion time"
+    n = run.query("SELECT count(*) AS n FROM flows WHERE fct_ps IS NOT NULL")["n"][0]
+    assert n == done.height
+    seed = run.query("SELECT value FROM scenario WHERE key = 'seed'")["value"][0]
+    assert seed == "3"
+    completed = run.query("SELECT value FROM summary WHERE key = 'rdma.flows_completed'")["value"][0]
+    assert int(completed) == done.height
+
+
+def test_scenarios_built_from_python_objects(tmp_path: Path) -> None:
+    s = rnicsim.Scenario.from_dict(
+        {
+            "duration": "300us",
+            "topology": {"back_to_back": {}},
+            "nic": {"cc": {"none": {}}},
+            "perftest": [{"name": "bw", "test": "write_bw", "client": 0, "server": 1, "message": "64KiB", "depth": 16, "warmup": "100us"}],
+        }
+    )
+    run = s.run(tmp_path / "p", progress=False)
+    pt = run.perftest
+    assert pt["name"][0] == "bw"
+    # 64 KiB messages of 1000 B packets on a 100 Gbps link: payload share 65536 / (65536 + 66·62 + 16).
+    gbps = run.summary["perftest"][0]["gbps"]
+    assert abs(gbps - 100 * 65536 / (65536 + 66 * 62 + 16)) < 0.5
+
+
+def test_invalid_scenarios_name_line_and_key_and_write_nothing(tmp_path: Path) -> None:
+    s = rnicsim.Scenario.from_file(QUICKSTART).set("flows", [{"cdf": "../data/cdf/AliStorage2019.txt", "load": 1.5}])
+    with pytest.raises(rnicsim.ScenarioError, match=r"flows\[0\]\.load"):
+        s.run(tmp_path / "bad", progress=False)
+    assert not (tmp_path / "bad").exists()
+    with pytest.raises(rnicsim.ScenarioError, match=r":4:1: key `topology.star.hosts`"):
+        rnicsim.Scenario.from_toml('duration = "1us"\n[topology.star]\nhosts = 0\n').validate()
+
+
+def test_progress_callback_and_query_command(tmp_path: Path) -> None:
+    run = rnicsim.run(QUICKSTART, out=tmp_path / "q", progress=True, duration="100us")
+    out = subprocess.run([sys.executable, "-m", "rnicsim", "query", str(run.path), "SELECT count(*) AS n FROM counters"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "96" in out.stdout, out.stdout  # 48 links, two ports each
