@@ -6,6 +6,7 @@
 >>> run.query("SELECT avg(slowdown) FROM flows")           # DuckDB over every table of the run
 """
 
+from . import query
 from .api import Run, Scenario, ScenarioError, open_run, run
 
 __all__ = ["Run", "Scenario", "ScenarioError", "open_run", "run"]

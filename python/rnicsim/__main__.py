@@ -1,4 +1,5 @@
-"""`python -m rnicsim`: the `rnicsim` command line (run, validate, bench), plus `query`."""
+"""`python -m rnicsim`: the `rnicsim` command line (run, validate, bench), plus `query` and
+`sweep`."""
 
 from __future__ import annotations
 
@@ -20,6 +21,26 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as e:  # noqa: BLE001 - report any query error as the CLI does
             print(f"error: {e}", file=sys.stderr)
             return 2
+        return 0
+    if len(argv) >= 2 and argv[1] == "sweep":
+        import argparse
+
+        from .api import ScenarioError
+        from .sweep import run_sweep
+
+        ap = argparse.ArgumentParser(prog="python -m rnicsim sweep", description="Run a parameter sweep on a local process pool.")
+        ap.add_argument("sweep")
+        ap.add_argument("--out", required=True)
+        ap.add_argument("--workers", type=int, default=None)
+        ap.add_argument("--quiet", action="store_true")
+        a = ap.parse_args(argv[2:])
+        try:
+            table = run_sweep(a.sweep, a.out, workers=a.workers, quiet=a.quiet)
+        except ScenarioError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        if not a.quiet:
+            print(f"{table.height} finished points: {a.out}/results.parquet")
         return 0
     argv[0] = "rnicsim"
     return _native.cli(argv)

@@ -52,16 +52,27 @@ class Scenario:
         return cls(json.loads(json.dumps(data)), "<python>", base_dir)
 
     def set(self, key: str, value: Any) -> "Scenario":
-        """Sets a dotted key (``"links.rate"``, ``"nic.cc"``); missing tables are created.
-        Returns the scenario, so calls chain."""
+        """Sets a dotted key (``"links.rate"``, ``"nic.cc"``, ``"flows.0.load"`` for list
+        elements); missing tables are created. Returns the scenario, so calls chain."""
         parts = key.split(".")
-        table = self.data
+        table: Any = self.data
         for p in parts[:-1]:
+            if isinstance(table, list):
+                if not p.isdigit() or int(p) >= len(table):
+                    raise ScenarioError(f"key `{key}`: no element {p}")
+                table = table[int(p)]
+                continue
             nxt = table.setdefault(p, {})
-            if not isinstance(nxt, dict):
+            if not isinstance(nxt, (dict, list)):
                 raise ScenarioError(f"key `{key}`: `{p}` is not a table")
             table = nxt
-        table[parts[-1]] = value
+        last = parts[-1]
+        if isinstance(table, list):
+            if not last.isdigit() or int(last) >= len(table):
+                raise ScenarioError(f"key `{key}`: no element {last}")
+            table[int(last)] = value
+        else:
+            table[last] = value
         return self
 
     def get(self, key: str, default: Any = None) -> Any:

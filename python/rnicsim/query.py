@@ -1,5 +1,5 @@
 """DuckDB over a run folder: one view per Parquet table, and the resolved scenario and summary as
-(key, value) tables with dotted keys."""
+(key, value) tables with dotted keys; over a sweep folder, its `results` table."""
 
 from __future__ import annotations
 
@@ -23,11 +23,18 @@ def _flatten(doc: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
 
 
 def connect(path: Union[str, Path]) -> "duckdb.DuckDBPyConnection":
+    """A connection over a run folder, or a sweep folder (whose `results` table has one row per
+    finished point)."""
     path = Path(path)
     con = duckdb.connect()
     for f in sorted(path.glob("*.parquet")):
         con.execute(f"CREATE VIEW {f.stem} AS SELECT * FROM read_parquet('{f.as_posix()}')")
-    for name, doc in [("scenario", tomllib.loads((path / "scenario.toml").read_text())), ("summary", json.loads((path / "summary.json").read_text()))]:
+    docs = []
+    if (path / "scenario.toml").exists():
+        docs.append(("scenario", tomllib.loads((path / "scenario.toml").read_text())))
+    if (path / "summary.json").exists():
+        docs.append(("summary", json.loads((path / "summary.json").read_text())))
+    for name, doc in docs:
         con.execute(f"CREATE TABLE {name} (key VARCHAR, value VARCHAR)")
         rows = list(_flatten(doc))
         if rows:

@@ -1,0 +1,152 @@
+"""Parameter sweeps: a sweep file expands one scenario over a grid or a zip of keys and seeds,
+runs the points on a local process pool, and merges their summaries into one table.
+
+Sweep file (TOML)::
+
+    scenario = "../scenarios/quickstart.toml"   # relative to the sweep file
+    mode = "grid"                                # or "zip" (all lists of equal length)
+    seeds = [1, 2]                               # optional, crossed with every point
+    [parameters]
+    "nic.cc" = [{ dcqcn = {} }, { hpcc = {} }]
+    "flows.0.load" = [0.2, 0.4]                  # list elements by index
+
+Runs are content-addressed: each point's folder is named by a hash of its resolved scenario, so
+re-running a sweep skips finished points and resumes after a crash. A point that fails (an
+invalid value, a crash) is reported with its parameters in ``failures.json`` and does not stop
+the others. ``results.parquet`` holds one row per finished point: its parameters (as JSON text),
+seed, run folder and every numeric value of its summary.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import copy
+import hashlib
+import itertools
+import json
+import multiprocessing
+import os
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import polars as pl
+
+from .api import Run, Scenario, ScenarioError
+
+
+def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
+    """Reads a sweep file: the base scenario and the list of points (key → value)."""
+    path = Path(path)
+    with open(path, "rb") as f:
+        spec = tomllib.load(f)
+    unknown = set(spec) - {"scenario", "mode", "seeds", "parameters"}
+    if unknown:
+        raise ScenarioError(f"{path}: unknown sweep keys: {', '.join(sorted(unknown))}")
+    if "scenario" not in spec:
+        raise ScenarioError(f"{path}: a sweep needs `scenario`")
+    base = Scenario.from_file(path.parent / spec["scenario"])
+    params: dict[str, list[Any]] = spec.get("parameters", {})
+    for k, v in params.items():
+        if not isinstance(v, list) or not v:
+            raise ScenarioError(f"{path}: parameters.{k}: expected a non-empty list of values")
+    keys = list(params)
+    mode = spec.get("mode", "grid")
+    if mode == "grid":
+        combos = list(itertools.product(*(params[k] for k in keys)))
+    elif mode == "zip":
+        lengths = {len(params[k]) for k in keys}
+        if len(lengths) > 1:
+            raise ScenarioError(f"{path}: mode = \"zip\" needs lists of equal length, got {sorted(lengths)}")
+        combos = list(zip(*(params[k] for k in keys)))
+    else:
+        raise ScenarioError(f"{path}: mode: expected \"grid\" or \"zip\", got {mode!r}")
+    points = [dict(zip(keys, c)) for c in combos] or [{}]
+    seeds = spec.get("seeds")
+    if seeds is not None:
+        points = [{**p, "seed": s} for p in points for s in seeds]
+    return base, points
+
+
+def point_scenario(base: Scenario, point: dict[str, Any]) -> Scenario:
+    s = Scenario(copy.deepcopy(base.data), base.label, base.base_dir)
+    for k, v in point.items():
+        s.set(k, v)
+    return s
+
+
+def _key(resolved_toml: str) -> str:
+    return hashlib.sha256(resolved_toml.encode()).hexdigest()[:16]
+
+
+def _run_point(data: dict[str, Any], label: str, base_dir: str, out: str) -> str:
+    Scenario(data, label, base_dir).run(out, force=True, progress=False)
+    return out
+
+
+def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[int] = None, quiet: bool = False) -> pl.DataFrame:
+    """Runs every point not already finished; returns the merged results table."""
+    out = Path(out)
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    base, points = load(path)
+    todo, done, failures = [], [], []
+    for p in points:
+        s = point_scenario(base, p)
+        try:
+            resolved = s.validate()
+        except ScenarioError as e:
+            failures.append({"parameters": p, "error": str(e)})
+            continue
+        d = out / "runs" / _key(resolved)
+        (done if (d / "summary.json").exists() else todo).append((p, s, d))
+    if not quiet:
+        print(f"sweep: {len(points)} points, {len(done)} already finished, {len(todo)} to run, {len(failures)} invalid", file=sys.stderr)
+    workers = workers or max(1, (os.cpu_count() or 1))
+    # Spawned workers: forking a process that runs polars' and the simulator's threads is unsafe.
+    ctx = multiprocessing.get_context("spawn")
+    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        futures = {pool.submit(_run_point, s.data, s.label, str(s.base_dir), str(d)): (p, s, d) for p, s, d in todo}
+        for i, f in enumerate(cf.as_completed(futures), 1):
+            p, s, d = futures[f]
+            try:
+                f.result()
+                done.append((p, s, d))
+            except Exception as e:  # noqa: BLE001 - a failing point is reported, the rest go on
+                failures.append({"parameters": p, "error": f"{type(e).__name__}: {e}"})
+            if not quiet:
+                print(f"sweep: {i}/{len(todo)} run", file=sys.stderr)
+    (out / "failures.json").write_text(json.dumps(failures, indent=2) + "\n")
+    table = results(done)
+    tmp = out / "results.parquet.partial"
+    table.write_parquet(tmp)
+    tmp.replace(out / "results.parquet")
+    if failures and not quiet:
+        for fl in failures:
+            print(f"sweep: failed {json.dumps(fl['parameters'])}: {fl['error']}", file=sys.stderr)
+    return table
+
+
+def _scalars(doc: Any, prefix: str = "") -> dict[str, float]:
+    out: dict[str, float] = {}
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out.update(_scalars(v, f"{prefix}.{k}" if prefix else k))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            out.update(_scalars(v, f"{prefix}[{i}]"))
+    elif isinstance(doc, (int, float)) and not isinstance(doc, bool):
+        out[prefix] = float(doc)
+    return out
+
+
+def results(done: list[tuple[dict[str, Any], Scenario, Path]]) -> pl.DataFrame:
+    rows = []
+    keys = sorted({k for p, _, _ in done for k in p})
+    for p, _, d in sorted(done, key=lambda x: str(x[2])):
+        # Summary values first; the swept parameters (JSON text) take their names over them.
+        row: dict[str, Any] = dict(_scalars(Run(d).summary))
+        row.update({k: json.dumps(p.get(k)) for k in keys})
+        row["run"] = str(d)
+        rows.append(row)
+    return pl.DataFrame(rows) if rows else pl.DataFrame({"run": []}, schema={"run": pl.Utf8})

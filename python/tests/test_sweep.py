@@ -1,0 +1,45 @@
+"""Sweeps: invalid points are reported without stopping the rest; re-running resumes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import rnicsim
+from rnicsim.sweep import run_sweep
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def write_sweep(d: Path, body: str) -> Path:
+    f = d / "sweep.toml"
+    f.write_text(f'scenario = "{(ROOT / "scenarios" / "quickstart.toml").as_posix()}"\n' + body)
+    return f
+
+
+def test_an_invalid_point_is_reported_and_the_rest_complete(tmp_path: Path) -> None:
+    sweep = write_sweep(tmp_path, 'mode = "zip"\n[parameters]\nduration = ["100us", "100us", "100us"]\n"flows.0.load" = [0.1, 1.5, 0.2]\n')
+    table = run_sweep(sweep, tmp_path / "out", workers=2, quiet=True)
+    assert table.height == 2
+    assert sorted(table["flows.0.load"].to_list()) == ["0.1", "0.2"]
+    failures = json.loads((tmp_path / "out" / "failures.json").read_text())
+    assert len(failures) == 1 and failures[0]["parameters"]["flows.0.load"] == 1.5
+    assert "flows[0].load" in failures[0]["error"]
+    # The merged table is queryable with DuckDB.
+    con = rnicsim.query.connect(tmp_path / "out")
+    assert con.sql("SELECT count(*) FROM results").fetchall()[0][0] == 2
+
+
+def test_rerunning_a_sweep_skips_finished_points(tmp_path: Path) -> None:
+    first = write_sweep(tmp_path, 'seeds = [1, 2]\n[parameters]\nduration = ["100us"]\n')
+    out = tmp_path / "out"
+    assert run_sweep(first, out, workers=2, quiet=True).height == 2
+    before = {p: (p / "summary.json").stat().st_mtime_ns for p in (out / "runs").iterdir()}
+    # As after a crash: one more seed; only the new point runs.
+    second = write_sweep(tmp_path, 'seeds = [1, 2, 3]\n[parameters]\nduration = ["100us"]\n')
+    table = run_sweep(second, out, workers=2, quiet=True)
+    assert table.height == 3
+    after = {p: (p / "summary.json").stat().st_mtime_ns for p in (out / "runs").iterdir()}
+    assert len(after) == 3
+    assert all(after[p] == t for p, t in before.items()), "finished runs were not redone"
+    assert sorted(table["seed"].to_list()) == ["1", "2", "3"]
