@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs every test of the workspace. Needs a Rust toolchain (rustup's, as on the
 # project machines) and Python 3.11+; crates come from crates.io, Python packages from PyPI,
-# tshark from Debian's packages.
+# tshark and chromium from
+# Debian's packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -9,14 +10,17 @@ if ! command -v cargo >/dev/null; then
     echo "error: cargo not found; install Rust (https://rustup.rs) and re-run" >&2
     exit 1
 fi
-# tshark checks that packet captures dissect as RoCEv2 (Debian's package; root on the project
-# machines). Without it, that one test skips outside CI.
-if ! command -v tshark >/dev/null; then
+# tshark checks that packet captures dissect as RoCEv2 and chromium that reports render (Debian's
+# packages; root on the project machines). Without them, those tests skip outside CI.
+missing=""
+command -v tshark >/dev/null || missing="$missing tshark"
+command -v chromium >/dev/null || missing="$missing chromium"
+if [ -n "$missing" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q tshark) >/dev/null 2>&1 \
-            || echo "warning: could not install tshark" >&2
+        (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing) >/dev/null 2>&1 \
+            || echo "warning: could not install$missing" >&2
     else
-        echo "note: tshark not found; the capture dissection test will skip" >&2
+        echo "note:$missing not found; the tests that need them will skip" >&2
     fi
 fi
 cargo test --workspace --locked
@@ -26,6 +30,6 @@ venv=target/py-venv
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
-"$venv/bin/pip" install -q --disable-pip-version-check maturin 'polars>=1' 'duckdb>=1' tqdm pytest
+"$venv/bin/pip" install -q --disable-pip-version-check maturin 'polars>=1' 'duckdb>=1' tqdm matplotlib pytest
 VIRTUAL_ENV="$PWD/$venv" "$venv/bin/maturin" develop -q --locked
 "$venv/bin/python" -m pytest python/tests -q

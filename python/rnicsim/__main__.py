@@ -1,5 +1,5 @@
-"""`python -m rnicsim`: the `rnicsim` command line (run, validate, bench), plus `query` and
-`sweep`."""
+"""`python -m rnicsim`: the `rnicsim` command line (run, validate, bench), plus `query`,
+`sweep` and `report`."""
 
 from __future__ import annotations
 
@@ -41,6 +41,22 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         if not a.quiet:
             print(f"{table.height} finished points: {a.out}/results.parquet")
+        return 0
+    if len(argv) >= 2 and argv[1] == "report":
+        import argparse
+
+        from .report import write_report
+
+        ap = argparse.ArgumentParser(prog="python -m rnicsim report", description="Write an HTML report (PNG and SVG plots) of one or more runs.")
+        ap.add_argument("runs", nargs="+")
+        ap.add_argument("--out", default=None, help="folder for the page (default: RUN/report)")
+        a = ap.parse_args(argv[2:])
+        try:
+            page = write_report(a.runs, a.out or f"{a.runs[0]}/report")
+        except FileNotFoundError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        print(page)
         return 0
     argv[0] = "rnicsim"
     return _native.cli(argv)

@@ -1,0 +1,231 @@
+"""`rnicsim report`: an HTML page (with PNG and SVG files) of the plots a run is read by:
+FCT slowdown CDF, slowdown by flow size (mean and p99), per-QP rates, queue lengths, PFC pause
+fraction per port and fairness over time (Jain's index of QP rates). Several runs are drawn side
+by side, each in its own colour."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Callable, Sequence, Union
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import polars as pl  # noqa: E402
+
+from .api import Run  # noqa: E402
+
+SIZE_BUCKETS = [(0, 10_000, "<10 KB"), (10_000, 100_000, "10–100 KB"), (100_000, 1_000_000, "100 KB–1 MB"), (1_000_000, 10_000_000, "1–10 MB"), (10_000_000, 1 << 62, "≥10 MB")]
+
+
+def _label(run: Run) -> str:
+    return run.summary.get("name") or run.path.name
+
+
+def _no_data(ax, what: str) -> None:
+    ax.text(0.5, 0.5, f"no {what} in these runs", ha="center", va="center", transform=ax.transAxes, color="grey")
+
+
+def slowdown_cdf(ax, runs: Sequence[Run]) -> None:
+    drawn = False
+    for r in runs:
+        s = r.flows["slowdown"].drop_nulls().sort()
+        if s.len() == 0:
+            continue
+        y = [(i + 1) / s.len() for i in range(s.len())]
+        ax.step(s.to_list(), y, where="post", label=_label(r))
+        drawn = True
+    ax.set_xscale("log")
+    ax.set_xlabel("FCT slowdown (FCT / ideal FCT)")
+    ax.set_ylabel("fraction of flows")
+    ax.set_title("FCT slowdown CDF")
+    if drawn:
+        ax.legend()
+    else:
+        _no_data(ax, "completed flows")
+
+
+def slowdown_by_size(ax, runs: Sequence[Run]) -> None:
+    width = 0.8 / max(1, len(runs))
+    drawn = False
+    for k, r in enumerate(runs):
+        f = r.flows.filter(pl.col("slowdown").is_not_null())
+        means, p99s = [], []
+        for lo, hi, _ in SIZE_BUCKETS:
+            b = f.filter((pl.col("size") >= lo) & (pl.col("size") < hi))["slowdown"]
+            means.append(b.mean() if b.len() else 0.0)
+            p99s.append(b.quantile(0.99) if b.len() else 0.0)
+        if f.height == 0:
+            continue
+        xs = [i + k * width for i in range(len(SIZE_BUCKETS))]
+        ax.bar(xs, p99s, width, alpha=0.35, label=f"{_label(r)} p99")
+        ax.bar(xs, means, width * 0.6, label=f"{_label(r)} mean")
+        drawn = True
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(SIZE_BUCKETS))], [b[2] for b in SIZE_BUCKETS])
+    ax.set_ylabel("FCT slowdown")
+    ax.set_title("slowdown by flow size (mean and p99)")
+    if drawn:
+        ax.legend(fontsize="small")
+    else:
+        _no_data(ax, "completed flows")
+
+
+def qp_rates(ax, runs: Sequence[Run]) -> None:
+    drawn = False
+    for r in runs:
+        rates = r.rates
+        if rates.height == 0:
+            continue
+        busiest = rates.group_by("qp").len().sort(["len", "qp"], descending=[True, False]).head(4)["qp"].to_list()
+        for q in busiest:
+            d = rates.filter(pl.col("qp") == q).sort("time_ps")
+            ax.plot((d["time_ps"] / 1e6).to_list(), (d["rate_bps"] / 1e9).to_list(), label=f"{_label(r)} QP {q}")
+            drawn = True
+    ax.set_xlabel("time (µs)")
+    ax.set_ylabel("rate (Gbps)")
+    ax.set_title("per-QP rate (congestion control)")
+    if drawn:
+        ax.legend(fontsize="small")
+    else:
+        _no_data(ax, "rate samples (set outputs.rate_interval)")
+
+
+def queue_lengths(ax, runs: Sequence[Run]) -> None:
+    drawn = False
+    for r in runs:
+        q = r.queues
+        if q.height == 0:
+            continue
+        top = q.group_by("port").agg(pl.col("queue_bytes").max().alias("m")).sort(["m", "port"], descending=[True, False]).head(3)
+        for port in top.filter(pl.col("m") > 0)["port"].to_list():
+            d = q.filter(pl.col("port") == port).sort("time_ps")
+            ax.plot((d["time_ps"] / 1e6).to_list(), (d["queue_bytes"] / 1e3).to_list(), label=f"{_label(r)} port {port}")
+            drawn = True
+    ax.set_xlabel("time (µs)")
+    ax.set_ylabel("queue (KB)")
+    ax.set_title("longest queues")
+    if drawn:
+        ax.legend(fontsize="small")
+    else:
+        _no_data(ax, "queue samples (set outputs.queue_interval)")
+
+
+def pause_fraction(ax, runs: Sequence[Run]) -> None:
+    drawn = False
+    for r in runs:
+        c = r.counters
+        secs = r.summary["duration_ps"] / 1e12
+        c = c.with_columns((pl.col("paused_rx_ps") / 1e12 / secs).alias("f")).filter(pl.col("f") > 0).sort("f", descending=True).head(12)
+        if c.height == 0:
+            continue
+        ax.bar([f"{n}:{i}" for n, i in zip(c["node"], c["iface"])], c["f"].to_list(), alpha=0.7, label=_label(r))
+        drawn = True
+    ax.set_xlabel("node:interface")
+    ax.set_ylabel("fraction of time paused")
+    ax.set_title("PFC pause fraction per port")
+    ax.tick_params(axis="x", labelrotation=60, labelsize="small")
+    if drawn:
+        ax.legend()
+    else:
+        _no_data(ax, "PFC pauses")
+
+
+def fairness(ax, runs: Sequence[Run]) -> None:
+    drawn = False
+    for r in runs:
+        rates = r.rates
+        if rates.height == 0:
+            continue
+        j = (
+            rates.group_by("time_ps")
+            .agg((pl.col("rate_bps").cast(pl.Float64).sum() ** 2 / (pl.len() * (pl.col("rate_bps").cast(pl.Float64) ** 2).sum())).alias("jain"))
+            .sort("time_ps")
+        )
+        ax.plot((j["time_ps"] / 1e6).to_list(), j["jain"].to_list(), label=_label(r))
+        drawn = True
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("time (µs)")
+    ax.set_ylabel("Jain's index of QP rates")
+    ax.set_title("fairness over time")
+    if drawn:
+        ax.legend()
+    else:
+        _no_data(ax, "rate samples (set outputs.rate_interval)")
+
+
+PLOTS: list[tuple[str, Callable]] = [
+    ("slowdown_cdf", slowdown_cdf),
+    ("slowdown_by_size", slowdown_by_size),
+    ("qp_rates", qp_rates),
+    ("queue_lengths", queue_lengths),
+    ("pause_fraction", pause_fraction),
+    ("fairness", fairness),
+]
+
+SUMMARY_ROWS = [
+    ("simulated (µs)", lambda s: s["duration_ps"] / 1e6),
+    ("flows completed", lambda s: s["rdma"]["flows_completed"]),
+    ("slowdown p50", lambda s: s["rdma"]["slowdown_p50"]),
+    ("slowdown p99", lambda s: s["rdma"]["slowdown_p99"]),
+    ("retransmits", lambda s: s["rdma"]["retransmits"]),
+    ("ECN marks", lambda s: s["ecn_marks"]),
+    ("PFC pauses sent", lambda s: s["pfc_pauses_sent"]),
+    ("drops (buffer)", lambda s: s["drops_buffer"]),
+    ("max queue (KB)", lambda s: s["max_queue_bytes"] / 1e3),
+]
+
+
+def _fmt(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def write_report(runs: Sequence[Union[str, Path, Run]], out: Union[str, Path]) -> Path:
+    """Writes `out/index.html` with every plot as PNG and SVG beside it; returns the page."""
+    runs = [r if isinstance(r, Run) else Run(r) for r in runs]
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    figures = []
+    for name, draw in PLOTS:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        draw(ax, runs)
+        fig.tight_layout()
+        fig.savefig(out / f"{name}.svg")
+        fig.savefig(out / f"{name}.png", dpi=110)
+        plt.close(fig)
+        figures.append(name)
+    summaries = [r.summary for r in runs]
+    head = "".join(f"<th>{html.escape(_label(r))}</th>" for r in runs)
+    rows = "".join(f"<tr><td>{k}</td>" + "".join(f"<td>{_fmt(f(s))}</td>" for s in summaries) + "</tr>" for k, f in SUMMARY_ROWS)
+    paper = ""
+    for r, s in zip(runs, summaries):
+        if s.get("paper"):
+            items = "".join(
+                f"<tr><td>{html.escape(c['metric'])}</td><td>{html.escape(c['source'])}</td><td>{c['paper']}</td>"
+                f"<td>{'—' if c['ours'] is None else _fmt(c['ours'])}</td><td>{'yes' if c['within'] else 'NO'}</td></tr>"
+                for c in s["paper"]
+            )
+            paper += f"<h2>{html.escape(_label(r))}: paper vs ours</h2><table><tr><th>metric</th><th>source</th><th>paper</th><th>ours</th><th>within</th></tr>{items}</table>"
+    imgs = "".join(f'<figure><img src="{n}.svg" alt="{n}"><figcaption><a href="{n}.png">PNG</a> · <a href="{n}.svg">SVG</a></figcaption></figure>' for n in figures)
+    page = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>rnicsim report</title>
+<style>body{{font-family:sans-serif;margin:2em;color:#222}}table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}td:first-child{{text-align:left}}figure{{display:inline-block;margin:0.5em}}img{{width:640px}}</style>
+</head><body>
+<h1>rnicsim report</h1>
+<p>{len(runs)} run(s): {html.escape(", ".join(str(r.path) for r in runs))}</p>
+<table><tr><th></th>{head}</tr>{rows}</table>
+{paper}
+{imgs}
+<script>
+window.addEventListener("load", () => {{
+  const ok = Array.from(document.images).every(i => i.complete && i.naturalWidth > 0);
+  document.body.setAttribute("data-images-ok", ok ? "yes" : "no");
+}});
+</script>
+</body></html>
+"""
+    (out / "index.html").write_text(page)
+    (out / "report.json").write_text(json.dumps({"runs": [str(r.path) for r in runs], "figures": figures}, indent=2) + "\n")
+    return out / "index.html"
