@@ -1,5 +1,5 @@
 """`python -m rnicsim`: the `rnicsim` command line (run, validate, bench), plus `query`,
-`sweep` and `report`."""
+`sweep`, `report` and `reproduce`."""
 
 from __future__ import annotations
 
@@ -57,6 +57,20 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 2
         print(page)
+        return 0
+    if len(argv) >= 2 and argv[1] == "reproduce":
+        import argparse
+
+        from .reproduce import PAPERS, reproduce
+
+        ap = argparse.ArgumentParser(prog="python -m rnicsim reproduce", description="Run the paper reproductions and build a gallery page.")
+        ap.add_argument("papers", nargs="*", default=["all"], choices=[*PAPERS, "all"])
+        ap.add_argument("--out", default="runs/reproduce")
+        ap.add_argument("--scenarios", default="scenarios", help="the folder holding scr/, tassel/, ...")
+        ap.add_argument("--quick", action="store_true")
+        a = ap.parse_args(argv[2:])
+        counts = reproduce(a.papers or ["all"], a.out, a.scenarios, quick=a.quick)
+        print(f"{counts['passed']} of {counts['claims']} claims within tolerance: {a.out}/index.html")
         return 0
     argv[0] = "rnicsim"
     return _native.cli(argv)
