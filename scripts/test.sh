@@ -30,6 +30,6 @@ venv=target/py-venv
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
-"$venv/bin/pip" install -q --disable-pip-version-check maturin 'polars>=1' 'duckdb>=1' tqdm matplotlib pytest
+"$venv/bin/pip" install -q --disable-pip-version-check maturin 'polars>=1' 'duckdb>=1' tqdm matplotlib pytest 'ray>=2'
 VIRTUAL_ENV="$PWD/$venv" "$venv/bin/maturin" develop -q --locked
 "$venv/bin/python" -m pytest python/tests -q

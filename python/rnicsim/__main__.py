@@ -32,10 +32,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.add_argument("sweep")
         ap.add_argument("--out", required=True)
         ap.add_argument("--workers", type=int, default=None)
+        ap.add_argument("--ray", default=None, metavar="ADDRESS", help='run on a Ray cluster ("local" starts one here)')
         ap.add_argument("--quiet", action="store_true")
         a = ap.parse_args(argv[2:])
         try:
-            table = run_sweep(a.sweep, a.out, workers=a.workers, quiet=a.quiet)
+            table = run_sweep(a.sweep, a.out, workers=a.workers, quiet=a.quiet, ray_address=a.ray)
         except ScenarioError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2

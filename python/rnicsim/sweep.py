@@ -10,6 +10,7 @@ Sweep file (TOML)::
     "nic.cc" = [{ dcqcn = {} }, { hpcc = {} }]
     "flows.0.load" = [0.2, 0.4]                  # list elements by index
 
+Points run on a local process pool, or on a Ray cluster (``ray_address``; ``--ray ADDRESS``).
 Runs are content-addressed: each point's folder is named by a hash of its resolved scenario, so
 re-running a sweep skips finished points and resumes after a crash. A point that fails (an
 invalid value, a crash) is reported with its parameters in ``failures.json`` and does not stop
@@ -29,7 +30,7 @@ import os
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 import polars as pl
 
@@ -85,8 +86,47 @@ def _run_point(data: dict[str, Any], label: str, base_dir: str, out: str) -> str
     return out
 
 
-def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[int] = None, quiet: bool = False) -> pl.DataFrame:
-    """Runs every point not already finished; returns the merged results table."""
+def _local(todo: list, workers: int) -> Iterator[tuple[tuple, Optional[str]]]:
+    # Spawned workers: forking a process that runs polars' and the simulator's threads is unsafe.
+    ctx = multiprocessing.get_context("spawn")
+    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        futures = {pool.submit(_run_point, s.data, s.label, str(s.base_dir), str(d)): (p, s, d) for p, s, d in todo}
+        for f in cf.as_completed(futures):
+            try:
+                f.result()
+                yield futures[f], None
+            except Exception as e:  # noqa: BLE001 - a failing point is reported, the rest go on
+                yield futures[f], f"{type(e).__name__}: {e}"
+
+
+def _ray(todo: list, address: str) -> Iterator[tuple[tuple, Optional[str]]]:
+    import ray
+
+    opts = {"include_dashboard": False, "log_to_driver": False}
+    if address == "local":
+        ray.init(num_cpus=os.cpu_count() or 1, **opts)
+    else:
+        ray.init(address=address, **opts)
+    try:
+        remote = ray.remote(_run_point)
+        refs = {remote.remote(s.data, s.label, str(s.base_dir), str(d)): (p, s, d) for p, s, d in todo}
+        pending = list(refs)
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            try:
+                ray.get(ready[0])
+                yield refs[ready[0]], None
+            except Exception as e:  # noqa: BLE001 - a failing point is reported, the rest go on
+                yield refs[ready[0]], f"{type(e).__name__}: {e}"
+    finally:
+        ray.shutdown()
+
+
+def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[int] = None, quiet: bool = False, ray_address: Optional[str] = None) -> pl.DataFrame:
+    """Runs every point not already finished, on a local process pool or, with `ray_address`
+    (``"local"`` starts a Ray instance here; otherwise an address for ``ray.init``), on a Ray
+    cluster whose nodes share `out`'s filesystem and have rnicsim installed. Returns the merged
+    results table."""
     out = Path(out)
     (out / "runs").mkdir(parents=True, exist_ok=True)
     base, points = load(path)
@@ -98,24 +138,19 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
         except ScenarioError as e:
             failures.append({"parameters": p, "error": str(e)})
             continue
-        d = out / "runs" / _key(resolved)
+        d = (out / "runs" / _key(resolved)).resolve()
         (done if (d / "summary.json").exists() else todo).append((p, s, d))
+    where = f"Ray ({ray_address})" if ray_address else "a local process pool"
     if not quiet:
-        print(f"sweep: {len(points)} points, {len(done)} already finished, {len(todo)} to run, {len(failures)} invalid", file=sys.stderr)
-    workers = workers or max(1, (os.cpu_count() or 1))
-    # Spawned workers: forking a process that runs polars' and the simulator's threads is unsafe.
-    ctx = multiprocessing.get_context("spawn")
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        futures = {pool.submit(_run_point, s.data, s.label, str(s.base_dir), str(d)): (p, s, d) for p, s, d in todo}
-        for i, f in enumerate(cf.as_completed(futures), 1):
-            p, s, d = futures[f]
-            try:
-                f.result()
-                done.append((p, s, d))
-            except Exception as e:  # noqa: BLE001 - a failing point is reported, the rest go on
-                failures.append({"parameters": p, "error": f"{type(e).__name__}: {e}"})
-            if not quiet:
-                print(f"sweep: {i}/{len(todo)} run", file=sys.stderr)
+        print(f"sweep: {len(points)} points, {len(done)} already finished, {len(todo)} to run on {where}, {len(failures)} invalid", file=sys.stderr)
+    events = _ray(todo, ray_address) if ray_address and todo else _local(todo, workers or max(1, os.cpu_count() or 1))
+    for i, ((p, s, d), error) in enumerate(events, 1):
+        if error is None:
+            done.append((p, s, d))
+        else:
+            failures.append({"parameters": p, "error": error})
+        if not quiet:
+            print(f"sweep: {i}/{len(todo)} run", file=sys.stderr)
     (out / "failures.json").write_text(json.dumps(failures, indent=2) + "\n")
     table = results(done)
     tmp = out / "results.parquet.partial"

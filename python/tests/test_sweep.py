@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 import rnicsim
 from rnicsim.sweep import run_sweep
 
@@ -43,3 +45,17 @@ def test_rerunning_a_sweep_skips_finished_points(tmp_path: Path) -> None:
     assert len(after) == 3
     assert all(after[p] == t for p, t in before.items()), "finished runs were not redone"
     assert sorted(table["seed"].to_list()) == ["1", "2", "3"]
+
+
+def test_the_same_sweep_runs_on_a_local_ray_instance(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    sweep = write_sweep(tmp_path, 'seeds = [1, 2]\n[parameters]\nduration = ["100us"]\n"flows.0.load" = [0.1, 9.0]\n')
+    table = run_sweep(sweep, tmp_path / "ray", quiet=True, ray_address="local")
+    assert table.height == 2, "the two valid points ran on Ray"
+    failures = json.loads((tmp_path / "ray" / "failures.json").read_text())
+    assert len(failures) == 2 and all(f["parameters"]["flows.0.load"] == 9.0 for f in failures)
+    # Ray and the local pool give the same runs (same content addresses, same summaries).
+    local = run_sweep(write_sweep(tmp_path, 'seeds = [1, 2]\n[parameters]\nduration = ["100us"]\n"flows.0.load" = [0.1]\n'), tmp_path / "local", workers=2, quiet=True)
+    key = lambda t: sorted(zip(t["seed"].to_list(), t["rdma.flows_completed"].to_list()))  # noqa: E731
+    assert key(table) == key(local)
+    assert sorted(p.name for p in (tmp_path / "ray" / "runs").iterdir()) == sorted(p.name for p in (tmp_path / "local" / "runs").iterdir())
