@@ -80,3 +80,14 @@ def test_progress_callback_and_query_command(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "rnicsim", "query", str(run.path), "SELECT count(*) AS n FROM counters"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "96" in out.stdout, out.stdout  # 48 links, two ports each
+
+
+def test_the_rust_binary_hands_analysis_commands_to_python(tmp_path: Path) -> None:
+    exe = ROOT / "target" / "debug" / "rnicsim"
+    if not exe.exists():
+        pytest.skip("the Rust binary is built by `cargo test` (scripts/test.sh runs it first)")
+    run = rnicsim.run(QUICKSTART, out=tmp_path / "r", progress=False, duration="100us")
+    env = {**__import__("os").environ, "RNICSIM_PYTHON": sys.executable}
+    out = subprocess.run([str(exe), "query", str(run.path), "SELECT count(*) AS n FROM counters"], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "96" in out.stdout

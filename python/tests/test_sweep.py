@@ -59,3 +59,34 @@ def test_the_same_sweep_runs_on_a_local_ray_instance(tmp_path: Path) -> None:
     key = lambda t: sorted(zip(t["seed"].to_list(), t["rdma.flows_completed"].to_list()))  # noqa: E731
     assert key(table) == key(local)
     assert sorted(p.name for p in (tmp_path / "ray" / "runs").iterdir()) == sorted(p.name for p in (tmp_path / "local" / "runs").iterdir())
+
+
+def test_a_sweep_killed_midway_resumes_without_redoing_finished_runs(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    sweep = write_sweep(tmp_path, 'seeds = [1, 2, 3, 4, 5, 6]\n[parameters]\nduration = ["300us"]\n')
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "rnicsim", "sweep", str(sweep), "--out", str(out), "--workers", "1", "--quiet"]
+    proc = subprocess.Popen(cmd, start_new_session=True)
+    deadline = time.time() + 120
+    finished: list[Path] = []
+    while time.time() < deadline and proc.poll() is None:
+        finished = [p for p in (out / "runs").glob("*") if (p / "summary.json").exists()] if (out / "runs").exists() else []
+        if finished:
+            break
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    finished = [p for p in (out / "runs").iterdir() if (p / "summary.json").exists()]
+    assert 1 <= len(finished) < 6, "killed midway"
+    assert not (out / "results.parquet").exists(), "the killed sweep never merged"
+    before = {p: (p / "summary.json").stat().st_mtime_ns for p in finished}
+    table = run_sweep(sweep, out, workers=2, quiet=True)
+    assert table.height == 6
+    assert all((p / "summary.json").stat().st_mtime_ns == t for p, t in before.items()), "finished runs were kept"
+    # No half-written folder survives as a run.
+    assert sorted(p.name for p in (out / "runs").iterdir() if not p.name.startswith(".")) == sorted(table["run"].map_elements(lambda r: Path(r).name, return_dtype=str).to_list())

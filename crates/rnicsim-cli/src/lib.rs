@@ -46,6 +46,30 @@ enum Command {
     },
     /// Measure simulator speed on a fixed fabric workload.
     Bench(bench::BenchArgs),
+    /// SQL over a run folder's tables (DuckDB; runs `python -m rnicsim query`).
+    #[command(disable_help_flag = true)]
+    Query {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// An HTML report of one or more runs (runs `python -m rnicsim report`).
+    #[command(disable_help_flag = true)]
+    Report {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// A parameter sweep on a local pool or Ray (runs `python -m rnicsim sweep`).
+    #[command(disable_help_flag = true)]
+    Sweep {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// The paper reproductions and their gallery (runs `python -m rnicsim reproduce`).
+    #[command(disable_help_flag = true)]
+    Reproduce {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 /// Runs the command line `args` (program name first); `stop` is polled during long runs and
@@ -62,6 +86,10 @@ pub fn main_with(args: Vec<String>, stop: &dyn Fn() -> bool) -> u8 {
         Command::Run { scenario, out, force, overrides, quiet } => run(&scenario, out, force, &overrides, quiet, stop),
         Command::Validate { scenario, overrides } => validate(&scenario, &overrides),
         Command::Bench(args) => bench::run(&args).map(|_| 0),
+        Command::Query { args } => python("query", &args),
+        Command::Report { args } => python("report", &args),
+        Command::Sweep { args } => python("sweep", &args),
+        Command::Reproduce { args } => python("reproduce", &args),
     };
     match result {
         Ok(code) => code,
@@ -70,6 +98,18 @@ pub fn main_with(args: Vec<String>, stop: &dyn Fn() -> bool) -> u8 {
             2
         }
     }
+}
+
+/// The analysis commands live in the Python package (DuckDB, polars, matplotlib, Ray): run them
+/// with `$RNICSIM_PYTHON` (default `python3`), which must have `rnicsim` installed.
+fn python(command: &str, args: &[String]) -> anyhow::Result<u8> {
+    let exe = std::env::var("RNICSIM_PYTHON").unwrap_or_else(|_| "python3".into());
+    let status = std::process::Command::new(&exe)
+        .args(["-m", "rnicsim", command])
+        .args(args)
+        .status()
+        .with_context(|| format!("cannot start {exe} for `rnicsim {command}`; install the Python package (`pip install .`) or set RNICSIM_PYTHON"))?;
+    Ok(status.code().map_or(1, |c| c.clamp(0, 255) as u8))
 }
 
 /// Loads a scenario and applies `--set` overrides.

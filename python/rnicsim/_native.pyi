@@ -1,0 +1,15 @@
+"""Type stubs of the compiled module (crates/rnicsim-py)."""
+
+from typing import Callable, Optional
+
+def cli(argv: list[str]) -> int:
+    """Runs the `rnicsim` command line (program name first); returns its exit code."""
+
+def json_to_toml(json: str) -> str:
+    """Converts a JSON document to TOML text."""
+
+def validate(text: str, label: str, base_dir: str) -> str:
+    """Checks scenario text; returns it resolved. Raises ValueError naming file, line and key."""
+
+def run(text: str, label: str, base_dir: str, out: str, force: bool = False, progress: Optional[Callable[[int, int, int], None]] = None) -> str:
+    """Runs scenario text, writes the results into `out`; returns the folder."""
