@@ -25,8 +25,12 @@ def _label(run: Run) -> str:
     return run.summary.get("name") or run.path.name
 
 
-def _no_data(ax, what: str) -> None:
-    ax.text(0.5, 0.5, f"no {what} in these runs", ha="center", va="center", transform=ax.transAxes, color="grey")
+def _finish(ax, drawn: bool, missing: str, small: bool = False) -> None:
+    """A legend if anything was drawn, else a note of what the runs lack."""
+    if drawn:
+        ax.legend(fontsize="small" if small else None)
+    else:
+        ax.text(0.5, 0.5, f"no {missing} in these runs", ha="center", va="center", transform=ax.transAxes, color="grey")
 
 
 def slowdown_cdf(ax, runs: Sequence[Run]) -> None:
@@ -42,10 +46,7 @@ def slowdown_cdf(ax, runs: Sequence[Run]) -> None:
     ax.set_xlabel("FCT slowdown (FCT / ideal FCT)")
     ax.set_ylabel("fraction of flows")
     ax.set_title("FCT slowdown CDF")
-    if drawn:
-        ax.legend()
-    else:
-        _no_data(ax, "completed flows")
+    _finish(ax, drawn, "completed flows")
 
 
 def slowdown_by_size(ax, runs: Sequence[Run]) -> None:
@@ -67,10 +68,7 @@ def slowdown_by_size(ax, runs: Sequence[Run]) -> None:
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(SIZE_BUCKETS))], [b[2] for b in SIZE_BUCKETS])
     ax.set_ylabel("FCT slowdown")
     ax.set_title("slowdown by flow size (mean and p99)")
-    if drawn:
-        ax.legend(fontsize="small")
-    else:
-        _no_data(ax, "completed flows")
+    _finish(ax, drawn, "completed flows", small=True)
 
 
 def qp_rates(ax, runs: Sequence[Run]) -> None:
@@ -87,10 +85,7 @@ def qp_rates(ax, runs: Sequence[Run]) -> None:
     ax.set_xlabel("time (µs)")
     ax.set_ylabel("rate (Gbps)")
     ax.set_title("per-QP rate (congestion control)")
-    if drawn:
-        ax.legend(fontsize="small")
-    else:
-        _no_data(ax, "rate samples (set outputs.rate_interval)")
+    _finish(ax, drawn, "rate samples (set outputs.rate_interval)", small=True)
 
 
 def queue_lengths(ax, runs: Sequence[Run]) -> None:
@@ -107,10 +102,7 @@ def queue_lengths(ax, runs: Sequence[Run]) -> None:
     ax.set_xlabel("time (µs)")
     ax.set_ylabel("queue (KB)")
     ax.set_title("longest queues")
-    if drawn:
-        ax.legend(fontsize="small")
-    else:
-        _no_data(ax, "queue samples (set outputs.queue_interval)")
+    _finish(ax, drawn, "queue samples (set outputs.queue_interval)", small=True)
 
 
 def pause_fraction(ax, runs: Sequence[Run]) -> None:
@@ -127,10 +119,7 @@ def pause_fraction(ax, runs: Sequence[Run]) -> None:
     ax.set_ylabel("fraction of time paused")
     ax.set_title("PFC pause fraction per port")
     ax.tick_params(axis="x", labelrotation=60, labelsize="small")
-    if drawn:
-        ax.legend()
-    else:
-        _no_data(ax, "PFC pauses")
+    _finish(ax, drawn, "PFC pauses")
 
 
 def fairness(ax, runs: Sequence[Run]) -> None:
@@ -150,10 +139,7 @@ def fairness(ax, runs: Sequence[Run]) -> None:
     ax.set_xlabel("time (µs)")
     ax.set_ylabel("Jain's index of QP rates")
     ax.set_title("fairness over time")
-    if drawn:
-        ax.legend()
-    else:
-        _no_data(ax, "rate samples (set outputs.rate_interval)")
+    _finish(ax, drawn, "rate samples (set outputs.rate_interval)")
 
 
 PLOTS: list[tuple[str, Callable]] = [

@@ -92,9 +92,14 @@ impl Port {
 
     #[inline]
     pub fn enqueue(&mut self, class: u8, id: PacketId, size: u32) {
-        let c = class as usize;
-        self.queues[c].push_back(id);
-        self.queue_bytes[c] += size as u64;
+        self.queues[class as usize].push_back(id);
+        self.count_queued(class, size);
+    }
+
+    /// Byte accounting of a packet joining class `class`.
+    #[inline]
+    fn count_queued(&mut self, class: u8, size: u32) {
+        self.queue_bytes[class as usize] += size as u64;
         self.total_bytes += size as u64;
         if self.total_bytes > self.counters.max_queue_bytes {
             self.counters.max_queue_bytes = self.total_bytes;
@@ -103,13 +108,8 @@ impl Port {
 
     /// Queues a packet at the head of its class (a NIC's ACKs bypass its transmit pipeline).
     pub fn enqueue_front(&mut self, class: u8, id: PacketId, size: u32) {
-        let c = class as usize;
-        self.queues[c].push_front(id);
-        self.queue_bytes[c] += size as u64;
-        self.total_bytes += size as u64;
-        if self.total_bytes > self.counters.max_queue_bytes {
-            self.counters.max_queue_bytes = self.total_bytes;
-        }
+        self.queues[class as usize].push_front(id);
+        self.count_queued(class, size);
     }
 
     /// Control frames (PFC) bypass the class queues and are never paused.

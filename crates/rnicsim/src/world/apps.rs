@@ -147,11 +147,7 @@ const APP_BUFFER: u64 = 0;
 impl World {
     /// The application memory region of host `node` (registered at build).
     fn app_keys(&self, node: u32) -> (u32, u32) {
-        let h = match self.roles[node as usize] {
-            super::NodeRole::Host(h) => h,
-            _ => unreachable!("flows run between hosts"),
-        };
-        self.app_mr[h as usize]
+        self.app_mr[self.host_index(node) as usize]
     }
 
     /// A Poisson generator fires: start a flow and draw the next arrival.
@@ -253,20 +249,13 @@ impl World {
         let hdr = Opcode::WriteMiddle.header_bytes() as u64;
         let wire = size + n * hdr + (Opcode::WriteFirst.header_bytes() as u64 - hdr);
         let first = size.min(mtu) + Opcode::WriteFirst.header_bytes() as u64;
-        let rate = self.ports[self.hosts[self.host_index_of(src) as usize].port as usize].rate;
+        let rate = self.ports[self.hosts[self.host_index(src) as usize].port as usize].rate;
         let l = self.nic_spec.pcie.latency;
         let bw = self.nic_spec.pcie.bandwidth;
         let payload_read = if size <= self.nic_spec.inline_bytes as u64 { Time::ZERO } else { l + l };
         let fixed = l + l + l + bw.tx_time(DESCRIPTOR_BYTES) + payload_read + bw.tx_time(DESCRIPTOR_BYTES) + l;
         let path = self.path_time(src, dst, first) + self.path_time(dst, src, Opcode::Acknowledge.header_bytes() as u64);
         fixed + path + rate.tx_time(wire - first)
-    }
-
-    fn host_index_of(&self, node: u32) -> u32 {
-        match self.roles[node as usize] {
-            super::NodeRole::Host(h) => h,
-            _ => unreachable!(),
-        }
     }
 
     /// A perftest's timer: it starts, or (the second time) its measurement window opens.

@@ -51,7 +51,7 @@ impl tassel::WqeSource for UpcomingPackets<'_> {
 }
 
 impl World {
-    fn host_index(&self, node: u32) -> u32 {
+    pub(crate) fn host_index(&self, node: u32) -> u32 {
         match self.roles[node as usize] {
             NodeRole::Host(h) => h,
             NodeRole::Switch(_) => panic!("node {node} is a switch, not a host"),
@@ -505,8 +505,10 @@ impl World {
         let op = Opcode::from_u8(hdr.opcode).expect("built from an Opcode");
         let size = hdr.payload + op.header_bytes();
         let h = qp.host as usize;
-        // Payload DMA: bytes mode copies the source bytes into the packet's payload slot.
+        // Payload DMA: bytes mode copies the source bytes into the packet's payload slot (the
+        // source address is looked up only then; size-only runs skip it on this hot path).
         let src_addr = match op.family() {
+            _ if !self.nics[h].memory.has_bytes() || hdr.payload == 0 => None,
             Family::ReadResponse => Some(hdr.va),
             Family::Write | Family::Send => qp.entry_of(psn).map(|i| qp.sq[i].wr.local_addr + (psn - qp.sq[i].first_psn) * mtu as u64),
             _ => None,
@@ -534,13 +536,11 @@ impl World {
             let inline = op.family() != Family::ReadResponse && hdr.dma_len <= self.nic_spec.inline_bytes;
             let nic = &mut self.nics[h];
             let at = if inline { now } else { nic.pcie.read_payload(now, hdr.payload as u64) };
-            if nic.memory.has_bytes() {
-                if let Some(a) = src_addr {
-                    let mut buf = std::mem::take(&mut nic.scratch);
-                    nic.memory.read(a, &mut buf, hdr.payload as usize);
-                    self.payloads.put(id, &buf);
-                    self.nics[h].scratch = buf;
-                }
+            if let Some(a) = src_addr {
+                let mut buf = std::mem::take(&mut nic.scratch);
+                nic.memory.read(a, &mut buf, hdr.payload as usize);
+                self.payloads.put(id, &buf);
+                self.nics[h].scratch = buf;
             }
             let qp = &mut self.qps[q as usize];
             qp.next_send = qp.next_send.max(at);
