@@ -1,0 +1,108 @@
+//! Golden outputs: every shipped scenario (examples, quickstart, the benchmark at a short
+//! duration, the SCR and Tassel reproductions, and the ns-3 config.txt path) is run and every
+//! file of its run folder is digested (SHA-256). The digests are compared to
+//! `tests/golden/digests.txt`, so a change that alters any output byte of any shipped scenario
+//! fails here.
+//!
+//! An intended change of outputs updates the file deliberately, in a commit of its own that says
+//! why: `RNICSIM_BLESS=1 cargo test -p rnicsim --test golden`.
+
+use rnicsim::output::RunDir;
+use rnicsim::scenario::ns3::translate;
+use rnicsim::scenario::LoadedScenario;
+use rnicsim::world::World;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The scenarios covered, with the overrides that keep each short enough for a debug build.
+fn cases() -> Vec<(String, LoadedScenario)> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    for dir in ["scenarios", "scenarios/examples", "scenarios/bench", "scenarios/scr", "scenarios/tassel"] {
+        let mut list: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        list.sort();
+        files.extend(list);
+    }
+    let mut out = Vec::new();
+    for f in files {
+        let name = f.strip_prefix(root()).unwrap().to_string_lossy().replace('\\', "/");
+        let mut loaded = LoadedScenario::from_file(&f).unwrap_or_else(|e| panic!("{e}"));
+        if name.starts_with("scenarios/bench/") {
+            loaded = loaded.with_overrides(&[("duration".into(), "\"300us\"".into())]).unwrap();
+        }
+        out.push((name, loaded));
+    }
+    // The ns-3 path: a config.txt translated and run; its fct.txt/pfc.txt go into the run folder.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ns3");
+    let text = std::fs::read_to_string(dir.join("config.txt")).unwrap();
+    let t = translate(&text, "config.txt", &dir).unwrap();
+    let mut loaded = LoadedScenario::from_str(&t.toml, "config.txt", &dir).unwrap_or_else(|e| panic!("{e}"));
+    loaded.scenario.outputs.fct_file = None;
+    loaded.scenario.outputs.pfc_file = None;
+    loaded.scenario.outputs.hpcc_text = true;
+    out.push(("crates/rnicsim/tests/data/ns3/config.txt".into(), loaded));
+    out
+}
+
+fn digests_of(name: &str, loaded: &LoadedScenario, tmp: &Path) -> Vec<(String, String)> {
+    let mut w = World::build(loaded).unwrap_or_else(|e| panic!("{name}: {e}"));
+    w.run(|_| true);
+    let target = tmp.join(name.replace('/', "_"));
+    let dir = RunDir::create(&target, false).unwrap();
+    rnicsim::write_outputs(&dir, loaded, &w).unwrap();
+    let done = dir.commit().unwrap();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&done).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap();
+            let hex: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+            (p.file_name().unwrap().to_string_lossy().into_owned(), hex)
+        })
+        .collect()
+}
+
+#[test]
+fn every_shipped_scenario_gives_its_golden_outputs() {
+    let golden_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/digests.txt");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut actual = BTreeMap::new();
+    for (name, loaded) in cases() {
+        for (file, hex) in digests_of(&name, &loaded, tmp.path()) {
+            actual.insert(format!("{name} {file}"), hex);
+        }
+    }
+    let text: String = actual.iter().map(|(k, v)| format!("{k} {v}\n")).collect();
+    if std::env::var_os("RNICSIM_BLESS").is_some() {
+        std::fs::create_dir_all(golden_path.parent().unwrap()).unwrap();
+        std::fs::write(&golden_path, text).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&golden_path).unwrap_or_default();
+    let expected: BTreeMap<String, String> = expected
+        .lines()
+        .filter_map(|l| l.rsplit_once(' '))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let mut diffs = Vec::new();
+    for (k, v) in &actual {
+        match expected.get(k) {
+            None => diffs.push(format!("new output: {k}")),
+            Some(e) if e != v => diffs.push(format!("changed: {k}")),
+            _ => {}
+        }
+    }
+    for k in expected.keys().filter(|k| !actual.contains_key(*k)) {
+        diffs.push(format!("missing output: {k}"));
+    }
+    assert!(diffs.is_empty(), "outputs differ from tests/golden/digests.txt (bless with RNICSIM_BLESS=1 if intended):\n{}", diffs.join("\n"));
+}
