@@ -5,7 +5,7 @@
 //! a per-switch seed, as real switches use to avoid hash polarization; the UDP source port is part
 //! of the tuple, so a sender can steer its path) and random packet spraying.
 
-use super::packet::Packet;
+use crate::wire::packet::Packet;
 use crate::sim::rng::{mix64, Rng};
 use crate::units::Time;
 use rand::Rng as _;

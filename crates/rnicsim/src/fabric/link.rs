@@ -4,7 +4,7 @@
 //! Serialization happens at the sending port; the link only delays. Packets leave a link in the
 //! order they entered, so only the oldest one in flight needs a pending event (htsim's pipe).
 
-use super::packet::PacketId;
+use crate::wire::packet::PacketId;
 use crate::units::Time;
 use std::collections::VecDeque;
 

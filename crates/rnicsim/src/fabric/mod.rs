@@ -6,7 +6,6 @@ pub mod buffer;
 pub mod ecn;
 pub mod lb;
 pub mod link;
-pub mod packet;
 pub mod port;
 pub mod routing;
 pub mod topology;

@@ -5,7 +5,7 @@
 //! starts (its arrival at the far end is then known); the port's single timer is armed for the
 //! end of serialization only when another packet is waiting, so an idle port costs no event.
 
-use super::packet::PacketId;
+use crate::wire::packet::PacketId;
 use crate::sim::TimerId;
 use crate::units::{BitsPerSec, Time};
 use std::collections::VecDeque;

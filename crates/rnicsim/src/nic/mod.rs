@@ -10,7 +10,6 @@ pub mod qp;
 pub mod sched;
 pub mod verbs;
 
-use crate::fabric::packet::PacketId;
 use crate::units::{Bytes, Time};
 use cc::CcSpec;
 use memory::HostMemory;
@@ -205,25 +204,5 @@ impl Nic {
             dropped_seen: 0,
             scratch: Vec::new(),
         }
-    }
-}
-
-/// Payloads of packets in flight, for real-bytes memory (indexed by packet id).
-#[derive(Default)]
-pub struct PayloadStore {
-    slots: Vec<Vec<u8>>,
-}
-
-impl PayloadStore {
-    pub fn put(&mut self, id: PacketId, data: &[u8]) {
-        let i = id.0 as usize;
-        if self.slots.len() <= i {
-            self.slots.resize_with(i + 1, Vec::new);
-        }
-        self.slots[i].clear();
-        self.slots[i].extend_from_slice(data);
-    }
-    pub fn get(&self, id: PacketId) -> &[u8] {
-        self.slots.get(id.0 as usize).map_or(&[], |v| v.as_slice())
     }
 }

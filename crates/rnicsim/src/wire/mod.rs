@@ -1,6 +1,10 @@
-//! Packet headers as the wire defines them: RoCEv2 opcodes and header sizes ([`roce`]), and the
-//! byte encoding of whole frames for pcap export ([`pcap`]). The simulation itself moves the
-//! compact [`crate::fabric::packet::Packet`] struct; bytes are made only where a capture asks.
+//! What travels on the wire. The simulation moves the compact [`packet::Packet`] struct (header
+//! fields, no bytes) from a [`packet::PacketPool`]; per-packet extensions that only some runs need
+//! (the INT stack HPCC's switches stamp, [`int`]; real payload bytes) live in pool-side slots.
+//! [`roce`] holds RoCEv2 opcodes and header sizes; [`pcap`] encodes whole frames as bytes, only
+//! where a capture asks.
 
+pub mod int;
+pub mod packet;
 pub mod pcap;
 pub mod roce;

@@ -8,7 +8,7 @@
 //! (IBA Annex A17.3.3).
 
 use super::roce::{Opcode, ROCE_UDP_PORT};
-use crate::fabric::packet::{Packet, PacketKind};
+use crate::wire::packet::{Packet, PacketKind};
 use crate::units::Time;
 use std::io::Write;
 
@@ -47,7 +47,7 @@ pub fn encode(p: &Packet, payload: &[u8]) -> Option<Vec<u8>> {
     if p.kind != PacketKind::Roce {
         return encode_other(p);
     }
-    let op = Opcode::from_u8(p.roce.opcode)?;
+    let op = p.roce.opcode;
     let r = &p.roce;
     let pad = (4 - r.payload % 4) % 4;
     let mut l4 = Vec::with_capacity(64 + r.payload as usize);
@@ -68,7 +68,7 @@ pub fn encode(p: &Packet, payload: &[u8]) -> Option<Vec<u8>> {
         l4.extend_from_slice(&r.dma_len.to_be_bytes());
     }
     if op.has_aeth() {
-        l4.push(if op == Opcode::Acknowledge { r.syndrome } else { 0x1f });
+        l4.push(if op == Opcode::Acknowledge { r.syndrome.to_u8() } else { 0x1f });
         l4.extend_from_slice(&(r.msn & 0x00ff_ffff).to_be_bytes()[1..]);
     }
     if op.has_imm() {
@@ -173,7 +173,7 @@ pub fn write_pcap(path: &std::path::Path, packets: &[Captured]) -> std::io::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fabric::packet::RoceHeader;
+    use crate::wire::packet::RoceHeader;
 
     #[test]
     fn frame_length_matches_the_model() {
@@ -181,7 +181,7 @@ mod tests {
         p.kind = PacketKind::Roce;
         p.src = 3;
         p.dst = 4;
-        p.roce = RoceHeader { opcode: Opcode::WriteFirst as u8, payload: 1000, ..Default::default() };
+        p.roce = RoceHeader { opcode: Opcode::WriteFirst, payload: 1000, ..Default::default() };
         p.size = 1000 + Opcode::WriteFirst.header_bytes();
         let f = encode(&p, &[]).unwrap();
         // The model's size counts the FCS, which captures leave out.

@@ -23,9 +23,11 @@ pub const CNP_PAYLOAD_BYTES: u32 = 16;
 
 /// Reliable-connection opcodes (BTH opcode field; the top three bits 000 select RC) and the
 /// RoCEv2 congestion notification packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// (The default only fills the unused RoCE header of raw and PFC packets.)
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Opcode {
+    #[default]
     SendFirst = 0x00,
     SendMiddle = 0x01,
     SendLast = 0x02,
@@ -169,8 +171,9 @@ impl Opcode {
 }
 
 /// AETH syndrome (IBA 9.7.5.1.1): ACK, RNR NAK or NAK with a code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Syndrome {
+    #[default]
     Ack,
     /// Receiver not ready: no receive WQE for a SEND.
     RnrNak,

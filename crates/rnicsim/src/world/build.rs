@@ -4,7 +4,7 @@ use super::{HostState, NodeRole, RunStats, SwitchState, Wake, World};
 use crate::fabric::buffer::{PfcSettings, SharedBuffer};
 use crate::fabric::lb::{flow_hash, Ecmp, LbKind, LbPolicy, Spray};
 use crate::fabric::link::Link;
-use crate::fabric::packet::{PacketPool, ECN_ECT0, ECN_NOT_ECT};
+use crate::wire::packet::{PacketPool, ECN_ECT0, ECN_NOT_ECT};
 use crate::fabric::port::{ClassService, Port, CLASSES};
 use crate::fabric::routing::{Adjacent, Routes};
 use crate::fabric::topology::{NodeKind, Topology};
@@ -192,9 +192,7 @@ impl World {
             qps: Vec::new(),
             qp_free: Default::default(),
             qp_serial: 0,
-            payloads: Default::default(),
             int_enabled: s.nic.cc.needs_int(),
-            ints: Vec::new(),
             rtt_cache: Default::default(),
             app_mr: Vec::new(),
             cdfs: Vec::new(),

@@ -4,7 +4,7 @@
 use super::{NodeRole, World, PFC_FRAME_BYTES};
 use crate::fabric::buffer::Admit;
 use crate::fabric::lb::{LbContext, LoadBalancer};
-use crate::fabric::packet::{Packet, PacketId, PacketKind, ECN_CE, ECN_ECT0};
+use crate::wire::packet::{Packet, PacketId, PacketKind, ECN_CE, ECN_ECT0};
 use crate::fabric::routing::Routes;
 use crate::scenario::schema::LinkState;
 use crate::units::Time;
@@ -65,11 +65,7 @@ impl World {
         if self.int_enabled && kind == PacketKind::Roce {
             let port = &self.ports[p as usize];
             let hop = crate::nic::cc::IntHop { qlen: port.queue_bytes(class), tx_bytes: port.counters.tx_bytes, ts: self.now, rate: port.rate };
-            let i = id.0 as usize;
-            if self.ints.len() <= i {
-                self.ints.resize(i + 1, Default::default());
-            }
-            self.ints[i].push(hop);
+            self.pool.int_mut(id).push(hop);
         }
         let sw = &mut self.switches[s as usize];
         if sw.buffer.release(ingress, class, size) {

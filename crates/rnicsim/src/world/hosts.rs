@@ -1,7 +1,7 @@
 //! Host handlers: packet sources emit into their NIC queue; sinks record what arrives.
 
 use super::World;
-use crate::fabric::packet::{Packet, PacketId, PacketKind, ECN_CE};
+use crate::wire::packet::{Packet, PacketId, PacketKind, ECN_CE};
 use crate::host::NIC_QUEUE_PACKETS;
 
 impl World {
@@ -104,7 +104,7 @@ impl World {
             return;
         }
         let packet = *self.pool.get(id);
-        let payload = self.payloads.get(id).to_vec();
+        let payload = self.pool.payload(id).to_vec();
         self.capture.push(crate::wire::pcap::Captured { at: self.now, port: p, packet, payload });
     }
 }

@@ -18,7 +18,7 @@ use crate::fabric::buffer::SharedBuffer;
 use crate::fabric::ecn::EcnCurve;
 use crate::fabric::lb::LbPolicy;
 use crate::fabric::link::Link;
-use crate::fabric::packet::PacketPool;
+use crate::wire::packet::PacketPool;
 use crate::fabric::port::Port;
 use crate::fabric::routing::{Adjacent, Routes};
 use crate::host::{FlowStats, Source};
@@ -148,9 +148,7 @@ pub struct World {
     pub qps: Vec<crate::nic::qp::Qp>,
     pub(crate) qp_free: std::collections::VecDeque<(Time, u32)>,
     pub(crate) qp_serial: u64,
-    pub(crate) payloads: crate::nic::PayloadStore,
     pub(crate) int_enabled: bool,
-    pub(crate) ints: Vec<crate::nic::cc::IntStack>,
     pub(crate) rtt_cache: std::collections::HashMap<(u32, u32), Time>,
     /// Per host: (lkey, rkey) of the application region covering its memory.
     pub(crate) app_mr: Vec<(u32, u32)>,

@@ -8,8 +8,8 @@
 //! ECN marks); ACKs, NAKs, CNPs and READ responses go to the requester side.
 
 use super::{NodeRole, Wake, World};
-use crate::fabric::packet::{Packet, PacketId, PacketKind, RoceHeader, ECN_CE, ECN_ECT0};
-use crate::nic::cc::{Ack, CongestionControl, FlowParams, IntStack};
+use crate::wire::packet::{Packet, PacketId, PacketKind, RoceHeader, ECN_CE, ECN_ECT0};
+use crate::nic::cc::{Ack, CongestionControl, FlowParams};
 use crate::nic::qp::{opcode_at, packets_for, payload_at, Owner, PsnBitmap, Qp, QpState, ReadJob, SqEntry};
 use crate::nic::sched::{Pick, QpScheduler};
 use crate::nic::verbs::{Access, Completion, CompletionKind, MemoryRegion, PostError, RecvWr, SendWr, Status, Verb};
@@ -274,7 +274,7 @@ impl World {
         let pkt = self.pool.get_mut(id);
         // RTT samples start when a packet leaves the NIC (hardware timestamps), not when it
         // entered the transmit pipeline; ACKs keep the timestamp they echo.
-        if pkt.kind == PacketKind::Roce && pkt.roce.opcode != Opcode::Acknowledge as u8 && pkt.roce.opcode != Opcode::Cnp as u8 {
+        if pkt.kind == PacketKind::Roce && pkt.roce.opcode != Opcode::Acknowledge && pkt.roce.opcode != Opcode::Cnp {
             pkt.roce.ts = now;
         }
         let done = port.start_tx(now, pkt.size);
@@ -446,7 +446,7 @@ impl World {
             let idx = job.next;
             let payload = payload_at(job.len, mtu, idx);
             let op = opcode_at(Family::ReadResponse, idx, job.npkts, false);
-            let hdr = RoceHeader { opcode: op as u8, payload, va: job.va + idx as u64 * mtu as u64, msn: qp.msn, ..Default::default() };
+            let hdr = RoceHeader { opcode: op, payload, va: job.va + idx as u64 * mtu as u64, msn: qp.msn, ..Default::default() };
             let psn = job.first_psn + idx as u64;
             job.next += 1;
             if job.next == job.npkts {
@@ -470,7 +470,7 @@ impl World {
                     qp.snd_nxt = e.end_psn();
                 }
                 RoceHeader {
-                    opcode: Opcode::ReadRequest as u8,
+                    opcode: Opcode::ReadRequest,
                     va: e.wr.remote_addr + off,
                     rkey: e.wr.rkey,
                     dma_len: (e.wr.len - off) as u32,
@@ -486,7 +486,7 @@ impl World {
                 let off = idx as u64 * mtu as u64;
                 let op = opcode_at(family, idx, e.npkts, e.wr.verb.imm().is_some());
                 RoceHeader {
-                    opcode: op as u8,
+                    opcode: op,
                     payload: payload_at(e.wr.len, mtu, idx),
                     va: if family == Family::Write { e.wr.remote_addr } else { 0 },
                     offset: off as u32,
@@ -502,7 +502,7 @@ impl World {
             qp.tx_high = qp.tx_high.max(psn + 1);
             (hdr, psn, retransmit)
         };
-        let op = Opcode::from_u8(hdr.opcode).expect("built from an Opcode");
+        let op = hdr.opcode;
         let size = hdr.payload + op.header_bytes();
         let h = qp.host as usize;
         // Payload DMA: bytes mode copies the source bytes into the packet's payload slot (the
@@ -539,14 +539,14 @@ impl World {
             if let Some(a) = src_addr {
                 let mut buf = std::mem::take(&mut nic.scratch);
                 nic.memory.read(a, &mut buf, hdr.payload as usize);
-                self.payloads.put(id, &buf);
+                self.pool.set_payload(id, &buf);
                 self.nics[h].scratch = buf;
             }
             let qp = &mut self.qps[q as usize];
             qp.next_send = qp.next_send.max(at);
         }
         if self.int_enabled {
-            self.int_slot(id).n = 0;
+            self.pool.int_mut(id).n = 0;
         }
         let line = self.ports[self.nics[h].port as usize].rate;
         let qp = &mut self.qps[q as usize];
@@ -580,8 +580,8 @@ impl World {
         let qp = &mut self.qps[q as usize];
         let ece = std::mem::take(&mut qp.ecn_seen);
         let hdr = RoceHeader {
-            opcode: op as u8,
-            syndrome: syndrome.to_u8(),
+            opcode: op,
+            syndrome,
             msn: if op == Opcode::Cnp { 0 } else { qp.msn },
             va: echo.seq, // selective NAK: the PSN that arrived
             ts: echo.roce.ts,
@@ -595,7 +595,7 @@ impl World {
             dst_host: qp.peer_host,
             size: op.header_bytes(),
             priority: self.nic_spec.ack_class(),
-            ecn: crate::fabric::packet::ECN_NOT_ECT,
+            ecn: crate::wire::packet::ECN_NOT_ECT,
             udp_sport: qp.udp_sport,
             udp_dport: ROCE_UDP_PORT,
             flow_hash: qp.flow_hash,
@@ -608,8 +608,8 @@ impl World {
         let h = qp.host;
         let id = self.pool.alloc(pkt);
         if self.int_enabled {
-            let int = echo_id.map(|e| *self.int_slot(e)).unwrap_or_default();
-            *self.int_slot(id) = int;
+            let int = echo_id.map(|e| self.pool.int(e)).unwrap_or_default();
+            *self.pool.int_mut(id) = int;
         }
         let p = self.nics[h as usize].port;
         self.ports[p as usize].enqueue_front(pkt.priority, id, pkt.size);
@@ -628,7 +628,7 @@ impl World {
             qp.state != QpState::Free && qp.host == h && qp.peer_node == pkt.src
         };
         if valid {
-            let op = Opcode::from_u8(pkt.roce.opcode).expect("RoCE packets carry valid opcodes");
+            let op = pkt.roce.opcode;
             match op.family() {
                 Family::Write | Family::Send | Family::ReadRequest => self.responder_receive(q, op, &pkt, id),
                 Family::Ack => self.requester_ack(q, &pkt, id),
@@ -786,7 +786,7 @@ impl World {
         let nic = &mut self.nics[h];
         let done = nic.pcie.write_payload(now, pkt.roce.payload as u64);
         if nic.memory.has_bytes() && pkt.roce.payload > 0 {
-            let data = self.payloads.get(id);
+            let data = self.pool.payload(id);
             let end = (addr + data.len() as u64).min(nic.memory.size());
             if addr < end {
                 nic.memory.write(addr, &data[..(end - addr) as usize]);
@@ -826,9 +826,9 @@ impl World {
         if self.qps[q as usize].state != QpState::Ready {
             return;
         }
-        if syn == Syndrome::Ack.to_u8() {
+        if syn == Syndrome::Ack {
             self.ack_upto(q, psn + 1, pkt, id);
-        } else if syn == Syndrome::NakSequence.to_u8() {
+        } else if syn == Syndrome::NakSequence {
             self.ack_upto(q, psn, pkt, id);
             let selective = self.nic_spec.recovery == Recovery::SelectiveRepeat;
             let qp = &mut self.qps[q as usize];
@@ -847,7 +847,7 @@ impl World {
                 qp.snd_nxt = psn;
             }
             self.qp_requeue(q);
-        } else if syn == Syndrome::RnrNak.to_u8() {
+        } else if syn == Syndrome::RnrNak {
             self.ack_upto(q, psn, pkt, id);
             let qp = &mut self.qps[q as usize];
             if qp.rnr_left == 0 {
@@ -861,7 +861,7 @@ impl World {
             qp.rnr_until = now + self.nic_spec.rnr_timer;
             self.qp_requeue(q);
         } else {
-            let status = if syn == Syndrome::NakRemoteAccess.to_u8() { Status::RemoteAccess } else { Status::RemoteInvalidRequest };
+            let status = if syn == Syndrome::NakRemoteAccess { Status::RemoteAccess } else { Status::RemoteInvalidRequest };
             let i = self.qps[q as usize].entry_of(psn);
             self.qp_error(q, i, status, now);
         }
@@ -888,7 +888,7 @@ impl World {
             if qp.snd_nxt < limit {
                 qp.snd_nxt = limit;
             }
-            let int = if self.int_enabled { Some(*self.int_slot(id)) } else { None };
+            let int = if self.int_enabled { Some(self.pool.int(id)) } else { None };
             let qp = &mut self.qps[q as usize];
             let ack = Ack {
                 acked_bytes: newly * mtu,
@@ -1127,14 +1127,6 @@ impl World {
     pub fn set_rate_limit(&mut self, q: u32, bps: u64) {
         self.qps[q as usize].rate_limit = bps;
         self.sync_rate(q);
-    }
-
-    pub(crate) fn int_slot(&mut self, id: PacketId) -> &mut IntStack {
-        let i = id.0 as usize;
-        if self.ints.len() <= i {
-            self.ints.resize(i + 1, IntStack::default());
-        }
-        &mut self.ints[i]
     }
 
     /// Base RTT between two hosts: propagation both ways plus one full packet's serialization

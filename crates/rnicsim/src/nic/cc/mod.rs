@@ -15,37 +15,7 @@ pub mod timely;
 use crate::units::{BitsPerSec, Time};
 use serde::{Deserialize, Serialize};
 
-/// Telemetry one switch hop stamps into a data packet (HPCC's INT), echoed in the ACK.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct IntHop {
-    /// Egress queue length in bytes when the packet left.
-    pub qlen: u64,
-    /// The port's cumulative transmitted bytes.
-    pub tx_bytes: u64,
-    pub ts: Time,
-    pub rate: BitsPerSec,
-}
-
-/// Up to [`MAX_INT_HOPS`] hops of telemetry.
-pub const MAX_INT_HOPS: usize = 5;
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct IntStack {
-    pub hops: [IntHop; MAX_INT_HOPS],
-    pub n: u8,
-}
-
-impl IntStack {
-    pub fn push(&mut self, hop: IntHop) {
-        if (self.n as usize) < MAX_INT_HOPS {
-            self.hops[self.n as usize] = hop;
-            self.n += 1;
-        }
-    }
-    pub fn hops(&self) -> &[IntHop] {
-        &self.hops[..self.n as usize]
-    }
-}
+pub use crate::wire::int::{IntHop, IntStack, MAX_INT_HOPS};
 
 /// What an ACK tells the sender.
 #[derive(Clone, Copy, Debug)]

@@ -5,6 +5,8 @@
 //! allocation-free (the pool grows only to the largest number of packets alive at once).
 
 use crate::units::Time;
+use crate::wire::int::IntStack;
+use crate::wire::roce::{Opcode, Syndrome};
 
 /// Index of a packet in the [`PacketPool`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,12 +26,12 @@ pub enum PacketKind {
 /// The RoCEv2 transport headers the simulation reads (BTH, RETH, AETH, ImmDt fields).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RoceHeader {
-    /// BTH opcode ([`crate::wire::roce::Opcode`] as u8).
-    pub opcode: u8,
+    /// BTH opcode.
+    pub opcode: Opcode,
     /// BTH ack-request bit.
     pub ack_req: bool,
-    /// AETH syndrome ([`crate::wire::roce::Syndrome`] as u8), on ACKs and NAKs.
-    pub syndrome: u8,
+    /// AETH syndrome, on ACKs and NAKs.
+    pub syndrome: Syndrome,
     /// Payload bytes carried.
     pub payload: u32,
     /// AETH message sequence number; on a selective NAK, the PSN that arrived out of order.
@@ -106,11 +108,14 @@ impl Packet {
     }
 }
 
-/// A slab of packets with a free list.
+/// A slab of packets with a free list, and the packets' extension slots (indexed like the
+/// packets, grown only when a run uses them): the INT stack and real payload bytes.
 #[derive(Default)]
 pub struct PacketPool {
     slots: Vec<Packet>,
     free: Vec<u32>,
+    int: Vec<IntStack>,
+    payload: Vec<Vec<u8>>,
 }
 
 impl PacketPool {
@@ -136,6 +141,33 @@ impl PacketPool {
     #[inline]
     pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
         &mut self.slots[id.0 as usize]
+    }
+    /// The INT stack slot of packet `id` (HPCC telemetry).
+    #[inline]
+    pub fn int_mut(&mut self, id: PacketId) -> &mut IntStack {
+        let i = id.0 as usize;
+        if self.int.len() <= i {
+            self.int.resize(i + 1, IntStack::default());
+        }
+        &mut self.int[i]
+    }
+    /// A copy of packet `id`'s INT stack (empty if never stamped).
+    #[inline]
+    pub fn int(&self, id: PacketId) -> IntStack {
+        self.int.get(id.0 as usize).copied().unwrap_or_default()
+    }
+    /// Stores the payload bytes packet `id` carries (real-bytes host memory).
+    pub fn set_payload(&mut self, id: PacketId, data: &[u8]) {
+        let i = id.0 as usize;
+        if self.payload.len() <= i {
+            self.payload.resize_with(i + 1, Vec::new);
+        }
+        self.payload[i].clear();
+        self.payload[i].extend_from_slice(data);
+    }
+    /// The payload bytes packet `id` carries (empty in size-only runs).
+    pub fn payload(&self, id: PacketId) -> &[u8] {
+        self.payload.get(id.0 as usize).map_or(&[], |v| v.as_slice())
     }
     /// Packets alive now.
     pub fn live(&self) -> usize {
