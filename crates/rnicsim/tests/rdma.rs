@@ -41,11 +41,11 @@ fn one_write_completes_in_the_analytic_time() {
     let len = 10_000u64;
     let (lkey, rkey) = regions(&mut w, len);
     let data = pattern(len as usize, 7);
-    w.fill_memory(0, 0, &data);
-    let (qa, _) = w.connect(0, 1);
+    w.fill_memory(0, 0, &data).unwrap();
+    let (qa, _) = w.connect(0, 1).unwrap();
     w.post_send(qa, SendWr { id: 42, verb: Verb::Write, local_addr: 0, len, lkey, remote_addr: 1 << 20, rkey }).unwrap();
     w.run_until(Time::from_us(100));
-    let cq = w.poll_cq(0);
+    let cq = w.poll_cq(0).unwrap();
     assert_eq!(cq.len(), 1);
     let c = cq[0];
     assert_eq!((c.wr_id, c.kind, c.status, c.bytes), (42, CompletionKind::Write, Status::Success, len));
@@ -58,7 +58,7 @@ fn one_write_completes_in_the_analytic_time() {
     let line = BitsPerSec::gbps(100);
     let expect = l + l + l + d64 + l + l + line.tx_time(wire) + Time::from_us(1) + line.tx_time(Opcode::Acknowledge.header_bytes() as u64) + Time::from_us(1) + d64 + l;
     assert_eq!(c.at, expect);
-    assert_eq!(w.memory(1, 1 << 20, len), &data[..]);
+    assert_eq!(w.memory(1, 1 << 20, len).unwrap(), &data[..]);
 }
 
 fn lossy_transfer(recovery: &str, verb: Verb) -> (World, Vec<u8>) {
@@ -81,26 +81,26 @@ fn lossy_transfer(recovery: &str, verb: Verb) -> (World, Vec<u8>) {
     let len = 1_000_000u64;
     let (lkey, rkey) = regions(&mut w, len);
     let data = pattern(len as usize, 3);
-    let (qa, qb) = w.connect(0, 1);
+    let (qa, qb) = w.connect(0, 1).unwrap();
     match verb {
         Verb::Read => {
             // Host 1 holds the data; host 0 reads it into its buffer.
-            w.fill_memory(1, 1 << 20, &data);
+            w.fill_memory(1, 1 << 20, &data).unwrap();
             w.post_send(qa, SendWr { id: 1, verb, local_addr: 0, len, lkey, remote_addr: 1 << 20, rkey }).unwrap();
         }
         Verb::Send => {
-            w.fill_memory(0, 0, &data);
+            w.fill_memory(0, 0, &data).unwrap();
             let r = w.register_mr(1, 2 << 20, len, Access::LOCAL_WRITE).unwrap();
             w.post_recv(qb, RecvWr { id: 9, addr: 2 << 20, len, lkey: r.lkey }).unwrap();
             w.post_send(qa, SendWr { id: 1, verb, local_addr: 0, len, lkey, remote_addr: 0, rkey: 0 }).unwrap();
         }
         _ => {
-            w.fill_memory(0, 0, &data);
+            w.fill_memory(0, 0, &data).unwrap();
             w.post_send(qa, SendWr { id: 1, verb, local_addr: 0, len, lkey, remote_addr: 1 << 20, rkey }).unwrap();
         }
     }
     w.run_until(Time::from_ms(100));
-    let cq = w.poll_cq(0);
+    let cq = w.poll_cq(0).unwrap();
     assert_eq!(cq.len(), 1, "{recovery} {verb:?}: {cq:?}");
     assert_eq!(cq[0].status, Status::Success, "{recovery} {verb:?}");
     assert!(w.nics[0].retransmits + w.nics[1].retransmits > 0, "2% loss must cost retransmissions");
@@ -110,13 +110,13 @@ fn lossy_transfer(recovery: &str, verb: Verb) -> (World, Vec<u8>) {
 #[test]
 fn go_back_n_recovers_writes_byte_for_byte() {
     let (w, data) = lossy_transfer("go_back_n", Verb::Write);
-    assert_eq!(w.memory(1, 1 << 20, data.len() as u64), &data[..]);
+    assert_eq!(w.memory(1, 1 << 20, data.len() as u64).unwrap(), &data[..]);
 }
 
 #[test]
 fn selective_repeat_recovers_writes_byte_for_byte_with_fewer_resends() {
     let (sr, data) = lossy_transfer("selective_repeat", Verb::Write);
-    assert_eq!(sr.memory(1, 1 << 20, data.len() as u64), &data[..]);
+    assert_eq!(sr.memory(1, 1 << 20, data.len() as u64).unwrap(), &data[..]);
     let (gbn, _) = lossy_transfer("go_back_n", Verb::Write);
     assert!(sr.nics[0].retransmits < gbn.nics[0].retransmits, "selective repeat {} vs go-back-N {}", sr.nics[0].retransmits, gbn.nics[0].retransmits);
 }
@@ -124,10 +124,10 @@ fn selective_repeat_recovers_writes_byte_for_byte_with_fewer_resends() {
 #[test]
 fn lossy_reads_and_sends_arrive_intact() {
     let (w, data) = lossy_transfer("go_back_n", Verb::Read);
-    assert_eq!(w.memory(0, 0, data.len() as u64), &data[..]);
+    assert_eq!(w.memory(0, 0, data.len() as u64).unwrap(), &data[..]);
     let (mut w, data) = lossy_transfer("go_back_n", Verb::Send);
-    assert_eq!(w.memory(1, 2 << 20, data.len() as u64), &data[..]);
-    let recv = w.poll_cq(1);
+    assert_eq!(w.memory(1, 2 << 20, data.len() as u64).unwrap(), &data[..]);
+    let recv = w.poll_cq(1).unwrap();
     assert_eq!(recv.len(), 1);
     assert_eq!((recv[0].kind, recv[0].status, recv[0].bytes), (CompletionKind::Recv, Status::Success, data.len() as u64));
 }
@@ -137,15 +137,15 @@ fn bad_rkey_and_out_of_range_fail_without_touching_memory() {
     for (case, rkey_delta, addr_delta, len) in [("bad rkey", 1u32, 0u64, 4000u64), ("past the end", 0, 1000, 4000), ("before the start", 0, u64::MAX, 100)] {
         let mut w = build(B2B_BYTES);
         let (lkey, rkey) = regions(&mut w, 4000);
-        w.fill_memory(0, 0, &pattern(4000, 1));
-        let (qa, _) = w.connect(0, 1);
+        w.fill_memory(0, 0, &pattern(4000, 1)).unwrap();
+        let (qa, _) = w.connect(0, 1).unwrap();
         let remote = if addr_delta == u64::MAX { (1 << 20) - 50 } else { (1 << 20) + addr_delta };
         w.post_send(qa, SendWr { id: 5, verb: Verb::Write, local_addr: 0, len, lkey, remote_addr: remote, rkey: rkey ^ rkey_delta }).unwrap();
         w.post_send(qa, SendWr { id: 6, verb: Verb::Write, local_addr: 0, len: 10, lkey, remote_addr: 1 << 20, rkey }).unwrap();
         w.run_until(Time::from_ms(1));
-        let cq = w.poll_cq(0);
+        let cq = w.poll_cq(0).unwrap();
         assert_eq!(cq.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), [(5, Status::RemoteAccess), (6, Status::Flushed)], "{case}");
-        assert!(w.memory(1, (1 << 20) - 1000, 9000).iter().all(|&b| b == 0), "{case}: responder memory untouched");
+        assert!(w.memory(1, (1 << 20) - 1000, 9000).unwrap().iter().all(|&b| b == 0), "{case}: responder memory untouched");
     }
 }
 
@@ -154,20 +154,20 @@ fn read_without_remote_read_right_is_refused() {
     let mut w = build(B2B_BYTES);
     let src = w.register_mr(0, 0, 4096, Access::LOCAL_WRITE).unwrap();
     let dst = w.register_mr(1, 0, 4096, Access::REMOTE_WRITE).unwrap();
-    let (qa, _) = w.connect(0, 1);
+    let (qa, _) = w.connect(0, 1).unwrap();
     w.post_send(qa, SendWr { id: 1, verb: Verb::Read, local_addr: 0, len: 4096, lkey: src.lkey, remote_addr: 0, rkey: dst.rkey }).unwrap();
     w.run_until(Time::from_ms(1));
-    assert_eq!(w.poll_cq(0)[0].status, Status::RemoteAccess);
+    assert_eq!(w.poll_cq(0).unwrap()[0].status, Status::RemoteAccess);
 }
 
 #[test]
 fn send_without_a_receive_exhausts_rnr_retries() {
     let mut w = build(B2B_BYTES);
     let (lkey, _) = regions(&mut w, 100);
-    let (qa, qb) = w.connect(0, 1);
+    let (qa, qb) = w.connect(0, 1).unwrap();
     w.post_send(qa, SendWr { id: 3, verb: Verb::Send, local_addr: 0, len: 100, lkey, remote_addr: 0, rkey: 0 }).unwrap();
     w.run_until(Time::from_ms(5));
-    let cq = w.poll_cq(0);
+    let cq = w.poll_cq(0).unwrap();
     assert_eq!(cq.len(), 1);
     assert_eq!(cq[0].status, Status::RnrRetryExceeded);
     // Seven retries 10 µs apart: the error comes after 70 µs, not before.
@@ -180,13 +180,13 @@ fn a_late_receive_is_caught_by_an_rnr_retry() {
     let mut w = build(B2B_BYTES);
     let (lkey, _) = regions(&mut w, 100);
     let r = w.register_mr(1, 0, 100, Access::LOCAL_WRITE).unwrap();
-    let (qa, qb) = w.connect(0, 1);
+    let (qa, qb) = w.connect(0, 1).unwrap();
     w.post_send(qa, SendWr { id: 3, verb: Verb::SendImm(77), local_addr: 0, len: 100, lkey, remote_addr: 0, rkey: 0 }).unwrap();
     w.run_until(Time::from_us(20));
     w.post_recv(qb, RecvWr { id: 8, addr: 0, len: 100, lkey: r.lkey }).unwrap();
     w.run_until(Time::from_ms(1));
-    assert_eq!(w.poll_cq(0)[0].status, Status::Success);
-    let rc = w.poll_cq(1);
+    assert_eq!(w.poll_cq(0).unwrap()[0].status, Status::Success);
+    let rc = w.poll_cq(1).unwrap();
     assert_eq!((rc[0].wr_id, rc[0].imm, rc[0].status), (8, Some(77), Status::Success));
 }
 
@@ -194,10 +194,10 @@ fn a_late_receive_is_caught_by_an_rnr_retry() {
 fn a_lost_peer_ends_in_retry_exceeded() {
     let mut w = build(&B2B_BYTES.replace("[nic.cc.none]", "rto = \"10us\"\nretry_count = 3\n[nic.cc.none]\n[[link_events]]\nat = \"0s\"\nbetween = [0, 1]\nstate = \"down\""));
     let (lkey, rkey) = regions(&mut w, 100);
-    let (qa, _) = w.connect(0, 1);
+    let (qa, _) = w.connect(0, 1).unwrap();
     w.post_send(qa, SendWr { id: 1, verb: Verb::Write, local_addr: 0, len: 100, lkey, remote_addr: 1 << 20, rkey }).unwrap();
     w.run_until(Time::from_ms(1));
-    let cq = w.poll_cq(0);
+    let cq = w.poll_cq(0).unwrap();
     assert_eq!(cq[0].status, Status::RetryExceeded);
 }
 
@@ -278,12 +278,12 @@ fn pcap_capture_dissects_as_roce_in_tshark() {
     }
     let mut w = build(&B2B_BYTES.replace("[nic.cc.none]", "[nic.cc.none]\n[outputs]\npcap = [[0, 0], [1, 0]]"));
     let (lkey, rkey) = regions(&mut w, 2500);
-    w.fill_memory(0, 0, &pattern(2500, 9));
-    let (qa, _) = w.connect(0, 1);
+    w.fill_memory(0, 0, &pattern(2500, 9)).unwrap();
+    let (qa, _) = w.connect(0, 1).unwrap();
     w.post_send(qa, SendWr { id: 1, verb: Verb::Write, local_addr: 0, len: 2500, lkey, remote_addr: 1 << 20, rkey }).unwrap();
     w.post_send(qa, SendWr { id: 2, verb: Verb::Read, local_addr: 0, len: 1500, lkey, remote_addr: 1 << 20, rkey }).unwrap();
     w.run_until(Time::from_us(100));
-    assert_eq!(w.poll_cq(0).iter().filter(|c| c.status == Status::Success).count(), 2);
+    assert_eq!(w.poll_cq(0).unwrap().iter().filter(|c| c.status == Status::Success).count(), 2);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("capture.pcap");
     rnicsim::wire::pcap::write_pcap(&file, &w.capture).unwrap();

@@ -1,13 +1,17 @@
 //! The RDMA NIC: verbs interface ([`verbs`]), host memory ([`memory`]), PCIe and DMA ([`pcie`]),
-//! queue pairs and their RoCEv2 reliable-connection state ([`qp`]), the QP scheduler
-//! ([`sched`]) and congestion control ([`cc`]). The event handlers that move packets through a
-//! NIC live in `world/nic.rs`; this module holds the state and the configuration.
+//! queue pairs and their state ([`qp`]) in the connection table ([`qp_table`]), the RoCEv2
+//! reliable-connection transport with its loss recovery ([`transport`]), the event tap its
+//! events go through ([`events`]), the QP scheduler ([`sched`]) and congestion control ([`cc`]).
+//! `world/nic.rs` only wires these to the event loop and the host port.
 
 pub mod cc;
+pub mod events;
 pub mod memory;
 pub mod pcie;
 pub mod qp;
+pub mod qp_table;
 pub mod sched;
+pub mod transport;
 pub mod verbs;
 
 use crate::units::{Bytes, Time};
@@ -19,18 +23,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use verbs::Completion;
 
-/// Loss recovery of the reliable connection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Recovery {
-    /// Go-back-N: the receiver drops out-of-order packets and NAKs the expected PSN once; the
-    /// sender rewinds to it (commodity RoCE NICs).
-    GoBackN,
-    /// Selective repeat in the style of IRN (Mittal et al., SIGCOMM 2018): the receiver keeps
-    /// out-of-order packets and NAKs with the PSN that arrived (a SACK); the sender retransmits
-    /// only the gaps, and its in-flight bytes are capped at one BDP.
-    SelectiveRepeat,
-}
+pub use transport::recovery::Recovery;
 
 /// Whether host memory holds real bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -157,8 +150,9 @@ impl NicSpec {
 pub struct Nic {
     pub host: u32,
     pub node: u32,
-    /// The host's egress port.
+    /// The host's egress port and its rate.
     pub port: u32,
+    pub line_rate: crate::units::BitsPerSec,
     pub sched: Scheduler,
     /// Hardware cost model: the scheduler can decide again at this time.
     pub sched_free_at: crate::units::Time,
@@ -189,6 +183,7 @@ impl Nic {
             host,
             node,
             port,
+            line_rate: link,
             sched: spec.scheduler.build(link),
             sched_free_at: crate::units::Time::ZERO,
             sched_paused: false,

@@ -1,7 +1,7 @@
 //! A reliable-connection queue pair (IBA chapter 9; RoCEv2): the requester's send queue with
 //! PSN accounting, the responder's receive queue and expected PSN, and the per-QP congestion
-//! controller and rate limit. The packet-level behavior is in `world/nic.rs`; this file holds the
-//! state and the pure helpers (which WQE a PSN belongs to, how a message is packetized).
+//! controller and rate limit. The packet-level behavior is in [`super::transport`]; this file
+//! holds the state and the pure helpers (which WQE a PSN belongs to, how a message is packetized).
 
 use super::cc::Cc;
 use super::verbs::{RecvWr, SendWr, Verb};
@@ -155,6 +155,8 @@ pub struct Qp {
     pub udp_sport: u16,
     pub flow_hash: u32,
     pub owner: Owner,
+    /// The path's base RTT (set at connect; IRN's BDP cap uses it).
+    pub base_rtt: Time,
     /// One timer for the retransmission timeout, RNR wait and congestion-control timers.
     pub timer: TimerId,
     pub cc: Cc,
@@ -165,6 +167,8 @@ pub struct Qp {
     pub snd_nxt: u64,
     pub snd_una: u64,
     pub messages: u32,
+    /// READ WQEs in the send queue (so ACKs look for unanswered READs only when there are some).
+    pub reads_posted: u32,
     pub retry_left: u32,
     pub rnr_left: u32,
     pub rto_at: Time,
@@ -271,6 +275,105 @@ impl Qp {
     /// Bytes in flight by PSN count (an upper bound: full packets).
     pub fn inflight_packets(&self) -> u64 {
         self.snd_nxt.saturating_sub(self.snd_una)
+    }
+}
+
+impl Qp {
+    /// A fresh slot (state Free) with its timer.
+    pub fn new_slot(timer: TimerId, spec: &super::NicSpec) -> Qp {
+        let cc = super::cc::CcSpec::None {}.build(
+            super::cc::FlowParams { line_rate: crate::units::BitsPerSec(1), base_rtt: Time(1), mtu: spec.mtu },
+            Time::ZERO,
+        );
+        Qp {
+            state: QpState::Free,
+            host: 0,
+            node: 0,
+            peer: 0,
+            peer_node: 0,
+            peer_host: 0,
+            priority: 0,
+            udp_sport: 0,
+            flow_hash: 0,
+            owner: Owner::Host,
+            base_rtt: Time::ZERO,
+            timer,
+            cc,
+            sq: VecDeque::new(),
+            next_psn: 0,
+            snd_nxt: 0,
+            snd_una: 0,
+            messages: 0,
+            reads_posted: 0,
+            retry_left: 0,
+            rnr_left: 0,
+            rto_at: Time::MAX,
+            rnr_until: Time::ZERO,
+            next_send: Time::ZERO,
+            in_sched: false,
+            bytes_sent: 0,
+            bytes_acked: 0,
+            sacked: PsnBitmap::default(),
+            resend: VecDeque::new(),
+            resend_high: 0,
+            read_rewound: None,
+            tx_high: 0,
+            probe: false,
+            epsn: 0,
+            msn: 0,
+            unacked: 0,
+            nak_sent: false,
+            last_cnp: None,
+            ecn_seen: false,
+            rq: VecDeque::new(),
+            recv_cur: None,
+            ooo: PsnBitmap::default(),
+            reads: VecDeque::new(),
+            tx_packets: 0,
+            tx_bytes: 0,
+            retransmits: 0,
+            rate_limit: u64::MAX,
+            sched_rate: 0,
+        }
+    }
+
+    /// Clears a slot for a new connection (keeps its timer and buffers' capacity).
+    pub fn reset(&mut self, spec: &super::NicSpec) {
+        self.sq.clear();
+        self.rq.clear();
+        self.reads.clear();
+        self.resend.clear();
+        self.next_psn = 0;
+        self.snd_nxt = 0;
+        self.snd_una = 0;
+        self.messages = 0;
+        self.reads_posted = 0;
+        self.retry_left = spec.retry_count;
+        self.rnr_left = spec.rnr_retry;
+        self.rto_at = Time::MAX;
+        self.rnr_until = Time::ZERO;
+        self.next_send = Time::ZERO;
+        self.in_sched = false;
+        self.bytes_sent = 0;
+        self.bytes_acked = 0;
+        self.sacked.reset(0);
+        self.resend_high = 0;
+        self.read_rewound = None;
+        self.tx_high = 0;
+        self.probe = false;
+        self.epsn = 0;
+        self.msn = 0;
+        self.unacked = 0;
+        self.nak_sent = false;
+        self.last_cnp = None;
+        self.ecn_seen = false;
+        self.recv_cur = None;
+        self.ooo.reset(0);
+        self.tx_packets = 0;
+        self.tx_bytes = 0;
+        self.retransmits = 0;
+        self.rate_limit = u64::MAX;
+        self.sched_rate = 0;
     }
 }
 

@@ -136,4 +136,19 @@ pub enum PostError {
     QueueFull,
     /// The queue pair is not in a state that accepts work.
     BadState,
+    /// No open queue pair has this number.
+    UnknownQp,
+}
+
+/// Errors of the verbs API for arguments that name nothing valid (no state changes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VerbsError {
+    #[error("node {0} is not a host")]
+    NotAHost(u32),
+    #[error("no open queue pair {0}")]
+    UnknownQp(u32),
+    #[error("[{addr}, {addr} + {len}) is outside the host's memory")]
+    OutsideMemory { addr: u64, len: u64 },
+    #[error("the region [{addr}, {addr} + {len}) cannot be registered (outside memory or empty)")]
+    BadRegion { addr: u64, len: u64 },
 }

@@ -202,13 +202,13 @@ impl World {
     pub(crate) fn start_flow(&mut self, workload: u32, src: u32, dst: u32, size: u64, priority: u8, dport: Option<u16>, verb: FlowVerb) {
         let id = self.flow_records.len() as u32;
         let (qa, qb) = self.connect_owned(src, dst, Owner::Flow(id), Owner::Host);
-        self.qps[qb as usize].owner = Owner::Flow(id);
-        self.qps[qa as usize].priority = priority;
-        self.qps[qb as usize].priority = priority;
+        self.qps.get_mut(qb).owner = Owner::Flow(id);
+        self.qps.get_mut(qa).priority = priority;
+        self.qps.get_mut(qb).priority = priority;
         if let Some(d) = dport {
             // The flow file's destination port steers ECMP like the UDP source port does.
-            let sport = self.qps[qa as usize].udp_sport ^ d;
-            self.set_udp_sport(qa, sport);
+            let sport = self.qps.get(qa).udp_sport ^ d;
+            self.set_udp_sport(qa, sport).expect("the flow's queue pair is open");
         }
         let ideal = self.ideal_fct(src, dst, size);
         self.flow_records.push(FlowRecord {
@@ -218,7 +218,7 @@ impl World {
             dst,
             size,
             priority,
-            udp_sport: self.qps[qa as usize].udp_sport,
+            udp_sport: self.qps.get(qa).udp_sport,
             udp_dport: dport.unwrap_or(crate::wire::roce::ROCE_UDP_PORT),
             start: self.now,
             finish: Time::MAX,
@@ -272,7 +272,7 @@ impl World {
     pub(crate) fn perftest_tx(&self, t: u32) -> Vec<[u64; 3]> {
         let p = &self.perftests[t as usize];
         let read = p.spec.test == PerftestKind::ReadBw;
-        p.qps.iter().map(|&(c, s)| if read { s } else { c }).map(|q| [self.qps[q as usize].tx_bytes, self.qps[q as usize].tx_packets, self.qps[q as usize].bytes_sent]).collect()
+        p.qps.iter().map(|&(c, s)| if read { s } else { c }).map(|q| [self.qps.get(q).tx_bytes, self.qps.get(q).tx_packets, self.qps.get(q).bytes_sent]).collect()
     }
 
     /// A perftest starts: connect its queue pairs and fill their queues.
@@ -290,7 +290,7 @@ impl World {
             p.qps.push((c, s));
             p.bytes.push(0);
             if let Some(r) = spec.rate_limit {
-                self.set_rate_limit(c, r.0);
+                self.set_rate_limit(c, r.0).expect("the perftest's queue pair is open");
             }
         }
         self.perftests[t as usize].measure_from = self.now + spec.warmup;
@@ -321,7 +321,7 @@ impl World {
 
     fn perftest_post_recv(&mut self, t: u32, s: u32) {
         let len = self.perftests[t as usize].spec.message.0;
-        let node = self.qps[s as usize].node;
+        let node = self.qps.get(s).node;
         let (lkey, _) = self.app_keys(node);
         let _ = self.post_recv(s, RecvWr { id: 0, addr: APP_BUFFER, len, lkey });
     }

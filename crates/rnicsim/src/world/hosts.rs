@@ -88,10 +88,10 @@ impl World {
     /// Records every queue pair's rate and window.
     pub(super) fn sample_rates(&mut self) {
         let Some((timer, interval)) = self.rate_sampler else { return };
-        for (i, qp) in self.qps.iter().enumerate() {
+        for (i, qp) in self.qps.iter() {
             if qp.state == crate::nic::qp::QpState::Ready && qp.snd_una < qp.next_psn {
                 use crate::nic::cc::CongestionControl;
-                self.record.rate_sample(self.now, i as u32, qp.node, qp.peer_node, qp.cc.rate().0, qp.cc.window());
+                self.record.rate_sample(self.now, i, qp.node, qp.peer_node, qp.cc.rate().0, qp.cc.window());
             }
         }
         self.timers.arm(timer, self.now + interval);

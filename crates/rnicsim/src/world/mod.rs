@@ -145,9 +145,12 @@ pub struct World {
     // ---- RDMA NICs ----
     pub nic_spec: crate::nic::NicSpec,
     pub nics: Vec<crate::nic::Nic>,
-    pub qps: Vec<crate::nic::qp::Qp>,
-    pub(crate) qp_free: std::collections::VecDeque<(Time, u32)>,
-    pub(crate) qp_serial: u64,
+    pub qps: crate::nic::qp_table::QpTable,
+    /// Subscribers to the NICs' transport events besides congestion control.
+    pub tap: crate::nic::events::EventTap,
+    /// What the transport asked for and the world has not done yet, and reusable buffers for it.
+    pub(crate) outbox: crate::nic::transport::Outbox,
+    pub(crate) outbox_spare: Vec<Vec<crate::nic::transport::Action>>,
     pub(crate) int_enabled: bool,
     pub(crate) rtt_cache: std::collections::HashMap<(u32, u32), Time>,
     /// Per host: (lkey, rkey) of the application region covering its memory.

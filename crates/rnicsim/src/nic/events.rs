@@ -1,0 +1,92 @@
+//! The NIC event tap: every transport event a vendor's programmable NIC exposes to software
+//! (NVIDIA DOCA PCC on BlueField-3, SCR §4.1 Table 3: TX, ACK with RTT, NACK, CNP, timer; plus
+//! data RX) goes through one typed [`NicEvent`] and one `emit` in the transport.
+//!
+//! Subscribers: the queue pair's congestion controller always (it is the reason the events
+//! exist); and, only when asked for, the [`EventLog`] recorder (`outputs.nic_events`), which
+//! keeps every event for `nic_events.parquet`. SCR's collectors are the next subscriber. With
+//! no recorder the tap costs one branch per event.
+
+use super::cc::Ack;
+use crate::units::Time;
+
+/// One transport event of queue pair `qp`.
+#[derive(Clone, Copy, Debug)]
+pub enum NicEvent<'a> {
+    /// Data left the NIC: `bytes` on the wire in `packets` packets (first sends and resends).
+    Tx { bytes: u64, packets: u32 },
+    /// Data reached the responder: payload bytes, and whether it was ECN-marked.
+    Rx { bytes: u64, ecn: bool },
+    /// An ACK (or the cumulative part of a NAK) acknowledged data; carries the RTT sample.
+    Ack(&'a Ack<'a>),
+    /// The peer reported a gap (sequence NAK, or a READ response gap), or the sender timed out.
+    Nack,
+    /// A congestion notification packet arrived.
+    Cnp,
+    /// The congestion controller's own timer is due.
+    Timer,
+}
+
+impl NicEvent<'_> {
+    /// The event's name in outputs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            NicEvent::Tx { .. } => "tx",
+            NicEvent::Rx { .. } => "rx",
+            NicEvent::Ack(_) => "ack",
+            NicEvent::Nack => "nack",
+            NicEvent::Cnp => "cnp",
+            NicEvent::Timer => "timer",
+        }
+    }
+}
+
+/// One recorded event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventRecord {
+    pub at: Time,
+    pub host: u32,
+    pub qp: u32,
+    pub kind: &'static str,
+    /// TX: wire bytes; RX: payload bytes; ACK: newly acknowledged bytes.
+    pub bytes: u64,
+    /// ACK: the RTT sample; otherwise zero.
+    pub rtt: Time,
+}
+
+/// The recorder subscriber.
+#[derive(Clone, Debug, Default)]
+pub struct EventLog {
+    pub records: Vec<EventRecord>,
+}
+
+impl EventLog {
+    pub fn record(&mut self, at: Time, host: u32, qp: u32, ev: &NicEvent) {
+        let (bytes, rtt) = match ev {
+            NicEvent::Tx { bytes, .. } | NicEvent::Rx { bytes, .. } => (*bytes, Time::ZERO),
+            NicEvent::Ack(a) => (a.acked_bytes, a.rtt),
+            _ => (0, Time::ZERO),
+        };
+        self.records.push(EventRecord { at, host, qp, kind: ev.kind(), bytes, rtt });
+    }
+}
+
+/// The subscribers besides congestion control.
+#[derive(Clone, Debug, Default)]
+pub struct EventTap {
+    pub log: Option<EventLog>,
+}
+
+impl EventTap {
+    /// A tap that records every event.
+    pub fn recording() -> EventTap {
+        EventTap { log: Some(EventLog::default()) }
+    }
+
+    #[inline]
+    pub fn publish(&mut self, at: Time, host: u32, qp: u32, ev: &NicEvent) {
+        if let Some(log) = &mut self.log {
+            log.record(at, host, qp, ev);
+        }
+    }
+}

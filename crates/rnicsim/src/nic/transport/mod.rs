@@ -1,0 +1,329 @@
+//! The RoCEv2 reliable-connection transport (IBA chapter 9; RoCEv2 Annex A17) as code over a
+//! narrow context, with no event loop: [`Ctx`] lends it the time, the NIC's spec, the NICs
+//! (PCIe, memory, scheduler), the connection table and the packet pool, and it writes what it
+//! wants done outside the NIC (timer arms, port kicks, control packets to queue, completions for
+//! applications) into an [`Outbox`] that the caller drains, in order, right after each call.
+//!
+//! - [`requester`]: posting, packetization (new data, resends, READ requests), ACK/NAK/RNR and
+//!   READ-response handling, completions, the retransmission timer;
+//! - [`responder`]: PSN checks, placement by DMA, ACK coalescing, CNPs on ECN marks, READ jobs;
+//! - [`recovery`]: go-back-N and IRN-style selective repeat behind one seam.
+//!
+//! Every congestion-relevant event goes through [`emit`] (the NIC event tap,
+//! [`crate::nic::events`]); the control a subscriber may use is [`Ctx::set_rate_limit`],
+//! [`Ctx::set_udp_sport`] and [`Ctx::request_rtt_probe`].
+
+pub mod recovery;
+pub mod requester;
+pub mod responder;
+#[cfg(test)]
+mod tests;
+
+use super::cc::{CongestionControl, FlowParams};
+use super::events::{EventTap, NicEvent};
+use super::qp::{Owner, Qp, QpState};
+use super::qp_table::QpTable;
+use super::verbs::{Completion, CompletionKind, Status, Verb};
+use super::{Nic, NicSpec};
+use crate::sim::TimerId;
+use crate::units::Time;
+use crate::wire::packet::{Packet, PacketId, PacketKind, PacketPool, RoceHeader, ECN_NOT_ECT};
+use crate::wire::roce::{Opcode, Syndrome, ROCE_UDP_PORT};
+use recovery::RecoveryScheme;
+
+/// What the transport asks of the world around the NIC.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Action {
+    /// Arm a timer (moving it if armed).
+    Arm { timer: TimerId, at: Time },
+    /// Arm a timer unless it is armed for an earlier or equal time.
+    ArmIfLater { timer: TimerId, at: Time },
+    Cancel(TimerId),
+    /// Host `h`'s port should look for work as soon as it is free.
+    Kick(u32),
+    /// A control packet (ACK, NAK, CNP) to queue at the head of its class on host `host`'s port.
+    Control { host: u32, id: PacketId },
+    /// A completion for the application owning the queue pair.
+    Complete { owner: Owner, c: Completion },
+    /// A whole message is in the memory of the application owning the responder queue pair.
+    Message { owner: Owner, placed: Time },
+}
+
+/// Actions in the order the transport asked for them.
+#[derive(Default)]
+pub struct Outbox {
+    pub actions: Vec<Action>,
+}
+
+impl Outbox {
+    #[inline]
+    pub fn push(&mut self, a: Action) {
+        self.actions.push(a);
+    }
+    pub fn is_empty(&self) -> bool {
+        self.actions.is_empty()
+    }
+}
+
+/// What the transport works on.
+pub struct Ctx<'a> {
+    pub now: Time,
+    pub spec: &'a NicSpec,
+    pub nics: &'a mut [Nic],
+    pub qps: &'a mut QpTable,
+    pub pool: &'a mut PacketPool,
+    pub tap: &'a mut EventTap,
+    pub out: &'a mut Outbox,
+    /// Whether packets carry an INT stack (HPCC).
+    pub int_enabled: bool,
+}
+
+/// Passes an event of queue pair `q` to its subscribers: the congestion controller, then the tap.
+#[inline]
+pub fn emit(ctx: &mut Ctx, q: u32, ev: NicEvent) {
+    let now = ctx.now;
+    let qp = ctx.qps.get_mut(q);
+    match ev {
+        NicEvent::Tx { bytes, packets } => qp.cc.on_tx(now, bytes, packets),
+        NicEvent::Ack(a) => qp.cc.on_ack(now, a),
+        NicEvent::Nack => qp.cc.on_nack(now),
+        NicEvent::Cnp => qp.cc.on_cnp(now),
+        NicEvent::Timer => qp.cc.on_timer(now),
+        NicEvent::Rx { .. } => {}
+    }
+    let host = qp.host;
+    ctx.tap.publish(now, host, q, &ev);
+}
+
+impl Ctx<'_> {
+    // ------------------------------------------------------------ control interface
+
+    /// Caps queue pair `q`'s rate at `bps` (`u64::MAX` removes the cap).
+    pub fn set_rate_limit(&mut self, q: u32, bps: u64) {
+        self.qps.get_mut(q).rate_limit = bps;
+        self.sync_rate(q);
+    }
+
+    /// Moves queue pair `q` to another UDP source port (ECMP then hashes it onto another path).
+    pub fn set_udp_sport(&mut self, q: u32, sport: u16) {
+        let qp = self.qps.get_mut(q);
+        qp.udp_sport = sport;
+        qp.flow_hash = crate::fabric::lb::flow_hash(qp.node, qp.peer_node, sport, ROCE_UDP_PORT);
+    }
+
+    /// Has queue pair `q`'s next data packet acknowledged at once (an RTT sample).
+    pub fn request_rtt_probe(&mut self, q: u32) {
+        self.qps.get_mut(q).probe = true;
+    }
+
+    // ------------------------------------------------------------ connections
+
+    /// Sets up queue pair `q` (open, on host `host`) as connected to `peer`, with its
+    /// congestion controller for a path of `base_rtt` from a port of `line_rate`.
+    pub fn connect_to(&mut self, q: u32, peer: u32, base_rtt: Time) {
+        let (pn, ph) = (self.qps.get(peer).node, self.qps.get(peer).host);
+        let line_rate = self.nics[self.qps.get(q).host as usize].line_rate;
+        let mtu = self.spec.mtu + Opcode::WriteMiddle.header_bytes();
+        let now = self.now;
+        let qp = self.qps.get_mut(q);
+        qp.peer = peer;
+        qp.peer_node = pn;
+        qp.peer_host = ph;
+        qp.base_rtt = base_rtt;
+        qp.cc = self.spec.cc.build(FlowParams { line_rate, base_rtt, mtu }, now);
+        qp.flow_hash = crate::fabric::lb::flow_hash(qp.node, pn, qp.udp_sport, ROCE_UDP_PORT);
+        self.sync_rate(q);
+    }
+
+    /// Destroys queue pair `q`; its slot is reused after a quarantine.
+    pub fn destroy(&mut self, q: u32) {
+        if let Some((timer, h)) = self.qps.close(q, self.now) {
+            self.out.push(Action::Cancel(timer));
+            self.nics[h as usize].active_qps -= 1;
+            super::sched::QpScheduler::remove(&mut self.nics[h as usize].sched, q);
+        }
+    }
+
+    // ------------------------------------------------------------ shared machinery
+
+    /// Tells the scheduler `q`'s rate limit (congestion-control rate capped by any configured
+    /// limit) when it changed.
+    #[inline]
+    pub fn sync_rate(&mut self, q: u32) {
+        let qp = self.qps.get_mut(q);
+        let rate = qp.cc.rate().0.min(qp.rate_limit);
+        if rate != qp.sched_rate {
+            qp.sched_rate = rate;
+            let h = qp.host as usize;
+            super::sched::QpScheduler::set_rate(&mut self.nics[h].sched, q, rate, self.now);
+        }
+    }
+
+    /// Makes `q`'s timer fire no later than the earliest of its retransmission timeout and CC
+    /// timer. Deadlines only move later on ACKs, so the timer is left where it is when it would
+    /// fire earlier; the handler then finds nothing due and re-arms (one event per timeout
+    /// period instead of one re-arm per ACK).
+    #[inline]
+    pub fn arm_qp_timer(&mut self, q: u32) {
+        let qp = self.qps.get(q);
+        let t = qp.cc.next_timer().unwrap_or(Time::MAX).min(qp.rto_at);
+        if t != Time::MAX {
+            self.out.push(Action::ArmIfLater { timer: qp.timer, at: t.max(self.now) });
+        }
+    }
+
+    /// Packets `qp` may have in flight: the tighter of its congestion window and its recovery
+    /// scheme's cap.
+    pub fn window_packets(&self, qp: &Qp) -> Option<u64> {
+        let mtu = self.spec.mtu as u64;
+        let cc = qp.cc.window().map(|w| w.div_ceil(mtu).max(1));
+        let line = self.nics[qp.host as usize].line_rate;
+        let rec = self.spec.recovery.window_packets(qp, self.spec.mtu, line, self.spec.window.map(|b| b.0));
+        match (cc, rec) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// When queue pair `q` can send next, if it has anything to send.
+    pub fn eligible_at(&self, q: u32) -> Option<Time> {
+        let qp = self.qps.get(q);
+        if qp.state != QpState::Ready {
+            return None;
+        }
+        let pace = qp.next_send.max(qp.rnr_until);
+        if !qp.reads.is_empty() || !qp.resend.is_empty() {
+            return Some(pace);
+        }
+        if qp.snd_nxt >= qp.next_psn {
+            return None;
+        }
+        if let Some(w) = self.window_packets(qp) {
+            if qp.inflight_packets() >= w {
+                return None;
+            }
+        }
+        let e = &qp.sq[qp.entry_of(qp.snd_nxt)?];
+        Some(pace.max(e.ready_at))
+    }
+
+    /// Puts `q` into its NIC's scheduler if it has something to send and is not there yet.
+    pub fn requeue(&mut self, q: u32) {
+        if self.qps.get(q).in_sched {
+            return;
+        }
+        if let Some(at) = self.eligible_at(q) {
+            let qp = self.qps.get_mut(q);
+            qp.in_sched = true;
+            let h = qp.host;
+            super::sched::QpScheduler::push(&mut self.nics[h as usize].sched, q, at, self.now);
+            self.out.push(Action::Kick(h));
+        }
+    }
+
+    /// Hands a completion to the queue pair's owner: the host's CQ (kept in visibility order),
+    /// or an application.
+    pub fn deliver(&mut self, q: u32, c: Completion) {
+        let qp = self.qps.get(q);
+        match qp.owner {
+            Owner::Host => {
+                let cq = &mut self.nics[qp.host as usize].cq;
+                let pos = cq.partition_point(|x| x.at <= c.at);
+                cq.insert(pos, c);
+            }
+            owner => self.out.push(Action::Complete { owner, c }),
+        }
+    }
+
+    /// Writes a CQE for `q` no earlier than `t` and delivers it.
+    pub fn complete(&mut self, q: u32, wr_id: u64, kind: CompletionKind, status: Status, bytes: u64, imm: Option<u32>, t: Time) {
+        let h = self.qps.get(q).host as usize;
+        let at = self.nics[h].pcie.write_cqe(t.max(self.now));
+        self.deliver(q, Completion { wr_id, qp: q, kind, status, bytes, imm, at });
+    }
+
+    /// Queue pair `q` fails: the WQE at `index` completes with `status`, the rest are flushed.
+    pub fn qp_error(&mut self, q: u32, index: Option<usize>, status: Status, t: Time) {
+        let qp = self.qps.get_mut(q);
+        if qp.state == QpState::Free {
+            return;
+        }
+        qp.state = QpState::Error;
+        let mut entries = std::mem::take(&mut qp.sq);
+        let mut recvs = std::mem::take(&mut qp.rq);
+        qp.reads_posted = 0;
+        qp.reads.clear();
+        qp.resend.clear();
+        self.out.push(Action::Cancel(qp.timer));
+        for (i, e) in entries.drain(..).enumerate() {
+            let st = if Some(i) == index { status } else { Status::Flushed };
+            self.complete(q, e.wr.id, e.wr.verb.completion_kind(), st, 0, None, t);
+        }
+        for r in recvs.drain(..) {
+            self.complete(q, r.id, CompletionKind::Recv, Status::Flushed, 0, None, t);
+        }
+        // Keep the queues' capacity for the slot's next connection.
+        let qp = self.qps.get_mut(q);
+        qp.sq = entries;
+        qp.rq = recvs;
+    }
+
+    /// Sends an ACK, NAK or CNP from queue pair `q` to its peer through the host port's queue.
+    pub fn send_control(&mut self, q: u32, op: Opcode, syndrome: Syndrome, psn: u64, echo: &Packet, echo_id: Option<PacketId>) {
+        let ack_class = self.spec.ack_class();
+        let qp = self.qps.get_mut(q);
+        let ece = std::mem::take(&mut qp.ecn_seen);
+        let hdr = RoceHeader {
+            opcode: op,
+            syndrome,
+            msn: if op == Opcode::Cnp { 0 } else { qp.msn },
+            va: echo.seq, // selective NAK: the PSN that arrived
+            ts: echo.roce.ts,
+            imm: ece as u32,
+            ..Default::default()
+        };
+        let pkt = Packet { size: op.header_bytes(), priority: ack_class, ecn: ECN_NOT_ECT, ..qp.packet_to_peer(psn, self.now, hdr) };
+        let host = qp.host;
+        let id = self.pool.alloc(pkt);
+        if self.int_enabled {
+            let int = echo_id.map(|e| self.pool.int(e)).unwrap_or_default();
+            *self.pool.int_mut(id) = int;
+        }
+        self.out.push(Action::Control { host, id });
+    }
+}
+
+impl Qp {
+    /// A RoCE packet from this queue pair to its peer, with PSN `psn` and headers `roce`
+    /// (size, class and ECN to be set by the caller).
+    pub fn packet_to_peer(&self, psn: u64, now: Time, roce: RoceHeader) -> Packet {
+        Packet {
+            kind: PacketKind::Roce,
+            src: self.node,
+            dst: self.peer_node,
+            dst_host: self.peer_host,
+            size: 0,
+            priority: self.priority,
+            ecn: ECN_NOT_ECT,
+            udp_sport: self.udp_sport,
+            udp_dport: ROCE_UDP_PORT,
+            flow_hash: self.flow_hash,
+            flow: self.peer,
+            seq: psn,
+            sent_at: now,
+            ingress_port: u32::MAX,
+            roce,
+        }
+    }
+}
+
+impl Verb {
+    /// The kind of completion a send WQE of this verb produces.
+    pub fn completion_kind(self) -> CompletionKind {
+        match self {
+            Verb::Write | Verb::WriteImm(_) => CompletionKind::Write,
+            Verb::Read => CompletionKind::Read,
+            Verb::Send | Verb::SendImm(_) => CompletionKind::Send,
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! IRN-style selective repeat (Mittal et al., SIGCOMM 2018, §3.1–3.2): the responder keeps
+//! out-of-order WRITE data it can place and answers every out-of-order packet with a NAK that
+//! carries the arriving PSN (a SACK); the requester resends only the PSNs not reported, and
+//! keeps at most one bandwidth-delay product in flight (`nic.window` overrides it).
+
+use super::{OutOfOrder, RecoveryScheme};
+use crate::nic::qp::{Qp, SACK_RANGE};
+use crate::units::BitsPerSec;
+use crate::wire::roce::{Family, Opcode};
+
+pub struct SelectiveRepeat;
+
+impl RecoveryScheme for SelectiveRepeat {
+    #[inline]
+    fn window_packets(&self, qp: &Qp, mtu: u32, line_rate: BitsPerSec, window: Option<u64>) -> Option<u64> {
+        let bytes = window.unwrap_or_else(|| line_rate.bytes_in(qp.base_rtt));
+        Some(bytes.div_ceil(mtu as u64).max(1))
+    }
+
+    fn on_nak(&self, qp: &mut Qp, _psn: u64, sack: u64) {
+        qp.sacked.set(sack);
+        let from = qp.resend_high.max(qp.snd_una);
+        for p in from..sack.min(qp.snd_nxt) {
+            if !qp.sacked.get(p) {
+                qp.resend.push_back(p);
+            }
+        }
+        qp.resend_high = qp.resend_high.max(sack + 1);
+    }
+
+    fn on_timeout(&self, qp: &mut Qp, from: u64) {
+        qp.resend.clear();
+        let end = qp.snd_nxt;
+        for p in from..end {
+            if !qp.sacked.get(p) {
+                qp.resend.push_back(p);
+            }
+        }
+        qp.resend_high = end;
+    }
+
+    fn on_out_of_order(&self, qp: &mut Qp, psn: u64, op: Opcode) -> OutOfOrder {
+        // Plain WRITE data within the tracked range can be placed where it belongs.
+        let keep = op.family() == Family::Write && !op.has_imm() && psn - qp.epsn < SACK_RANGE;
+        OutOfOrder { keep, nak: true }
+    }
+
+    #[inline]
+    fn on_in_order(&self, qp: &mut Qp) {
+        qp.ooo.advance_to(qp.epsn);
+        qp.epsn = qp.ooo.advance_over_set();
+    }
+}

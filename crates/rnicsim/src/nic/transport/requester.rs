@@ -1,0 +1,411 @@
+//! The requester side of the reliable connection (IBA 9.7): posting send WQEs, building the next
+//! packet of a queue pair (READ responses it owes first, then resends, then new data at
+//! `snd_nxt`), and what ACKs, NAKs, RNR NAKs, READ responses and the retransmission timer do.
+
+use super::recovery::RecoveryScheme;
+use super::{emit, Action, Ctx};
+use crate::nic::cc::{Ack, CongestionControl};
+use crate::nic::events::NicEvent;
+use crate::nic::qp::{opcode_at, packets_for, payload_at, QpState, SqEntry};
+use crate::nic::sched::QpScheduler;
+use crate::nic::verbs::{PostError, SendWr, Status, Verb};
+use crate::units::{BitsPerSec, Time};
+use crate::wire::packet::{Packet, PacketId, RoceHeader, ECN_ECT0};
+use crate::wire::roce::{Family, Opcode, Syndrome};
+
+/// Posts a send WQE at time `t ≥ now` (the host's doorbell time). Local-buffer errors complete
+/// with an error, as verbs do.
+pub fn post_send(ctx: &mut Ctx, q: u32, wr: SendWr, t: Time) -> Result<(), PostError> {
+    let qp = ctx.qps.get(q);
+    if qp.state != QpState::Ready {
+        return Err(PostError::BadState);
+    }
+    if qp.sq.len() >= ctx.spec.sq_depth as usize {
+        return Err(PostError::QueueFull);
+    }
+    let h = qp.host as usize;
+    let local_ok = wr.len == 0 || ctx.nics[h].memory.check_local(wr.lkey, wr.local_addr, wr.len);
+    let ready = {
+        let pcie = &mut ctx.nics[h].pcie;
+        let fetched = pcie.doorbell_and_fetch(t);
+        // READs carry no payload out; small messages ride inline in the WQE.
+        if wr.verb == Verb::Read || wr.len <= ctx.spec.inline_bytes as u64 { fetched } else { pcie.first_payload(fetched) }
+    };
+    let qp = ctx.qps.get_mut(q);
+    let npkts = packets_for(wr.len, ctx.spec.mtu);
+    let entry = SqEntry { wr, first_psn: qp.next_psn, npkts, ready_at: ready, msg: qp.messages, read_next: 0 };
+    qp.next_psn += npkts as u64;
+    match wr.verb {
+        Verb::Send | Verb::SendImm(_) => qp.messages += 1,
+        Verb::Read => qp.reads_posted += 1,
+        _ => {}
+    }
+    qp.sq.push_back(entry);
+    if !local_ok {
+        let last = qp.sq.len() - 1;
+        ctx.qp_error(q, Some(last), Status::LocalProtection, t);
+        return Ok(());
+    }
+    ctx.requeue(q);
+    ctx.out.push(Action::Kick(h as u32));
+    Ok(())
+}
+
+/// The scheduler picked `q`: build and account its next packet, tell the scheduler, and put
+/// the queue pair back if it has more. `None` if it had nothing to send now (a wasted pick).
+pub fn next_packet(ctx: &mut Ctx, q: u32) -> Option<PacketId> {
+    let h = ctx.qps.get(q).host as usize;
+    match build_next(ctx, q) {
+        Some((id, end)) => {
+            let bytes = ctx.pool.get(id).roce.payload;
+            ctx.nics[h].sched.sent(q, bytes, end);
+            ctx.requeue(q);
+            Some(id)
+        }
+        None => {
+            // The scheduler chose a queue pair with nothing to send now: the decision (and, for
+            // self-timing schedulers, the link slot) is lost.
+            ctx.nics[h].wasted_picks += 1;
+            ctx.requeue(q);
+            None
+        }
+    }
+}
+
+/// Builds `q`'s next packet; returns it and whether it ends a message.
+fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
+    let now = ctx.now;
+    ctx.qps.access(q, now);
+    let mtu = ctx.spec.mtu;
+    let qp = ctx.qps.get_mut(q);
+    if qp.next_send.max(qp.rnr_until) > now {
+        return None;
+    }
+    // READ responses first, then resends, then new data.
+    let (hdr, psn, retransmit) = if let Some(job) = qp.reads.front_mut() {
+        let idx = job.next;
+        let payload = payload_at(job.len, mtu, idx);
+        let op = opcode_at(Family::ReadResponse, idx, job.npkts, false);
+        let hdr = RoceHeader { opcode: op, payload, va: job.va + idx as u64 * mtu as u64, msn: qp.msn, ..Default::default() };
+        let psn = job.first_psn + idx as u64;
+        job.next += 1;
+        if job.next == job.npkts {
+            qp.reads.pop_front();
+        }
+        (hdr, psn, false)
+    } else {
+        let (psn, retransmit) = match qp.resend.pop_front() {
+            Some(psn) => (psn, true),
+            None => (qp.snd_nxt, qp.snd_nxt < qp.tx_high),
+        };
+        let i = qp.entry_of(psn)?;
+        let e = qp.sq[i];
+        if e.ready_at > now {
+            return None;
+        }
+        let idx = (psn - e.first_psn) as u32;
+        let off = idx as u64 * mtu as u64;
+        let hdr = if e.is_read() {
+            if psn >= qp.snd_nxt {
+                qp.snd_nxt = e.end_psn();
+            }
+            RoceHeader {
+                opcode: Opcode::ReadRequest,
+                va: e.wr.remote_addr + off,
+                rkey: e.wr.rkey,
+                dma_len: (e.wr.len - off) as u32,
+                msg: e.msg,
+                ack_req: true,
+                ..Default::default()
+            }
+        } else {
+            if psn >= qp.snd_nxt {
+                qp.snd_nxt = psn + 1;
+            }
+            let family = e.family();
+            let op = opcode_at(family, idx, e.npkts, e.wr.verb.imm().is_some());
+            RoceHeader {
+                opcode: op,
+                payload: payload_at(e.wr.len, mtu, idx),
+                va: if family == Family::Write { e.wr.remote_addr } else { 0 },
+                offset: off as u32,
+                rkey: e.wr.rkey,
+                dma_len: e.wr.len as u32,
+                imm: e.wr.verb.imm().unwrap_or(0),
+                msg: e.msg,
+                ack_req: op.is_last() || qp.probe,
+                ..Default::default()
+            }
+        };
+        qp.probe = false;
+        qp.tx_high = qp.tx_high.max(psn + 1);
+        (hdr, psn, retransmit)
+    };
+    let op = hdr.opcode;
+    let size = hdr.payload + op.header_bytes();
+    let h = qp.host as usize;
+    // Payload DMA: bytes mode copies the source bytes into the packet's payload slot (the
+    // source address is looked up only then; size-only runs skip it on this hot path).
+    let src_addr = match op.family() {
+        _ if !ctx.nics[h].memory.has_bytes() || hdr.payload == 0 => None,
+        Family::ReadResponse => Some(hdr.va),
+        Family::Write | Family::Send => qp.entry_of(psn).map(|i| qp.sq[i].wr.local_addr + (psn - qp.sq[i].first_psn) * mtu as u64),
+        _ => None,
+    };
+    let pkt = Packet { size, ecn: ECN_ECT0, ..qp.packet_to_peer(psn, now, RoceHeader { ts: now, ..hdr }) };
+    let end = op.is_last() || op == Opcode::ReadRequest;
+    let id = ctx.pool.alloc(pkt);
+    if hdr.payload > 0 {
+        let inline = op.family() != Family::ReadResponse && hdr.dma_len <= ctx.spec.inline_bytes;
+        let nic = &mut ctx.nics[h];
+        let at = if inline { now } else { nic.pcie.read_payload(now, hdr.payload as u64) };
+        if let Some(a) = src_addr {
+            let mut buf = std::mem::take(&mut nic.scratch);
+            nic.memory.read(a, &mut buf, hdr.payload as usize);
+            ctx.pool.set_payload(id, &buf);
+            ctx.nics[h].scratch = buf;
+        }
+        let qp = ctx.qps.get_mut(q);
+        qp.next_send = qp.next_send.max(at);
+    }
+    if ctx.int_enabled {
+        ctx.pool.int_mut(id).n = 0;
+    }
+    let line = ctx.nics[h].line_rate;
+    let qp = ctx.qps.get_mut(q);
+    qp.tx_packets += 1;
+    qp.tx_bytes += size as u64;
+    qp.bytes_sent += hdr.payload as u64;
+    if retransmit {
+        qp.retransmits += 1;
+        ctx.nics[h].retransmits += 1;
+    }
+    emit(ctx, q, NicEvent::Tx { bytes: size as u64, packets: 1 });
+    let qp = ctx.qps.get_mut(q);
+    if qp.cc.wants_rtt_probe() {
+        qp.probe = true;
+    }
+    let rate = qp.cc.rate().0.min(qp.rate_limit);
+    if rate < line.0 && rate > 0 && !ctx.nics[h].sched.rate_limits() {
+        qp.next_send = qp.next_send.max(now) + BitsPerSec(rate).tx_time(size as u64);
+    }
+    ctx.sync_rate(q);
+    let qp = ctx.qps.get_mut(q);
+    if qp.rto_at == Time::MAX && op.family() != Family::ReadResponse {
+        qp.rto_at = now + ctx.spec.rto;
+    }
+    ctx.arm_qp_timer(q);
+    Some((id, end))
+}
+
+/// An ACK, NAK or RNR NAK for queue pair `q`.
+pub fn on_ack(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
+    let now = ctx.now;
+    let psn = pkt.seq;
+    if ctx.qps.get(q).state != QpState::Ready {
+        return;
+    }
+    match pkt.roce.syndrome {
+        Syndrome::Ack => ack_upto(ctx, q, psn + 1, pkt, id),
+        Syndrome::NakSequence => {
+            ack_upto(ctx, q, psn, pkt, id);
+            emit(ctx, q, NicEvent::Nack);
+            let recovery = ctx.spec.recovery;
+            recovery.on_nak(ctx.qps.get_mut(q), psn, pkt.roce.va);
+            ctx.requeue(q);
+        }
+        Syndrome::RnrNak => {
+            ack_upto(ctx, q, psn, pkt, id);
+            let qp = ctx.qps.get_mut(q);
+            if qp.rnr_left == 0 {
+                let i = qp.entry_of(psn);
+                ctx.qp_error(q, i, Status::RnrRetryExceeded, now);
+                return;
+            }
+            qp.rnr_left -= 1;
+            qp.snd_nxt = psn;
+            qp.resend.clear();
+            qp.rnr_until = now + ctx.spec.rnr_timer;
+            ctx.requeue(q);
+        }
+        syn @ (Syndrome::NakRemoteAccess | Syndrome::NakInvalidRequest) => {
+            let status = if syn == Syndrome::NakRemoteAccess { Status::RemoteAccess } else { Status::RemoteInvalidRequest };
+            let i = ctx.qps.get(q).entry_of(psn);
+            ctx.qp_error(q, i, status, now);
+        }
+    }
+}
+
+/// Cumulative acknowledgement of every PSN below `upto`.
+fn ack_upto(ctx: &mut Ctx, q: u32, upto: u64, pkt: &Packet, id: PacketId) {
+    let now = ctx.now;
+    let mtu = ctx.spec.mtu as u64;
+    let qp = ctx.qps.get_mut(q);
+    // A READ is acknowledged only by its own responses.
+    let mut limit = upto.min(qp.snd_nxt.max(qp.snd_una));
+    if let Some(r) = qp.pending_read() {
+        if r.first_psn < limit {
+            limit = limit.min(r.first_psn + r.read_next as u64);
+        }
+    }
+    if limit <= qp.snd_una {
+        return;
+    }
+    let newly = limit - qp.snd_una;
+    qp.snd_una = limit;
+    qp.bytes_acked = (qp.bytes_acked + newly * mtu).min(qp.bytes_sent);
+    qp.retry_left = ctx.spec.retry_count;
+    qp.rnr_left = ctx.spec.rnr_retry;
+    qp.sacked.advance_to(limit);
+    qp.resend.retain(|&p| p >= limit);
+    if qp.snd_nxt < limit {
+        qp.snd_nxt = limit;
+    }
+    let int = if ctx.int_enabled { Some(ctx.pool.int(id)) } else { None };
+    let qp = ctx.qps.get(q);
+    let ack = Ack {
+        acked_bytes: newly * mtu,
+        acked_seq: qp.bytes_acked,
+        next_seq: qp.bytes_sent,
+        rtt: now.saturating_sub(pkt.roce.ts),
+        ecn_echo: pkt.roce.imm != 0,
+        int: int.as_ref(),
+    };
+    emit(ctx, q, NicEvent::Ack(&ack));
+    let qp = ctx.qps.get_mut(q);
+    qp.rto_at = if qp.snd_una < qp.snd_nxt || qp.has_read() { now + ctx.spec.rto } else { Time::MAX };
+    ctx.sync_rate(q);
+    complete_done(ctx, q);
+    ctx.arm_qp_timer(q);
+    ctx.requeue(q);
+}
+
+/// A READ response for queue pair `q`.
+pub fn on_read_response(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
+    let now = ctx.now;
+    let mtu = ctx.spec.mtu as u64;
+    let qp = ctx.qps.get_mut(q);
+    if qp.state != QpState::Ready {
+        return;
+    }
+    let Some(i) = qp.entry_of(pkt.seq) else { return };
+    let e = qp.sq[i];
+    if !e.is_read() {
+        return;
+    }
+    let expected = e.first_psn + e.read_next as u64;
+    if pkt.seq > expected {
+        // Gap: re-issue the READ from the missing PSN, once per gap.
+        if qp.read_rewound != Some(expected) {
+            qp.read_rewound = Some(expected);
+            qp.snd_nxt = expected;
+            emit(ctx, q, NicEvent::Nack);
+            ctx.requeue(q);
+        }
+        return;
+    }
+    if pkt.seq < expected {
+        return;
+    }
+    let idx = pkt.seq - e.first_psn;
+    let addr = e.wr.local_addr + idx * mtu;
+    super::responder::place(ctx, q, pkt, id, addr);
+    let qp = ctx.qps.get_mut(q);
+    qp.sq[i].read_next += 1;
+    qp.read_rewound = None;
+    // In-order responses acknowledge the READ's PSNs and everything before them.
+    let upto = pkt.seq + 1;
+    let newly = upto.saturating_sub(qp.snd_una);
+    if newly > 0 {
+        qp.snd_una = upto;
+        qp.retry_left = ctx.spec.retry_count;
+        qp.bytes_acked += newly * mtu;
+    }
+    qp.rto_at = now + ctx.spec.rto;
+    complete_done(ctx, q);
+    ctx.arm_qp_timer(q);
+    ctx.requeue(q);
+}
+
+/// Completes finished WQEs at the head of `q`'s send queue, in order.
+fn complete_done(ctx: &mut Ctx, q: u32) {
+    let now = ctx.now;
+    loop {
+        let qp = ctx.qps.get_mut(q);
+        let Some(e) = qp.sq.front().copied() else { break };
+        let done = if e.is_read() { e.read_next >= e.npkts } else { e.end_psn() <= qp.snd_una };
+        if !done {
+            break;
+        }
+        qp.sq.pop_front();
+        if e.is_read() {
+            qp.reads_posted -= 1;
+        }
+        ctx.complete(q, e.wr.id, e.wr.verb.completion_kind(), Status::Success, e.wr.len, None, now);
+    }
+    let qp = ctx.qps.get_mut(q);
+    if qp.sq.is_empty() {
+        qp.rto_at = Time::MAX;
+    }
+}
+
+/// Queue pair `q`'s timer: congestion-control timers and the retransmission timeout.
+pub fn on_timer(ctx: &mut Ctx, q: u32) {
+    let now = ctx.now;
+    let qp = ctx.qps.get(q);
+    if qp.state != QpState::Ready {
+        return;
+    }
+    if qp.cc.next_timer().is_some_and(|t| t <= now) {
+        emit(ctx, q, NicEvent::Timer);
+    }
+    let qp = ctx.qps.get_mut(q);
+    if qp.rto_at <= now {
+        let unanswered_read = qp.pending_read();
+        let outstanding = qp.snd_una < qp.snd_nxt || unanswered_read.is_some();
+        if !outstanding {
+            qp.rto_at = Time::MAX;
+        } else if qp.retry_left == 0 {
+            let i = qp.entry_of(qp.snd_una).or(Some(0));
+            ctx.qp_error(q, i, Status::RetryExceeded, now);
+            return;
+        } else {
+            qp.retry_left -= 1;
+            let h = qp.host as usize;
+            // Resume from the oldest unacknowledged PSN (a READ from its first missing response).
+            let mut from = qp.snd_una;
+            if let Some(r) = unanswered_read {
+                from = from.min(r.first_psn + r.read_next as u64).max(qp.snd_una);
+            }
+            ctx.nics[h].timeouts += 1;
+            emit(ctx, q, NicEvent::Nack);
+            let recovery = ctx.spec.recovery;
+            let qp = ctx.qps.get_mut(q);
+            recovery.on_timeout(qp, from);
+            qp.read_rewound = None;
+            qp.rto_at = now + ctx.spec.rto;
+        }
+    }
+    ctx.sync_rate(q);
+    let qp = ctx.qps.get(q);
+    let t = qp.cc.next_timer().unwrap_or(Time::MAX).min(qp.rto_at);
+    if t != Time::MAX {
+        ctx.out.push(Action::Arm { timer: qp.timer, at: t.max(now) });
+    }
+    ctx.requeue(q);
+}
+
+impl crate::nic::qp::Qp {
+    /// The oldest READ in the send queue still missing responses.
+    pub fn pending_read(&self) -> Option<SqEntry> {
+        if self.reads_posted == 0 {
+            return None;
+        }
+        self.sq.iter().find(|e| e.is_read() && e.read_next < e.npkts).copied()
+    }
+
+    /// Whether any READ is in the send queue.
+    pub fn has_read(&self) -> bool {
+        self.reads_posted > 0
+    }
+}
