@@ -337,6 +337,17 @@ impl Qp {
         }
     }
 
+    /// Opens this slot as a ready queue pair of host `host` (node `node`) owned by `owner`.
+    pub fn start(&mut self, spec: &super::NicSpec, host: u32, node: u32, owner: Owner, udp_sport: u16) {
+        self.reset(spec);
+        self.state = QpState::Ready;
+        self.host = host;
+        self.node = node;
+        self.owner = owner;
+        self.priority = spec.priority;
+        self.udp_sport = udp_sport;
+    }
+
     /// Clears a slot for a new connection (keeps its timer and buffers' capacity).
     pub fn reset(&mut self, spec: &super::NicSpec) {
         self.sq.clear();

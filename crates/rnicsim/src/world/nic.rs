@@ -156,14 +156,7 @@ impl World {
         let (timers, spec) = (&mut self.timers, &self.nic_spec);
         let (q, serial) = self.qps.open(self.now, |q| Qp::new_slot(timers.add_timer(Wake::Qp(q)), spec));
         let sport = 49152 + (crate::sim::rng::mix64(self.seed ^ ((q as u64) << 20) ^ serial) % 16384) as u16;
-        let qp = self.qps.get_mut(q);
-        qp.reset(spec);
-        qp.state = QpState::Ready;
-        qp.host = h;
-        qp.node = node;
-        qp.owner = owner;
-        qp.priority = spec.priority;
-        qp.udp_sport = sport;
+        self.qps.get_mut(q).start(spec, h, node, owner, sport);
         let nic = &mut self.nics[h as usize];
         nic.active_qps += 1;
         nic.peak_qps = nic.peak_qps.max(nic.active_qps);
