@@ -39,6 +39,9 @@ pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &World) -> st
     tables::write_parquet(&dir.path("flows.parquet"), &tables::flows(world))?;
     tables::write_parquet(&dir.path("perftest.parquet"), &tables::perftest(world))?;
     tables::write_parquet(&dir.path("rates.parquet"), &tables::rates(&world.record))?;
+    if let Some(log) = &world.tap.log {
+        tables::write_parquet(&dir.path("nic_events.parquet"), &tables::nic_events(log))?;
+    }
     if loaded.scenario.outputs.hpcc_text {
         std::fs::write(dir.path("fct.txt"), output::hpcc_text::fct_txt(world))?;
         std::fs::write(dir.path("pfc.txt"), output::hpcc_text::pfc_txt(world))?;

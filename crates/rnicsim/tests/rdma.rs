@@ -325,3 +325,52 @@ fn scr_table2_is_reproduced_within_tolerance() {
     assert!(v("perftest/64KB vs 4KB/gbps") > 1.5 * v("perftest/4KB vs 64KB/gbps"));
     assert!(v("perftest/256B vs 64KB/latency_mean_us") > 2.0 * v("perftest/256B alone/latency_mean_us"));
 }
+
+#[test]
+fn the_event_tap_records_every_transport_event_when_asked() {
+    let scenario = |record: bool| {
+        format!(
+            r#"
+            duration = "200us"
+            [topology.star]
+            hosts = 3
+            [switch.pfc]
+            enabled = true
+            [switch.ecn]
+            kmin = "0B"
+            kmax = "1B"
+            [nic.cc.dcqcn]
+            [outputs]
+            nic_events = {record}
+            [[perftest]]
+            test = "write_bw"
+            client = 0
+            server = 2
+            message = "64KiB"
+            depth = 4
+            [[perftest]]
+            test = "write_bw"
+            client = 1
+            server = 2
+            message = "64KiB"
+            depth = 4
+            "#
+        )
+    };
+    let mut quiet = build(&scenario(false));
+    quiet.run(|_| true);
+    assert!(quiet.tap.log.is_none(), "nothing is recorded unless asked");
+    let mut w = build(&scenario(true));
+    w.run(|_| true);
+    let log = w.tap.log.as_ref().expect("recorded");
+    let count = |k: &str| log.records.iter().filter(|r| r.kind == k).count() as u64;
+    let sent: u64 = w.qps.iter().map(|(_, q)| q.tx_packets).sum();
+    assert_eq!(count("tx"), sent, "one TX event per data packet");
+    assert!(count("rx") > 0 && count("rx") <= sent, "one RX event per data packet reaching its responder");
+    assert!(count("ack") > 0 && count("cnp") > 0, "marking every packet makes CNPs");
+    assert!(log.records.windows(2).all(|p| p[0].at <= p[1].at), "in time order");
+    assert!(log.records.iter().filter(|r| r.kind == "ack").all(|r| r.rtt > Time::ZERO));
+    // Recording is observation only: the run is the same.
+    assert_eq!(w.stats.events, quiet.stats.events);
+    assert_eq!(w.stats.packets_delivered, quiet.stats.packets_delivered);
+}

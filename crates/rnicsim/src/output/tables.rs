@@ -53,6 +53,19 @@ pub fn counters(w: &World) -> RecordBatch {
     ])
 }
 
+/// Every NIC transport event, in the order they happened (`outputs.nic_events`).
+pub fn nic_events(log: &crate::nic::events::EventLog) -> RecordBatch {
+    let r = &log.records;
+    batch(vec![
+        ("time_ps", u64s(r.iter().map(|e| e.at.0))),
+        ("host", u32s(r.iter().map(|e| e.host))),
+        ("qp", u32s(r.iter().map(|e| e.qp))),
+        ("kind", Arc::new(StringArray::from_iter_values(r.iter().map(|e| e.kind)))),
+        ("bytes", u64s(r.iter().map(|e| e.bytes))),
+        ("rtt_ps", u64s(r.iter().map(|e| e.rtt.0))),
+    ])
+}
+
 /// Per raw-traffic source delivery.
 pub fn sources(w: &World) -> RecordBatch {
     let s = &w.sources;

@@ -482,10 +482,14 @@ pub struct OutputSpec {
     pub fct_file: Option<PathBuf>,
     #[serde(default)]
     pub pfc_file: Option<PathBuf>,
+    /// Record every NIC transport event (TX, RX, ACK, NACK, CNP, CC timer) into
+    /// `nic_events.parquet`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nic_events: bool,
 }
 
 impl Default for OutputSpec {
     fn default() -> Self {
-        OutputSpec { queue_interval: None, pfc_events: true, hpcc_text: true, rate_interval: None, pcap: Vec::new(), fct_file: None, pfc_file: None }
+        OutputSpec { queue_interval: None, pfc_events: true, hpcc_text: true, rate_interval: None, pcap: Vec::new(), fct_file: None, pfc_file: None, nic_events: false }
     }
 }

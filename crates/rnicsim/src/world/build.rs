@@ -287,6 +287,9 @@ impl World {
             }
             self.nics.push(nic);
         }
+        if loaded.scenario.outputs.nic_events {
+            self.tap = crate::nic::events::EventTap::recording();
+        }
         if let Some(iv) = loaded.scenario.outputs.rate_interval {
             let t = self.timers.add_timer(Wake::RateSampler);
             self.timers.arm(t, Time::ZERO);
