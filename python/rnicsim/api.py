@@ -20,7 +20,7 @@ import polars as pl
 from . import _native
 
 #: The Parquet tables every run folder holds (see docs/outputs.md).
-TABLES = ("flows", "perftest", "rates", "counters", "queues", "pfc", "sources")
+TABLES = ("flows", "perftest", "rates", "counters", "queues", "pfc", "sources", "nic_events")
 
 
 class ScenarioError(ValueError):
@@ -163,7 +163,10 @@ class Run:
         """One of :data:`TABLES` as a polars DataFrame."""
         if name not in TABLES:
             raise KeyError(f"no table {name!r}; tables are {', '.join(TABLES)}")
-        return pl.read_parquet(self.path / f"{name}.parquet")
+        path = self.path / f"{name}.parquet"
+        if not path.exists():
+            raise FileNotFoundError(f"{path} was not written (nic_events needs outputs.nic_events = true)")
+        return pl.read_parquet(path)
 
     flows = property(lambda self: self.table("flows"))
     perftest = property(lambda self: self.table("perftest"))
@@ -172,6 +175,7 @@ class Run:
     queues = property(lambda self: self.table("queues"))
     pfc = property(lambda self: self.table("pfc"))
     sources = property(lambda self: self.table("sources"))
+    nic_events = property(lambda self: self.table("nic_events"))
 
     def connect(self):
         """A DuckDB connection with a view per table, plus `scenario` and `summary` as

@@ -91,3 +91,15 @@ def test_the_rust_binary_hands_analysis_commands_to_python(tmp_path: Path) -> No
     out = subprocess.run([str(exe), "query", str(run.path), "SELECT count(*) AS n FROM counters"], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert "96" in out.stdout
+
+
+def test_nic_events_are_a_table_when_recorded(tmp_path: Path) -> None:
+    quiet = rnicsim.run(QUICKSTART, out=tmp_path / "q", progress=False, duration="100us")
+    with pytest.raises(FileNotFoundError):
+        quiet.nic_events
+    run = rnicsim.run(QUICKSTART, out=tmp_path / "r", progress=False, duration="100us", outputs__nic_events=True)
+    ev = run.nic_events
+    assert {"time_ps", "host", "qp", "kind", "bytes", "rtt_ps"} <= set(ev.columns)
+    tx = run.query("SELECT count(*) AS n FROM nic_events WHERE kind = 'tx'")["n"][0]
+    assert tx == ev.filter(pl.col("kind") == "tx").height > 0
+    assert run.summary["packets_delivered"] == quiet.summary["packets_delivered"], "recording observes only"
