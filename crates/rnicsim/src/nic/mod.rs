@@ -11,6 +11,7 @@ pub mod pcie;
 pub mod qp;
 pub mod qp_table;
 pub mod sched;
+pub mod stage;
 pub mod transport;
 pub mod verbs;
 
@@ -154,8 +155,9 @@ pub struct Nic {
     pub port: u32,
     pub line_rate: crate::units::BitsPerSec,
     pub sched: Scheduler,
-    /// Hardware cost model: the scheduler can decide again at this time.
-    pub sched_free_at: crate::units::Time,
+    /// The scheduler's decision circuit (its hardware cost model: one decision per
+    /// `decision_time`).
+    pub sched_stage: stage::Stage,
     /// Whether the scheduler was told the data class is paused.
     pub sched_paused: bool,
     pub pcie: Pcie,
@@ -185,7 +187,7 @@ impl Nic {
             port,
             line_rate: link,
             sched: spec.scheduler.build(link),
-            sched_free_at: crate::units::Time::ZERO,
+            sched_stage: stage::Stage::default(),
             sched_paused: false,
             pcie: Pcie::new(spec.pcie),
             memory: HostMemory::new(spec.memory_size.0, spec.memory == MemoryMode::Bytes),

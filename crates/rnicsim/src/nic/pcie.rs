@@ -10,6 +10,7 @@
 //!
 //! Every transfer is counted, so utilization per direction is `bytes × 8 / (bandwidth × time)`.
 
+use super::stage::Stage;
 use crate::units::{BitsPerSec, Time};
 use serde::{Deserialize, Serialize};
 
@@ -46,16 +47,16 @@ impl Default for PcieSpec {
 #[derive(Clone, Debug)]
 pub struct Pcie {
     pub spec: PcieSpec,
-    /// When the read (NIC ← host) and write (NIC → host) channels are next free.
-    read_free: Time,
-    write_free: Time,
+    /// The read (NIC ← host) and write (NIC → host) channels.
+    pub read: Stage,
+    pub write: Stage,
     pub bytes_read: u64,
     pub bytes_written: u64,
 }
 
 impl Pcie {
     pub fn new(spec: PcieSpec) -> Pcie {
-        Pcie { spec, read_free: Time::ZERO, write_free: Time::ZERO, bytes_read: 0, bytes_written: 0 }
+        Pcie { spec, read: Stage::new(spec.bandwidth), write: Stage::new(spec.bandwidth), bytes_read: 0, bytes_written: 0 }
     }
 
     /// A WQE posted at `now` is in the NIC and ready to schedule at the returned time.
@@ -70,17 +71,13 @@ impl Pcie {
     /// (`now` unless PCIe is the bottleneck).
     pub fn read_payload(&mut self, now: Time, bytes: u64) -> Time {
         self.bytes_read += bytes;
-        let start = self.read_free.max(now.saturating_sub(PREFETCH));
-        self.read_free = start + self.spec.bandwidth.tx_time(bytes);
-        self.read_free.saturating_sub(PREFETCH).max(now)
+        self.read.transfer(now.saturating_sub(PREFETCH), bytes).saturating_sub(PREFETCH).max(now)
     }
 
     /// Received payload written to host memory starting at `now`; returns when it is there.
     pub fn write_payload(&mut self, now: Time, bytes: u64) -> Time {
         self.bytes_written += bytes;
-        let start = self.write_free.max(now);
-        self.write_free = start + self.spec.bandwidth.tx_time(bytes);
-        self.write_free + self.spec.latency
+        self.write.transfer(now, bytes) + self.spec.latency
     }
 
     /// A completion entry written at `now` is visible to the host at the returned time.

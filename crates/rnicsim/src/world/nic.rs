@@ -333,9 +333,9 @@ impl World {
         }
         loop {
             // Hardware cost model: one decision per `decision_time`.
-            let free = self.nics[h as usize].sched_free_at;
-            if free > now {
-                return Err(Some(free));
+            let stage = &self.nics[h as usize].sched_stage;
+            if !stage.is_free(now) {
+                return Err(Some(stage.free_at()));
             }
             let mut src = UpcomingPackets { qps: &self.qps, mtu: self.nic_spec.mtu, now, consumed: None };
             let nic = &mut self.nics[h as usize];
@@ -343,7 +343,7 @@ impl World {
                 Pick::Qp(q) => q,
                 Pick::Idle(t) => return Err(t),
             };
-            nic.sched_free_at = now + nic.sched.decision_time();
+            nic.sched_stage.occupy(now, nic.sched.decision_time());
             // Fetch-and-drop (Tassel §3.5): WQEs fetched and discarded by the filter cost PCIe reads.
             let dropped = nic.sched.fetch_stats().1;
             if dropped > nic.dropped_seen {
