@@ -1,9 +1,13 @@
 //! rnicsim: a deterministic, packet-level simulator of RDMA NICs and datacenter fabrics.
 //!
-//! Layout (mirroring the data path): [`units`] and [`sim`] are the kernel (integer picosecond
-//! time, the event queue, seeded random streams); [`fabric`] holds links, switches, routing and
-//! topologies; [`host`] the traffic sources and sinks; [`scenario`] reads and validates scenario
-//! files; [`world`] wires everything to the event loop; [`output`] writes a run's results.
+//! Layout (mirroring the data path; `docs/architecture.md` follows one WRITE through it):
+//! [`units`] and [`sim`] are the kernel (integer picosecond time, the event queue, seeded random
+//! streams); [`wire`] the packet and its headers (RoCEv2, INT, pcap bytes); [`nic`] the RDMA NIC
+//! (verbs, PCIe, connection table, the RC transport with its recovery schemes, the event tap, QP
+//! schedulers, congestion control); [`fabric`] links, ports, switches, load balancers, routing and
+//! topologies; [`host`] the workloads and traffic sources; [`scenario`] reads and validates
+//! scenario files; [`world`] only wires the components to the event loop; [`output`] writes a
+//! run's results.
 //!
 //! ```no_run
 //! use rnicsim::{scenario::LoadedScenario, world::World};

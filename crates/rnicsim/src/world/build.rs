@@ -214,13 +214,7 @@ impl World {
         for (ti, t) in s.traffic.iter().enumerate() {
             let pairs: Vec<(u32, u32)> = match &t.pattern {
                 Pattern::Permutation => {
-                    // Sattolo's shuffle: a single cycle, so nobody sends to itself.
-                    let mut perm: Vec<u32> = self.host_nodes.clone();
-                    let mut r = rng::stream(s.seed, "permutation", ti as u64);
-                    for i in (1..perm.len()).rev() {
-                        let j = r.random_range(0..i);
-                        perm.swap(i, j);
-                    }
+                    let perm = derangement(&self.host_nodes, &mut rng::stream(s.seed, "permutation", ti as u64));
                     self.host_nodes.iter().copied().zip(perm).collect()
                 }
                 Pattern::Incast { receiver, senders } => match senders {
@@ -338,12 +332,7 @@ impl World {
             let senders: Vec<(u32, Option<u32>)> = match f.pattern.as_ref().unwrap_or(&FlowPattern::AllToAll) {
                 FlowPattern::AllToAll => self.host_nodes.iter().map(|&h| (h, None)).collect(),
                 FlowPattern::Permutation => {
-                    let mut perm: Vec<u32> = self.host_nodes.clone();
-                    let mut r = rng::stream(s.seed, "flow-permutation", wi as u64);
-                    for i in (1..perm.len()).rev() {
-                        let j = r.random_range(0..i);
-                        perm.swap(i, j);
-                    }
+                    let perm = derangement(&self.host_nodes, &mut rng::stream(s.seed, "flow-permutation", wi as u64));
                     self.host_nodes.iter().copied().zip(perm.into_iter().map(Some)).collect()
                 }
                 FlowPattern::Incast { receiver, senders } => match senders {
@@ -403,4 +392,15 @@ impl World {
         }
         Ok(())
     }
+}
+
+/// A random permutation of `hosts` that is a single cycle (Sattolo's shuffle), so nobody is
+/// paired with itself.
+fn derangement(hosts: &[u32], r: &mut rng::Rng) -> Vec<u32> {
+    let mut perm = hosts.to_vec();
+    for i in (1..perm.len()).rev() {
+        let j = r.random_range(0..i);
+        perm.swap(i, j);
+    }
+    perm
 }

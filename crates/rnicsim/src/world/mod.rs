@@ -1,10 +1,11 @@
-//! The simulated world: fabric, hosts and the run loop that wakes them.
+//! The simulated world: the components, and the run loop that wakes them.
 //!
 //! Every component owns its timer slots (see [`crate::sim::TimerQueue`]); [`Wake`] names who is
 //! woken. The loop pops the earliest slot, dispatches on its tag (the handler may re-arm it) and
-//! repeats until the scenario's duration. Handlers live beside the mechanism they model:
-//! `fabric.rs` for ports, links, switches and PFC; `hosts.rs` for sources and sinks; `build.rs`
-//! turns a scenario into a world.
+//! repeats until the scenario's duration. The world holds wiring, not mechanism: `nic.rs` calls
+//! the NIC transport ([`crate::nic::transport`]) and carries out its outbox, and feeds the host
+//! port from the QP scheduler; `fabric.rs` moves packets between ports, links and switches;
+//! `apps.rs` and `hosts.rs` wake the workloads; `build.rs` turns a scenario into a world.
 
 mod apps;
 mod build;
