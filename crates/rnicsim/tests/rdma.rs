@@ -374,3 +374,37 @@ fn the_event_tap_records_every_transport_event_when_asked() {
     assert_eq!(w.stats.events, quiet.stats.events);
     assert_eq!(w.stats.packets_delivered, quiet.stats.packets_delivered);
 }
+
+#[test]
+fn the_verbs_api_returns_errors_for_arguments_that_name_nothing() {
+    use rnicsim::nic::verbs::{PostError, VerbsError};
+    let mut w = build(
+        r#"
+        duration = "1ms"
+        [topology.star]
+        hosts = 2
+        [nic]
+        memory = "bytes"
+        memory_size = "1MiB"
+        "#,
+    );
+    let switch = (0..4).find(|&n| w.is_switch(n)).expect("a star has a switch");
+    assert_eq!(w.register_mr(switch, 0, 10, Access::ALL), Err(VerbsError::NotAHost(switch)));
+    assert_eq!(w.register_mr(99, 0, 10, Access::ALL), Err(VerbsError::NotAHost(99)));
+    assert_eq!(w.register_mr(0, (1 << 20) - 5, 10, Access::ALL).map(|_| ()), Err(VerbsError::BadRegion { addr: (1 << 20) - 5, len: 10 }));
+    assert_eq!(w.connect(0, switch), Err(VerbsError::NotAHost(switch)));
+    assert_eq!(w.poll_cq(switch).map(|v| v.len()), Err(VerbsError::NotAHost(switch)));
+    assert_eq!(w.fill_memory(0, (1 << 20) - 2, &[1, 2, 3]), Err(VerbsError::OutsideMemory { addr: (1 << 20) - 2, len: 3 }));
+    assert_eq!(w.memory(1, u64::MAX, 2).map(|m| m.len()), Err(VerbsError::OutsideMemory { addr: u64::MAX, len: 2 }));
+    let wr = SendWr { id: 1, verb: Verb::Write, local_addr: 0, len: 8, lkey: 0, remote_addr: 0, rkey: 0 };
+    assert_eq!(w.post_send(1234, wr), Err(PostError::UnknownQp));
+    assert_eq!(w.post_recv(1234, RecvWr { id: 1, addr: 0, len: 8, lkey: 0 }), Err(PostError::UnknownQp));
+    assert_eq!(w.set_rate_limit(1234, 1), Err(VerbsError::UnknownQp(1234)));
+    assert_eq!(w.set_udp_sport(1234, 1), Err(VerbsError::UnknownQp(1234)));
+    // A destroyed queue pair is unknown too.
+    let (qa, _) = w.connect(0, 1).unwrap();
+    w.destroy_qp(qa);
+    assert_eq!(w.post_send(qa, wr), Err(PostError::UnknownQp));
+    // Nothing above changed the memory.
+    assert!(w.memory(0, (1 << 20) - 3, 3).unwrap().iter().all(|&b| b == 0));
+}

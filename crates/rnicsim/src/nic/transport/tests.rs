@@ -62,8 +62,13 @@ impl Pair {
         requester::post_send(&mut self.ctx(), 0, wr, now).unwrap();
     }
 
-    /// Queue pair 0's next packet, at the time its WQE is ready.
+    /// Queue pair `q`'s next packet, at the time its WQE is ready, if the transport has put it
+    /// in the scheduler (as the NIC would pick it).
     fn send(&mut self, q: u32) -> Option<PacketId> {
+        if !self.qps.get(q).in_sched {
+            return None;
+        }
+        self.qps.get_mut(q).in_sched = false;
         let ready = self.qps.get(q).sq.front().map_or(self.now, |e| e.ready_at);
         self.now = self.now.max(ready).max(self.qps.get(q).next_send);
         requester::next_packet(&mut self.ctx(), q)
@@ -265,4 +270,41 @@ fn a_write_outside_the_region_is_naked_and_nothing_is_placed() {
     p.deliver(0, nak);
     assert_eq!(p.nics[0].cq.pop_front().map(|c| c.status), Some(Status::RemoteAccess));
     assert!(p.nics[1].memory.slice((1 << 17) - 50, 50).iter().all(|&b| b == 0));
+}
+
+fn window(p: &mut Pair) -> Option<u64> {
+    let c = p.ctx();
+    c.window_packets(c.qps.get(0))
+}
+
+#[test]
+fn selective_repeat_caps_the_flight_at_one_bdp_of_the_queue_pairs_own_rtt() {
+    let mut p = Pair::new(Recovery::SelectiveRepeat);
+    // 100 Gbps × 2 µs = 25,000 bytes = 25 packets of 1000 B.
+    assert_eq!(window(&mut p), Some(25));
+    p.write(50_000, Verb::Write);
+    let sent = p.send_all(0);
+    assert_eq!(sent.len(), 25, "{sent:?}");
+    assert_eq!(p.ctx().eligible_at(0), None, "window full");
+    // A longer path gets a bigger window: the RTT is the queue pair's, not a global guess.
+    p.qps.get_mut(0).base_rtt = Time::from_us(4);
+    assert_eq!(window(&mut p), Some(50));
+    let mut g = Pair::new(Recovery::GoBackN);
+    assert_eq!(window(&mut g), None, "go-back-N has no cap of its own");
+}
+
+#[test]
+fn reads_in_the_send_queue_are_counted_so_acks_skip_the_scan_without_them() {
+    let mut p = Pair::new(Recovery::GoBackN);
+    p.write(1000, Verb::Write);
+    p.write(1000, Verb::Write);
+    assert!(!p.qps.get(0).has_read() && p.qps.get(0).pending_read().is_none());
+    p.write(2000, Verb::Read);
+    let qp = p.qps.get(0);
+    assert_eq!((qp.reads_posted, qp.pending_read().map(|e| e.first_psn)), (1, Some(2)));
+    // The queue pair fails: every WQE is flushed and the count goes back to zero.
+    let now = p.now;
+    p.ctx().qp_error(0, None, Status::Flushed, now);
+    assert_eq!(p.qps.get(0).reads_posted, 0);
+    assert_eq!(p.nics[0].cq.len(), 3);
 }
