@@ -1,6 +1,6 @@
 //! The NIC event tap: every transport event a vendor's programmable NIC exposes to software
-//! (NVIDIA DOCA PCC on BlueField-3, SCR §4.1 Table 3: TX, ACK with RTT, NACK, CNP, timer; plus
-//! data RX) goes through one typed [`NicEvent`] and one `emit` in the transport.
+//! (NVIDIA DOCA PCC on BlueField-3, SCR §4.1 Table 3: TX, ACK with RTT, NACK, CNP, RTT-probe
+//! response, timer; plus data RX) goes through one typed [`NicEvent`] and one `emit` in the transport.
 //!
 //! Subscribers: the queue pair's congestion controller always (it is the reason the events
 //! exist); and, only when asked for, the [`EventLog`] recorder (`outputs.nic_events`), which
@@ -21,6 +21,9 @@ pub enum NicEvent<'a> {
     Ack(&'a Ack<'a>),
     /// The peer reported a gap (sequence NAK, or a READ response gap), or the sender timed out.
     Nack,
+    /// The ACK of a packet sent with an RTT probe request (the congestion controller's
+    /// `wants_rtt_probe`, or [`crate::nic::transport::Ctx::request_rtt_probe`]) arrived.
+    RttProbe { rtt: Time },
     /// A congestion notification packet arrived.
     Cnp,
     /// The congestion controller's own timer is due.
@@ -35,6 +38,7 @@ impl NicEvent<'_> {
             NicEvent::Rx { .. } => "rx",
             NicEvent::Ack(_) => "ack",
             NicEvent::Nack => "nack",
+            NicEvent::RttProbe { .. } => "rtt_probe",
             NicEvent::Cnp => "cnp",
             NicEvent::Timer => "timer",
         }
@@ -65,6 +69,7 @@ impl EventLog {
         let (bytes, rtt) = match ev {
             NicEvent::Tx { bytes, .. } | NicEvent::Rx { bytes, .. } => (*bytes, Time::ZERO),
             NicEvent::Ack(a) => (a.acked_bytes, a.rtt),
+            NicEvent::RttProbe { rtt } => (0, *rtt),
             _ => (0, Time::ZERO),
         };
         self.records.push(EventRecord { at, host, qp, kind: ev.kind(), bytes, rtt });

@@ -189,6 +189,8 @@ pub struct Qp {
     /// One past the highest PSN ever sent (PSNs below it that go again are retransmissions).
     pub tx_high: u64,
     pub probe: bool,
+    /// The PSN of the last packet sent with an RTT probe request, until it is acknowledged.
+    pub probe_psn: Option<u64>,
     // ---- responder ----
     pub epsn: u64,
     pub msn: u32,
@@ -319,6 +321,7 @@ impl Qp {
             read_rewound: None,
             tx_high: 0,
             probe: false,
+            probe_psn: None,
             epsn: 0,
             msn: 0,
             unacked: 0,
@@ -372,6 +375,7 @@ impl Qp {
         self.read_rewound = None;
         self.tx_high = 0;
         self.probe = false;
+        self.probe_psn = None;
         self.epsn = 0;
         self.msn = 0;
         self.unacked = 0;

@@ -89,7 +89,7 @@ pub fn emit(ctx: &mut Ctx, q: u32, ev: NicEvent) {
         NicEvent::Nack => qp.cc.on_nack(now),
         NicEvent::Cnp => qp.cc.on_cnp(now),
         NicEvent::Timer => qp.cc.on_timer(now),
-        NicEvent::Rx { .. } => {}
+        NicEvent::Rx { .. } | NicEvent::RttProbe { .. } => {}
     }
     let host = qp.host;
     ctx.tap.publish(now, host, q, &ev);

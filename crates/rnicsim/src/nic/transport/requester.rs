@@ -137,6 +137,9 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
                 ..Default::default()
             }
         };
+        if qp.probe {
+            qp.probe_psn = Some(psn);
+        }
         qp.probe = false;
         qp.tx_high = qp.tx_high.max(psn + 1);
         (hdr, psn, retransmit)
@@ -272,6 +275,10 @@ fn ack_upto(ctx: &mut Ctx, q: u32, upto: u64, pkt: &Packet, id: PacketId) {
         int: int.as_ref(),
     };
     emit(ctx, q, NicEvent::Ack(&ack));
+    if ctx.qps.get(q).probe_psn.is_some_and(|p| p < limit) {
+        ctx.qps.get_mut(q).probe_psn = None;
+        emit(ctx, q, NicEvent::RttProbe { rtt: ack.rtt });
+    }
     let qp = ctx.qps.get_mut(q);
     qp.rto_at = if qp.snd_una < qp.snd_nxt || qp.has_read() { now + ctx.spec.rto } else { Time::MAX };
     ctx.sync_rate(q);

@@ -308,3 +308,30 @@ fn reads_in_the_send_queue_are_counted_so_acks_skip_the_scan_without_them() {
     assert_eq!(p.qps.get(0).reads_posted, 0);
     assert_eq!(p.nics[0].cq.len(), 3);
 }
+
+#[test]
+fn an_rtt_probe_request_marks_the_next_packet_and_its_ack_is_a_probe_response() {
+    let mut p = Pair::new(Recovery::GoBackN);
+    p.spec.ack_interval = 8;
+    p.write(3000, Verb::Write);
+    p.ctx().request_rtt_probe(0);
+    let ids: Vec<PacketId> = (0..3).map(|_| p.send(0).unwrap()).collect();
+    let ack_req: Vec<bool> = ids.iter().map(|&id| p.pool.get(id).roce.ack_req).collect();
+    assert_eq!(ack_req, vec![true, false, true], "the probed packet and the message's last ask for an ACK");
+    let sent_at = p.now;
+    p.now = p.now + Time::from_us(3);
+    p.out.actions.clear();
+    p.deliver(1, ids[0]);
+    let ack = p.control()[0];
+    p.deliver(0, ack);
+    let probes: Vec<Time> = p.tap.log.as_ref().unwrap().records.iter().filter(|r| r.kind == "rtt_probe").map(|r| r.rtt).collect();
+    assert_eq!(probes, vec![p.now - sent_at], "one probe response with the RTT from the packet's timestamp");
+    for &id in &ids[1..] {
+        p.out.actions.clear();
+        p.deliver(1, id);
+        for a in p.control() {
+            p.deliver(0, a);
+        }
+    }
+    assert_eq!(p.tap.log.as_ref().unwrap().records.iter().filter(|r| r.kind == "rtt_probe").count(), 1);
+}
