@@ -4,6 +4,9 @@
 //! `tests/golden/digests.txt`, so a change that alters any output byte of any shipped scenario
 //! fails here.
 //!
+//! `scenario.toml` names input files by absolute path; the checkout's own path is replaced by a
+//! placeholder before digesting, so the digests hold in any clone.
+//!
 //! An intended change of outputs updates the file deliberately, in a commit of its own that says
 //! why: `RNICSIM_BLESS=1 cargo test -p rnicsim --test golden`.
 
@@ -64,11 +67,22 @@ fn digests_of(name: &str, loaded: &LoadedScenario, tmp: &Path) -> Vec<(String, S
     files
         .into_iter()
         .map(|p| {
-            let bytes = std::fs::read(&p).unwrap();
+            let mut bytes = std::fs::read(&p).unwrap();
+            if p.file_name().is_some_and(|n| n == "scenario.toml") {
+                bytes = without_checkout_path(&bytes);
+            }
             let hex: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
             (p.file_name().unwrap().to_string_lossy().into_owned(), hex)
         })
         .collect()
+}
+
+/// The resolved scenario names its input files by absolute path, which depends on where the
+/// repository is checked out: digest it with the checkout's root replaced by a placeholder.
+fn without_checkout_path(bytes: &[u8]) -> Vec<u8> {
+    let root = std::fs::canonicalize(root()).unwrap();
+    let text = String::from_utf8(bytes.to_vec()).expect("scenario.toml is UTF-8");
+    text.replace(&root.to_string_lossy().into_owned(), "<checkout>").into_bytes()
 }
 
 #[test]
