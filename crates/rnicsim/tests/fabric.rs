@@ -241,7 +241,7 @@ fn link_failure_loses_packets_then_routes_around() {
 
 #[test]
 fn ecmp_pins_a_flow_and_spraying_spreads_it() {
-    let uplinks_used = |lb: &str| {
+    let uplinks_used = |lb: &str, gap: &str| {
         let w = world(&format!(
             r#"
             duration = "100us"
@@ -251,6 +251,7 @@ fn ecmp_pins_a_flow_and_spraying_spreads_it() {
             hosts_per_leaf = 1
             [switch]
             load_balancer = "{lb}"
+            flowlet_gap = "{gap}"
             [[traffic]]
             pattern = {{ pairs = {{ pairs = [[0, 1]] }} }}
             load = 0.5
@@ -259,8 +260,12 @@ fn ecmp_pins_a_flow_and_spraying_spreads_it() {
         // Leaf 0 is node 2; its uplinks are its interfaces 1..=4.
         w.ports.iter().filter(|p| p.node == 2 && p.iface >= 1 && p.counters.tx_packets > 0).count()
     };
-    assert_eq!(uplinks_used("ecmp"), 1);
-    assert_eq!(uplinks_used("spray"), 4);
+    assert_eq!(uplinks_used("ecmp", "100us"), 1);
+    assert_eq!(uplinks_used("spray", "100us"), 4);
+    // Packets 160 ns apart (1000 B at 50 Gbps): one flowlet while the gap is longer than that,
+    // a new flowlet (a random uplink) for every packet when it is shorter.
+    assert_eq!(uplinks_used("flowlet", "1us"), 1);
+    assert_eq!(uplinks_used("flowlet", "100ns"), 4);
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! The datacenter fabric: packets, ports, links, switch buffers with ECN and PFC, load balancing,
-//! routing and topologies. Each piece is plain state with methods that take `now` as an
+//! The datacenter fabric: ports, links, switches (buffers with ECN and PFC), load balancers,
+//! routing and carried paths, and topologies. Each piece is plain state with methods that take `now` as an
 //! argument; `crate::world` wires them to the event loop.
 
 pub mod buffer;
@@ -7,5 +7,7 @@ pub mod ecn;
 pub mod lb;
 pub mod link;
 pub mod port;
+pub mod paths;
 pub mod routing;
+pub mod switch;
 pub mod topology;

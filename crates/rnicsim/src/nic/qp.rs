@@ -154,6 +154,8 @@ pub struct Qp {
     pub priority: u8,
     pub udp_sport: u16,
     pub flow_hash: u32,
+    /// The path its packets carry ([`crate::fabric::paths`]), or `NO_PATH` to follow the routes.
+    pub path: u32,
     pub owner: Owner,
     /// The path's base RTT (set at connect; IRN's BDP cap uses it).
     pub base_rtt: Time,
@@ -297,6 +299,7 @@ impl Qp {
             priority: 0,
             udp_sport: 0,
             flow_hash: 0,
+            path: crate::fabric::paths::NO_PATH,
             owner: Owner::Host,
             base_rtt: Time::ZERO,
             timer,
@@ -349,6 +352,7 @@ impl Qp {
         self.owner = owner;
         self.priority = spec.priority;
         self.udp_sport = udp_sport;
+        self.path = crate::fabric::paths::NO_PATH;
     }
 
     /// Clears a slot for a new connection (keeps its timer and buffers' capacity).

@@ -151,4 +151,8 @@ pub enum VerbsError {
     OutsideMemory { addr: u64, len: u64 },
     #[error("the region [{addr}, {addr} + {len}) cannot be registered (outside memory or empty)")]
     BadRegion { addr: u64, len: u64 },
+    #[error("no carried path {0} (see routing.k_shortest_paths)")]
+    UnknownPath(u32),
+    #[error("node {0} is not a switch")]
+    NotASwitch(u32),
 }

@@ -139,12 +139,23 @@ pub struct SwitchSpec {
     pub weights: [u32; 8],
     #[serde(default)]
     pub load_balancer: LbKind,
+    /// Idle gap that starts a new flowlet (`load_balancer = "flowlet"`).
+    #[serde(default = "default_flowlet_gap", skip_serializing_if = "is_default_flowlet_gap")]
+    pub flowlet_gap: Time,
     #[serde(default)]
     pub ecn: EcnSpec,
     #[serde(default)]
     pub pfc: PfcSpec,
 }
 
+/// LetFlow's gap for a 10G fabric is 500 µs (NSDI 2017, §5); RDMA fabrics at 100G drain a
+/// flowlet far sooner, so the default is one fifth of it.
+fn default_flowlet_gap() -> Time {
+    Time::from_us(100)
+}
+fn is_default_flowlet_gap(t: &Time) -> bool {
+    *t == default_flowlet_gap()
+}
 fn default_buffer() -> Bytes {
     Bytes(9_000_000)
 }
@@ -163,6 +174,7 @@ impl Default for SwitchSpec {
             service: ServiceKind::Strict,
             weights: default_weights(),
             load_balancer: LbKind::Ecmp,
+            flowlet_gap: default_flowlet_gap(),
             ecn: EcnSpec::default(),
             pfc: PfcSpec::default(),
         }
@@ -272,6 +284,11 @@ pub struct RoutingSpec {
     /// Delay between a link changing state and the routes that reflect it.
     #[serde(default = "default_recompute")]
     pub recompute_delay: Time,
+    /// Route every connection over one of the k shortest switch paths between its hosts'
+    /// switches (picked by its 5-tuple hash), carried in its packets, instead of per-hop ECMP
+    /// (Jellyfish's k-shortest-path routing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k_shortest_paths: Option<u32>,
 }
 
 fn default_recompute() -> Time {
@@ -280,7 +297,7 @@ fn default_recompute() -> Time {
 
 impl Default for RoutingSpec {
     fn default() -> Self {
-        RoutingSpec { recompute_delay: default_recompute() }
+        RoutingSpec { recompute_delay: default_recompute(), k_shortest_paths: None }
     }
 }
 

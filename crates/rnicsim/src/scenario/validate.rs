@@ -161,8 +161,14 @@ pub fn fields(s: &Scenario) -> Problems {
             }
         }
     }
-    if s.routing.recompute_delay.0 == 0 {
-        // Zero is allowed: routes follow a link change at once.
+    // A zero `routing.recompute_delay` is allowed: routes follow a link change at once.
+    if let Some(k) = s.routing.k_shortest_paths {
+        if !(1..=64).contains(&k) {
+            out.push(("routing.k_shortest_paths".into(), format!("expected 1 to 64 paths per switch pair, got {k}")));
+        }
+    }
+    if s.switch.flowlet_gap.0 == 0 {
+        out.push(("switch.flowlet_gap".into(), "expected a positive idle gap".into()));
     }
     for (i, t) in s.traffic.iter().enumerate() {
         let p = |k: &str| format!("traffic[{i}].{k}");

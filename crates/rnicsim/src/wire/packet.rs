@@ -5,6 +5,7 @@
 //! allocation-free (the pool grows only to the largest number of packets alive at once).
 
 use crate::units::Time;
+use crate::fabric::paths::NO_PATH;
 use crate::wire::int::IntStack;
 use crate::wire::roce::{Opcode, Syndrome};
 
@@ -116,6 +117,8 @@ pub struct PacketPool {
     free: Vec<u32>,
     int: Vec<IntStack>,
     payload: Vec<Vec<u8>>,
+    /// The path a packet carries ([`crate::fabric::paths`]), when any packet ever carried one.
+    path: Vec<u32>,
 }
 
 impl PacketPool {
@@ -123,6 +126,9 @@ impl PacketPool {
     pub fn alloc(&mut self, p: Packet) -> PacketId {
         if let Some(i) = self.free.pop() {
             self.slots[i as usize] = p;
+            if let Some(path) = self.path.get_mut(i as usize) {
+                *path = NO_PATH;
+            }
             PacketId(i)
         } else {
             self.slots.push(p);
@@ -168,6 +174,19 @@ impl PacketPool {
     /// The payload bytes packet `id` carries (empty in size-only runs).
     pub fn payload(&self, id: PacketId) -> &[u8] {
         self.payload.get(id.0 as usize).map_or(&[], |v| v.as_slice())
+    }
+    /// Makes packet `id` carry path `path` (see [`crate::fabric::paths`]).
+    pub fn set_path(&mut self, id: PacketId, path: u32) {
+        let i = id.0 as usize;
+        if self.path.len() <= i {
+            self.path.resize(i + 1, NO_PATH);
+        }
+        self.path[i] = path;
+    }
+    /// The path packet `id` carries, or [`NO_PATH`].
+    #[inline]
+    pub fn path(&self, id: PacketId) -> u32 {
+        self.path.get(id.0 as usize).copied().unwrap_or(NO_PATH)
     }
     /// Packets alive now.
     pub fn live(&self) -> usize {

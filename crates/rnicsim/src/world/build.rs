@@ -1,8 +1,10 @@
 //! Turning a validated scenario and its topology into a ready-to-run [`World`].
 
-use super::{HostState, NodeRole, RunStats, SwitchState, Wake, World};
+use super::{HostState, NodeRole, RunStats, Wake, World};
 use crate::fabric::buffer::{PfcSettings, SharedBuffer};
-use crate::fabric::lb::{flow_hash, Ecmp, LbKind, LbPolicy, Spray};
+use crate::fabric::lb::flow_hash;
+use crate::fabric::paths::PathTable;
+use crate::fabric::switch::Switch;
 use crate::fabric::link::Link;
 use crate::wire::packet::{PacketPool, ECN_ECT0, ECN_NOT_ECT};
 use crate::fabric::port::{ClassService, Port, CLASSES};
@@ -18,7 +20,7 @@ use super::Perftest;
 use crate::output::Recorder;
 use crate::scenario::schema::{Arrival, FlowPattern, Pattern, ServiceKind};
 use crate::scenario::{LoadedScenario, ScenarioError};
-use crate::sim::rng::{self, stream_seed};
+use crate::sim::rng;
 use crate::sim::TimerQueue;
 use crate::units::{BitsPerSec, Time};
 use rand::Rng as _;
@@ -129,15 +131,13 @@ impl World {
                             })
                         })
                         .collect();
-                    let lb = match s.switch.load_balancer {
-                        LbKind::Ecmp => LbPolicy::Ecmp(Ecmp { seed: stream_seed(seed, "ecmp", v as u64) }),
-                        LbKind::Spray => LbPolicy::Spray(Spray { rng: rng::stream(seed, "spray", v as u64) }),
-                    };
-                    switches.push(SwitchState {
+                    switches.push(Switch {
                         node: v as u32,
                         first_port: range.start,
+                        port_count: range.len() as u32,
                         buffer: SharedBuffer::new(s.switch.buffer, s.switch.dt_alpha, pfc_settings.clone(), &headroom),
-                        lb,
+                        lb: s.switch.load_balancer.build(seed, v as u32, s.switch.flowlet_gap),
+                        lb_timer: None,
                         ecn,
                         ecn_rng: rng::stream(seed, "ecn", v as u64),
                         pause_since: vec![[Time::MAX; CLASSES]; range.len()],
@@ -179,6 +179,7 @@ impl World {
             is_host,
             host_nodes,
             routes,
+            paths: s.routing.k_shortest_paths.map(|k| PathTable::new(k as usize)),
             pfc_quanta: pfc.quanta,
             link_events,
             reroute_timer,

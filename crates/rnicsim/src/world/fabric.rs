@@ -1,10 +1,13 @@
-//! Fabric handlers: port serialization, link propagation, switch forwarding with buffer
-//! admission, ECN marking and PFC, and link failures with delayed route recomputation.
+//! Fabric wiring: port serialization, link propagation, carrying out a switch's decisions
+//! ([`crate::fabric::switch`]: forwarding, admission, PFC, ECN), and link failures with delayed
+//! route recomputation.
 
 use super::{NodeRole, World, PFC_FRAME_BYTES};
-use crate::fabric::buffer::Admit;
-use crate::fabric::lb::{LbContext, LoadBalancer};
-use crate::wire::packet::{Packet, PacketId, PacketKind, ECN_CE, ECN_ECT0};
+use crate::fabric::lb::{LbPolicy, LoadBalancer};
+use crate::nic::verbs::VerbsError;
+use crate::fabric::paths::NO_PATH;
+use crate::fabric::switch::{pause_time, FabricView, Forward, Switch};
+use crate::wire::packet::{Packet, PacketId, PacketKind};
 use crate::fabric::routing::Routes;
 use crate::scenario::schema::LinkState;
 use crate::units::Time;
@@ -45,30 +48,18 @@ impl World {
         self.link_send(p, id, done);
     }
 
-    /// Buffer release and ECN marking as a data packet leaves a switch queue.
+    /// A data packet leaves a switch queue: ECN marking, INT stamp, buffer release (RESUME).
     #[inline]
     fn switch_dequeued(&mut self, s: u32, p: u32, id: PacketId, class: u8) {
         let sw = &mut self.switches[s as usize];
-        let iface = (p - sw.first_port) as usize;
         let pkt = self.pool.get_mut(id);
-        if let Some(curve) = &sw.ecn[iface] {
-            if pkt.ecn == ECN_ECT0 {
-                let q = self.ports[p as usize].queue_bytes(class);
-                // Draw only above Kmin, where a mark is possible.
-                if q > curve.kmin.0 && curve.should_mark(q, sw.ecn_rng.random()) {
-                    pkt.ecn = ECN_CE;
-                    self.ports[p as usize].counters.ecn_marks += 1;
-                }
-            }
-        }
-        let (ingress, size, kind) = (pkt.ingress_port, pkt.size, pkt.kind);
-        if self.int_enabled && kind == PacketKind::Roce {
-            let port = &self.ports[p as usize];
-            let hop = crate::nic::cc::IntHop { qlen: port.queue_bytes(class), tx_bytes: port.counters.tx_bytes, ts: self.now, rate: port.rate };
+        let resume = sw.dequeued(p, &mut self.ports[p as usize], class, pkt);
+        let ingress = pkt.ingress_port;
+        if self.int_enabled && pkt.kind == PacketKind::Roce {
+            let hop = Switch::int_hop(&self.ports[p as usize], class, self.now);
             self.pool.int_mut(id).push(hop);
         }
-        let sw = &mut self.switches[s as usize];
-        if sw.buffer.release(ingress, class, size) {
+        if resume {
             self.send_pfc(s, ingress, class, 0);
         }
     }
@@ -128,79 +119,91 @@ impl World {
         }
     }
 
-    /// Routing, load balancing, admission and PFC at a switch.
+    /// A packet arrives at switch `s`: the switch decides, the world queues or drops.
     #[inline]
     fn switch_forward(&mut self, s: u32, in_port: u32, id: PacketId) {
         let sw = &mut self.switches[s as usize];
-        let pkt = self.pool.get(id);
-        let candidates = self.routes.candidates(sw.node, pkt.dst_host);
-        let out = match candidates.len() {
-            0 => {
+        let path = match &self.paths {
+            Some(t) => match self.pool.path(id) {
+                NO_PATH => None,
+                pid => Some(t.ports(pid)),
+            },
+            None => None,
+        };
+        let view = FabricView { now: self.now, ports: &self.ports, links: &self.links, is_host: &self.is_host, routes: &self.routes };
+        let verdict = sw.forward(&view, in_port, self.pool.get_mut(id), path);
+        if let Some(t) = sw.lb_timer {
+            if let Some(at) = sw.lb.next_timer() {
+                self.timers.arm(t, at.max(self.now));
+            }
+        }
+        let (class, size) = (self.pool.get(id).priority, self.pool.get(id).size);
+        match verdict {
+            Forward::Queue { out, pause } => {
+                if pause {
+                    let iface = self.pool.get(id).ingress_port;
+                    self.send_pfc(s, iface, class, self.pfc_quanta);
+                }
+                self.ports[out as usize].enqueue(class, id, size);
+                self.port_start(out);
+            }
+            Forward::Unroutable => {
                 self.stats.drops_unroutable += 1;
                 self.pool.free(id);
-                return;
             }
-            1 => candidates[0],
-            _ => {
-                let ports = &self.ports;
-                let queued = |p: u32| ports[p as usize].total_bytes();
-                let ctx = LbContext { now: self.now, switch: sw.node, queued: &queued };
-                candidates[sw.lb.choose(pkt, candidates, &ctx)]
+            Forward::LinkDown(out) => {
+                self.ports[out as usize].counters.drops_link_down += 1;
+                self.pool.free(id);
             }
-        };
-        let (class, size) = (pkt.priority, pkt.size);
-        let iface = in_port - sw.first_port;
-        if !self.links[out as usize].up {
-            self.ports[out as usize].counters.drops_link_down += 1;
-            self.pool.free(id);
-            return;
+            Forward::BufferFull(out) => {
+                self.ports[out as usize].counters.drops_buffer += 1;
+                self.pool.free(id);
+            }
         }
-        if sw.buffer.admit(iface, class, self.ports[out as usize].queue_bytes(class), size) == Admit::Drop {
-            self.ports[out as usize].counters.drops_buffer += 1;
-            self.pool.free(id);
-            return;
-        }
-        self.pool.get_mut(id).ingress_port = iface;
-        if sw.buffer.should_pause(iface, class) {
-            self.send_pfc(s, iface, class, self.pfc_quanta);
-        }
-        self.ports[out as usize].enqueue(class, id, size);
-        self.port_start(out);
     }
 
     /// Sends PAUSE (`quanta > 0`) or RESUME for `class` out of switch `s`'s port `iface`.
     pub(super) fn send_pfc(&mut self, s: u32, iface: u32, class: u8, quanta: u16) {
         let sw = &mut self.switches[s as usize];
         let p = sw.first_port + iface;
-        let now = self.now;
-        let port = &mut self.ports[p as usize];
-        if quanta > 0 {
-            if sw.pause_since[iface as usize][class as usize] == Time::MAX {
-                sw.pause_since[iface as usize][class as usize] = now;
-                port.counters.pause_tx += 1;
-            }
-            // Refresh before the pause runs out, while the class stays congested.
-            let refresh = now + Time(pause_time(quanta, port.rate.0).0 / 2);
+        if let Some(refresh) = sw.pfc_sent(iface, class, quanta, self.now, &mut self.ports[p as usize]) {
             self.timers.arm_if_later(sw.pfc_refresh[iface as usize], refresh);
-        } else {
-            let since = std::mem::replace(&mut sw.pause_since[iface as usize][class as usize], Time::MAX);
-            port.counters.paused_tx_ps += (now - since).0;
-            port.counters.resume_tx += 1;
         }
         let id = self.pool.alloc(Packet::pause(class, quanta, PFC_FRAME_BYTES));
         self.stats.pfc_frames += 1;
-        port.enqueue_control(id);
+        self.ports[p as usize].enqueue_control(id);
         self.port_start(p);
+    }
+
+    /// Installs load balancer `lb` at switch `node` in place of the scenario's policy (a policy
+    /// written against the library; see [`crate::fabric::lb`]).
+    pub fn set_load_balancer(&mut self, node: u32, lb: Box<dyn LoadBalancer + Send>) -> Result<(), VerbsError> {
+        let Some(NodeRole::Switch(s)) = self.roles.get(node as usize).copied() else { return Err(VerbsError::NotASwitch(node)) };
+        let sw = &mut self.switches[s as usize];
+        sw.lb = LbPolicy::Custom(lb);
+        if sw.lb.uses_timer() && sw.lb_timer.is_none() {
+            sw.lb_timer = Some(self.timers.add_timer(super::Wake::Lb(s)));
+        }
+        if let (Some(t), Some(at)) = (sw.lb_timer, sw.lb.next_timer()) {
+            self.timers.arm(t, at.max(self.now));
+        }
+        Ok(())
+    }
+
+    /// A switch's load-balancer timer.
+    pub(super) fn lb_timer(&mut self, s: u32) {
+        let sw = &mut self.switches[s as usize];
+        sw.lb.on_timer(self.now);
+        if let (Some(t), Some(at)) = (sw.lb_timer, sw.lb.next_timer()) {
+            self.timers.arm(t, at.max(self.now));
+        }
     }
 
     /// Refresh timer of a switch port: re-send PAUSE for every class still asserted there.
     pub(super) fn pfc_refresh(&mut self, p: u32) {
         let NodeRole::Switch(s) = self.roles[self.ports[p as usize].node as usize] else { return };
         let iface = p - self.switches[s as usize].first_port;
-        let mut classes = [false; 8];
-        for c in self.switches[s as usize].buffer.asserted(iface) {
-            classes[c as usize] = true;
-        }
+        let classes = self.switches[s as usize].asserted(iface);
         for c in 0..8u8 {
             if classes[c as usize] {
                 self.send_pfc(s, iface, c, self.pfc_quanta);
@@ -303,12 +306,6 @@ impl World {
     pub(super) fn pause_asserted_open(&self, p: u32) -> u64 {
         let NodeRole::Switch(s) = self.roles[self.ports[p as usize].node as usize] else { return 0 };
         let sw = &self.switches[s as usize];
-        let iface = p - sw.first_port;
-        sw.buffer.asserted(iface).map(|c| (self.now - sw.pause_since[iface as usize][c as usize]).0).sum()
+        sw.pause_open(p - sw.first_port, self.now)
     }
-}
-
-/// How long `quanta` units of 512 bit times last at `rate` bits per second.
-pub fn pause_time(quanta: u16, rate: u64) -> Time {
-    crate::units::BitsPerSec(rate).tx_time(quanta as u64 * 512 / 8)
 }

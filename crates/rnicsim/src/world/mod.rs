@@ -15,10 +15,9 @@ mod nic;
 
 pub use apps::{FlowRecord, Perftest};
 
-use crate::fabric::buffer::SharedBuffer;
-use crate::fabric::ecn::EcnCurve;
-use crate::fabric::lb::LbPolicy;
 use crate::fabric::link::Link;
+use crate::fabric::paths::PathTable;
+use crate::fabric::switch::Switch;
 use crate::wire::packet::PacketPool;
 use crate::fabric::port::Port;
 use crate::fabric::routing::{Adjacent, Routes};
@@ -56,19 +55,8 @@ pub enum Wake {
     Perftest(u32),
     /// Sample queue pairs' rates.
     RateSampler,
-}
-
-pub(crate) struct SwitchState {
-    pub node: u32,
-    pub first_port: u32,
-    pub buffer: SharedBuffer,
-    pub lb: LbPolicy,
-    /// ECN curve per local port (`None`: marking off).
-    pub ecn: Vec<Option<EcnCurve>>,
-    pub ecn_rng: Rng,
-    /// Per local port: when PAUSE was first asserted for each class (for pause-time counters).
-    pub pause_since: Vec<[Time; 8]>,
-    pub pfc_refresh: Vec<TimerId>,
+    /// A switch's load-balancer timer.
+    Lb(u32),
 }
 
 pub(crate) struct HostState {
@@ -127,7 +115,7 @@ pub struct World {
     pub(crate) link_timers: Vec<TimerId>,
     pub(crate) link_rngs: Vec<Option<Rng>>,
     pub(crate) roles: Vec<NodeRole>,
-    pub(crate) switches: Vec<SwitchState>,
+    pub(crate) switches: Vec<Switch>,
     pub(crate) hosts: Vec<HostState>,
     pub sources: Vec<Source>,
     pub source_stats: Vec<FlowStats>,
@@ -135,6 +123,8 @@ pub struct World {
     pub(crate) is_host: Vec<bool>,
     pub(crate) host_nodes: Vec<u32>,
     pub(crate) routes: Routes,
+    /// Carried paths (`routing.k_shortest_paths`); `None` when packets follow the routes only.
+    pub(crate) paths: Option<PathTable>,
     pub(crate) pfc_quanta: u16,
     pub(crate) link_events: Vec<LinkEventSpec>,
     pub(crate) reroute_timer: TimerId,
@@ -204,6 +194,7 @@ impl World {
             Wake::FlowList(l) => self.flow_list_fire(l),
             Wake::Perftest(t) => self.perftest_timer(t),
             Wake::RateSampler => self.sample_rates(),
+            Wake::Lb(s) => self.lb_timer(s),
         }
     }
 

@@ -9,6 +9,7 @@ use crate::nic::qp_table::QpTable;
 use crate::nic::sched::{Pick, QpScheduler};
 use crate::nic::transport::{requester, responder, Action, Ctx};
 use crate::nic::verbs::{Access, Completion, MemoryRegion, PostError, RecvWr, SendWr, VerbsError};
+use crate::fabric::paths::{PathId, NO_PATH};
 use crate::units::Time;
 use crate::wire::packet::{PacketId, PacketKind};
 use crate::wire::roce::Opcode;
@@ -147,8 +148,50 @@ impl World {
         for (q, peer) in [(qa, qb), (qb, qa)] {
             let rtt = self.base_rtt(self.qps.get(q).node, self.qps.get(peer).node);
             self.transport().connect_to(q, peer, rtt);
+            self.pick_path(q);
         }
         (qa, qb)
+    }
+
+    /// With carried paths on, puts queue pair `q` on one of the k shortest paths between its
+    /// hosts' switches, chosen by its 5-tuple hash (as ECMP chooses among equal-cost ports).
+    fn pick_path(&mut self, q: u32) {
+        if self.paths.is_none() {
+            return;
+        }
+        let (a, b, hash) = { let qp = self.qps.get(q); (qp.node, qp.peer_node, qp.flow_hash) };
+        let set = self.paths_between(a, b).unwrap_or_default();
+        let path = if set.is_empty() { NO_PATH } else { set[(crate::sim::rng::mix64(hash as u64) % set.len() as u64) as usize] };
+        self.transport().set_path(q, path);
+    }
+
+    /// The carried paths from host `a` to host `b` (node ids), shortest first: the k shortest
+    /// switch paths between their switches (`routing.k_shortest_paths`). Empty when carried
+    /// paths are off or the hosts share a switch.
+    pub fn paths_between(&mut self, a: u32, b: u32) -> Result<Vec<PathId>, VerbsError> {
+        let (ha, hb) = (self.host_of(a)?, self.host_of(b)?);
+        let tor = |w: &World, h: u32| w.ports[w.ports[w.hosts[h as usize].port as usize].peer as usize].node;
+        let (sa, sb) = (tor(self, ha), tor(self, hb));
+        let Some(table) = &mut self.paths else { return Ok(Vec::new()) };
+        if sa == sb {
+            return Ok(Vec::new());
+        }
+        Ok(table.between(&self.adjacency, &self.is_host, sa, sb).to_vec())
+    }
+
+    /// The egress ports of carried path `path`.
+    pub fn path_ports(&self, path: PathId) -> &[u32] {
+        self.paths.as_ref().map_or(&[], |t| if (path as usize) < t.len() { t.ports(path) } else { &[] })
+    }
+
+    /// Makes queue pair `q`'s packets carry `path` ([`NO_PATH`]: follow the switches' routes).
+    pub fn set_path(&mut self, q: u32, path: PathId) -> Result<(), VerbsError> {
+        self.open_qp(q)?;
+        if path != NO_PATH && self.path_ports(path).is_empty() {
+            return Err(VerbsError::UnknownPath(path));
+        }
+        self.transport().set_path(q, path);
+        Ok(())
     }
 
     fn alloc_qp(&mut self, node: u32, owner: Owner) -> u32 {
@@ -170,9 +213,11 @@ impl World {
     }
 
     /// Changes a queue pair's UDP source port (steers ECMP onto another path).
+    /// With carried paths on, the new 5-tuple picks the path again.
     pub fn set_udp_sport(&mut self, q: u32, sport: u16) -> Result<(), VerbsError> {
         self.open_qp(q)?;
         self.transport().set_udp_sport(q, sport);
+        self.pick_path(q);
         Ok(())
     }
 

@@ -1,73 +1,151 @@
-//! The load-balancer hook: how a switch picks one of several equal-cost egress ports.
+//! Load balancers: how a switch picks the egress port of a packet that has more than one way on.
 //!
-//! A policy implements [`LoadBalancer`] and is added to [`LbPolicy`]; the switch calls it once per
-//! forwarded packet with more than one candidate. Shipped: ECMP over the flow's 5-tuple hash (with
-//! a per-switch seed, as real switches use to avoid hash polarization; the UDP source port is part
-//! of the tuple, so a sender can steer its path) and random packet spraying.
+//! A policy implements [`LoadBalancer`]. The switch ([`crate::fabric::switch`]) calls it for every
+//! packet with more than one shortest-path candidate, and hands it an [`LbContext`]: the time, the
+//! switch, the ingress port, the candidates, and a view of every port of the switch (queue
+//! lengths, link state, whether it faces a switch). A policy may answer with any egress port of
+//! the switch, not only a candidate (deflection), may keep per-flow state, and may ask for a
+//! timer ([`LoadBalancer::next_timer`]). Policies are named in a scenario by [`LbKind`] and built by
+//! [`LbKind::build`]; a program using the library may install its own with
+//! [`crate::world::World::set_load_balancer`].
+//!
+//! Shipped, one file each: [`ecmp`] (5-tuple hash with a per-switch seed), [`spray`] (a random
+//! candidate per packet) and [`flowlet`] (LetFlow: a new random candidate after an idle gap).
 
-use crate::wire::packet::Packet;
-use crate::sim::rng::{mix64, Rng};
+pub mod ecmp;
+pub mod flowlet;
+pub mod spray;
+
+pub use ecmp::Ecmp;
+pub use flowlet::Flowlet;
+pub use spray::Spray;
+
+use crate::fabric::link::Link;
+use crate::fabric::port::Port;
+use crate::sim::rng::{self, mix64};
 use crate::units::Time;
-use rand::Rng as _;
+use crate::wire::packet::Packet;
 use serde::{Deserialize, Serialize};
 
 /// What a policy may look at besides the packet.
 pub struct LbContext<'a> {
     pub now: Time,
+    /// The switch's node id.
     pub switch: u32,
-    /// Bytes queued at a port, by global port id (e.g. a candidate).
-    pub queued: &'a dyn Fn(u32) -> u64,
+    /// The port the packet came in by (global port id).
+    pub ingress: u32,
+    /// Egress ports (global ids) on a shortest path to the packet's destination; never empty.
+    pub candidates: &'a [u32],
+    pub(crate) first_port: u32,
+    pub(crate) port_count: u32,
+    pub(crate) ports: &'a [Port],
+    pub(crate) links: &'a [Link],
+    pub(crate) is_host: &'a [bool],
+}
+
+impl LbContext<'_> {
+    /// Every egress port of the switch (global ids).
+    pub fn ports(&self) -> std::ops::Range<u32> {
+        self.first_port..self.first_port + self.port_count
+    }
+    /// Bytes queued at port `p` of this switch, all classes.
+    pub fn queued(&self, p: u32) -> u64 {
+        self.ports[p as usize].total_bytes()
+    }
+    /// Whether port `p`'s link is up.
+    pub fn is_up(&self, p: u32) -> bool {
+        self.links[p as usize].up
+    }
+    /// Whether port `p` leads to another switch (a host does not forward a deflected packet).
+    pub fn faces_switch(&self, p: u32) -> bool {
+        let peer = self.ports[p as usize].peer;
+        !self.is_host[self.ports[peer as usize].node as usize]
+    }
 }
 
 pub trait LoadBalancer {
-    /// Index into `candidates` (global port ids, all with a shortest path to the destination).
-    fn choose(&mut self, pkt: &Packet, candidates: &[u32], ctx: &LbContext) -> usize;
+    /// The egress port (a global port id of this switch) for `pkt`. Usually one of
+    /// `ctx.candidates`; any other port of the switch deflects the packet off its shortest path.
+    fn choose(&mut self, pkt: &Packet, ctx: &LbContext) -> u32;
+    /// When the policy wants [`LoadBalancer::on_timer`] called next (probes, table ageing).
+    /// Asked after every `choose` and `on_timer` of a policy that [`LoadBalancer::uses_timer`].
+    fn next_timer(&self) -> Option<Time> {
+        None
+    }
+    fn on_timer(&mut self, _now: Time) {}
+    /// Whether the switch should give this policy a timer at all.
+    fn uses_timer(&self) -> bool {
+        false
+    }
+    /// Whether the policy is asked also when a packet has a single candidate (to deflect it);
+    /// otherwise the switch takes the only candidate without asking.
+    fn sees_single_paths(&self) -> bool {
+        false
+    }
 }
 
-/// The scenario's name for a policy.
+/// The scenario's name for a policy (`switch.load_balancer`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LbKind {
     #[default]
     Ecmp,
     Spray,
+    Flowlet,
 }
 
-/// Hash-based ECMP.
-pub struct Ecmp {
-    pub seed: u64,
-}
-
-impl LoadBalancer for Ecmp {
-    #[inline]
-    fn choose(&mut self, pkt: &Packet, candidates: &[u32], _: &LbContext) -> usize {
-        (mix64(pkt.flow_hash as u64 ^ self.seed) % candidates.len() as u64) as usize
+impl LbKind {
+    /// The policy for switch node `node`, with its own seed or random stream.
+    pub fn build(self, seed: u64, node: u32, flowlet_gap: Time) -> LbPolicy {
+        match self {
+            LbKind::Ecmp => LbPolicy::Ecmp(Ecmp { seed: rng::stream_seed(seed, "ecmp", node as u64) }),
+            LbKind::Spray => LbPolicy::Spray(Spray { rng: rng::stream(seed, "spray", node as u64) }),
+            LbKind::Flowlet => LbPolicy::Flowlet(Flowlet::new(flowlet_gap, rng::stream(seed, "flowlet", node as u64))),
+        }
     }
 }
 
-/// Random packet spraying: every packet picks a candidate uniformly.
-pub struct Spray {
-    pub rng: Rng,
-}
-
-impl LoadBalancer for Spray {
-    fn choose(&mut self, _: &Packet, candidates: &[u32], _: &LbContext) -> usize {
-        self.rng.random_range(0..candidates.len())
-    }
-}
-
-/// The policies a switch can run, dispatched without dynamic allocation.
+/// The policies a switch can run: the shipped ones without dynamic dispatch, or one installed
+/// through the library API.
 pub enum LbPolicy {
     Ecmp(Ecmp),
     Spray(Spray),
+    Flowlet(Flowlet),
+    Custom(Box<dyn LoadBalancer + Send>),
 }
 
 impl LoadBalancer for LbPolicy {
     #[inline]
-    fn choose(&mut self, pkt: &Packet, candidates: &[u32], ctx: &LbContext) -> usize {
+    fn choose(&mut self, pkt: &Packet, ctx: &LbContext) -> u32 {
         match self {
-            LbPolicy::Ecmp(p) => p.choose(pkt, candidates, ctx),
-            LbPolicy::Spray(p) => p.choose(pkt, candidates, ctx),
+            LbPolicy::Ecmp(p) => p.choose(pkt, ctx),
+            LbPolicy::Spray(p) => p.choose(pkt, ctx),
+            LbPolicy::Flowlet(p) => p.choose(pkt, ctx),
+            LbPolicy::Custom(p) => p.choose(pkt, ctx),
+        }
+    }
+    fn next_timer(&self) -> Option<Time> {
+        match self {
+            LbPolicy::Custom(p) => p.next_timer(),
+            _ => None,
+        }
+    }
+    fn on_timer(&mut self, now: Time) {
+        if let LbPolicy::Custom(p) = self {
+            p.on_timer(now)
+        }
+    }
+    fn uses_timer(&self) -> bool {
+        match self {
+            LbPolicy::Custom(p) => p.uses_timer(),
+            _ => false,
+        }
+    }
+    #[inline]
+    fn sees_single_paths(&self) -> bool {
+        match self {
+            LbPolicy::Custom(p) => p.sees_single_paths(),
+            _ => false,
         }
     }
 }

@@ -111,6 +111,11 @@ impl Ctx<'_> {
         qp.flow_hash = crate::fabric::lb::flow_hash(qp.node, qp.peer_node, sport, ROCE_UDP_PORT);
     }
 
+    /// Has queue pair `q`'s packets carry path `path` (`NO_PATH`: follow the switches' routes).
+    pub fn set_path(&mut self, q: u32, path: u32) {
+        self.qps.get_mut(q).path = path;
+    }
+
     /// Has queue pair `q`'s next data packet acknowledged at once (an RTT sample).
     pub fn request_rtt_probe(&mut self, q: u32) {
         self.qps.get_mut(q).probe = true;
@@ -283,8 +288,11 @@ impl Ctx<'_> {
             ..Default::default()
         };
         let pkt = Packet { size: op.header_bytes(), priority: ack_class, ecn: ECN_NOT_ECT, ..qp.packet_to_peer(psn, self.now, hdr) };
-        let host = qp.host;
+        let (host, path) = (qp.host, qp.path);
         let id = self.pool.alloc(pkt);
+        if path != crate::fabric::paths::NO_PATH {
+            self.pool.set_path(id, path);
+        }
         if self.int_enabled {
             let int = echo_id.map(|e| self.pool.int(e)).unwrap_or_default();
             *self.pool.int_mut(id) = int;

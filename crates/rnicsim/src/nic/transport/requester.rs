@@ -9,6 +9,7 @@ use crate::nic::events::NicEvent;
 use crate::nic::qp::{opcode_at, packets_for, payload_at, QpState, SqEntry};
 use crate::nic::sched::QpScheduler;
 use crate::nic::verbs::{PostError, SendWr, Status, Verb};
+use crate::fabric::paths::NO_PATH;
 use crate::units::{BitsPerSec, Time};
 use crate::wire::packet::{Packet, PacketId, RoceHeader, ECN_ECT0};
 use crate::wire::roce::{Family, Opcode, Syndrome};
@@ -158,6 +159,9 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
     let pkt = Packet { size, ecn: ECN_ECT0, ..qp.packet_to_peer(psn, now, RoceHeader { ts: now, ..hdr }) };
     let end = op.is_last() || op == Opcode::ReadRequest;
     let id = ctx.pool.alloc(pkt);
+    if qp.path != NO_PATH {
+        ctx.pool.set_path(id, qp.path);
+    }
     if hdr.payload > 0 {
         let inline = op.family() != Family::ReadResponse && hdr.dma_len <= ctx.spec.inline_bytes;
         let nic = &mut ctx.nics[h];

@@ -1,0 +1,176 @@
+//! An output-queued switch: forwarding (a carried path, else the shortest-path candidates and
+//! the load balancer), shared-buffer admission, PFC XOFF/XON decisions and their pause-time
+//! bookkeeping, and ECN marking at dequeue.
+//!
+//! The switch decides; [`crate::world`] carries out (queues the packet, sends PFC frames, arms
+//! timers). Marking happens at dequeue on the DCQCN curve of the egress port's rate, as HPCC's
+//! ns-3 switch does; INT is stamped at dequeue too ([`Switch::int_hop`]).
+
+use super::buffer::{Admit, SharedBuffer};
+use super::ecn::EcnCurve;
+use super::lb::{LbContext, LbPolicy, LoadBalancer};
+use super::link::Link;
+use super::port::{Port, CLASSES};
+use super::routing::Routes;
+use crate::sim::rng::Rng;
+use crate::sim::TimerId;
+use crate::units::Time;
+use crate::wire::int::IntHop;
+use crate::wire::packet::{Packet, ECN_CE, ECN_ECT0};
+use rand::Rng as _;
+
+pub struct Switch {
+    pub node: u32,
+    /// Global id of the switch's first port; its ports are consecutive.
+    pub first_port: u32,
+    pub port_count: u32,
+    pub buffer: SharedBuffer,
+    pub lb: LbPolicy,
+    /// The load balancer's timer, for policies that use one.
+    pub lb_timer: Option<TimerId>,
+    /// ECN curve per local port (`None`: marking off).
+    pub ecn: Vec<Option<EcnCurve>>,
+    pub ecn_rng: Rng,
+    /// Per local port: when PAUSE was first asserted for each class (for pause-time counters).
+    pub pause_since: Vec<[Time; CLASSES]>,
+    /// Per local port: the timer that re-sends PAUSE while a class stays congested.
+    pub pfc_refresh: Vec<TimerId>,
+}
+
+/// The parts of the fabric a switch reads to forward.
+pub struct FabricView<'a> {
+    pub now: Time,
+    pub ports: &'a [Port],
+    pub links: &'a [Link],
+    pub is_host: &'a [bool],
+    pub routes: &'a Routes,
+}
+
+/// What the switch decided for an arriving packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Forward {
+    /// Queue it at egress port `out`; `pause`: its ingress (port, class) just crossed XOFF.
+    Queue { out: u32, pause: bool },
+    /// No route to the destination (or the load balancer named a port of another node).
+    Unroutable,
+    /// The chosen egress port's link is down.
+    LinkDown(u32),
+    /// The buffer refused it at the chosen egress port.
+    BufferFull(u32),
+}
+
+impl Switch {
+    /// Chooses the egress port of `pkt`, which arrived by global port `in_port`, and admits it.
+    /// `path` is the path the packet carries (egress ports), if any: the switch follows it when
+    /// it is on it.
+    #[inline]
+    pub fn forward(&mut self, view: &FabricView, in_port: u32, pkt: &mut Packet, path: Option<&[u32]>) -> Forward {
+        let out = match path.and_then(|p| self.next_on_path(p, view.ports)) {
+            Some(out) => out,
+            None => {
+                let candidates = view.routes.candidates(self.node, pkt.dst_host);
+                if candidates.is_empty() {
+                    return Forward::Unroutable;
+                }
+                if candidates.len() == 1 && !self.lb.sees_single_paths() {
+                    candidates[0]
+                } else {
+                    let ctx = LbContext {
+                        now: view.now,
+                        switch: self.node,
+                        ingress: in_port,
+                        candidates,
+                        first_port: self.first_port,
+                        port_count: self.port_count,
+                        ports: view.ports,
+                        links: view.links,
+                        is_host: view.is_host,
+                    };
+                    let out = self.lb.choose(pkt, &ctx);
+                    if !ctx.ports().contains(&out) {
+                        return Forward::Unroutable;
+                    }
+                    out
+                }
+            }
+        };
+        let (class, size) = (pkt.priority, pkt.size);
+        let iface = in_port - self.first_port;
+        if !view.links[out as usize].up {
+            return Forward::LinkDown(out);
+        }
+        if self.buffer.admit(iface, class, view.ports[out as usize].queue_bytes(class), size) == Admit::Drop {
+            return Forward::BufferFull(out);
+        }
+        pkt.ingress_port = iface;
+        Forward::Queue { out, pause: self.buffer.should_pause(iface, class) }
+    }
+
+    /// The egress port a carried path takes at this switch, if the path crosses it.
+    #[inline]
+    fn next_on_path(&self, path: &[u32], ports: &[Port]) -> Option<u32> {
+        path.iter().copied().find(|&p| ports[p as usize].node == self.node)
+    }
+
+    /// A data packet of `class` left egress port `p` (`port`): ECN marking on the port's curve,
+    /// and buffer release. Returns true if its ingress (port, class) fell below XON (send RESUME).
+    #[inline]
+    pub fn dequeued(&mut self, p: u32, port: &mut Port, class: u8, pkt: &mut Packet) -> bool {
+        let iface = (p - self.first_port) as usize;
+        if let Some(curve) = &self.ecn[iface] {
+            if pkt.ecn == ECN_ECT0 {
+                let q = port.queue_bytes(class);
+                // Draw only above Kmin, where a mark is possible.
+                if q > curve.kmin.0 && curve.should_mark(q, self.ecn_rng.random()) {
+                    pkt.ecn = ECN_CE;
+                    port.counters.ecn_marks += 1;
+                }
+            }
+        }
+        self.buffer.release(pkt.ingress_port, class, pkt.size)
+    }
+
+    /// The INT record this switch stamps into a packet of `class` leaving `port` (HPCC §3.2).
+    #[inline]
+    pub fn int_hop(port: &Port, class: u8, now: Time) -> IntHop {
+        IntHop { qlen: port.queue_bytes(class), tx_bytes: port.counters.tx_bytes, ts: now, rate: port.rate }
+    }
+
+    /// Bookkeeping for a PAUSE (`quanta > 0`) or RESUME the switch sends for `class` out of its
+    /// local port `iface` (`port`): pause-time counters. Returns, for a PAUSE, when to refresh
+    /// it (half its duration) if the class stays congested.
+    pub fn pfc_sent(&mut self, iface: u32, class: u8, quanta: u16, now: Time, port: &mut Port) -> Option<Time> {
+        let since = &mut self.pause_since[iface as usize][class as usize];
+        if quanta > 0 {
+            if *since == Time::MAX {
+                *since = now;
+                port.counters.pause_tx += 1;
+            }
+            Some(now + Time(pause_time(quanta, port.rate.0).0 / 2))
+        } else {
+            let since = std::mem::replace(since, Time::MAX);
+            port.counters.paused_tx_ps += (now - since).0;
+            port.counters.resume_tx += 1;
+            None
+        }
+    }
+
+    /// Classes whose PAUSE is asserted on local port `iface`.
+    pub fn asserted(&self, iface: u32) -> [bool; CLASSES] {
+        let mut classes = [false; CLASSES];
+        for c in self.buffer.asserted(iface) {
+            classes[c as usize] = true;
+        }
+        classes
+    }
+
+    /// Time so far of the PAUSEs asserted on local port `iface` (not yet in its counters).
+    pub fn pause_open(&self, iface: u32, now: Time) -> u64 {
+        self.buffer.asserted(iface).map(|c| (now - self.pause_since[iface as usize][c as usize]).0).sum()
+    }
+}
+
+/// How long `quanta` units of 512 bit times last at `rate` bits per second.
+pub fn pause_time(quanta: u16, rate: u64) -> Time {
+    crate::units::BitsPerSec(rate).tx_time(quanta as u64 * 512 / 8)
+}

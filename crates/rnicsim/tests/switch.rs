@@ -1,0 +1,213 @@
+//! The switch's seams: a load balancer installed through the library sees the ingress port, the
+//! candidates and the queues, keeps its own timer and may deflect a packet off its shortest
+//! path; packets may carry one of the k shortest paths and switches follow it.
+
+use rnicsim::fabric::lb::{LbContext, LoadBalancer};
+use rnicsim::nic::verbs::{Access, SendWr, Status, Verb};
+use rnicsim::scenario::LoadedScenario;
+use rnicsim::units::Time;
+use rnicsim::wire::packet::Packet;
+use rnicsim::world::World;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+fn build(toml: &str, dir: &Path) -> World {
+    let loaded = LoadedScenario::from_str(toml, "test.toml", dir).unwrap_or_else(|e| panic!("{e}"));
+    World::build(&loaded).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The global port of `node` whose link leads to `to`.
+fn port_to(w: &World, node: u32, to: u32) -> u32 {
+    (0..w.ports.len() as u32).find(|&p| w.ports[p as usize].node == node && w.ports[w.ports[p as usize].peer as usize].node == to).expect("a link")
+}
+
+/// One WRITE of `len` bytes from host 0 to host 1; returns its completion status.
+fn write(w: &mut World, len: u64, q: Option<(u32, u32)>) -> Status {
+    let src = w.register_mr(0, 0, len, Access::LOCAL_WRITE).unwrap();
+    let dst = w.register_mr(1, 0, len, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+    let (qa, _) = match q {
+        Some(q) => q,
+        None => w.connect(0, 1).unwrap(),
+    };
+    let (h0, h1) = (w.host_nodes()[0], w.host_nodes()[1]);
+    assert_eq!((h0, h1), (0, 1));
+    w.post_send(qa, SendWr { id: 1, verb: Verb::Write, local_addr: 0, len, lkey: src.lkey, remote_addr: 0, rkey: dst.rkey }).unwrap();
+    w.run_until(Time::from_ms(1));
+    let cq = w.poll_cq(0).unwrap();
+    assert_eq!(cq.len(), 1);
+    cq[0].status
+}
+
+/// What the test policy saw.
+#[derive(Default)]
+struct Seen {
+    ingress: Vec<u32>,
+    candidates: Vec<usize>,
+    queued_seen: bool,
+    timer_fired: u32,
+}
+
+/// Sends every packet for host 1 through the switch port that is neither a candidate nor the
+/// ingress (a deflection), and ticks a timer every 10 µs.
+struct Deflect {
+    seen: Arc<Mutex<Seen>>,
+    next: Time,
+}
+
+impl LoadBalancer for Deflect {
+    fn choose(&mut self, pkt: &Packet, ctx: &LbContext) -> u32 {
+        let mut seen = self.seen.lock().unwrap();
+        seen.ingress.push(ctx.ingress);
+        seen.candidates.push(ctx.candidates.len());
+        seen.queued_seen |= ctx.ports().all(|p| ctx.queued(p) < u64::MAX);
+        if pkt.dst != 1 {
+            return ctx.candidates[0];
+        }
+        ctx.ports().find(|&p| p != ctx.ingress && ctx.faces_switch(p) && ctx.is_up(p) && !ctx.candidates.contains(&p)).expect("a way round")
+    }
+    fn sees_single_paths(&self) -> bool {
+        true
+    }
+    fn uses_timer(&self) -> bool {
+        true
+    }
+    fn next_timer(&self) -> Option<Time> {
+        Some(self.next)
+    }
+    fn on_timer(&mut self, now: Time) {
+        self.seen.lock().unwrap().timer_fired += 1;
+        self.next = now + Time::from_us(10);
+    }
+}
+
+#[test]
+fn a_load_balancer_can_deflect_and_keep_a_timer() {
+    // Hosts 0 and 1 on switches 2 and 3, which are joined directly and through switch 4.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("triangle.txt"),
+        "5 3 5\n2 3 4\n0 2 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n2 3 100Gbps 1000ns 0\n2 4 100Gbps 1000ns 0\n4 3 100Gbps 1000ns 0\n",
+    )
+    .unwrap();
+    let toml = r#"
+        duration = "1ms"
+        [topology.file]
+        path = "triangle.txt"
+        [nic.cc.none]
+    "#;
+    // Without the policy, the data goes the direct way.
+    let mut w = build(toml, dir.path());
+    assert_eq!(write(&mut w, 100_000, None), Status::Success);
+    let (direct, round) = (port_to(&w, 2, 3), port_to(&w, 2, 4));
+    assert!(w.ports[direct as usize].counters.tx_packets >= 100);
+    assert_eq!(w.ports[round as usize].counters.tx_packets, 0);
+
+    let mut w = build(toml, dir.path());
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    w.set_load_balancer(2, Box::new(Deflect { seen: seen.clone(), next: Time::from_us(10) })).unwrap();
+    assert!(w.set_load_balancer(0, Box::new(Deflect { seen: seen.clone(), next: Time::ZERO })).is_err(), "node 0 is a host");
+    assert_eq!(write(&mut w, 100_000, None), Status::Success);
+    let (direct, round) = (port_to(&w, 2, 3), port_to(&w, 2, 4));
+    assert_eq!(w.ports[direct as usize].counters.tx_packets, 0, "every data packet deflected");
+    assert!(w.ports[round as usize].counters.tx_packets >= 100);
+    assert!(w.ports[port_to(&w, 4, 3) as usize].counters.tx_packets >= 100, "switch 4 routes them on to host 1's switch");
+    let seen = seen.lock().unwrap();
+    let from_host = port_to(&w, 2, 0);
+    assert!(seen.ingress.iter().filter(|&&i| i == from_host).count() >= 100, "the ingress port is the one from host 0");
+    assert!(seen.candidates.iter().all(|&c| c == 1));
+    assert!(seen.queued_seen);
+    // The timer ticks every 10 µs over the 1 ms run.
+    assert!((99..=100).contains(&seen.timer_fired), "{}", seen.timer_fired);
+}
+
+fn leaf_spine_ksp(k: u32) -> String {
+    format!(
+        r#"
+        duration = "1ms"
+        [topology.leaf_spine]
+        leaves = 2
+        spines = 4
+        hosts_per_leaf = 2
+        [routing]
+        k_shortest_paths = {k}
+        [nic.cc.none]
+        "#
+    )
+}
+
+#[test]
+fn a_queue_pair_on_a_chosen_path_crosses_its_spine() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Hosts 0 and 1 share leaf 4; host 2 is on leaf 5 (spines are nodes 6..=9).
+    let mut w = build(&leaf_spine_ksp(4), dir);
+    assert!(w.paths_between(0, 1).unwrap().is_empty(), "hosts on one switch need no path");
+    let paths = w.paths_between(0, 2).unwrap();
+    assert_eq!(paths.len(), 4, "one path through each spine");
+    let spines: Vec<u32> = paths.iter().map(|&p| w.ports[w.ports[w.path_ports(p)[0] as usize].peer as usize].node).collect();
+    let mut sorted = spines.clone();
+    sorted.sort();
+    assert_eq!(sorted, vec![6, 7, 8, 9]);
+    for &p in &paths {
+        assert_eq!(w.path_ports(p).len(), 2, "leaf to spine, spine to leaf");
+    }
+    // Put a connection on each path in turn (a fresh world each time, so the connection's
+    // 5-tuple is the same and ECMP alone would pick one spine) and move data host 0 → host 2.
+    for (i, &spine) in spines.iter().enumerate() {
+        let mut w = build(&leaf_spine_ksp(4), dir);
+        let paths = w.paths_between(0, 2).unwrap();
+        let src = w.register_mr(0, 0, 50_000, Access::LOCAL_WRITE).unwrap();
+        let dst = w.register_mr(2, 0, 50_000, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+        let (qa, _) = w.connect(0, 2).unwrap();
+        w.set_path(qa, paths[i]).unwrap();
+        assert!(w.set_path(qa, 1000).is_err());
+        w.post_send(qa, SendWr { id: 1, verb: Verb::Write, local_addr: 0, len: 50_000, lkey: src.lkey, remote_addr: 0, rkey: dst.rkey }).unwrap();
+        w.run_until(Time::from_ms(1));
+        assert_eq!(w.poll_cq(0).unwrap()[0].status, Status::Success);
+        for s in 6..=9u32 {
+            let carried = w.ports[port_to(&w, s, 5) as usize].counters.tx_packets;
+            if s == spine {
+                assert!(carried >= 50, "spine {s} carried {carried}");
+            } else {
+                assert_eq!(carried, 0, "spine {s} is off path {i}");
+            }
+        }
+    }
+}
+
+#[test]
+fn k_shortest_path_routing_runs_a_jellyfish_workload() {
+    // A 16-switch Jellyfish: the same flows complete with per-hop ECMP and with each
+    // connection pinned to one of its 8 shortest switch paths, and the paths are used: some
+    // connections take longer paths, so packets cross more links per delivery.
+    let run = |ksp: &str| {
+        let toml = format!(
+            r#"
+            duration = "2ms"
+            seed = 3
+            [topology.jellyfish]
+            switches = 16
+            degree = 4
+            hosts_per_switch = 2
+            [routing]
+            {ksp}
+            [nic]
+            mtu = 1000
+            [nic.cc.dcqcn]
+            [[flows]]
+            cdf = "../../data/cdf/AliStorage2019.txt"
+            load = 0.2
+            pattern = "permutation"
+            stop = "1ms"
+            "#
+        );
+        let mut w = build(&toml, Path::new(env!("CARGO_MANIFEST_DIR")));
+        w.run(|_| true);
+        let done = w.flow_records.iter().filter(|f| f.status == Some(Status::Success)).count();
+        (done, w.flow_records.len(), w.stats.packet_hops as f64 / w.stats.packets_delivered as f64)
+    };
+    let (done_ecmp, n_ecmp, hops_ecmp) = run("");
+    let (done_ksp, n_ksp, hops_ksp) = run("k_shortest_paths = 8");
+    assert_eq!(n_ecmp, n_ksp);
+    assert!(done_ecmp * 10 >= n_ecmp * 9 && done_ksp * 10 >= n_ksp * 9, "{done_ecmp}/{n_ecmp}, {done_ksp}/{n_ksp}");
+    assert!(hops_ksp > hops_ecmp * 1.02, "hops per delivery: ksp {hops_ksp:.3}, ecmp {hops_ecmp:.3}");
+}
