@@ -84,7 +84,7 @@ fn rdma(args: &RdmaArgs) -> anyhow::Result<()> {
     let rows = [
         ("scenario", format!("{} ({} simulated)", args.scenario.display(), loaded.scenario.duration)),
         ("wall time", format!("{secs:.2} s (build {:.2} s)", built.as_secs_f64())),
-        ("flows started / completed", format!("{} / {}", world.flow_records.len(), world.stats.flows_completed)),
+        ("flows started / completed", format!("{} / {}", world.apps.flows.records.len(), world.stats.flows_completed)),
         ("data packets", format!("{data} ({:.2} M/s)", data as f64 / secs / 1e6)),
         ("packet-hops", format!("{} ({:.2} M/s)", world.stats.packet_hops, world.stats.packet_hops as f64 / secs / 1e6)),
         ("events", format!("{} ({:.2} M/s)", world.stats.events, world.stats.events as f64 / secs / 1e6)),

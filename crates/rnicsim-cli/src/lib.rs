@@ -138,10 +138,10 @@ fn validate(path: &Path, overrides: &[String]) -> anyhow::Result<u8> {
         world.host_count(),
         switches,
         world.ports.len() / 2,
-        world.sources.len(),
-        world.flow_generators(),
-        world.listed_flows(),
-        world.perftests.len(),
+        world.apps.sources.list.len(),
+        world.apps.flows.gens.len(),
+        world.apps.flows.listed(),
+        world.apps.perftests.tests.len(),
         loaded.scenario.duration
     );
     Ok(0)

@@ -5,9 +5,9 @@
 //! streams); [`wire`] the packet and its headers (RoCEv2, INT, pcap bytes); [`nic`] the RDMA NIC
 //! (verbs, PCIe, connection table, the RC transport with its recovery schemes, the event tap, QP
 //! schedulers, congestion control); [`fabric`] links, ports, switches, load balancers, routing and
-//! topologies; [`host`] the workloads and traffic sources; [`scenario`] reads and validates
-//! scenario files; [`world`] only wires the components to the event loop; [`output`] writes a
-//! run's results.
+//! carried paths, topologies; [`host`] the applications (flows, perftest, raw sources) and their
+//! inputs; [`scenario`] reads and validates scenario files; [`world`] only wires the components
+//! to the event loop; [`output`] writes a run's results.
 //!
 //! ```no_run
 //! use rnicsim::{scenario::LoadedScenario, world::World};

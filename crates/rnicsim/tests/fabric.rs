@@ -36,7 +36,7 @@ fn latency_over_hops_is_serialization_plus_propagation() {
         bytes = "1000B"
         "#,
     );
-    let f = &w.source_stats[0];
+    let f = &w.apps.sources.stats[0];
     assert_eq!(f.rx_packets, 1);
     let ser = |g| BitsPerSec::gbps(g).tx_time(1000);
     let expect = ser(100) + ser(25) + ser(100) + Time::from_us(3);
@@ -62,7 +62,7 @@ fn latency_across_a_fat_tree_counts_six_links() {
         "#,
     );
     let hop = BitsPerSec::gbps(100).tx_time(500) + Time::from_ns(500);
-    assert_eq!(w.source_stats[0].latency_min.0, 6 * hop.0);
+    assert_eq!(w.apps.sources.stats[0].latency_min.0, 6 * hop.0);
 }
 
 #[test]
@@ -80,7 +80,7 @@ fn one_sender_saturates_a_link_at_line_rate_and_no_faster() {
         load = 0.8
         "#,
     );
-    let rx: u64 = w.source_stats.iter().map(|f| f.rx_bytes).sum();
+    let rx: u64 = w.apps.sources.stats.iter().map(|f| f.rx_bytes).sum();
     let rate = BitsPerSec::gbps(100);
     let ceiling = rate.bytes_in(Time::from_us(100));
     // Everything after the first packet's latency (80 ns + 1 µs) arrives back to back.
@@ -105,7 +105,7 @@ fn a_single_flow_gets_its_offered_rate() {
     // 25 Gbps of 1000 B packets: one every 320 ns, the first at t = 0; arrivals stop at 200 µs.
     let latency = Time::from_ns(2 * (80 + 1000));
     let expect = (Time::from_us(200) - latency).0 / Time::from_ns(320).0 + 1;
-    assert_eq!(w.source_stats[0].rx_packets, expect);
+    assert_eq!(w.apps.sources.stats[0].rx_packets, expect);
 }
 
 #[test]
@@ -122,7 +122,7 @@ fn two_senders_share_a_bottleneck_equally() {
         "#,
     );
     let secs = 500e-6;
-    let gbps: Vec<f64> = w.source_stats.iter().map(|f| f.rx_bytes as f64 * 8.0 / secs / 1e9).collect();
+    let gbps: Vec<f64> = w.apps.sources.stats.iter().map(|f| f.rx_bytes as f64 * 8.0 / secs / 1e9).collect();
     let total: f64 = gbps.iter().sum();
     assert!((total - 100.0).abs() < 2.0, "bottleneck carries {total} Gbps");
     for g in &gbps {
@@ -158,7 +158,7 @@ fn pfc_makes_incast_lossless_and_pauses_upstream() {
     let host_ports: Vec<_> = w.ports.iter().filter(|p| p.node < 4).collect();
     assert!(host_ports.iter().all(|p| p.counters.pause_rx > 0 && p.counters.paused_rx_ps > 0));
     // The receiver's link stays busy: ~100 Gbps delivered in total.
-    let rx: u64 = w.source_stats.iter().map(|f| f.rx_bytes).sum();
+    let rx: u64 = w.apps.sources.stats.iter().map(|f| f.rx_bytes).sum();
     let gbps = rx as f64 * 8.0 / 300e-6 / 1e9;
     assert!(gbps > 97.0, "{gbps}");
     // The queue never exceeds XOFF (40 KB per ingress) × 4 plus in-flight headroom.
@@ -201,7 +201,7 @@ fn ecn_marks_only_above_kmin() {
     // With kmin = kmax = 0 every packet that leaves a non-empty queue is marked.
     let always = run("0B", "0B");
     let marks: u64 = always.ports.iter().map(|p| p.counters.ecn_marks).sum();
-    let ce: u64 = always.source_stats.iter().map(|f| f.ecn_ce).sum();
+    let ce: u64 = always.apps.sources.stats.iter().map(|f| f.ecn_ce).sum();
     let in_flight = always.stats.packets_sent - always.stats.packets_delivered;
     assert!(ce > 0 && ce <= marks && marks <= ce + in_flight, "marks {marks}, delivered CE {ce}, in flight {in_flight}");
     // The queue held at least one packet behind almost every departure at the bottleneck.
@@ -231,7 +231,7 @@ fn link_failure_loses_packets_then_routes_around() {
     let lost: u64 = w.ports.iter().map(|p| p.counters.drops_link_down).sum();
     assert!(lost > 0, "packets on and towards the failed link are lost");
     // Both flows keep delivering after the reroute: far more than 100 µs worth of packets each.
-    for f in &w.source_stats {
+    for f in &w.apps.sources.stats {
         assert!(f.last_rx > Time::from_us(390), "flow stalled at {}", f.last_rx);
         assert!(f.rx_packets > 1000);
     }
@@ -283,7 +283,7 @@ fn lossy_links_from_a_topology_file_drop_at_their_error_rate() {
     let loaded = LoadedScenario::from_str(toml, "t.toml", dir.path()).unwrap();
     let mut w = World::build(&loaded).unwrap();
     w.run(|_| true);
-    let sent = w.sources[0].sent_packets as f64;
+    let sent = w.apps.sources.list[0].sent_packets as f64;
     let lost = w.ports.iter().map(|p| p.counters.drops_corrupt).sum::<u64>() as f64;
     let sd = (sent * 0.1 * 0.9).sqrt();
     assert!((lost - 0.1 * sent).abs() < 5.0 * sd, "lost {lost} of {sent}");
@@ -366,7 +366,7 @@ fn weighted_service_splits_a_bottleneck_by_weight() {
         priority = 2
         "#,
     );
-    let gbps: Vec<f64> = w.source_stats.iter().map(|f| f.rx_bytes as f64 * 8.0 / 300e-6 / 1e9).collect();
+    let gbps: Vec<f64> = w.apps.sources.stats.iter().map(|f| f.rx_bytes as f64 * 8.0 / 300e-6 / 1e9).collect();
     assert!((gbps[0] - 75.0).abs() < 2.0 && (gbps[1] - 25.0).abs() < 2.0, "{gbps:?}");
     assert_eq!(drops(&w), 0);
 }

@@ -24,11 +24,11 @@ fn config_txt_gives_the_same_flows_as_the_equivalent_toml() {
     let from_config = LoadedScenario::from_str(&t.toml, "config.txt", &dir).unwrap_or_else(|e| panic!("{e}\n{}", t.toml));
     let from_toml = LoadedScenario::from_file(&dir.join("equivalent.toml")).unwrap();
     let (a, b) = (run(&from_config), run(&from_toml));
-    let key = |w: &World| w.flow_records.iter().map(|r| (r.src, r.dst, r.size, r.start, r.finish, r.udp_dport)).collect::<Vec<_>>();
+    let key = |w: &World| w.apps.flows.records.iter().map(|r| (r.src, r.dst, r.size, r.start, r.finish, r.udp_dport)).collect::<Vec<_>>();
     assert_eq!(key(&a).len(), 4);
-    assert!(a.flow_records.iter().all(|r| r.fct().is_some()), "every flow completes");
+    assert!(a.apps.flows.records.iter().all(|r| r.fct().is_some()), "every flow completes");
     assert_eq!(key(&a), key(&b));
-    assert_eq!(a.flow_records[0].udp_dport, 100, "the flow file's port is kept");
+    assert_eq!(a.apps.flows.records[0].udp_dport, 100, "the flow file's port is kept");
     // Keys that only configure ns-3's tracing or HPCC's window variants are listed.
     let w = t.warnings.join("\n");
     assert!(w.contains("TRACE_FILE") && w.contains("HAS_WIN") && w.contains("L2_BACK_TO_ZERO"), "{w}");

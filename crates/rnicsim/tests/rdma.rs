@@ -235,7 +235,7 @@ fn incast(cc: &str) -> World {
 fn dcqcn_incast_converges_to_a_fair_share_without_drops() {
     let w = incast("dcqcn");
     let end = Time::from_ms(10);
-    let g: Vec<f64> = w.perftests.iter().map(|p| p.gbps(end)).collect();
+    let g: Vec<f64> = w.apps.perftests.tests.iter().map(|p| p.gbps(end)).collect();
     let total: f64 = g.iter().sum();
     let jain = total * total / (2.0 * g.iter().map(|x| x * x).sum::<f64>());
     assert!(jain > 0.99, "Jain's index {jain}: {g:?}");
@@ -252,7 +252,7 @@ fn every_congestion_control_shares_an_incast() {
     // first cuts it is still climbing when the run ends, so it gets a lower floor.
     for (cc, floor) in [("dctcp", 80.0), ("timely", 50.0), ("hpcc", 80.0), ("none", 80.0)] {
         let w = incast(cc);
-        let g: Vec<f64> = w.perftests.iter().map(|p| p.gbps(Time::from_ms(10))).collect();
+        let g: Vec<f64> = w.apps.perftests.tests.iter().map(|p| p.gbps(Time::from_ms(10))).collect();
         let total: f64 = g.iter().sum();
         assert!(total > floor, "{cc}: {g:?}");
         assert!(g.iter().all(|&x| x > 0.3 * total / 2.0), "{cc}: nobody starves: {g:?}");

@@ -202,8 +202,8 @@ fn k_shortest_path_routing_runs_a_jellyfish_workload() {
         );
         let mut w = build(&toml, Path::new(env!("CARGO_MANIFEST_DIR")));
         w.run(|_| true);
-        let done = w.flow_records.iter().filter(|f| f.status == Some(Status::Success)).count();
-        (done, w.flow_records.len(), w.stats.packet_hops as f64 / w.stats.packets_delivered as f64)
+        let done = w.apps.flows.records.iter().filter(|f| f.status == Some(Status::Success)).count();
+        (done, w.apps.flows.records.len(), w.stats.packet_hops as f64 / w.stats.packets_delivered as f64)
     };
     let (done_ecmp, n_ecmp, hops_ecmp) = run("");
     let (done_ksp, n_ksp, hops_ksp) = run("k_shortest_paths = 8");

@@ -1,7 +1,6 @@
-//! Hosts: traffic sources and sinks, and the workload inputs that drive them.
+//! Hosts: the applications that drive the NICs ([`apps`]) and the workload inputs they read
+//! (flow-size CDFs, flow files).
 
+pub mod apps;
 pub mod cdf;
 pub mod flow_file;
-mod source;
-
-pub use source::*;

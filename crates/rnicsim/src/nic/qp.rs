@@ -20,15 +20,18 @@ pub enum QpState {
     Error,
 }
 
-/// Who is told about this queue pair's completions.
+/// Who is told about this queue pair's completions and messages: an application (its id) and
+/// the application's own tag for the connection. Opaque to the NIC, which only hands it back
+/// ([`crate::host::apps`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Owner {
-    /// Completions stay in the NIC's CQ for the host to poll.
-    Host,
-    /// A flow of a flow workload (index into the world's flow records).
-    Flow(u32),
-    /// Queue pair `qp` of perftest entry `test`, on the client (requester) or server side.
-    Perftest { test: u32, qp: u32, server: bool },
+pub struct Owner {
+    pub app: u8,
+    pub tag: u32,
+}
+
+impl Owner {
+    /// No application: completions stay in the NIC's CQ for the verbs user to poll.
+    pub const HOST: Owner = Owner { app: u8::MAX, tag: 0 };
 }
 
 /// A posted send WQE and its place in the PSN space.
@@ -300,7 +303,7 @@ impl Qp {
             udp_sport: 0,
             flow_hash: 0,
             path: crate::fabric::paths::NO_PATH,
-            owner: Owner::Host,
+            owner: Owner::HOST,
             base_rtt: Time::ZERO,
             timer,
             cc,

@@ -13,7 +13,7 @@ use crate::world::World;
 use std::fmt::Write;
 
 pub fn fct_txt(w: &World) -> String {
-    let mut done: Vec<&crate::world::FlowRecord> = w.flow_records.iter().filter(|r| r.fct().is_some()).collect();
+    let mut done: Vec<&crate::world::FlowRecord> = w.apps.flows.records.iter().filter(|r| r.fct().is_some()).collect();
     done.sort_by_key(|r| (r.finish, r.id));
     let mut out = String::with_capacity(done.len() * 64);
     for r in done {

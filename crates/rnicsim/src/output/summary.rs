@@ -111,7 +111,7 @@ pub fn mean(v: &[crate::units::Time]) -> f64 {
 }
 
 fn rdma(world: &World) -> RdmaSummary {
-    let done: Vec<&crate::world::FlowRecord> = world.flow_records.iter().filter(|r| r.fct().is_some()).collect();
+    let done: Vec<&crate::world::FlowRecord> = world.apps.flows.records.iter().filter(|r| r.fct().is_some()).collect();
     let mut slow: Vec<f64> = done.iter().map(|r| r.fct().unwrap().0 as f64 / r.ideal.0.max(1) as f64).collect();
     slow.sort_by(f64::total_cmp);
     let q = |x: f64| if slow.is_empty() { 0.0 } else { slow[((x * slow.len() as f64).ceil() as usize).clamp(1, slow.len()) - 1] };
@@ -120,7 +120,7 @@ fn rdma(world: &World) -> RdmaSummary {
     let bw = world.nic_spec.pcie.bandwidth.0 as f64;
     let peak = world.nics.iter().map(|n| n.peak_qps).max().unwrap_or(0);
     RdmaSummary {
-        flows_started: world.flow_records.len() as u64,
+        flows_started: world.apps.flows.records.len() as u64,
         flows_completed: world.stats.flows_completed,
         flows_failed: world.stats.flows_failed,
         fct_mean_us: if done.is_empty() { 0.0 } else { done.iter().map(|r| r.fct().unwrap().0 as f64).sum::<f64>() / done.len() as f64 / 1e6 },
@@ -144,10 +144,10 @@ impl Summary {
     pub fn of(world: &World, name: &str) -> Summary {
         let sum = |f: fn(&crate::fabric::port::PortCounters) -> u64| world.ports.iter().map(|p| f(&p.counters)).sum::<u64>();
         let secs = world.end.as_secs_f64();
-        let n_traffic = world.sources.iter().map(|s| s.traffic + 1).max().unwrap_or(0);
+        let n_traffic = world.apps.sources.list.iter().map(|s| s.traffic + 1).max().unwrap_or(0);
         let traffic = (0..n_traffic)
             .map(|t| {
-                let members = || world.sources.iter().zip(&world.source_stats).filter(move |(s, _)| s.traffic == t);
+                let members = || world.apps.sources.list.iter().zip(&world.apps.sources.stats).filter(move |(s, _)| s.traffic == t);
                 let rx_packets: u64 = members().map(|(_, f)| f.rx_packets).sum();
                 let lat_sum: u128 = members().map(|(_, f)| f.latency_sum).sum();
                 TrafficSummary {
@@ -184,7 +184,9 @@ impl Summary {
             traffic,
             rdma: rdma(world),
             perftest: world
+                .apps
                 .perftests
+                .tests
                 .iter()
                 .map(|p| PerftestSummary {
                     name: p.spec.name.clone(),

@@ -68,8 +68,8 @@ pub fn nic_events(log: &crate::nic::events::EventLog) -> RecordBatch {
 
 /// Per raw-traffic source delivery.
 pub fn sources(w: &World) -> RecordBatch {
-    let s = &w.sources;
-    let f = &w.source_stats;
+    let s = &w.apps.sources.list;
+    let f = &w.apps.sources.stats;
     let secs = w.end.as_secs_f64();
     batch(vec![
         ("flow", u32s(0..s.len() as u32)),
@@ -95,7 +95,7 @@ pub fn sources(w: &World) -> RecordBatch {
 
 /// One row per RDMA flow of the flow workloads.
 pub fn flows(w: &World) -> RecordBatch {
-    let f = &w.flow_records;
+    let f = &w.apps.flows.records;
     let fct = |r: &crate::world::FlowRecord| r.fct().map(|t| t.0);
     batch(vec![
         ("flow", u32s(f.iter().map(|r| r.id))),
@@ -117,7 +117,7 @@ pub fn flows(w: &World) -> RecordBatch {
 /// One row per perftest queue pair.
 pub fn perftest(w: &World) -> RecordBatch {
     let mut rows: Vec<(u32, &crate::world::Perftest, usize)> = Vec::new();
-    for (i, p) in w.perftests.iter().enumerate() {
+    for (i, p) in w.apps.perftests.tests.iter().enumerate() {
         for q in 0..p.qps.len() {
             rows.push((i as u32, p, q));
         }

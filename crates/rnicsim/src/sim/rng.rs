@@ -34,8 +34,56 @@ pub fn stream(seed: u64, kind: &str, index: u64) -> Rng {
     Rng::seed_from_u64(stream_seed(seed, kind, index))
 }
 
+/// Natural logarithm from IEEE-754 basic operations only (no platform `libm`), so sampled times
+/// are identical on every machine. Accurate to a few ulps for positive finite `x`.
+pub fn det_ln(x: f64) -> f64 {
+    debug_assert!(x > 0.0 && x.is_finite());
+    const LN2: f64 = std::f64::consts::LN_2;
+    const SQRT2: f64 = std::f64::consts::SQRT_2;
+    let bits = x.to_bits();
+    let mut e = ((bits >> 52) & 0x7ff) as i64 - 1023;
+    let mut m = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+    if e == -1023 {
+        // Subnormal: scale up first.
+        return det_ln(x * 2f64.powi(64)) - 64.0 * LN2;
+    }
+    if m > SQRT2 {
+        m /= 2.0;
+        e += 1;
+    }
+    // ln m = 2 atanh(s) = 2 (s + s³/3 + s⁵/5 + …), s = (m-1)/(m+1), |s| < 0.172, so s² < 0.03
+    // and 13 terms reach full precision. Horner form, constant reciprocals.
+    const C: [f64; 13] = [1.0, 1.0 / 3.0, 1.0 / 5.0, 1.0 / 7.0, 1.0 / 9.0, 1.0 / 11.0, 1.0 / 13.0, 1.0 / 15.0, 1.0 / 17.0, 1.0 / 19.0, 1.0 / 21.0, 1.0 / 23.0, 1.0 / 25.0];
+    let s = (m - 1.0) / (m + 1.0);
+    let s2 = s * s;
+    let mut p = 0.0;
+    for c in C.iter().rev() {
+        p = p * s2 + c;
+    }
+    2.0 * s * p + e as f64 * LN2
+}
+
+/// A random permutation of `hosts` that is a single cycle (Sattolo's shuffle), so nobody is
+/// paired with itself.
+pub fn derangement(hosts: &[u32], r: &mut Rng) -> Vec<u32> {
+    let mut perm = hosts.to_vec();
+    for i in (1..perm.len()).rev() {
+        let j = rand::Rng::random_range(r, 0..i);
+        perm.swap(i, j);
+    }
+    perm
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn det_ln_matches_std() {
+        for &x in &[1e-300, 1e-9, 0.001, 0.1, 0.5, 0.7071, 1.0, 1.5, 2.0, 10.0, 12345.678, 1e300] {
+            let (a, b) = (det_ln(x), x.ln());
+            assert!((a - b).abs() <= 4.0 * f64::EPSILON * b.abs().max(1.0), "ln({x}): {a} vs {b}");
+        }
+    }
+
     use super::*;
     use rand::Rng as _;
 

@@ -2,28 +2,22 @@
 
 use super::{HostState, NodeRole, RunStats, Wake, World};
 use crate::fabric::buffer::{PfcSettings, SharedBuffer};
-use crate::fabric::lb::flow_hash;
 use crate::fabric::paths::PathTable;
 use crate::fabric::switch::Switch;
 use crate::fabric::link::Link;
-use crate::wire::packet::{PacketPool, ECN_ECT0, ECN_NOT_ECT};
+use crate::wire::packet::PacketPool;
 use crate::fabric::port::{ClassService, Port, CLASSES};
 use crate::fabric::routing::{Adjacent, Routes};
 use crate::fabric::topology::{NodeKind, Topology};
-use crate::host::cdf::FlowSizeCdf;
-use crate::host::flow_file::parse_flow_file;
-use crate::host::{det_ln, FlowStats, Source};
+use crate::host::apps::{Flows, Perftests, Sources};
 use crate::nic::verbs::Access;
 use crate::nic::Nic;
-use super::apps::{FlowGen, FlowList};
-use super::Perftest;
 use crate::output::Recorder;
-use crate::scenario::schema::{Arrival, FlowPattern, Pattern, ServiceKind};
+use crate::scenario::schema::ServiceKind;
 use crate::scenario::{LoadedScenario, ScenarioError};
 use crate::sim::rng;
 use crate::sim::TimerQueue;
 use crate::units::{BitsPerSec, Time};
-use rand::Rng as _;
 
 /// Bytes of a standard Ethernet MTU, for default PFC headroom.
 const MTU: u64 = 1500;
@@ -33,10 +27,10 @@ impl World {
     pub fn build(loaded: &LoadedScenario) -> Result<World, ScenarioError> {
         let topo = loaded.topology()?;
         let mut w = World::from_topology(loaded, &topo);
-        w.add_traffic(loaded)?;
+        w.apps.sources = Sources::build(&mut w, loaded)?;
         w.add_nics(loaded);
-        w.add_flows(loaded)?;
-        w.add_perftests(loaded);
+        w.apps.flows = Flows::build(&mut w, loaded)?;
+        w.apps.perftests = Perftests::build(&mut w, loaded);
         w.add_captures(loaded)?;
         Ok(w)
     }
@@ -113,7 +107,7 @@ impl World {
             match topo.kinds[v] {
                 NodeKind::Host => {
                     roles.push(NodeRole::Host(hosts.len() as u32));
-                    hosts.push(HostState { port: if range.is_empty() { u32::MAX } else { range.start }, blocked: Vec::new() });
+                    hosts.push(HostState { port: if range.is_empty() { u32::MAX } else { range.start }, room_waiters: Vec::new() });
                     host_nodes.push(v as u32);
                 }
                 NodeKind::Switch => {
@@ -173,8 +167,6 @@ impl World {
             roles,
             switches,
             hosts,
-            sources: Vec::new(),
-            source_stats: Vec::new(),
             adjacency,
             is_host,
             host_nodes,
@@ -197,73 +189,14 @@ impl World {
             int_enabled: s.nic.cc.needs_int(),
             rtt_cache: Default::default(),
             app_mr: Vec::new(),
-            cdfs: Vec::new(),
-            flow_gens: Vec::new(),
-            flow_lists: Vec::new(),
-            flow_records: Vec::new(),
-            perftests: Vec::new(),
+            apps: Default::default(),
+            apps_busy: 0,
+            apps_pending: Default::default(),
             rate_sampler: None,
             capture_ports: Vec::new(),
             capture: Vec::new(),
             finalized: false,
         }
-    }
-
-    /// Expands every traffic entry into one source per (sender, receiver).
-    fn add_traffic(&mut self, loaded: &LoadedScenario) -> Result<(), ScenarioError> {
-        let s = &loaded.scenario;
-        for (ti, t) in s.traffic.iter().enumerate() {
-            let pairs: Vec<(u32, u32)> = match &t.pattern {
-                Pattern::Permutation => {
-                    let perm = derangement(&self.host_nodes, &mut rng::stream(s.seed, "permutation", ti as u64));
-                    self.host_nodes.iter().copied().zip(perm).collect()
-                }
-                Pattern::Incast { receiver, senders } => match senders {
-                    Some(list) => list.iter().map(|&h| (h, *receiver)).collect(),
-                    None => self.host_nodes.iter().filter(|&&h| h != *receiver).map(|&h| (h, *receiver)).collect(),
-                },
-                Pattern::Pairs { pairs } => pairs.iter().map(|&[a, b]| (a, b)).collect(),
-            };
-            for (src, dst) in pairs {
-                let NodeRole::Host(h) = self.roles[src as usize] else { unreachable!("validated as a host") };
-                let NodeRole::Host(dst_host) = self.roles[dst as usize] else { unreachable!("validated as a host") };
-                let port = self.hosts[h as usize].port;
-                if port == u32::MAX {
-                    return Err(loaded.error_at(&format!("traffic[{ti}].pattern"), format!("host {src} has no link to send on")));
-                }
-                let id = self.sources.len() as u32;
-                let mut r = rng::stream(s.seed, "source", id as u64);
-                let udp_sport = 49152 + r.random_range(0..16384u16);
-                let rate = self.ports[port as usize].rate.scaled(t.load);
-                let mut source = Source {
-                    traffic: ti as u32,
-                    src,
-                    dst,
-                    dst_host,
-                    port,
-                    size: t.packet_size.0 as u32,
-                    priority: t.priority,
-                    ecn: if t.ecn_capable { ECN_ECT0 } else { ECN_NOT_ECT },
-                    udp_sport,
-                    flow_hash: flow_hash(src, dst, udp_sport, 4791),
-                    gap: rate.tx_time(t.packet_size.0).max(Time(1)),
-                    poisson: t.arrival == Arrival::Poisson,
-                    rng: r,
-                    stop: t.stop.unwrap_or(s.duration).min(s.duration),
-                    byte_limit: t.bytes.map_or(u64::MAX, |b| b.0),
-                    timer: self.timers.add_timer(Wake::Source(id)),
-                    blocked: false,
-                    done: false,
-                    sent_packets: 0,
-                    sent_bytes: 0,
-                };
-                let first = if source.poisson { t.start + source.next_gap() } else { t.start };
-                self.timers.arm(source.timer, first);
-                self.sources.push(source);
-                self.source_stats.push(FlowStats::default());
-            }
-        }
-        Ok(())
     }
 }
 
@@ -292,93 +225,6 @@ impl World {
         }
     }
 
-    fn add_flows(&mut self, loaded: &LoadedScenario) -> Result<(), ScenarioError> {
-        let s = &loaded.scenario;
-        for (wi, f) in s.flows.iter().enumerate() {
-            let stop = f.stop.unwrap_or(s.duration).min(s.duration);
-            if let Some(path) = &f.file {
-                let full = loaded.base_dir.join(path);
-                let text = std::fs::read_to_string(&full).map_err(|e| loaded.error_at(&format!("flows[{wi}].file"), format!("cannot read {}: {e}", full.display())))?;
-                let mut flows = parse_flow_file(&text).map_err(|e| ScenarioError { file: full.display().to_string(), line: Some(e.line), column: None, key: None, message: e.message })?;
-                for (k, fl) in flows.iter().enumerate() {
-                    for (what, n) in [("source", fl.src), ("destination", fl.dst)] {
-                        if n as usize >= self.roles.len() || !self.is_host[n as usize] {
-                            return Err(ScenarioError { file: full.display().to_string(), line: Some(k + 2), column: None, key: None, message: format!("flow {what} {n} is not a host of the topology") });
-                        }
-                    }
-                    if fl.src == fl.dst {
-                        return Err(ScenarioError { file: full.display().to_string(), line: Some(k + 2), column: None, key: None, message: format!("flow from host {} to itself", fl.src) });
-                    }
-                }
-                flows.retain(|fl| fl.start + f.start < stop);
-                for fl in &mut flows {
-                    fl.start += f.start;
-                }
-                flows.sort_by_key(|fl| fl.start);
-                let i = self.flow_lists.len() as u32;
-                let timer = self.timers.add_timer(Wake::FlowList(i));
-                if let Some(first) = flows.first() {
-                    self.timers.arm(timer, first.start);
-                }
-                self.flow_lists.push(FlowList { workload: wi as u32, flows, next: 0, timer, verb: f.verb });
-                continue;
-            }
-            let path = f.cdf.as_ref().expect("validated: cdf or file");
-            let full = loaded.base_dir.join(path);
-            let text = std::fs::read_to_string(&full).map_err(|e| loaded.error_at(&format!("flows[{wi}].cdf"), format!("cannot read {}: {e}", full.display())))?;
-            let cdf = FlowSizeCdf::parse(&text).map_err(|e| ScenarioError { file: full.display().to_string(), line: Some(e.line), column: None, key: None, message: e.message })?;
-            let mean = cdf.mean();
-            let ci = self.add_cdf(cdf);
-            let load = f.load.expect("validated: a CDF workload has a load");
-            let senders: Vec<(u32, Option<u32>)> = match f.pattern.as_ref().unwrap_or(&FlowPattern::AllToAll) {
-                FlowPattern::AllToAll => self.host_nodes.iter().map(|&h| (h, None)).collect(),
-                FlowPattern::Permutation => {
-                    let perm = derangement(&self.host_nodes, &mut rng::stream(s.seed, "flow-permutation", wi as u64));
-                    self.host_nodes.iter().copied().zip(perm.into_iter().map(Some)).collect()
-                }
-                FlowPattern::Incast { receiver, senders } => match senders {
-                    Some(list) => list.iter().map(|&h| (h, Some(*receiver))).collect(),
-                    None => self.host_nodes.iter().filter(|&&h| h != *receiver).map(|&h| (h, Some(*receiver))).collect(),
-                },
-            };
-            for (src, dst) in senders {
-                let NodeRole::Host(h) = self.roles[src as usize] else { unreachable!("validated as a host") };
-                let rate = self.ports[self.hosts[h as usize].port as usize].rate;
-                // Flows per second = load × rate / (8 × mean size); the mean gap is its inverse.
-                let mean_gap_ps = mean * 8.0 / (load * rate.0 as f64) * 1e12;
-                let g = self.flow_gens.len() as u32;
-                let timer = self.add_flow_gen_timer(g);
-                let mut r = rng::stream(s.seed, "flow-arrivals", ((wi as u64) << 32) | src as u64);
-                let u: f64 = 1.0 - r.random::<f64>();
-                let first = f.start + Time((mean_gap_ps * -det_ln(u)).round() as u64);
-                if first < stop {
-                    self.timers.arm(timer, first);
-                }
-                self.flow_gens.push(FlowGen { workload: wi as u32, src, dst, mean_gap_ps, cdf: ci, rng: r, stop, timer, verb: f.verb });
-            }
-        }
-        Ok(())
-    }
-
-    fn add_perftests(&mut self, loaded: &LoadedScenario) {
-        for (i, p) in loaded.scenario.perftest.iter().enumerate() {
-            let timer = self.timers.add_timer(Wake::Perftest(i as u32));
-            self.timers.arm(timer, p.start);
-            self.perftests.push(Perftest {
-                spec: p.clone(),
-                qps: Vec::new(),
-                timer,
-                bytes: Vec::new(),
-                tx_start: Vec::new(),
-                tx_end: Vec::new(),
-                measure_from: p.start + p.warmup,
-                ping_at: p.start,
-                latencies: Vec::new(),
-                errors: 0,
-            });
-        }
-    }
-
     fn add_captures(&mut self, loaded: &LoadedScenario) -> Result<(), ScenarioError> {
         let list = &loaded.scenario.outputs.pcap;
         if list.is_empty() {
@@ -395,13 +241,3 @@ impl World {
     }
 }
 
-/// A random permutation of `hosts` that is a single cycle (Sattolo's shuffle), so nobody is
-/// paired with itself.
-fn derangement(hosts: &[u32], r: &mut rng::Rng) -> Vec<u32> {
-    let mut perm = hosts.to_vec();
-    for i in (1..perm.len()).rev() {
-        let j = r.random_range(0..i);
-        perm.swap(i, j);
-    }
-    perm
-}

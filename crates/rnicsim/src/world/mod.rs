@@ -4,8 +4,10 @@
 //! woken. The loop pops the earliest slot, dispatches on its tag (the handler may re-arm it) and
 //! repeats until the scenario's duration. The world holds wiring, not mechanism: `nic.rs` calls
 //! the NIC transport ([`crate::nic::transport`]) and carries out its outbox, and feeds the host
-//! port from the QP scheduler; `fabric.rs` moves packets between ports, links and switches;
-//! `apps.rs` and `hosts.rs` wake the workloads; `build.rs` turns a scenario into a world.
+//! port from the QP scheduler; `fabric.rs` moves packets between ports, links and switches and
+//! carries out the switches' decisions; `apps.rs` routes events to the applications
+//! ([`crate::host::apps`]) and gives them their API; `hosts.rs` wakes applications waiting for
+//! room and hands raw packets to their sink; `build.rs` turns a scenario into a world.
 
 mod apps;
 mod build;
@@ -13,7 +15,7 @@ mod fabric;
 mod hosts;
 mod nic;
 
-pub use apps::{FlowRecord, Perftest};
+pub use crate::host::apps::{FlowRecord, Perftest};
 
 use crate::fabric::link::Link;
 use crate::fabric::paths::PathTable;
@@ -21,7 +23,7 @@ use crate::fabric::switch::Switch;
 use crate::wire::packet::PacketPool;
 use crate::fabric::port::Port;
 use crate::fabric::routing::{Adjacent, Routes};
-use crate::host::{FlowStats, Source};
+use crate::host::apps::{AppEvent, AppId, Apps};
 use crate::output::Recorder;
 use crate::scenario::schema::LinkEventSpec;
 use crate::sim::rng::Rng;
@@ -35,8 +37,6 @@ pub enum Wake {
     Port(u32),
     /// The oldest packet on a link arrives.
     Link(u32),
-    /// A packet source's next packet is due.
-    Source(u32),
     /// Re-send PFC PAUSE for the classes still congested at a switch port.
     PfcRefresh(u32),
     /// Sample queue lengths.
@@ -47,12 +47,8 @@ pub enum Wake {
     Reroute,
     /// A queue pair's retransmission or congestion-control timer.
     Qp(u32),
-    /// A flow generator's next arrival.
-    FlowGen(u32),
-    /// A flow list's next start.
-    FlowList(u32),
-    /// A perftest starts.
-    Perftest(u32),
+    /// An application's timer, with the application's own tag.
+    App { app: AppId, tag: u32 },
     /// Sample queue pairs' rates.
     RateSampler,
     /// A switch's load-balancer timer.
@@ -61,8 +57,8 @@ pub enum Wake {
 
 pub(crate) struct HostState {
     pub port: u32,
-    /// Sources waiting for room in the NIC queue.
-    pub blocked: Vec<u32>,
+    /// Application timers to fire when the port next sends (room in its queue).
+    pub room_waiters: Vec<TimerId>,
 }
 
 /// What a node is, for dispatch.
@@ -117,8 +113,6 @@ pub struct World {
     pub(crate) roles: Vec<NodeRole>,
     pub(crate) switches: Vec<Switch>,
     pub(crate) hosts: Vec<HostState>,
-    pub sources: Vec<Source>,
-    pub source_stats: Vec<FlowStats>,
     pub(crate) adjacency: Vec<Vec<Adjacent>>,
     pub(crate) is_host: Vec<bool>,
     pub(crate) host_nodes: Vec<u32>,
@@ -146,11 +140,11 @@ pub struct World {
     pub(crate) rtt_cache: std::collections::HashMap<(u32, u32), Time>,
     /// Per host: (lkey, rkey) of the application region covering its memory.
     pub(crate) app_mr: Vec<(u32, u32)>,
-    pub(crate) cdfs: Vec<crate::host::cdf::FlowSizeCdf>,
-    pub(crate) flow_gens: Vec<apps::FlowGen>,
-    pub(crate) flow_lists: Vec<apps::FlowList>,
-    pub flow_records: Vec<FlowRecord>,
-    pub perftests: Vec<Perftest>,
+    /// The applications on the hosts, and which are being called now (bit per id) with the
+    /// events that wait for them.
+    pub apps: Apps,
+    pub(crate) apps_busy: u64,
+    pub(crate) apps_pending: std::collections::VecDeque<(AppId, AppEvent)>,
     pub(crate) rate_sampler: Option<(TimerId, Time)>,
     /// Ports whose transmitted packets are captured, and the capture.
     pub(crate) capture_ports: Vec<bool>,
@@ -184,15 +178,12 @@ impl World {
         match wake {
             Wake::Port(p) => self.port_start(p),
             Wake::Link(l) => self.link_fire(l),
-            Wake::Source(s) => self.source_fire(s),
             Wake::PfcRefresh(p) => self.pfc_refresh(p),
             Wake::Sampler => self.sample(),
             Wake::LinkEvent(i) => self.link_event(i),
             Wake::Reroute => self.reroute(),
             Wake::Qp(q) => self.qp_timer(q),
-            Wake::FlowGen(g) => self.flow_gen_fire(g),
-            Wake::FlowList(l) => self.flow_list_fire(l),
-            Wake::Perftest(t) => self.perftest_timer(t),
+            Wake::App { app, tag } => self.app_event(app, AppEvent::Timer(tag)),
             Wake::RateSampler => self.sample_rates(),
             Wake::Lb(s) => self.lb_timer(s),
         }
@@ -218,9 +209,15 @@ impl World {
             self.ports[p as usize].counters.paused_tx_ps += open;
         }
         self.stats.peak_packets = self.pool.capacity() as u64;
-        for t in 0..self.perftests.len() as u32 {
-            self.perftests[t as usize].tx_end = self.perftest_tx(t);
+        let mut apps = std::mem::take(&mut self.apps);
+        use crate::host::apps::Application;
+        apps.flows.on_end(self);
+        apps.perftests.on_end(self);
+        apps.sources.on_end(self);
+        for a in apps.custom.iter_mut().flatten() {
+            a.on_end(self);
         }
+        self.apps = apps;
     }
 
     /// Number of hosts.

@@ -4,7 +4,9 @@
 //! order the transport asked.
 
 use super::{NodeRole, Wake, World};
-use crate::nic::qp::{Owner, Qp, QpState};
+use crate::host::apps::AppEvent;
+use crate::nic::pcie::DESCRIPTOR_BYTES;
+use crate::nic::qp::{packets_for, Owner, Qp, QpState};
 use crate::nic::qp_table::QpTable;
 use crate::nic::sched::{Pick, QpScheduler};
 use crate::nic::transport::{requester, responder, Action, Ctx};
@@ -80,8 +82,8 @@ impl World {
                     self.ports[p as usize].enqueue_front(pkt.priority, id, pkt.size);
                     self.kick_host_port(host);
                 }
-                Action::Complete { owner, c } => self.app_completion(owner, c),
-                Action::Message { owner, placed } => self.app_message(owner, placed),
+                Action::Complete { owner, c } => self.app_event(owner.app, AppEvent::Completion(owner.tag, c)),
+                Action::Message { owner, placed } => self.app_event(owner.app, AppEvent::Message(owner.tag, placed)),
             }
         }
         self.outbox_spare.push(actions);
@@ -139,7 +141,7 @@ impl World {
     pub fn connect(&mut self, a: u32, b: u32) -> Result<(u32, u32), VerbsError> {
         self.host_of(a)?;
         self.host_of(b)?;
-        Ok(self.connect_owned(a, b, Owner::Host, Owner::Host))
+        Ok(self.connect_owned(a, b, Owner::HOST, Owner::HOST))
     }
 
     pub(crate) fn connect_owned(&mut self, a: u32, b: u32, owner_a: Owner, owner_b: Owner) -> (u32, u32) {
@@ -234,7 +236,7 @@ impl World {
     }
 
     /// Posts a send WQE at time `t ≥ now` (the host's doorbell time).
-    pub(crate) fn post_send_at(&mut self, q: u32, wr: SendWr, t: Time) -> Result<(), PostError> {
+    pub fn post_send_at(&mut self, q: u32, wr: SendWr, t: Time) -> Result<(), PostError> {
         if self.qps.find(q).is_none() {
             return Err(PostError::UnknownQp);
         }
@@ -256,7 +258,7 @@ impl World {
         Ok(())
     }
 
-    /// Takes the completions of host `node` that are visible by now (for `Owner::Host` QPs).
+    /// Takes the completions of host `node` that are visible by now (for `Owner::HOST` QPs).
     pub fn poll_cq(&mut self, node: u32) -> Result<Vec<Completion>, VerbsError> {
         let h = self.host_of(node)? as usize;
         let now = self.now;
@@ -441,6 +443,25 @@ impl World {
         let t = self.path_time(a, b, full) + self.path_time(b, a, ack);
         self.rtt_cache.insert((a, b), t);
         t
+    }
+
+    /// A flow's completion time alone on an idle network: the NIC's fixed costs (doorbell, WQE
+    /// fetch, first payload read, CQE write), one packet and its ACK across the path, and the
+    /// rest of the message's wire bytes at the sender's link rate (HPCC's "standalone FCT" plus
+    /// the PCIe terms this NIC model has).
+    pub fn ideal_fct(&mut self, src: u32, dst: u32, size: u64) -> Time {
+        let mtu = self.nic_spec.mtu as u64;
+        let n = packets_for(size, self.nic_spec.mtu) as u64;
+        let hdr = Opcode::WriteMiddle.header_bytes() as u64;
+        let wire = size + n * hdr + (Opcode::WriteFirst.header_bytes() as u64 - hdr);
+        let first = size.min(mtu) + Opcode::WriteFirst.header_bytes() as u64;
+        let rate = self.ports[self.hosts[self.host_index(src) as usize].port as usize].rate;
+        let l = self.nic_spec.pcie.latency;
+        let bw = self.nic_spec.pcie.bandwidth;
+        let payload_read = if size <= self.nic_spec.inline_bytes as u64 { Time::ZERO } else { l + l };
+        let fixed = l + l + l + bw.tx_time(DESCRIPTOR_BYTES) + payload_read + bw.tx_time(DESCRIPTOR_BYTES) + l;
+        let path = self.path_time(src, dst, first) + self.path_time(dst, src, Opcode::Acknowledge.header_bytes() as u64);
+        fixed + path + rate.tx_time(wire - first)
     }
 
     /// One-way time of a `bytes` packet from host `a` to host `b` on an idle path.

@@ -231,7 +231,7 @@ impl Ctx<'_> {
     pub fn deliver(&mut self, q: u32, c: Completion) {
         let qp = self.qps.get(q);
         match qp.owner {
-            Owner::Host => {
+            Owner::HOST => {
                 let cq = &mut self.nics[qp.host as usize].cq;
                 let pos = cq.partition_point(|x| x.at <= c.at);
                 cq.insert(pos, c);

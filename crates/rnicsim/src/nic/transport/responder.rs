@@ -177,7 +177,7 @@ pub(super) fn place(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId, addr: u64
 /// A whole message is in the responder's memory at `placed` (applications polling memory).
 fn message_arrived(ctx: &mut Ctx, q: u32, placed: Time) {
     let owner = ctx.qps.get(q).owner;
-    if owner != Owner::Host {
+    if owner != Owner::HOST {
         ctx.out.push(Action::Message { owner, placed });
     }
 }

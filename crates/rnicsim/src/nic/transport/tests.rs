@@ -34,7 +34,7 @@ impl Pair {
         let mut p = Pair { spec, nics, qps: QpTable::default(), pool: PacketPool::default(), tap: EventTap::recording(), out: Outbox::default(), now: Time::ZERO, keys: (a.lkey, b.rkey, b.lkey) };
         for h in 0..2u32 {
             let (q, _) = p.qps.open(Time::ZERO, |q| Qp::new_slot(TimerId(q), &p.spec));
-            p.qps.get_mut(q).start(&p.spec, h, h, Owner::Host, 50000 + h as u16);
+            p.qps.get_mut(q).start(&p.spec, h, h, Owner::HOST, 50000 + h as u16);
         }
         let rtt = Time::from_us(2);
         p.ctx().connect_to(0, 1, rtt);

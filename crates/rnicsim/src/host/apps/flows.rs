@@ -1,0 +1,279 @@
+//! Flow workloads: a connection per flow carrying one message (WRITE, READ or SEND), from a
+//! flow-size CDF with Poisson arrivals per sender (all-to-all, permutation or incast) or from an
+//! HPCC/ConWeave flow file. A flow's queue pairs are closed when its requester completes.
+
+use super::{Application, Owner, FLOWS};
+use crate::host::cdf::FlowSizeCdf;
+use crate::host::flow_file::{parse_flow_file, FlowSpec};
+use crate::nic::verbs::{Completion, CompletionKind, RecvWr, SendWr, Status, Verb};
+use crate::scenario::schema::{FlowPattern, FlowVerb};
+use crate::scenario::{LoadedScenario, ScenarioError};
+use crate::sim::rng::{self, det_ln, Rng};
+use crate::sim::TimerId;
+use crate::units::Time;
+use crate::world::World;
+use rand::Rng as _;
+
+/// One flow of a flow workload, from its start to its completion.
+#[derive(Clone, Copy, Debug)]
+pub struct FlowRecord {
+    pub id: u32,
+    /// Which `[[flows]]` entry made it.
+    pub workload: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub priority: u8,
+    pub udp_sport: u16,
+    pub udp_dport: u16,
+    pub start: Time,
+    /// When the requester's completion became visible (`Time::MAX` if unfinished).
+    pub finish: Time,
+    /// The flow's completion time alone on an idle network (see [`World::ideal_fct`]).
+    pub ideal: Time,
+    pub status: Option<Status>,
+    pub qps: (u32, u32),
+}
+
+impl FlowRecord {
+    pub fn fct(&self) -> Option<Time> {
+        (self.finish != Time::MAX).then(|| self.finish - self.start)
+    }
+}
+
+/// Poisson flow arrivals of one sender of a CDF workload.
+pub struct FlowGen {
+    pub workload: u32,
+    pub src: u32,
+    /// Fixed destination (permutation, incast), or drawn per flow among the other hosts.
+    pub dst: Option<u32>,
+    pub mean_gap_ps: f64,
+    pub cdf: u32,
+    pub rng: Rng,
+    pub stop: Time,
+    pub timer: TimerId,
+    pub verb: FlowVerb,
+}
+
+/// A flow file's flows, started in time order.
+pub struct FlowList {
+    pub workload: u32,
+    pub flows: Vec<FlowSpec>,
+    pub next: usize,
+    pub timer: TimerId,
+    pub verb: FlowVerb,
+}
+
+/// Timer tags of flow lists have this bit set; generators' tags are their index.
+const LIST: u32 = 1 << 31;
+
+/// Where flows read and write: every host registers its whole memory once.
+const APP_BUFFER: u64 = 0;
+
+/// The flow workloads of a scenario (`[[flows]]`) and the record of every flow they started.
+#[derive(Default)]
+pub struct Flows {
+    pub gens: Vec<FlowGen>,
+    pub lists: Vec<FlowList>,
+    pub cdfs: Vec<FlowSizeCdf>,
+    pub records: Vec<FlowRecord>,
+}
+
+impl Flows {
+    /// Builds every `[[flows]]` entry: a generator per sender of a CDF workload, or the list of
+    /// a flow file, each with its first start armed.
+    pub fn build(w: &mut World, loaded: &LoadedScenario) -> Result<Flows, ScenarioError> {
+        let s = &loaded.scenario;
+        let mut flows = Flows::default();
+        for (wi, f) in s.flows.iter().enumerate() {
+            let stop = f.stop.unwrap_or(s.duration).min(s.duration);
+            if let Some(path) = &f.file {
+                let full = loaded.base_dir.join(path);
+                let text = std::fs::read_to_string(&full).map_err(|e| loaded.error_at(&format!("flows[{wi}].file"), format!("cannot read {}: {e}", full.display())))?;
+                let mut list = parse_flow_file(&text).map_err(|e| ScenarioError { file: full.display().to_string(), line: Some(e.line), column: None, key: None, message: e.message })?;
+                for (k, fl) in list.iter().enumerate() {
+                    for (what, n) in [("source", fl.src), ("destination", fl.dst)] {
+                        if w.host_of(n).is_err() {
+                            return Err(ScenarioError { file: full.display().to_string(), line: Some(k + 2), column: None, key: None, message: format!("flow {what} {n} is not a host of the topology") });
+                        }
+                    }
+                    if fl.src == fl.dst {
+                        return Err(ScenarioError { file: full.display().to_string(), line: Some(k + 2), column: None, key: None, message: format!("flow from host {} to itself", fl.src) });
+                    }
+                }
+                list.retain(|fl| fl.start + f.start < stop);
+                for fl in &mut list {
+                    fl.start += f.start;
+                }
+                list.sort_by_key(|fl| fl.start);
+                let i = flows.lists.len() as u32;
+                let timer = w.add_app_timer(FLOWS, LIST | i);
+                if let Some(first) = list.first() {
+                    w.arm(timer, first.start);
+                }
+                flows.lists.push(FlowList { workload: wi as u32, flows: list, next: 0, timer, verb: f.verb });
+                continue;
+            }
+            let path = f.cdf.as_ref().expect("validated: cdf or file");
+            let full = loaded.base_dir.join(path);
+            let text = std::fs::read_to_string(&full).map_err(|e| loaded.error_at(&format!("flows[{wi}].cdf"), format!("cannot read {}: {e}", full.display())))?;
+            let cdf = FlowSizeCdf::parse(&text).map_err(|e| ScenarioError { file: full.display().to_string(), line: Some(e.line), column: None, key: None, message: e.message })?;
+            let mean = cdf.mean();
+            flows.cdfs.push(cdf);
+            let ci = (flows.cdfs.len() - 1) as u32;
+            let load = f.load.expect("validated: a CDF workload has a load");
+            let hosts = w.host_nodes().to_vec();
+            let senders: Vec<(u32, Option<u32>)> = match f.pattern.as_ref().unwrap_or(&FlowPattern::AllToAll) {
+                FlowPattern::AllToAll => hosts.iter().map(|&h| (h, None)).collect(),
+                FlowPattern::Permutation => {
+                    let perm = rng::derangement(&hosts, &mut rng::stream(s.seed, "flow-permutation", wi as u64));
+                    hosts.iter().copied().zip(perm.into_iter().map(Some)).collect()
+                }
+                FlowPattern::Incast { receiver, senders } => match senders {
+                    Some(list) => list.iter().map(|&h| (h, Some(*receiver))).collect(),
+                    None => hosts.iter().filter(|&&h| h != *receiver).map(|&h| (h, Some(*receiver))).collect(),
+                },
+            };
+            for (src, dst) in senders {
+                let rate = w.host_link_rate(src);
+                // Flows per second = load × rate / (8 × mean size); the mean gap is its inverse.
+                let mean_gap_ps = mean * 8.0 / (load * rate.0 as f64) * 1e12;
+                let g = flows.gens.len() as u32;
+                let timer = w.add_app_timer(FLOWS, g);
+                let mut r = rng::stream(s.seed, "flow-arrivals", ((wi as u64) << 32) | src as u64);
+                let u: f64 = 1.0 - r.random::<f64>();
+                let first = f.start + Time((mean_gap_ps * -det_ln(u)).round() as u64);
+                if first < stop {
+                    w.arm(timer, first);
+                }
+                flows.gens.push(FlowGen { workload: wi as u32, src, dst, mean_gap_ps, cdf: ci, rng: r, stop, timer, verb: f.verb });
+            }
+        }
+        Ok(flows)
+    }
+
+    /// Flows read from flow files.
+    pub fn listed(&self) -> usize {
+        self.lists.iter().map(|l| l.flows.len()).sum()
+    }
+
+    /// A Poisson generator fires: start a flow and draw the next arrival.
+    fn generate(&mut self, w: &mut World, g: u32) {
+        let now = w.now;
+        let gen = &mut self.gens[g as usize];
+        if now >= gen.stop {
+            return;
+        }
+        let size = self.cdfs[gen.cdf as usize].sample(gen.rng.random::<f64>()).max(1);
+        let dst = match gen.dst {
+            Some(d) => d,
+            None => {
+                let hosts = w.host_nodes();
+                let n = hosts.len() as u32;
+                let mut i = gen.rng.random_range(0..n - 1);
+                let src_idx = hosts.iter().position(|&x| x == gen.src).expect("sender is a host") as u32;
+                if i >= src_idx {
+                    i += 1;
+                }
+                hosts[i as usize]
+            }
+        };
+        let (src, workload, verb) = (gen.src, gen.workload, gen.verb);
+        let u: f64 = 1.0 - gen.rng.random::<f64>();
+        let next = now + Time((gen.mean_gap_ps * -det_ln(u)).round().max(1.0) as u64);
+        if next < gen.stop {
+            w.arm(gen.timer, next);
+        }
+        let prio = w.nic_spec.priority;
+        self.start_flow(w, workload, src, dst, size, prio, None, verb);
+    }
+
+    /// A flow list's timer: start every flow due now.
+    fn start_listed(&mut self, w: &mut World, l: u32) {
+        let now = w.now;
+        loop {
+            let list = &mut self.lists[l as usize];
+            let Some(f) = list.flows.get(list.next).copied() else { return };
+            if f.start > now {
+                w.arm(list.timer, f.start);
+                return;
+            }
+            list.next += 1;
+            let (workload, verb) = (list.workload, list.verb);
+            self.start_flow(w, workload, f.src, f.dst, f.size, f.priority, f.dport, verb);
+        }
+    }
+
+    /// Opens a connection from `src` to `dst` and posts one message of `size` bytes.
+    #[allow(clippy::too_many_arguments)]
+    fn start_flow(&mut self, w: &mut World, workload: u32, src: u32, dst: u32, size: u64, priority: u8, dport: Option<u16>, verb: FlowVerb) {
+        let id = self.records.len() as u32;
+        let owner = Owner { app: FLOWS, tag: id };
+        let (qa, qb) = w.connect_app(src, dst, owner, owner).expect("flows run between hosts");
+        w.set_priority(qa, priority).expect("the flow's queue pair is open");
+        w.set_priority(qb, priority).expect("the flow's queue pair is open");
+        if let Some(d) = dport {
+            // The flow file's destination port steers ECMP like the UDP source port does.
+            let sport = w.udp_sport(qa) ^ d;
+            w.set_udp_sport(qa, sport).expect("the flow's queue pair is open");
+        }
+        let ideal = w.ideal_fct(src, dst, size);
+        self.records.push(FlowRecord {
+            id,
+            workload,
+            src,
+            dst,
+            size,
+            priority,
+            udp_sport: w.udp_sport(qa),
+            udp_dport: dport.unwrap_or(crate::wire::roce::ROCE_UDP_PORT),
+            start: w.now,
+            finish: Time::MAX,
+            ideal,
+            status: None,
+            qps: (qa, qb),
+        });
+        let (lkey, _) = w.app_keys(src);
+        let (dlkey, rkey) = w.app_keys(dst);
+        let wr = match verb {
+            FlowVerb::Write => SendWr { id: id as u64, verb: Verb::Write, local_addr: APP_BUFFER, len: size, lkey, remote_addr: APP_BUFFER, rkey },
+            FlowVerb::Read => SendWr { id: id as u64, verb: Verb::Read, local_addr: APP_BUFFER, len: size, lkey, remote_addr: APP_BUFFER, rkey },
+            FlowVerb::Send => {
+                let _ = w.post_recv(qb, RecvWr { id: id as u64, addr: APP_BUFFER, len: size, lkey: dlkey });
+                SendWr { id: id as u64, verb: Verb::Send, local_addr: APP_BUFFER, len: size, lkey, remote_addr: 0, rkey: 0 }
+            }
+        };
+        w.post_send(qa, wr).expect("a new queue pair accepts work");
+    }
+}
+
+impl Application for Flows {
+    fn on_timer(&mut self, w: &mut World, tag: u32) {
+        if tag & LIST != 0 {
+            self.start_listed(w, tag & !LIST)
+        } else {
+            self.generate(w, tag)
+        }
+    }
+
+    /// The requester's completion ends the flow and closes both queue pairs.
+    fn on_completion(&mut self, w: &mut World, f: u32, c: Completion) {
+        if c.kind == CompletionKind::Recv {
+            return;
+        }
+        let rec = &mut self.records[f as usize];
+        if rec.finish != Time::MAX || rec.status.is_some() {
+            return;
+        }
+        rec.status = Some(c.status);
+        if c.status == Status::Success {
+            rec.finish = c.at;
+            w.stats.flows_completed += 1;
+        } else {
+            w.stats.flows_failed += 1;
+        }
+        let (qa, qb) = rec.qps;
+        w.destroy_qp(qa);
+        w.destroy_qp(qb);
+    }
+}

@@ -1,0 +1,255 @@
+//! perftest-like benchmarks (`[[perftest]]`): write, read and send bandwidth with a message size,
+//! queue depth and number of queue pairs, and write ping-pong latency. Bandwidth is read from the
+//! queue pairs' transmit counters over the measurement window, as mlnx_perf reads port counters.
+
+use super::{Application, Owner, PERFTEST};
+use crate::nic::verbs::{Completion, CompletionKind, RecvWr, SendWr, Status, Verb};
+use crate::scenario::schema::{PerftestKind, PerftestSpec};
+use crate::scenario::LoadedScenario;
+use crate::sim::TimerId;
+use crate::units::Time;
+use crate::world::World;
+
+/// A running perftest.
+pub struct Perftest {
+    pub spec: PerftestSpec,
+    /// (client, server) queue pairs.
+    pub qps: Vec<(u32, u32)>,
+    pub timer: TimerId,
+    /// Payload bytes completed per queue pair since the measurement began.
+    pub bytes: Vec<u64>,
+    /// Wire bytes and packets the data-sending queue pairs transmitted, at the start of the
+    /// measurement and at the end of the run (port-counter style, as mlnx_perf reads).
+    pub tx_start: Vec<[u64; 3]>,
+    pub tx_end: Vec<[u64; 3]>,
+    pub measure_from: Time,
+    /// Latency test: when the current ping was posted, and the half round trips measured.
+    pub ping_at: Time,
+    pub latencies: Vec<Time>,
+    pub errors: u64,
+}
+
+impl Perftest {
+    /// Aggregate payload sent in Gbps over the measurement window ending at `end` (from the
+    /// queue pairs' counters, so large messages do not quantize it).
+    pub fn gbps(&self, end: Time) -> f64 {
+        let s = self.window_secs(end);
+        if s <= 0.0 || self.tx_end.len() != self.tx_start.len() {
+            return 0.0;
+        }
+        self.tx_delta(2) as f64 * 8.0 / s / 1e9
+    }
+
+    /// Aggregate payload of completed messages in Gbps (perftest's own measure).
+    pub fn completed_gbps(&self, end: Time) -> f64 {
+        let s = self.window_secs(end);
+        if s <= 0.0 {
+            return 0.0;
+        }
+        self.bytes.iter().sum::<u64>() as f64 * 8.0 / s / 1e9
+    }
+
+    fn window_secs(&self, end: Time) -> f64 {
+        end.saturating_sub(self.measure_from).as_secs_f64()
+    }
+
+    fn tx_delta(&self, k: usize) -> u64 {
+        self.tx_end.iter().zip(&self.tx_start).map(|(e, s)| e[k] - s[k]).sum()
+    }
+
+    /// Aggregate rate on the wire (headers included, data direction) in Gbps.
+    pub fn wire_gbps(&self, end: Time) -> f64 {
+        let s = self.window_secs(end);
+        if s <= 0.0 || self.tx_end.len() != self.tx_start.len() {
+            return 0.0;
+        }
+        self.tx_delta(0) as f64 * 8.0 / s / 1e9
+    }
+
+    /// Aggregate data-direction packets per second, in millions.
+    pub fn mpps(&self, end: Time) -> f64 {
+        let s = self.window_secs(end);
+        if s <= 0.0 || self.tx_end.len() != self.tx_start.len() {
+            return 0.0;
+        }
+        self.tx_delta(1) as f64 / s / 1e6
+    }
+
+    pub fn qp_gbps(&self, i: usize, end: Time) -> f64 {
+        let secs = (end.saturating_sub(self.measure_from)).as_secs_f64();
+        if secs <= 0.0 {
+            return 0.0;
+        }
+        self.bytes[i] as f64 * 8.0 / secs / 1e9
+    }
+}
+
+
+/// Where perftests read and write: every host registers its whole memory once.
+const APP_BUFFER: u64 = 0;
+
+/// The perftest entries of a scenario. A queue pair's owner tag indexes `conns`.
+#[derive(Default)]
+pub struct Perftests {
+    pub tests: Vec<Perftest>,
+    /// Per owner tag: (test, queue pair index in it, server side).
+    conns: Vec<(u32, u32, bool)>,
+}
+
+impl Perftests {
+    /// Arms every `[[perftest]]` entry's start.
+    pub fn build(w: &mut World, loaded: &LoadedScenario) -> Perftests {
+        let mut p = Perftests::default();
+        for (i, spec) in loaded.scenario.perftest.iter().enumerate() {
+            let timer = w.add_app_timer(PERFTEST, i as u32);
+            w.arm(timer, spec.start);
+            p.tests.push(Perftest {
+                spec: spec.clone(),
+                qps: Vec::new(),
+                timer,
+                bytes: Vec::new(),
+                tx_start: Vec::new(),
+                tx_end: Vec::new(),
+                measure_from: spec.start + spec.warmup,
+                ping_at: spec.start,
+                latencies: Vec::new(),
+                errors: 0,
+            });
+        }
+        p
+    }
+
+    /// Wire bytes, packets and payload bytes sent so far by each data-sending queue pair of
+    /// test `t`.
+    fn tx_counters(&self, w: &World, t: u32) -> Vec<[u64; 3]> {
+        let p = &self.tests[t as usize];
+        let read = p.spec.test == PerftestKind::ReadBw;
+        p.qps.iter().map(|&(c, s)| if read { s } else { c }).map(|q| w.qp_tx_counters(q)).collect()
+    }
+
+    /// A test starts: connect its queue pairs and fill their queues.
+    fn start(&mut self, w: &mut World, t: u32) {
+        let spec = self.tests[t as usize].spec.clone();
+        let n = if spec.test == PerftestKind::WriteLat { 1 } else { spec.qps };
+        for i in 0..n {
+            let tag = self.conns.len() as u32;
+            self.conns.push((t, i, false));
+            self.conns.push((t, i, true));
+            let (c, s) = w.connect_app(spec.client, spec.server, Owner { app: PERFTEST, tag }, Owner { app: PERFTEST, tag: tag + 1 }).expect("perftest runs between hosts");
+            let p = &mut self.tests[t as usize];
+            p.qps.push((c, s));
+            p.bytes.push(0);
+            if let Some(r) = spec.rate_limit {
+                w.set_rate_limit(c, r.0).expect("the perftest's queue pair is open");
+            }
+        }
+        let now = w.now;
+        self.tests[t as usize].measure_from = now + spec.warmup;
+        w.arm(self.tests[t as usize].timer, now + spec.warmup);
+        match spec.test {
+            PerftestKind::WriteLat => {
+                self.tests[t as usize].ping_at = now;
+                let (c, _) = self.tests[t as usize].qps[0];
+                self.post(w, t, c, false, now);
+            }
+            _ => {
+                for i in 0..n as usize {
+                    let (c, s) = self.tests[t as usize].qps[i];
+                    if spec.test == PerftestKind::SendBw {
+                        for _ in 0..spec.depth {
+                            self.post_recv(w, t, s);
+                        }
+                    }
+                    for _ in 0..spec.depth {
+                        self.post(w, t, c, false, now);
+                    }
+                }
+            }
+        }
+    }
+
+    fn post_recv(&self, w: &mut World, t: u32, s: u32) {
+        let len = self.tests[t as usize].spec.message.0;
+        let node = w.qp_node(s);
+        let (lkey, _) = w.app_keys(node);
+        let _ = w.post_recv(s, RecvWr { id: 0, addr: APP_BUFFER, len, lkey });
+    }
+
+    /// Posts one message of test `t` on queue pair `q` at time `at`.
+    fn post(&mut self, w: &mut World, t: u32, q: u32, server: bool, at: Time) {
+        let spec = &self.tests[t as usize].spec;
+        let (from, to) = if server { (spec.server, spec.client) } else { (spec.client, spec.server) };
+        let (lkey, _) = w.app_keys(from);
+        let (_, rkey) = w.app_keys(to);
+        let verb = match spec.test {
+            PerftestKind::WriteBw | PerftestKind::WriteLat => Verb::Write,
+            PerftestKind::ReadBw => Verb::Read,
+            PerftestKind::SendBw => Verb::Send,
+        };
+        let wr = SendWr { id: 0, verb, local_addr: APP_BUFFER, len: spec.message.0, lkey, remote_addr: APP_BUFFER, rkey };
+        if w.post_send_at(q, wr, at).is_err() {
+            self.tests[t as usize].errors += 1;
+        }
+    }
+}
+
+impl Application for Perftests {
+    /// The test's timer: it starts, or (the second time) its measurement window opens.
+    fn on_timer(&mut self, w: &mut World, t: u32) {
+        if self.tests[t as usize].qps.is_empty() {
+            self.start(w, t);
+        } else {
+            self.tests[t as usize].tx_start = self.tx_counters(w, t);
+        }
+    }
+
+    fn on_completion(&mut self, w: &mut World, tag: u32, c: Completion) {
+        let (test, qp, server) = self.conns[tag as usize];
+        let p = &mut self.tests[test as usize];
+        if c.status != Status::Success {
+            p.errors += 1;
+            return;
+        }
+        if p.spec.test == PerftestKind::WriteLat {
+            return;
+        }
+        if server {
+            if c.kind == CompletionKind::Recv {
+                let s = p.qps[qp as usize].1;
+                self.post_recv(w, test, s);
+            }
+            return;
+        }
+        if c.at >= p.measure_from && c.at <= w.end {
+            p.bytes[qp as usize] += c.bytes;
+        }
+        let cq = p.qps[qp as usize].0;
+        self.post(w, test, cq, false, c.at);
+    }
+
+    /// Ping-pong: each side answers as soon as it sees the other's message in its memory.
+    fn on_message(&mut self, w: &mut World, tag: u32, placed: Time) {
+        let (test, qp, server) = self.conns[tag as usize];
+        let p = &mut self.tests[test as usize];
+        if p.spec.test != PerftestKind::WriteLat {
+            return;
+        }
+        let (c, s) = p.qps[qp as usize];
+        if server {
+            self.post(w, test, s, true, placed);
+        } else {
+            if placed >= p.measure_from && placed <= w.end {
+                p.latencies.push(Time((placed - p.ping_at).0 / 2));
+            }
+            p.ping_at = placed;
+            self.post(w, test, c, false, placed);
+        }
+    }
+
+    /// The measurement window closes at the end of the run.
+    fn on_end(&mut self, w: &World) {
+        for t in 0..self.tests.len() as u32 {
+            self.tests[t as usize].tx_end = self.tx_counters(w, t);
+        }
+    }
+}
