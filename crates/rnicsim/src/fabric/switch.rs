@@ -49,8 +49,9 @@ pub struct FabricView<'a> {
 /// What the switch decided for an arriving packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Forward {
-    /// Queue it at egress port `out`; `pause`: its ingress (port, class) just crossed XOFF.
-    Queue { out: u32, pause: bool },
+    /// Queue it (of `class`, `size` bytes) at egress port `out`; `pause`: its ingress (local
+    /// port `iface`, class) just crossed XOFF.
+    Queue { out: u32, class: u8, size: u32, iface: u32, pause: bool },
     /// No route to the destination (or the load balancer named a port of another node).
     Unroutable,
     /// The chosen egress port's link is down.
@@ -103,7 +104,7 @@ impl Switch {
             return Forward::BufferFull(out);
         }
         pkt.ingress_port = iface;
-        Forward::Queue { out, pause: self.buffer.should_pause(iface, class) }
+        Forward::Queue { out, class, size, iface, pause: self.buffer.should_pause(iface, class) }
     }
 
     /// The egress port a carried path takes at this switch, if the path crosses it.

@@ -45,6 +45,9 @@ impl World {
         }
         self.apps_busy &= !busy;
         // Events that arrived for it while it ran, in order.
+        if self.apps_pending.is_empty() {
+            return;
+        }
         if let Some(k) = self.apps_pending.iter().position(|&(a, _)| a == app) {
             let (a, ev) = self.apps_pending.remove(k).expect("found");
             self.app_event(a, ev);
@@ -122,8 +125,9 @@ impl World {
         self.ports[self.hosts[self.host_index(node) as usize].port as usize].rate
     }
 
-    /// Queues a raw (non-RDMA) packet at a host port; [`World::start_port`] sends it.
-    pub fn enqueue_raw(&mut self, port: u32, pkt: Packet) {
+    /// Queues a raw (non-RDMA) packet of the packet sources at a host port;
+    /// [`World::start_port`] sends it.
+    pub(crate) fn enqueue_raw(&mut self, port: u32, pkt: Packet) {
         let (class, size) = (pkt.priority, pkt.size);
         let id = self.pool.alloc(pkt);
         self.stats.packets_sent += 1;

@@ -137,11 +137,9 @@ impl World {
                 self.timers.arm(t, at.max(self.now));
             }
         }
-        let (class, size) = (self.pool.get(id).priority, self.pool.get(id).size);
         match verdict {
-            Forward::Queue { out, pause } => {
+            Forward::Queue { out, class, size, iface, pause } => {
                 if pause {
-                    let iface = self.pool.get(id).ingress_port;
                     self.send_pfc(s, iface, class, self.pfc_quanta);
                 }
                 self.ports[out as usize].enqueue(class, id, size);

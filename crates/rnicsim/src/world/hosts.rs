@@ -2,7 +2,7 @@
 //! reach their sink; queue-pair rate sampling and packet capture.
 
 use super::World;
-use crate::host::apps::{AppEvent, SOURCES};
+use crate::host::apps::Application;
 use crate::wire::packet::PacketId;
 
 impl World {
@@ -23,10 +23,9 @@ impl World {
     /// A raw data packet reaches its destination host: its sink records it.
     #[inline]
     pub(super) fn host_receive(&mut self, id: PacketId) {
-        let pkt = *self.pool.get(id);
-        self.pool.free(id);
         self.stats.packets_delivered += 1;
-        self.app_event(SOURCES, AppEvent::Packet(pkt));
+        self.apps.sources.on_packet(self.now, self.pool.get(id));
+        self.pool.free(id);
     }
 }
 

@@ -3,8 +3,8 @@
 //! An application implements [`Application`]. It posts verbs through the world's API
 //! ([`crate::world::World::connect_app`], `post_send`, `post_recv`, `destroy_qp`, …), arms its
 //! own timers ([`crate::world::World::add_app_timer`]), and is called back with one kind of
-//! event, [`AppEvent`]: one of its timers fired, a completion of one of its queue pairs, a whole
-//! message landed in its memory, or a raw packet reached its host. The NIC knows an application
+//! event, [`AppEvent`]: one of its timers fired, a completion of one of its queue pairs, or a
+//! whole message landed in its memory. The NIC knows an application
 //! only as an opaque [`Owner`] (application id and the application's own tag) stored on each
 //! queue pair.
 //!
@@ -45,8 +45,6 @@ pub enum AppEvent {
     Completion(u32, Completion),
     /// A whole message landed in its memory (through a queue pair with this tag) at `placed`.
     Message(u32, Time),
-    /// A raw (non-RDMA) packet of its reached its destination host.
-    Packet(Packet),
 }
 
 /// An application on the hosts. Every method has a do-nothing default.
@@ -54,7 +52,9 @@ pub trait Application {
     fn on_timer(&mut self, _w: &mut World, _tag: u32) {}
     fn on_completion(&mut self, _w: &mut World, _tag: u32, _c: Completion) {}
     fn on_message(&mut self, _w: &mut World, _tag: u32, _placed: Time) {}
-    fn on_packet(&mut self, _w: &mut World, _pkt: &Packet) {}
+    /// A raw (non-RDMA) packet it sent reached its destination host at `now` (only the packet
+    /// sources send raw packets; a sink needs nothing of the world, so this is the cheap path).
+    fn on_packet(&mut self, _now: Time, _pkt: &Packet) {}
     /// The run ended (close measurement windows).
     fn on_end(&mut self, _w: &World) {}
 
@@ -64,7 +64,6 @@ pub trait Application {
             AppEvent::Timer(tag) => self.on_timer(w, tag),
             AppEvent::Completion(tag, c) => self.on_completion(w, tag, c),
             AppEvent::Message(tag, placed) => self.on_message(w, tag, placed),
-            AppEvent::Packet(pkt) => self.on_packet(w, &pkt),
         }
     }
 }

@@ -206,8 +206,8 @@ impl Application for Sources {
 
     /// The sink: a data packet reached its destination host.
     #[inline]
-    fn on_packet(&mut self, w: &mut World, pkt: &Packet) {
-        self.stats[pkt.flow as usize].record(w.now, pkt.sent_at, pkt.size, pkt.ecn == ECN_CE);
+    fn on_packet(&mut self, now: Time, pkt: &Packet) {
+        self.stats[pkt.flow as usize].record(now, pkt.sent_at, pkt.size, pkt.ecn == ECN_CE);
     }
 }
 
