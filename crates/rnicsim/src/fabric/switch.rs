@@ -76,19 +76,10 @@ impl Switch {
                 if candidates.len() == 1 && !self.lb.sees_single_paths() {
                     candidates[0]
                 } else {
-                    let ctx = LbContext {
-                        now: view.now,
-                        switch: self.node,
-                        ingress: in_port,
-                        candidates,
-                        first_port: self.first_port,
-                        port_count: self.port_count,
-                        ports: view.ports,
-                        links: view.links,
-                        is_host: view.is_host,
-                    };
+                    let ctx = LbContext { switch: self.node, ingress: in_port, candidates, first_port: self.first_port, port_count: self.port_count, view };
                     let out = self.lb.choose(pkt, &ctx);
-                    if !ctx.ports().contains(&out) {
+                    // Only a policy written outside the crate can name another node's port.
+                    if matches!(self.lb, LbPolicy::Custom(_)) && !ctx.ports().contains(&out) {
                         return Forward::Unroutable;
                     }
                     out

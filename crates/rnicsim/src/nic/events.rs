@@ -26,6 +26,9 @@ pub enum NicEvent<'a> {
     RttProbe { rtt: Time },
     /// A congestion notification packet arrived.
     Cnp,
+    /// The peer's out-of-band signal arrived ([`crate::nic::transport::Ctx::send_signal`]):
+    /// its value and the bytes it carried.
+    Signal { value: u32, bytes: u32 },
     /// The congestion controller's own timer is due.
     Timer,
 }
@@ -40,6 +43,7 @@ impl NicEvent<'_> {
             NicEvent::Nack => "nack",
             NicEvent::RttProbe { .. } => "rtt_probe",
             NicEvent::Cnp => "cnp",
+            NicEvent::Signal { .. } => "signal",
             NicEvent::Timer => "timer",
         }
     }
@@ -70,6 +74,7 @@ impl EventLog {
             NicEvent::Tx { bytes, .. } | NicEvent::Rx { bytes, .. } => (*bytes, Time::ZERO),
             NicEvent::Ack(a) => (a.acked_bytes, a.rtt),
             NicEvent::RttProbe { rtt } => (0, *rtt),
+            NicEvent::Signal { bytes, .. } => (*bytes as u64, Time::ZERO),
             _ => (0, Time::ZERO),
         };
         self.records.push(EventRecord { at, host, qp, kind: ev.kind(), bytes, rtt });

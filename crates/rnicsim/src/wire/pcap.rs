@@ -62,6 +62,9 @@ pub fn encode(p: &Packet, payload: &[u8]) -> Option<Vec<u8>> {
     if op == Opcode::Cnp {
         l4.extend_from_slice(&[0; 16]);
     }
+    if op == Opcode::OutOfBand {
+        l4.extend_from_slice(&r.imm.to_be_bytes());
+    }
     if op.has_reth() {
         l4.extend_from_slice(&r.va.to_be_bytes());
         l4.extend_from_slice(&r.rkey.to_be_bytes());

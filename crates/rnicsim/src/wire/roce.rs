@@ -20,6 +20,8 @@ pub const FCS_BYTES: u32 = 4;
 pub const BASE_HEADER_BYTES: u32 = ETH_BYTES + IPV4_BYTES + UDP_BYTES + BTH_BYTES + ICRC_BYTES + FCS_BYTES;
 /// A CNP carries 16 reserved bytes after the BTH.
 pub const CNP_PAYLOAD_BYTES: u32 = 16;
+/// An out-of-band signal carries a 4-byte value after the BTH.
+pub const SIGNAL_BYTES: u32 = 4;
 
 /// Reliable-connection opcodes (BTH opcode field; the top three bits 000 select RC) and the
 /// RoCEv2 congestion notification packet.
@@ -47,6 +49,10 @@ pub enum Opcode {
     ReadResponseOnly = 0x10,
     Acknowledge = 0x11,
     Cnp = 0x81,
+    /// An out-of-band signal between the two ends of a connection (a probe, a credit grant, a
+    /// peer's hint): a BTH opcode from the manufacturer-specific range (0xC0–0xFF), a 4-byte
+    /// value after the BTH and optional padding bytes. Outside the PSN space.
+    OutOfBand = 0xc0,
 }
 
 /// Which verb a data opcode belongs to.
@@ -58,6 +64,7 @@ pub enum Family {
     ReadResponse,
     Ack,
     Cnp,
+    OutOfBand,
 }
 
 /// Where a packet sits in its message.
@@ -94,6 +101,7 @@ impl Opcode {
             (Family::ReadRequest, ..) => ReadRequest,
             (Family::Ack, ..) => Acknowledge,
             (Family::Cnp, ..) => Cnp,
+            (Family::OutOfBand, ..) => OutOfBand,
         }
     }
 
@@ -106,6 +114,7 @@ impl Opcode {
             ReadResponseFirst | ReadResponseMiddle | ReadResponseLast | ReadResponseOnly => Family::ReadResponse,
             Acknowledge => Family::Ack,
             Cnp => Family::Cnp,
+            OutOfBand => Family::OutOfBand,
         }
     }
 
@@ -156,15 +165,18 @@ impl Opcode {
         if self == Opcode::Cnp {
             b += CNP_PAYLOAD_BYTES;
         }
+        if self == Opcode::OutOfBand {
+            b += SIGNAL_BYTES;
+        }
         b
     }
 
     pub fn from_u8(v: u8) -> Option<Opcode> {
         use Opcode::*;
-        const ALL: [Opcode; 19] = [
+        const ALL: [Opcode; 20] = [
             SendFirst, SendMiddle, SendLast, SendLastImm, SendOnly, SendOnlyImm, WriteFirst, WriteMiddle, WriteLast, WriteLastImm,
             WriteOnly, WriteOnlyImm, ReadRequest, ReadResponseFirst, ReadResponseMiddle, ReadResponseLast, ReadResponseOnly,
-            Acknowledge, Cnp,
+            Acknowledge, Cnp, OutOfBand,
         ];
         ALL.into_iter().find(|o| *o as u8 == v)
     }
@@ -207,6 +219,8 @@ mod tests {
         assert_eq!(Opcode::WriteMiddle.header_bytes(), 62);
         assert_eq!(Opcode::Acknowledge.header_bytes(), 66);
         assert_eq!(Opcode::WriteOnlyImm.header_bytes(), 82);
+        assert_eq!(Opcode::OutOfBand.header_bytes(), 66);
+        assert_eq!(Opcode::from_u8(0xc0), Some(Opcode::OutOfBand));
     }
 
     #[test]

@@ -223,6 +223,15 @@ impl World {
         Ok(())
     }
 
+    /// Sends an out-of-band signal (`value`, plus `bytes` of padding) from queue pair `q` to its
+    /// peer, where subscribers see it as `NicEvent::Signal`.
+    pub fn send_signal(&mut self, q: u32, value: u32, bytes: u32) -> Result<(), VerbsError> {
+        self.open_qp(q)?;
+        self.transport().send_signal(q, value, bytes);
+        self.drain_outbox();
+        Ok(())
+    }
+
     /// Caps queue pair `q`'s rate at `bps` (e.g. perftest's per-QP limit); `u64::MAX` removes it.
     pub fn set_rate_limit(&mut self, q: u32, bps: u64) -> Result<(), VerbsError> {
         self.open_qp(q)?;

@@ -32,12 +32,13 @@ impl LoadBalancer for Flowlet {
             self.table = vec![(Time::ZERO, u32::MAX); FLOWLET_ENTRIES];
         }
         let e = &mut self.table[pkt.flow_hash as usize % FLOWLET_ENTRIES];
-        let idle = ctx.now.saturating_sub(e.0);
+        let now = ctx.now();
+        let idle = now.saturating_sub(e.0);
         // A flowlet keeps its port while the port is still a way to the destination.
         if e.1 == u32::MAX || idle > self.gap || !ctx.candidates.contains(&e.1) {
             e.1 = ctx.candidates[self.rng.random_range(0..ctx.candidates.len())];
         }
-        e.0 = ctx.now;
+        e.0 = now;
         e.1
     }
 }
@@ -45,12 +46,15 @@ impl LoadBalancer for Flowlet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fabric::switch::FabricView;
     use crate::sim::rng;
     use crate::wire::packet::Packet;
 
     fn pick(f: &mut Flowlet, hash: u32, at_ns: u64) -> u32 {
         let pkt = Packet { flow_hash: hash, ..Packet::pause(0, 0, 64) };
-        let ctx = LbContext { now: Time::from_ns(at_ns), switch: 0, ingress: 0, candidates: &[10, 11, 12, 13], first_port: 10, port_count: 4, ports: &[], links: &[], is_host: &[] };
+        let routes = crate::fabric::routing::Routes::compute(&[], &[], &[], |_| true);
+        let view = FabricView { now: Time::from_ns(at_ns), ports: &[], links: &[], is_host: &[], routes: &routes };
+        let ctx = LbContext { switch: 0, ingress: 0, candidates: &[10, 11, 12, 13], first_port: 10, port_count: 4, view: &view };
         f.choose(&pkt, &ctx)
     }
 

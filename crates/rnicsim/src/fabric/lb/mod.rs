@@ -20,8 +20,7 @@ pub use ecmp::Ecmp;
 pub use flowlet::Flowlet;
 pub use spray::Spray;
 
-use crate::fabric::link::Link;
-use crate::fabric::port::Port;
+use crate::fabric::switch::FabricView;
 use crate::sim::rng::{self, mix64};
 use crate::units::Time;
 use crate::wire::packet::Packet;
@@ -29,7 +28,6 @@ use serde::{Deserialize, Serialize};
 
 /// What a policy may look at besides the packet.
 pub struct LbContext<'a> {
-    pub now: Time,
     /// The switch's node id.
     pub switch: u32,
     /// The port the packet came in by (global port id).
@@ -38,28 +36,31 @@ pub struct LbContext<'a> {
     pub candidates: &'a [u32],
     pub(crate) first_port: u32,
     pub(crate) port_count: u32,
-    pub(crate) ports: &'a [Port],
-    pub(crate) links: &'a [Link],
-    pub(crate) is_host: &'a [bool],
+    pub(crate) view: &'a FabricView<'a>,
 }
 
 impl LbContext<'_> {
+    /// The time now.
+    #[inline]
+    pub fn now(&self) -> Time {
+        self.view.now
+    }
     /// Every egress port of the switch (global ids).
     pub fn ports(&self) -> std::ops::Range<u32> {
         self.first_port..self.first_port + self.port_count
     }
     /// Bytes queued at port `p` of this switch, all classes.
     pub fn queued(&self, p: u32) -> u64 {
-        self.ports[p as usize].total_bytes()
+        self.view.ports[p as usize].total_bytes()
     }
     /// Whether port `p`'s link is up.
     pub fn is_up(&self, p: u32) -> bool {
-        self.links[p as usize].up
+        self.view.links[p as usize].up
     }
     /// Whether port `p` leads to another switch (a host does not forward a deflected packet).
     pub fn faces_switch(&self, p: u32) -> bool {
-        let peer = self.ports[p as usize].peer;
-        !self.is_host[self.ports[peer as usize].node as usize]
+        let ports = self.view.ports;
+        !self.view.is_host[ports[ports[p as usize].peer as usize].node as usize]
     }
 }
 

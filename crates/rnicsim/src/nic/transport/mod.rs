@@ -89,7 +89,7 @@ pub fn emit(ctx: &mut Ctx, q: u32, ev: NicEvent) {
         NicEvent::Nack => qp.cc.on_nack(now),
         NicEvent::Cnp => qp.cc.on_cnp(now),
         NicEvent::Timer => qp.cc.on_timer(now),
-        NicEvent::Rx { .. } | NicEvent::RttProbe { .. } => {}
+        NicEvent::Rx { .. } | NicEvent::RttProbe { .. } | NicEvent::Signal { .. } => {}
     }
     let host = qp.host;
     ctx.tap.publish(now, host, q, &ev);
@@ -109,6 +109,23 @@ impl Ctx<'_> {
         let qp = self.qps.get_mut(q);
         qp.udp_sport = sport;
         qp.flow_hash = crate::fabric::lb::flow_hash(qp.node, qp.peer_node, sport, ROCE_UDP_PORT);
+    }
+
+    /// Sends an out-of-band signal from queue pair `q` to its peer: `value`, padded to `bytes`
+    /// extra bytes, in the control class at the head of the port's queue (as ACKs go). It is
+    /// outside the PSN space (not acknowledged, not retransmitted) and reaches the peer's
+    /// subscribers as [`NicEvent::Signal`].
+    pub fn send_signal(&mut self, q: u32, value: u32, bytes: u32) {
+        let ack_class = self.spec.ack_class();
+        let qp = self.qps.get(q);
+        let hdr = RoceHeader { opcode: Opcode::OutOfBand, imm: value, payload: bytes, ..Default::default() };
+        let pkt = Packet { size: Opcode::OutOfBand.header_bytes() + bytes, priority: ack_class, ..qp.packet_to_peer(0, self.now, hdr) };
+        let (host, path) = (qp.host, qp.path);
+        let id = self.pool.alloc(pkt);
+        if path != crate::fabric::paths::NO_PATH {
+            self.pool.set_path(id, path);
+        }
+        self.out.push(Action::Control { host, id });
     }
 
     /// Has queue pair `q`'s packets carry path `path` (`NO_PATH`: follow the switches' routes).

@@ -29,6 +29,7 @@ pub fn receive(ctx: &mut Ctx, h: u32, id: PacketId) {
                 ctx.arm_qp_timer(q);
             }
             Family::ReadResponse => requester::on_read_response(ctx, q, &pkt, id),
+            Family::OutOfBand => emit(ctx, q, NicEvent::Signal { value: pkt.roce.imm, bytes: pkt.roce.payload }),
         }
     }
     ctx.pool.free(id);

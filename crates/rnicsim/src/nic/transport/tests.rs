@@ -335,3 +335,23 @@ fn an_rtt_probe_request_marks_the_next_packet_and_its_ack_is_a_probe_response() 
     }
     assert_eq!(p.tap.log.as_ref().unwrap().records.iter().filter(|r| r.kind == "rtt_probe").count(), 1);
 }
+
+#[test]
+fn an_out_of_band_signal_reaches_the_peers_subscribers_outside_the_psn_space() {
+    let mut p = Pair::new(Recovery::GoBackN);
+    p.ctx().send_signal(0, 0xfeed, 100);
+    let ids = p.control();
+    assert_eq!(ids.len(), 1, "one control packet, at the head of the port's queue");
+    let pkt = *p.pool.get(ids[0]);
+    assert_eq!(pkt.roce.opcode, Opcode::OutOfBand);
+    assert_eq!(pkt.size, 62 + 4 + 100);
+    assert_eq!((pkt.src, pkt.dst, pkt.flow), (0, 1, 1));
+    let before = (p.qps.get(0).next_psn, p.qps.get(1).epsn);
+    p.deliver(1, ids[0]);
+    let log = &p.tap.log.as_ref().unwrap().records;
+    let last = log.last().unwrap();
+    assert_eq!((last.host, last.qp, last.kind, last.bytes), (1, 1, "signal", 100));
+    // Nothing is acknowledged or expected in the PSN space.
+    assert_eq!((p.qps.get(0).next_psn, p.qps.get(1).epsn), before);
+    assert!(p.control().is_empty(), "a signal is not acknowledged");
+}
