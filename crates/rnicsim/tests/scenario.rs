@@ -204,3 +204,51 @@ fn every_shipped_scenario_is_valid() {
         World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+/// Builds and runs a scenario for a few microseconds; any error must name a key (and a line).
+fn run_briefly(text: &str, dir: &Path) -> Result<(), ScenarioError> {
+    let loaded = LoadedScenario::from_str(text, "s.toml", dir)?;
+    let mut w = World::build(&loaded)?;
+    w.run_until(rnicsim::units::Time::from_us(5));
+    Ok(())
+}
+
+#[test]
+fn inputs_that_used_to_panic_are_errors_naming_their_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let cdf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/cdf/AliStorage2019.txt");
+    let cdf = cdf.to_string_lossy().replace('\\', "/");
+    // Host 2 of this file has no link.
+    std::fs::write(dir.path().join("unlinked.txt"), "4 1 2\n3\n0 3 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n").unwrap();
+    std::fs::write(dir.path().join("zero.cdf"), "0 0\n0 100\n").unwrap();
+    let perftest = "[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KB\"\n";
+    let b2b = "duration = \"10us\"\n[topology.back_to_back]\n";
+    let cases: Vec<(String, &str)> = vec![
+        // A load so small its rate rounds to 0 bit/s (divided by zero).
+        (format!("{b2b}[[traffic]]\npattern = {{ pairs = {{ pairs = [[0, 1]] }} }}\nload = 1e-12\n"), "traffic[0].load"),
+        // HPCC's additive step above the line rate, and a zero base RTT (clamp with min > max).
+        (format!("{b2b}[links]\nrate = \"40Mbps\"\n[nic.cc.hpcc]\n{perftest}"), "nic.cc.hpcc.rate_ai"),
+        (format!("{b2b}[nic.cc.hpcc]\nbase_rtt = \"0ns\"\n{perftest}"), "nic.cc.hpcc.base_rtt"),
+        // A host without a link as a perftest client, or in an all-to-all CDF workload.
+        ("duration = \"10us\"\n[topology.file]\npath = \"unlinked.txt\"\n[[perftest]]\ntest = \"write_bw\"\nclient = 2\nserver = 0\nmessage = \"64KB\"\n".to_string(), "perftest[0].client"),
+        (format!("duration = \"10us\"\n[topology.file]\npath = \"unlinked.txt\"\n[[flows]]\ncdf = \"{cdf}\"\nload = 0.3\n"), "flows[0].pattern"),
+        // An incast whose senders include its receiver (0 → 0 flows "completed").
+        (format!("duration = \"10us\"\n[topology.star]\nhosts = 3\n[[flows]]\ncdf = \"{cdf}\"\nload = 0.3\npattern = {{ incast = {{ receiver = 0, senders = [0, 1] }} }}\n"), "flows[0].pattern.incast.senders[0]"),
+        // Flow sizes all 0 B (a flow per picosecond per host), and absurd queue pair counts.
+        (format!("{b2b}[[flows]]\ncdf = \"zero.cdf\"\nload = 0.3\n"), "flows[0].cdf"),
+        (format!("{b2b}{perftest}qps = 4294967295\n"), "perftest[0].qps"),
+        // A transmit pipeline of nothing stalls the NIC.
+        (format!("{b2b}[nic]\ntx_pipeline = \"0B\"\n{perftest}"), "nic.tx_pipeline"),
+    ];
+    for (text, key) in cases {
+        let e = run_briefly(&text, dir.path()).expect_err(&format!("should be refused:\n{text}"));
+        assert_eq!(e.key.as_deref(), Some(key), "{e}\n{text}");
+        assert!(e.line.is_some(), "{e}");
+    }
+    // A tiny CDF load is not an error: its first flow is simply past the end of time.
+    run_briefly(&format!("{b2b}[[flows]]\ncdf = \"{cdf}\"\nload = 1e-300\n"), dir.path()).unwrap();
+    // A flow file whose start is past the end of time names its line.
+    std::fs::write(dir.path().join("late.txt"), "2\n0 1 3 100 1000 0.000001\n0 1 3 100 1000 18446744.0\n").unwrap();
+    let e = run_briefly(&format!("{b2b}[[flows]]\nfile = \"late.txt\"\nstart = \"1s\"\n"), dir.path()).expect_err("past the end of time");
+    assert!(e.file.ends_with("late.txt") && e.line == Some(3), "{e}");
+}

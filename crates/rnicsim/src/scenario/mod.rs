@@ -98,7 +98,9 @@ impl LoadedScenario {
     /// An error at a dotted key path of this scenario.
     pub fn error_at(&self, path: &str, message: impl Into<String>) -> ScenarioError {
         let segs = parse_path(path);
-        let (line, column) = match locate(&self.text, &segs) {
+        // A defaulted key is not in the file: point at the nearest table that is.
+        let span = (1..=segs.len()).rev().find_map(|n| locate(&self.text, &segs[..n]));
+        let (line, column) = match span {
             Some(span) => {
                 let (l, c) = line_col(&self.text, span.start);
                 (Some(l), Some(c))

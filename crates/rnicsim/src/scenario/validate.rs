@@ -23,6 +23,9 @@ fn at_least(out: &mut Problems, path: &str, v: usize, min: usize) {
     }
 }
 
+/// The most queue pairs one perftest entry may open (Tassel's Fig. 14 goes to 16K).
+const MAX_PERFTEST_QPS: u32 = 1 << 20;
+
 /// Routing tables hold one entry per (node, destination host); this bounds their size (512 MB).
 const MAX_ROUTE_ENTRIES: u128 = 1 << 26;
 
@@ -222,8 +225,8 @@ pub fn fields(s: &Scenario) -> Problems {
         if t.rate_limit.is_some_and(|r| r.0 < 1000) {
             out.push((p("rate_limit"), "expected at least 1 Kbps".into()));
         }
-        if t.qps == 0 {
-            out.push((p("qps"), "expected at least one queue pair".into()));
+        if t.qps == 0 || t.qps > MAX_PERFTEST_QPS {
+            out.push((p("qps"), format!("expected 1 to {MAX_PERFTEST_QPS} queue pairs, got {}", t.qps)));
         }
         if t.depth == 0 || t.depth > s.nic.sq_depth {
             out.push((p("depth"), format!("expected 1 to nic.sq_depth ({}), got {}", s.nic.sq_depth, t.depth)));
@@ -262,6 +265,9 @@ fn nic(out: &mut Problems, s: &Scenario) {
     if n.rto.0 == 0 {
         out.push((p("rto"), "expected a positive timeout".into()));
     }
+    if n.tx_pipeline.0 == 0 {
+        out.push((p("tx_pipeline"), "expected at least one byte (the NIC commits at least one packet ahead)".into()));
+    }
     if n.sq_depth == 0 || n.rq_depth == 0 {
         out.push((p(if n.sq_depth == 0 { "sq_depth" } else { "rq_depth" }), "expected a positive depth".into()));
     }
@@ -290,7 +296,17 @@ fn nic(out: &mut Problems, s: &Scenario) {
         CcSpec::Timely(t) if !(t.ewma > 0.0 && t.ewma <= 1.0 && t.beta > 0.0 && t.beta < 1.0) => {
             out.push((p("cc.timely"), "expected ewma in (0, 1] and beta in (0, 1)".into()))
         }
-        CcSpec::Hpcc(h) if !(h.eta > 0.0 && h.eta <= 1.0) => out.push((p("cc.hpcc.eta"), format!("expected a target utilization in (0, 1], got {}", h.eta))),
+        CcSpec::Hpcc(h) => {
+            if !(h.eta > 0.0 && h.eta <= 1.0) {
+                out.push((p("cc.hpcc.eta"), format!("expected a target utilization in (0, 1], got {}", h.eta)));
+            }
+            if h.base_rtt.is_some_and(|t| t.0 == 0) {
+                out.push((p("cc.hpcc.base_rtt"), "expected a positive RTT".into()));
+            }
+            if h.rate_ai.0 == 0 || h.rate_ai > s.links.rate {
+                out.push((p("cc.hpcc.rate_ai"), format!("expected an additive increase above 0 and at most the link rate ({}), got {}", s.links.rate, h.rate_ai)));
+            }
+        }
         _ => {}
     }
 }
@@ -303,11 +319,25 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
         return out;
     }
     let n = t.nodes() as u32;
+    let mut linked = vec![false; n as usize];
+    for l in &t.links {
+        linked[l.a as usize] = true;
+        linked[l.b as usize] = true;
+    }
     let host_check = |out: &mut Problems, path: String, id: u32| {
         if id >= n {
             out.push((path, format!("node {id} is out of range: the topology has nodes 0-{}", n.saturating_sub(1))));
         } else if t.kinds[id as usize] != NodeKind::Host {
             out.push((path, format!("node {id} is a switch, not a host")));
+        } else if !linked[id as usize] {
+            out.push((path, format!("host {id} has no link")));
+        }
+    };
+    // Workloads over every host need every host linked.
+    let unlinked = t.hosts().into_iter().find(|&h| !linked[h as usize]);
+    let every_host = |out: &mut Problems, path: String| {
+        if let Some(h) = unlinked {
+            out.push((path, format!("host {h} has no link, and this pattern uses every host")));
         }
     };
     for (i, tr) in s.traffic.iter().enumerate() {
@@ -316,8 +346,12 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
                 if t.hosts().len() < 2 {
                     out.push((format!("traffic[{i}].pattern"), "a permutation needs at least two hosts".into()));
                 }
+                every_host(&mut out, format!("traffic[{i}].pattern"));
             }
             Pattern::Incast { receiver, senders } => {
+                if senders.is_none() {
+                    every_host(&mut out, format!("traffic[{i}].pattern"));
+                }
                 host_check(&mut out, format!("traffic[{i}].pattern.incast.receiver"), *receiver);
                 for (j, &h) in senders.iter().flatten().enumerate() {
                     host_check(&mut out, format!("traffic[{i}].pattern.incast.senders[{j}]"), h);
@@ -339,11 +373,21 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
         }
     }
     for (i, f) in s.flows.iter().enumerate() {
-        if let Some(crate::scenario::schema::FlowPattern::Incast { receiver, senders }) = &f.pattern {
-            host_check(&mut out, format!("flows[{i}].pattern.incast.receiver"), *receiver);
-            for (j, &h) in senders.iter().flatten().enumerate() {
-                host_check(&mut out, format!("flows[{i}].pattern.incast.senders[{j}]"), h);
+        match &f.pattern {
+            Some(FlowPattern::Incast { receiver, senders }) => {
+                host_check(&mut out, format!("flows[{i}].pattern.incast.receiver"), *receiver);
+                if senders.is_none() {
+                    every_host(&mut out, format!("flows[{i}].pattern"));
+                }
+                for (j, &h) in senders.iter().flatten().enumerate() {
+                    host_check(&mut out, format!("flows[{i}].pattern.incast.senders[{j}]"), h);
+                    if h == *receiver {
+                        out.push((format!("flows[{i}].pattern.incast.senders[{j}]"), format!("host {h} is the receiver")));
+                    }
+                }
             }
+            _ if f.cdf.is_some() => every_host(&mut out, format!("flows[{i}].pattern")),
+            _ => {}
         }
         if f.cdf.is_some() && t.hosts().len() < 2 {
             out.push((format!("flows[{i}].cdf"), "flows need at least two hosts".into()));

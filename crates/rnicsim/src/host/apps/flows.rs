@@ -64,6 +64,15 @@ pub struct FlowList {
     pub verb: FlowVerb,
 }
 
+/// `t` plus a gap of `gap_ps` picoseconds (rounded), or `None` past the largest time.
+fn after(t: Time, gap_ps: f64) -> Option<Time> {
+    let gap = gap_ps.round();
+    if !(gap < u64::MAX as f64) {
+        return None;
+    }
+    t.0.checked_add(gap as u64).map(Time)
+}
+
 /// Timer tags of flow lists have this bit set; generators' tags are their index.
 const LIST: u32 = 1 << 31;
 
@@ -101,6 +110,10 @@ impl Flows {
                         return Err(ScenarioError { file: full.display().to_string(), line: Some(k + 2), column: None, key: None, message: format!("flow from host {} to itself", fl.src) });
                     }
                 }
+                // Start times past the end of time cannot run: refuse them, naming the line.
+                if let Some(k) = list.iter().position(|fl| fl.start.0.checked_add(f.start.0).is_none()) {
+                    return Err(ScenarioError { file: full.display().to_string(), line: Some(k + 2), column: None, key: None, message: format!("start time {} plus the workload's start {} is past the largest time this simulator holds", list[k].start, f.start) });
+                }
                 list.retain(|fl| fl.start + f.start < stop);
                 for fl in &mut list {
                     fl.start += f.start;
@@ -119,6 +132,9 @@ impl Flows {
             let text = std::fs::read_to_string(&full).map_err(|e| loaded.error_at(&format!("flows[{wi}].cdf"), format!("cannot read {}: {e}", full.display())))?;
             let cdf = FlowSizeCdf::parse(&text).map_err(|e| ScenarioError { file: full.display().to_string(), line: Some(e.line), column: None, key: None, message: e.message })?;
             let mean = cdf.mean();
+            if !(mean >= 1.0) {
+                return Err(loaded.error_at(&format!("flows[{wi}].cdf"), format!("the flow sizes of {} average {mean} B; a workload needs flows of at least 1 B", full.display())));
+            }
             flows.cdfs.push(cdf);
             let ci = (flows.cdfs.len() - 1) as u32;
             let load = f.load.expect("validated: a CDF workload has a load");
@@ -142,8 +158,7 @@ impl Flows {
                 let timer = w.add_app_timer(FLOWS, g);
                 let mut r = rng::stream(s.seed, "flow-arrivals", ((wi as u64) << 32) | src as u64);
                 let u: f64 = 1.0 - r.random::<f64>();
-                let first = f.start + Time((mean_gap_ps * -det_ln(u)).round() as u64);
-                if first < stop {
+                if let Some(first) = after(f.start, mean_gap_ps * -det_ln(u)).filter(|&t| t < stop) {
                     w.arm(timer, first);
                 }
                 flows.gens.push(FlowGen { workload: wi as u32, src, dst, mean_gap_ps, cdf: ci, rng: r, stop, timer, verb: f.verb });
@@ -180,8 +195,7 @@ impl Flows {
         };
         let (src, workload, verb) = (gen.src, gen.workload, gen.verb);
         let u: f64 = 1.0 - gen.rng.random::<f64>();
-        let next = now + Time((gen.mean_gap_ps * -det_ln(u)).round().max(1.0) as u64);
-        if next < gen.stop {
+        if let Some(next) = after(now, (gen.mean_gap_ps * -det_ln(u)).max(1.0)).filter(|&t| t < gen.stop) {
             w.arm(gen.timer, next);
         }
         let prio = w.nic_spec.priority;

@@ -123,6 +123,9 @@ impl Sources {
                 let mut r = rng::stream(s.seed, "source", id as u64);
                 let udp_sport = 49152 + r.random_range(0..16384u16);
                 let rate = w.ports[port as usize].rate.scaled(t.load);
+                if rate.0 == 0 {
+                    return Err(loaded.error_at(&format!("traffic[{ti}].load"), format!("{} of host {src}'s {} link is below 1 bit/s", t.load, w.ports[port as usize].rate)));
+                }
                 let mut source = Source {
                     traffic: ti as u32,
                     src,

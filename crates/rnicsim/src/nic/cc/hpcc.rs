@@ -114,7 +114,9 @@ impl Hpcc {
             }
             w
         };
-        self.w = w.clamp(self.w_ai.max(1.0), self.w_init);
+        // The floor is one additive step (at least a byte), never above the BDP cap, whatever
+        // the parameters (W_AI above the BDP is refused by validation; this keeps it total).
+        self.w = w.clamp(self.w_ai.max(1.0).min(self.w_init), self.w_init);
         self.wc = self.wc.min(self.w_init);
     }
 
