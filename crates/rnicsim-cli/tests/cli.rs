@@ -33,7 +33,7 @@ fn run_writes_every_output() {
     let names: Vec<String> = files(&out).into_iter().map(|(n, _)| n).collect();
     assert_eq!(
         names,
-        ["counters.parquet", "fct.txt", "flows.parquet", "perftest.parquet", "pfc.parquet", "pfc.txt", "queues.parquet", "rates.parquet", "scenario.toml", "sources.parquet", "summary.json"]
+        [".rnicsim-run", "counters.parquet", "fct.txt", "flows.parquet", "perftest.parquet", "pfc.parquet", "pfc.txt", "queues.parquet", "rates.parquet", "scenario.toml", "sources.parquet", "summary.json"]
     );
     let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     assert!(summary["packets_delivered"].as_u64().unwrap() > 10_000);
@@ -88,8 +88,31 @@ fn existing_results_are_not_overwritten_without_force() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--force"));
     assert_eq!(std::fs::read_to_string(out.join("keep.txt")).unwrap(), "mine");
-    assert!(run_to(&out, &["--force"]).status.success());
-    assert!(!out.join("keep.txt").exists() && out.join("summary.json").exists());
+    // --force replaces only a previous run: a user's folder stays as it is.
+    let o = run_to(&out, &["--force"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a previous run"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(out.join("keep.txt")).unwrap(), "mine");
+    let run = tmp.path().join("run2");
+    assert!(run_to(&run, &[]).status.success());
+    std::fs::write(run.join("stale.txt"), "old").unwrap();
+    assert!(run_to(&run, &["--force"]).status.success());
+    assert!(!run.join("stale.txt").exists() && run.join("summary.json").exists());
+}
+
+#[test]
+fn a_file_as_the_output_folder_is_refused_before_running() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("results");
+    std::fs::write(&file, "mine").unwrap();
+    let q = quickstart();
+    // A 10 s run would take minutes: refusing at once shows the check comes first.
+    let started = std::time::Instant::now();
+    let o = rnicsim(&["run", q.to_str().unwrap(), "--out", file.to_str().unwrap(), "--force", "--quiet", "--set", "duration=\"10s\""]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(started.elapsed().as_secs() < 30);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is a file"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
 }
 
 #[test]
@@ -100,8 +123,9 @@ fn validate_reports_the_world() {
     assert!(s.contains("32 hosts, 8 switches, 48 links, 0 traffic sources, 32 flow generators"), "{s}");
 }
 
-#[test]
-fn interrupted_run_leaves_nothing_behind() {
+/// Runs the quickstart for a long time, sends `signal` once it writes, and checks that it stops
+/// with exit code 130 and leaves nothing behind.
+fn interrupted_by(signal: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     let q = quickstart();
@@ -109,19 +133,30 @@ fn interrupted_run_leaves_nothing_behind() {
         .args(["run", q.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet", "--set", "duration=\"1s\""])
         .spawn()
         .unwrap();
-    // Wait until the run has started writing (its partial folder exists), then press Ctrl-C.
+    // Wait until the run has started writing (its partial folder exists), then signal it.
     let started = std::time::Instant::now();
     while std::fs::read_dir(tmp.path()).unwrap().count() == 0 {
         assert!(started.elapsed().as_secs() < 60, "the run never started");
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let killed = Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap();
     assert!(killed.success());
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
+    assert_eq!(status.code(), Some(130), "{signal}");
     assert!(!out.exists());
-    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "partial folder removed");
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "partial folder removed after {signal}");
+}
+
+#[test]
+fn interrupted_run_leaves_nothing_behind() {
+    interrupted_by("-INT");
+}
+
+#[test]
+fn terminated_run_leaves_nothing_behind() {
+    // What `timeout`, batch schedulers and `docker stop` send.
+    interrupted_by("-TERM");
 }
 
 #[test]

@@ -8,6 +8,9 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+/// The file that marks a folder as a run of this simulator (the only kind `--force` replaces).
+pub const MARKER: &str = ".rnicsim-run";
+
 pub struct RunDir {
     target: PathBuf,
     partial: PathBuf,
@@ -15,20 +18,79 @@ pub struct RunDir {
     committed: bool,
 }
 
-impl RunDir {
-    /// Prepares to write `target`. An existing non-empty `target` is an error unless `replace`.
-    pub fn create(target: &Path, replace: bool) -> io::Result<RunDir> {
-        if target.exists() && !replace && target.read_dir()?.next().is_some() {
-            return Err(io::Error::new(io::ErrorKind::AlreadyExists, format!("{} exists and is not empty (use --force to replace it)", target.display())));
+fn refuse(kind: io::ErrorKind, msg: String) -> io::Error {
+    io::Error::new(kind, msg)
+}
+
+/// Whether `dir` holds a run of this simulator.
+pub fn is_run(dir: &Path) -> bool {
+    dir.join(MARKER).is_file()
+}
+
+/// Checks that `target` may receive a run: absent, an empty folder, or (with `replace`) a
+/// previous run. Anything else (a file, a symbolic link, someone's folder) is refused.
+fn check_target(target: &Path, replace: bool) -> io::Result<()> {
+    let Ok(meta) = target.symlink_metadata() else { return Ok(()) };
+    if meta.file_type().is_symlink() {
+        return Err(refuse(io::ErrorKind::InvalidInput, format!("{} is a symbolic link; name a folder", target.display())));
+    }
+    if !meta.is_dir() {
+        return Err(refuse(io::ErrorKind::InvalidInput, format!("{} is a file, not a folder", target.display())));
+    }
+    if target.read_dir()?.next().is_none() {
+        return Ok(());
+    }
+    if !replace {
+        return Err(refuse(io::ErrorKind::AlreadyExists, format!("{} exists and is not empty (use --force to replace a previous run)", target.display())));
+    }
+    if !is_run(target) {
+        return Err(refuse(
+            io::ErrorKind::AlreadyExists,
+            format!("{} is not a previous run (it has no {MARKER} file); --force replaces only runs, so name another folder", target.display()),
+        ));
+    }
+    Ok(())
+}
+
+/// Removes partial folders of `name` in `parent` left by processes that no longer exist
+/// (killed outright); a live process's partial folder is left alone.
+fn remove_stale_partials(parent: &Path, name: &str) {
+    let Ok(entries) = parent.read_dir() else { return };
+    let prefix = format!(".{name}.partial-");
+    for e in entries.flatten() {
+        let file = e.file_name();
+        let Some(pid) = file.to_str().and_then(|f| f.strip_prefix(&prefix)).and_then(|p| p.parse::<u32>().ok()) else { continue };
+        if pid != std::process::id() && !process_alive(pid) {
+            let _ = std::fs::remove_dir_all(e.path());
         }
+    }
+}
+
+/// Whether process `pid` exists (Linux: its /proc entry; elsewhere assumed alive).
+fn process_alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        Path::new(&format!("/proc/{pid}")).exists()
+    } else {
+        true
+    }
+}
+
+impl RunDir {
+    /// Prepares to write `target`, checking it before anything runs: it must be absent, an
+    /// empty folder, or, with `replace`, a previous run (it has the [`MARKER`] file).
+    pub fn create(target: &Path, replace: bool) -> io::Result<RunDir> {
+        check_target(target, replace)?;
         let name = target.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the output path has no folder name"))?;
+        let name = name.to_string_lossy().into_owned();
         let parent = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         std::fs::create_dir_all(parent)?;
-        let partial = parent.join(format!(".{}.partial-{}", name.to_string_lossy(), std::process::id()));
+        remove_stale_partials(parent, &name);
+        let partial = parent.join(format!(".{name}.partial-{}", std::process::id()));
         if partial.exists() {
             std::fs::remove_dir_all(&partial)?;
         }
         std::fs::create_dir(&partial)?;
+        std::fs::write(partial.join(MARKER), "a run folder of rnicsim; `rnicsim run --force` may replace it\n")?;
         Ok(RunDir { target: target.to_path_buf(), partial, replace, committed: false })
     }
 
@@ -37,16 +99,25 @@ impl RunDir {
         self.partial.join(file)
     }
 
-    /// Moves the finished folder into place.
+    /// Moves the finished folder into place. A previous run there is renamed aside first and
+    /// deleted last, so a crash in between leaves one complete run visible.
     pub fn commit(mut self) -> io::Result<PathBuf> {
-        if self.target.exists() {
-            if !self.replace && self.target.read_dir()?.next().is_some() {
-                return Err(io::Error::new(io::ErrorKind::AlreadyExists, format!("{} appeared during the run", self.target.display())));
+        check_target(&self.target, self.replace).map_err(|e| refuse(e.kind(), format!("{e} (it changed during the run)")))?;
+        let old = self.target.symlink_metadata().is_ok().then(|| {
+            let name = self.target.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            self.target.with_file_name(format!(".{name}.old-{}", std::process::id()))
+        });
+        if let Some(old) = &old {
+            if old.exists() {
+                std::fs::remove_dir_all(old)?;
             }
-            std::fs::remove_dir_all(&self.target)?;
+            std::fs::rename(&self.target, old)?;
         }
         std::fs::rename(&self.partial, &self.target)?;
         self.committed = true;
+        if let Some(old) = old {
+            std::fs::remove_dir_all(old)?;
+        }
         Ok(self.target.clone())
     }
 }
@@ -82,5 +153,50 @@ mod tests {
         std::fs::write(d.path("b.txt"), "y").unwrap();
         d.commit().unwrap();
         assert!(!target.join("a.txt").exists() && target.join("b.txt").exists());
+    }
+
+    #[test]
+    fn force_replaces_only_previous_runs() {
+        let tmp = tempfile::tempdir().unwrap();
+        // Someone's folder (here, the one holding a scenario) is never replaced.
+        let mine = tmp.path().join("mine");
+        std::fs::create_dir(&mine).unwrap();
+        std::fs::write(mine.join("scenario.toml"), "x").unwrap();
+        let e = RunDir::create(&mine, true).err().expect("refused");
+        assert!(e.to_string().contains("not a previous run"), "{e}");
+        assert!(mine.join("scenario.toml").exists());
+        // A file or a dangling symbolic link is refused before anything runs, forced or not.
+        let file = tmp.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        assert!(RunDir::create(&file, true).is_err() && RunDir::create(&file, false).is_err());
+        #[cfg(unix)]
+        {
+            let link = tmp.path().join("link");
+            std::os::unix::fs::symlink(tmp.path().join("nowhere"), &link).unwrap();
+            assert!(RunDir::create(&link, true).is_err());
+        }
+        // An empty folder is fine; a run replaces a run and leaves nothing else behind.
+        let run = tmp.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        RunDir::create(&run, false).unwrap().commit().unwrap();
+        assert!(is_run(&run));
+        let d = RunDir::create(&run, true).unwrap();
+        std::fs::write(d.path("new.txt"), "y").unwrap();
+        d.commit().unwrap();
+        assert!(run.join("new.txt").exists());
+        let names: Vec<String> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert!(names.iter().all(|n| !n.contains(".old-") && !n.contains(".partial-")), "{names:?}");
+    }
+
+    #[test]
+    fn partial_folders_of_dead_processes_are_cleaned_up() {
+        let tmp = tempfile::tempdir().unwrap();
+        // A pid far above any Linux pid_max is never alive.
+        let stale = tmp.path().join(".run.partial-4999999");
+        std::fs::create_dir(&stale).unwrap();
+        let _d = RunDir::create(&tmp.path().join("run"), false).unwrap();
+        if cfg!(target_os = "linux") {
+            assert!(!stale.exists());
+        }
     }
 }
