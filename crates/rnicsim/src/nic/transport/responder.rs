@@ -4,7 +4,7 @@
 //! whole RETH range, placement by DMA, receive WQEs for SEND and WRITE-with-immediate, READ jobs,
 //! and ACK coalescing (every `nic.ack_interval` packets and at every message end).
 
-use super::recovery::RecoveryScheme;
+use super::recovery::{RecoveryScheme, NO_SACK};
 use super::{emit, requester, Action, Ctx};
 use crate::nic::events::NicEvent;
 use crate::nic::qp::{packets_for, Owner, QpState, ReadJob};
@@ -72,7 +72,9 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
             ctx.qps.get_mut(q).ooo.set(psn);
         }
         if action.nak {
-            ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, pkt, Some(id));
+            // Only a kept packet is reported received (a SACK).
+            let echo = if action.keep { *pkt } else { Packet { seq: NO_SACK, ..*pkt } };
+            ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, &echo, Some(id));
         }
         return;
     }

@@ -15,12 +15,17 @@ use crate::units::BitsPerSec;
 use crate::wire::roce::Opcode;
 use serde::{Deserialize, Serialize};
 
+/// The SACK field of a sequence NAK whose arriving packet was not kept: it reports a gap, not a
+/// PSN received.
+pub const NO_SACK: u64 = u64::MAX;
+
 /// What the responder does with a packet beyond the expected PSN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutOfOrder {
     /// Place its payload now (if the access check passes) and remember its PSN.
     pub keep: bool,
-    /// Answer with a sequence NAK carrying the PSN that arrived.
+    /// Answer with a sequence NAK carrying the PSN that arrived (as a SACK if it was kept,
+    /// [`NO_SACK`] if not).
     pub nak: bool,
 }
 

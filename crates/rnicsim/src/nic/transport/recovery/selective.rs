@@ -1,9 +1,11 @@
 //! IRN-style selective repeat (Mittal et al., SIGCOMM 2018, §3.1–3.2): the responder keeps
 //! out-of-order WRITE data it can place and answers every out-of-order packet with a NAK that
 //! carries the arriving PSN (a SACK); the requester resends only the PSNs not reported, and
-//! keeps at most one bandwidth-delay product in flight (`nic.window` overrides it).
+//! keeps at most one bandwidth-delay product in flight (`nic.window` overrides it). An
+//! out-of-order packet it cannot place (SEND, WRITE with immediate: they need their receive
+//! WQE in order) is dropped and its NAK carries no SACK, so the requester resends it too.
 
-use super::{OutOfOrder, RecoveryScheme};
+use super::{OutOfOrder, RecoveryScheme, NO_SACK};
 use crate::nic::qp::{Qp, SACK_RANGE};
 use crate::units::BitsPerSec;
 use crate::wire::roce::{Family, Opcode};
@@ -18,14 +20,19 @@ impl RecoveryScheme for SelectiveRepeat {
     }
 
     fn on_nak(&self, qp: &mut Qp, _psn: u64, sack: u64) {
-        qp.sacked.set(sack);
+        // A packet the responder could not keep (an out-of-order SEND, say) is a gap, not a
+        // SACK: everything sent and not reported received goes again, once.
+        let upto = if sack == NO_SACK { qp.snd_nxt } else { sack.min(qp.snd_nxt) };
+        if sack != NO_SACK {
+            qp.sacked.set(sack);
+        }
         let from = qp.resend_high.max(qp.snd_una);
-        for p in from..sack.min(qp.snd_nxt) {
+        for p in from..upto {
             if !qp.sacked.get(p) {
                 qp.resend.push_back(p);
             }
         }
-        qp.resend_high = qp.resend_high.max(sack + 1);
+        qp.resend_high = qp.resend_high.max(if sack == NO_SACK { upto } else { sack + 1 });
     }
 
     fn on_timeout(&self, qp: &mut Qp, from: u64) {
