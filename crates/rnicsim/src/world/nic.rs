@@ -14,7 +14,8 @@ use crate::nic::verbs::{Access, Completion, MemoryRegion, PostError, RecvWr, Sen
 use crate::fabric::paths::{PathId, NO_PATH};
 use crate::units::Time;
 use crate::wire::packet::{PacketId, PacketKind};
-use crate::wire::roce::Opcode;
+use crate::scenario::schema::FlowVerb;
+use crate::wire::roce::{Family, Opcode, Position};
 
 /// The queue pairs' upcoming packets, as schedulers that time packets themselves see them.
 /// A scheduler may consume a packet and fetch that flow's next within one decision, before the
@@ -454,23 +455,46 @@ impl World {
         t
     }
 
-    /// A flow's completion time alone on an idle network: the NIC's fixed costs (doorbell, WQE
-    /// fetch, first payload read, CQE write), one packet and its ACK across the path, and the
-    /// rest of the message's wire bytes at the sender's link rate (HPCC's "standalone FCT" plus
-    /// the PCIe terms this NIC model has).
-    pub fn ideal_fct(&mut self, src: u32, dst: u32, size: u64) -> Time {
-        let mtu = self.nic_spec.mtu as u64;
+    /// A flow's completion time alone on an idle network, for its verb: the NIC's fixed costs
+    /// (doorbell and WQE fetch, the first payload read for WRITE and SEND, the CQE write), the
+    /// first packet across the path and the rest of the message's wire bytes at the sending
+    /// link's rate, and what closes the message: the ACK back for WRITE and SEND (HPCC's
+    /// "standalone FCT" plus the PCIe terms this NIC model has); for READ, the request out and
+    /// the responses back, the last one written to memory.
+    pub fn ideal_fct(&mut self, src: u32, dst: u32, size: u64, verb: FlowVerb) -> Time {
         let n = packets_for(size, self.nic_spec.mtu) as u64;
-        let hdr = Opcode::WriteMiddle.header_bytes() as u64;
-        let wire = size + n * hdr + (Opcode::WriteFirst.header_bytes() as u64 - hdr);
-        let first = size.min(mtu) + Opcode::WriteFirst.header_bytes() as u64;
-        let rate = self.ports[self.hosts[self.host_index(src) as usize].port as usize].rate;
+        let family = match verb {
+            FlowVerb::Write => Family::Write,
+            FlowVerb::Send => Family::Send,
+            FlowVerb::Read => Family::ReadResponse,
+        };
+        let hdr = |pos| Opcode::data(family, pos, false).header_bytes() as u64;
+        let wire = size
+            + match n {
+                1 => hdr(Position::Only),
+                _ => hdr(Position::First) + hdr(Position::Last) + (n - 2) * hdr(Position::Middle),
+            };
+        let mtu = self.nic_spec.mtu as u64;
+        let first = size.min(mtu) + hdr(if n == 1 { Position::Only } else { Position::First });
+        let last_payload = size - (n - 1) * mtu;
         let l = self.nic_spec.pcie.latency;
         let bw = self.nic_spec.pcie.bandwidth;
-        let payload_read = if size <= self.nic_spec.inline_bytes as u64 { Time::ZERO } else { l + l };
-        let fixed = l + l + l + bw.tx_time(DESCRIPTOR_BYTES) + payload_read + bw.tx_time(DESCRIPTOR_BYTES) + l;
-        let path = self.path_time(src, dst, first) + self.path_time(dst, src, Opcode::Acknowledge.header_bytes() as u64);
-        fixed + path + rate.tx_time(wire - first)
+        let fetch = l + l + l + bw.tx_time(DESCRIPTOR_BYTES);
+        let cqe = bw.tx_time(DESCRIPTOR_BYTES) + l;
+        let rate = |w: &World, node: u32| w.ports[w.hosts[w.host_index(node) as usize].port as usize].rate;
+        match verb {
+            FlowVerb::Write | FlowVerb::Send => {
+                let payload_read = if size <= self.nic_spec.inline_bytes as u64 { Time::ZERO } else { l + l };
+                let path = self.path_time(src, dst, first) + self.path_time(dst, src, Opcode::Acknowledge.header_bytes() as u64);
+                fetch + payload_read + cqe + path + rate(self, src).tx_time(wire - first)
+            }
+            FlowVerb::Read => {
+                let request = self.path_time(src, dst, Opcode::ReadRequest.header_bytes() as u64);
+                let response = self.path_time(dst, src, first) + rate(self, dst).tx_time(wire - first);
+                // The CQE follows the last payload through the PCIe write channel.
+                fetch + request + response + bw.tx_time(last_payload) + cqe
+            }
+        }
     }
 
     /// One-way time of a `bytes` packet from host `a` to host `b` on an idle path.

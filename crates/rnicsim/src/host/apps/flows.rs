@@ -231,7 +231,7 @@ impl Flows {
             let sport = w.udp_sport(qa) ^ d;
             w.set_udp_sport(qa, sport).expect("the flow's queue pair is open");
         }
-        let ideal = w.ideal_fct(src, dst, size);
+        let ideal = w.ideal_fct(src, dst, size, verb);
         self.records.push(FlowRecord {
             id,
             workload,
