@@ -456,3 +456,24 @@ fn a_lone_flow_of_any_verb_takes_its_ideal_time() {
         }
     }
 }
+
+#[test]
+fn a_flow_whose_completion_lands_after_the_end_is_unfinished() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("one.txt"), "1\n0 1 3 100000 0.000001\n").unwrap();
+    let run = |duration: Time| {
+        let toml = format!("duration = \"{}ps\"\n[topology.back_to_back]\n[nic.cc.none]\n[[flows]]\nfile = \"one.txt\"\n", duration.0);
+        let loaded = LoadedScenario::from_str(&toml, "t.toml", dir.path()).unwrap();
+        let mut w = World::build(&loaded).unwrap();
+        w.run(|_| true);
+        (w.apps.flows.records[0], w.stats.flows_completed)
+    };
+    let (done, n) = run(Time::from_ms(1));
+    assert_eq!(n, 1);
+    // End the run 100 ns before the completion is visible: the ACK has arrived (the CQE write
+    // takes longer than that), but the flow has not finished within the run.
+    let (cut, n) = run(done.finish - Time::from_ns(100));
+    assert_eq!((n, cut.finish, cut.status), (0, Time::MAX, None), "{cut:?}");
+    let (ends, n) = run(done.finish);
+    assert_eq!((n, ends.finish), (1, done.finish));
+}

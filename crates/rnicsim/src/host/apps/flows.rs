@@ -279,6 +279,10 @@ impl Application for Flows {
         if rec.finish != Time::MAX || rec.status.is_some() {
             return;
         }
+        if c.at > w.end {
+            // Its completion becomes visible after the run: it did not finish within it.
+            return;
+        }
         rec.status = Some(c.status);
         if c.status == Status::Success {
             rec.finish = c.at;
