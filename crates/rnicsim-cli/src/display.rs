@@ -33,7 +33,7 @@ pub fn summary_table(s: &Summary, wall: Duration) -> Table {
         ("events".into(), format!("{} ({:.1} M/s)", s.events, s.events as f64 / secs / 1e6)),
         ("packet-hops".into(), format!("{} ({:.1} M/s)", s.packet_hops, s.packet_hops as f64 / secs / 1e6)),
         ("packets sent / delivered".into(), format!("{} / {}", s.packets_sent, s.packets_delivered)),
-        ("drops buffer / link / corrupt / no route".into(), format!("{} / {} / {} / {}", s.drops_buffer, s.drops_link_down, s.drops_corrupt, s.drops_unroutable)),
+        ("drops buffer / link / corrupt / no route / wrong host".into(), format!("{} / {} / {} / {} / {}", s.drops_buffer, s.drops_link_down, s.drops_corrupt, s.drops_unroutable, s.drops_misdelivered)),
         ("ECN marks".into(), s.ecn_marks.to_string()),
         ("PFC pauses sent".into(), format!("{} ({:.3} port-ms paused)", s.pfc_pauses_sent, s.paused_seconds * 1e3)),
         ("max queue".into(), format!("{} B", s.max_queue_bytes)),

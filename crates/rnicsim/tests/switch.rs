@@ -211,3 +211,41 @@ fn k_shortest_path_routing_runs_a_jellyfish_workload() {
     assert!(done_ecmp * 10 >= n_ecmp * 9 && done_ksp * 10 >= n_ksp * 9, "{done_ecmp}/{n_ecmp}, {done_ksp}/{n_ksp}");
     assert!(hops_ksp > hops_ecmp * 1.02, "hops per delivery: ksp {hops_ksp:.3}, ecmp {hops_ecmp:.3}");
 }
+
+/// Sends every packet back out of the port it came in by.
+struct Bounce;
+
+impl LoadBalancer for Bounce {
+    fn choose(&mut self, _: &Packet, ctx: &LbContext) -> u32 {
+        ctx.ingress
+    }
+    fn sees_single_paths(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn hosts_do_not_forward() {
+    let dir = tempfile::tempdir().unwrap();
+    // Host 0 — host 1 — switch 3 — host 2: host 2 is beyond host 1.
+    std::fs::write(dir.path().join("chain.txt"), "4 1 3\n3\n0 1 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n3 2 100Gbps 1000ns 0\n").unwrap();
+    let traffic = |a: u32, b: u32| format!("duration = \"20us\"\n[topology.file]\npath = \"chain.txt\"\n[[traffic]]\npattern = {{ pairs = {{ pairs = [[{a}, {b}]] }} }}\nload = 0.5\n");
+    let loaded = LoadedScenario::from_str(&traffic(0, 2), "t.toml", dir.path()).unwrap();
+    let e = World::build(&loaded).err().expect("0 → 2 crosses host 1");
+    assert_eq!(e.key.as_deref(), Some("traffic[0].pattern.pairs.pairs[0]"), "{e}");
+    assert!(e.message.contains("hosts do not forward"), "{e}");
+    // Neighbours are fine.
+    let mut w = build(&traffic(0, 1), dir.path());
+    w.run(|_| true);
+    assert!(w.apps.sources.stats[0].rx_packets > 0);
+    // A packet that reaches the wrong host anyway (a policy at host 0's switch bounces it back
+    // to its sender) is dropped and counted, not delivered.
+    std::fs::write(dir.path().join("triangle.txt"), "5 3 5\n2 3 4\n0 2 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n2 3 100Gbps 1000ns 0\n2 4 100Gbps 1000ns 0\n4 3 100Gbps 1000ns 0\n").unwrap();
+    let mut w = build(&traffic(0, 1).replace("chain.txt", "triangle.txt"), dir.path());
+    w.set_load_balancer(2, Box::new(Bounce)).unwrap();
+    w.run(|_| true);
+    assert_eq!(w.apps.sources.stats[0].rx_packets, 0);
+    // All but the packets still in flight at the end (two 1 µs links and the queues).
+    let sent = w.apps.sources.list[0].sent_packets;
+    assert!(w.stats.drops_misdelivered <= sent && w.stats.drops_misdelivered + 20 >= sent, "{} of {sent}", w.stats.drops_misdelivered);
+}

@@ -33,6 +33,8 @@ pub struct Summary {
     pub drops_link_down: u64,
     pub drops_corrupt: u64,
     pub drops_unroutable: u64,
+    /// Packets that reached a host other than their destination.
+    pub drops_misdelivered: u64,
     pub ecn_marks: u64,
     pub pfc_pauses_sent: u64,
     pub pfc_frames: u64,
@@ -175,6 +177,7 @@ impl Summary {
             drops_link_down: sum(|c| c.drops_link_down),
             drops_corrupt: sum(|c| c.drops_corrupt),
             drops_unroutable: world.stats.drops_unroutable,
+            drops_misdelivered: world.stats.drops_misdelivered,
             ecn_marks: sum(|c| c.ecn_marks),
             pfc_pauses_sent: sum(|c| c.pause_tx),
             pfc_frames: world.stats.pfc_frames,

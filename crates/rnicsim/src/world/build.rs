@@ -27,6 +27,7 @@ impl World {
     pub fn build(loaded: &LoadedScenario) -> Result<World, ScenarioError> {
         let topo = loaded.topology()?;
         let mut w = World::from_topology(loaded, &topo);
+        w.check_reachable(loaded)?;
         w.apps.sources = Sources::build(&mut w, loaded)?;
         w.add_nics(loaded);
         w.apps.flows = Flows::build(&mut w, loaded)?;
@@ -223,6 +224,67 @@ impl World {
             self.timers.arm(t, Time::ZERO);
             self.rate_sampler = Some((t, iv));
         }
+    }
+
+    /// Whether a packet from host `a` can reach host `b` (node ids): hosts do not forward, so
+    /// the first hop is `b` itself or a switch with a route to `b`.
+    pub fn reachable(&self, a: u32, b: u32) -> bool {
+        let (Some(p), Ok(hb)) = (self.host_port(a), self.host_of(b)) else { return false };
+        let next = self.ports[self.ports[p as usize].peer as usize].node;
+        next == b || (!self.is_host[next as usize] && !self.routes.candidates(next, hb).is_empty())
+    }
+
+    /// Every pair a workload may use must be reachable without crossing a host.
+    fn check_reachable(&self, loaded: &LoadedScenario) -> Result<(), ScenarioError> {
+        use crate::scenario::schema::{FlowPattern, Pattern};
+        let s = &loaded.scenario;
+        let pair = |path: String, a: u32, b: u32| -> Result<(), ScenarioError> {
+            match self.reachable(a, b) {
+                true => Ok(()),
+                false => Err(loaded.error_at(&path, format!("host {b} cannot be reached from host {a} without crossing a host (hosts do not forward)"))),
+            }
+        };
+        // Links are two-way, so every host reaching one host means every pair is connected.
+        let every = |path: String| -> Result<(), ScenarioError> {
+            let Some((&d, rest)) = self.host_nodes.split_first() else { return Ok(()) };
+            for &h in rest {
+                pair(path.clone(), h, d)?;
+                pair(path.clone(), d, h)?;
+            }
+            Ok(())
+        };
+        for (i, t) in s.traffic.iter().enumerate() {
+            match &t.pattern {
+                Pattern::Pairs { pairs } => {
+                    for (j, &[a, b]) in pairs.iter().enumerate() {
+                        pair(format!("traffic[{i}].pattern.pairs.pairs[{j}]"), a, b)?;
+                    }
+                }
+                Pattern::Incast { receiver, senders: Some(list) } => {
+                    for (j, &a) in list.iter().enumerate() {
+                        pair(format!("traffic[{i}].pattern.incast.senders[{j}]"), a, *receiver)?;
+                    }
+                }
+                _ => every(format!("traffic[{i}].pattern"))?,
+            }
+        }
+        for (i, f) in s.flows.iter().enumerate() {
+            match &f.pattern {
+                Some(FlowPattern::Incast { receiver, senders: Some(list) }) => {
+                    for (j, &a) in list.iter().enumerate() {
+                        pair(format!("flows[{i}].pattern.incast.senders[{j}]"), a, *receiver)?;
+                        pair(format!("flows[{i}].pattern.incast.senders[{j}]"), *receiver, a)?;
+                    }
+                }
+                _ if f.cdf.is_some() => every(format!("flows[{i}].pattern"))?,
+                _ => {}
+            }
+        }
+        for (i, p) in s.perftest.iter().enumerate() {
+            pair(format!("perftest[{i}].server"), p.client, p.server)?;
+            pair(format!("perftest[{i}].server"), p.server, p.client)?;
+        }
+        Ok(())
     }
 
     fn add_captures(&mut self, loaded: &LoadedScenario) -> Result<(), ScenarioError> {

@@ -108,13 +108,20 @@ impl World {
                 self.pool.free(id);
                 self.pfc_received(in_port, priority, quanta);
             }
-            PacketKind::Data => match self.roles[node as usize] {
-                NodeRole::Host(_) => self.host_receive(id),
+            PacketKind::Data | PacketKind::Roce => match self.roles[node as usize] {
                 NodeRole::Switch(s) => self.switch_forward(s, in_port, id),
-            },
-            PacketKind::Roce => match self.roles[node as usize] {
-                NodeRole::Host(h) => self.nic_receive(h, id),
-                NodeRole::Switch(s) => self.switch_forward(s, in_port, id),
+                // Hosts do not forward: a packet for another host is dropped and counted.
+                NodeRole::Host(_) if self.pool.get(id).dst != node => {
+                    self.stats.drops_misdelivered += 1;
+                    self.pool.free(id);
+                }
+                NodeRole::Host(h) => {
+                    if self.pool.get(id).kind == PacketKind::Data {
+                        self.host_receive(id)
+                    } else {
+                        self.nic_receive(h, id)
+                    }
+                }
             },
         }
     }

@@ -78,6 +78,8 @@ pub struct RunStats {
     pub packets_delivered: u64,
     /// Packets a switch had no route for.
     pub drops_unroutable: u64,
+    /// Packets that reached a host other than their destination (hosts do not forward).
+    pub drops_misdelivered: u64,
     pub pfc_frames: u64,
     /// The most packets alive at once.
     pub peak_packets: u64,

@@ -109,6 +109,9 @@ impl Flows {
                     if fl.src == fl.dst {
                         return Err(ScenarioError { file: full.display().to_string(), line: Some(k + 2), column: None, key: None, message: format!("flow from host {} to itself", fl.src) });
                     }
+                    if !w.reachable(fl.src, fl.dst) || !w.reachable(fl.dst, fl.src) {
+                        return Err(ScenarioError { file: full.display().to_string(), line: Some(k + 2), column: None, key: None, message: format!("host {} cannot reach host {} without crossing a host (hosts do not forward)", fl.src, fl.dst) });
+                    }
                 }
                 // Start times past the end of time cannot run: refuse them, naming the line.
                 if let Some(k) = list.iter().position(|fl| fl.start.0.checked_add(f.start.0).is_none()) {
