@@ -22,3 +22,8 @@ impl fmt::Display for LineError {
 }
 
 impl std::error::Error for LineError {}
+
+/// The text without a leading UTF-8 byte-order mark (editors on Windows write one).
+pub fn strip_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}

@@ -252,3 +252,28 @@ fn inputs_that_used_to_panic_are_errors_naming_their_key() {
     let e = run_briefly(&format!("{b2b}[[flows]]\nfile = \"late.txt\"\nstart = \"1s\"\n"), dir.path()).expect_err("past the end of time");
     assert!(e.file.ends_with("late.txt") && e.line == Some(3), "{e}");
 }
+
+#[test]
+fn a_byte_order_mark_is_ignored_in_every_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let bom = "\u{feff}";
+    std::fs::write(dir.path().join("topo.txt"), format!("{bom}3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n")).unwrap();
+    std::fs::write(dir.path().join("sizes.cdf"), format!("{bom}1000 0\n1000 100\n")).unwrap();
+    std::fs::write(dir.path().join("flows.txt"), format!("{bom}1\n0 1 3 1000 0.000001\n")).unwrap();
+    let text = format!("{bom}duration = \"20us\"\n[topology.file]\npath = \"topo.txt\"\n[[flows]]\ncdf = \"sizes.cdf\"\nload = 0.1\n[[flows]]\nfile = \"flows.txt\"\n");
+    let loaded = LoadedScenario::from_str(&text, "s.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let mut w = World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
+    w.run(|_| true);
+    assert_eq!(w.apps.flows.listed(), 1);
+    let config = format!("{bom}ENABLE_QCN 1\nTOPOLOGY_FILE topo.txt\nFLOW_FILE flows.txt\nSIMULATOR_STOP_TIME 0.00002\n");
+    rnicsim::scenario::ns3::translate(&config, "config.txt", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn flow_file_errors_name_the_line_past_blank_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("flows.txt"), "2\n\n0 1 3 1000 0.000001\n\n\n0 0 3 1000 0.000002\n").unwrap();
+    let text = "duration = \"20us\"\n[topology.back_to_back]\n[[flows]]\nfile = \"flows.txt\"\n";
+    let e = LoadedScenario::from_str(text, "s.toml", dir.path()).and_then(|l| World::build(&l).map(|_| ())).expect_err("a flow to itself");
+    assert!(e.file.ends_with("flows.txt") && e.line == Some(6), "{e}");
+}

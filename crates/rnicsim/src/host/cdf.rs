@@ -13,6 +13,7 @@ pub struct FlowSizeCdf {
 
 impl FlowSizeCdf {
     pub fn parse(text: &str) -> Result<FlowSizeCdf, LineError> {
+        let text = crate::input::strip_bom(text);
         let err = |line: usize, message: String| LineError { line, message };
         let mut raw: Vec<(usize, f64, f64)> = Vec::new();
         for (i, l) in text.lines().enumerate() {

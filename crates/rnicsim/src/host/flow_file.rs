@@ -13,9 +13,12 @@ pub struct FlowSpec {
     pub dport: Option<u16>,
     pub size: u64,
     pub start: Time,
+    /// The line of the file it was read from.
+    pub line: u32,
 }
 
 pub fn parse_flow_file(text: &str) -> Result<Vec<FlowSpec>, LineError> {
+    let text = crate::input::strip_bom(text);
     let err = |line: usize, message: String| LineError { line, message };
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty());
     let Some((ln, first)) = lines.next() else { return Err(err(1, "empty flow file; expected the number of flows".into())) };
@@ -56,7 +59,7 @@ pub fn parse_flow_file(text: &str) -> Result<Vec<FlowSpec>, LineError> {
         if src == dst {
             return Err(err(ln, format!("node {src} sends to itself")));
         }
-        flows.push(FlowSpec { src: src as u32, dst: dst as u32, priority: priority as u8, dport, size, start });
+        flows.push(FlowSpec { src: src as u32, dst: dst as u32, priority: priority as u8, dport, size, start, line: ln as u32 });
     }
     if flows.len() != count {
         return Err(err(last + 1, format!("expected {count} flows, found {}", flows.len())));
@@ -74,8 +77,11 @@ mod tests {
     #[test]
     fn parses_both_formats() {
         let f = parse_flow_file(HPCC).unwrap();
-        assert_eq!(f[0], FlowSpec { src: 0, dst: 5, priority: 3, dport: Some(100), size: 20000, start: Time::from_ns(2_000_001_000) });
+        assert_eq!(f[0], FlowSpec { src: 0, dst: 5, priority: 3, dport: Some(100), size: 20000, start: Time::from_ns(2_000_001_000), line: 2 });
         assert_eq!(f[1].start, Time(2_000_001_500_000));
+        // Blank lines are skipped, and each flow keeps the line it came from.
+        let spaced = parse_flow_file("\u{feff}2\n\n0 5 3 100 20000 2.000001\n\n\n3 1 3 100 1000 2.0000015\n").unwrap();
+        assert_eq!((spaced[0].line, spaced[1].line), (3, 6));
         let c = parse_flow_file("1\n4 2 3 9000 0.5\n").unwrap();
         assert_eq!((c[0].dport, c[0].size, c[0].start), (None, 9000, Time::from_ms(500)));
     }

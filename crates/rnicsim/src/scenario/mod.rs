@@ -49,6 +49,7 @@ impl LoadedScenario {
 
     /// Parses and validates scenario text; `file` names it in errors, `base_dir` anchors relative paths.
     pub fn from_str(text: &str, file: &str, base_dir: &Path) -> Result<LoadedScenario, ScenarioError> {
+        let text = crate::input::strip_bom(text);
         let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, file, &e, &[]))?;
         let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let segs: Vec<Seg> = e

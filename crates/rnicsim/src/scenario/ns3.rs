@@ -40,6 +40,7 @@ struct Line<'a> {
 
 /// Translates a config whose relative paths resolve against `cwd`.
 pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, ScenarioError> {
+    let text = crate::input::strip_bom(text);
     let mut lines = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         // ns-3's reader stops a value at whitespace; `{…}` notes (config_doc.txt) are dropped.

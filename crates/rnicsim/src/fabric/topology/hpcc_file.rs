@@ -26,6 +26,7 @@ fn count(tok: Option<&str>, line: usize, what: &str) -> Result<usize, LineError>
 }
 
 pub fn parse_hpcc_topology(text: &str) -> Result<Topology, LineError> {
+    let text = crate::input::strip_bom(text);
     // Non-empty lines with their 1-based numbers.
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty());
     let Some((ln, header)) = lines.next() else { return err(1, "empty topology file; expected `nodes switches links`") };

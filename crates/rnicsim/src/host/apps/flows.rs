@@ -100,22 +100,22 @@ impl Flows {
                 let full = loaded.base_dir.join(path);
                 let text = std::fs::read_to_string(&full).map_err(|e| loaded.error_at(&format!("flows[{wi}].file"), format!("cannot read {}: {e}", full.display())))?;
                 let mut list = parse_flow_file(&text).map_err(|e| ScenarioError { file: full.display().to_string(), line: Some(e.line), column: None, key: None, message: e.message })?;
-                for (k, fl) in list.iter().enumerate() {
+                for fl in &list {
                     for (what, n) in [("source", fl.src), ("destination", fl.dst)] {
                         if w.host_of(n).is_err() {
-                            return Err(ScenarioError { file: full.display().to_string(), line: Some(k + 2), column: None, key: None, message: format!("flow {what} {n} is not a host of the topology") });
+                            return Err(ScenarioError { file: full.display().to_string(), line: Some(fl.line as usize), column: None, key: None, message: format!("flow {what} {n} is not a host of the topology") });
                         }
                     }
                     if fl.src == fl.dst {
-                        return Err(ScenarioError { file: full.display().to_string(), line: Some(k + 2), column: None, key: None, message: format!("flow from host {} to itself", fl.src) });
+                        return Err(ScenarioError { file: full.display().to_string(), line: Some(fl.line as usize), column: None, key: None, message: format!("flow from host {} to itself", fl.src) });
                     }
                     if !w.reachable(fl.src, fl.dst) || !w.reachable(fl.dst, fl.src) {
-                        return Err(ScenarioError { file: full.display().to_string(), line: Some(k + 2), column: None, key: None, message: format!("host {} cannot reach host {} without crossing a host (hosts do not forward)", fl.src, fl.dst) });
+                        return Err(ScenarioError { file: full.display().to_string(), line: Some(fl.line as usize), column: None, key: None, message: format!("host {} cannot reach host {} without crossing a host (hosts do not forward)", fl.src, fl.dst) });
                     }
                 }
                 // Start times past the end of time cannot run: refuse them, naming the line.
-                if let Some(k) = list.iter().position(|fl| fl.start.0.checked_add(f.start.0).is_none()) {
-                    return Err(ScenarioError { file: full.display().to_string(), line: Some(k + 2), column: None, key: None, message: format!("start time {} plus the workload's start {} is past the largest time this simulator holds", list[k].start, f.start) });
+                if let Some(fl) = list.iter().find(|fl| fl.start.0.checked_add(f.start.0).is_none()) {
+                    return Err(ScenarioError { file: full.display().to_string(), line: Some(fl.line as usize), column: None, key: None, message: format!("start time {} plus the workload's start {} is past the largest time this simulator holds", fl.start, f.start) });
                 }
                 list.retain(|fl| fl.start + f.start < stop);
                 for fl in &mut list {
