@@ -57,3 +57,24 @@ fn unknown_keys_are_warnings_not_errors() {
     assert!(t.warnings.iter().any(|w| w.contains("unknown keys") && w.contains("MY_OWN_KNOB")));
     assert!(!is_ns3_config("name = \"x\"\nduration = \"1us\""));
 }
+
+#[test]
+fn errors_name_the_configs_own_line_and_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(data().join("config.txt")).unwrap();
+    // A value the translated scenario refuses (an MTU of 10 B) is reported at the config's line.
+    let bad = text.replace("PACKET_PAYLOAD_SIZE 1000", "PACKET_PAYLOAD_SIZE 10");
+    let path = tmp.path().join("config.txt");
+    std::fs::write(&path, &bad).unwrap();
+    let e = LoadedScenario::from_file(&path).err().expect("an MTU of 10 B is refused");
+    let line = bad.lines().position(|l| l.starts_with("PACKET_PAYLOAD_SIZE")).unwrap() + 1;
+    assert_eq!((e.file.as_str(), e.line, e.key.as_deref()), (path.to_str().unwrap(), Some(line), Some("PACKET_PAYLOAD_SIZE")), "{e}");
+    // Numbers are read whole: 1.9 is not mode 1, and "abc" is not a probability of 0.
+    for (from, to, key) in [("CC_MODE 1", "CC_MODE 1.9", "CC_MODE"), ("L2_ACK_INTERVAL 1", "L2_ACK_INTERVAL 1.5", "L2_ACK_INTERVAL")] {
+        let e = translate(&text.replace(from, to), "config.txt", &data()).err().unwrap_or_else(|| panic!("{to} accepted"));
+        assert_eq!(e.key.as_deref(), Some(key), "{e}");
+    }
+    let maps = format!("{text}\nKMAX_MAP 1 100000000000 400\nKMIN_MAP 1 100000000000 100\nPMAX_MAP 1 100000000000 abc\n");
+    let e = translate(&maps, "config.txt", &data()).err().expect("PMAX abc");
+    assert_eq!(e.key.as_deref(), Some("PMAX_MAP"), "{e}");
+}

@@ -28,6 +28,8 @@ pub struct LoadedScenario {
     pub(crate) text: String,
     /// Things a user should know that do not stop the run (e.g. ns-3 keys with no equivalent).
     pub warnings: Vec<String>,
+    /// For a translated ns-3 config: its keys and lines, so errors name the user's file.
+    pub(crate) ns3: Option<ns3::Origin>,
 }
 
 impl LoadedScenario {
@@ -39,8 +41,12 @@ impl LoadedScenario {
         if !is_toml && ns3::is_ns3_config(&text) {
             let cwd = ns3::working_dir();
             let t = ns3::translate(&text, &file, &cwd)?;
-            let mut loaded = Self::from_str(&t.toml, &format!("{file} (translated from ns-3)"), &cwd)?;
+            let label = format!("{file} (translated from ns-3)");
+            let origin = t.origin;
+            let map = |e: ScenarioError| if e.file == label { origin.map(e) } else { e };
+            let mut loaded = Self::from_str(&t.toml, &label, &cwd).map_err(&map)?;
             loaded.warnings = t.warnings;
+            loaded.ns3 = Some(origin.clone());
             return Ok(loaded);
         }
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -64,7 +70,7 @@ impl LoadedScenario {
                 .collect();
             toml_error(text, file, e.inner(), &segs)
         })?;
-        let loaded = LoadedScenario { scenario, file: file.to_string(), base_dir: base_dir.to_path_buf(), text: text.to_string(), warnings: Vec::new() };
+        let loaded = LoadedScenario { scenario, file: file.to_string(), base_dir: base_dir.to_path_buf(), text: text.to_string(), warnings: Vec::new(), ns3: None };
         if let Some((path, message)) = validate::fields(&loaded.scenario).into_iter().next() {
             return Err(loaded.error_at(&path, message));
         }
@@ -93,6 +99,7 @@ impl LoadedScenario {
         let text = toml::to_string(&doc).expect("a TOML table serializes");
         let mut loaded = Self::from_str(&text, &format!("{} (with overrides)", self.file), &self.base_dir)?;
         loaded.warnings = self.warnings.clone();
+        loaded.ns3 = self.ns3.clone();
         Ok(loaded)
     }
 
@@ -108,7 +115,11 @@ impl LoadedScenario {
             }
             None => (None, None),
         };
-        ScenarioError { file: self.file.clone(), line, column, key: Some(path.to_string()), message: message.into() }
+        let e = ScenarioError { file: self.file.clone(), line, column, key: Some(path.to_string()), message: message.into() };
+        match &self.ns3 {
+            Some(origin) => origin.map(e),
+            None => e,
+        }
     }
 
     /// The scenario with every default filled in, as TOML.

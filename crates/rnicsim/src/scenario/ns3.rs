@@ -26,10 +26,74 @@ const NO_EQUIVALENT: &[&str] = &[
     "CW_OUTPUT_FILE", "ENABLE_DEBUG", "DEBUG",
 ];
 
-/// The translation: scenario TOML plus warnings.
+/// The translation: scenario TOML plus warnings, and where each of its values came from.
 pub struct Translated {
     pub toml: String,
     pub warnings: Vec<String>,
+    pub origin: Origin,
+}
+
+/// The config's keys and lines, to name the user's own file and line in errors that the
+/// translated scenario meets.
+#[derive(Clone, Debug, Default)]
+pub struct Origin {
+    pub file: String,
+    keys: Vec<(String, usize)>,
+}
+
+/// The ns-3 keys that set a scenario key (matched on its dotted path, most specific first).
+const FROM_NS3: &[(&str, &[&str])] = &[
+    ("nic.mtu", &["PACKET_PAYLOAD_SIZE"]),
+    ("nic.ack_interval", &["L2_ACK_INTERVAL"]),
+    ("nic.recovery", &["ENABLE_IRN"]),
+    ("nic.ack_priority", &["ACK_HIGH_PRIO"]),
+    ("nic.cc.dcqcn.alpha_interval", &["ALPHA_RESUME_INTERVAL"]),
+    ("nic.cc.dcqcn.rate_decrease_interval", &["RATE_DECREASE_INTERVAL"]),
+    ("nic.cc.dcqcn.increase_timer", &["RP_TIMER"]),
+    ("nic.cc.dcqcn.clamp_target", &["CLAMP_TARGET_RATE"]),
+    ("nic.cc.dcqcn.fast_recovery", &["FAST_RECOVERY_TIMES"]),
+    ("nic.cc.dcqcn.rate_hai", &["RATE_HAI"]),
+    ("nic.cc.dctcp.rate_ai", &["DCTCP_RATE_AI"]),
+    ("nic.cc.timely.delta", &["RATE_AI"]),
+    ("nic.cc.hpcc.eta", &["U_TARGET"]),
+    ("nic.cc.hpcc.max_stage", &["MI_THRESH"]),
+    ("nic.cc", &["CC_MODE", "RATE_AI", "MIN_RATE", "EWMA_GAIN"]),
+    ("links.loss", &["ERROR_RATE_PER_LINK"]),
+    ("switch.buffer", &["BUFFER_SIZE"]),
+    ("switch.ecn", &["KMIN_MAP", "KMAX_MAP", "PMAX_MAP", "ENABLE_QCN"]),
+    ("switch.pfc", &["ENABLE_PFC", "USE_DYNAMIC_PFC_THRESHOLD"]),
+    ("switch.load_balancer", &["LB_MODE"]),
+    ("duration", &["SIMULATOR_STOP_TIME"]),
+    ("seed", &["RANDOM_SEED"]),
+    ("link_events", &["LINK_DOWN"]),
+    ("topology", &["TOPOLOGY_FILE"]),
+    ("flows", &["FLOW_FILE"]),
+    ("outputs.fct_file", &["FCT_OUTPUT_FILE"]),
+    ("outputs.pfc_file", &["PFC_OUTPUT_FILE"]),
+];
+
+impl Origin {
+    /// The error as the user's config would have it: its file, and the line and ns-3 key of
+    /// the value at fault when one set it (a key of the config's own, or the scenario key).
+    pub fn map(&self, mut e: ScenarioError) -> ScenarioError {
+        let key = e.key.clone().unwrap_or_default();
+        let line = |names: &[&str]| names.iter().find_map(|n| self.keys.iter().find(|(k, _)| k == n).map(|(k, l)| (k.clone(), *l)));
+        let hit = FROM_NS3.iter().filter(|(path, _)| key == *path || key.starts_with(&format!("{path}.")) || key.starts_with(&format!("{path}["))).find_map(|(_, names)| line(names));
+        e.file = self.file.clone();
+        e.column = None;
+        match hit {
+            Some((k, l)) => {
+                e.line = Some(l);
+                e.key = Some(k);
+            }
+            None => {
+                e.line = None;
+                e.message = format!("{} (`{key}` of the scenario this config translates to)", e.message);
+                e.key = None;
+            }
+        }
+        e
+    }
 }
 
 struct Line<'a> {
@@ -41,7 +105,7 @@ struct Line<'a> {
 /// Translates a config whose relative paths resolve against `cwd`.
 pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, ScenarioError> {
     let text = crate::input::strip_bom(text);
-    let mut lines = Vec::new();
+    let mut lines: Vec<Line> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         // ns-3's reader stops a value at whitespace; `{…}` notes (config_doc.txt) are dropped.
         let l = raw.split('{').next().unwrap_or("").trim();
@@ -60,6 +124,10 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let num = |l: &Line| -> Result<f64, ScenarioError> {
         let v = one(l)?;
         v.parse::<f64>().map_err(|_| err(l, format!("expected a number, got \"{v}\"")))
+    };
+    let int = |l: &Line| -> Result<i64, ScenarioError> {
+        let v = one(l)?;
+        v.parse::<u32>().map(i64::from).map_err(|_| err(l, format!("expected a whole number, got \"{v}\"")))
     };
     let flag = |l: &Line| -> Result<bool, ScenarioError> {
         match one(l)?.as_str() {
@@ -116,9 +184,9 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 root.insert("duration".into(), Value::String(format!("{}ns", (s * 1e9).round() as u64)));
             }
             "RANDOM_SEED" => {
-                root.insert("seed".into(), Value::Integer(num(l)? as i64));
+                root.insert("seed".into(), Value::Integer(int(l)?));
             }
-            "CC_MODE" => cc_mode = Some((l.no, num(l)? as u32)),
+            "CC_MODE" => cc_mode = Some((l.no, int(l)? as u32)),
             "ALPHA_RESUME_INTERVAL" => {
                 dcqcn.insert("alpha_interval".into(), Value::String(us(l)?));
             }
@@ -137,7 +205,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 dctcp.insert("g".into(), Value::Float(g));
             }
             "FAST_RECOVERY_TIMES" => {
-                dcqcn.insert("fast_recovery".into(), Value::Integer(num(l)? as i64));
+                dcqcn.insert("fast_recovery".into(), Value::Integer(int(l)?));
             }
             "RATE_AI" => {
                 let r = rate(l)?;
@@ -161,16 +229,16 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 hpcc.insert("eta".into(), Value::Float(num(l)?));
             }
             "MI_THRESH" => {
-                hpcc.insert("max_stage".into(), Value::Integer(num(l)? as i64));
+                hpcc.insert("max_stage".into(), Value::Integer(int(l)?));
             }
             "ERROR_RATE_PER_LINK" => {
                 links.insert("loss".into(), Value::Float(num(l)?));
             }
             "PACKET_PAYLOAD_SIZE" => {
-                nic.insert("mtu".into(), Value::Integer(num(l)? as i64));
+                nic.insert("mtu".into(), Value::Integer(int(l)?));
             }
             "L2_ACK_INTERVAL" => {
-                nic.insert("ack_interval".into(), Value::Integer(num(l)? as i64));
+                nic.insert("ack_interval".into(), Value::Integer(int(l)?));
             }
             "L2_BACK_TO_ZERO" => {
                 if !flag(l)? {
@@ -285,7 +353,8 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
             let mut c = Table::new();
             c.insert("kmin".into(), Value::String(kb(lo)?));
             c.insert("kmax".into(), Value::String(kb(&hi)?));
-            c.insert("pmax".into(), Value::Float(p.parse().unwrap_or(0.0)));
+            let pmax: f64 = p.parse().map_err(|_| ScenarioError { file: file.into(), line: Some(*no), column: None, key: Some("PMAX_MAP".into()), message: format!("expected a marking probability, got \"{p}\"") })?;
+            c.insert("pmax".into(), Value::Float(pmax));
             per.insert(format!("{r}bps"), Value::Table(c));
         }
         ecn.insert("per_rate".into(), Value::Table(per));
@@ -310,7 +379,8 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     if !unknown.is_empty() {
         warnings.push(format!("{file}: unknown keys, ignored: {}", unknown.join(", ")));
     }
-    Ok(Translated { toml: toml::to_string(&root).expect("a TOML table serializes"), warnings })
+    let origin = Origin { file: file.to_string(), keys: lines.iter().map(|l| (l.key.to_string(), l.no)).collect() };
+    Ok(Translated { toml: toml::to_string(&root).expect("a TOML table serializes"), warnings, origin })
 }
 
 /// Where ns-3 would resolve a config's relative paths: the working directory.
