@@ -25,7 +25,7 @@ enum Command {
     Run {
         /// The scenario file (TOML).
         scenario: PathBuf,
-        /// Output folder; it appears only once the run is complete. Default: runs/<scenario name>.
+        /// Output folder; it appears only once the run is complete. Default: runs/<scenario file name without its extension>.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Replace the output folder if it exists.
@@ -123,7 +123,12 @@ pub(crate) fn load(path: &Path, overrides: &[String]) -> anyhow::Result<LoadedSc
     }
     let pairs = overrides
         .iter()
-        .map(|s| s.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).with_context(|| format!("--set expects KEY=VALUE, got \"{s}\"")))
+        .map(|s| {
+            s.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .filter(|(k, v)| !k.is_empty() && !v.is_empty())
+                .with_context(|| format!("--set expects KEY=VALUE with both given, got \"{s}\""))
+        })
         .collect::<anyhow::Result<Vec<_>>>()?;
     Ok(loaded.with_overrides(&pairs)?)
 }

@@ -116,6 +116,15 @@ fn a_file_as_the_output_folder_is_refused_before_running() {
 }
 
 #[test]
+fn an_override_without_a_key_or_value_is_refused() {
+    for bad in ["=5", "seed=", "seed"] {
+        let o = rnicsim(&["validate", quickstart().to_str().unwrap(), "--set", bad]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("--set expects KEY=VALUE"), "{bad}");
+    }
+}
+
+#[test]
 fn validate_reports_the_world() {
     let o = rnicsim(&["validate", quickstart().to_str().unwrap()]);
     assert!(o.status.success());

@@ -277,3 +277,9 @@ fn flow_file_errors_name_the_line_past_blank_lines() {
     let e = LoadedScenario::from_str(text, "s.toml", dir.path()).and_then(|l| World::build(&l).map(|_| ())).expect_err("a flow to itself");
     assert!(e.file.ends_with("flows.txt") && e.line == Some(6), "{e}");
 }
+
+#[test]
+fn a_duplicate_key_is_named() {
+    let e = err(&GOOD.replace("seed = 3\n", "seed = 3\nseed = 4\n"));
+    assert_eq!((e.key.as_deref(), e.line), (Some("seed"), Some(3)), "{e}");
+}

@@ -183,6 +183,16 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error, segs: &[Seg]) -> Scen
     let mut segs = segs.to_vec();
     // An unknown key is named in the message; point at it rather than at its table.
     let msg = e.message();
+    // "duplicate key" names no key: take it from the line it points at.
+    if msg.trim() == "duplicate key" {
+        if let Some(span) = e.span() {
+            let line_start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+            let key = text[line_start..].split(['=', '\n']).next().unwrap_or("").trim().trim_matches(['[', ']']).trim();
+            if !key.is_empty() {
+                push_key(&mut segs, key);
+            }
+        }
+    }
     if let Some(rest) = msg.strip_prefix("unknown field `") {
         if let Some(end) = rest.find('`') {
             push_key(&mut segs, &rest[..end]);
