@@ -283,3 +283,22 @@ fn a_duplicate_key_is_named() {
     let e = err(&GOOD.replace("seed = 3\n", "seed = 3\nseed = 4\n"));
     assert_eq!((e.key.as_deref(), e.line), (Some("seed"), Some(3)), "{e}");
 }
+
+#[test]
+fn flows_larger_than_one_message_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let b2b = "duration = \"10us\"\n[topology.back_to_back]\n";
+    // 4 GiB exactly: one byte over the 32-bit DMA length (it used to fail as RemoteAccess).
+    std::fs::write(dir.path().join("big.txt"), "2\n0 1 3 1000 0.000001\n\n1 0 3 4294967296 0.000002\n").unwrap();
+    let e = run_briefly(&format!("{b2b}[[flows]]\nfile = \"big.txt\"\n"), dir.path()).expect_err("4 GiB");
+    assert!(e.file.ends_with("big.txt") && e.line == Some(4) && e.message.contains("4 GiB"), "{e}");
+    std::fs::write(dir.path().join("big.cdf"), "1000 0\n5000000000 100\n").unwrap();
+    let e = run_briefly(&format!("{b2b}[[flows]]\ncdf = \"big.cdf\"\nload = 0.1\n"), dir.path()).expect_err("CDF past 4 GiB");
+    assert_eq!(e.key.as_deref(), Some("flows[0].cdf"), "{e}");
+    // Larger than the hosts' memory.
+    let e = run_briefly(&format!("{b2b}[nic]\nmemory_size = \"1MB\"\n[[flows]]\nfile = \"big.txt\"\n").replace("big.txt", "big.txt"), dir.path()).expect_err("past memory");
+    assert!(e.line == Some(4), "{e}");
+    std::fs::write(dir.path().join("mid.txt"), "1\n0 1 3 2000000 0.000001\n").unwrap();
+    let e = run_briefly(&format!("{b2b}[nic]\nmemory_size = \"1MB\"\n[[flows]]\nfile = \"mid.txt\"\n"), dir.path()).expect_err("2 MB flow, 1 MB memory");
+    assert!(e.message.contains("memory_size"), "{e}");
+}

@@ -69,6 +69,11 @@ impl FlowSizeCdf {
     }
 
     /// A flow size in bytes (at least 1) for a uniform draw `u` in [0, 1).
+    /// The largest flow size it can draw, in bytes.
+    pub fn max_size(&self) -> f64 {
+        self.points.last().map_or(0.0, |p| p.0)
+    }
+
     pub fn sample(&self, u: f64) -> u64 {
         (self.quantile(u).round() as u64).max(1)
     }

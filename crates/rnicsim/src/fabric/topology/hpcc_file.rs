@@ -47,6 +47,9 @@ pub fn parse_hpcc_topology(text: &str) -> Result<Topology, LineError> {
     while seen < switches {
         let Some((ln, l)) = lines.next() else { return err(last + 1, format!("expected {switches} switch ids, found {seen}")) };
         last = ln;
+        if l.split_whitespace().count() == 5 && l.split_whitespace().any(|t| t.parse::<usize>().is_err()) {
+            return err(ln, format!("expected {switches} switch ids, but only {seen} were listed before this link line"));
+        }
         for tok in l.split_whitespace() {
             let id: usize = tok.parse().map_err(|_| LineError::new(ln, format!("expected a switch id, got \"{tok}\"")))?;
             if id >= nodes {
@@ -103,6 +106,13 @@ pub fn parse_hpcc_topology(text: &str) -> Result<Topology, LineError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn too_few_switch_ids_are_named_before_the_links() {
+        let e = parse_hpcc_topology("4 2 2\n3\n0 3 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n").unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("expected 2 switch ids, but only 1"), "{}", e.message);
+    }
     use proptest::prelude::*;
 
     const SMALL: &str = "4 1 3\n3\n0 3 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n2 3 25Gbps 0.002ms 0.001\n";

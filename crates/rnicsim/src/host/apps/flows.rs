@@ -64,6 +64,19 @@ pub struct FlowList {
     pub verb: FlowVerb,
 }
 
+/// Why a flow of `size` bytes cannot be one message here: the RETH DMA length is 32 bits, and a
+/// flow reads and writes the hosts' memory from address 0.
+fn too_big(size: u64, w: &World) -> Option<String> {
+    let memory = w.nic_spec.memory_size.0;
+    if size > u32::MAX as u64 {
+        Some(format!("a flow of {size} B is larger than one RDMA message can be (4 GiB − 1 B, the RETH DMA length)"))
+    } else if size > memory {
+        Some(format!("a flow of {size} B is larger than the hosts' memory (nic.memory_size = {} B)", memory))
+    } else {
+        None
+    }
+}
+
 /// `t` plus a gap of `gap_ps` picoseconds (rounded), or `None` past the largest time.
 fn after(t: Time, gap_ps: f64) -> Option<Time> {
     let gap = gap_ps.round();
@@ -106,6 +119,9 @@ impl Flows {
                             return Err(ScenarioError { file: full.display().to_string(), line: Some(fl.line as usize), column: None, key: None, message: format!("flow {what} {n} is not a host of the topology") });
                         }
                     }
+                    if let Some(m) = too_big(fl.size, w) {
+                        return Err(ScenarioError { file: full.display().to_string(), line: Some(fl.line as usize), column: None, key: None, message: m });
+                    }
                     if fl.src == fl.dst {
                         return Err(ScenarioError { file: full.display().to_string(), line: Some(fl.line as usize), column: None, key: None, message: format!("flow from host {} to itself", fl.src) });
                     }
@@ -135,6 +151,9 @@ impl Flows {
             let text = std::fs::read_to_string(&full).map_err(|e| loaded.error_at(&format!("flows[{wi}].cdf"), format!("cannot read {}: {e}", full.display())))?;
             let cdf = FlowSizeCdf::parse(&text).map_err(|e| ScenarioError { file: full.display().to_string(), line: Some(e.line), column: None, key: None, message: e.message })?;
             let mean = cdf.mean();
+            if let Some(m) = too_big(cdf.max_size().round() as u64, w) {
+                return Err(loaded.error_at(&format!("flows[{wi}].cdf"), format!("{}: {m}", full.display())));
+            }
             if !(mean >= 1.0) {
                 return Err(loaded.error_at(&format!("flows[{wi}].cdf"), format!("the flow sizes of {} average {mean} B; a workload needs flows of at least 1 B", full.display())));
             }
