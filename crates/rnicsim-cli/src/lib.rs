@@ -157,6 +157,7 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
     let mut world = World::build(&loaded)?;
     let out = out.unwrap_or_else(|| Path::new("runs").join(path.file_stem().unwrap_or_default()));
     let dir = RunDir::create(&out, force).with_context(|| format!("cannot prepare {}", out.display()))?;
+    rnicsim::check_destinations(&loaded)?;
 
     let bar = display::progress_bar(quiet, loaded.scenario.duration);
     let started = Instant::now();

@@ -169,6 +169,23 @@ fn terminated_run_leaves_nothing_behind() {
 }
 
 #[test]
+fn an_unwritable_fct_output_file_is_found_before_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rnicsim/tests/data/ns3");
+    for f in ["topology.txt", "flow.txt"] {
+        std::fs::copy(data.join(f), tmp.path().join(f)).unwrap();
+    }
+    let text = std::fs::read_to_string(data.join("config.txt")).unwrap().replace("FCT_OUTPUT_FILE fct.txt", "FCT_OUTPUT_FILE missing/fct.txt");
+    let line = text.lines().position(|l| l.starts_with("FCT_OUTPUT_FILE")).unwrap() + 1;
+    std::fs::write(tmp.path().join("config.txt"), &text).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(["run", "config.txt", "--out", "run", "--quiet"]).current_dir(tmp.path()).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("config.txt:{line}")) && err.contains("FCT_OUTPUT_FILE") && err.contains("does not exist"), "{err}");
+    assert!(!tmp.path().join("run").exists(), "nothing ran, nothing was written");
+}
+
+#[test]
 fn an_ns3_config_runs_unchanged_and_writes_its_outputs() {
     let tmp = tempfile::tempdir().unwrap();
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rnicsim/tests/data/ns3");

@@ -38,6 +38,7 @@ fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force
     let loaded = LoadedScenario::from_str(text, label, Path::new(base_dir)).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let mut world = World::build(&loaded).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let dir = RunDir::create(Path::new(out), force).map_err(|e| PyOSError::new_err(format!("cannot prepare {out}: {e}")))?;
+    rnicsim::check_destinations(&loaded).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let mut failure: Option<PyErr> = None;
     let end = py.detach(|| {
         world.run(|p| {

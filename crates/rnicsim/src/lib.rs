@@ -33,6 +33,23 @@ use output::{tables, RunDir, Summary};
 use scenario::LoadedScenario;
 use world::World;
 
+/// Checks, before a run, that the files it writes outside its run folder (an ns-3 config's
+/// FCT_OUTPUT_FILE and PFC_OUTPUT_FILE) can be written: their folder exists and takes a file.
+pub fn check_destinations(loaded: &LoadedScenario) -> Result<(), scenario::ScenarioError> {
+    let o = &loaded.scenario.outputs;
+    for (key, path) in [("outputs.fct_file", &o.fct_file), ("outputs.pfc_file", &o.pfc_file)] {
+        let Some(p) = path else { continue };
+        let p = loaded.base_dir.join(p);
+        let folder = p.parent().filter(|f| !f.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        if !folder.is_dir() {
+            return Err(loaded.error_at(key, format!("cannot write {}: folder {} does not exist", p.display(), folder.display())));
+        }
+        let probe = p.with_extension(format!("probe-{}", std::process::id()));
+        std::fs::write(&probe, b"").and_then(|_| std::fs::remove_file(&probe)).map_err(|e| loaded.error_at(key, format!("cannot write in {}: {e}", folder.display())))?;
+    }
+    Ok(())
+}
+
 /// Writes every output of a finished run into `dir` (which the caller then commits).
 pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &World) -> std::io::Result<Summary> {
     let mut summary = Summary::of(world, &loaded.scenario.name);
