@@ -477,3 +477,15 @@ fn a_flow_whose_completion_lands_after_the_end_is_unfinished() {
     let (ends, n) = run(done.finish);
     assert_eq!((n, ends.finish), (1, done.finish));
 }
+
+#[test]
+fn sent_and_delivered_count_the_same_packets() {
+    // One lossless WRITE of 10 packets: 10 sent, 10 delivered (its ACKs are neither).
+    let mut w = build(B2B_BYTES);
+    let (lkey, rkey) = regions(&mut w, 10_000);
+    let (qa, _) = w.connect(0, 1).unwrap();
+    w.post_send(qa, SendWr { id: 1, verb: Verb::Write, local_addr: 0, len: 10_000, lkey, remote_addr: 1 << 20, rkey }).unwrap();
+    w.run_until(Time::from_us(100));
+    assert_eq!(w.poll_cq(0).unwrap()[0].status, Status::Success);
+    assert_eq!((w.stats.packets_sent, w.stats.packets_delivered), (10, 10));
+}

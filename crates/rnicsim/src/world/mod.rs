@@ -74,7 +74,10 @@ pub struct RunStats {
     pub events: u64,
     /// Packets carried across one link.
     pub packet_hops: u64,
+    /// Data packets handed to host ports: raw packets, RDMA requests (WRITE, SEND, READ
+    /// request) and READ responses, first sends and resends alike (not ACKs, NAKs, CNPs).
     pub packets_sent: u64,
+    /// Of those, the ones that reached their destination host.
     pub packets_delivered: u64,
     /// Packets a switch had no route for.
     pub drops_unroutable: u64,

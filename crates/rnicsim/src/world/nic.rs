@@ -429,7 +429,11 @@ impl World {
 
     /// A RoCE packet reaches host `h`.
     pub(super) fn nic_receive(&mut self, h: u32, id: PacketId) {
-        self.stats.packets_delivered += 1;
+        // Delivered counts what `packets_sent` counts: requests and READ responses, not the
+        // ACKs, NAKs, CNPs and signals they cause.
+        if !matches!(self.pool.get(id).roce.opcode.family(), Family::Ack | Family::Cnp | Family::OutOfBand) {
+            self.stats.packets_delivered += 1;
+        }
         responder::receive(&mut self.transport(), h, id);
         self.drain_outbox();
     }
