@@ -152,6 +152,11 @@ impl Port {
         self.queue_bytes[class as usize]
     }
 
+    /// Every packet waiting in the class queues (not the control queue), class by class.
+    pub fn queued(&self) -> impl Iterator<Item = PacketId> + '_ {
+        self.queues.iter().flat_map(|q| q.iter().copied())
+    }
+
     pub fn queue_packets(&self, class: u8) -> usize {
         self.queues[class as usize].len()
     }

@@ -103,10 +103,22 @@ impl World {
         self.qps.get(q).node
     }
 
-    /// Wire bytes, packets and payload bytes queue pair `q` has sent.
+    /// Wire bytes, packets and payload bytes queue pair `q` has put on the wire, as a port
+    /// counter sees them: what the NIC has committed to its transmit pipeline but not yet sent
+    /// is not counted.
     pub fn qp_tx_counters(&self, q: u32) -> [u64; 3] {
         let qp = self.qps.get(q);
-        [qp.tx_bytes, qp.tx_packets, qp.bytes_sent]
+        let mut c = [qp.tx_bytes, qp.tx_packets, qp.bytes_sent];
+        let port = self.nics[qp.host as usize].port;
+        for id in self.ports[port as usize].queued() {
+            let p = self.pool.get(id);
+            if p.kind == crate::wire::packet::PacketKind::Roce && p.flow == qp.peer && p.src == qp.node {
+                c[0] -= p.size as u64;
+                c[1] -= 1;
+                c[2] -= p.roce.payload as u64;
+            }
+        }
+        c
     }
 
     /// The (lkey, rkey) of the workload region covering host `node`'s whole memory.
