@@ -302,3 +302,21 @@ fn flows_larger_than_one_message_are_refused() {
     let e = run_briefly(&format!("{b2b}[nic]\nmemory_size = \"1MB\"\n[[flows]]\nfile = \"mid.txt\"\n"), dir.path()).expect_err("2 MB flow, 1 MB memory");
     assert!(e.message.contains("memory_size"), "{e}");
 }
+
+#[test]
+fn infeasible_pfc_settings_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let incast = "[[traffic]]\npattern = { incast = { receiver = 0 } }\nload = 0.5\n[switch.pfc]\nclasses = [3]\n";
+    // Headroom for 9 ports takes all of a 100 KB buffer; 16 hosts on 30 µs links need more
+    // headroom than the default 9 MB holds. Both paused every sender for ever.
+    for (topo, buffer) in [("[topology.star]\nhosts = 9\n[links]\ndelay = \"1us\"\n", "buffer = \"100KB\"\n"), ("[topology.star]\nhosts = 16\n[links]\ndelay = \"30us\"\n", "")] {
+        let text = format!("duration = \"10us\"\n{topo}[switch]\n{buffer}{incast}");
+        let e = run_briefly(&text, dir.path()).expect_err("infeasible headroom");
+        assert_eq!(e.key.as_deref(), Some("switch.buffer"), "{e}");
+        assert!(e.message.contains("headroom"), "{e}");
+    }
+    // A static XOFF at or below the XON offset could never be released.
+    let text = format!("duration = \"10us\"\n[topology.star]\nhosts = 3\n{incast}xoff = \"1KB\"\nxon_offset = \"2KB\"\n");
+    let e = run_briefly(&text, dir.path()).expect_err("xoff below xon");
+    assert_eq!(e.key.as_deref(), Some("switch.pfc.xon_offset"), "{e}");
+}

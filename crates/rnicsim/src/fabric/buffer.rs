@@ -70,6 +70,11 @@ impl SharedBuffer {
         self.used
     }
 
+    /// The buffer left to share after the PFC headroom reservations.
+    pub fn shared(&self) -> u64 {
+        self.shared
+    }
+
     #[inline]
     pub fn is_lossless(&self, class: u8) -> bool {
         self.pfc.enabled && self.pfc.lossless[class as usize]
@@ -123,7 +128,9 @@ impl SharedBuffer {
         let (i, c) = (ingress as usize, class as usize);
         self.used -= size as u64;
         self.ingress[i][c] -= size as u64;
-        if self.xoff_sent[i][c] && self.ingress[i][c] + self.pfc.xon_offset.0 <= self.xoff_threshold() {
+        // RESUME below XON, and always once the ingress holds nothing: a threshold that free
+        // buffer cannot reach (headroom using it all) must not pause a drained port for ever.
+        if self.xoff_sent[i][c] && (self.ingress[i][c] == 0 || self.ingress[i][c] + self.pfc.xon_offset.0 <= self.xoff_threshold()) {
             self.xoff_sent[i][c] = false;
             return true;
         }
@@ -144,6 +151,17 @@ mod tests {
         let mut lossless = [false; CLASSES];
         lossless[3] = true;
         PfcSettings { enabled, lossless, dynamic_alpha: dynamic, xoff: Bytes(10_000), xon_offset: Bytes(2_000) }
+    }
+
+    #[test]
+    fn a_drained_ingress_always_resumes() {
+        // Headroom takes the whole buffer: the dynamic XOFF threshold is 0, so the first packet
+        // pauses, and the drained port must still be resumed.
+        let mut b = SharedBuffer::new(Bytes(10_000), 1.0, pfc(true, Some(1.0)), &[5_000, 5_000]);
+        assert_eq!(b.shared(), 0);
+        assert_eq!(b.admit(0, 3, 0, 1000), Admit::Accept);
+        assert!(b.should_pause(0, 3));
+        assert!(b.release(0, 3, 1000), "RESUME once the ingress is empty");
     }
 
     #[test]

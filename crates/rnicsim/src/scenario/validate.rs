@@ -161,6 +161,8 @@ pub fn fields(s: &Scenario) -> Problems {
         if let Some(x) = pfc.xoff {
             if x.0 == 0 {
                 out.push(("switch.pfc.xoff".into(), "expected a positive threshold".into()));
+            } else if pfc.xon_offset.0 >= x.0 {
+                out.push(("switch.pfc.xon_offset".into(), format!("expected an XON offset below xoff ({x}), got {}: RESUME could never be sent", pfc.xon_offset)));
             }
         }
     }

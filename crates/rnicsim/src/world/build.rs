@@ -27,6 +27,7 @@ impl World {
     pub fn build(loaded: &LoadedScenario) -> Result<World, ScenarioError> {
         let topo = loaded.topology()?;
         let mut w = World::from_topology(loaded, &topo);
+        w.check_pfc_headroom(loaded)?;
         w.check_reachable(loaded)?;
         w.apps.sources = Sources::build(&mut w, loaded)?;
         w.add_nics(loaded);
@@ -224,6 +225,33 @@ impl World {
             self.timers.arm(t, Time::ZERO);
             self.rate_sampler = Some((t, iv));
         }
+    }
+
+    /// PFC reserves headroom per port and lossless class out of each switch's buffer; what is
+    /// left must hold at least one MTU per port, or lossless traffic has nowhere to queue.
+    fn check_pfc_headroom(&self, loaded: &LoadedScenario) -> Result<(), ScenarioError> {
+        let pfc = &loaded.scenario.switch.pfc;
+        if !pfc.enabled || pfc.classes.is_empty() {
+            return Ok(());
+        }
+        for sw in &self.switches {
+            let need = sw.port_count as u64 * MTU;
+            if sw.buffer.shared() < need {
+                let reserved = loaded.scenario.switch.buffer.0.saturating_sub(sw.buffer.shared());
+                return Err(loaded.error_at(
+                    "switch.buffer",
+                    format!(
+                        "switch {} reserves {reserved} B of PFC headroom for {} ports × {} lossless classes, leaving {} B of its {} buffer (at least {need} B, one MTU per port, must be shared); raise switch.buffer, set a smaller switch.pfc.headroom, or use fewer lossless classes",
+                        sw.node,
+                        sw.port_count,
+                        pfc.classes.len(),
+                        sw.buffer.shared(),
+                        loaded.scenario.switch.buffer
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Whether a packet from host `a` can reach host `b` (node ids): hosts do not forward, so
