@@ -320,3 +320,12 @@ fn infeasible_pfc_settings_are_refused() {
     let e = run_briefly(&text, dir.path()).expect_err("xoff below xon");
     assert_eq!(e.key.as_deref(), Some("switch.pfc.xon_offset"), "{e}");
 }
+
+#[test]
+fn sampling_that_no_disk_would_hold_is_refused() {
+    let e = err(&format!("{GOOD}[outputs]\nqueue_interval = \"1ps\"\n"));
+    assert_eq!(e.key.as_deref(), Some("outputs.queue_interval"), "{e}");
+    let e = err(&format!("{GOOD}[outputs]\nrate_interval = \"1ps\"\n"));
+    assert_eq!(e.key.as_deref(), Some("outputs.rate_interval"), "{e}");
+    check(&format!("{GOOD}[outputs]\nqueue_interval = \"100ns\"\n")).unwrap();
+}

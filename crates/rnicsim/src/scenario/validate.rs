@@ -23,6 +23,9 @@ fn at_least(out: &mut Problems, path: &str, v: usize, min: usize) {
     }
 }
 
+/// The most rows the samplers may write (queue samples; rate samples per queue pair / 100).
+const MAX_SAMPLE_ROWS: u64 = 100_000_000;
+
 /// The most queue pairs one perftest entry may open (Tassel's Fig. 14 goes to 16K).
 const MAX_PERFTEST_QPS: u32 = 1 << 20;
 
@@ -398,6 +401,19 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
     for (i, p) in s.perftest.iter().enumerate() {
         host_check(&mut out, format!("perftest[{i}].client"), p.client);
         host_check(&mut out, format!("perftest[{i}].server"), p.server);
+    }
+    // Sampling every port every interval: refuse what no disk or memory would hold.
+    if let Some(iv) = s.outputs.queue_interval.filter(|t| t.0 > 0) {
+        let rows = (s.duration.0 / iv.0).saturating_add(1).saturating_mul(2 * t.links.len() as u64);
+        if rows > MAX_SAMPLE_ROWS {
+            out.push(("outputs.queue_interval".into(), format!("sampling {} ports every {iv} for {} makes {rows} rows (at most {MAX_SAMPLE_ROWS}); sample less often", 2 * t.links.len(), s.duration)));
+        }
+    }
+    if let Some(iv) = s.outputs.rate_interval.filter(|t| t.0 > 0) {
+        let samples = s.duration.0 / iv.0;
+        if samples > MAX_SAMPLE_ROWS / 100 {
+            out.push(("outputs.rate_interval".into(), format!("{samples} samples of every queue pair over {} (at most {}); sample less often", s.duration, MAX_SAMPLE_ROWS / 100)));
+        }
     }
     for (i, e) in s.link_events.iter().enumerate() {
         let [a, b] = e.between;
