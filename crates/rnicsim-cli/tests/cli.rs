@@ -106,9 +106,9 @@ fn a_file_as_the_output_folder_is_refused_before_running() {
     let file = tmp.path().join("results");
     std::fs::write(&file, "mine").unwrap();
     let q = quickstart();
-    // A 10 s run would take minutes: refusing at once shows the check comes first.
+    // A 2 s run would take minutes: refusing at once shows the check comes first.
     let started = std::time::Instant::now();
-    let o = rnicsim(&["run", q.to_str().unwrap(), "--out", file.to_str().unwrap(), "--force", "--quiet", "--set", "duration=\"10s\""]);
+    let o = rnicsim(&["run", q.to_str().unwrap(), "--out", file.to_str().unwrap(), "--force", "--quiet", "--set", "duration=\"2s\""]);
     assert_eq!(o.status.code(), Some(2));
     assert!(started.elapsed().as_secs() < 30);
     assert!(String::from_utf8_lossy(&o.stderr).contains("is a file"), "{}", String::from_utf8_lossy(&o.stderr));
