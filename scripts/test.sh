@@ -27,7 +27,9 @@ cargo test --workspace --locked
 
 # The Python package: built into a private virtual environment and tested with pytest.
 venv=target/py-venv
-if [ ! -x "$venv/bin/python" ]; then
+# A venv moved from elsewhere (a copied target folder) has stale script paths: make it anew.
+if ! "$venv/bin/pip" --version >/dev/null 2>&1; then
+    rm -rf "$venv"
     python3 -m venv "$venv"
 fi
 "$venv/bin/pip" install -q --disable-pip-version-check maturin 'polars>=1' 'duckdb>=1' tqdm matplotlib pytest 'ray>=2'
