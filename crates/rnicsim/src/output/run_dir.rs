@@ -22,9 +22,10 @@ fn refuse(kind: io::ErrorKind, msg: String) -> io::Error {
     io::Error::new(kind, msg)
 }
 
-/// Whether `dir` holds a run of this simulator.
+/// Whether `dir` holds a run of this simulator: it has the marker, or (a run written before
+/// the marker existed) both `scenario.toml` and `summary.json`.
 pub fn is_run(dir: &Path) -> bool {
-    dir.join(MARKER).is_file()
+    dir.join(MARKER).is_file() || (dir.join("scenario.toml").is_file() && dir.join("summary.json").is_file())
 }
 
 /// Checks that `target` may receive a run: absent, an empty folder, or (with `replace`) a
@@ -175,6 +176,13 @@ mod tests {
             std::os::unix::fs::symlink(tmp.path().join("nowhere"), &link).unwrap();
             assert!(RunDir::create(&link, true).is_err());
         }
+        // A run from before the marker existed is a run too.
+        let legacy = tmp.path().join("legacy");
+        std::fs::create_dir(&legacy).unwrap();
+        std::fs::write(legacy.join("scenario.toml"), "x").unwrap();
+        std::fs::write(legacy.join("summary.json"), "{}").unwrap();
+        RunDir::create(&legacy, true).unwrap().commit().unwrap();
+        assert!(legacy.join(MARKER).exists() && !legacy.join("summary.json").exists());
         // An empty folder is fine; a run replaces a run and leaves nothing else behind.
         let run = tmp.path().join("run");
         std::fs::create_dir(&run).unwrap();
