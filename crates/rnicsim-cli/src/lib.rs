@@ -173,6 +173,18 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
     }
     let summary = rnicsim::write_outputs(&dir, &loaded, &world).with_context(|| format!("cannot write results to {}", out.display()))?;
     let out = dir.commit().with_context(|| format!("cannot move results into {}", out.display()))?;
+    if let Some(st) = &summary.stall {
+        eprintln!(
+            "warning: the run stalled: nothing reached its destination after {} while {} packets were alive and {} flows waiting{}; see `stall` in summary.json",
+            rnicsim::units::Time(st.since_ps),
+            st.packets_alive,
+            st.waiting_flows,
+            match st.paused.len() {
+                0 => String::new(),
+                n => format!(", and {n} port classes were paused with packets queued (first: node {} port {} class {})", st.paused[0].node, st.paused[0].iface, st.paused[0].class),
+            }
+        );
+    }
     if !quiet {
         println!("{}", display::summary_table(&summary, wall));
         if let Some(t) = display::paper_table(&summary) {

@@ -503,3 +503,28 @@ fn perftest_never_reports_more_than_the_line_carries() {
         assert_eq!(p.tx_end[0][0], w.ports[0].counters.tx_bytes, "{duration}: the data port's own counter");
     }
 }
+
+#[test]
+fn a_run_where_nothing_moves_says_so() {
+    // A 10 MB flow over a back-to-back link that fails for good at 50 µs (timeouts far off):
+    // nothing arrives after that while the flow waits.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("one.txt"), "1\n0 1 3 10000000 0.000001\n").unwrap();
+    let run = |events: &str| {
+        let toml = format!("duration = \"1ms\"\n[topology.back_to_back]\n[nic]\nrto = \"100ms\"\n[nic.cc.none]\n[[flows]]\nfile = \"one.txt\"\n{events}");
+        let loaded = LoadedScenario::from_str(&toml, "t.toml", dir.path()).unwrap();
+        let mut w = World::build(&loaded).unwrap();
+        w.run(|_| true);
+        w
+    };
+    let w = run("[[link_events]]\nat = \"50us\"\nbetween = [0, 1]\nstate = \"down\"\n");
+    let stall = w.stall().expect("stalled");
+    assert!(stall.since_ps <= Time::from_us(50).0 && stall.since_ps > Time::from_us(40).0, "{stall:?}");
+    assert_eq!((stall.waiting_flows, stall.waiting_flow_ids.clone()), (1, vec![0]));
+    let summary = rnicsim::output::Summary::of(&w, "t");
+    assert!(serde_json::to_value(&summary).unwrap()["stall"]["waiting_flows"] == 1);
+    // The same flow on a healthy link: busy to the end (10 MB takes 0.8 ms), no stall.
+    let w = run("");
+    assert!(w.stall().is_none());
+    assert!(serde_json::to_value(rnicsim::output::Summary::of(&w, "t")).unwrap().get("stall").is_none());
+}

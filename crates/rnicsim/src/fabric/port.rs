@@ -172,6 +172,11 @@ impl Port {
     }
 
     /// The earliest time a paused, non-empty class becomes sendable again.
+    /// Until when `class` is paused by the peer (in the past if it is not).
+    pub fn paused_until(&self, class: usize) -> Time {
+        self.paused_until[class]
+    }
+
     pub fn next_unpause(&self, now: Time) -> Option<Time> {
         (0..CLASSES).filter(|&c| !self.queues[c].is_empty() && self.is_paused(c, now)).map(|c| self.paused_until[c]).min()
     }

@@ -48,6 +48,10 @@ pub struct Summary {
     pub perftest: Vec<PerftestSummary>,
     /// The scenario's `[[paper]]` values with ours beside them.
     pub paper: Vec<super::paper::Comparison>,
+    /// Present only when the run stalled: nothing arrived for the last tenth of it (at least
+    /// 100 µs) while work was pending.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall: Option<crate::world::Stall>,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -206,6 +210,7 @@ impl Summary {
                 })
                 .collect(),
             paper: Vec::new(),
+            stall: world.stall(),
         }
     }
 

@@ -24,6 +24,7 @@ impl World {
     #[inline]
     pub(super) fn host_receive(&mut self, id: PacketId) {
         self.stats.packets_delivered += 1;
+        self.stats.last_delivery = self.now;
         self.apps.sources.on_packet(self.now, self.pool.get(id));
         self.pool.free(id);
     }

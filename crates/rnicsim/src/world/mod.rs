@@ -14,8 +14,10 @@ mod build;
 mod fabric;
 mod hosts;
 mod nic;
+mod stall;
 
 pub use crate::host::apps::{FlowRecord, Perftest};
+pub use stall::{Stall, StuckPort};
 
 use crate::fabric::link::Link;
 use crate::fabric::paths::PathTable;
@@ -79,6 +81,8 @@ pub struct RunStats {
     pub packets_sent: u64,
     /// Of those, the ones that reached their destination host.
     pub packets_delivered: u64,
+    /// When the last of them arrived (the stall detector's clock).
+    pub last_delivery: Time,
     /// Packets a switch had no route for.
     pub drops_unroutable: u64,
     /// Packets that reached a host other than their destination (hosts do not forward).

@@ -433,6 +433,7 @@ impl World {
         // ACKs, NAKs, CNPs and signals they cause.
         if !matches!(self.pool.get(id).roce.opcode.family(), Family::Ack | Family::Cnp | Family::OutOfBand) {
             self.stats.packets_delivered += 1;
+            self.stats.last_delivery = self.now;
         }
         responder::receive(&mut self.transport(), h, id);
         self.drain_outbox();

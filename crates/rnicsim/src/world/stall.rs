@@ -1,0 +1,61 @@
+//! The stall detector: a run in which nothing reached its destination for the last stretch
+//! while work was still pending (packets alive, flows started and unfinished) says so, with
+//! the ports and classes held by PFC and the flows left waiting.
+
+use super::World;
+use serde::Serialize;
+
+/// How long nothing must arrive before a run with pending work counts as stalled: a tenth of
+/// the run, and at least 100 µs.
+fn quiet_threshold(w: &World) -> crate::units::Time {
+    crate::units::Time((w.end.0 / 10).max(crate::units::Time::from_us(100).0))
+}
+
+/// A port class that is paused with packets waiting in it at the end of the run.
+#[derive(Clone, Debug, Serialize)]
+pub struct StuckPort {
+    pub node: u32,
+    pub iface: u32,
+    pub class: u8,
+    pub queued_bytes: u64,
+    /// When the current pause runs out unless refreshed.
+    pub paused_until_ps: u64,
+}
+
+/// What a stalled run reports (`summary.json` key `stall`, and the terminal).
+#[derive(Clone, Debug, Serialize)]
+pub struct Stall {
+    /// The last time anything reached its destination host (0: never).
+    pub since_ps: u64,
+    pub packets_alive: u64,
+    /// Flows started and not finished.
+    pub waiting_flows: u64,
+    /// The first of them (flow ids).
+    pub waiting_flow_ids: Vec<u32>,
+    /// Paused port classes with packets waiting (the first 20).
+    pub paused: Vec<StuckPort>,
+}
+
+impl World {
+    /// The stall report of a finished run, if it stalled.
+    pub fn stall(&self) -> Option<Stall> {
+        let waiting: Vec<u32> = self.apps.flows.records.iter().filter(|r| r.status.is_none()).map(|r| r.id).collect();
+        let alive = self.pool.live() as u64;
+        if waiting.is_empty() && alive == 0 {
+            return None;
+        }
+        let since = self.stats.last_delivery;
+        if self.end.saturating_sub(since) < quiet_threshold(self) {
+            return None;
+        }
+        let mut paused = Vec::new();
+        for p in &self.ports {
+            for c in 0..crate::fabric::port::CLASSES {
+                if paused.len() < 20 && p.is_paused(c, self.end) && p.queue_packets(c as u8) > 0 {
+                    paused.push(StuckPort { node: p.node, iface: p.iface, class: c as u8, queued_bytes: p.queue_bytes(c as u8), paused_until_ps: p.paused_until(c).0 });
+                }
+            }
+        }
+        Some(Stall { since_ps: since.0, packets_alive: alive, waiting_flows: waiting.len() as u64, waiting_flow_ids: waiting.into_iter().take(10).collect(), paused })
+    }
+}
