@@ -25,12 +25,11 @@ macro_rules! call_taken {
 impl World {
     /// Delivers `ev` to application `app` (now, or as soon as its current call returns).
     pub(crate) fn app_event(&mut self, app: AppId, ev: AppEvent) {
-        let busy = 1u64 << app.min(63);
-        if self.apps_busy & busy != 0 {
+        if self.apps_busy[app as usize] {
             self.apps_pending.push_back((app, ev));
             return;
         }
-        self.apps_busy |= busy;
+        self.apps_busy[app as usize] = true;
         match app {
             FLOWS => call_taken!(self, flows, ev),
             PERFTEST => call_taken!(self, perftests, ev),
@@ -43,7 +42,7 @@ impl World {
                 }
             }
         }
-        self.apps_busy &= !busy;
+        self.apps_busy[app as usize] = false;
         // Events that arrived for it while it ran, in order.
         if self.apps_pending.is_empty() {
             return;
@@ -130,6 +129,11 @@ impl World {
     pub fn host_port(&self, node: u32) -> Option<u32> {
         let h = self.host_of(node).ok()?;
         Some(self.hosts[h as usize].port).filter(|&p| p != u32::MAX)
+    }
+
+    /// The node at the other end of host `node`'s link, if it has one.
+    pub fn first_hop(&self, node: u32) -> Option<u32> {
+        self.host_port(node).map(|p| self.ports[self.ports[p as usize].peer as usize].node)
     }
 
     /// The rate of host `node`'s link.

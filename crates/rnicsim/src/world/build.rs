@@ -192,7 +192,7 @@ impl World {
             rtt_cache: Default::default(),
             app_mr: Vec::new(),
             apps: Default::default(),
-            apps_busy: 0,
+            apps_busy: [false; 256],
             apps_pending: Default::default(),
             rate_sampler: None,
             capture_ports: Vec::new(),
@@ -257,8 +257,7 @@ impl World {
     /// Whether a packet from host `a` can reach host `b` (node ids): hosts do not forward, so
     /// the first hop is `b` itself or a switch with a route to `b`.
     pub fn reachable(&self, a: u32, b: u32) -> bool {
-        let (Some(p), Ok(hb)) = (self.host_port(a), self.host_of(b)) else { return false };
-        let next = self.ports[self.ports[p as usize].peer as usize].node;
+        let (Some(next), Ok(hb)) = (self.first_hop(a), self.host_of(b)) else { return false };
         next == b || (!self.is_host[next as usize] && !self.routes.candidates(next, hb).is_empty())
     }
 
@@ -266,18 +265,18 @@ impl World {
     fn check_reachable(&self, loaded: &LoadedScenario) -> Result<(), ScenarioError> {
         use crate::scenario::schema::{FlowPattern, Pattern};
         let s = &loaded.scenario;
-        let pair = |path: String, a: u32, b: u32| -> Result<(), ScenarioError> {
+        let pair = |path: &str, a: u32, b: u32| -> Result<(), ScenarioError> {
             match self.reachable(a, b) {
                 true => Ok(()),
-                false => Err(loaded.error_at(&path, format!("host {b} cannot be reached from host {a} without crossing a host (hosts do not forward)"))),
+                false => Err(loaded.error_at(path, format!("host {b} cannot be reached from host {a} without crossing a host (hosts do not forward)"))),
             }
         };
         // Links are two-way, so every host reaching one host means every pair is connected.
-        let every = |path: String| -> Result<(), ScenarioError> {
+        let every = |path: &str| -> Result<(), ScenarioError> {
             let Some((&d, rest)) = self.host_nodes.split_first() else { return Ok(()) };
             for &h in rest {
-                pair(path.clone(), h, d)?;
-                pair(path.clone(), d, h)?;
+                pair(path, h, d)?;
+                pair(path, d, h)?;
             }
             Ok(())
         };
@@ -285,32 +284,32 @@ impl World {
             match &t.pattern {
                 Pattern::Pairs { pairs } => {
                     for (j, &[a, b]) in pairs.iter().enumerate() {
-                        pair(format!("traffic[{i}].pattern.pairs.pairs[{j}]"), a, b)?;
+                        pair(&format!("traffic[{i}].pattern.pairs.pairs[{j}]"), a, b)?;
                     }
                 }
                 Pattern::Incast { receiver, senders: Some(list) } => {
                     for (j, &a) in list.iter().enumerate() {
-                        pair(format!("traffic[{i}].pattern.incast.senders[{j}]"), a, *receiver)?;
+                        pair(&format!("traffic[{i}].pattern.incast.senders[{j}]"), a, *receiver)?;
                     }
                 }
-                _ => every(format!("traffic[{i}].pattern"))?,
+                _ => every(&format!("traffic[{i}].pattern"))?,
             }
         }
         for (i, f) in s.flows.iter().enumerate() {
             match &f.pattern {
                 Some(FlowPattern::Incast { receiver, senders: Some(list) }) => {
                     for (j, &a) in list.iter().enumerate() {
-                        pair(format!("flows[{i}].pattern.incast.senders[{j}]"), a, *receiver)?;
-                        pair(format!("flows[{i}].pattern.incast.senders[{j}]"), *receiver, a)?;
+                        pair(&format!("flows[{i}].pattern.incast.senders[{j}]"), a, *receiver)?;
+                        pair(&format!("flows[{i}].pattern.incast.senders[{j}]"), *receiver, a)?;
                     }
                 }
-                _ if f.cdf.is_some() => every(format!("flows[{i}].pattern"))?,
+                _ if f.cdf.is_some() => every(&format!("flows[{i}].pattern"))?,
                 _ => {}
             }
         }
         for (i, p) in s.perftest.iter().enumerate() {
-            pair(format!("perftest[{i}].server"), p.client, p.server)?;
-            pair(format!("perftest[{i}].server"), p.server, p.client)?;
+            pair(&format!("perftest[{i}].server"), p.client, p.server)?;
+            pair(&format!("perftest[{i}].server"), p.server, p.client)?;
         }
         Ok(())
     }

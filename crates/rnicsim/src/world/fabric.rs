@@ -139,10 +139,8 @@ impl World {
         };
         let view = FabricView { now: self.now, ports: &self.ports, links: &self.links, is_host: &self.is_host, routes: &self.routes };
         let verdict = sw.forward(&view, in_port, self.pool.get_mut(id), path);
-        if let Some(t) = sw.lb_timer {
-            if let Some(at) = sw.lb.next_timer() {
-                self.timers.arm(t, at.max(self.now));
-            }
+        if sw.lb_timer.is_some() {
+            self.rearm_lb(s);
         }
         match verdict {
             Forward::Queue { out, class, size, iface, pause } => {
@@ -189,16 +187,19 @@ impl World {
         if sw.lb.uses_timer() && sw.lb_timer.is_none() {
             sw.lb_timer = Some(self.timers.add_timer(super::Wake::Lb(s)));
         }
-        if let (Some(t), Some(at)) = (sw.lb_timer, sw.lb.next_timer()) {
-            self.timers.arm(t, at.max(self.now));
-        }
+        self.rearm_lb(s);
         Ok(())
     }
 
     /// A switch's load-balancer timer.
     pub(super) fn lb_timer(&mut self, s: u32) {
-        let sw = &mut self.switches[s as usize];
-        sw.lb.on_timer(self.now);
+        self.switches[s as usize].lb.on_timer(self.now);
+        self.rearm_lb(s);
+    }
+
+    /// Arms switch `s`'s load-balancer timer for when its policy next wants it.
+    fn rearm_lb(&mut self, s: u32) {
+        let sw = &self.switches[s as usize];
         if let (Some(t), Some(at)) = (sw.lb_timer, sw.lb.next_timer()) {
             self.timers.arm(t, at.max(self.now));
         }

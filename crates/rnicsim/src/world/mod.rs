@@ -149,10 +149,10 @@ pub struct World {
     pub(crate) rtt_cache: std::collections::HashMap<(u32, u32), Time>,
     /// Per host: (lkey, rkey) of the application region covering its memory.
     pub(crate) app_mr: Vec<(u32, u32)>,
-    /// The applications on the hosts, and which are being called now (bit per id) with the
-    /// events that wait for them.
+    /// The applications on the hosts, and which are being called now (by id) with the events
+    /// that wait for them.
     pub apps: Apps,
-    pub(crate) apps_busy: u64,
+    pub(crate) apps_busy: [bool; 256],
     pub(crate) apps_pending: std::collections::VecDeque<(AppId, AppEvent)>,
     pub(crate) rate_sampler: Option<(TimerId, Time)>,
     /// Ports whose transmitted packets are captured, and the capture.

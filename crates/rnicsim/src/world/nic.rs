@@ -170,11 +170,11 @@ impl World {
 
     /// The carried paths from host `a` to host `b` (node ids), shortest first: the k shortest
     /// switch paths between their switches (`routing.k_shortest_paths`). Empty when carried
-    /// paths are off or the hosts share a switch.
+    /// paths are off, the hosts share a switch, or one has no link.
     pub fn paths_between(&mut self, a: u32, b: u32) -> Result<Vec<PathId>, VerbsError> {
-        let (ha, hb) = (self.host_of(a)?, self.host_of(b)?);
-        let tor = |w: &World, h: u32| w.ports[w.ports[w.hosts[h as usize].port as usize].peer as usize].node;
-        let (sa, sb) = (tor(self, ha), tor(self, hb));
+        self.host_of(a)?;
+        self.host_of(b)?;
+        let (Some(sa), Some(sb)) = (self.first_hop(a), self.first_hop(b)) else { return Ok(Vec::new()) };
         let Some(table) = &mut self.paths else { return Ok(Vec::new()) };
         if sa == sb {
             return Ok(Vec::new());

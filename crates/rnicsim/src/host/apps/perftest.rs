@@ -33,11 +33,7 @@ impl Perftest {
     /// Aggregate payload sent in Gbps over the measurement window ending at `end` (from the
     /// queue pairs' counters, so large messages do not quantize it).
     pub fn gbps(&self, end: Time) -> f64 {
-        let s = self.window_secs(end);
-        if s <= 0.0 || self.tx_end.len() != self.tx_start.len() {
-            return 0.0;
-        }
-        self.tx_delta(2) as f64 * 8.0 / s / 1e9
+        self.tx_window(end, 2).map_or(0.0, |(d, s)| d * 8.0 / s / 1e9)
     }
 
     /// Aggregate payload of completed messages in Gbps (perftest's own measure).
@@ -53,30 +49,30 @@ impl Perftest {
         end.saturating_sub(self.measure_from).as_secs_f64()
     }
 
-    fn tx_delta(&self, k: usize) -> u64 {
-        self.tx_end.iter().zip(&self.tx_start).map(|(e, s)| e[k] - s[k]).sum()
+    /// Counter `k` (0 wire bytes, 1 packets, 2 payload bytes) gained over the measurement
+    /// window ending at `end`, and the window in seconds; `None` before the window has closed
+    /// on both ends or when it is empty.
+    fn tx_window(&self, end: Time, k: usize) -> Option<(f64, f64)> {
+        let s = self.window_secs(end);
+        if s <= 0.0 || self.tx_end.len() != self.tx_start.len() {
+            return None;
+        }
+        let d: u64 = self.tx_end.iter().zip(&self.tx_start).map(|(e, s)| e[k] - s[k]).sum();
+        Some((d as f64, s))
     }
 
     /// Aggregate rate on the wire (headers included, data direction) in Gbps.
     pub fn wire_gbps(&self, end: Time) -> f64 {
-        let s = self.window_secs(end);
-        if s <= 0.0 || self.tx_end.len() != self.tx_start.len() {
-            return 0.0;
-        }
-        self.tx_delta(0) as f64 * 8.0 / s / 1e9
+        self.tx_window(end, 0).map_or(0.0, |(d, s)| d * 8.0 / s / 1e9)
     }
 
     /// Aggregate data-direction packets per second, in millions.
     pub fn mpps(&self, end: Time) -> f64 {
-        let s = self.window_secs(end);
-        if s <= 0.0 || self.tx_end.len() != self.tx_start.len() {
-            return 0.0;
-        }
-        self.tx_delta(1) as f64 / s / 1e6
+        self.tx_window(end, 1).map_or(0.0, |(d, s)| d / s / 1e6)
     }
 
     pub fn qp_gbps(&self, i: usize, end: Time) -> f64 {
-        let secs = (end.saturating_sub(self.measure_from)).as_secs_f64();
+        let secs = self.window_secs(end);
         if secs <= 0.0 {
             return 0.0;
         }

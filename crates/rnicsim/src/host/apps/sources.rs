@@ -37,7 +37,6 @@ pub struct Source {
     pub stop: Time,
     pub byte_limit: u64,
     pub timer: TimerId,
-    pub blocked: bool,
     pub done: bool,
     pub sent_packets: u64,
     pub sent_bytes: u64,
@@ -143,7 +142,6 @@ impl Sources {
                     stop: t.stop.unwrap_or(s.duration).min(s.duration),
                     byte_limit: t.bytes.map_or(u64::MAX, |b| b.0),
                     timer: w.add_app_timer(SOURCES, id),
-                    blocked: false,
                     done: false,
                     sent_packets: 0,
                     sent_bytes: 0,
@@ -163,14 +161,12 @@ impl Application for Sources {
     fn on_timer(&mut self, w: &mut World, s: u32) {
         let now = w.now;
         let src = &mut self.list[s as usize];
-        src.blocked = false;
         if src.done || now >= src.stop {
             src.done = true;
             return;
         }
         if w.ports[src.port as usize].queue_packets(src.priority) >= NIC_QUEUE_PACKETS {
             // Woken again when the host's port sends a packet.
-            src.blocked = true;
             w.wake_on_room(src.port, src.timer);
             return;
         }
