@@ -175,6 +175,15 @@ impl PacketPool {
     pub fn payload(&self, id: PacketId) -> &[u8] {
         self.payload.get(id.0 as usize).map_or(&[], |v| v.as_slice())
     }
+    /// Allocates a packet that carries `path` ([`NO_PATH`]: none, the slot is left alone).
+    #[inline]
+    pub fn alloc_on_path(&mut self, p: Packet, path: u32) -> PacketId {
+        let id = self.alloc(p);
+        if path != NO_PATH {
+            self.set_path(id, path);
+        }
+        id
+    }
     /// Makes packet `id` carry path `path` (see [`crate::fabric::paths`]).
     pub fn set_path(&mut self, id: PacketId, path: u32) {
         let i = id.0 as usize;

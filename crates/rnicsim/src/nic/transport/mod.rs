@@ -121,10 +121,7 @@ impl Ctx<'_> {
         let hdr = RoceHeader { opcode: Opcode::OutOfBand, imm: value, payload: bytes, ..Default::default() };
         let pkt = Packet { size: Opcode::OutOfBand.header_bytes() + bytes, priority: ack_class, ..qp.packet_to_peer(0, self.now, hdr) };
         let (host, path) = (qp.host, qp.path);
-        let id = self.pool.alloc(pkt);
-        if path != crate::fabric::paths::NO_PATH {
-            self.pool.set_path(id, path);
-        }
+        let id = self.pool.alloc_on_path(pkt, path);
         self.out.push(Action::Control { host, id });
     }
 
@@ -306,10 +303,7 @@ impl Ctx<'_> {
         };
         let pkt = Packet { size: op.header_bytes(), priority: ack_class, ecn: ECN_NOT_ECT, ..qp.packet_to_peer(psn, self.now, hdr) };
         let (host, path) = (qp.host, qp.path);
-        let id = self.pool.alloc(pkt);
-        if path != crate::fabric::paths::NO_PATH {
-            self.pool.set_path(id, path);
-        }
+        let id = self.pool.alloc_on_path(pkt, path);
         if self.int_enabled {
             let int = echo_id.map(|e| self.pool.int(e)).unwrap_or_default();
             *self.pool.int_mut(id) = int;

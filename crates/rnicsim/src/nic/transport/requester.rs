@@ -9,7 +9,6 @@ use crate::nic::events::NicEvent;
 use crate::nic::qp::{opcode_at, packets_for, payload_at, QpState, SqEntry};
 use crate::nic::sched::QpScheduler;
 use crate::nic::verbs::{PostError, SendWr, Status, Verb};
-use crate::fabric::paths::NO_PATH;
 use crate::units::{BitsPerSec, Time};
 use crate::wire::packet::{Packet, PacketId, RoceHeader, ECN_ECT0};
 use crate::wire::roce::{Family, Opcode, Syndrome};
@@ -158,10 +157,7 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
     };
     let pkt = Packet { size, ecn: ECN_ECT0, ..qp.packet_to_peer(psn, now, RoceHeader { ts: now, ..hdr }) };
     let end = op.is_last() || op == Opcode::ReadRequest;
-    let id = ctx.pool.alloc(pkt);
-    if qp.path != NO_PATH {
-        ctx.pool.set_path(id, qp.path);
-    }
+    let id = ctx.pool.alloc_on_path(pkt, qp.path);
     if hdr.payload > 0 {
         let inline = op.family() != Family::ReadResponse && hdr.dma_len <= ctx.spec.inline_bytes;
         let nic = &mut ctx.nics[h];
