@@ -34,6 +34,18 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
+impl ScenarioError {
+    /// An error at `line` of a file a scenario names (a topology, flow or CDF file).
+    pub fn at_line(file: &std::path::Path, line: usize, message: impl Into<String>) -> ScenarioError {
+        ScenarioError { file: file.display().to_string(), line: Some(line), column: None, key: None, message: message.into() }
+    }
+
+    /// A line-oriented parser's error, in `file`.
+    pub fn in_file(file: &std::path::Path, e: crate::input::LineError) -> ScenarioError {
+        ScenarioError::at_line(file, e.line, e.message)
+    }
+}
+
 /// One segment of a key path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Seg {

@@ -164,7 +164,7 @@ impl LoadedScenario {
             TopologySpec::File { path } => {
                 let full = self.base_dir.join(path);
                 let text = std::fs::read_to_string(&full).map_err(|e| self.error_at("topology.file.path", format!("cannot read {}: {e}", full.display())))?;
-                topology::parse_hpcc_topology(&text).map_err(|e| ScenarioError { file: full.display().to_string(), line: Some(e.line), column: None, key: None, message: e.message })?
+                topology::parse_hpcc_topology(&text).map_err(|e| ScenarioError::in_file(&full, e))?
             }
         };
         if s.links.loss > 0.0 {

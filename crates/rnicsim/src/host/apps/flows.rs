@@ -112,26 +112,23 @@ impl Flows {
             if let Some(path) = &f.file {
                 let full = loaded.base_dir.join(path);
                 let text = std::fs::read_to_string(&full).map_err(|e| loaded.error_at(&format!("flows[{wi}].file"), format!("cannot read {}: {e}", full.display())))?;
-                let mut list = parse_flow_file(&text).map_err(|e| ScenarioError { file: full.display().to_string(), line: Some(e.line), column: None, key: None, message: e.message })?;
+                let mut list = parse_flow_file(&text).map_err(|e| ScenarioError::in_file(&full, e))?;
                 for fl in &list {
                     for (what, n) in [("source", fl.src), ("destination", fl.dst)] {
                         if w.host_of(n).is_err() {
-                            return Err(ScenarioError { file: full.display().to_string(), line: Some(fl.line as usize), column: None, key: None, message: format!("flow {what} {n} is not a host of the topology") });
+                            return Err(ScenarioError::at_line(&full, fl.line as usize, format!("flow {what} {n} is not a host of the topology")));
                         }
                     }
                     if let Some(m) = too_big(fl.size, w) {
-                        return Err(ScenarioError { file: full.display().to_string(), line: Some(fl.line as usize), column: None, key: None, message: m });
-                    }
-                    if fl.src == fl.dst {
-                        return Err(ScenarioError { file: full.display().to_string(), line: Some(fl.line as usize), column: None, key: None, message: format!("flow from host {} to itself", fl.src) });
+                        return Err(ScenarioError::at_line(&full, fl.line as usize, m));
                     }
                     if !w.reachable(fl.src, fl.dst) || !w.reachable(fl.dst, fl.src) {
-                        return Err(ScenarioError { file: full.display().to_string(), line: Some(fl.line as usize), column: None, key: None, message: format!("host {} cannot reach host {} without crossing a host (hosts do not forward)", fl.src, fl.dst) });
+                        return Err(ScenarioError::at_line(&full, fl.line as usize, format!("host {} cannot reach host {} without crossing a host (hosts do not forward)", fl.src, fl.dst)));
                     }
                 }
                 // Start times past the end of time cannot run: refuse them, naming the line.
                 if let Some(fl) = list.iter().find(|fl| fl.start.0.checked_add(f.start.0).is_none()) {
-                    return Err(ScenarioError { file: full.display().to_string(), line: Some(fl.line as usize), column: None, key: None, message: format!("start time {} plus the workload's start {} is past the largest time this simulator holds", fl.start, f.start) });
+                    return Err(ScenarioError::at_line(&full, fl.line as usize, format!("start time {} plus the workload's start {} is past the largest time this simulator holds", fl.start, f.start)));
                 }
                 list.retain(|fl| fl.start + f.start < stop);
                 for fl in &mut list {
@@ -149,7 +146,7 @@ impl Flows {
             let path = f.cdf.as_ref().expect("validated: cdf or file");
             let full = loaded.base_dir.join(path);
             let text = std::fs::read_to_string(&full).map_err(|e| loaded.error_at(&format!("flows[{wi}].cdf"), format!("cannot read {}: {e}", full.display())))?;
-            let cdf = FlowSizeCdf::parse(&text).map_err(|e| ScenarioError { file: full.display().to_string(), line: Some(e.line), column: None, key: None, message: e.message })?;
+            let cdf = FlowSizeCdf::parse(&text).map_err(|e| ScenarioError::in_file(&full, e))?;
             let mean = cdf.mean();
             if let Some(m) = too_big(cdf.max_size().round() as u64, w) {
                 return Err(loaded.error_at(&format!("flows[{wi}].cdf"), format!("{}: {m}", full.display())));
