@@ -329,3 +329,17 @@ fn sampling_that_no_disk_would_hold_is_refused() {
     assert_eq!(e.key.as_deref(), Some("outputs.rate_interval"), "{e}");
     check(&format!("{GOOD}[outputs]\nqueue_interval = \"100ns\"\n")).unwrap();
 }
+
+#[test]
+fn fixed_length_arrays_refuse_extra_elements() {
+    // serde used to take the first N elements and drop the rest without a word.
+    let e = err(&format!("{GOOD}[[link_events]]\nat = \"1us\"\nbetween = [0, 4, 1]\nstate = \"down\"\n"));
+    assert_eq!(e.key.as_deref(), Some("link_events[0].between"), "{e}");
+    assert!(e.message.contains("exactly 2") && e.message.contains("found 3"), "{e}");
+    let e = err(&format!("{GOOD}[switch]\nweights = [1, 1, 1, 1, 1, 1, 1, 1, 9]\n"));
+    assert_eq!(e.key.as_deref(), Some("switch.weights"), "{e}");
+    assert!(e.message.contains("found 9"), "{e}");
+    let e = err(&format!("{GOOD}[outputs]\npcap = [[0, 0], [4, 0, 1]]\n"));
+    assert_eq!(e.key.as_deref(), Some("outputs.pcap[1]"), "{e}");
+    check(&format!("{GOOD}[[link_events]]\nat = \"1us\"\nbetween = [0, 4]\nstate = \"down\"\n[outputs]\npcap = [[0, 0]]\n")).unwrap();
+}

@@ -7,6 +7,7 @@ use crate::fabric::lb::LbKind;
 use crate::units::{BitsPerSec, Bytes, Time};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use super::exact;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -135,7 +136,7 @@ pub struct SwitchSpec {
     #[serde(default)]
     pub service: ServiceKind,
     /// Per-class weights for `service = "weighted"`.
-    #[serde(default = "default_weights")]
+    #[serde(default = "default_weights", deserialize_with = "exact::array")]
     pub weights: [u32; 8],
     #[serde(default)]
     pub load_balancer: LbKind,
@@ -313,6 +314,7 @@ pub enum LinkState {
 pub struct LinkEventSpec {
     pub at: Time,
     /// The two node ids the link joins.
+    #[serde(deserialize_with = "exact::array")]
     pub between: [u32; 2],
     pub state: LinkState,
 }
@@ -491,7 +493,7 @@ pub struct OutputSpec {
     pub rate_interval: Option<Time>,
     /// Capture the packets these ports send (global port ids, or `[node, interface]`) into
     /// `capture.pcap`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "exact::arrays")]
     pub pcap: Vec<[u32; 2]>,
     /// Also write HPCC's `fct.txt` / `pfc.txt` here (relative to the scenario file), as an ns-3
     /// config's FCT_OUTPUT_FILE and PFC_OUTPUT_FILE ask.
