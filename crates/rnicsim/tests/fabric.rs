@@ -164,6 +164,11 @@ fn pfc_makes_incast_lossless_and_pauses_upstream() {
     // The queue never exceeds XOFF (40 KB per ingress) × 4 plus in-flight headroom.
     let q = w.ports.iter().filter(|p| p.node == 5 && p.iface == 4).map(|p| p.counters.max_queue_bytes).max().unwrap();
     assert!(q <= 4 * (40_000 + 2 * 12_500 + 3_000), "queue reached {q}");
+    // pfc.parquet has one row per frame received, the count the summary gives; the frames sent
+    // are those plus the few still on the wire when the run ended (one per sender link at most).
+    let (sent, received) = (w.stats.pfc_frames_sent, w.stats.pfc_frames_received);
+    assert_eq!(w.record.pfc.time.len() as u64, received);
+    assert!(received > 0 && sent >= received && sent - received <= 4, "sent {sent}, received {received}");
 }
 
 #[test]

@@ -37,7 +37,9 @@ pub struct Summary {
     pub drops_misdelivered: u64,
     pub ecn_marks: u64,
     pub pfc_pauses_sent: u64,
-    pub pfc_frames: u64,
+    pub pfc_frames_sent: u64,
+    /// One row each in `pfc.parquet`.
+    pub pfc_frames_received: u64,
     /// Port-seconds of pause, summed over ports and classes.
     pub paused_seconds: f64,
     pub max_queue_bytes: u64,
@@ -184,7 +186,8 @@ impl Summary {
             drops_misdelivered: world.stats.drops_misdelivered,
             ecn_marks: sum(|c| c.ecn_marks),
             pfc_pauses_sent: sum(|c| c.pause_tx),
-            pfc_frames: world.stats.pfc_frames,
+            pfc_frames_sent: world.stats.pfc_frames_sent,
+            pfc_frames_received: world.stats.pfc_frames_received,
             paused_seconds: sum(|c| c.paused_rx_ps) as f64 / 1e12,
             max_queue_bytes: world.ports.iter().map(|p| p.counters.max_queue_bytes).max().unwrap_or(0),
             peak_packets: world.stats.peak_packets,

@@ -173,7 +173,7 @@ impl World {
             self.timers.arm_if_later(sw.pfc_refresh[iface as usize], refresh);
         }
         let id = self.pool.alloc(Packet::pause(class, quanta, PFC_FRAME_BYTES));
-        self.stats.pfc_frames += 1;
+        self.stats.pfc_frames_sent += 1;
         self.ports[p as usize].enqueue_control(id);
         self.port_start(p);
     }
@@ -220,6 +220,7 @@ impl World {
     /// A PFC frame arrives at `port`'s node: pause or resume that port's class.
     fn pfc_received(&mut self, p: u32, class: u8, quanta: u16) {
         let now = self.now;
+        self.stats.pfc_frames_received += 1;
         let port = &mut self.ports[p as usize];
         let until = if quanta == 0 { now } else { now + pause_time(quanta, port.rate.0) };
         let was_paused = port.is_paused(class as usize, now);

@@ -87,7 +87,10 @@ pub struct RunStats {
     pub drops_unroutable: u64,
     /// Packets that reached a host other than their destination (hosts do not forward).
     pub drops_misdelivered: u64,
-    pub pfc_frames: u64,
+    /// PFC frames (PAUSE, RESUME and refreshes) switches sent, and those that reached the port
+    /// they were for (a frame can be lost on a failing link or still be in flight at the end).
+    pub pfc_frames_sent: u64,
+    pub pfc_frames_received: u64,
     /// The most packets alive at once.
     pub peak_packets: u64,
     pub flows_completed: u64,
