@@ -528,3 +528,28 @@ fn a_run_where_nothing_moves_says_so() {
     assert!(w.stall().is_none());
     assert!(serde_json::to_value(rnicsim::output::Summary::of(&w, "t")).unwrap().get("stall").is_none());
 }
+
+#[test]
+fn perftest_goodput_counts_each_acknowledged_byte_once() {
+    // To a server whose link failed at 1 µs, the client retransmits on every timeout: the wire
+    // carries bytes, but none is ever acknowledged (it reported 1.68 Gbps of "bandwidth").
+    let perftest = |test: &str| format!("[nic]\nrto = \"20us\"\nretry_count = 1000\n[nic.cc.none]\n[[perftest]]\ntest = \"{test}\"\nclient = 0\nserver = 1\nmessage = \"4KB\"\n");
+    for test in ["write_bw", "send_bw", "read_bw"] {
+        let mut w = build(&format!("duration = \"500us\"\n[topology.back_to_back]\n[[link_events]]\nat = \"1us\"\nbetween = [0, 1]\nstate = \"down\"\n{}", perftest(test)));
+        w.run(|_| true);
+        let p = &w.apps.perftests.tests[0];
+        // (A READ's data direction is the server's: it sends nothing it is not asked for.)
+        assert_eq!(p.wire_gbps(w.end) > 0.0, test != "read_bw", "{test}: retransmissions are on the wire");
+        assert_eq!(p.gbps(w.end), 0.0, "{test}: nothing acknowledged, no goodput");
+    }
+    // On a link losing 1% of packets, goodput is what completed (4 KB messages), below the
+    // payload rate the wire carried with the resends.
+    for test in ["write_bw", "read_bw"] {
+        let mut w = build(&format!("duration = \"2ms\"\n[topology.back_to_back]\n[links]\nloss = 0.01\n{}", perftest(test).replace("rto = \"20us\"\n", "")));
+        w.run(|_| true);
+        let p = &w.apps.perftests.tests[0];
+        let (good, done, wire) = (p.gbps(w.end), p.completed_gbps(w.end), p.wire_gbps(w.end));
+        assert!(good > 1.0 && good < wire * 4096.0 / 4154.0, "{test}: goodput {good} vs wire {wire}");
+        assert!((good - done).abs() < 0.05 * done, "{test}: goodput {good} vs completed {done}");
+    }
+}

@@ -212,6 +212,9 @@ pub struct Qp {
     pub tx_packets: u64,
     pub tx_bytes: u64,
     pub retransmits: u64,
+    /// Payload of this queue pair's requests the peer has acknowledged (WRITE, SEND) or answered
+    /// in order (READ), each byte once however often it was sent: the goodput counter.
+    pub payload_acked: u64,
     /// A configured rate limit (bps; `u64::MAX` for none), and the limit last given to the
     /// scheduler (the lower of it and the congestion-control rate).
     pub rate_limit: u64,
@@ -223,6 +226,19 @@ impl Qp {
     pub fn entry_of(&self, psn: u64) -> Option<usize> {
         let i = self.sq.partition_point(|e| e.end_psn() <= psn);
         (i < self.sq.len() && self.sq[i].first_psn <= psn).then_some(i)
+    }
+
+    /// Payload the WRITE and SEND packets among PSNs `from..to` carry (a READ's responses are
+    /// counted one by one as they arrive in order: its PSNs can be passed while it has a gap).
+    pub fn payload_between(&self, from: u64, to: u64, mtu: u32) -> u64 {
+        let mtu = mtu as u64;
+        let first = self.sq.partition_point(|e| e.end_psn() <= from);
+        let mut sum = 0;
+        for e in self.sq.range(first..).take_while(|e| e.first_psn < to).filter(|e| !e.is_read()) {
+            let (i0, i1) = (from.max(e.first_psn) - e.first_psn, to.min(e.end_psn()) - e.first_psn);
+            sum += (i1 * mtu).min(e.wr.len) - (i0 * mtu).min(e.wr.len);
+        }
+        sum
     }
 
     /// Wire bytes of packet `psn` of send-queue entry `e` (a READ's request for its first PSN).
@@ -321,6 +337,7 @@ impl Qp {
             in_sched: false,
             bytes_sent: 0,
             bytes_acked: 0,
+            payload_acked: 0,
             sacked: PsnBitmap::default(),
             resend: VecDeque::new(),
             resend_high: 0,
@@ -377,6 +394,7 @@ impl Qp {
         self.in_sched = false;
         self.bytes_sent = 0;
         self.bytes_acked = 0;
+        self.payload_acked = 0;
         self.sacked.reset(0);
         self.resend_high = 0;
         self.read_rewound = None;

@@ -18,8 +18,9 @@ pub struct Perftest {
     pub timer: TimerId,
     /// Payload bytes completed per queue pair since the measurement began.
     pub bytes: Vec<u64>,
-    /// Wire bytes and packets the data-sending queue pairs transmitted, at the start of the
-    /// measurement and at the end of the run (port-counter style, as mlnx_perf reads).
+    /// Wire bytes and packets the data-sending queue pairs transmitted (port-counter style, as
+    /// mlnx_perf reads: retransmissions included), and the payload the client's queue pairs had
+    /// acknowledged (each byte once), at the start of the measurement and at the end of the run.
     pub tx_start: Vec<[u64; 3]>,
     pub tx_end: Vec<[u64; 3]>,
     pub measure_from: Time,
@@ -30,8 +31,9 @@ pub struct Perftest {
 }
 
 impl Perftest {
-    /// Aggregate payload sent in Gbps over the measurement window ending at `end` (from the
-    /// queue pairs' counters, so large messages do not quantize it).
+    /// Aggregate goodput in Gbps over the measurement window ending at `end`: payload
+    /// acknowledged, each byte once (from the queue pairs' counters, so large messages do not
+    /// quantize it; retransmissions and bytes never acknowledged do not count).
     pub fn gbps(&self, end: Time) -> f64 {
         self.tx_window(end, 2).map_or(0.0, |(d, s)| d * 8.0 / s / 1e9)
     }
@@ -49,7 +51,7 @@ impl Perftest {
         end.saturating_sub(self.measure_from).as_secs_f64()
     }
 
-    /// Counter `k` (0 wire bytes, 1 packets, 2 payload bytes) gained over the measurement
+    /// Counter `k` (0 wire bytes, 1 packets, 2 payload bytes acknowledged) gained over the measurement
     /// window ending at `end`, and the window in seconds; `None` before the window has closed
     /// on both ends or when it is empty.
     fn tx_window(&self, end: Time, k: usize) -> Option<(f64, f64)> {
@@ -115,12 +117,16 @@ impl Perftests {
         p
     }
 
-    /// Wire bytes, packets and payload bytes sent so far by each data-sending queue pair of
-    /// test `t`.
+    /// Wire bytes and packets sent so far by each data-sending queue pair of test `t`, and the
+    /// payload its client queue pair has had acknowledged.
     fn tx_counters(&self, w: &World, t: u32) -> Vec<[u64; 3]> {
         let p = &self.tests[t as usize];
         let read = p.spec.test == PerftestKind::ReadBw;
-        p.qps.iter().map(|&(c, s)| if read { s } else { c }).map(|q| w.qp_tx_counters(q)).collect()
+        let counters = |&(c, s): &(u32, u32)| {
+            let [wire, packets, _] = w.qp_tx_counters(if read { s } else { c });
+            [wire, packets, w.qps.get(c).payload_acked]
+        };
+        p.qps.iter().map(counters).collect()
     }
 
     /// A test starts: connect its queue pairs and fill their queues.

@@ -255,6 +255,7 @@ fn ack_upto(ctx: &mut Ctx, q: u32, upto: u64, pkt: &Packet, id: PacketId) {
         return;
     }
     let newly = limit - qp.snd_una;
+    qp.payload_acked += qp.payload_between(qp.snd_una, limit, ctx.spec.mtu);
     qp.snd_una = limit;
     qp.bytes_acked = (qp.bytes_acked + newly * mtu).min(qp.bytes_sent);
     qp.retry_left = ctx.spec.retry_count;
@@ -300,7 +301,10 @@ pub fn on_read_response(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     if !e.is_read() {
         return;
     }
-    let expected = e.first_psn + e.read_next as u64;
+    // Responses come back in PSN order: while an older READ misses one, a later READ's
+    // response shows the gap as surely as its own would.
+    let older_gap = qp.pending_read().filter(|r| r.first_psn < e.first_psn);
+    let expected = older_gap.map_or(e.first_psn + e.read_next as u64, |r| r.first_psn + r.read_next as u64);
     if pkt.seq > expected {
         // Gap: re-issue the READ from the missing PSN, once per gap.
         if qp.read_rewound != Some(expected) {
@@ -319,11 +323,13 @@ pub fn on_read_response(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     super::responder::place(ctx, q, pkt, id, addr);
     let qp = ctx.qps.get_mut(q);
     qp.sq[i].read_next += 1;
+    qp.payload_acked += payload_at(e.wr.len, ctx.spec.mtu, idx as u32) as u64;
     qp.read_rewound = None;
     // In-order responses acknowledge the READ's PSNs and everything before them.
     let upto = pkt.seq + 1;
     let newly = upto.saturating_sub(qp.snd_una);
     if newly > 0 {
+        qp.payload_acked += qp.payload_between(qp.snd_una, upto, ctx.spec.mtu);
         qp.snd_una = upto;
         qp.retry_left = ctx.spec.retry_count;
         qp.bytes_acked += newly * mtu;
