@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import tomllib
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
@@ -105,7 +106,18 @@ class Scenario:
             raise ScenarioError(str(e)) from None
         finally:
             close()
-        return Run(path)
+        run = Run(path)
+        stall = run.summary.get("stall")
+        if stall:
+            ended = f"; stop_on_stall ended the run at {stall['stopped_at_ps']} ps" if "stopped_at_ps" in stall else ""
+            warnings.warn(
+                f"the run stalled: nothing reached its destination after {stall['since_ps']} ps while "
+                f"{stall['packets_alive']} packets were alive and {stall['waiting_flows']} flows waited{ended}; "
+                "see summary['stall']",
+                StallWarning,
+                stacklevel=2,
+            )
+        return run
 
 
 def run(scenario: Union[str, Path, Scenario, dict], out: Union[str, Path, None] = None, force: bool = False, progress: Optional[bool] = None, **overrides: Any) -> "Run":
@@ -137,6 +149,10 @@ def _progress(progress: Optional[bool]) -> tuple[Optional[Callable[[int, int, in
         bar.refresh()
 
     return update, bar.close
+
+
+class StallWarning(RuntimeWarning):
+    """A run stalled: work was pending and nothing reached its destination (summary key `stall`)."""
 
 
 class Run:

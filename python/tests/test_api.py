@@ -103,3 +103,20 @@ def test_nic_events_are_a_table_when_recorded(tmp_path: Path) -> None:
     tx = run.query("SELECT count(*) AS n FROM nic_events WHERE kind = 'tx'")["n"][0]
     assert tx == ev.filter(pl.col("kind") == "tx").height > 0
     assert run.summary["packets_delivered"] == quiet.summary["packets_delivered"], "recording observes only"
+
+
+def test_a_stalled_run_warns_and_can_stop_early(tmp_path: Path) -> None:
+    # A perftest whose only link fails for good at 20 us: nothing arrives after, work waits.
+    data = {
+        "duration": "5ms",
+        "topology": {"back_to_back": {}},
+        "nic": {"rto": "100ms", "cc": {"none": {}}},
+        "link_events": [{"at": "20us", "between": [0, 1], "state": "down"}],
+        "perftest": [{"test": "write_bw", "client": 0, "server": 1, "message": "64KiB"}],
+    }
+    with pytest.warns(rnicsim.StallWarning, match="stalled"):
+        full = rnicsim.Scenario.from_dict(data).run(tmp_path / "full", progress=False)
+    assert full.summary["duration_ps"] == 5_000_000_000
+    with pytest.warns(rnicsim.StallWarning, match="stop_on_stall ended the run"):
+        early = rnicsim.Scenario.from_dict({**data, "stop_on_stall": True}).run(tmp_path / "early", progress=False)
+    assert early.summary["stall"]["stopped_at_ps"] == early.summary["duration_ps"] < 1_000_000_000

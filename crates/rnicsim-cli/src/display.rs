@@ -21,6 +21,15 @@ pub fn update_progress(bar: &ProgressBar, p: Progress, wall: Duration) {
     bar.set_message(format!("sim {} / {} · wall {:.1}s · {:.1} M events/s", p.now, p.end, wall.as_secs_f64(), rate / 1e6));
 }
 
+/// A stall seen (or ended) during the run, `before` being what was known at the last report.
+pub fn stall_news(p: &Progress, before: Option<Time>) {
+    match (before, p.stalled_since) {
+        (_, Some(since)) => eprintln!("warning: at {} of {}: nothing has reached its destination since {since} while work is pending", p.now, p.end),
+        (Some(_), None) => eprintln!("note: at {}: deliveries resumed", p.now),
+        (None, None) => {}
+    }
+}
+
 pub fn summary_table(s: &Summary, wall: Duration) -> Table {
     let secs = wall.as_secs_f64().max(1e-9);
     let mut t = Table::new();

@@ -161,8 +161,14 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
 
     let bar = display::progress_bar(quiet, loaded.scenario.duration);
     let started = Instant::now();
+    let mut stalled = None;
     let end = world.run(|p| {
         display::update_progress(&bar, p, started.elapsed());
+        if p.stalled_since != stalled {
+            // Said as it happens (a long run need not be waited out to learn it stalled).
+            bar.suspend(|| display::stall_news(&p, stalled));
+            stalled = p.stalled_since;
+        }
         !stop()
     });
     let wall = started.elapsed();
@@ -175,13 +181,17 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
     let out = dir.commit().with_context(|| format!("cannot move results into {}", out.display()))?;
     if let Some(st) = &summary.stall {
         eprintln!(
-            "warning: the run stalled: nothing reached its destination after {} while {} packets were alive and {} flows waiting{}; see `stall` in summary.json",
+            "warning: the run stalled: nothing reached its destination after {} while {} packets were alive and {} flows waiting{}{}; see `stall` in summary.json",
             rnicsim::units::Time(st.since_ps),
             st.packets_alive,
             st.waiting_flows,
             match st.paused.len() {
                 0 => String::new(),
                 n => format!(", and {n} port classes were paused with packets queued (first: node {} port {} class {})", st.paused[0].node, st.paused[0].iface, st.paused[0].class),
+            },
+            match st.stopped_at_ps {
+                Some(t) => format!("; stop_on_stall ended the run at {}", rnicsim::units::Time(t)),
+                None => String::new(),
             }
         );
     }

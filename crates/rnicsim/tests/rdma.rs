@@ -4,7 +4,7 @@ use rnicsim::nic::verbs::{Access, CompletionKind, RecvWr, SendWr, Status, Verb};
 use rnicsim::scenario::LoadedScenario;
 use rnicsim::units::{BitsPerSec, Time};
 use rnicsim::wire::roce::Opcode;
-use rnicsim::world::World;
+use rnicsim::world::{RunEnd, World};
 use std::path::Path;
 
 fn build(toml: &str) -> World {
@@ -552,4 +552,36 @@ fn perftest_goodput_counts_each_acknowledged_byte_once() {
         assert!(good > 1.0 && good < wire * 4096.0 / 4154.0, "{test}: goodput {good} vs wire {wire}");
         assert!((good - done).abs() < 0.05 * done, "{test}: goodput {good} vs completed {done}");
     }
+}
+
+#[test]
+fn a_stall_is_seen_while_it_happens_and_can_end_the_run() {
+    // As above: a 10 MB flow whose only link fails for good at 50 µs, in a 10 ms run, so the
+    // stall is visible from 50 µs + 1 ms (a tenth of the run) on.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("one.txt"), "1\n0 1 3 10000000 0.000001\n").unwrap();
+    let text = "duration = \"10ms\"\n[topology.back_to_back]\n[nic]\nrto = \"100ms\"\n[nic.cc.none]\n[[flows]]\nfile = \"one.txt\"\n[[link_events]]\nat = \"50us\"\nbetween = [0, 1]\nstate = \"down\"\n";
+    let build = |text: &str| World::build(&LoadedScenario::from_str(text, "t.toml", dir.path()).unwrap()).unwrap();
+    // No event happens after the failure, yet progress reports keep coming and name the stall.
+    let mut w = build(text);
+    let mut first_seen = None;
+    assert_eq!(w.run(|p| {
+        if let (None, Some(since)) = (first_seen, p.stalled_since) {
+            first_seen = Some((p.now, since));
+        }
+        true
+    }), RunEnd::Finished);
+    let (seen, since) = first_seen.expect("seen during the run");
+    assert!(since < Time::from_us(50) && seen >= since + Time::from_ms(1) && seen <= since + Time::from_us(1300), "seen at {seen}, stalled since {since}");
+    // With stop_on_stall the run ends there, and its outputs say so.
+    let mut w = build(&format!("stop_on_stall = true\n{text}"));
+    assert_eq!(w.run(|_| true), RunEnd::Stalled);
+    assert_eq!(w.end, seen);
+    let stall = w.stall().expect("stalled");
+    assert_eq!(stall.stopped_at_ps, Some(seen.0));
+    let summary = serde_json::to_value(rnicsim::output::Summary::of(&w, "t")).unwrap();
+    assert_eq!(summary["duration_ps"], seen.0);
+    // A healthy run with stop_on_stall goes to its end.
+    let mut w = build(&format!("stop_on_stall = true\n{}", text.replace("state = \"down\"", "state = \"up\"")).replace("10ms", "1ms"));
+    assert_eq!(w.run(|_| true), RunEnd::Finished);
 }

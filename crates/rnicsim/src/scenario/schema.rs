@@ -20,6 +20,9 @@ pub struct Scenario {
     pub seed: u64,
     /// Simulated time to run.
     pub duration: Time,
+    /// End the run as soon as the stall detector sees it stalled (outputs up to then are kept).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub stop_on_stall: bool,
     pub topology: TopologySpec,
     #[serde(default)]
     pub links: LinkDefaults,
@@ -45,6 +48,10 @@ pub struct Scenario {
     /// Published values this scenario reproduces, reported beside ours after the run.
     #[serde(default)]
     pub paper: Vec<crate::output::paper::PaperValue>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 fn one() -> u64 {

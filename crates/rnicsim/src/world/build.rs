@@ -197,6 +197,9 @@ impl World {
             rate_sampler: None,
             capture_ports: Vec::new(),
             capture: Vec::new(),
+            stall_quiet: super::stall::quiet_threshold(s.duration),
+            stop_on_stall: s.stop_on_stall,
+            stopped_at: None,
             finalized: false,
         }
     }

@@ -102,6 +102,8 @@ pub struct RunStats {
 pub enum RunEnd {
     Finished,
     Interrupted,
+    /// `stop_on_stall` ended the run when it stalled (its end is moved there; outputs hold).
+    Stalled,
 }
 
 /// A snapshot for progress displays.
@@ -110,6 +112,8 @@ pub struct Progress {
     pub now: Time,
     pub end: Time,
     pub events: u64,
+    /// Since when the run has been stalled, once the stall detector sees it (see [`Stall`]).
+    pub stalled_since: Option<Time>,
 }
 
 pub struct World {
@@ -161,6 +165,10 @@ pub struct World {
     /// Ports whose transmitted packets are captured, and the capture.
     pub(crate) capture_ports: Vec<bool>,
     pub capture: Vec<crate::wire::pcap::Captured>,
+    /// The stall detector's quiet time, and whether a stall ends the run (`stop_on_stall`).
+    pub(crate) stall_quiet: Time,
+    pub stop_on_stall: bool,
+    pub(crate) stopped_at: Option<Time>,
     finalized: bool,
 }
 
@@ -168,15 +176,39 @@ pub struct World {
 pub const PFC_FRAME_BYTES: u32 = 64;
 
 impl World {
-    /// Runs to the scenario's end. `progress` is called every 2^16 events; returning false stops
-    /// the run early ([`RunEnd::Interrupted`]).
+    /// Runs to the scenario's end. `progress` is called every 2^16 events and every quarter of
+    /// the stall detector's quiet time; returning false stops the run early
+    /// ([`RunEnd::Interrupted`]). With `stop_on_stall`, a stall ends it ([`RunEnd::Stalled`]).
     pub fn run(&mut self, mut progress: impl FnMut(Progress) -> bool) -> RunEnd {
-        while let Some((t, wake)) = self.timers.pop_until(self.end) {
-            self.now = t;
-            self.dispatch(wake);
-            self.stats.events += 1;
-            if self.stats.events & 0xffff == 0 && !progress(self.progress()) {
+        // Progress is also reported every quarter of the stall detector's quiet time of
+        // simulated time, events or not, so a run is seen stalling while it stalls.
+        let step = Time((self.stall_quiet.0 / 4).max(1));
+        let mut next_report = self.now + step;
+        loop {
+            let limit = next_report.min(self.end);
+            match self.timers.pop_until(limit) {
+                Some((t, wake)) => {
+                    self.now = t;
+                    self.dispatch(wake);
+                    self.stats.events += 1;
+                    if self.stats.events & 0xffff != 0 && t < next_report {
+                        continue;
+                    }
+                }
+                // Nothing happens before the next report: the clock moves there anyway.
+                None if limit < self.end => self.now = limit,
+                None => break,
+            }
+            next_report = self.now + step;
+            let p = self.progress();
+            if !progress(p) {
                 return RunEnd::Interrupted;
+            }
+            if self.stop_on_stall && p.stalled_since.is_some() {
+                self.end = self.now;
+                self.stopped_at = Some(self.now);
+                self.finalize();
+                return RunEnd::Stalled;
             }
         }
         self.now = self.end;
@@ -202,7 +234,7 @@ impl World {
     }
 
     pub fn progress(&self) -> Progress {
-        Progress { now: self.now, end: self.end, events: self.stats.events }
+        Progress { now: self.now, end: self.end, events: self.stats.events, stalled_since: self.stalled_since() }
     }
 
     /// Closes open intervals (pause times) at the end of the run.

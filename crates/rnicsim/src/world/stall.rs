@@ -3,15 +3,16 @@
 //! the ports and classes held by PFC and the flows left waiting.
 
 use super::World;
+use crate::units::Time;
 use serde::Serialize;
 
 /// How long nothing must arrive before a run with pending work counts as stalled: a tenth of
 /// the run, and at least 100 µs.
-fn quiet_threshold(w: &World) -> crate::units::Time {
-    crate::units::Time((w.end.0 / 10).max(crate::units::Time::from_us(100).0))
+pub(super) fn quiet_threshold(duration: Time) -> Time {
+    Time((duration.0 / 10).max(Time::from_us(100).0))
 }
 
-/// A port class that is paused with packets waiting in it at the end of the run.
+/// A port class that is paused with packets waiting in it.
 #[derive(Clone, Debug, Serialize)]
 pub struct StuckPort {
     pub node: u32,
@@ -34,28 +35,37 @@ pub struct Stall {
     pub waiting_flow_ids: Vec<u32>,
     /// Paused port classes with packets waiting (the first 20).
     pub paused: Vec<StuckPort>,
+    /// When `stop_on_stall` ended the run here, the time it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_at_ps: Option<u64>,
 }
 
 impl World {
-    /// The stall report of a finished run, if it stalled.
-    pub fn stall(&self) -> Option<Stall> {
-        let waiting: Vec<u32> = self.apps.flows.records.iter().filter(|r| r.status.is_none()).map(|r| r.id).collect();
-        let alive = self.pool.live() as u64;
-        if waiting.is_empty() && alive == 0 {
+    /// Since when the run has been stalled, judged now: work is pending (packets alive, flows
+    /// started and unfinished) and nothing has reached its destination for the quiet time.
+    /// Cheap enough to ask at every progress report.
+    pub fn stalled_since(&self) -> Option<Time> {
+        let flows_waiting = self.apps.flows.records.len() as u64 > self.stats.flows_completed + self.stats.flows_failed;
+        if !flows_waiting && self.pool.live() == 0 {
             return None;
         }
         let since = self.stats.last_delivery;
-        if self.end.saturating_sub(since) < quiet_threshold(self) {
-            return None;
-        }
+        (self.now.saturating_sub(since) >= self.stall_quiet).then_some(since)
+    }
+
+    /// The stall report now (at the end of a finished run: how it ended), if stalled.
+    pub fn stall(&self) -> Option<Stall> {
+        let since = self.stalled_since()?;
+        let waiting: Vec<u32> = self.apps.flows.records.iter().filter(|r| r.status.is_none()).map(|r| r.id).collect();
         let mut paused = Vec::new();
         for p in &self.ports {
             for c in 0..crate::fabric::port::CLASSES {
-                if paused.len() < 20 && p.is_paused(c, self.end) && p.queue_packets(c as u8) > 0 {
+                if paused.len() < 20 && p.is_paused(c, self.now) && p.queue_packets(c as u8) > 0 {
                     paused.push(StuckPort { node: p.node, iface: p.iface, class: c as u8, queued_bytes: p.queue_bytes(c as u8), paused_until_ps: p.paused_until(c).0 });
                 }
             }
         }
-        Some(Stall { since_ps: since.0, packets_alive: alive, waiting_flows: waiting.len() as u64, waiting_flow_ids: waiting.into_iter().take(10).collect(), paused })
+        let stopped_at_ps = self.stopped_at.map(|t| t.0);
+        Some(Stall { since_ps: since.0, packets_alive: self.pool.live() as u64, waiting_flows: waiting.len() as u64, waiting_flow_ids: waiting.into_iter().take(10).collect(), paused, stopped_at_ps })
     }
 }
