@@ -149,6 +149,8 @@ fn validate(path: &Path, overrides: &[String]) -> anyhow::Result<u8> {
         world.apps.perftests.tests.len(),
         loaded.scenario.duration
     );
+    let e = world.estimate(&loaded);
+    println!("expected: about {:.0} flows and {:.0} data packets (limits: {} flows, {} packets; [limits] raises them)", e.flows, e.packets, loaded.scenario.limits.max_flows, loaded.scenario.limits.max_packets);
     Ok(0)
 }
 

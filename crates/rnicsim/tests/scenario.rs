@@ -343,3 +343,27 @@ fn fixed_length_arrays_refuse_extra_elements() {
     assert_eq!(e.key.as_deref(), Some("outputs.pcap[1]"), "{e}");
     check(&format!("{GOOD}[[link_events]]\nat = \"1us\"\nbetween = [0, 4]\nstate = \"down\"\n[outputs]\npcap = [[0, 0]]\n")).unwrap();
 }
+
+#[test]
+fn runs_past_the_limits_are_refused_before_they_start() {
+    let dir = tempfile::tempdir().unwrap();
+    // One-byte flows at 25% of 100 Gbps: about 3e9 arrivals per second per host.
+    std::fs::write(dir.path().join("tiny.cdf"), "1 0\n1 100\n").unwrap();
+    let tiny = format!("{}[[flows]]\ncdf = \"tiny.cdf\"\nload = 0.25\n", GOOD.replace("50us", "100ms"));
+    let e = run_briefly(&tiny, dir.path()).expect_err("billions of flows");
+    assert_eq!(e.key.as_deref(), Some("limits.max_flows"), "{e}");
+    assert!(e.message.contains("e9") && e.message.contains("raise limits.max_flows"), "{e}");
+    // The override lets it through (built, not run).
+    let loaded = LoadedScenario::from_str(&format!("{tiny}[limits]\nmax_flows = 10000000000\nmax_packets = 10000000000\n"), "s.toml", dir.path()).unwrap();
+    let w = World::build(&loaded).unwrap();
+    // Four hosts × 25 Gbps of 1-byte flows for 0.1 s: 4 × 25e9 / 8 × 0.1 = 1.25e9 flows of a
+    // packet each, and the incast's two senders at 50 Gbps of 1000-byte packets add 1.25e6.
+    let est = w.estimate(&loaded);
+    assert!((est.flows / 1.25e9 - 1.0).abs() < 1e-3, "{est:?}");
+    assert!(((est.packets - est.flows) / 1.25e6 - 1.0).abs() < 1e-3, "{est:?}");
+    // Raw traffic for a long time: packets are the limit. 1000-byte packets at 50 Gbps into
+    // the incast receiver from two senders for 1000 s: 2 × 25e9/(8 × 1000) × 1000 = 6.25e9.
+    let e = err(&GOOD.replace("50us", "1000s").replace("load = 0.5", "load = 0.25\npacket_size = \"1000B\"").replace("[links]", "[limits]\nmax_packets = 1000000000\n[links]"));
+    assert_eq!(e.key.as_deref(), Some("limits.max_packets"), "{e}");
+    assert!(e.message.contains("6.25"), "{e}");
+}

@@ -48,6 +48,42 @@ pub struct Scenario {
     /// Published values this scenario reproduces, reported beside ours after the run.
     #[serde(default)]
     pub paper: Vec<crate::output::paper::PaperValue>,
+    /// How large a run may be before it is refused (see [`crate::world::Estimate`]).
+    #[serde(default, skip_serializing_if = "LimitsSpec::is_default")]
+    pub limits: LimitsSpec,
+}
+
+/// `[limits]`: the largest run accepted without being asked; a scenario whose estimate passes
+/// one is refused before it starts, naming the key to raise.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSpec {
+    /// Flows the workloads may start (each keeps a record until the run is written).
+    #[serde(default = "default_max_flows")]
+    pub max_flows: u64,
+    /// Data packets the workloads may send (hours of simulation at the default).
+    #[serde(default = "default_max_packets")]
+    pub max_packets: u64,
+}
+
+fn default_max_flows() -> u64 {
+    50_000_000
+}
+
+fn default_max_packets() -> u64 {
+    10_000_000_000
+}
+
+impl Default for LimitsSpec {
+    fn default() -> Self {
+        LimitsSpec { max_flows: default_max_flows(), max_packets: default_max_packets() }
+    }
+}
+
+impl LimitsSpec {
+    fn is_default(&self) -> bool {
+        *self == LimitsSpec::default()
+    }
 }
 
 fn is_false(b: &bool) -> bool {

@@ -33,6 +33,7 @@ impl World {
         w.add_nics(loaded);
         w.apps.flows = Flows::build(&mut w, loaded)?;
         w.apps.perftests = Perftests::build(&mut w, loaded);
+        w.check_limits(loaded)?;
         w.add_captures(loaded)?;
         Ok(w)
     }

@@ -14,9 +14,11 @@ mod build;
 mod fabric;
 mod hosts;
 mod nic;
+mod estimate;
 mod stall;
 
 pub use crate::host::apps::{FlowRecord, Perftest};
+pub use estimate::Estimate;
 pub use stall::{Stall, StuckPort};
 
 use crate::fabric::link::Link;

@@ -1,0 +1,77 @@
+//! What a scenario will cost, worked out before it runs: flows started and data packets sent,
+//! from the workloads' arrival rates, sizes and active times. A run past `[limits]` is refused
+//! with the estimate and the key that allows it (a 1-byte flow-size CDF at 25% load would start
+//! billions of flows and never finish).
+
+use super::World;
+use crate::scenario::{LoadedScenario, ScenarioError};
+use serde::Serialize;
+
+/// The expected size of a run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Estimate {
+    /// RDMA flows started (CDF workloads: expected arrivals; flow files: their flows).
+    pub flows: f64,
+    /// Data packets sent, first transmissions only (flows, raw traffic and perftests at line rate).
+    pub packets: f64,
+}
+
+impl World {
+    /// The expected flows and packets of this run (means of the arrival processes).
+    pub fn estimate(&self, loaded: &LoadedScenario) -> Estimate {
+        let s = &loaded.scenario;
+        let mtu = self.nic_spec.mtu.max(1) as f64;
+        let packets_of = |bytes: f64| (bytes / mtu).ceil().max(1.0);
+        let mut e = Estimate::default();
+        let flows = &self.apps.flows;
+        for g in &flows.gens {
+            let spec = &s.flows[g.workload as usize];
+            let active = g.stop.saturating_sub(spec.start).0 as f64;
+            let n = active / g.mean_gap_ps.max(1.0);
+            let cdf = &flows.cdfs[g.cdf as usize];
+            e.flows += n;
+            e.packets += n * packets_of(cdf.mean());
+        }
+        for l in &flows.lists {
+            e.flows += l.flows.len() as f64;
+            e.packets += l.flows.iter().map(|f| packets_of(f.size as f64)).sum::<f64>();
+        }
+        for src in &self.apps.sources.list {
+            let spec = &s.traffic[src.traffic as usize];
+            let active = spec.stop.unwrap_or(s.duration).min(s.duration).saturating_sub(spec.start);
+            let mut n = active.0 as f64 / src.gap.0.max(1) as f64;
+            if let Some(b) = spec.bytes {
+                n = n.min((b.0 as f64 / src.size.max(1) as f64).ceil());
+            }
+            e.packets += n;
+        }
+        for p in &s.perftest {
+            // At most the client's line rate in full packets for the whole test.
+            let rate = self.host_port(p.client).map_or(0, |port| self.ports[port as usize].rate.0) as f64;
+            let active = s.duration.saturating_sub(p.start).as_secs_f64();
+            e.packets += rate * active / 8.0 / mtu;
+        }
+        e
+    }
+
+    /// Refuses a run whose estimate passes the scenario's `[limits]`.
+    pub(super) fn check_limits(&self, loaded: &LoadedScenario) -> Result<(), ScenarioError> {
+        let limits = &loaded.scenario.limits;
+        let e = self.estimate(loaded);
+        let d = loaded.scenario.duration;
+        if e.flows > limits.max_flows as f64 {
+            return Err(loaded.error_at(
+                "limits.max_flows",
+                format!("the workloads would start about {:.3e} flows in {d} (limit {:.3e}); check the flow sizes and loads, or raise limits.max_flows if you mean it", e.flows, limits.max_flows as f64),
+            ));
+        }
+        if e.packets > limits.max_packets as f64 {
+            return Err(loaded.error_at(
+                "limits.max_packets",
+                format!("the workloads would send about {:.3e} data packets in {d} (limit {:.3e}, hours of simulation); check the loads and duration, or raise limits.max_packets if you mean it", e.packets, limits.max_packets as f64),
+            ));
+        }
+        Ok(())
+    }
+}
+
