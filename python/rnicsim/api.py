@@ -112,7 +112,7 @@ class Scenario:
             ended = f"; stop_on_stall ended the run at {stall['stopped_at_ps']} ps" if "stopped_at_ps" in stall else ""
             warnings.warn(
                 f"the run stalled: nothing reached its destination after {stall['since_ps']} ps while "
-                f"{stall['packets_alive']} packets were alive and {stall['waiting_flows']} flows waited{ended}; "
+                f"{stall['packets_alive']} packets were alive and {stall['waiting_flows']} flows and {stall['waiting_qps']} queue pairs waited{ended}; "
                 "see summary['stall']",
                 StallWarning,
                 stacklevel=2,

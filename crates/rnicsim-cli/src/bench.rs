@@ -22,6 +22,22 @@ enum Which {
     /// The standard RDMA datacenter run (128-host leaf-spine, AliStorage at 50% load, DCQCN,
     /// PFC, 10 ms) end to end.
     Rdma(RdmaArgs),
+    /// The standard RDMA run for a short and a long simulated time, each in its own process,
+    /// writing its outputs: peak memory must not grow with simulated time, and every flow that
+    /// started before the last 10 ms must complete.
+    Soak(SoakArgs),
+}
+
+#[derive(Args)]
+pub struct SoakArgs {
+    #[arg(long, default_value = "scenarios/bench/alistorage_128.toml")]
+    scenario: std::path::PathBuf,
+    /// The reference run's simulated time.
+    #[arg(long, default_value = "10ms")]
+    short: String,
+    /// The long run's simulated time.
+    #[arg(long, default_value = "200ms")]
+    long: String,
 }
 
 #[derive(Args)]
@@ -32,6 +48,12 @@ pub struct RdmaArgs {
     /// Override a key (as `rnicsim run --set`), e.g. --set duration='"2ms"'.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
+    /// Also write the run's outputs here (streamed during the run, as `rnicsim run` does).
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
+    /// Print the measures as one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -66,7 +88,49 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         Some(Which::Fabric(f)) => fabric(f),
         Some(Which::Tassel(t)) => tassel(t),
         Some(Which::Rdma(r)) => rdma(r),
+        Some(Which::Soak(s)) => soak(s),
     }
+}
+
+/// Flows that started this long before the end of a soak run must have completed.
+const SOAK_TAIL: rnicsim::units::Time = rnicsim::units::Time::from_ms(10);
+
+fn soak(args: &SoakArgs) -> anyhow::Result<()> {
+    let exe = std::env::current_exe()?;
+    let tmp = tempfile::tempdir()?;
+    let mut rows = Vec::new();
+    for duration in [&args.short, &args.long] {
+        eprintln!("soak: {} for {duration} …", args.scenario.display());
+        let out = tmp.path().join(duration.as_str());
+        let child = std::process::Command::new(&exe)
+            .args(["bench", "rdma", "--json", "--scenario"])
+            .arg(&args.scenario)
+            .arg("--set")
+            .arg(format!("duration=\"{duration}\""))
+            .arg("--out")
+            .arg(&out)
+            .output()?;
+        anyhow::ensure!(child.status.success(), "the {duration} run failed: {}", String::from_utf8_lossy(&child.stderr));
+        let m: serde_json::Value = serde_json::from_slice(&child.stdout)?;
+        rows.push((duration.clone(), m));
+    }
+    let rss = |m: &serde_json::Value| m["peak_rss_bytes"].as_f64().unwrap_or(f64::NAN);
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec!["simulated", "wall", "peak memory (RSS)", "flows started", "completed", "unfinished, started before the last 10 ms"]);
+    for (d, m) in &rows {
+        t.add_row(vec![
+            d.clone(),
+            format!("{:.1} s", m["wall_s"].as_f64().unwrap_or(f64::NAN)),
+            format!("{:.1} MB", rss(m) / 1e6),
+            m["flows_started"].to_string(),
+            m["flows_completed"].to_string(),
+            m["unfinished_before_tail"].to_string(),
+        ]);
+    }
+    println!("{t}");
+    println!("peak memory {} / {}: {:.3} (goal ≤ 1.10)", args.long, args.short, rss(&rows[1].1) / rss(&rows[0].1));
+    Ok(())
 }
 
 fn rdma(args: &RdmaArgs) -> anyhow::Result<()> {
@@ -74,17 +138,40 @@ fn rdma(args: &RdmaArgs) -> anyhow::Result<()> {
     let start = std::time::Instant::now();
     let mut world = rnicsim::world::World::build(&loaded)?;
     let built = start.elapsed();
+    let dir = args.out.as_ref().map(|o| rnicsim::output::RunDir::create(o, true)).transpose()?;
+    if let Some(d) = &dir {
+        rnicsim::stream_outputs(d, &loaded, &mut world)?;
+    }
     world.run(|_| true);
+    if let Some(d) = dir {
+        rnicsim::write_outputs(&d, &loaded, &mut world)?;
+        d.commit()?;
+    }
     let wall = start.elapsed();
     let secs = wall.as_secs_f64();
     let data = world.stats.packets_sent;
+    if args.json {
+        let tail_start = world.end.saturating_sub(SOAK_TAIL);
+        let unfinished = world.apps.flows.records.iter().filter(|r| r.status.is_none() && r.start < tail_start).count();
+        let m = serde_json::json!({
+            "duration_ps": world.end.0,
+            "wall_s": secs,
+            "peak_rss_bytes": peak_rss_bytes(),
+            "flows_started": world.apps.flows.started(),
+            "flows_completed": world.stats.flows_completed,
+            "unfinished_before_tail": unfinished,
+            "data_packets": data,
+        });
+        println!("{m}");
+        return Ok(());
+    }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     t.set_header(vec!["rdma benchmark", "value"]);
     let rows = [
         ("scenario", format!("{} ({} simulated)", args.scenario.display(), loaded.scenario.duration)),
         ("wall time", format!("{secs:.2} s (build {:.2} s)", built.as_secs_f64())),
-        ("flows started / completed", format!("{} / {}", world.apps.flows.records.len(), world.stats.flows_completed)),
+        ("flows started / completed", format!("{} / {}", world.apps.flows.started(), world.stats.flows_completed)),
         ("data packets", format!("{data} ({:.2} M/s)", data as f64 / secs / 1e6)),
         ("packet-hops", format!("{} ({:.2} M/s)", world.stats.packet_hops, world.stats.packet_hops as f64 / secs / 1e6)),
         ("events", format!("{} ({:.2} M/s)", world.stats.events, world.stats.events as f64 / secs / 1e6)),

@@ -160,6 +160,7 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
     let out = out.unwrap_or_else(|| Path::new("runs").join(path.file_stem().unwrap_or_default()));
     let dir = RunDir::create(&out, force).with_context(|| format!("cannot prepare {}", out.display()))?;
     rnicsim::check_destinations(&loaded)?;
+    rnicsim::stream_outputs(&dir, &loaded, &mut world).with_context(|| format!("cannot write results to {}", out.display()))?;
 
     let bar = display::progress_bar(quiet, loaded.scenario.duration);
     let started = Instant::now();
@@ -179,14 +180,15 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
         eprintln!("interrupted at {} of {}; nothing was written", world.now, loaded.scenario.duration);
         return Ok(130);
     }
-    let summary = rnicsim::write_outputs(&dir, &loaded, &world).with_context(|| format!("cannot write results to {}", out.display()))?;
+    let summary = rnicsim::write_outputs(&dir, &loaded, &mut world).with_context(|| format!("cannot write results to {}", out.display()))?;
     let out = dir.commit().with_context(|| format!("cannot move results into {}", out.display()))?;
     if let Some(st) = &summary.stall {
         eprintln!(
-            "warning: the run stalled: nothing reached its destination after {} while {} packets were alive and {} flows waiting{}{}; see `stall` in summary.json",
+            "warning: the run stalled: nothing reached its destination after {} while {} packets were alive and {} flows and {} queue pairs waited{}{}; see `stall` in summary.json",
             rnicsim::units::Time(st.since_ps),
             st.packets_alive,
             st.waiting_flows,
+            st.waiting_qps,
             match st.paused.len() {
                 0 => String::new(),
                 n => format!(", and {n} port classes were paused with packets queued (first: node {} port {} class {})", st.paused[0].node, st.paused[0].iface, st.paused[0].class),

@@ -39,6 +39,7 @@ fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force
     let mut world = World::build(&loaded).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let dir = RunDir::create(Path::new(out), force).map_err(|e| PyOSError::new_err(format!("cannot prepare {out}: {e}")))?;
     rnicsim::check_destinations(&loaded).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    rnicsim::stream_outputs(&dir, &loaded, &mut world).map_err(|e| PyOSError::new_err(format!("cannot write results to {out}: {e}")))?;
     let mut failure: Option<PyErr> = None;
     let end = py.detach(|| {
         world.run(|p| {
@@ -62,7 +63,7 @@ fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force
     if end == RunEnd::Interrupted {
         return Err(failure.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted; nothing was written")));
     }
-    rnicsim::write_outputs(&dir, &loaded, &world).map_err(|e| PyOSError::new_err(format!("cannot write results to {out}: {e}")))?;
+    rnicsim::write_outputs(&dir, &loaded, &mut world).map_err(|e| PyOSError::new_err(format!("cannot write results to {out}: {e}")))?;
     let path = dir.commit().map_err(|e| PyOSError::new_err(format!("cannot move results into {out}: {e}")))?;
     Ok(path.display().to_string())
 }

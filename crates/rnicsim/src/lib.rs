@@ -50,38 +50,93 @@ pub fn check_destinations(loaded: &LoadedScenario) -> Result<(), scenario::Scena
     Ok(())
 }
 
-/// Writes every output of a finished run into `dir` (which the caller then commits).
-pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &World) -> std::io::Result<Summary> {
-    let mut summary = Summary::of(world, &loaded.scenario.name);
+/// Sends the outputs that grow with simulated time (flows, PFC frames and their HPCC text
+/// forms) to `dir` while `world` runs, so its memory stays flat however long the run; call
+/// before [`World::run`], then [`write_outputs`] as usual. The files are the same either way.
+pub fn stream_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World) -> std::io::Result<()> {
+    stream_outputs_every(dir, loaded, world, output::stream::SPILL_ROWS)
+}
+
+/// [`stream_outputs`], writing a table out whenever it holds `rows` rows.
+pub fn stream_outputs_every(dir: &RunDir, loaded: &LoadedScenario, world: &mut World, rows: usize) -> std::io::Result<()> {
+    let rows = rows.max(1);
+    let o = &loaded.scenario.outputs;
+    let text = |wanted: bool, name: &str| if wanted { output::stream::text_file(&dir.path(name)).map(Some) } else { Ok(None) };
+    world.apps.flows.stream = Some(output::stream::FlowStream {
+        spill_rows: rows,
+        table: output::stream::TableFile::new(dir.path("flows.parquet")),
+        fct: text(o.hpcc_text || o.fct_file.is_some(), "fct.txt")?,
+        pending: Vec::new(),
+        slowdowns: output::stream::Spill::new(dir.path(".slowdowns.f64")),
+        error: None,
+    });
+    let nodes = world.ports.iter().map(|p| p.node + 1).max().unwrap_or(0);
+    world.record.pfc_stream = Some(output::PfcStream {
+        spill_rows: rows,
+        table: output::stream::TableFile::new(dir.path("pfc.parquet")),
+        text: text(o.hpcc_text || o.pfc_file.is_some(), "pfc.txt")?,
+        is_switch: (0..nodes).map(|n| world.is_switch(n)).collect(),
+        error: None,
+    });
+    Ok(())
+}
+
+/// Writes every output of a finished run into `dir` (which the caller then commits): what was
+/// streamed there during the run is completed, the rest written from memory.
+pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World) -> std::io::Result<Summary> {
+    world.apps.flows.flush_stream()?;
+    let mut summary = Summary::try_of(world, &loaded.scenario.name)?;
     summary.compare_with(&loaded.scenario.paper);
     std::fs::write(dir.path("scenario.toml"), loaded.resolved_toml())?;
     tables::write_parquet(&dir.path("counters.parquet"), &tables::counters(world))?;
     tables::write_parquet(&dir.path("sources.parquet"), &tables::sources(world))?;
-    tables::write_parquet(&dir.path("flows.parquet"), &tables::flows(world))?;
     tables::write_parquet(&dir.path("perftest.parquet"), &tables::perftest(world))?;
     tables::write_parquet(&dir.path("rates.parquet"), &tables::rates(&world.record))?;
     if let Some(log) = &world.tap.log {
         tables::write_parquet(&dir.path("nic_events.parquet"), &tables::nic_events(log))?;
     }
-    if loaded.scenario.outputs.hpcc_text {
-        std::fs::write(dir.path("fct.txt"), output::hpcc_text::fct_txt(world))?;
-        std::fs::write(dir.path("pfc.txt"), output::hpcc_text::pfc_txt(world))?;
+    let o = &loaded.scenario.outputs;
+    let (fct_text, pfc_text) = (o.hpcc_text || o.fct_file.is_some(), o.hpcc_text || o.pfc_file.is_some());
+    if world.apps.flows.stream.is_some() {
+        world.apps.flows.finish_stream()?;
+    } else {
+        tables::write_parquet(&dir.path("flows.parquet"), &tables::flows(world))?;
+        if fct_text {
+            let mut f = output::stream::text_file(&dir.path("fct.txt"))?;
+            output::hpcc_text::write_fct(&mut f, world)?;
+            std::io::Write::flush(&mut f)?;
+        }
+    }
+    if world.record.pfc_stream.is_some() {
+        world.record.finish_pfc_stream()?;
+    } else {
+        tables::write_parquet(&dir.path("pfc.parquet"), &tables::pfc(&world.record))?;
+        if pfc_text {
+            let mut f = output::stream::text_file(&dir.path("pfc.txt"))?;
+            output::hpcc_text::write_pfc(&mut f, &world.record.pfc, |n| world.is_switch(n))?;
+            std::io::Write::flush(&mut f)?;
+        }
     }
     // Files an ns-3 config names, outside the run folder: each appears whole or not at all.
-    let o = &loaded.scenario.outputs;
-    for (path, text) in [(&o.fct_file, output::hpcc_text::fct_txt as fn(&World) -> String), (&o.pfc_file, output::hpcc_text::pfc_txt)] {
+    for (path, name) in [(&o.fct_file, "fct.txt"), (&o.pfc_file, "pfc.txt")] {
         if let Some(p) = path {
             let p = loaded.base_dir.join(p);
             let tmp = p.with_extension(format!("partial-{}", std::process::id()));
-            std::fs::write(&tmp, text(world))?;
+            std::fs::copy(dir.path(name), &tmp)?;
             std::fs::rename(&tmp, &p)?;
         }
     }
-    if !loaded.scenario.outputs.pcap.is_empty() {
+    if !o.hpcc_text {
+        for name in ["fct.txt", "pfc.txt"] {
+            if dir.path(name).exists() {
+                std::fs::remove_file(dir.path(name))?;
+            }
+        }
+    }
+    if !o.pcap.is_empty() {
         wire::pcap::write_pcap(&dir.path("capture.pcap"), &world.capture)?;
     }
     tables::write_parquet(&dir.path("queues.parquet"), &tables::queues(&world.record))?;
-    tables::write_parquet(&dir.path("pfc.parquet"), &tables::pfc(&world.record))?;
     // Written last: its presence marks a complete run.
     std::fs::write(dir.path("summary.json"), serde_json::to_string_pretty(&summary).expect("summary serializes") + "\n")?;
     Ok(summary)

@@ -8,39 +8,32 @@
 //!   0 for hosts and 1 for switches, ns-3 interface index (ours + 1, as index 0 is loopback), and
 //!   type 1 for PAUSE, 0 for RESUME.
 
+use crate::host::apps::flows::FlowRecord;
+use crate::output::PfcLog;
 use crate::wire::pcap::node_ip;
 use crate::world::World;
-use std::fmt::Write;
+use std::io::{self, Write};
 
-pub fn fct_txt(w: &World) -> String {
-    let mut done: Vec<&crate::world::FlowRecord> = w.apps.flows.records.iter().filter(|r| r.fct().is_some()).collect();
-    done.sort_by_key(|r| (r.finish, r.id));
-    let mut out = String::with_capacity(done.len() * 64);
-    for r in done {
-        let _ = writeln!(
-            out,
-            "{:08x} {:08x} {} {} {} {} {} {}",
-            node_ip(r.src),
-            node_ip(r.dst),
-            r.udp_sport,
-            r.udp_dport,
-            r.size,
-            r.start.0 / 1000,
-            r.fct().unwrap().0 / 1000,
-            r.ideal.0 / 1000
-        );
-    }
-    out
+/// One `fct.txt` line: a completed flow.
+pub fn fct_line(out: &mut impl Write, r: &FlowRecord) -> io::Result<()> {
+    let fct = r.fct().expect("a completed flow").0;
+    writeln!(out, "{:08x} {:08x} {} {} {} {} {} {}", node_ip(r.src), node_ip(r.dst), r.udp_sport, r.udp_dport, r.size, r.start.0 / 1000, fct / 1000, r.ideal.0 / 1000)
 }
 
-pub fn pfc_txt(w: &World) -> String {
-    let l = &w.record.pfc;
-    let mut out = String::with_capacity(l.time.len() * 32);
+/// Every completed flow of a world that kept its flows in memory, in completion order.
+pub fn write_fct(out: &mut impl Write, w: &World) -> io::Result<()> {
+    let mut done: Vec<&FlowRecord> = w.apps.flows.records.iter().filter(|r| r.fct().is_some()).collect();
+    done.sort_by_key(|r| (r.finish, r.id));
+    done.into_iter().try_for_each(|r| fct_line(out, r))
+}
+
+/// `pfc.txt` lines for the frames in `l`; `is_switch` tells a node's type.
+pub fn write_pfc(out: &mut impl Write, l: &PfcLog, is_switch: impl Fn(u32) -> bool) -> io::Result<()> {
     for i in 0..l.time.len() {
         let node = l.node[i];
-        let kind = if w.is_switch(node) { 1 } else { 0 };
+        let kind = if is_switch(node) { 1 } else { 0 };
         let ty = if l.quanta[i] > 0 { 1 } else { 0 };
-        let _ = writeln!(out, "{} {} {} {} {}", l.time[i] / 1000, node, kind, l.iface[i] + 1, ty);
+        writeln!(out, "{} {} {} {} {}", l.time[i] / 1000, node, kind, l.iface[i] + 1, ty)?;
     }
-    out
+    Ok(())
 }

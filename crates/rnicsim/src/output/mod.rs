@@ -5,6 +5,7 @@
 mod run_dir;
 pub mod hpcc_text;
 pub mod paper;
+pub mod stream;
 pub mod summary;
 pub mod tables;
 
@@ -18,7 +19,9 @@ use crate::units::Time;
 #[derive(Default)]
 pub struct Recorder {
     pfc_enabled: bool,
+    /// PFC frames recorded but not yet written out (all of them unless streaming).
     pub pfc: PfcLog,
+    pub pfc_stream: Option<PfcStream>,
     pub queues: QueueLog,
     pub rates: RateLog,
 }
@@ -32,6 +35,31 @@ pub struct RateLog {
     pub dst: Vec<u32>,
     pub rate_bps: Vec<u64>,
     pub window: Vec<Option<u64>>,
+}
+
+/// Where a streaming run writes its PFC frames: `pfc.parquet`, and `pfc.txt` if asked for.
+pub struct PfcStream {
+    /// Frames are written out once this many are held.
+    pub spill_rows: usize,
+    pub table: stream::TableFile,
+    pub text: Option<std::io::BufWriter<std::fs::File>>,
+    /// Per node id: whether it is a switch (`pfc.txt` says).
+    pub is_switch: Vec<bool>,
+    pub error: Option<std::io::Error>,
+}
+
+impl PfcStream {
+    fn write(&mut self, l: &PfcLog) -> std::io::Result<()> {
+        hpcc_text_lines(self, l)?;
+        self.table.write(&tables::pfc_batch(l))
+    }
+}
+
+fn hpcc_text_lines(st: &mut PfcStream, l: &PfcLog) -> std::io::Result<()> {
+    match &mut st.text {
+        Some(t) => hpcc_text::write_pfc(t, l, |n| st.is_switch.get(n as usize).copied().unwrap_or(false)),
+        None => Ok(()),
+    }
 }
 
 /// Every PFC frame received, at the port it paused or resumed.
@@ -85,7 +113,35 @@ impl Recorder {
             l.iface.push(iface);
             l.class.push(class);
             l.quanta.push(quanta);
+            if self.pfc_stream.as_ref().is_some_and(|s| l.time.len() >= s.spill_rows) {
+                self.spill_pfc();
+            }
         }
+    }
+
+    /// Streaming: writes the PFC frames recorded so far and forgets them.
+    fn spill_pfc(&mut self) {
+        let Some(st) = &mut self.pfc_stream else { return };
+        if st.error.is_none() {
+            if let Err(e) = st.write(&self.pfc) {
+                st.error = Some(e);
+            }
+        }
+        self.pfc = PfcLog::default();
+    }
+
+    /// Streaming: writes the frames left and closes the files.
+    pub fn finish_pfc_stream(&mut self) -> std::io::Result<()> {
+        let Some(mut st) = self.pfc_stream.take() else { return Ok(()) };
+        if let Some(e) = st.error.take() {
+            return Err(e);
+        }
+        hpcc_text_lines(&mut st, &self.pfc)?;
+        st.table.finish(&tables::pfc(self))?;
+        if let Some(mut t) = st.text.take() {
+            std::io::Write::flush(&mut t)?;
+        }
+        Ok(())
     }
 
     /// Records port `id` at `now`; `paused_tx_ps` is the pause its node has asserted so far.

@@ -118,23 +118,22 @@ pub fn mean(v: &[crate::units::Time]) -> f64 {
     v.iter().map(|t| t.0 as f64).sum::<f64>() / v.len() as f64
 }
 
-fn rdma(world: &World) -> RdmaSummary {
-    let done: Vec<&crate::world::FlowRecord> = world.apps.flows.records.iter().filter(|r| r.fct().is_some()).collect();
-    let mut slow: Vec<f64> = done.iter().map(|r| r.fct().unwrap().0 as f64 / r.ideal.0.max(1) as f64).collect();
-    slow.sort_by(f64::total_cmp);
-    let q = |x: f64| if slow.is_empty() { 0.0 } else { slow[((x * slow.len() as f64).ceil() as usize).clamp(1, slow.len()) - 1] };
+fn rdma(world: &World) -> std::io::Result<RdmaSummary> {
+    let finished = world.apps.flows.finished()?;
+    let done = finished.totals.done;
+    let mean = |sum: f64| if done == 0 { 0.0 } else { sum / done as f64 };
     let secs = world.end.as_secs_f64();
     let n = world.nics.len().max(1) as f64;
     let bw = world.nic_spec.pcie.bandwidth.0 as f64;
     let peak = world.nics.iter().map(|n| n.peak_qps).max().unwrap_or(0);
-    RdmaSummary {
-        flows_started: world.apps.flows.records.len() as u64,
+    Ok(RdmaSummary {
+        flows_started: world.apps.flows.started(),
         flows_completed: world.stats.flows_completed,
         flows_failed: world.stats.flows_failed,
-        fct_mean_us: if done.is_empty() { 0.0 } else { done.iter().map(|r| r.fct().unwrap().0 as f64).sum::<f64>() / done.len() as f64 / 1e6 },
-        slowdown_mean: if slow.is_empty() { 0.0 } else { slow.iter().sum::<f64>() / slow.len() as f64 },
-        slowdown_p50: q(0.5),
-        slowdown_p99: q(0.99),
+        fct_mean_us: mean(finished.totals.fct_sum) / 1e6,
+        slowdown_mean: mean(finished.totals.slowdown_sum),
+        slowdown_p50: finished.slowdown_p50,
+        slowdown_p99: finished.slowdown_p99,
         retransmits: world.nics.iter().map(|n| n.retransmits).sum(),
         timeouts: world.nics.iter().map(|n| n.timeouts).sum(),
         scheduler_wasted_picks: world.nics.iter().map(|n| n.wasted_picks).sum(),
@@ -145,11 +144,17 @@ fn rdma(world: &World) -> RdmaSummary {
         peak_qp_context_bytes: peak as u64 * world.nic_spec.qp_context_bytes as u64,
         pcie_read_utilization: world.nics.iter().map(|n| n.pcie.bytes_read as f64 * 8.0 / (bw * secs)).sum::<f64>() / n,
         pcie_write_utilization: world.nics.iter().map(|n| n.pcie.bytes_written as f64 * 8.0 / (bw * secs)).sum::<f64>() / n,
-    }
+    })
 }
 
 impl Summary {
+    /// The summary of a world whose flows are in memory (not streamed: no file is read).
     pub fn of(world: &World, name: &str) -> Summary {
+        Summary::try_of(world, name).expect("a world that streamed nothing reads no file")
+    }
+
+    /// The summary of any world; a streamed run reads its spilled slowdowns back.
+    pub fn try_of(world: &World, name: &str) -> std::io::Result<Summary> {
         let sum = |f: fn(&crate::fabric::port::PortCounters) -> u64| world.ports.iter().map(|p| f(&p.counters)).sum::<u64>();
         let secs = world.end.as_secs_f64();
         let n_traffic = world.apps.sources.list.iter().map(|s| s.traffic + 1).max().unwrap_or(0);
@@ -171,7 +176,7 @@ impl Summary {
                 }
             })
             .collect();
-        Summary {
+        Ok(Summary {
             name: name.to_string(),
             seed: world.seed,
             duration_ps: world.end.0,
@@ -192,7 +197,7 @@ impl Summary {
             max_queue_bytes: world.ports.iter().map(|p| p.counters.max_queue_bytes).max().unwrap_or(0),
             peak_packets: world.stats.peak_packets,
             traffic,
-            rdma: rdma(world),
+            rdma: rdma(world)?,
             perftest: world
                 .apps
                 .perftests
@@ -214,7 +219,7 @@ impl Summary {
                 .collect(),
             paper: Vec::new(),
             stall: world.stall(),
-        }
+        })
     }
 
     /// Fills in the paper comparisons from this summary's own values.

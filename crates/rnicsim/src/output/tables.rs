@@ -5,7 +5,6 @@ use crate::units::Time;
 use crate::world::World;
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt16Array, UInt32Array, UInt64Array, UInt8Array};
 use parquet::arrow::ArrowWriter;
-use parquet::file::properties::WriterProperties;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -19,8 +18,15 @@ fn f64s(v: impl IntoIterator<Item = f64>) -> ArrayRef {
     Arc::new(Float64Array::from_iter_values(v))
 }
 
+/// A batch whose columns are nullable exactly when they hold nulls.
 fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
     RecordBatch::try_from_iter(columns).expect("columns of equal length")
+}
+
+/// A batch whose columns named in `nullable` are nullable, whatever they hold (a table written
+/// in parts has one schema for all of them).
+fn batch_with_nulls(columns: Vec<(&str, ArrayRef)>, nullable: &[&str]) -> RecordBatch {
+    RecordBatch::try_from_iter_with_nullable(columns.into_iter().map(|(n, a)| (n, a, nullable.contains(&n)))).expect("columns of equal length")
 }
 
 /// Per-port counters (one row per egress port; its link is the one leaving it).
@@ -93,11 +99,16 @@ pub fn sources(w: &World) -> RecordBatch {
     ])
 }
 
-/// One row per RDMA flow of the flow workloads.
+/// One row per RDMA flow of the flow workloads (those still in memory: all, unless the run
+/// streamed them out).
 pub fn flows(w: &World) -> RecordBatch {
-    let f = &w.apps.flows.records;
+    flows_batch(&w.apps.flows.records)
+}
+
+/// One row per flow of `f`.
+pub fn flows_batch(f: &[crate::world::FlowRecord]) -> RecordBatch {
     let fct = |r: &crate::world::FlowRecord| r.fct().map(|t| t.0);
-    batch(vec![
+    batch_with_nulls(vec![
         ("flow", u32s(f.iter().map(|r| r.id))),
         ("workload", u32s(f.iter().map(|r| r.workload))),
         ("src", u32s(f.iter().map(|r| r.src))),
@@ -111,7 +122,7 @@ pub fn flows(w: &World) -> RecordBatch {
         ("ideal_fct_ps", u64s(f.iter().map(|r| r.ideal.0))),
         ("slowdown", Arc::new(Float64Array::from(f.iter().map(|r| fct(r).map(|t| t as f64 / r.ideal.0.max(1) as f64)).collect::<Vec<_>>()))),
         ("status", Arc::new(StringArray::from(f.iter().map(|r| r.status.map(|s| format!("{s:?}"))).collect::<Vec<_>>()))),
-    ])
+    ], &["finish_ps", "fct_ps", "slowdown", "status"])
 }
 
 /// One row per perftest queue pair.
@@ -171,7 +182,11 @@ pub fn queues(r: &Recorder) -> RecordBatch {
 }
 
 pub fn pfc(r: &Recorder) -> RecordBatch {
-    let l = &r.pfc;
+    pfc_batch(&r.pfc)
+}
+
+/// One row per PFC frame of `l`.
+pub fn pfc_batch(l: &super::PfcLog) -> RecordBatch {
     batch(vec![
         ("time_ps", u64s(l.time.iter().copied())),
         ("node", u32s(l.node.iter().copied())),
@@ -185,8 +200,7 @@ pub fn pfc(r: &Recorder) -> RecordBatch {
 /// Writes one table as a Parquet file.
 pub fn write_parquet(path: &Path, batch: &RecordBatch) -> std::io::Result<()> {
     let file = std::fs::File::create(path)?;
-    let props = WriterProperties::builder().set_compression(parquet::basic::Compression::SNAPPY).set_created_by("rnicsim".into()).build();
-    let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(std::io::Error::other)?;
+    let mut w = ArrowWriter::try_new(file, batch.schema(), Some(super::stream::parquet_properties())).map_err(std::io::Error::other)?;
     w.write(batch).map_err(std::io::Error::other)?;
     w.close().map_err(std::io::Error::other)?;
     Ok(())

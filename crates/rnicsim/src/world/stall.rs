@@ -1,8 +1,9 @@
-//! The stall detector: a run in which nothing reached its destination for the last stretch
-//! while work was still pending (packets alive, flows started and unfinished) says so, with
-//! the ports and classes held by PFC and the flows left waiting.
+//! The stall detector: a run in which nothing reached its destination for a stretch while work
+//! was pending (packets alive, flows started and unfinished, queue pairs with work posted) says
+//! so, with the ports and classes held by PFC and the flows left waiting.
 
 use super::World;
+use crate::nic::qp::QpState;
 use crate::units::Time;
 use serde::Serialize;
 
@@ -33,6 +34,8 @@ pub struct Stall {
     pub waiting_flows: u64,
     /// The first of them (flow ids).
     pub waiting_flow_ids: Vec<u32>,
+    /// Queue pairs with work posted and not completed (flows, perftests, verbs users).
+    pub waiting_qps: u64,
     /// Paused port classes with packets waiting (the first 20).
     pub paused: Vec<StuckPort>,
     /// When `stop_on_stall` ended the run here, the time it did.
@@ -42,15 +45,19 @@ pub struct Stall {
 
 impl World {
     /// Since when the run has been stalled, judged now: work is pending (packets alive, flows
-    /// started and unfinished) and nothing has reached its destination for the quiet time.
-    /// Cheap enough to ask at every progress report.
+    /// started and unfinished, queue pairs with work posted) and nothing has reached its
+    /// destination for the quiet time. Cheap enough to ask at every progress report.
     pub fn stalled_since(&self) -> Option<Time> {
-        let flows_waiting = self.apps.flows.records.len() as u64 > self.stats.flows_completed + self.stats.flows_failed;
-        if !flows_waiting && self.pool.live() == 0 {
+        let since = self.stats.last_delivery;
+        if self.now.saturating_sub(since) < self.stall_quiet {
             return None;
         }
-        let since = self.stats.last_delivery;
-        (self.now.saturating_sub(since) >= self.stall_quiet).then_some(since)
+        let flows_waiting = self.apps.flows.started() > self.stats.flows_completed + self.stats.flows_failed;
+        (flows_waiting || self.pool.live() > 0 || self.waiting_qps() > 0).then_some(since)
+    }
+
+    fn waiting_qps(&self) -> u64 {
+        self.qps.iter().filter(|(_, q)| q.state == QpState::Ready && !q.sq.is_empty()).count() as u64
     }
 
     /// The stall report now (at the end of a finished run: how it ended), if stalled.
@@ -66,6 +73,6 @@ impl World {
             }
         }
         let stopped_at_ps = self.stopped_at.map(|t| t.0);
-        Some(Stall { since_ps: since.0, packets_alive: self.pool.live() as u64, waiting_flows: waiting.len() as u64, waiting_flow_ids: waiting.into_iter().take(10).collect(), paused, stopped_at_ps })
+        Some(Stall { since_ps: since.0, packets_alive: self.pool.live() as u64, waiting_flows: waiting.len() as u64, waiting_flow_ids: waiting.into_iter().take(10).collect(), waiting_qps: self.waiting_qps(), paused, stopped_at_ps })
     }
 }

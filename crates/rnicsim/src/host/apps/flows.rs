@@ -11,8 +11,10 @@ use crate::scenario::{LoadedScenario, ScenarioError};
 use crate::sim::rng::{self, det_ln, Rng};
 use crate::sim::TimerId;
 use crate::units::Time;
+use crate::output::stream::FlowStream;
 use crate::world::World;
 use rand::Rng as _;
+use std::io::Write as _;
 
 /// One flow of a flow workload, from its start to its completion.
 #[derive(Clone, Copy, Debug)]
@@ -38,6 +40,11 @@ pub struct FlowRecord {
 impl FlowRecord {
     pub fn fct(&self) -> Option<Time> {
         (self.finish != Time::MAX).then(|| self.finish - self.start)
+    }
+
+    /// FCT over the ideal FCT, for a completed flow.
+    pub fn slowdown(&self) -> Option<f64> {
+        self.fct().map(|t| t.0 as f64 / self.ideal.0.max(1) as f64)
     }
 }
 
@@ -98,7 +105,39 @@ pub struct Flows {
     pub gens: Vec<FlowGen>,
     pub lists: Vec<FlowList>,
     pub cdfs: Vec<FlowSizeCdf>,
+    /// The flows not yet written out, from flow id `written` on (all of them unless streaming).
     pub records: Vec<FlowRecord>,
+    pub written: u32,
+    /// Streaming: where finished flows go while the run goes on, and their totals.
+    pub stream: Option<FlowStream>,
+    pub written_totals: FlowTotals,
+}
+
+/// Totals over completed flows: how many, and the sums of their FCTs (ps) and slowdowns.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlowTotals {
+    pub done: u64,
+    pub fct_sum: f64,
+    pub slowdown_sum: f64,
+}
+
+impl FlowTotals {
+    fn add(&mut self, r: &FlowRecord) -> Option<f64> {
+        let fct = r.fct()?;
+        let slowdown = r.slowdown()?;
+        self.done += 1;
+        self.fct_sum += fct.0 as f64;
+        self.slowdown_sum += slowdown;
+        Some(slowdown)
+    }
+}
+
+/// What the summary reports of the completed flows.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FinishedFlows {
+    pub totals: FlowTotals,
+    pub slowdown_p50: f64,
+    pub slowdown_p99: f64,
 }
 
 impl Flows {
@@ -240,7 +279,7 @@ impl Flows {
     /// Opens a connection from `src` to `dst` and posts one message of `size` bytes.
     #[allow(clippy::too_many_arguments)]
     fn start_flow(&mut self, w: &mut World, workload: u32, src: u32, dst: u32, size: u64, priority: u8, dport: Option<u16>, verb: FlowVerb) {
-        let id = self.records.len() as u32;
+        let id = self.started() as u32;
         let owner = Owner { app: FLOWS, tag: id };
         let (qa, qb) = w.connect_app(src, dst, owner, owner).expect("flows run between hosts");
         w.set_priority(qa, priority).expect("the flow's queue pair is open");
@@ -294,7 +333,7 @@ impl Application for Flows {
         if c.kind == CompletionKind::Recv {
             return;
         }
-        let rec = &mut self.records[f as usize];
+        let Some(rec) = f.checked_sub(self.written).and_then(|i| self.records.get_mut(i as usize)) else { return };
         if rec.finish != Time::MAX || rec.status.is_some() {
             return;
         }
@@ -310,7 +349,89 @@ impl Application for Flows {
             w.stats.flows_failed += 1;
         }
         let (qa, qb) = rec.qps;
+        let rec = *rec;
         w.destroy_qp(qa);
         w.destroy_qp(qb);
+        if let Some(st) = &mut self.stream {
+            if rec.fct().is_some() {
+                st.pending.push(rec);
+            }
+            st.write_completed(w.now);
+            if self.records.len() >= st.spill_rows {
+                self.spill();
+            }
+        }
+    }
+}
+
+impl Flows {
+    /// Flows started so far.
+    pub fn started(&self) -> u64 {
+        self.written as u64 + self.records.len() as u64
+    }
+
+    /// Streaming: writes out the finished flows at the head of `records` (flows leave in id
+    /// order, so `flows.parquet` reads as it would have been written at the end).
+    fn spill(&mut self) {
+        let Some(st) = &mut self.stream else { return };
+        let n = self.records.iter().take_while(|r| r.status.is_some()).count();
+        if n < st.spill_rows.div_ceil(2) || st.error.is_some() {
+            return;
+        }
+        let head = &self.records[..n];
+        let mut r = st.table.write(&crate::output::tables::flows_batch(head));
+        for rec in head {
+            if let Some(s) = self.written_totals.add(rec) {
+                r = r.and_then(|_| st.slowdowns.push(s));
+            }
+        }
+        if let Err(e) = r {
+            st.error.get_or_insert(e);
+        }
+        self.records.drain(..n);
+        self.written += n as u32;
+    }
+
+    /// Streaming: makes everything written so far readable (and reports a failed write).
+    pub fn flush_stream(&mut self) -> std::io::Result<()> {
+        let Some(st) = &mut self.stream else { return Ok(()) };
+        if let Some(e) = st.error.take() {
+            return Err(e);
+        }
+        st.slowdowns.flush()
+    }
+
+    /// Streaming: writes the flows still in memory and every completion left, and closes the
+    /// files (the records stay, for whoever reads the world afterwards).
+    pub fn finish_stream(&mut self) -> std::io::Result<()> {
+        let Some(mut st) = self.stream.take() else { return Ok(()) };
+        st.write_completed(Time::MAX);
+        if let Some(e) = st.error.take() {
+            return Err(e);
+        }
+        st.table.finish(&crate::output::tables::flows_batch(&self.records))?;
+        if let Some(mut f) = st.fct.take() {
+            f.flush()?;
+        }
+        st.slowdowns.remove();
+        Ok(())
+    }
+
+    /// Totals and slowdown percentiles (nearest rank) over every completed flow, written out
+    /// or not.
+    pub fn finished(&self) -> std::io::Result<FinishedFlows> {
+        let mut totals = self.written_totals;
+        for r in &self.records {
+            totals.add(r);
+        }
+        let spilled = self.stream.as_ref().map(|s| &s.slowdowns);
+        let [p50, p99] = crate::output::stream::quantiles(totals.done, [0.5, 0.99], |f| {
+            if let Some(s) = spilled {
+                s.for_each(&mut *f)?;
+            }
+            self.records.iter().filter_map(FlowRecord::slowdown).for_each(f);
+            Ok(())
+        })?;
+        Ok(FinishedFlows { totals, slowdown_p50: p50, slowdown_p99: p99 })
     }
 }
