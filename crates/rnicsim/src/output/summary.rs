@@ -120,8 +120,6 @@ pub fn mean(v: &[crate::units::Time]) -> f64 {
 
 fn rdma(world: &World) -> std::io::Result<RdmaSummary> {
     let finished = world.apps.flows.finished()?;
-    let done = finished.totals.done;
-    let mean = |sum: f64| if done == 0 { 0.0 } else { sum / done as f64 };
     let secs = world.end.as_secs_f64();
     let n = world.nics.len().max(1) as f64;
     let bw = world.nic_spec.pcie.bandwidth.0 as f64;
@@ -130,8 +128,8 @@ fn rdma(world: &World) -> std::io::Result<RdmaSummary> {
         flows_started: world.apps.flows.started(),
         flows_completed: world.stats.flows_completed,
         flows_failed: world.stats.flows_failed,
-        fct_mean_us: mean(finished.totals.fct_sum) / 1e6,
-        slowdown_mean: mean(finished.totals.slowdown_sum),
+        fct_mean_us: finished.totals.fct_mean_ps() / 1e6,
+        slowdown_mean: finished.totals.slowdown_mean(),
         slowdown_p50: finished.slowdown_p50,
         slowdown_p99: finished.slowdown_p99,
         retransmits: world.nics.iter().map(|n| n.retransmits).sum(),

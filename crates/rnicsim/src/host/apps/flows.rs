@@ -105,30 +105,45 @@ pub struct Flows {
     pub gens: Vec<FlowGen>,
     pub lists: Vec<FlowList>,
     pub cdfs: Vec<FlowSizeCdf>,
-    /// The flows not yet written out, from flow id `written` on (all of them unless streaming).
+    /// The flows not yet written out, in id order (all of them unless streaming).
     pub records: Vec<FlowRecord>,
+    /// How many were written out.
     pub written: u32,
     /// Streaming: where finished flows go while the run goes on, and their totals.
     pub stream: Option<FlowStream>,
     pub written_totals: FlowTotals,
 }
 
-/// Totals over completed flows: how many, and the sums of their FCTs (ps) and slowdowns.
+/// Totals over completed flows: how many, and the sums of their FCTs and slowdowns, exact
+/// and so independent of the order flows are added in (the slowdowns in units of 2⁻³²).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FlowTotals {
     pub done: u64,
-    pub fct_sum: f64,
-    pub slowdown_sum: f64,
+    pub fct_sum_ps: u128,
+    slowdown_sum: u128,
 }
+
+/// The fixed-point unit of summed slowdowns.
+const SLOWDOWN_UNIT: f64 = (1u64 << 32) as f64;
 
 impl FlowTotals {
     fn add(&mut self, r: &FlowRecord) -> Option<f64> {
         let fct = r.fct()?;
         let slowdown = r.slowdown()?;
         self.done += 1;
-        self.fct_sum += fct.0 as f64;
-        self.slowdown_sum += slowdown;
+        self.fct_sum_ps += fct.0 as u128;
+        self.slowdown_sum += (slowdown * SLOWDOWN_UNIT).round() as u128;
         Some(slowdown)
+    }
+
+    /// Mean FCT in ps (0 with no completed flow).
+    pub fn fct_mean_ps(&self) -> f64 {
+        if self.done == 0 { 0.0 } else { self.fct_sum_ps as f64 / self.done as f64 }
+    }
+
+    /// Mean slowdown (0 with no completed flow).
+    pub fn slowdown_mean(&self) -> f64 {
+        if self.done == 0 { 0.0 } else { self.slowdown_sum as f64 / SLOWDOWN_UNIT / self.done as f64 }
     }
 }
 
@@ -333,7 +348,8 @@ impl Application for Flows {
         if c.kind == CompletionKind::Recv {
             return;
         }
-        let Some(rec) = f.checked_sub(self.written).and_then(|i| self.records.get_mut(i as usize)) else { return };
+        let Ok(i) = self.records.binary_search_by_key(&f, |r| r.id) else { return };
+        let rec = &mut self.records[i];
         if rec.finish != Time::MAX || rec.status.is_some() {
             return;
         }
@@ -370,17 +386,19 @@ impl Flows {
         self.written as u64 + self.records.len() as u64
     }
 
-    /// Streaming: writes out the finished flows at the head of `records` (flows leave in id
-    /// order, so `flows.parquet` reads as it would have been written at the end).
+    /// Streaming: writes out the finished flows (in id order among themselves) and keeps the
+    /// rest, so memory holds about `spill_rows` flows plus those in progress, however long
+    /// some of them take.
     fn spill(&mut self) {
         let Some(st) = &mut self.stream else { return };
-        let n = self.records.iter().take_while(|r| r.status.is_some()).count();
+        let n = self.records.iter().filter(|r| r.status.is_some()).count();
         if n < st.spill_rows.div_ceil(2) || st.error.is_some() {
             return;
         }
-        let head = &self.records[..n];
-        let mut r = st.table.write(&crate::output::tables::flows_batch(head));
-        for rec in head {
+        let finished: Vec<FlowRecord> = self.records.iter().filter(|r| r.status.is_some()).copied().collect();
+        self.records.retain(|r| r.status.is_none());
+        let mut r = st.table.write(&crate::output::tables::flows_batch(&finished));
+        for rec in &finished {
             if let Some(s) = self.written_totals.add(rec) {
                 r = r.and_then(|_| st.slowdowns.push(s));
             }
@@ -388,7 +406,6 @@ impl Flows {
         if let Err(e) = r {
             st.error.get_or_insert(e);
         }
-        self.records.drain(..n);
         self.written += n as u32;
     }
 
