@@ -14,7 +14,7 @@ use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Rows a growing table keeps in memory before they are written out as a row group.
-pub const SPILL_ROWS: usize = 1 << 16;
+pub const SPILL_ROWS: usize = 1 << 14;
 
 /// The writer properties of every Parquet file a run writes.
 pub fn parquet_properties() -> WriterProperties {
@@ -137,44 +137,51 @@ impl Spill {
     }
 }
 
-/// Nearest-rank quantiles (`q` in (0, 1]) of non-negative values, exact, in two passes over
-/// them with memory for a histogram and the values of the buckets the ranks fall in:
-/// `pass(f)` must call `f` with every value, the same ones each time.
+/// Nearest-rank quantiles (`q` in (0, 1]) of non-negative values, exact, in a few passes over
+/// them and constant memory: non-negative f64s order as their bit patterns do, so each rank is
+/// narrowed to the values sharing its top 16 bits, then its top 32, and the few values left
+/// are sorted. `pass(f)` must call `f` with every value, the same ones each time.
 pub fn quantiles<const N: usize>(n: u64, qs: [f64; N], mut pass: impl FnMut(&mut dyn FnMut(f64)) -> io::Result<()>) -> io::Result<[f64; N]> {
+    let mut out = [0.0; N];
     if n == 0 {
-        return Ok([0.0; N]);
+        return Ok(out);
     }
-    // Non-negative f64s order as their bit patterns do; the top 16 bits pick a bucket.
-    let bucket = |v: f64| (v.max(0.0).to_bits() >> 48) as usize;
-    let mut hist = vec![0u64; 1 << 16];
-    pass(&mut |v| hist[bucket(v)] += 1)?;
-    let ranks = qs.map(|q| ((q * n as f64).ceil() as u64).clamp(1, n) - 1);
-    // For each rank, its bucket and its rank within the bucket.
-    let mut cum = 0u64;
-    let mut at = [(0usize, 0u64); N];
-    let mut found = [false; N];
-    for (b, &c) in hist.iter().enumerate() {
-        for i in 0..N {
-            if !found[i] && ranks[i] < cum + c {
-                at[i] = (b, ranks[i] - cum);
-                found[i] = true;
+    for (k, q) in qs.into_iter().enumerate() {
+        let mut rank = ((q * n as f64).ceil() as u64).clamp(1, n) - 1;
+        // The bits fixed so far, and how many of the top bits they cover.
+        let (mut prefix, mut fixed) = (0u64, 0u32);
+        for _ in 0..2 {
+            let shift = 64 - fixed - 16;
+            let mut hist = vec![0u64; 1 << 16];
+            pass(&mut |v| {
+                let b = v.max(0.0).to_bits();
+                if fixed == 0 || b >> (64 - fixed) == prefix {
+                    hist[((b >> shift) & 0xffff) as usize] += 1;
+                }
+            })?;
+            let mut below = 0;
+            let bucket = hist.iter().position(|&c| {
+                let hit = rank < below + c;
+                if !hit {
+                    below += c;
+                }
+                hit
+            });
+            let bucket = bucket.expect("the rank is below the count") as u64;
+            rank -= below;
+            prefix = (prefix << 16) | bucket;
+            fixed += 16;
+        }
+        let mut left = Vec::new();
+        pass(&mut |v| {
+            if v.max(0.0).to_bits() >> 32 == prefix {
+                left.push(v.max(0.0));
             }
-        }
-        cum += c;
+        })?;
+        left.sort_by(f64::total_cmp);
+        out[k] = left[rank as usize];
     }
-    let mut wanted: Vec<usize> = at.iter().map(|a| a.0).collect();
-    wanted.sort_unstable();
-    wanted.dedup();
-    let mut values: Vec<Vec<f64>> = vec![Vec::new(); wanted.len()];
-    pass(&mut |v| {
-        if let Ok(k) = wanted.binary_search(&bucket(v)) {
-            values[k].push(v);
-        }
-    })?;
-    for v in &mut values {
-        v.sort_by(f64::total_cmp);
-    }
-    Ok(at.map(|(b, r)| values[wanted.binary_search(&b).expect("collected")][r as usize]))
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -190,7 +197,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn two_pass_quantiles_equal_sorting(v in prop::collection::vec(0.0f64..1e6, 1..2000), spread in 0u32..3) {
+        fn quantiles_equal_sorting(v in prop::collection::vec(0.0f64..1e6, 1..2000), spread in 0u32..3) {
             // Many equal or near-equal values stress one bucket.
             let v: Vec<f64> = v.into_iter().map(|x| if spread == 0 { 1.0 + x / 1e12 } else { x }).collect();
             let got = quantiles(v.len() as u64, [0.5, 0.99, 1.0], |f| { v.iter().for_each(|&x| f(x)); Ok(()) }).unwrap();

@@ -102,26 +102,26 @@ pub fn sources(w: &World) -> RecordBatch {
 /// One row per RDMA flow of the flow workloads (those still in memory: all, unless the run
 /// streamed them out).
 pub fn flows(w: &World) -> RecordBatch {
-    flows_batch(&w.apps.flows.records)
+    flows_batch(w.apps.flows.records.iter())
 }
 
 /// One row per flow of `f`.
-pub fn flows_batch(f: &[crate::world::FlowRecord]) -> RecordBatch {
+pub fn flows_batch<'a>(f: impl Iterator<Item = &'a crate::world::FlowRecord> + Clone) -> RecordBatch {
     let fct = |r: &crate::world::FlowRecord| r.fct().map(|t| t.0);
     batch_with_nulls(vec![
-        ("flow", u32s(f.iter().map(|r| r.id))),
-        ("workload", u32s(f.iter().map(|r| r.workload))),
-        ("src", u32s(f.iter().map(|r| r.src))),
-        ("dst", u32s(f.iter().map(|r| r.dst))),
-        ("size", u64s(f.iter().map(|r| r.size))),
-        ("priority", Arc::new(UInt8Array::from_iter_values(f.iter().map(|r| r.priority)))),
-        ("udp_sport", Arc::new(UInt16Array::from_iter_values(f.iter().map(|r| r.udp_sport)))),
-        ("start_ps", u64s(f.iter().map(|r| r.start.0))),
-        ("finish_ps", Arc::new(UInt64Array::from(f.iter().map(|r| (r.finish != Time::MAX).then_some(r.finish.0)).collect::<Vec<_>>()))),
-        ("fct_ps", Arc::new(UInt64Array::from(f.iter().map(fct).collect::<Vec<_>>()))),
-        ("ideal_fct_ps", u64s(f.iter().map(|r| r.ideal.0))),
-        ("slowdown", Arc::new(Float64Array::from(f.iter().map(|r| fct(r).map(|t| t as f64 / r.ideal.0.max(1) as f64)).collect::<Vec<_>>()))),
-        ("status", Arc::new(StringArray::from(f.iter().map(|r| r.status.map(|s| format!("{s:?}"))).collect::<Vec<_>>()))),
+        ("flow", u32s(f.clone().map(|r| r.id))),
+        ("workload", u32s(f.clone().map(|r| r.workload))),
+        ("src", u32s(f.clone().map(|r| r.src))),
+        ("dst", u32s(f.clone().map(|r| r.dst))),
+        ("size", u64s(f.clone().map(|r| r.size))),
+        ("priority", Arc::new(UInt8Array::from_iter_values(f.clone().map(|r| r.priority)))),
+        ("udp_sport", Arc::new(UInt16Array::from_iter_values(f.clone().map(|r| r.udp_sport)))),
+        ("start_ps", u64s(f.clone().map(|r| r.start.0))),
+        ("finish_ps", Arc::new(UInt64Array::from_iter(f.clone().map(|r| (r.finish != Time::MAX).then_some(r.finish.0))))),
+        ("fct_ps", Arc::new(UInt64Array::from_iter(f.clone().map(fct)))),
+        ("ideal_fct_ps", u64s(f.clone().map(|r| r.ideal.0))),
+        ("slowdown", Arc::new(Float64Array::from_iter(f.clone().map(|r| r.slowdown())))),
+        ("status", Arc::new(StringArray::from_iter(f.map(|r| r.status.map(|s| format!("{s:?}")))))),
     ], &["finish_ps", "fct_ps", "slowdown", "status"])
 }
 

@@ -395,10 +395,9 @@ impl Flows {
         if n < st.spill_rows.div_ceil(2) || st.error.is_some() {
             return;
         }
-        let finished: Vec<FlowRecord> = self.records.iter().filter(|r| r.status.is_some()).copied().collect();
-        self.records.retain(|r| r.status.is_none());
-        let mut r = st.table.write(&crate::output::tables::flows_batch(&finished));
-        for rec in &finished {
+        let finished = self.records.iter().filter(|r| r.status.is_some());
+        let mut r = st.table.write(&crate::output::tables::flows_batch(finished.clone()));
+        for rec in finished {
             if let Some(s) = self.written_totals.add(rec) {
                 r = r.and_then(|_| st.slowdowns.push(s));
             }
@@ -406,6 +405,7 @@ impl Flows {
         if let Err(e) = r {
             st.error.get_or_insert(e);
         }
+        self.records.retain(|r| r.status.is_none());
         self.written += n as u32;
     }
 
@@ -426,7 +426,7 @@ impl Flows {
         if let Some(e) = st.error.take() {
             return Err(e);
         }
-        st.table.finish(&crate::output::tables::flows_batch(&self.records))?;
+        st.table.finish(&crate::output::tables::flows_batch(self.records.iter()))?;
         if let Some(mut f) = st.fct.take() {
             f.flush()?;
         }
