@@ -161,6 +161,9 @@ fn rdma(args: &RdmaArgs) -> anyhow::Result<()> {
             "flows_completed": world.stats.flows_completed,
             "unfinished_before_tail": unfinished,
             "data_packets": data,
+            "qp_slots": world.qps.len(),
+            "qp_slot_bytes": std::mem::size_of::<rnicsim::nic::qp::Qp>(),
+            "flow_records_held": world.apps.flows.records.capacity(),
         });
         println!("{m}");
         return Ok(());
