@@ -95,28 +95,14 @@ pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World) -
     if let Some(log) = &world.tap.log {
         tables::write_parquet(&dir.path("nic_events.parquet"), &tables::nic_events(log))?;
     }
+    if world.apps.flows.stream.is_none() {
+        // A run that did not stream: the same writers take everything from memory now.
+        stream_outputs(dir, loaded, world)?;
+        world.apps.flows.queue_completed_for_fct();
+    }
+    world.apps.flows.finish_stream()?;
+    world.record.finish_pfc_stream()?;
     let o = &loaded.scenario.outputs;
-    let (fct_text, pfc_text) = (o.hpcc_text || o.fct_file.is_some(), o.hpcc_text || o.pfc_file.is_some());
-    if world.apps.flows.stream.is_some() {
-        world.apps.flows.finish_stream()?;
-    } else {
-        tables::write_parquet(&dir.path("flows.parquet"), &tables::flows(world))?;
-        if fct_text {
-            let mut f = output::stream::text_file(&dir.path("fct.txt"))?;
-            output::hpcc_text::write_fct(&mut f, world)?;
-            std::io::Write::flush(&mut f)?;
-        }
-    }
-    if world.record.pfc_stream.is_some() {
-        world.record.finish_pfc_stream()?;
-    } else {
-        tables::write_parquet(&dir.path("pfc.parquet"), &tables::pfc(&world.record))?;
-        if pfc_text {
-            let mut f = output::stream::text_file(&dir.path("pfc.txt"))?;
-            output::hpcc_text::write_pfc(&mut f, &world.record.pfc, |n| world.is_switch(n))?;
-            std::io::Write::flush(&mut f)?;
-        }
-    }
     // Files an ns-3 config names, outside the run folder: each appears whole or not at all.
     for (path, name) in [(&o.fct_file, "fct.txt"), (&o.pfc_file, "pfc.txt")] {
         if let Some(p) = path {

@@ -11,20 +11,12 @@
 use crate::host::apps::flows::FlowRecord;
 use crate::output::PfcLog;
 use crate::wire::pcap::node_ip;
-use crate::world::World;
 use std::io::{self, Write};
 
 /// One `fct.txt` line: a completed flow.
 pub fn fct_line(out: &mut impl Write, r: &FlowRecord) -> io::Result<()> {
     let fct = r.fct().expect("a completed flow").0;
     writeln!(out, "{:08x} {:08x} {} {} {} {} {} {}", node_ip(r.src), node_ip(r.dst), r.udp_sport, r.udp_dport, r.size, r.start.0 / 1000, fct / 1000, r.ideal.0 / 1000)
-}
-
-/// Every completed flow of a world that kept its flows in memory, in completion order.
-pub fn write_fct(out: &mut impl Write, w: &World) -> io::Result<()> {
-    let mut done: Vec<&FlowRecord> = w.apps.flows.records.iter().filter(|r| r.fct().is_some()).collect();
-    done.sort_by_key(|r| (r.finish, r.id));
-    done.into_iter().try_for_each(|r| fct_line(out, r))
 }
 
 /// `pfc.txt` lines for the frames in `l`; `is_switch` tells a node's type.

@@ -50,15 +50,16 @@ pub struct PfcStream {
 
 impl PfcStream {
     fn write(&mut self, l: &PfcLog) -> std::io::Result<()> {
-        hpcc_text_lines(self, l)?;
+        self.write_text(l)?;
         self.table.write(&tables::pfc_batch(l))
     }
-}
 
-fn hpcc_text_lines(st: &mut PfcStream, l: &PfcLog) -> std::io::Result<()> {
-    match &mut st.text {
-        Some(t) => hpcc_text::write_pfc(t, l, |n| st.is_switch.get(n as usize).copied().unwrap_or(false)),
-        None => Ok(()),
+    /// `pfc.txt` lines for the frames of `l`, if the run writes that file.
+    fn write_text(&mut self, l: &PfcLog) -> std::io::Result<()> {
+        match &mut self.text {
+            Some(t) => hpcc_text::write_pfc(t, l, |n| self.is_switch.get(n as usize).copied().unwrap_or(false)),
+            None => Ok(()),
+        }
     }
 }
 
@@ -136,7 +137,7 @@ impl Recorder {
         if let Some(e) = st.error.take() {
             return Err(e);
         }
-        hpcc_text_lines(&mut st, &self.pfc)?;
+        st.write_text(&self.pfc)?;
         st.table.finish(&tables::pfc(self))?;
         if let Some(mut t) = st.text.take() {
             std::io::Write::flush(&mut t)?;

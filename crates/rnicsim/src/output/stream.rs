@@ -61,7 +61,8 @@ pub struct FlowStream {
     /// Finished flows are written out once this many are held.
     pub spill_rows: usize,
     pub table: TableFile,
-    /// `fct.txt`, in completion order; completions not yet safe to write wait in `pending`.
+    /// `fct.txt`, in completion order; completions not yet safe to write wait in `pending`
+    /// (only while there is a `fct.txt` to write).
     pub fct: Option<BufWriter<File>>,
     pub pending: Vec<FlowRecord>,
     /// The slowdowns of the flows written out (raw f64), for exact percentiles at the end.
@@ -74,10 +75,7 @@ impl FlowStream {
     /// Writes the completions that no later one can precede: those visible before `now` (a
     /// completion is never visible before the moment it is made), in (finish, flow) order.
     pub fn write_completed(&mut self, now: Time) {
-        let Some(out) = self.fct.as_mut() else {
-            self.pending.clear();
-            return;
-        };
+        let Some(out) = self.fct.as_mut() else { return };
         if self.pending.iter().all(|r| r.finish >= now) {
             return;
         }

@@ -369,7 +369,7 @@ impl Application for Flows {
         w.destroy_qp(qa);
         w.destroy_qp(qb);
         if let Some(st) = &mut self.stream {
-            if rec.fct().is_some() {
+            if rec.fct().is_some() && st.fct.is_some() {
                 st.pending.push(rec);
             }
             st.write_completed(w.now);
@@ -416,6 +416,14 @@ impl Flows {
             return Err(e);
         }
         st.slowdowns.flush()
+    }
+
+    /// Streaming set up only after the run: every completed flow in memory still owes its
+    /// `fct.txt` line.
+    pub fn queue_completed_for_fct(&mut self) {
+        if let Some(st) = self.stream.as_mut().filter(|st| st.fct.is_some()) {
+            st.pending.extend(self.records.iter().filter(|r| r.fct().is_some()).copied());
+        }
     }
 
     /// Streaming: writes the flows still in memory and every completion left, and closes the
