@@ -18,9 +18,8 @@ use rnicsim::world::World;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{root, shipped_scenarios};
 
 /// A small deterministic generator (SplitMix64), so the cases depend on the seed only.
 struct Gen(u64);
@@ -137,20 +136,7 @@ fn exercise(input: &Input) -> Result<(), ScenarioError> {
 /// The corpus: (name, how to turn a mutated text into an input).
 fn corpus(tmp: &Path) -> Vec<(String, String, Box<dyn Fn(String) -> Input>)> {
     let mut out: Vec<(String, String, Box<dyn Fn(String) -> Input>)> = Vec::new();
-    let mut dirs = vec![root().join("scenarios")];
-    let mut files = Vec::new();
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "toml") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
-    for f in files {
+    for f in shipped_scenarios() {
         let dir = f.parent().unwrap().to_path_buf();
         out.push((f.display().to_string(), std::fs::read_to_string(&f).unwrap(), Box::new(move |t| Input::Scenario(t, dir.clone()))));
     }

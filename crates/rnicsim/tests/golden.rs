@@ -18,9 +18,8 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::root;
 
 /// The scenarios covered, with the overrides that keep each short enough for a debug build.
 fn cases() -> Vec<(String, LoadedScenario)> {

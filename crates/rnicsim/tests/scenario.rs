@@ -5,6 +5,8 @@ use rnicsim::scenario::{LoadedScenario, ScenarioError};
 use rnicsim::world::World;
 use std::path::Path;
 
+mod common;
+
 const GOOD: &str = r#"name = "t"
 seed = 3
 duration = "50us"
@@ -185,19 +187,7 @@ proptest! {
 
 #[test]
 fn every_shipped_scenario_is_valid() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
-    let mut files = Vec::new();
-    let mut dirs = vec![root];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "toml") {
-                files.push(p);
-            }
-        }
-    }
+    let files = common::shipped_scenarios();
     assert!(files.len() >= 6, "found {files:?}");
     for f in files {
         let loaded = LoadedScenario::from_file(&f).unwrap_or_else(|e| panic!("{e}"));

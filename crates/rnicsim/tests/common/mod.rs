@@ -1,0 +1,27 @@
+//! What several test files need: where the checkout is and which scenarios it ships.
+
+use std::path::{Path, PathBuf};
+
+/// The checkout's root folder.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Every `.toml` file under `scenarios/`, sorted.
+#[allow(dead_code)] // not every test file that includes this module walks the scenarios
+pub fn shipped_scenarios() -> Vec<PathBuf> {
+    let mut dirs = vec![root().join("scenarios")];
+    let mut files = Vec::new();
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "toml") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+}
