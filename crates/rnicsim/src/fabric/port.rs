@@ -5,10 +5,9 @@
 //! starts (its arrival at the far end is then known); the port's single timer is armed for the
 //! end of serialization only when another packet is waiting, so an idle port costs no event.
 
-use crate::wire::packet::PacketId;
+use crate::wire::packet::{PacketFifo, PacketId, PacketPool};
 use crate::sim::TimerId;
 use crate::units::{BitsPerSec, Time};
-use std::collections::VecDeque;
 
 pub const CLASSES: usize = 8;
 
@@ -52,10 +51,11 @@ pub struct Port {
     pub peer: u32,
     pub rate: BitsPerSec,
     pub timer: TimerId,
-    queues: [VecDeque<PacketId>; CLASSES],
+    /// The class queues, linked through the packet pool: a port holds no packet memory.
+    queues: [PacketFifo; CLASSES],
     queue_bytes: [u64; CLASSES],
     total_bytes: u64,
-    control: VecDeque<PacketId>,
+    control: PacketFifo,
     /// When the packet being serialized (if any) is done.
     pub busy_until: Time,
     /// The last packet size serialized and its serialization time (sizes repeat; saves a division).
@@ -79,7 +79,7 @@ impl Port {
             queues: Default::default(),
             queue_bytes: [0; CLASSES],
             total_bytes: 0,
-            control: VecDeque::new(),
+            control: PacketFifo::default(),
             busy_until: Time::ZERO,
             last_tx: (0, Time::ZERO),
             paused_until: [Time::ZERO; CLASSES],
@@ -91,8 +91,8 @@ impl Port {
     }
 
     #[inline]
-    pub fn enqueue(&mut self, class: u8, id: PacketId, size: u32) {
-        self.queues[class as usize].push_back(id);
+    pub fn enqueue(&mut self, class: u8, id: PacketId, size: u32, pool: &mut PacketPool) {
+        self.queues[class as usize].push_back(pool, id);
         self.count_queued(class, size);
     }
 
@@ -107,14 +107,14 @@ impl Port {
     }
 
     /// Queues a packet at the head of its class (a NIC's ACKs bypass its transmit pipeline).
-    pub fn enqueue_front(&mut self, class: u8, id: PacketId, size: u32) {
-        self.queues[class as usize].push_front(id);
+    pub fn enqueue_front(&mut self, class: u8, id: PacketId, size: u32, pool: &mut PacketPool) {
+        self.queues[class as usize].push_front(pool, id);
         self.count_queued(class, size);
     }
 
     /// Control frames (PFC) bypass the class queues and are never paused.
-    pub fn enqueue_control(&mut self, id: PacketId) {
-        self.control.push_back(id);
+    pub fn enqueue_control(&mut self, id: PacketId, pool: &mut PacketPool) {
+        self.control.push_back(pool, id);
     }
 
     /// Time to serialize `size` bytes at this port's rate.
@@ -153,8 +153,8 @@ impl Port {
     }
 
     /// Every packet waiting in the class queues (not the control queue), class by class.
-    pub fn queued(&self) -> impl Iterator<Item = PacketId> + '_ {
-        self.queues.iter().flat_map(|q| q.iter().copied())
+    pub fn queued<'a>(&'a self, pool: &'a PacketPool) -> impl Iterator<Item = PacketId> + 'a {
+        self.queues.iter().flat_map(move |q| q.iter(pool))
     }
 
     pub fn queue_packets(&self, class: u8) -> usize {
@@ -198,10 +198,10 @@ impl Port {
     }
 
     /// Removes and returns the next packet to send with its class (`None` for control), or `None`
-    /// if every non-empty class is paused. `size` reads a packet's size from the pool.
+    /// if every non-empty class is paused.
     #[inline]
-    pub fn dequeue(&mut self, now: Time, size: impl Fn(PacketId) -> u32) -> Option<(PacketId, Option<u8>)> {
-        if let Some(id) = self.control.pop_front() {
+    pub fn dequeue(&mut self, now: Time, pool: &PacketPool) -> Option<(PacketId, Option<u8>)> {
+        if let Some(id) = self.control.pop_front(pool) {
             return Some((id, None));
         }
         if self.total_bytes == 0 {
@@ -217,8 +217,8 @@ impl Port {
                 loop {
                     let c = self.rr_next;
                     match self.queues[c].front() {
-                        Some(&head) if !self.is_paused(c, now) => {
-                            let need = size(head) as u64;
+                        Some(head) if !self.is_paused(c, now) => {
+                            let need = pool.get(head).size as u64;
                             if self.deficit[c] >= need {
                                 self.deficit[c] -= need;
                                 break c;
@@ -232,26 +232,28 @@ impl Port {
                 }
             }
         };
-        let id = self.queues[c].pop_front().expect("class chosen non-empty");
-        let s = size(id) as u64;
+        let id = self.queues[c].pop_front(pool).expect("class chosen non-empty");
+        let s = pool.get(id).size as u64;
         self.queue_bytes[c] -= s;
         self.total_bytes -= s;
         Some((id, Some(c as u8)))
     }
 
     /// Removes every queued data packet (a link going down flushes its port).
-    pub fn drain_all(&mut self) -> Vec<(PacketId, u8)> {
+    pub fn drain_all(&mut self, pool: &PacketPool) -> Vec<(PacketId, u8)> {
         let mut out = Vec::new();
         for c in 0..CLASSES {
-            out.extend(self.queues[c].drain(..).map(|id| (id, c as u8)));
+            while let Some(id) = self.queues[c].pop_front(pool) {
+                out.push((id, c as u8));
+            }
             self.queue_bytes[c] = 0;
         }
         self.total_bytes = 0;
         out
     }
 
-    pub fn drain_control(&mut self) -> Vec<PacketId> {
-        self.control.drain(..).collect()
+    pub fn drain_control(&mut self, pool: &PacketPool) -> Vec<PacketId> {
+        std::iter::from_fn(|| self.control.pop_front(pool)).collect()
     }
 }
 
@@ -263,19 +265,28 @@ mod tests {
         Port::new(0, 0, 1, BitsPerSec::gbps(100), TimerId(0), service)
     }
 
+    /// A pool holding `n` packets of `size` bytes, ids 0..n.
+    fn pool(n: u32, size: u32) -> PacketPool {
+        let mut pool = PacketPool::default();
+        for _ in 0..n {
+            pool.alloc(crate::wire::packet::Packet::pause(0, 1, size));
+        }
+        pool
+    }
+
     #[test]
     fn strict_priority_serves_lowest_class_and_skips_paused() {
         let mut p = port(ClassService::Strict);
-        p.enqueue(3, PacketId(30), 100);
-        p.enqueue(1, PacketId(10), 100);
-        p.enqueue(1, PacketId(11), 100);
-        let size = |_| 100;
-        assert_eq!(p.dequeue(Time(0), size), Some((PacketId(10), Some(1))));
+        let mut pool = pool(40, 100);
+        p.enqueue(3, PacketId(30), 100, &mut pool);
+        p.enqueue(1, PacketId(10), 100, &mut pool);
+        p.enqueue(1, PacketId(11), 100, &mut pool);
+        assert_eq!(p.dequeue(Time(0), &pool), Some((PacketId(10), Some(1))));
         p.apply_pause(1, Time(0), Time(1000));
-        assert_eq!(p.dequeue(Time(5), size), Some((PacketId(30), Some(3))));
-        assert_eq!(p.dequeue(Time(5), size), None);
+        assert_eq!(p.dequeue(Time(5), &pool), Some((PacketId(30), Some(3))));
+        assert_eq!(p.dequeue(Time(5), &pool), None);
         assert_eq!(p.next_unpause(Time(5)), Some(Time(1000)));
-        assert_eq!(p.dequeue(Time(1000), size), Some((PacketId(11), Some(1))));
+        assert_eq!(p.dequeue(Time(1000), &pool), Some((PacketId(11), Some(1))));
         assert_eq!(p.counters.paused_rx_ps, 1000);
     }
 
@@ -292,15 +303,34 @@ mod tests {
         let mut weights = [1; CLASSES];
         weights[0] = 3;
         let mut p = port(ClassService::Weighted { weights, quantum: 1000 });
+        let mut pool = pool(1400, 1000);
         for i in 0..400 {
-            p.enqueue(0, PacketId(i), 1000);
-            p.enqueue(1, PacketId(1000 + i), 1000);
+            p.enqueue(0, PacketId(i), 1000, &mut pool);
+            p.enqueue(1, PacketId(1000 + i), 1000, &mut pool);
         }
         let mut served = [0; 2];
         for _ in 0..400 {
-            let (_, c) = p.dequeue(Time(0), |_| 1000).unwrap();
+            let (_, c) = p.dequeue(Time(0), &pool).unwrap();
             served[c.unwrap() as usize] += 1;
         }
         assert_eq!(served, [300, 100]);
+    }
+
+    #[test]
+    fn control_frames_go_first_and_a_flush_empties_every_queue() {
+        let mut p = port(ClassService::Strict);
+        let mut pool = pool(8, 100);
+        p.enqueue(2, PacketId(0), 100, &mut pool);
+        p.enqueue_front(2, PacketId(1), 100, &mut pool);
+        p.enqueue(5, PacketId(2), 100, &mut pool);
+        p.enqueue_control(PacketId(3), &mut pool);
+        assert_eq!(p.queued(&pool).collect::<Vec<_>>(), vec![PacketId(1), PacketId(0), PacketId(2)]);
+        assert_eq!((p.queue_packets(2), p.total_bytes()), (2, 300));
+        assert_eq!(p.dequeue(Time(0), &pool), Some((PacketId(3), None)));
+        assert_eq!(p.dequeue(Time(0), &pool), Some((PacketId(1), Some(2))));
+        p.enqueue_control(PacketId(4), &mut pool);
+        assert_eq!(p.drain_control(&pool), vec![PacketId(4)]);
+        assert_eq!(p.drain_all(&pool), vec![(PacketId(0), 2), (PacketId(2), 5)]);
+        assert!(!p.has_queued() && p.dequeue(Time(0), &pool).is_none());
     }
 }

@@ -3,6 +3,8 @@
 //! The simulation moves header fields, not bytes. A packet is allocated when a host emits it and
 //! freed when it is delivered or dropped; the pool's free list makes steady-state operation
 //! allocation-free (the pool grows only to the largest number of packets alive at once).
+//! Queues of waiting packets ([`PacketFifo`]) are linked through the pool's slots, so a queue
+//! costs no memory beyond its packets however long it once grew.
 
 use crate::units::Time;
 use crate::fabric::paths::NO_PATH;
@@ -115,6 +117,8 @@ impl Packet {
 pub struct PacketPool {
     slots: Vec<Packet>,
     free: Vec<u32>,
+    /// Per slot: the next packet in the [`PacketFifo`] the packet waits in ([`NIL`] at a tail).
+    next: Vec<u32>,
     int: Vec<IntStack>,
     payload: Vec<Vec<u8>>,
     /// The path a packet carries ([`crate::fabric::paths`]), when any packet ever carried one.
@@ -132,6 +136,7 @@ impl PacketPool {
             PacketId(i)
         } else {
             self.slots.push(p);
+            self.next.push(NIL);
             PacketId((self.slots.len() - 1) as u32)
         }
     }
@@ -207,8 +212,120 @@ impl PacketPool {
     }
 }
 
+/// No packet: the end of a [`PacketFifo`].
+const NIL: u32 = u32::MAX;
+
+/// A first-in first-out queue of packets, linked through their slots in the [`PacketPool`]:
+/// three words, whatever it held before. A packet waits in at most one queue at a time.
+#[derive(Clone, Copy, Debug)]
+pub struct PacketFifo {
+    head: u32,
+    tail: u32,
+    len: u32,
+}
+
+impl Default for PacketFifo {
+    fn default() -> Self {
+        PacketFifo { head: NIL, tail: NIL, len: 0 }
+    }
+}
+
+impl PacketFifo {
+    #[inline]
+    pub fn push_back(&mut self, pool: &mut PacketPool, id: PacketId) {
+        pool.next[id.0 as usize] = NIL;
+        if self.tail == NIL {
+            self.head = id.0;
+        } else {
+            pool.next[self.tail as usize] = id.0;
+        }
+        self.tail = id.0;
+        self.len += 1;
+    }
+    #[inline]
+    pub fn push_front(&mut self, pool: &mut PacketPool, id: PacketId) {
+        pool.next[id.0 as usize] = self.head;
+        self.head = id.0;
+        if self.tail == NIL {
+            self.tail = id.0;
+        }
+        self.len += 1;
+    }
+    #[inline]
+    pub fn pop_front(&mut self, pool: &PacketPool) -> Option<PacketId> {
+        if self.head == NIL {
+            return None;
+        }
+        let id = self.head;
+        self.head = pool.next[id as usize];
+        if self.head == NIL {
+            self.tail = NIL;
+        }
+        self.len -= 1;
+        Some(PacketId(id))
+    }
+    #[inline]
+    pub fn front(&self) -> Option<PacketId> {
+        (self.head != NIL).then_some(PacketId(self.head))
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+    /// The packets from head to tail.
+    pub fn iter<'a>(&self, pool: &'a PacketPool) -> impl Iterator<Item = PacketId> + 'a {
+        let mut at = self.head;
+        std::iter::from_fn(move || {
+            if at == NIL {
+                return None;
+            }
+            let id = at;
+            at = pool.next[id as usize];
+            Some(PacketId(id))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn fifo_keeps_order_through_the_pool_and_reuses_slots() {
+        let mut pool = PacketPool::default();
+        let mut a = PacketFifo::default();
+        let mut b = PacketFifo::default();
+        let ids: Vec<PacketId> = (0..6).map(|i| pool.alloc(Packet::pause(0, i, 64))).collect();
+        for &id in &ids[..3] {
+            a.push_back(&mut pool, id);
+        }
+        for &id in &ids[3..5] {
+            b.push_back(&mut pool, id);
+        }
+        a.push_front(&mut pool, ids[5]);
+        assert_eq!(a.iter(&pool).collect::<Vec<_>>(), vec![ids[5], ids[0], ids[1], ids[2]]);
+        assert_eq!(b.iter(&pool).collect::<Vec<_>>(), vec![ids[3], ids[4]]);
+        assert_eq!((a.len(), b.len()), (4, 2));
+        assert_eq!(a.pop_front(&pool), Some(ids[5]));
+        assert_eq!(a.pop_front(&pool), Some(ids[0]));
+        pool.free(ids[0]);
+        pool.free(ids[5]);
+        // A freed slot goes into another queue; the first queue's links are untouched.
+        let c = pool.alloc(Packet::pause(0, 9, 64));
+        b.push_back(&mut pool, c);
+        assert_eq!(a.iter(&pool).collect::<Vec<_>>(), vec![ids[1], ids[2]]);
+        assert_eq!(b.iter(&pool).collect::<Vec<_>>(), vec![ids[3], ids[4], c]);
+        while a.pop_front(&pool).is_some() {}
+        assert!(a.is_empty() && a.front().is_none() && a.len() == 0);
+        a.push_front(&mut pool, ids[1]);
+        assert_eq!((a.front(), a.len()), (Some(ids[1]), 1));
+        assert_eq!(pool.capacity(), 6, "slots reused, none added");
+    }
+
     #[test]
     fn packet_stays_small() {
         // Packets are copied and touched on every hop: keep them within two cache lines.

@@ -109,7 +109,7 @@ impl World {
         let qp = self.qps.get(q);
         let mut c = [qp.tx_bytes, qp.tx_packets, qp.bytes_sent];
         let port = self.nics[qp.host as usize].port;
-        for id in self.ports[port as usize].queued() {
+        for id in self.ports[port as usize].queued(&self.pool) {
             let p = self.pool.get(id);
             if p.kind == crate::wire::packet::PacketKind::Roce && p.flow == qp.peer && p.src == qp.node {
                 c[0] -= p.size as u64;
@@ -147,7 +147,7 @@ impl World {
         let (class, size) = (pkt.priority, pkt.size);
         let id = self.pool.alloc(pkt);
         self.stats.packets_sent += 1;
-        self.ports[port as usize].enqueue(class, id, size);
+        self.ports[port as usize].enqueue(class, id, size, &mut self.pool);
     }
 
     /// Starts the port sending if it is idle.

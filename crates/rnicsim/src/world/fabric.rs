@@ -27,8 +27,7 @@ impl World {
             self.timers.arm_if_later(port.timer, port.busy_until);
             return;
         }
-        let pool = &self.pool;
-        let Some((id, class)) = port.dequeue(now, |id| pool.get(id).size) else {
+        let Some((id, class)) = port.dequeue(now, &self.pool) else {
             if let Some(t) = port.next_unpause(now) {
                 self.timers.arm(port.timer, t);
             }
@@ -147,7 +146,7 @@ impl World {
                 if pause {
                     self.send_pfc(s, iface, class, self.pfc_quanta);
                 }
-                self.ports[out as usize].enqueue(class, id, size);
+                self.ports[out as usize].enqueue(class, id, size, &mut self.pool);
                 self.port_start(out);
             }
             Forward::Unroutable => {
@@ -174,7 +173,7 @@ impl World {
         }
         let id = self.pool.alloc(Packet::pause(class, quanta, PFC_FRAME_BYTES));
         self.stats.pfc_frames_sent += 1;
-        self.ports[p as usize].enqueue_control(id);
+        self.ports[p as usize].enqueue_control(id, &mut self.pool);
         self.port_start(p);
     }
 
@@ -265,8 +264,8 @@ impl World {
         for id in lost {
             self.pool.free(id);
         }
-        let queued = self.ports[p as usize].drain_all();
-        let control = self.ports[p as usize].drain_control();
+        let queued = self.ports[p as usize].drain_all(&self.pool);
+        let control = self.ports[p as usize].drain_control(&self.pool);
         self.ports[p as usize].counters.drops_link_down += queued.len() as u64;
         for id in control {
             self.pool.free(id);

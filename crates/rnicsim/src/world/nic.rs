@@ -80,7 +80,8 @@ impl World {
                 Action::Control { host, id } => {
                     let p = self.nics[host as usize].port;
                     let pkt = self.pool.get(id);
-                    self.ports[p as usize].enqueue_front(pkt.priority, id, pkt.size);
+                    let (class, size) = (pkt.priority, pkt.size);
+                    self.ports[p as usize].enqueue_front(class, id, size, &mut self.pool);
                     self.kick_host_port(host);
                 }
                 Action::Complete { owner, c } => self.app_event(owner.app, AppEvent::Completion(owner.tag, c)),
@@ -314,8 +315,7 @@ impl World {
             self.timers.arm_if_later(port.timer, t);
             return;
         }
-        let pool = &self.pool;
-        let Some((id, class)) = port.dequeue(now, |id| pool.get(id).size) else {
+        let Some((id, class)) = port.dequeue(now, &self.pool) else {
             let t = match (next, port.next_unpause(now)) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -359,7 +359,7 @@ impl World {
                 Ok(id) => {
                     let pkt = self.pool.get(id);
                     let (class, size) = (pkt.priority, pkt.size);
-                    self.ports[p as usize].enqueue(class, id, size);
+                    self.ports[p as usize].enqueue(class, id, size, &mut self.pool);
                     self.stats.packets_sent += 1;
                 }
                 Err(t) => return t,
