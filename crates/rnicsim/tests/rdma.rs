@@ -273,6 +273,26 @@ fn dcqcn_incast_converges_to_a_fair_share_without_drops() {
 }
 
 #[test]
+fn default_dcqcn_keeps_a_five_to_one_incast_bottleneck_busy() {
+    // Five long WRITE streams into one 100 Gbps port with every DCQCN parameter at its default:
+    // after the first 2 ms the bottleneck stays above 90% of line rate, without drops.
+    let mut toml = String::from("duration = \"12ms\"\n[topology.star]\nhosts = 6\n[switch.pfc]\nenabled = true\n[nic.cc.dcqcn]\n");
+    for c in 0..5 {
+        toml += &format!("[[perftest]]\ntest = \"write_bw\"\nclient = {c}\nserver = 5\nmessage = \"64KiB\"\ndepth = 8\n");
+    }
+    let mut w = build(&toml);
+    let bottleneck = w.ports[w.host_port(5).unwrap() as usize].peer as usize;
+    w.run_until(Time::from_ms(2));
+    let before = w.ports[bottleneck].counters.tx_bytes;
+    w.run(|_| true);
+    let gbps = (w.ports[bottleneck].counters.tx_bytes - before) as f64 * 8.0 / 10e-3 / 1e9;
+    assert!(gbps > 90.0, "bottleneck carried {gbps:.1} Gbps of 100 from 2 to 12 ms");
+    let g: Vec<f64> = w.apps.perftests.tests.iter().map(|p| p.gbps(Time::from_ms(12))).collect();
+    assert!(g.iter().all(|&x| x > 0.5 * 90.0 / 5.0), "nobody starves: {g:?}");
+    assert_eq!(w.ports.iter().map(|p| p.counters.drops_buffer).sum::<u64>(), 0);
+}
+
+#[test]
 fn every_congestion_control_shares_an_incast() {
     // TIMELY's paper parameters (δ = 10 Mbps per 16 KB) ramp slowly at 100 Gbps: after its
     // first cuts it is still climbing when the run ends, so it gets a lower floor.

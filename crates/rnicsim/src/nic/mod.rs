@@ -62,7 +62,9 @@ pub struct NicSpec {
     pub rnr_timer: Time,
     #[serde(default = "default_retry")]
     pub rnr_retry: u32,
-    /// The receiver sends at most one CNP per queue pair per this interval.
+    /// The receiver sends at most one CNP per queue pair per this interval (default 4 µs,
+    /// ConnectX firmware's `MIN_TIME_BETWEEN_CNPS`, matching its reaction point's 4 µs
+    /// `rate_reduce_monitor_period`; the DCQCN paper used 50 µs).
     #[serde(default = "default_cnp_interval")]
     pub cnp_interval: Time,
     /// Send queue, receive queue and completion queue depths.
@@ -120,7 +122,7 @@ fn default_rnr_timer() -> Time {
     Time::from_us(10)
 }
 fn default_cnp_interval() -> Time {
-    Time::from_us(50)
+    Time::from_us(4)
 }
 fn default_depth() -> u32 {
     1024

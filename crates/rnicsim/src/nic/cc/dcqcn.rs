@@ -1,14 +1,28 @@
 //! DCQCN reaction point (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments",
 //! SIGCOMM 2015, §3 and Fig. 7), in integer arithmetic.
 //!
-//! - On a CNP (at most one reaction per `rate_decrease_interval`): the target rate takes the
-//!   current rate, the current rate is cut by α/2, α rises by g, and the increase stages reset.
-//! - Every `alpha_interval` without a CNP, α decays by a factor (1 − g).
+//! - On a CNP (at most one reaction per `rate_decrease_interval`): the current rate is cut by
+//!   α/2, α rises by g, and the increase stages reset. The target rate takes the current rate
+//!   first when `clamp_target` is set or a timer stage has passed since the last cut.
+//! - α is updated once per `alpha_interval`: up by g (α ← α(1 − g) + g) if a CNP arrived in
+//!   that interval, else down (α ← α(1 − g)). The update is computed when α is next needed,
+//!   for every interval that passed, so a 1 µs interval costs no events.
 //! - Rate increase events come from a timer (`increase_timer`) and from a byte counter
-//!   (`byte_counter` bytes sent). With T and BC the counts of each since the last cut:
-//!   - while max(T, BC) < F (counted after the event): fast recovery, Rc = (Rc + Rt)/2;
+//!   (`byte_counter` bytes sent; `0B` turns it off). With T and BC the counts of each since the
+//!   last cut, counted before the event (as `RdmaHw::RateIncEventMlx` in HPCC's ns-3 does; BC
+//!   reads as T when the byte counter is off, as that NIC has none):
+//!   - while max(T, BC) < F: fast recovery, Rc = (Rc + Rt)/2 (F events of it after a cut);
 //!   - while min(T, BC) > F: hyper increase, Rt += R_HAI, then Rc = (Rc + Rt)/2;
 //!   - otherwise: additive increase, Rt += R_AI, then Rc = (Rc + Rt)/2.
+//!
+//! The defaults are the DCQCN of HPCC's and ConWeave's ns-3 simulators with the values of their
+//! published experiment configs (`mix/config.txt`: ALPHA_RESUME_INTERVAL 1 µs,
+//! RATE_DECREASE_INTERVAL 4 µs, RP_TIMER 300 µs, FAST_RECOVERY_TIMES 1, CLAMP_TARGET_RATE 0,
+//! EWMA_GAIN 1/256, RATE_AI 40 Mb/s, RATE_HAI 100 Mb/s, MIN_RATE 100 Mb/s, no byte counter).
+//! Those simulators model NVIDIA ConnectX's reaction point, whose firmware defaults share the
+//! 1 µs α period, 4 µs `rate_reduce_monitor_period`, 300 µs `rpg_time_reset`, `rpg_threshold`
+//! 1 and no clamping (`docs/rdma.md` compares the sets). [`DcqcnParams::sigcomm15`] is the
+//! DCQCN paper's set, [`DcqcnParams::connectx`] the firmware's.
 //!
 //! α is kept in 1/2^20 units; rates in bits per second.
 
@@ -37,7 +51,49 @@ pub struct DcqcnParams {
 }
 
 impl Default for DcqcnParams {
+    /// HPCC's and ConWeave's ns-3 experiment values (see the module documentation).
     fn default() -> Self {
+        DcqcnParams {
+            g: 1.0 / 256.0,
+            alpha_interval: Time::from_us(1),
+            rate_decrease_interval: Time::from_us(4),
+            increase_timer: Time::from_us(300),
+            byte_counter: Bytes(0),
+            fast_recovery: 1,
+            rate_ai: BitsPerSec(40_000_000),
+            rate_hai: BitsPerSec(100_000_000),
+            min_rate: BitsPerSec(100_000_000),
+            clamp_target: false,
+        }
+    }
+}
+
+impl DcqcnParams {
+    /// NVIDIA ConnectX-4-and-later firmware defaults (NVConfig / `mlxconfig`, documented in
+    /// NVIDIA's "DCQCN CC Parameters"): `DCE_TCP_G` 1019 (g = 5/1024), `DCE_TCP_RTT` 1 µs,
+    /// `RATE_REDUCE_MONITOR_PERIOD` 4 µs, `RPG_TIME_RESET` 300 µs, `RPG_BYTE_RESET` 32767 B,
+    /// `RPG_THRESHOLD` 1, `RPG_AI_RATE` 5 Mb/s, `RPG_HAI_RATE` 50 Mb/s, `RPG_MIN_RATE` 1 Mb/s,
+    /// `CLAMP_TGT_RATE` 0 (with `CLAMP_TGT_RATE_AFTER_TIME_INC` 1, the rule this model follows).
+    pub fn connectx() -> DcqcnParams {
+        DcqcnParams {
+            g: 5.0 / 1024.0,
+            alpha_interval: Time::from_us(1),
+            rate_decrease_interval: Time::from_us(4),
+            increase_timer: Time::from_us(300),
+            byte_counter: Bytes(32767),
+            fast_recovery: 1,
+            rate_ai: BitsPerSec(5_000_000),
+            rate_hai: BitsPerSec(50_000_000),
+            min_rate: BitsPerSec(1_000_000),
+            clamp_target: false,
+        }
+    }
+
+    /// The DCQCN paper's parameters (SIGCOMM 2015 §5: g = 1/256, 55 µs timers, a 10 MB byte
+    /// counter, F = 5, R_AI 40 Mb/s, the target clamped on every cut) with HPCC's simulator's
+    /// R_HAI, minimum rate and a 50 µs decrease interval: rnicsim's defaults until it took the
+    /// ns-3 experiments' set.
+    pub fn sigcomm15() -> DcqcnParams {
         DcqcnParams {
             g: 1.0 / 256.0,
             alpha_interval: Time::from_us(55),
@@ -69,14 +125,14 @@ pub struct Dcqcn {
     alpha_interval: Time,
     decrease_interval: Time,
     increase_interval: Time,
-    /// Whether a CNP arrived since the last α update.
+    /// Whether a CNP arrived in the α interval that began at `alpha_epoch`.
     cnp_since_alpha: bool,
+    alpha_epoch: Time,
     last_cut: Option<Time>,
     /// Timer (T) and byte-counter (BC) stages since the last cut.
     t_stage: u32,
     bc_stage: u32,
     bytes: u64,
-    next_alpha: Time,
     next_increase: Time,
     /// Until the first CNP the flow runs at line rate with no timers.
     active: bool,
@@ -96,16 +152,16 @@ impl Dcqcn {
             rhai: p.rate_hai.0,
             f: p.fast_recovery,
             clamp: p.clamp_target,
-            byte_counter: p.byte_counter.0.max(1),
+            byte_counter: p.byte_counter.0,
             alpha_interval: p.alpha_interval,
             decrease_interval: p.rate_decrease_interval,
             increase_interval: p.increase_timer,
             cnp_since_alpha: false,
+            alpha_epoch: Time::ZERO,
             last_cut: None,
             t_stage: 0,
             bc_stage: 0,
             bytes: 0,
-            next_alpha: Time::MAX,
             next_increase: Time::MAX,
             active: false,
         }
@@ -120,8 +176,27 @@ impl Dcqcn {
         BitsPerSec(self.rt)
     }
 
+    /// Applies α's updates for every whole interval since `alpha_epoch` up to `now`: the
+    /// first counts the CNP flag, the rest are plain decays.
+    fn advance_alpha(&mut self, now: Time) {
+        let iv = self.alpha_interval.0.max(1);
+        if now.0 < self.alpha_epoch.0 + iv {
+            return;
+        }
+        let k = (now.0 - self.alpha_epoch.0) / iv;
+        self.alpha -= (self.alpha * self.g) >> 20;
+        if self.cnp_since_alpha {
+            self.alpha += self.g;
+        }
+        self.cnp_since_alpha = false;
+        self.alpha = decay(self.alpha, self.g, k - 1);
+        self.alpha_epoch = Time(self.alpha_epoch.0 + k * iv);
+    }
+
+    /// One rate-increase event; the stage counters are those before it.
     fn increase(&mut self) {
-        let (lo, hi) = (self.t_stage.min(self.bc_stage), self.t_stage.max(self.bc_stage));
+        let bc = if self.byte_counter == 0 { self.t_stage } else { self.bc_stage };
+        let (lo, hi) = (self.t_stage.min(bc), self.t_stage.max(bc));
         if hi < self.f {
             // fast recovery
         } else if lo > self.f {
@@ -135,28 +210,33 @@ impl Dcqcn {
 
 impl CongestionControl for Dcqcn {
     fn on_tx(&mut self, _now: Time, bytes: u64, _packets: u32) {
-        if !self.active {
+        if !self.active || self.byte_counter == 0 {
             return;
         }
         self.bytes += bytes;
         while self.bytes >= self.byte_counter {
             self.bytes -= self.byte_counter;
-            self.bc_stage += 1;
             self.increase();
+            self.bc_stage += 1;
         }
     }
 
     fn on_cnp(&mut self, now: Time) {
-        self.cnp_since_alpha = true;
-        if !self.active {
+        if self.active {
+            self.advance_alpha(now);
+        } else {
             self.active = true;
-            self.next_alpha = now + self.alpha_interval;
+            self.alpha_epoch = now;
         }
+        self.cnp_since_alpha = true;
         if self.last_cut.is_some_and(|t| now < t + self.decrease_interval) {
             return;
         }
         self.last_cut = Some(now);
-        if self.clamp || self.t_stage.max(self.bc_stage) >= self.f || self.rt == self.line {
+        // Without clamping, the target follows the rate only once a timer stage has passed
+        // since the last cut (ConnectX's clamp_tgt_rate_after_time_inc; HPCC's ns-3 NIC tests
+        // the same time stage). Before the first cut the target is the line rate.
+        if self.clamp || self.t_stage > 0 {
             self.rt = self.rc;
         }
         let cut = (self.rc as u128 * self.alpha as u128 / (2 * ALPHA_ONE as u128)) as u64;
@@ -166,41 +246,44 @@ impl CongestionControl for Dcqcn {
         self.t_stage = 0;
         self.bc_stage = 0;
         self.bytes = 0;
-        self.next_alpha = now + self.alpha_interval;
+        self.alpha_epoch = now;
         self.next_increase = now + self.increase_interval;
     }
 
     fn on_timer(&mut self, now: Time) {
-        if now >= self.next_alpha {
-            if self.cnp_since_alpha {
-                self.alpha = self.alpha - ((self.alpha * self.g) >> 20) + self.g;
-            } else {
-                self.alpha -= (self.alpha * self.g) >> 20;
-            }
-            self.cnp_since_alpha = false;
-            self.next_alpha = now + self.alpha_interval;
-        }
+        self.advance_alpha(now);
         if now >= self.next_increase {
-            self.t_stage += 1;
             self.increase();
+            self.t_stage += 1;
             self.next_increase = now + self.increase_interval;
         }
         if self.rc >= self.line && self.rt >= self.line && !self.cnp_since_alpha && self.alpha < self.g {
-            // Fully recovered: stop the timers until the next CNP.
+            // Fully recovered: stop the timer until the next CNP (α stays where it is).
             self.active = false;
-            self.next_alpha = Time::MAX;
             self.next_increase = Time::MAX;
         }
     }
 
     fn next_timer(&self) -> Option<Time> {
-        let t = self.next_alpha.min(self.next_increase);
-        (t != Time::MAX).then_some(t)
+        (self.next_increase != Time::MAX).then_some(self.next_increase)
     }
 
     fn rate(&self) -> BitsPerSec {
         BitsPerSec(self.rc)
     }
+}
+
+/// α × (1 − g)^n in 2^-20 units, by squaring (n can be thousands after a quiet spell).
+fn decay(alpha: u64, g: u64, n: u64) -> u64 {
+    let (mut factor, mut base, mut e) = (ALPHA_ONE, ALPHA_ONE - g, n);
+    while e > 0 && factor > 0 {
+        if e & 1 == 1 {
+            factor = (factor * base) >> 20;
+        }
+        base = (base * base) >> 20;
+        e >>= 1;
+    }
+    (alpha * factor) >> 20
 }
 
 #[cfg(test)]
@@ -219,14 +302,14 @@ mod tests {
         // α starts at 1: Rc × (1 − 1/2).
         assert_eq!(d.rate().0, 50_000_000_000);
         assert_eq!(d.target().0, 100_000_000_000);
-        // A second CNP within the decrease interval is ignored.
-        d.on_cnp(Time::from_us(2));
+        // A second CNP within the decrease interval (4 µs) is ignored.
+        d.on_cnp(Time::from_us(3));
         assert_eq!(d.rate().0, 50_000_000_000);
     }
 
     #[test]
     fn fast_recovery_halves_the_gap_each_timer() {
-        let p = DcqcnParams { byte_counter: Bytes(u64::MAX), ..Default::default() };
+        let p = DcqcnParams { byte_counter: Bytes(u64::MAX), ..DcqcnParams::sigcomm15() };
         let mut d = Dcqcn::new(&p, flow());
         d.on_cnp(Time::ZERO);
         let (rt, mut rc) = (d.target().0, d.rate().0);
@@ -238,27 +321,48 @@ mod tests {
         }
     }
 
+    /// α after `periods` whole intervals, one update per interval as the firmware does it.
+    fn alpha_stepwise(mut a: u64, g: u64, cnp_first: bool, periods: u64) -> u64 {
+        for k in 0..periods {
+            a -= (a * g) >> 20;
+            if k == 0 && cnp_first {
+                a += g;
+            }
+        }
+        a
+    }
+
     #[test]
-    fn alpha_decays_without_cnps() {
-        let mut d = Dcqcn::new(&DcqcnParams::default(), flow());
+    fn alpha_is_updated_once_per_interval_without_timer_events() {
+        // ConnectX: g = 5/1024 per 1 µs interval, and only the 300 µs increase timer.
+        let mut d = Dcqcn::new(&DcqcnParams::connectx(), flow());
         d.on_cnp(Time::ZERO);
-        let a0 = d.alpha();
-        d.on_timer(Time::from_us(55));
-        let a1 = d.alpha();
-        assert!((a1 - a0 * (1.0 - 1.0 / 256.0)).abs() < 1e-5, "{a0} {a1}");
+        assert_eq!(d.next_timer(), Some(Time::from_us(300)), "no α timer");
+        let (a0, g) = (d.alpha, d.g);
+        // A CNP inside the first interval (ignored by the decrease interval) raises α at its end.
+        d.on_cnp(Time::from_ns(500));
+        d.on_timer(Time::from_us(300));
+        let want = alpha_stepwise(a0, g, true, 300);
+        assert!(want.abs_diff(d.alpha) <= 300, "{} vs step by step {}", d.alpha, want);
+        let expect = a0 as f64 / ALPHA_ONE as f64 * (1.0 - 5.0 / 1024.0f64).powi(300) + 5.0 / 1024.0 * (1.0 - 5.0 / 1024.0f64).powi(299);
+        assert!((d.alpha() - expect).abs() < 1e-3, "{} vs {expect}", d.alpha());
+        // A partial interval changes nothing.
+        let a = d.alpha;
+        d.advance_alpha(Time::from_ns(300_999));
+        assert_eq!(d.alpha, a);
     }
 
     #[test]
     fn additive_increase_after_fast_recovery() {
-        let p = DcqcnParams { byte_counter: Bytes(u64::MAX), ..Default::default() };
+        let p = DcqcnParams { byte_counter: Bytes(u64::MAX), ..DcqcnParams::sigcomm15() };
         let mut d = Dcqcn::new(&p, flow());
         d.on_cnp(Time::ZERO);
-        d.on_cnp(Time::from_us(60)); // target := 50 Gbps, rate cut again
+        d.on_cnp(Time::from_us(60)); // target := 50 Gbps (clamped), rate cut again
         let rt0 = d.target().0;
         assert_eq!(rt0, 50_000_000_000);
         let mut t = Time::from_us(60);
-        // Events 1..F−1 are fast recovery (HPCC's simulator counts the same way).
-        for _ in 0..4 {
+        // Events 1..F are fast recovery (stages 0..F−1, as HPCC's simulator counts them).
+        for _ in 0..5 {
             t = t + Time::from_us(55);
             d.on_timer(t);
             assert_eq!(d.target().0, rt0, "fast recovery keeps the target");
@@ -266,5 +370,65 @@ mod tests {
         t = t + Time::from_us(55);
         d.on_timer(t);
         assert_eq!(d.target().0, rt0 + 40_000_000, "additive increase by R_AI");
+    }
+
+    #[test]
+    fn without_clamping_the_target_holds_until_a_timer_stage_passes() {
+        let mut d = Dcqcn::new(&DcqcnParams::connectx(), flow());
+        d.on_cnp(Time::ZERO); // first cut: target = line, rate 50 Gbps
+        // Byte-counter stages alone (64 KB sent) do not move the target down on the next cut.
+        d.on_tx(Time::from_us(5), 65_534, 64);
+        d.on_cnp(Time::from_us(50));
+        assert_eq!(d.target().0, 100_000_000_000);
+        // After the 300 µs timer stage, a cut lowers the target to the current rate.
+        d.on_timer(Time::from_us(350));
+        let rc = d.rate().0;
+        d.on_cnp(Time::from_us(360));
+        assert_eq!(d.target().0, rc);
+    }
+
+    #[test]
+    fn byte_counter_drives_recovery_to_line_rate() {
+        // ConnectX: a stage per 32767 B sent, long before the 300 µs timer's first.
+        let mut d = Dcqcn::new(&DcqcnParams::connectx(), flow());
+        d.on_cnp(Time::ZERO);
+        let mut t = Time::ZERO;
+        let mut sent = 0u64;
+        while d.rate().0 < 99_000_000_000 {
+            // Send for 1 µs at the current rate.
+            let bytes = d.rate().0 / 8 / 1_000_000;
+            t = t + Time::from_us(1);
+            d.on_tx(t, bytes, 1);
+            sent += bytes;
+            if d.next_timer().is_some_and(|n| n <= t) {
+                d.on_timer(t);
+            }
+            assert!(t < Time::from_ms(5), "recovers within 5 ms: {} Gbps at {t}", d.rate().0 / 1_000_000_000);
+        }
+        assert!(t < Time::from_us(300), "the byte counter, not the timer, brought it back: {t}");
+        assert!(sent > 32767, "{sent}");
+    }
+
+    #[test]
+    fn default_stages_follow_the_timer_alone() {
+        // No byte counter, F = 1: after a cut, one fast-recovery event, one additive increase,
+        // then hyper increases, one per 300 µs timer event; sending changes nothing.
+        let mut d = Dcqcn::new(&DcqcnParams::default(), flow());
+        d.on_cnp(Time::ZERO);
+        d.on_cnp(Time::from_us(10)); // no timer stage yet: the target stays at line rate
+        assert_eq!(d.target().0, 100_000_000_000);
+        d.on_timer(Time::from_us(310));
+        d.on_cnp(Time::from_us(320)); // a timer stage passed: target := current rate
+        let rt = d.target().0;
+        assert!(rt < 100_000_000_000);
+        d.on_tx(Time::from_us(330), 100 << 20, 100_000);
+        assert_eq!(d.target().0, rt, "no byte counter");
+        let rc = d.rate().0;
+        d.on_timer(Time::from_us(620));
+        assert_eq!((d.target().0, d.rate().0), (rt, (rc + rt) / 2), "fast recovery");
+        d.on_timer(Time::from_us(920));
+        assert_eq!(d.target().0, rt + 40_000_000, "additive increase");
+        d.on_timer(Time::from_us(1220));
+        assert_eq!(d.target().0, rt + 140_000_000, "hyper increase");
     }
 }
