@@ -66,6 +66,7 @@ pub fn stream_outputs_every(dir: &RunDir, loaded: &LoadedScenario, world: &mut W
         spill_rows: rows,
         table: output::stream::TableFile::new(dir.path("flows.parquet")),
         fct: text(o.hpcc_text || o.fct_file.is_some(), "fct.txt")?,
+        fct_dialect: o.fct_dialect,
         pending: Vec::new(),
         slowdowns: output::stream::Spill::new(dir.path(".slowdowns.f64")),
         error: None,

@@ -78,3 +78,43 @@ fn errors_name_the_configs_own_line_and_key() {
     let e = translate(&maps, "config.txt", &data()).err().expect("PMAX abc");
     assert_eq!(e.key.as_deref(), Some("PMAX_MAP"), "{e}");
 }
+
+/// The `fct.txt` lines a translated config writes.
+fn fct_lines(text: &str) -> Vec<String> {
+    let dir = data();
+    let t = translate(text, "config.txt", &dir).unwrap();
+    let mut loaded = LoadedScenario::from_str(&t.toml, "config.txt", &dir).unwrap_or_else(|e| panic!("{e}"));
+    loaded.scenario.outputs.fct_file = None;
+    loaded.scenario.outputs.pfc_file = None;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut w = World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
+    let out = rnicsim::output::RunDir::create(&tmp.path().join("run"), false).unwrap();
+    rnicsim::stream_outputs(&out, &loaded, &mut w).unwrap();
+    w.run(|_| true);
+    rnicsim::write_outputs(&out, &loaded, &mut w).unwrap();
+    let done = out.commit().unwrap();
+    std::fs::read_to_string(done.join("fct.txt")).unwrap().lines().map(String::from).collect()
+}
+
+#[test]
+fn fct_file_is_written_in_the_dialect_of_the_configs_simulator() {
+    let text = std::fs::read_to_string(data().join("config.txt")).unwrap();
+    // HPCC's config: endpoints as hex IPv4 addresses (node 0 is 0b000001).
+    let hpcc = fct_lines(&text);
+    assert_eq!(hpcc.len(), 4);
+    let f: Vec<&str> = hpcc[0].split(' ').collect();
+    assert_eq!(f.len(), 8);
+    assert!(f[0].len() == 8 && f[0].starts_with("0b") && u32::from_str_radix(f[0], 16).is_ok(), "{}", hpcc[0]);
+    // A config with ConWeave's keys: the same flows, endpoints as decimal node ids.
+    let conweave = fct_lines(&format!("{text}\nCONWEAVE_TX_EXPIRY_TIME 1000\n"));
+    assert_eq!(conweave.len(), hpcc.len());
+    for (h, c) in hpcc.iter().zip(&conweave) {
+        let (h, c): (Vec<&str>, Vec<&str>) = (h.split(' ').collect(), c.split(' ').collect());
+        assert_eq!(h[2..], c[2..], "same flow, same numbers");
+        for i in 0..2 {
+            let node: u32 = c[i].parse().unwrap_or_else(|_| panic!("decimal node id: {}", c[i]));
+            let ip = u32::from_str_radix(h[i], 16).unwrap();
+            assert_eq!(ip, 0x0b00_0001 + (node / 256) * 0x10000 + (node % 256) * 0x100, "{h:?} {c:?}");
+        }
+    }
+}

@@ -1,8 +1,10 @@
-//! HPCC's text outputs, so existing plotting scripts work unchanged.
+//! HPCC's and ConWeave's text outputs, so existing plotting scripts work unchanged.
 //!
 //! - `fct.txt`: one line per completed flow, in completion order:
-//!   `sip dip sport dport size start_ns fct_ns standalone_fct_ns`, addresses as 8 hex digits
-//!   (node `n` → `0x0b000001 + (n/256)·0x10000 + (n%256)·0x100`). Our standalone FCT is
+//!   `src dst sport dport size start_ns fct_ns standalone_fct_ns`. In HPCC's dialect (its
+//!   `scratch/third.cc`) the endpoints are IPv4 addresses as 8 hex digits (node `n` →
+//!   `0x0b000001 + (n/256)·0x10000 + (n%256)·0x100`); in ConWeave's (its fork's
+//!   `scratch/network-load-balance.cc`) they are decimal node ids. Our standalone FCT is
 //!   [`crate::world::World::ideal_fct`].
 //! - `pfc.txt`: one line per PFC frame received: `time_ns node node_type ifindex type`, node type
 //!   0 for hosts and 1 for switches, ns-3 interface index (ours + 1, as index 0 is loopback), and
@@ -11,12 +13,34 @@
 use crate::host::apps::flows::FlowRecord;
 use crate::output::PfcLog;
 use crate::wire::pcap::node_ip;
+use serde::{Deserialize, Serialize};
 use std::io::{self, Write};
 
+/// Which simulator's `fct.txt` line format to write.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FctDialect {
+    /// HPCC's: endpoints as hex IPv4 addresses.
+    #[default]
+    Hpcc,
+    /// ConWeave's: endpoints as decimal node ids.
+    Conweave,
+}
+
+impl FctDialect {
+    pub fn is_hpcc(&self) -> bool {
+        *self == FctDialect::Hpcc
+    }
+}
+
 /// One `fct.txt` line: a completed flow.
-pub fn fct_line(out: &mut impl Write, r: &FlowRecord) -> io::Result<()> {
+pub fn fct_line(out: &mut impl Write, r: &FlowRecord, dialect: FctDialect) -> io::Result<()> {
     let fct = r.fct().expect("a completed flow").0;
-    writeln!(out, "{:08x} {:08x} {} {} {} {} {} {}", node_ip(r.src), node_ip(r.dst), r.udp_sport, r.udp_dport, r.size, r.start.0 / 1000, fct / 1000, r.ideal.0 / 1000)
+    let tail = format_args!("{} {} {} {} {} {}", r.udp_sport, r.udp_dport, r.size, r.start.0 / 1000, fct / 1000, r.ideal.0 / 1000);
+    match dialect {
+        FctDialect::Hpcc => writeln!(out, "{:08x} {:08x} {tail}", node_ip(r.src), node_ip(r.dst)),
+        FctDialect::Conweave => writeln!(out, "{} {} {tail}", r.src, r.dst),
+    }
 }
 
 /// `pfc.txt` lines for the frames in `l`; `is_switch` tells a node's type.

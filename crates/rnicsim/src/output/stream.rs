@@ -64,6 +64,7 @@ pub struct FlowStream {
     /// `fct.txt`, in completion order; completions not yet safe to write wait in `pending`
     /// (only while there is a `fct.txt` to write).
     pub fct: Option<BufWriter<File>>,
+    pub fct_dialect: super::hpcc_text::FctDialect,
     pub pending: Vec<FlowRecord>,
     /// The slowdowns of the flows written out (raw f64), for exact percentiles at the end.
     pub slowdowns: Spill,
@@ -81,7 +82,8 @@ impl FlowStream {
         }
         self.pending.sort_by_key(|r| (r.finish, r.id));
         let n = self.pending.partition_point(|r| r.finish < now);
-        let r = self.pending.drain(..n).try_for_each(|r| super::hpcc_text::fct_line(out, &r));
+        let dialect = self.fct_dialect;
+        let r = self.pending.drain(..n).try_for_each(|r| super::hpcc_text::fct_line(out, &r, dialect));
         if let Err(e) = r {
             self.error.get_or_insert(e);
         }

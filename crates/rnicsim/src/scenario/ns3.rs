@@ -303,9 +303,13 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 }
                 v => return Err(err(l, format!("load balancer mode {v} is not available yet (0 = ECMP is)"))),
             },
-            k if NO_EQUIVALENT.contains(&k) => no_equivalent.push(k.to_string()),
+            k if NO_EQUIVALENT.contains(&k) || k.starts_with("CONWEAVE_") => no_equivalent.push(k.to_string()),
             k => unknown.push(k.to_string()),
         }
+    }
+    // ConWeave's fork names its own keys CONWEAVE_*; its FCT file names nodes by id.
+    if lines.iter().any(|l| l.key.starts_with("CONWEAVE_")) {
+        outputs.insert("fct_dialect".into(), Value::String("conweave".into()));
     }
     let Some(topo) = topology else {
         return Err(ScenarioError { file: file.into(), line: None, column: None, key: Some("TOPOLOGY_FILE".into()), message: "an ns-3 config needs TOPOLOGY_FILE".into() });

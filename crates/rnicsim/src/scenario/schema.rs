@@ -542,6 +542,10 @@ pub struct OutputSpec {
     /// config's FCT_OUTPUT_FILE and PFC_OUTPUT_FILE ask.
     #[serde(default)]
     pub fct_file: Option<PathBuf>,
+    /// The `fct.txt` line format: `"hpcc"` (endpoints as hex IPv4 addresses) or `"conweave"`
+    /// (decimal node ids); a ConWeave `config.txt` (one with CONWEAVE_* keys) sets the latter.
+    #[serde(default, skip_serializing_if = "crate::output::hpcc_text::FctDialect::is_hpcc")]
+    pub fct_dialect: crate::output::hpcc_text::FctDialect,
     #[serde(default)]
     pub pfc_file: Option<PathBuf>,
     /// Record every NIC transport event (TX, RX, ACK, NACK, CNP, CC timer) into
@@ -552,6 +556,6 @@ pub struct OutputSpec {
 
 impl Default for OutputSpec {
     fn default() -> Self {
-        OutputSpec { queue_interval: None, pfc_events: true, hpcc_text: true, rate_interval: None, pcap: Vec::new(), fct_file: None, pfc_file: None, nic_events: false }
+        OutputSpec { queue_interval: None, pfc_events: true, hpcc_text: true, rate_interval: None, pcap: Vec::new(), fct_file: None, fct_dialect: Default::default(), pfc_file: None, nic_events: false }
     }
 }
