@@ -29,9 +29,12 @@ fn config_txt_gives_the_same_flows_as_the_equivalent_toml() {
     assert!(a.apps.flows.records.iter().all(|r| r.fct().is_some()), "every flow completes");
     assert_eq!(key(&a), key(&b));
     assert_eq!(a.apps.flows.records[0].udp_dport, 100, "the flow file's port is kept");
-    // Keys that only configure ns-3's tracing or HPCC's window variants are listed.
+    // Keys that only configure ns-3's tracing or what has no equivalent yet are listed.
     let w = t.warnings.join("\n");
-    assert!(w.contains("TRACE_FILE") && w.contains("HAS_WIN") && w.contains("L2_BACK_TO_ZERO"), "{w}");
+    assert!(w.contains("TRACE_FILE") && w.contains("GLOBAL_T") && w.contains("L2_BACK_TO_ZERO"), "{w}");
+    // HAS_WIN 1 and VAR_WIN 1 become a rate-scaled window of the largest BDP.
+    assert!(!w.contains("HAS_WIN") && !w.contains("VAR_WIN"), "{w}");
+    assert_eq!(from_config.scenario.nic.cc_window, Some(rnicsim::nic::CcWindow { bytes: None, with_rate: true }));
 }
 
 #[test]

@@ -292,6 +292,65 @@ fn default_dcqcn_keeps_a_five_to_one_incast_bottleneck_busy() {
     assert_eq!(w.ports.iter().map(|p| p.counters.drops_buffer).sum::<u64>(), 0);
 }
 
+/// One WRITE-bandwidth client on a two-host star with 10 µs links, no congestion control.
+fn lone_writer(window: &str) -> World {
+    let mut w = build(&format!(
+        r#"
+        duration = "3ms"
+        [topology.star]
+        hosts = 2
+        [links]
+        delay = "10us"
+        [nic.cc.none]
+        {window}
+        [[perftest]]
+        test = "write_bw"
+        client = 0
+        server = 1
+        message = "64KiB"
+        depth = 16
+        warmup = "1ms"
+        "#
+    ));
+    w.run(|_| true);
+    w
+}
+
+#[test]
+fn a_cc_window_limits_a_lone_flow_to_window_over_rtt() {
+    let free = lone_writer("").apps.perftests.tests[0].gbps(Time::from_ms(3));
+    assert!(free > 85.0, "without a window the flow fills the link: {free}");
+    let mut w = lone_writer("[nic.cc_window]\nbytes = \"100KB\"");
+    let got = w.apps.perftests.tests[0].gbps(Time::from_ms(3));
+    // 100 packets of 1000 B payload per round trip (the window drains in 8.5 µs, far less
+    // than the ~40 µs RTT).
+    let rtt = w.base_rtt(0, 1).0 as f64 * 1e-12;
+    let expect = 100.0 * 1000.0 * 8.0 / rtt / 1e9;
+    println!("window-bound flow: {got:.2} Gbps; window / base RTT: {expect:.2} Gbps; unbounded: {free:.2} Gbps");
+    assert!((got - expect).abs() < 0.1 * expect, "{got:.2} Gbps, window/RTT = {expect:.2}");
+}
+
+#[test]
+fn an_unsized_cc_window_is_the_largest_bdp_between_two_hosts() {
+    let mut w = build(
+        r#"
+        duration = "1us"
+        [topology.file]
+        path = "../../data/topology/leaf_spine_128_100G_OS2.txt"
+        [nic.cc_window]
+        with_rate = true
+        "#,
+    );
+    let got = w.nic_spec.cc_window.unwrap().bytes.unwrap().0;
+    // Hosts 0 and 127 sit on different leaves (two switch hops apart); 0 and 1 share one.
+    let far = w.base_rtt(0, 127).0 as u128 * 100_000_000_000 / 8 / 1_000_000_000_000;
+    let near = w.base_rtt(0, 1).0 as u128 * 100_000_000_000 / 8 / 1_000_000_000_000;
+    assert_eq!(got as u128, far);
+    assert!(near < far);
+    // ns-3's maxBdp on this fabric is 104,000 B (its base RTT counts no ACK serialization).
+    assert!((103_000..106_000).contains(&got), "{got}");
+}
+
 #[test]
 fn every_congestion_control_shares_an_incast() {
     // TIMELY's paper parameters (δ = 10 Mbps per 16 KB) ramp slowly at 100 Gbps: after its

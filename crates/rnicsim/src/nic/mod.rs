@@ -98,6 +98,24 @@ pub struct NicSpec {
     /// Bytes in flight allowed under selective repeat (default: one bandwidth-delay product).
     #[serde(default)]
     pub window: Option<Bytes>,
+    /// A window on every queue pair's bytes in flight, beside its congestion control (HPCC's
+    /// and ConWeave's ns-3 HAS_WIN and VAR_WIN); none unless set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc_window: Option<CcWindow>,
+}
+
+/// `[nic.cc_window]`: the in-flight cap ns-3's RDMA NIC applies when HAS_WIN is 1
+/// (`RdmaQueuePair::GetWin` and `IsWinBound` in HPCC's and ConWeave's simulators).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CcWindow {
+    /// The window; unset, the largest bandwidth-delay product between any two hosts (base RTT
+    /// times the sender's line rate), as ns-3's `maxBdp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Bytes>,
+    /// Scale the window by the queue pair's current rate over its line rate (VAR_WIN 1).
+    #[serde(default)]
+    pub with_rate: bool,
 }
 
 fn default_tx_pipeline() -> Bytes {

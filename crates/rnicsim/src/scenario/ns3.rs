@@ -19,8 +19,8 @@ pub fn is_ns3_config(text: &str) -> bool {
 /// Keys that configure only ns-3's tracing or HPCC's window variants: accepted, listed as
 /// having no equivalent.
 const NO_EQUIVALENT: &[&str] = &[
-    "TRACE_FILE", "TRACE_OUTPUT_FILE", "ENABLE_TRACE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END", "HAS_WIN", "GLOBAL_T",
-    "VAR_WIN", "FAST_REACT", "MULTI_RATE", "SAMPLE_FEEDBACK", "INT_MULTI", "RATE_BOUND", "L2_CHUNK_SIZE", "NIC_DEQUEUE_MODE",
+    "TRACE_FILE", "TRACE_OUTPUT_FILE", "ENABLE_TRACE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END", "GLOBAL_T",
+    "FAST_REACT", "MULTI_RATE", "SAMPLE_FEEDBACK", "INT_MULTI", "RATE_BOUND", "L2_CHUNK_SIZE", "NIC_DEQUEUE_MODE",
     "PINT_LOG_BASE", "PINT_PROB", "BW_OUTPUT_FILE", "VOQ_OUTPUT_FILE", "UPLINK_OUTPUT_FILE", "CNP_OUTPUT_FILE", "CONN_OUTPUT_FILE",
     "EST_ERROR_OUTPUT_FILE", "ROOT_OUTPUT_FILE", "DST_OUTPUT_FILE", "SEND_OUTPUT_FILE", "FLOWGEN_START_TIME", "FLOWGEN_STOP_TIME",
     "CW_OUTPUT_FILE", "ENABLE_DEBUG", "DEBUG",
@@ -47,6 +47,7 @@ const FROM_NS3: &[(&str, &[&str])] = &[
     ("nic.ack_interval", &["L2_ACK_INTERVAL"]),
     ("nic.recovery", &["ENABLE_IRN"]),
     ("nic.ack_priority", &["ACK_HIGH_PRIO"]),
+    ("nic.cc_window", &["HAS_WIN", "VAR_WIN"]),
     ("nic.cc.dcqcn.alpha_interval", &["ALPHA_RESUME_INTERVAL"]),
     ("nic.cc.dcqcn.rate_decrease_interval", &["RATE_DECREASE_INTERVAL"]),
     ("nic.cc.dcqcn.increase_timer", &["RP_TIMER"]),
@@ -156,6 +157,9 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let mut timely = Table::new();
     let mut links = Table::new();
     let mut cc_mode: Option<(usize, u32)> = None;
+    // HAS_WIN and VAR_WIN: the in-flight window of ns-3's NIC.
+    let mut has_win = false;
+    let mut var_win = false;
     // KMIN_MAP, KMAX_MAP, PMAX_MAP: (line, [(rate, value)]).
     type RateMap = Option<(usize, Vec<(String, String)>)>;
     let mut ecn_maps: [RateMap; 3] = [None, None, None];
@@ -187,6 +191,8 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 root.insert("seed".into(), Value::Integer(int(l)?));
             }
             "CC_MODE" => cc_mode = Some((l.no, int(l)? as u32)),
+            "HAS_WIN" => has_win = flag(l)?,
+            "VAR_WIN" => var_win = flag(l)?,
             "ALPHA_RESUME_INTERVAL" => {
                 dcqcn.insert("alpha_interval".into(), Value::String(us(l)?));
             }
@@ -306,6 +312,13 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
             k if NO_EQUIVALENT.contains(&k) || k.starts_with("CONWEAVE_") => no_equivalent.push(k.to_string()),
             k => unknown.push(k.to_string()),
         }
+    }
+    // HAS_WIN 1: every queue pair's bytes in flight are capped at maxBdp, scaled by rate over
+    // line rate with VAR_WIN 1 (`RdmaQueuePair::GetWin`).
+    if has_win {
+        let mut w = Table::new();
+        w.insert("with_rate".into(), Value::Boolean(var_win));
+        nic.insert("cc_window".into(), Value::Table(w));
     }
     // ConWeave's fork names its own keys CONWEAVE_*; its FCT file names nodes by id.
     if lines.iter().any(|l| l.key.starts_with("CONWEAVE_")) {

@@ -209,6 +209,13 @@ impl World {
 impl World {
     /// One NIC per host, with an application region over all of its memory.
     fn add_nics(&mut self, loaded: &LoadedScenario) {
+        // An unsized cc_window is ns-3's maxBdp, known once the fabric is built.
+        if self.nic_spec.cc_window.is_some_and(|w| w.bytes.is_none()) {
+            let bdp = self.max_bdp();
+            if let Some(w) = &mut self.nic_spec.cc_window {
+                w.bytes = Some(bdp);
+            }
+        }
         let spec = &loaded.scenario.nic;
         for (h, &node) in self.host_nodes.iter().enumerate() {
             let port = self.hosts[h].port;
@@ -229,6 +236,36 @@ impl World {
             self.timers.arm(t, Time::ZERO);
             self.rate_sampler = Some((t, iv));
         }
+    }
+
+    /// The largest bandwidth-delay product between two hosts: base RTT times the sender's line
+    /// rate (ns-3's `maxBdp`). Hosts on the same switch over alike links are alike, so one pair
+    /// per pair of such groups is measured.
+    fn max_bdp(&mut self) -> crate::units::Bytes {
+        let mut groups: Vec<((u32, Time, u64), Vec<u32>)> = Vec::new();
+        for (h, &node) in self.host_nodes.iter().enumerate() {
+            let p = self.hosts[h].port;
+            let Some(port) = self.ports.get(p as usize) else { continue };
+            let key = (self.ports[port.peer as usize].node, self.links[p as usize].delay, port.rate.0);
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, g)) if g.len() < 2 => g.push(node),
+                Some(_) => {}
+                None => groups.push((key, vec![node])),
+            }
+        }
+        let mut best = 0u64;
+        for (i, (ka, a)) in groups.iter().enumerate() {
+            for (kb, b) in &groups[i..] {
+                let (x, y) = if ka == kb { (a[0], *a.get(1).unwrap_or(&a[0])) } else { (a[0], b[0]) };
+                if x == y {
+                    continue;
+                }
+                let rtt = self.base_rtt(x, y).max(self.base_rtt(y, x));
+                let rate = ka.2.max(kb.2) as u128;
+                best = best.max((rtt.0 as u128 * rate / 8 / 1_000_000_000_000) as u64);
+            }
+        }
+        crate::units::Bytes(best.max(1))
     }
 
     /// PFC reserves headroom per port and lossless class out of each switch's buffer; what is

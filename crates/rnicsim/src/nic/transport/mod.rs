@@ -191,17 +191,18 @@ impl Ctx<'_> {
         }
     }
 
-    /// Packets `qp` may have in flight: the tighter of its congestion window and its recovery
-    /// scheme's cap.
+    /// Packets `qp` may have in flight: the tightest of its congestion window, the NIC's
+    /// `cc_window` (scaled by rate over line rate if asked) and its recovery scheme's cap.
     pub fn window_packets(&self, qp: &Qp) -> Option<u64> {
         let mtu = self.spec.mtu as u64;
-        let cc = qp.cc.window().map(|w| w.div_ceil(mtu).max(1));
         let line = self.nics[qp.host as usize].line_rate;
+        let cap = self.spec.cc_window.and_then(|w| w.bytes.map(|b| (b.0, w.with_rate))).map(|(b, with_rate)| {
+            let b = if with_rate { (b as u128 * qp.cc.rate().0 as u128 / line.0.max(1) as u128) as u64 } else { b };
+            b.div_ceil(mtu).max(1)
+        });
+        let cc = qp.cc.window().map(|w| w.div_ceil(mtu).max(1));
         let rec = self.spec.recovery.window_packets(qp, self.spec.mtu, line, self.spec.window.map(|b| b.0));
-        match (cc, rec) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [cap, cc, rec].into_iter().flatten().min()
     }
 
     /// When queue pair `q` can send next, if it has anything to send.

@@ -297,6 +297,24 @@ fn selective_repeat_caps_the_flight_at_one_bdp_of_the_queue_pairs_own_rtt() {
 }
 
 #[test]
+fn cc_window_caps_the_flight_and_scales_with_the_rate_when_asked() {
+    let mut p = Pair::new(Recovery::GoBackN);
+    p.spec.cc = crate::nic::cc::CcSpec::Dcqcn(Default::default());
+    p.spec.cc_window = Some(crate::nic::CcWindow { bytes: Some(Bytes(50_000)), with_rate: false });
+    p.ctx().connect_to(0, 1, Time::from_us(2));
+    assert_eq!(window(&mut p), Some(50), "50,000 B of 1000 B packets");
+    // A CNP halves the rate (α = 1): a fixed window stays, a rate-scaled one halves.
+    crate::nic::cc::CongestionControl::on_cnp(&mut p.qps.get_mut(0).cc, Time::from_us(1));
+    assert_eq!(window(&mut p), Some(50));
+    p.spec.cc_window = Some(crate::nic::CcWindow { bytes: Some(Bytes(50_000)), with_rate: true });
+    assert_eq!(window(&mut p), Some(25));
+    // The tighter of the cap and the recovery scheme's own window wins.
+    let mut sr = Pair::new(Recovery::SelectiveRepeat);
+    sr.spec.cc_window = Some(crate::nic::CcWindow { bytes: Some(Bytes(10_000)), with_rate: false });
+    assert_eq!(window(&mut sr), Some(10));
+}
+
+#[test]
 fn reads_in_the_send_queue_are_counted_so_acks_skip_the_scan_without_them() {
     let mut p = Pair::new(Recovery::GoBackN);
     p.write(1000, Verb::Write);
