@@ -227,31 +227,17 @@ fn a_lost_peer_ends_in_retry_exceeded() {
     assert_eq!(cq[0].status, Status::RetryExceeded);
 }
 
+/// A `[[perftest]]` WRITE-bandwidth client of 64 KiB messages.
+fn write_bw(client: u32, server: u32, depth: u32, warmup: &str) -> String {
+    format!("[[perftest]]\ntest = \"write_bw\"\nclient = {client}\nserver = {server}\nmessage = \"64KiB\"\ndepth = {depth}\nwarmup = \"{warmup}\"\n")
+}
+
 /// Two senders into one 100 Gbps receiver port under DCQCN with PFC and ECN.
 fn incast(cc: &str) -> World {
     let mut w = build(&format!(
-        r#"
-        duration = "10ms"
-        [topology.star]
-        hosts = 3
-        [switch.pfc]
-        enabled = true
-        [nic.cc.{cc}]
-        [[perftest]]
-        test = "write_bw"
-        client = 0
-        server = 2
-        message = "64KiB"
-        depth = 8
-        warmup = "2ms"
-        [[perftest]]
-        test = "write_bw"
-        client = 1
-        server = 2
-        message = "64KiB"
-        depth = 8
-        warmup = "2ms"
-        "#
+        "duration = \"10ms\"\n[topology.star]\nhosts = 3\n[switch.pfc]\nenabled = true\n[nic.cc.{cc}]\n{}{}",
+        write_bw(0, 2, 8, "2ms"),
+        write_bw(1, 2, 8, "2ms")
     ));
     w.run(|_| true);
     w
@@ -278,7 +264,7 @@ fn default_dcqcn_keeps_a_five_to_one_incast_bottleneck_busy() {
     // after the first 2 ms the bottleneck stays above 90% of line rate, without drops.
     let mut toml = String::from("duration = \"12ms\"\n[topology.star]\nhosts = 6\n[switch.pfc]\nenabled = true\n[nic.cc.dcqcn]\n");
     for c in 0..5 {
-        toml += &format!("[[perftest]]\ntest = \"write_bw\"\nclient = {c}\nserver = 5\nmessage = \"64KiB\"\ndepth = 8\n");
+        toml += &write_bw(c, 5, 8, "0s");
     }
     let mut w = build(&toml);
     let bottleneck = w.ports[w.host_port(5).unwrap() as usize].peer as usize;
@@ -294,24 +280,7 @@ fn default_dcqcn_keeps_a_five_to_one_incast_bottleneck_busy() {
 
 /// One WRITE-bandwidth client on a two-host star with 10 µs links, no congestion control.
 fn lone_writer(window: &str) -> World {
-    let mut w = build(&format!(
-        r#"
-        duration = "3ms"
-        [topology.star]
-        hosts = 2
-        [links]
-        delay = "10us"
-        [nic.cc.none]
-        {window}
-        [[perftest]]
-        test = "write_bw"
-        client = 0
-        server = 1
-        message = "64KiB"
-        depth = 16
-        warmup = "1ms"
-        "#
-    ));
+    let mut w = build(&format!("duration = \"3ms\"\n[topology.star]\nhosts = 2\n[links]\ndelay = \"10us\"\n[nic.cc.none]\n{window}\n{}", write_bw(0, 1, 16, "1ms")));
     w.run(|_| true);
     w
 }
