@@ -40,13 +40,15 @@ pub struct DcqcnParams {
     pub alpha_interval: Time,
     pub rate_decrease_interval: Time,
     pub increase_timer: Time,
+    /// Bytes sent per byte-counter stage; `"0B"` turns the byte counter off.
     pub byte_counter: Bytes,
     /// Fast-recovery stages F.
     pub fast_recovery: u32,
     pub rate_ai: BitsPerSec,
     pub rate_hai: BitsPerSec,
     pub min_rate: BitsPerSec,
-    /// Also lower the target rate on a cut taken during fast recovery.
+    /// Lower the target to the current rate on every cut (otherwise only on a cut after a
+    /// timer stage).
     pub clamp_target: bool,
 }
 
