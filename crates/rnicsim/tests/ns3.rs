@@ -35,6 +35,71 @@ fn config_txt_gives_the_same_flows_as_the_equivalent_toml() {
     // HAS_WIN 1 and VAR_WIN 1 become a rate-scaled window of the largest BDP.
     assert!(!w.contains("HAS_WIN") && !w.contains("VAR_WIN"), "{w}");
     assert_eq!(from_config.scenario.nic.cc_window, Some(rnicsim::nic::CcWindow { bytes: None, with_rate: true }));
+    // The NIC is ns-3's: per-packet round robin, no pipeline, CNP flags on ACKs, polled DCQCN.
+    let nic = &from_config.scenario.nic;
+    assert_eq!(nic.profile, rnicsim::nic::NicProfile::Ns3);
+    assert_eq!(nic.scheduler, rnicsim::nic::sched::SchedulerSpec::PacketRoundRobin {});
+    assert_eq!((nic.tx_pipeline.0, nic.cnp, nic.ack_class()), (0, rnicsim::nic::CnpMode::AckFlag, 3), "ACK_HIGH_PRIO 0: ACKs in the data class");
+    let rnicsim::nic::cc::CcSpec::Dcqcn(d) = &nic.cc else { panic!("CC_MODE 1 is DCQCN") };
+    assert_eq!(d.reaction, rnicsim::nic::cc::dcqcn::Reaction::Polled);
+}
+
+/// Slowdown statistics of a set of flows: count, mean, p50, p99, and the mean per size bucket
+/// (< 10 KB, 10–100 KB, 100 KB–1 MB, ≥ 1 MB). Slowdowns below 1 count as 1, as ns-3's scripts do.
+fn slowdown_table(flows: &[(u64, f64)]) -> (usize, f64, f64, f64, [f64; 4]) {
+    let mut s: Vec<f64> = flows.iter().map(|f| f.1.max(1.0)).collect();
+    let mean = s.iter().sum::<f64>() / s.len() as f64;
+    let mut buckets = [0.0; 4];
+    for (i, (lo, hi)) in [(0, 10_000), (10_000, 100_000), (100_000, 1_000_000), (1_000_000, u64::MAX)].into_iter().enumerate() {
+        let b: Vec<f64> = flows.iter().filter(|f| f.0 >= lo && f.0 < hi).map(|f| f.1.max(1.0)).collect();
+        buckets[i] = b.iter().sum::<f64>() / b.len() as f64;
+    }
+    s.sort_by(f64::total_cmp);
+    let q = |p: f64| s[((s.len() - 1) as f64 * p).round() as usize];
+    (s.len(), mean, q(0.5), q(0.99), buckets)
+}
+
+#[test]
+fn the_reference_experiment_gives_ns3s_slowdowns() {
+    // ConWeave's ns-3 fork on a 128-host leaf-spine, FB Hadoop flows at 50% load for 5 ms,
+    // DCQCN + PFC, ECMP (`scenarios/ns3/fbhdp50-dcqcn`, its README says how it was made), run
+    // unchanged. ns-3's own FCT file is the reference, flow by flow. The goals: mean
+    // slowdown within 10% overall and 15% per size bucket, p99 within 20%.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/ns3/fbhdp50-dcqcn");
+    let text = std::fs::read_to_string(dir.join("config.txt")).unwrap();
+    let t = translate(&text, "config.txt", &dir).unwrap();
+    let mut loaded = LoadedScenario::from_str(&t.toml, "config.txt", &dir).unwrap_or_else(|e| panic!("{e}"));
+    // Nothing is written into the source tree.
+    loaded.scenario.outputs.fct_file = None;
+    loaded.scenario.outputs.pfc_file = None;
+    let w = run(&loaded);
+    let mut ns3 = std::collections::HashMap::new();
+    let gz = std::fs::File::open(dir.join("ns3_fct.txt.gz")).unwrap();
+    for line in std::io::BufRead::lines(std::io::BufReader::new(flate2::read::GzDecoder::new(gz))) {
+        let v: Vec<u64> = line.unwrap().split_whitespace().map(|x| x.parse().unwrap()).collect();
+        // src dst sport dport size start_ns fct_ns ideal_ns
+        ns3.insert((v[0] as u32, v[1] as u32, v[4], v[5]), v[6] as f64 / v[7] as f64);
+    }
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for r in &w.apps.flows.records {
+        let Some(sd) = r.slowdown() else { continue };
+        // ns-3 truncates the start to whole ns; ours may round the other way.
+        let start = r.start.0 / 1000;
+        let hit = [start, start.wrapping_sub(1), start + 1].into_iter().find_map(|s| ns3.get(&(r.src, r.dst, r.size, s)));
+        if let Some(&n) = hit {
+            ours.push((r.size, sd));
+            theirs.push((r.size, n));
+        }
+    }
+    assert_eq!(ours.len(), ns3.len(), "every flow ns-3 finished, finished here and is matched");
+    let (a, b) = (slowdown_table(&ours), slowdown_table(&theirs));
+    println!("ns-3:    {b:.3?}\nrnicsim: {a:.3?}");
+    let near = |x: f64, y: f64, tol: f64| (x - y).abs() <= tol * y;
+    assert!(near(a.1, b.1, 0.10), "mean {:.3} vs ns-3 {:.3}", a.1, b.1);
+    assert!(near(a.3, b.3, 0.20), "p99 {:.3} vs ns-3 {:.3}", a.3, b.3);
+    for i in 0..4 {
+        assert!(near(a.4[i], b.4[i], 0.15), "bucket {i}: {:.3} vs ns-3 {:.3}", a.4[i], b.4[i]);
+    }
 }
 
 #[test]

@@ -286,6 +286,21 @@ fn lone_writer(window: &str) -> World {
 }
 
 #[test]
+fn a_transmit_pipeline_of_one_packet_or_none_keeps_a_lone_flow_at_line_rate() {
+    // A 64 KiB WRITE stream alone on a 100 Gbps link: every packet but a message's first and
+    // last carries 1000 B of payload in `1000 + WriteMiddle header` wire bytes. With one packet
+    // of pipeline or none (the scheduler picking each packet as the port frees, as ns-3's NIC
+    // does), the port must still never idle; it used to stall after the first packet.
+    let hdr = Opcode::WriteMiddle.header_bytes() as f64;
+    let expect = 100.0 * 1000.0 / (1000.0 + hdr);
+    for pipeline in ["0B", "1B", "1KB", "64KiB"] {
+        let w = lone_writer(&format!("[nic]\ntx_pipeline = \"{pipeline}\""));
+        let got = w.apps.perftests.tests[0].gbps(Time::from_ms(3));
+        assert!((got - expect).abs() < 0.01 * expect, "pipeline {pipeline}: {got:.3} Gbps, line rate gives {expect:.3}");
+    }
+}
+
+#[test]
 fn a_cc_window_limits_a_lone_flow_to_window_over_rtt() {
     let free = lone_writer("").apps.perftests.tests[0].gbps(Time::from_ms(3));
     assert!(free > 85.0, "without a window the flow fills the link: {free}");

@@ -38,6 +38,10 @@ pub enum MemoryMode {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NicSpec {
+    /// Which NIC the unset keys describe: the measured commodity NIC, or ns-3's RDMA NIC
+    /// (see [`NicProfile`]). Keys set in the scenario always win.
+    #[serde(default)]
+    pub profile: NicProfile,
     /// Payload bytes per packet (the path MTU less headers; HPCC's PACKET_PAYLOAD_SIZE).
     #[serde(default = "default_mtu")]
     pub mtu: u32,
@@ -67,6 +71,10 @@ pub struct NicSpec {
     /// `rate_reduce_monitor_period`; the DCQCN paper used 50 µs).
     #[serde(default = "default_cnp_interval")]
     pub cnp_interval: Time,
+    /// How the receiver tells the sender of ECN marks: CNP packets (RoCEv2), or a flag on the
+    /// ACK or NAK of every marked packet (HPCC's and ConWeave's ns-3 NIC).
+    #[serde(default)]
+    pub cnp: CnpMode,
     /// Send queue, receive queue and completion queue depths.
     #[serde(default = "default_depth")]
     pub sq_depth: u32,
@@ -88,7 +96,8 @@ pub struct NicSpec {
     pub memory: MemoryMode,
     /// Data bytes the NIC commits to its transmit pipeline ahead of the wire (at least one
     /// packet). The scheduler decides at the pipeline's entry, so a new message waits behind
-    /// this much; 64 KiB reproduces SCR Table 2's latency under a bandwidth-hungry QP.
+    /// this much; 64 KiB reproduces SCR Table 2's latency under a bandwidth-hungry QP. `"0B"`:
+    /// no pipeline, the scheduler picks each packet when the port frees (ns-3's NIC).
     #[serde(default = "default_tx_pipeline")]
     pub tx_pipeline: Bytes,
     /// Messages up to this size are copied into the WQE by the host (inline), saving the
@@ -102,6 +111,39 @@ pub struct NicSpec {
     /// and ConWeave's ns-3 HAS_WIN and VAR_WIN); none unless set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cc_window: Option<CcWindow>,
+}
+
+/// A coherent set of NIC behaviours, applied to the `[nic]` keys a scenario leaves unset.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NicProfile {
+    /// The commodity RDMA NIC this project measures against (SCR Table 2, Tassel Fig. 14):
+    /// whole-WQE round robin, a 64 KiB transmit pipeline, PCIe costs, CNP packets.
+    #[default]
+    Commodity,
+    /// The RDMA NIC of HPCC's and ConWeave's ns-3 simulators (`docs/rdma.md` cites each rule):
+    /// per-packet round robin with no decision cost, no transmit pipeline, no PCIe, ACKs in
+    /// class 0 ahead of data, CNP flags on ACKs, DCQCN's polled rate decrease, and ns-3's ideal
+    /// FCT (base RTT plus the message's wire bytes at the path's rate). `config.txt` runs use it.
+    Ns3,
+}
+
+/// What the `ns3` profile puts for PCIe: no latency and a bandwidth so large that every
+/// transfer takes a picosecond (ns-3's NIC reads and writes host memory for free).
+pub const UNBOUNDED_PCIE: crate::units::BitsPerSec = crate::units::BitsPerSec(1_000_000_000_000_000_000);
+
+/// How congestion notifications travel from the receiver (notification point) to the sender.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CnpMode {
+    /// A CNP packet per queue pair at most once per `nic.cnp_interval` (RoCEv2 Annex A17).
+    #[default]
+    Packet,
+    /// No CNP packets: the ACK or NAK answering a CE-marked packet, or an out-of-order one,
+    /// carries a CNP flag and the sender's congestion control takes it as a CNP
+    /// (`RdmaHw::ReceiveUdp` sets `qbbHeader::SetCnp`, `RdmaHw::ReceiveAck` calls
+    /// `cnp_received_mlx`).
+    AckFlag,
 }
 
 /// `[nic.cc_window]`: the in-flight cap ns-3's RDMA NIC applies when HAS_WIN is 1
@@ -162,6 +204,48 @@ impl Default for NicSpec {
 }
 
 impl NicSpec {
+    /// Gives the keys of `[nic]` that the scenario did not set (`set`: its `[nic]` table) the
+    /// values of the profile.
+    pub fn apply_profile(&mut self, set: Option<&toml::Table>) {
+        if self.profile != NicProfile::Ns3 {
+            return;
+        }
+        let has = |path: &[&str]| {
+            let mut t = set;
+            for (i, k) in path.iter().enumerate() {
+                match t.and_then(|t| t.get(*k)) {
+                    Some(_) if i + 1 == path.len() => return true,
+                    Some(v) => t = v.as_table(),
+                    None => return false,
+                }
+            }
+            false
+        };
+        if !has(&["scheduler"]) {
+            self.scheduler = SchedulerSpec::PacketRoundRobin {};
+        }
+        if !has(&["tx_pipeline"]) {
+            self.tx_pipeline = Bytes(0);
+        }
+        if !has(&["cnp"]) {
+            self.cnp = CnpMode::AckFlag;
+        }
+        if !has(&["ack_priority"]) {
+            self.ack_priority = Some(0);
+        }
+        if !has(&["pcie", "latency"]) {
+            self.pcie.latency = Time::ZERO;
+        }
+        if !has(&["pcie", "bandwidth"]) {
+            self.pcie.bandwidth = UNBOUNDED_PCIE;
+        }
+        if let CcSpec::Dcqcn(p) = &mut self.cc {
+            if !has(&["cc", "dcqcn", "reaction"]) {
+                p.reaction = cc::dcqcn::Reaction::Polled;
+            }
+        }
+    }
+
     pub fn ack_class(&self) -> u8 {
         self.ack_priority.unwrap_or(self.priority)
     }

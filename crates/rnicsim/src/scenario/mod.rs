@@ -58,7 +58,7 @@ impl LoadedScenario {
     pub fn from_str(text: &str, file: &str, base_dir: &Path) -> Result<LoadedScenario, ScenarioError> {
         let text = crate::input::strip_bom(text);
         let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, file, &e, &[]))?;
-        let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let segs: Vec<Seg> = e
                 .path()
                 .iter()
@@ -71,6 +71,9 @@ impl LoadedScenario {
                 .collect();
             toml_error(text, file, e.inner(), &segs)
         })?;
+        // The NIC profile fills the `[nic]` keys the text leaves unset.
+        let doc: toml::Table = toml::from_str(text).map_err(|e| toml_error(text, file, &e, &[]))?;
+        scenario.nic.apply_profile(doc.get("nic").and_then(toml::Value::as_table));
         let loaded = LoadedScenario { scenario, file: file.to_string(), base_dir: base_dir.to_path_buf(), text: text.to_string(), warnings: Vec::new(), ns3: None };
         if let Some((path, message)) = validate::fields(&loaded.scenario).into_iter().next() {
             return Err(loaded.error_at(&path, message));

@@ -1,5 +1,6 @@
 //! Running existing ns-3 experiments unchanged: an HPCC/ConWeave-style `config.txt` (one
-//! `KEY value…` per line) is translated into a scenario. Its TOPOLOGY_FILE and FLOW_FILE resolve
+//! `KEY value…` per line) is translated into a scenario, with the NIC of ns-3 (`nic.profile =
+//! "ns3"`). Its TOPOLOGY_FILE and FLOW_FILE resolve
 //! against the working directory, as ns-3 does; FCT_OUTPUT_FILE and PFC_OUTPUT_FILE are written
 //! in HPCC's formats. Keys with no equivalent here are listed as warnings; values we cannot
 //! honour are errors naming the key and its line.
@@ -271,9 +272,10 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 switch.insert("buffer".into(), Value::String(format!("{}MB", num(l)?)));
             }
             "ACK_HIGH_PRIO" => {
-                if flag(l)? {
-                    nic.insert("ack_priority".into(), Value::Integer(0));
-                }
+                // 1: ACKs in class 0, ahead of data (the `ns3` profile's default, which
+                // ConWeave's fork forces); 0: ACKs share the data class (HPCC's `third.cc`).
+                let class = if flag(l)? { 0 } else { 3 };
+                nic.insert("ack_priority".into(), Value::Integer(class));
             }
             "KMAX_MAP" | "KMIN_MAP" | "PMAX_MAP" => {
                 let n: usize = one(l)?.parse().map_err(|_| err(l, "expected a count, then rate/value pairs".into()))?;
@@ -336,9 +338,14 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     if !root.contains_key("duration") {
         return Err(ScenarioError { file: file.into(), line: None, column: None, key: Some("SIMULATOR_STOP_TIME".into()), message: "an ns-3 config needs SIMULATOR_STOP_TIME".into() });
     }
+    // ns-3's RDMA NIC, not the commodity one (`NicProfile::Ns3`).
+    nic.insert("profile".into(), Value::String("ns3".into()));
     // HPCC puts RDMA data on priority 3 (lossless) and ECN-marks it.
     nic.entry("priority").or_insert(Value::Integer(3));
     pfc.entry("classes").or_insert(Value::Array(vec![Value::Integer(3)]));
+    // ConWeave's switch MMU (`switch-mmu.cc`) pauses an ingress priority group once it holds
+    // more than 1/16 of the free shared buffer.
+    pfc.entry("alpha").or_insert(Value::Float(0.0625));
     if let Some(f) = flow_file {
         let mut fl = Table::new();
         fl.insert("file".into(), Value::String(f));

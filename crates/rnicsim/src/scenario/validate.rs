@@ -270,9 +270,6 @@ fn nic(out: &mut Problems, s: &Scenario) {
     if n.rto.0 == 0 {
         out.push((p("rto"), "expected a positive timeout".into()));
     }
-    if n.tx_pipeline.0 == 0 {
-        out.push((p("tx_pipeline"), "expected at least one byte (the NIC commits at least one packet ahead)".into()));
-    }
     if n.sq_depth == 0 || n.rq_depth == 0 {
         out.push((p(if n.sq_depth == 0 { "sq_depth" } else { "rq_depth" }), "expected a positive depth".into()));
     }

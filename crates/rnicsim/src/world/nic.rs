@@ -47,6 +47,14 @@ impl tassel::WqeSource for UpcomingPackets<'_> {
     }
 }
 
+/// What topping up the transmit pipeline came to.
+enum Fill {
+    /// The pipeline holds what it may.
+    Full,
+    /// The scheduler had nothing now; when it may have (if known).
+    Wait(Option<Time>),
+}
+
 impl World {
     /// Lends the transport its context.
     #[inline]
@@ -304,11 +312,16 @@ impl World {
     /// the QP scheduler, then send the head packet. ACKs and CNPs enter at the head of their
     /// class, data at the tail; the pipeline holds up to `nic.tx_pipeline` bytes of data (at
     /// least one packet), so a newly scheduled message waits behind what is already committed.
+    /// With `tx_pipeline = "0B"` there is no pipeline: the scheduler picks each packet when the
+    /// port frees, as ns-3's RDMA NIC does (`RdmaEgressQueue::DequeueQindex` on transmit complete).
     pub(super) fn host_port_start(&mut self, p: u32, h: u32) {
         let now = self.now;
         // Scheduler decisions run ahead of the wire: the pipeline is topped up whenever the
         // scheduler is free, even while a packet is being serialized.
-        let next = self.fill_pipeline(p, h);
+        let (next, full) = match self.fill_pipeline(p, h) {
+            Fill::Full => (None, true),
+            Fill::Wait(t) => (t, false),
+        };
         let port = &mut self.ports[p as usize];
         if !port.is_idle(now) {
             let t = next.map_or(port.busy_until, |n| n.max(now).min(port.busy_until));
@@ -332,9 +345,10 @@ impl World {
             pkt.roce.ts = now;
         }
         let done = port.start_tx(now, pkt.size);
-        // Wake when the next packet can start (something is queued) or when the scheduler can
-        // decide again, whichever is first; not at all if nothing waits.
-        let queued = port.has_queued().then_some(done);
+        // Wake when the next packet can start (something is queued, or the pipeline was full and
+        // is now empty: a pipeline of at most one packet) or when the scheduler can decide
+        // again, whichever is first; not at all if nothing waits.
+        let queued = (port.has_queued() || full).then_some(done);
         let t = match (queued, next) {
             (Some(a), Some(b)) => Some(a.min(b.max(now))),
             (a, b) => a.or(b.map(|b| b.max(now))),
@@ -350,10 +364,14 @@ impl World {
     }
 
     /// Pulls data packets from the scheduler into the port's class queues until the pipeline
-    /// holds `nic.tx_pipeline` bytes (at least one packet); returns when to try again if the
-    /// scheduler stopped it (nothing eligible yet, or its decision time not over).
-    fn fill_pipeline(&mut self, p: u32, h: u32) -> Option<Time> {
+    /// holds `nic.tx_pipeline` bytes (at least one packet; with no pipeline, one packet and only
+    /// while the port is free); says whether it is full, or when to try again if the scheduler
+    /// stopped it (nothing eligible yet, or its decision time not over).
+    fn fill_pipeline(&mut self, p: u32, h: u32) -> Fill {
         let pipeline = self.nic_spec.tx_pipeline.0;
+        if pipeline == 0 && !self.ports[p as usize].is_idle(self.now) {
+            return Fill::Full;
+        }
         while self.ports[p as usize].total_bytes() == 0 || self.ports[p as usize].total_bytes() < pipeline {
             match self.nic_next_packet(h) {
                 Ok(id) => {
@@ -362,10 +380,10 @@ impl World {
                     self.ports[p as usize].enqueue(class, id, size, &mut self.pool);
                     self.stats.packets_sent += 1;
                 }
-                Err(t) => return t,
+                Err(t) => return Fill::Wait(t),
             }
         }
-        None
+        Fill::Full
     }
 
     /// The next data packet of host `h`'s NIC, or the time something becomes eligible.
@@ -479,6 +497,9 @@ impl World {
                 1 => hdr(Position::Only),
                 _ => hdr(Position::First) + hdr(Position::Last) + (n - 2) * hdr(Position::Middle),
             };
+        if self.nic_spec.profile == crate::nic::NicProfile::Ns3 {
+            return self.ns3_ideal_fct(src, dst, wire);
+        }
         let mtu = self.nic_spec.mtu as u64;
         let first = size.min(mtu) + hdr(if n == 1 { Position::Only } else { Position::First });
         let last_payload = size - (n - 1) * mtu;
@@ -502,28 +523,56 @@ impl World {
         }
     }
 
-    /// One-way time of a `bytes` packet from host `a` to host `b` on an idle path.
-    pub fn path_time(&self, a: u32, b: u32, bytes: u64) -> Time {
-        let Some(NodeRole::Host(dst_host)) = self.roles.get(b as usize).copied() else { return Time::ZERO };
+    /// ns-3's ideal FCT (`qp_finish` in HPCC's `third.cc` and ConWeave's
+    /// `network-load-balance.cc`): the pair's base RTT, twice the path's propagation delay
+    /// plus one `mtu`-byte payload's serialization per hop, plus the message's `wire` bytes at
+    /// the path's slowest link.
+    fn ns3_ideal_fct(&self, src: u32, dst: u32, wire: u64) -> Time {
+        let (delay, serialization, rate) = self.path_profile(src, dst, self.nic_spec.mtu as u64);
+        let base_rtt = delay + delay + serialization;
+        base_rtt + rate.map_or(Time::ZERO, |r| r.tx_time(wire))
+    }
+
+    /// Along the first shortest path from host `a` to host `b`: the summed propagation delay,
+    /// the summed serialization of a `bytes` packet, and the slowest link's rate.
+    fn path_profile(&self, a: u32, b: u32, bytes: u64) -> (Time, Time, Option<crate::units::BitsPerSec>) {
+        let mut acc = (Time::ZERO, Time::ZERO, None::<crate::units::BitsPerSec>);
+        self.walk_path(a, b, |port| {
+            let rate = self.ports[port as usize].rate;
+            acc.0 = acc.0 + self.links[port as usize].delay;
+            acc.1 = acc.1 + rate.tx_time(bytes);
+            acc.2 = Some(acc.2.map_or(rate, |r: crate::units::BitsPerSec| if rate.0 < r.0 { rate } else { r }));
+        });
+        acc
+    }
+
+    /// Calls `f` with each egress port on the first shortest path from host `a` to host `b`.
+    fn walk_path(&self, a: u32, b: u32, mut f: impl FnMut(u32)) {
+        let Some(NodeRole::Host(dst_host)) = self.roles.get(b as usize).copied() else { return };
         let mut node = a;
-        let mut t = Time::ZERO;
         let mut hops = 0;
         while node != b && hops < 64 {
             let port = if self.is_host[node as usize] {
                 match self.adjacency[node as usize].first() {
                     Some(adj) => adj.port,
-                    None => return t,
+                    None => return,
                 }
             } else {
                 match self.routes.candidates(node, dst_host).first() {
                     Some(&p) => p,
-                    None => return t,
+                    None => return,
                 }
             };
-            t = t + self.ports[port as usize].rate.tx_time(bytes) + self.links[port as usize].delay;
+            f(port);
             node = self.ports[self.ports[port as usize].peer as usize].node;
             hops += 1;
         }
+    }
+
+    /// One-way time of a `bytes` packet from host `a` to host `b` on an idle path.
+    pub fn path_time(&self, a: u32, b: u32, bytes: u64) -> Time {
+        let mut t = Time::ZERO;
+        self.walk_path(a, b, |port| t = t + self.ports[port as usize].rate.tx_time(bytes) + self.links[port as usize].delay);
         t
     }
 }

@@ -50,6 +50,23 @@ pub struct DcqcnParams {
     /// Lower the target to the current rate on every cut (otherwise only on a cut after a
     /// timer stage).
     pub clamp_target: bool,
+    /// When a CNP cuts the rate.
+    pub reaction: Reaction,
+}
+
+/// When DCQCN's reaction point cuts the rate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reaction {
+    /// At the CNP itself, at most once per `rate_decrease_interval`; α also rises at the cut
+    /// (the DCQCN paper's Fig. 7).
+    #[default]
+    OnCnp,
+    /// At the next tick of a decrease timer that runs every `rate_decrease_interval` from the
+    /// first CNP, if a CNP arrived since the last tick; α moves only on its own timer, and the
+    /// first CNP sets α = 1 without cutting (HPCC's and ConWeave's ns-3 NIC:
+    /// `RdmaHw::cnp_received_mlx`, `CheckRateDecreaseMlx`, `UpdateAlphaMlx`).
+    Polled,
 }
 
 impl Default for DcqcnParams {
@@ -66,6 +83,7 @@ impl Default for DcqcnParams {
             rate_hai: BitsPerSec(100_000_000),
             min_rate: BitsPerSec(100_000_000),
             clamp_target: false,
+            reaction: Reaction::OnCnp,
         }
     }
 }
@@ -88,6 +106,7 @@ impl DcqcnParams {
             rate_hai: BitsPerSec(50_000_000),
             min_rate: BitsPerSec(1_000_000),
             clamp_target: false,
+            reaction: Reaction::OnCnp,
         }
     }
 
@@ -107,6 +126,7 @@ impl DcqcnParams {
             rate_hai: BitsPerSec(200_000_000),
             min_rate: BitsPerSec(100_000_000),
             clamp_target: true,
+            reaction: Reaction::OnCnp,
         }
     }
 }
@@ -138,6 +158,12 @@ pub struct Dcqcn {
     next_increase: Time,
     /// Until the first CNP the flow runs at line rate with no timers.
     active: bool,
+    /// Polled reaction: whether a CNP was ever seen, the decrease timer's first tick (its
+    /// period is `decrease_interval`), and the tick at which a cut is due (`Time::MAX`: none).
+    polled: bool,
+    seen_cnp: bool,
+    decrease_origin: Time,
+    next_cut: Time,
 }
 
 impl Dcqcn {
@@ -166,7 +192,48 @@ impl Dcqcn {
             bytes: 0,
             next_increase: Time::MAX,
             active: false,
+            polled: p.reaction == Reaction::Polled,
+            seen_cnp: false,
+            decrease_origin: Time::ZERO,
+            next_cut: Time::MAX,
         }
+    }
+
+    /// Polled reaction: a CNP sets the flags the timers read.
+    fn on_cnp_polled(&mut self, now: Time) {
+        if !self.seen_cnp {
+            // The first CNP: α = 1, its flag cleared, and the timers start (the decrease timer
+            // 1 ns after the α timer, as ns-3 schedules it, so α is updated first).
+            self.seen_cnp = true;
+            self.alpha = ALPHA_ONE;
+            self.alpha_epoch = now;
+            self.cnp_since_alpha = false;
+            self.decrease_origin = now + Time::from_ns(1) + self.decrease_interval;
+        } else {
+            self.advance_alpha(now);
+            self.cnp_since_alpha = true;
+        }
+        self.active = true;
+        if self.next_cut == Time::MAX {
+            // The decrease timer's first tick after now.
+            let iv = self.decrease_interval.0.max(1);
+            let ticks = if now < self.decrease_origin { 0 } else { (now.0 - self.decrease_origin.0) / iv + 1 };
+            self.next_cut = Time(self.decrease_origin.0 + ticks * iv);
+        }
+    }
+
+    /// A cut: the target follows the rate if clamping or after a timer stage, the rate falls
+    /// by α/2, the increase stages restart.
+    fn cut(&mut self, now: Time) {
+        if self.clamp || self.t_stage > 0 {
+            self.rt = self.rc;
+        }
+        let cut = (self.rc as u128 * self.alpha as u128 / (2 * ALPHA_ONE as u128)) as u64;
+        self.rc = (self.rc - cut).max(self.min_rate);
+        self.t_stage = 0;
+        self.bc_stage = 0;
+        self.bytes = 0;
+        self.next_increase = now + self.increase_interval;
     }
 
     /// α as a fraction (for reports and tests).
@@ -224,6 +291,10 @@ impl CongestionControl for Dcqcn {
     }
 
     fn on_cnp(&mut self, now: Time) {
+        if self.polled {
+            self.on_cnp_polled(now);
+            return;
+        }
         if self.active {
             self.advance_alpha(now);
         } else {
@@ -238,28 +309,24 @@ impl CongestionControl for Dcqcn {
         // Without clamping, the target follows the rate only once a timer stage has passed
         // since the last cut (ConnectX's clamp_tgt_rate_after_time_inc; HPCC's ns-3 NIC tests
         // the same time stage). Before the first cut the target is the line rate.
-        if self.clamp || self.t_stage > 0 {
-            self.rt = self.rc;
-        }
-        let cut = (self.rc as u128 * self.alpha as u128 / (2 * ALPHA_ONE as u128)) as u64;
-        self.rc = (self.rc - cut).max(self.min_rate);
+        self.cut(now);
         self.alpha = self.alpha - ((self.alpha * self.g) >> 20) + self.g;
         self.cnp_since_alpha = false;
-        self.t_stage = 0;
-        self.bc_stage = 0;
-        self.bytes = 0;
         self.alpha_epoch = now;
-        self.next_increase = now + self.increase_interval;
     }
 
     fn on_timer(&mut self, now: Time) {
         self.advance_alpha(now);
+        if now >= self.next_cut {
+            self.next_cut = Time::MAX;
+            self.cut(now);
+        }
         if now >= self.next_increase {
             self.increase();
             self.t_stage += 1;
             self.next_increase = now + self.increase_interval;
         }
-        if self.rc >= self.line && self.rt >= self.line && !self.cnp_since_alpha && self.alpha < self.g {
+        if self.rc >= self.line && self.rt >= self.line && !self.cnp_since_alpha && self.alpha < self.g && self.next_cut == Time::MAX {
             // Fully recovered: stop the timer until the next CNP (α stays where it is).
             self.active = false;
             self.next_increase = Time::MAX;
@@ -267,7 +334,8 @@ impl CongestionControl for Dcqcn {
     }
 
     fn next_timer(&self) -> Option<Time> {
-        (self.next_increase != Time::MAX).then_some(self.next_increase)
+        let t = self.next_increase.min(self.next_cut);
+        (t != Time::MAX).then_some(t)
     }
 
     fn rate(&self) -> BitsPerSec {
@@ -307,6 +375,56 @@ mod tests {
         // A second CNP within the decrease interval (4 µs) is ignored.
         d.on_cnp(Time::from_us(3));
         assert_eq!(d.rate().0, 50_000_000_000);
+    }
+
+    /// Drives a DCQCN through its own timer up to `until`.
+    fn run_timers(d: &mut Dcqcn, until: Time) {
+        while let Some(t) = d.next_timer().filter(|&t| t <= until) {
+            d.on_timer(t);
+        }
+    }
+
+    #[test]
+    fn polled_reaction_cuts_at_the_decrease_timer_tick_with_the_alpha_of_that_time() {
+        let p = DcqcnParams { reaction: Reaction::Polled, ..DcqcnParams::default() };
+        let line = 100_000_000_000f64;
+        let mut d = Dcqcn::new(&p, flow());
+        // The first CNP cuts nothing: it sets α = 1 and starts the timers.
+        d.on_cnp(Time::from_us(1));
+        assert_eq!(d.rate().0, 100_000_000_000);
+        // First tick: 1 µs + 4 µs + 1 ns. α has decayed at 2, 3, 4 and 5 µs with no CNP in
+        // those periods: α = (255/256)^4 and the rate falls by α/2.
+        let tick = Time::from_us(5) + Time::from_ns(1);
+        assert_eq!(d.next_timer(), Some(tick));
+        run_timers(&mut d, tick - Time(1));
+        assert_eq!(d.rate().0, 100_000_000_000, "no cut before the tick");
+        run_timers(&mut d, tick);
+        let alpha = (255.0f64 / 256.0).powi(4);
+        let expect = line * (1.0 - alpha / 2.0);
+        assert!((d.rate().0 as f64 - expect).abs() < 1e6, "{} vs {expect}", d.rate().0);
+        assert!((d.alpha() - alpha).abs() < 1e-4, "α is not raised by the cut: {}", d.alpha());
+        // Three CNPs between ticks make one cut, at the tick after them (9.001 µs and
+        // 13.001 µs are ticks: the CNPs at 9.5–12 µs are cut at 13.001 µs).
+        let before = d.rate().0;
+        for t in [9_500, 10_000, 12_000] {
+            d.on_cnp(Time::from_ns(t));
+        }
+        run_timers(&mut d, Time::from_ns(13_000));
+        assert_eq!(d.rate().0, before, "nothing until the tick");
+        run_timers(&mut d, Time::from_ns(13_001));
+        // α at 13.001 µs: decays at 6..=9 µs, then the periods ending at 10, 11 and 13 µs
+        // saw CNPs (9.5, 10, 12 µs) and the one ending at 12 µs did not.
+        let mut a = alpha;
+        let g = 1.0 / 256.0;
+        for cnp in [false, false, false, false, true, true, false, true] {
+            a = a * (1.0 - g) + if cnp { g } else { 0.0 };
+        }
+        let expect = before as f64 * (1.0 - a / 2.0);
+        assert!((d.rate().0 as f64 - expect).abs() < 1e6, "{} vs {expect}", d.rate().0);
+        // No CNP since: the next ticks cut nothing.
+        let after = d.rate().0;
+        run_timers(&mut d, Time::from_us(100));
+        assert_eq!(d.rate().0, after);
     }
 
     #[test]

@@ -6,6 +6,9 @@
 //! 64 KB-message QP gets 32/(32+64) of the link, near SCR Table 2's 33 vs 58 Gbps. Queue pairs
 //! held back by their rate limit wait in a heap keyed by their eligibility time.
 //!
+//! [`Commodity::packet_round_robin`] is the same machinery with one packet per turn and no cost:
+//! ns-3's NIC.
+//!
 //! Cost model (Tassel Fig. 1/14): the scheduler keeps `rate_context_cache` rate-limit contexts;
 //! with more rate-limited queue pairs, a decision misses with probability `1 − cache / n` and
 //! pays `miss_penalty` (the expected cost is charged on every decision, so runs stay
@@ -22,6 +25,8 @@ use std::collections::{BinaryHeap, VecDeque};
 
 pub struct Commodity {
     turn_bytes: u64,
+    /// Turns of one packet, whatever the message (ns-3's NIC).
+    per_packet: bool,
     ready: VecDeque<u32>,
     waiting: BinaryHeap<Reverse<(Time, u64, u32)>>,
     seq: u64,
@@ -41,6 +46,7 @@ impl Commodity {
     pub fn new(turn_bytes: u64, cache: u32, miss_penalty: Time, link: BitsPerSec) -> Commodity {
         Commodity {
             turn_bytes,
+            per_packet: false,
             ready: VecDeque::new(),
             waiting: BinaryHeap::new(),
             seq: 0,
@@ -52,6 +58,13 @@ impl Commodity {
             cache,
             miss_penalty,
         }
+    }
+
+    /// Per-packet round robin with no decision cost: the queue-pair selection of HPCC's and
+    /// ConWeave's ns-3 NIC (`RdmaEgressQueue::GetNextQindex`), where each packet goes to the
+    /// next eligible queue pair after the one served last.
+    pub fn packet_round_robin(link: BitsPerSec) -> Commodity {
+        Commodity { per_packet: true, ..Commodity::new(0, u32::MAX, Time::ZERO, link) }
     }
 
     fn mark_limited(&mut self, qp: u32, limited: bool) {
@@ -116,6 +129,10 @@ impl QpScheduler for Commodity {
     }
 
     fn sent(&mut self, qp: u32, bytes: u32, message_end: bool) {
+        if self.per_packet {
+            self.current = None;
+            return;
+        }
         let Some((c, served)) = self.current else { return };
         if c != qp {
             return;
@@ -188,6 +205,29 @@ mod tests {
         // A turn never splits a message: 3-byte messages with a 4-byte turn send 6 per turn.
         assert_eq!(serve(4, [3, 3], 120), [60, 60]);
         assert_eq!(serve(4, [3, 16], 22 * 5), [30, 80]);
+    }
+
+    #[test]
+    fn packet_round_robin_alternates_packets_whatever_the_messages() {
+        // One packet per turn: 1-packet messages against 16-packet ones share packets evenly.
+        let mut s = Commodity::packet_round_robin(BitsPerSec(1));
+        let mut left = [1u32, 16];
+        let mut order = Vec::new();
+        s.push(0, Time::ZERO, Time::ZERO);
+        s.push(1, Time::ZERO, Time::ZERO);
+        for _ in 0..8 {
+            let Pick::Qp(q) = s.pop(Time::ZERO, &mut NoPackets) else { panic!() };
+            order.push(q);
+            left[q as usize] -= 1;
+            let end = left[q as usize] == 0;
+            if end {
+                left[q as usize] = [1, 16][q as usize];
+            }
+            s.sent(q, 1000, end);
+            s.push(q, Time::ZERO, Time::ZERO);
+        }
+        assert_eq!(order, [0, 1, 0, 1, 0, 1, 0, 1]);
+        assert_eq!(s.decision_time(), Time::ZERO);
     }
 
     #[test]

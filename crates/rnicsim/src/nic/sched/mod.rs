@@ -6,6 +6,7 @@
 //! packet, which queue pair goes. Implementations:
 //! - [`Commodity`]: round robin with whole-WQE turns, the NIC paces rates; its rate-limit
 //!   context cache makes it slow down beyond ~1K rate-limited QPs (Tassel Fig. 1/14);
+//! - packet round robin ([`Commodity::packet_round_robin`]): ns-3's NIC, one packet per turn;
 //! - [`TasselSched`]: Tassel's hierarchical rate limiter (`crates/tassel`);
 //! - [`SePieoSched`]: the monolithic SE-PIEO baseline (Tassel §2.3).
 //!
@@ -77,6 +78,9 @@ pub enum SchedulerSpec {
         #[serde(default = "default_miss_penalty")]
         miss_penalty: Time,
     },
+    /// Round robin one packet per turn, no decision cost: the queue-pair selection of HPCC's
+    /// and ConWeave's ns-3 NIC (the `ns3` NIC profile's scheduler).
+    PacketRoundRobin {},
     /// Tassel (SIGCOMM 2024): scheduling latency, batching and timing wheel as in the paper's
     /// prototype; a packet decision takes `cycles_per_packet` cycles at `clock_mhz` (the sorted
     /// register array: 2 cycles at 250 MHz).
@@ -163,6 +167,7 @@ impl SchedulerSpec {
             SchedulerSpec::Commodity { turn_bytes, rate_context_cache, miss_penalty } => {
                 Scheduler::Commodity(Commodity::new(turn_bytes.0, *rate_context_cache, *miss_penalty, link))
             }
+            SchedulerSpec::PacketRoundRobin {} => Scheduler::Commodity(Commodity::packet_round_robin(link)),
             SchedulerSpec::Tassel { latency, typical_packet, wheel_slot, max_batch, clock_mhz, cycles_per_packet } => {
                 let cfg = tassel::Config {
                     link_bps: link.0,

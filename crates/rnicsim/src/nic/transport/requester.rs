@@ -203,11 +203,23 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
 
 /// An ACK, NAK or RNR NAK for queue pair `q`.
 pub fn on_ack(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
-    let now = ctx.now;
-    let psn = pkt.seq;
     if ctx.qps.get(q).state != QpState::Ready {
         return;
     }
+    // A CNP carried on the ACK (`nic.cnp = "ack_flag"`) reaches congestion control as a CNP,
+    // after the ACK itself (as `RdmaHw::ReceiveAck` handles it).
+    let cnp_flag = ctx.spec.cnp == crate::nic::CnpMode::AckFlag && pkt.roce.imm != 0;
+    on_ack_syndrome(ctx, q, pkt, id);
+    if cnp_flag && ctx.qps.get(q).state == QpState::Ready {
+        emit(ctx, q, NicEvent::Cnp);
+        ctx.sync_rate(q);
+        ctx.arm_qp_timer(q);
+    }
+}
+
+fn on_ack_syndrome(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
+    let now = ctx.now;
+    let psn = pkt.seq;
     match pkt.roce.syndrome {
         Syndrome::Ack => ack_upto(ctx, q, psn + 1, pkt, id),
         Syndrome::NakSequence => {

@@ -10,6 +10,7 @@ use crate::nic::events::NicEvent;
 use crate::nic::qp::{packets_for, Owner, QpState, ReadJob};
 use crate::nic::verbs::{Access, CompletionKind, Status};
 use crate::units::Time;
+use crate::nic::CnpMode;
 use crate::wire::packet::{Packet, PacketId, ECN_CE};
 use crate::wire::roce::{Family, Opcode, Syndrome};
 
@@ -43,7 +44,7 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
     if marked {
         let qp = ctx.qps.get_mut(q);
         qp.ecn_seen = true;
-        if qp.last_cnp.is_none_or(|t| now >= t + ctx.spec.cnp_interval) {
+        if ctx.spec.cnp == CnpMode::Packet && qp.last_cnp.is_none_or(|t| now >= t + ctx.spec.cnp_interval) {
             qp.last_cnp = Some(now);
             ctx.send_control(q, Opcode::Cnp, Syndrome::Ack, 0, pkt, None);
         }
@@ -72,6 +73,10 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
             ctx.qps.get_mut(q).ooo.set(psn);
         }
         if action.nak {
+            // ns-3's NIC flags a NAK as a CNP too (ConWeave's `cnp_check`).
+            if ctx.spec.cnp == CnpMode::AckFlag {
+                ctx.qps.get_mut(q).ecn_seen = true;
+            }
             // Only a kept packet is reported received (a SACK).
             let echo = if action.keep { *pkt } else { Packet { seq: NO_SACK, ..*pkt } };
             ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, &echo, Some(id));
