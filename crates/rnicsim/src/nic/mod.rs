@@ -210,16 +210,10 @@ impl NicSpec {
         if self.profile != NicProfile::Ns3 {
             return;
         }
+        // Whether the scenario set the key at `path` (tables, then the key).
         let has = |path: &[&str]| {
-            let mut t = set;
-            for (i, k) in path.iter().enumerate() {
-                match t.and_then(|t| t.get(*k)) {
-                    Some(_) if i + 1 == path.len() => return true,
-                    Some(v) => t = v.as_table(),
-                    None => return false,
-                }
-            }
-            false
+            let (key, tables) = path.split_last().expect("a key");
+            tables.iter().fold(set, |t, k| t.and_then(|t| t.get(*k)).and_then(toml::Value::as_table)).is_some_and(|t| t.contains_key(*key))
         };
         if !has(&["scheduler"]) {
             self.scheduler = SchedulerSpec::PacketRoundRobin {};

@@ -71,9 +71,11 @@ impl LoadedScenario {
                 .collect();
             toml_error(text, file, e.inner(), &segs)
         })?;
-        // The NIC profile fills the `[nic]` keys the text leaves unset.
-        let doc: toml::Table = toml::from_str(text).map_err(|e| toml_error(text, file, &e, &[]))?;
-        scenario.nic.apply_profile(doc.get("nic").and_then(toml::Value::as_table));
+        // A NIC profile other than the default fills the `[nic]` keys the text leaves unset.
+        if scenario.nic.profile != crate::nic::NicProfile::Commodity {
+            let doc: toml::Table = toml::from_str(text).map_err(|e| toml_error(text, file, &e, &[]))?;
+            scenario.nic.apply_profile(doc.get("nic").and_then(toml::Value::as_table));
+        }
         let loaded = LoadedScenario { scenario, file: file.to_string(), base_dir: base_dir.to_path_buf(), text: text.to_string(), warnings: Vec::new(), ns3: None };
         if let Some((path, message)) = validate::fields(&loaded.scenario).into_iter().next() {
             return Err(loaded.error_at(&path, message));

@@ -9,6 +9,9 @@ use super::ScenarioError;
 use std::path::{Path, PathBuf};
 use toml::{Table, Value};
 
+/// The traffic class HPCC's and ConWeave's simulators put RDMA data on (lossless, ECN-marked).
+const DATA_CLASS: i64 = 3;
+
 /// Whether `text` looks like an ns-3 config: its first meaningful line is `UPPER_CASE value`.
 pub fn is_ns3_config(text: &str) -> bool {
     text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')).is_some_and(|l| {
@@ -274,7 +277,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
             "ACK_HIGH_PRIO" => {
                 // 1: ACKs in class 0, ahead of data (the `ns3` profile's default, which
                 // ConWeave's fork forces); 0: ACKs share the data class (HPCC's `third.cc`).
-                let class = if flag(l)? { 0 } else { 3 };
+                let class = if flag(l)? { 0 } else { DATA_CLASS };
                 nic.insert("ack_priority".into(), Value::Integer(class));
             }
             "KMAX_MAP" | "KMIN_MAP" | "PMAX_MAP" => {
@@ -341,8 +344,8 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     // ns-3's RDMA NIC, not the commodity one (`NicProfile::Ns3`).
     nic.insert("profile".into(), Value::String("ns3".into()));
     // HPCC puts RDMA data on priority 3 (lossless) and ECN-marks it.
-    nic.entry("priority").or_insert(Value::Integer(3));
-    pfc.entry("classes").or_insert(Value::Array(vec![Value::Integer(3)]));
+    nic.entry("priority").or_insert(Value::Integer(DATA_CLASS));
+    pfc.entry("classes").or_insert(Value::Array(vec![Value::Integer(DATA_CLASS)]));
     // ConWeave's switch MMU (`switch-mmu.cc`) pauses an ingress priority group once it holds
     // more than 1/16 of the free shared buffer.
     pfc.entry("alpha").or_insert(Value::Float(0.0625));

@@ -536,43 +536,35 @@ impl World {
     /// Along the first shortest path from host `a` to host `b`: the summed propagation delay,
     /// the summed serialization of a `bytes` packet, and the slowest link's rate.
     fn path_profile(&self, a: u32, b: u32, bytes: u64) -> (Time, Time, Option<crate::units::BitsPerSec>) {
-        let mut acc = (Time::ZERO, Time::ZERO, None::<crate::units::BitsPerSec>);
-        self.walk_path(a, b, |port| {
-            let rate = self.ports[port as usize].rate;
-            acc.0 = acc.0 + self.links[port as usize].delay;
-            acc.1 = acc.1 + rate.tx_time(bytes);
-            acc.2 = Some(acc.2.map_or(rate, |r: crate::units::BitsPerSec| if rate.0 < r.0 { rate } else { r }));
-        });
-        acc
-    }
-
-    /// Calls `f` with each egress port on the first shortest path from host `a` to host `b`.
-    fn walk_path(&self, a: u32, b: u32, mut f: impl FnMut(u32)) {
-        let Some(NodeRole::Host(dst_host)) = self.roles.get(b as usize).copied() else { return };
+        let Some(NodeRole::Host(dst_host)) = self.roles.get(b as usize).copied() else { return (Time::ZERO, Time::ZERO, None) };
+        let (mut delay, mut serialization, mut slowest) = (Time::ZERO, Time::ZERO, None::<crate::units::BitsPerSec>);
         let mut node = a;
         let mut hops = 0;
         while node != b && hops < 64 {
             let port = if self.is_host[node as usize] {
                 match self.adjacency[node as usize].first() {
                     Some(adj) => adj.port,
-                    None => return,
+                    None => break,
                 }
             } else {
                 match self.routes.candidates(node, dst_host).first() {
                     Some(&p) => p,
-                    None => return,
+                    None => break,
                 }
             };
-            f(port);
+            let rate = self.ports[port as usize].rate;
+            delay = delay + self.links[port as usize].delay;
+            serialization = serialization + rate.tx_time(bytes);
+            slowest = Some(slowest.map_or(rate, |r| r.min(rate)));
             node = self.ports[self.ports[port as usize].peer as usize].node;
             hops += 1;
         }
+        (delay, serialization, slowest)
     }
 
     /// One-way time of a `bytes` packet from host `a` to host `b` on an idle path.
     pub fn path_time(&self, a: u32, b: u32, bytes: u64) -> Time {
-        let mut t = Time::ZERO;
-        self.walk_path(a, b, |port| t = t + self.ports[port as usize].rate.tx_time(bytes) + self.links[port as usize].delay);
-        t
+        let (delay, serialization, _) = self.path_profile(a, b, bytes);
+        delay + serialization
     }
 }

@@ -297,6 +297,43 @@ fn selective_repeat_caps_the_flight_at_one_bdp_of_the_queue_pairs_own_rtt() {
 }
 
 #[test]
+fn ack_flag_mode_carries_congestion_on_the_ack_instead_of_a_cnp_packet() {
+    use crate::nic::CnpMode;
+    use crate::wire::packet::ECN_CE;
+    for mode in [CnpMode::Packet, CnpMode::AckFlag] {
+        let mut p = Pair::new(Recovery::GoBackN);
+        p.spec.cc = crate::nic::cc::CcSpec::Dcqcn(Default::default());
+        p.spec.cnp = mode;
+        p.ctx().connect_to(0, 1, Time::from_us(2));
+        p.write(3000, Verb::Write);
+        let first = p.send(0).unwrap();
+        let (second, third) = (p.send(0).unwrap(), p.send(0).unwrap());
+        // A CE-marked packet: a CNP then a plain ACK, or one ACK carrying the flag.
+        p.pool.get_mut(first).ecn = ECN_CE;
+        p.out.actions.clear();
+        p.deliver(1, first);
+        let ctl = p.control();
+        let got: Vec<_> = ctl.iter().map(|&id| p.pool.get(id)).map(|c| (c.roce.opcode, c.roce.imm)).collect();
+        match mode {
+            CnpMode::Packet => assert_eq!(got, [(Opcode::Cnp, 1), (Opcode::Acknowledge, 0)]),
+            CnpMode::AckFlag => assert_eq!(got, [(Opcode::Acknowledge, 1)]),
+        }
+        // Either way the sender's DCQCN cuts its rate in half (α = 1).
+        for id in ctl {
+            p.deliver(0, id);
+        }
+        assert_eq!(crate::nic::cc::CongestionControl::rate(&p.qps.get(0).cc).0, 50_000_000_000, "{mode:?}");
+        // An out-of-order packet is NAKed; with ACK flags the NAK carries one too (ns-3 counts
+        // a gap as congestion).
+        p.out.actions.clear();
+        p.deliver(1, third);
+        let nak: Vec<_> = p.control().iter().map(|&id| *p.pool.get(id)).map(|c| (c.roce.syndrome, c.roce.imm)).collect();
+        assert_eq!(nak, [(Syndrome::NakSequence, (mode == CnpMode::AckFlag) as u32)]);
+        p.pool.free(second);
+    }
+}
+
+#[test]
 fn cc_window_caps_the_flight_and_scales_with_the_rate_when_asked() {
     let mut p = Pair::new(Recovery::GoBackN);
     p.spec.cc = crate::nic::cc::CcSpec::Dcqcn(Default::default());
