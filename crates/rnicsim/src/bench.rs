@@ -98,6 +98,100 @@ pfc_events = false
     }
 }
 
+/// The scale benchmark's fabrics: a fat-tree of a given host count, or a Jellyfish.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScaleFabric {
+    /// k-ary fat-tree with `hosts_per_edge` hosts per edge switch (k/2 is non-blocking).
+    FatTree { k: usize, hosts_per_edge: usize },
+    /// Random regular graph of `switches` switches, `degree` switch links and 4 hosts each.
+    Jellyfish { switches: usize, degree: usize },
+}
+
+impl ScaleFabric {
+    /// The fat-tree of exactly `hosts` hosts with the largest even k such that k³/4 ≤ hosts
+    /// and the edge switches share the hosts evenly (more than k/2 per edge oversubscribes it).
+    pub fn fat_tree(hosts: usize) -> Option<ScaleFabric> {
+        (2..=128usize).rev().step_by(2).find(|&k| k * k * k / 4 <= hosts && hosts % (k * k / 2) == 0).map(|k| ScaleFabric::FatTree { k, hosts_per_edge: hosts / (k * k / 2) })
+    }
+
+    /// A Jellyfish of about `hosts` hosts: 4 hosts and 12 switch links per switch.
+    pub fn jellyfish(hosts: usize) -> ScaleFabric {
+        ScaleFabric::Jellyfish { switches: hosts.div_ceil(4).max(14), degree: 12 }
+    }
+
+    fn toml(&self) -> String {
+        match *self {
+            ScaleFabric::FatTree { k, hosts_per_edge } => format!("[topology.fat_tree]\nk = {k}\nhosts_per_edge = {hosts_per_edge}\n"),
+            ScaleFabric::Jellyfish { switches, degree } => format!("[topology.jellyfish]\nswitches = {switches}\ndegree = {degree}\nhosts_per_switch = 4\n"),
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match *self {
+            ScaleFabric::FatTree { k, hosts_per_edge } => format!("fat-tree k={k}, {hosts_per_edge} hosts/edge"),
+            ScaleFabric::Jellyfish { switches, degree } => format!("Jellyfish {switches} switches, degree {degree}"),
+        }
+    }
+}
+
+/// The scale benchmark: every host sends `bytes` to a permutation partner at line rate, with PFC,
+/// for `duration` (the workload whose cost per packet-hop must not grow with the fabric).
+#[derive(Clone, Debug)]
+pub struct ScaleBench {
+    pub fabric: ScaleFabric,
+    pub duration: String,
+    pub bytes: String,
+    pub seed: u64,
+}
+
+/// What a scale run measured.
+#[derive(Clone, Debug)]
+pub struct ScaleResult {
+    pub run: FabricBenchResult,
+    pub switches: usize,
+    pub build: Duration,
+    /// Bytes of the routing tables.
+    pub routing_bytes: usize,
+}
+
+impl ScaleBench {
+    pub fn scenario(&self) -> Result<LoadedScenario, crate::scenario::ScenarioError> {
+        let text = format!(
+            "name = \"bench-scale\"\nseed = {seed}\nduration = \"{dur}\"\n{topo}[[traffic]]\npattern = \"permutation\"\nload = 1.0\nbytes = \"{bytes}\"\n[outputs]\npfc_events = false\n",
+            seed = self.seed,
+            dur = self.duration,
+            topo = self.fabric.toml(),
+            bytes = self.bytes
+        );
+        LoadedScenario::from_str(&text, "<bench scale>", std::path::Path::new("."))
+    }
+
+    pub fn run(&self) -> Result<ScaleResult, crate::scenario::ScenarioError> {
+        let loaded = self.scenario()?;
+        let start = Instant::now();
+        let mut world = World::build(&loaded)?;
+        let build = start.elapsed();
+        let timer_slots = world.timers_slots();
+        let start = Instant::now();
+        world.run(|_| true);
+        let wall = start.elapsed();
+        Ok(ScaleResult {
+            switches: world.switch_count(),
+            routing_bytes: world.routes_memory_bytes(),
+            build,
+            run: FabricBenchResult {
+                hosts: world.host_count(),
+                wall,
+                events: world.stats.events,
+                packet_hops: world.stats.packet_hops,
+                packets_delivered: world.stats.packets_delivered,
+                peak_packets: world.stats.peak_packets,
+                timer_slots,
+            },
+        })
+    }
+}
+
 /// Nanoseconds per push + pop on a `std` binary heap holding `size` `(time, seq)` entries, each
 /// push scheduling a little after the popped time (the pattern of a discrete-event loop).
 pub fn heap_push_pop_ns(size: usize, ops: u64) -> f64 {

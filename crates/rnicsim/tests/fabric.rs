@@ -375,3 +375,28 @@ fn weighted_service_splits_a_bottleneck_by_weight() {
     assert!((gbps[0] - 75.0).abs() < 2.0 && (gbps[1] - 25.0).abs() < 2.0, "{gbps:?}");
     assert_eq!(drops(&w), 0);
 }
+
+#[test]
+fn fabrics_beyond_the_all_pairs_table_route_every_hop_by_the_group_table() {
+    // A 16,384-host fat-tree (k = 32, 32 hosts per edge) and a 10,000-host Jellyfish: an
+    // all-pairs table would need nodes × hosts ≈ 2.9 × 10⁸ and 1.2 × 10⁸ entries, past the 2²⁶
+    // limit; the switch × attachment-group table needs 1,280 × 512 and 2,500 × 2,500.
+    for (topology, far, hops) in [
+        ("[topology.fat_tree]\nk = 32\nhosts_per_edge = 32", 16_383, Some(6)),
+        ("[topology.jellyfish]\nswitches = 2500\ndegree = 12\nhosts_per_switch = 4", 9_999, None),
+    ] {
+        let w = world(&format!(
+            "duration = \"20us\"\n{topology}\n[links]\ndelay = \"500ns\"\n[[traffic]]\npattern = {{ pairs = {{ pairs = [[0, {far}], [{far}, 0]] }} }}\nload = 1.0\npacket_size = \"500B\"\nbytes = \"5000B\"\n"
+        ));
+        let hop = BitsPerSec::gbps(100).tx_time(500) + Time::from_ns(500);
+        for s in &w.apps.sources.stats {
+            assert_eq!(s.rx_packets, 10, "{topology}: every packet arrives");
+            if let Some(h) = hops {
+                assert_eq!(s.latency_min.0, h * hop.0, "{topology}: the first packet crosses the core on a shortest path");
+            }
+        }
+        // Far below the 8 bytes per (node, host) of an all-pairs table.
+        let all_pairs = 8 * w.host_count() * (w.host_count() + w.switch_count());
+        assert!(w.routes_memory_bytes() * 8 < all_pairs, "{topology}: routing tables of {} bytes", w.routes_memory_bytes());
+    }
+}

@@ -29,45 +29,49 @@ const MAX_SAMPLE_ROWS: u64 = 100_000_000;
 /// The most queue pairs one perftest entry may open (Tassel's Fig. 14 goes to 16K).
 const MAX_PERFTEST_QPS: u32 = 1 << 20;
 
-/// Routing tables hold one entry per (node, destination host); this bounds their size (512 MB).
+/// The routing table holds one entry per (switch, destination group) (see
+/// [`crate::fabric::routing`]); this bounds its size (256 MB).
 const MAX_ROUTE_ENTRIES: u128 = 1 << 26;
 
-/// Nodes, hosts and links a generated topology would have (None for files, known after reading).
+/// Switches, destination groups and links a generated topology would have (None for files,
+/// known after reading).
 fn scale(t: &TopologySpec) -> Option<(u128, u128, u128)> {
     let u = |x: usize| x as u128;
     let m = |a: u128, b: u128| a.saturating_mul(b);
     Some(match *t {
-        TopologySpec::BackToBack {} => (2, 2, 1),
-        TopologySpec::Star { hosts } => (u(hosts).saturating_add(1), u(hosts), u(hosts)),
-        TopologySpec::Dumbbell { left, right, .. } => (u(left) + u(right) + 2, u(left) + u(right), u(left) + u(right) + 1),
+        TopologySpec::BackToBack {} => (0, 2, 1),
+        TopologySpec::Star { hosts } => (1, 1, u(hosts)),
+        TopologySpec::Dumbbell { left, right, .. } => (2, 2, u(left) + u(right) + 1),
         TopologySpec::LeafSpine { leaves, spines, hosts_per_leaf, .. } => {
             let hosts = m(u(leaves), u(hosts_per_leaf));
-            (hosts.saturating_add(u(leaves) + u(spines)), hosts, hosts.saturating_add(m(u(leaves), u(spines))))
+            (u(leaves) + u(spines), u(leaves), hosts.saturating_add(m(u(leaves), u(spines))))
         }
         TopologySpec::FatTree { k, hosts_per_edge } => {
             let (k, h) = (u(k), u(hosts_per_edge.unwrap_or(k / 2)));
             let hosts = m(m(k, k) / 2, h);
             let k2 = m(k, k);
-            (hosts.saturating_add(k2.saturating_add(k2 / 4)), hosts, hosts.saturating_add(m(k2, k) / 2))
+            (k2.saturating_add(k2 / 4), k2 / 2, hosts.saturating_add(m(k2, k) / 2))
         }
         TopologySpec::Jellyfish { switches, degree, hosts_per_switch } => {
             let hosts = m(u(switches), u(hosts_per_switch));
-            (hosts.saturating_add(u(switches)), hosts, hosts.saturating_add(m(u(switches), u(degree)) / 2))
+            (u(switches), u(switches), hosts.saturating_add(m(u(switches), u(degree)) / 2))
         }
         TopologySpec::File { .. } => return None,
     })
 }
 
-/// Whether a topology of this size fits the simulator's all-pairs routing tables.
-pub fn too_large(nodes: u128, hosts: u128) -> Option<String> {
-    (nodes.saturating_mul(hosts) > MAX_ROUTE_ENTRIES).then(|| format!("the topology is too large: {nodes} nodes × {hosts} hosts exceeds the routing table limit of {MAX_ROUTE_ENTRIES} entries"))
+/// Whether a topology of this size fits the simulator's routing table.
+pub fn too_large(switches: u128, groups: u128) -> Option<String> {
+    (switches.saturating_mul(groups) > MAX_ROUTE_ENTRIES).then(|| {
+        format!("the topology is too large: {switches} switches × {groups} host attachment groups exceeds the routing table limit of {MAX_ROUTE_ENTRIES} entries")
+    })
 }
 
 /// Checks that need nothing but the scenario itself.
 pub fn fields(s: &Scenario) -> Problems {
     let mut out = Problems::new();
-    if let Some((nodes, hosts, links)) = scale(&s.topology) {
-        if let Some(m) = too_large(nodes, hosts) {
+    if let Some((switches, groups, links)) = scale(&s.topology) {
+        if let Some(m) = too_large(switches, groups) {
             out.push(("topology".into(), m));
         } else if links > 1 << 24 {
             out.push(("topology".into(), format!("the topology is too large: {links} links (at most {})", 1 << 24)));
@@ -316,7 +320,7 @@ fn nic(out: &mut Problems, s: &Scenario) {
 /// Checks that need the topology: host ids, link endpoints.
 pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
     let mut out = Problems::new();
-    if let Some(m) = too_large(t.nodes() as u128, t.hosts().len() as u128) {
+    if let Some(m) = too_large(t.switch_count() as u128, t.host_groups() as u128) {
         out.push(("topology".into(), m));
         return out;
     }

@@ -266,6 +266,16 @@ impl World {
         self.apps = apps;
     }
 
+    /// Bytes of the routing tables ([`crate::fabric::routing`]).
+    pub fn routes_memory_bytes(&self) -> usize {
+        self.routes.memory_bytes()
+    }
+
+    /// Number of switches.
+    pub fn switch_count(&self) -> usize {
+        self.switches.len()
+    }
+
     /// Number of hosts.
     pub fn host_count(&self) -> usize {
         self.host_nodes.len()
