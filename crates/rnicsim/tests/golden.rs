@@ -11,7 +11,6 @@
 //! why: `RNICSIM_BLESS=1 cargo test -p rnicsim --test golden`.
 
 use rnicsim::output::RunDir;
-use rnicsim::scenario::ns3::translate;
 use rnicsim::scenario::LoadedScenario;
 use rnicsim::world::World;
 use sha2::{Digest, Sha256};
@@ -44,11 +43,7 @@ fn cases() -> Vec<(String, LoadedScenario)> {
     }
     // The ns-3 path: a config.txt translated and run; its fct.txt/pfc.txt go into the run folder.
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ns3");
-    let text = std::fs::read_to_string(dir.join("config.txt")).unwrap();
-    let t = translate(&text, "config.txt", &dir).unwrap();
-    let mut loaded = LoadedScenario::from_str(&t.toml, "config.txt", &dir).unwrap_or_else(|e| panic!("{e}"));
-    loaded.scenario.outputs.fct_file = None;
-    loaded.scenario.outputs.pfc_file = None;
+    let mut loaded = common::ns3_config(&std::fs::read_to_string(dir.join("config.txt")).unwrap(), &dir);
     loaded.scenario.outputs.hpcc_text = true;
     out.push(("crates/rnicsim/tests/data/ns3/config.txt".into(), loaded));
     out

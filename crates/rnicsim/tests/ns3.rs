@@ -5,6 +5,8 @@ use rnicsim::scenario::LoadedScenario;
 use rnicsim::world::World;
 use std::path::{Path, PathBuf};
 
+mod common;
+
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ns3")
 }
@@ -66,13 +68,7 @@ fn the_reference_experiment_gives_ns3s_slowdowns() {
     // unchanged. ns-3's own FCT file is the reference, flow by flow. The goals: mean
     // slowdown within 10% overall and 15% per size bucket, p99 within 20%.
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/ns3/fbhdp50-dcqcn");
-    let text = std::fs::read_to_string(dir.join("config.txt")).unwrap();
-    let t = translate(&text, "config.txt", &dir).unwrap();
-    let mut loaded = LoadedScenario::from_str(&t.toml, "config.txt", &dir).unwrap_or_else(|e| panic!("{e}"));
-    // Nothing is written into the source tree.
-    loaded.scenario.outputs.fct_file = None;
-    loaded.scenario.outputs.pfc_file = None;
-    let w = run(&loaded);
+    let w = run(&common::ns3_config(&std::fs::read_to_string(dir.join("config.txt")).unwrap(), &dir));
     let mut ns3 = std::collections::HashMap::new();
     let gz = std::fs::File::open(dir.join("ns3_fct.txt.gz")).unwrap();
     for line in std::io::BufRead::lines(std::io::BufReader::new(flate2::read::GzDecoder::new(gz))) {
@@ -149,11 +145,7 @@ fn errors_name_the_configs_own_line_and_key() {
 
 /// The `fct.txt` lines a translated config writes.
 fn fct_lines(text: &str) -> Vec<String> {
-    let dir = data();
-    let t = translate(text, "config.txt", &dir).unwrap();
-    let mut loaded = LoadedScenario::from_str(&t.toml, "config.txt", &dir).unwrap_or_else(|e| panic!("{e}"));
-    loaded.scenario.outputs.fct_file = None;
-    loaded.scenario.outputs.pfc_file = None;
+    let loaded = common::ns3_config(text, &data());
     let tmp = tempfile::tempdir().unwrap();
     let mut w = World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
     let out = rnicsim::output::RunDir::create(&tmp.path().join("run"), false).unwrap();

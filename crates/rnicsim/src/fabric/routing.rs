@@ -29,6 +29,25 @@ const NO_ROW: u32 = u32::MAX;
 /// destination host.
 const ATTACHED: u32 = u32::MAX;
 
+/// Numbers the destination groups: hosts whose attachment sets (each sorted, without repeats)
+/// are equal share a group; groups are numbered in host order, so nothing depends on hashing.
+/// Returns each host's group and each group's attachment set.
+pub fn destination_groups(keys: impl IntoIterator<Item = Vec<u32>>) -> (Vec<u32>, Vec<Vec<u32>>) {
+    let mut index: HashMap<Vec<u32>, u32> = HashMap::new();
+    let mut sets = Vec::new();
+    let group = keys
+        .into_iter()
+        .map(|key| {
+            let next = sets.len() as u32;
+            *index.entry(key).or_insert_with_key(|k| {
+                sets.push(k.clone());
+                next
+            })
+        })
+        .collect();
+    (group, sets)
+}
+
 pub struct Routes {
     /// Per node: its row in `table` (switches only).
     row: Vec<u32>,
@@ -67,23 +86,17 @@ impl Routes {
             }
         }
         let (mut attach, mut attach_node, mut attach_port) = (Vec::with_capacity(per_host.len()), Vec::new(), Vec::new());
-        // Groups are numbered in host order, so the tables do not depend on hashing.
-        let mut group_of_key: HashMap<Vec<u32>, u32> = HashMap::new();
-        let mut group_attach: Vec<Vec<u32>> = Vec::new();
-        let mut group = Vec::with_capacity(per_host.len());
         for links in &per_host {
             attach.push((attach_node.len() as u32, links.len() as u32));
             attach_node.extend(links.iter().map(|l| l.0));
             attach_port.extend(links.iter().map(|l| l.1));
+        }
+        // Attaching nodes come in ascending order: each host's key is sorted once deduplicated.
+        let (group, group_attach) = destination_groups(per_host.iter().map(|links| {
             let mut key: Vec<u32> = links.iter().map(|l| l.0).collect();
             key.dedup();
-            let next = group_attach.len() as u32;
-            let g = *group_of_key.entry(key.clone()).or_insert_with(|| {
-                group_attach.push(key);
-                next
-            });
-            group.push(g);
-        }
+            key
+        }));
         let groups = group_attach.len();
 
         let mut row = vec![NO_ROW; nodes];

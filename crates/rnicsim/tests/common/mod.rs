@@ -7,6 +7,17 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// An ns-3 `config.txt` text translated and loaded from `dir`, with its FCT and PFC files
+/// turned off so that nothing is written into the source tree.
+#[allow(dead_code)] // not every test file that includes this module runs ns-3 configs
+pub fn ns3_config(text: &str, dir: &Path) -> rnicsim::scenario::LoadedScenario {
+    let t = rnicsim::scenario::ns3::translate(text, "config.txt", dir).unwrap_or_else(|e| panic!("{e}"));
+    let mut loaded = rnicsim::scenario::LoadedScenario::from_str(&t.toml, "config.txt", dir).unwrap_or_else(|e| panic!("{e}"));
+    loaded.scenario.outputs.fct_file = None;
+    loaded.scenario.outputs.pfc_file = None;
+    loaded
+}
+
 /// Every `.toml` file under `scenarios/`, sorted.
 #[allow(dead_code)] // not every test file that includes this module walks the scenarios
 pub fn shipped_scenarios() -> Vec<PathBuf> {

@@ -68,27 +68,21 @@ impl Topology {
         self.kinds.iter().filter(|&&k| k == NodeKind::Switch).count()
     }
 
-    /// Destination groups of the routing table ([`crate::fabric::routing`]): distinct sets of
-    /// nodes the hosts attach to.
+    /// Destination groups of the routing table ([`crate::fabric::routing::destination_groups`]):
+    /// distinct sets of nodes the hosts attach to.
     pub fn host_groups(&self) -> usize {
         let mut attach: Vec<Vec<u32>> = vec![Vec::new(); self.nodes()];
         for l in &self.links {
             attach[l.a as usize].push(l.b);
             attach[l.b as usize].push(l.a);
         }
-        let mut keys: Vec<Vec<u32>> = self
-            .hosts()
-            .into_iter()
-            .map(|h| {
-                let mut k = std::mem::take(&mut attach[h as usize]);
-                k.sort_unstable();
-                k.dedup();
-                k
-            })
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
-        keys.len()
+        let keys = self.hosts().into_iter().map(|h| {
+            let mut k = std::mem::take(&mut attach[h as usize]);
+            k.sort_unstable();
+            k.dedup();
+            k
+        });
+        crate::fabric::routing::destination_groups(keys).1.len()
     }
 
     /// Whether every host can reach every other host (hosts do not forward).
