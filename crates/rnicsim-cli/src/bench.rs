@@ -30,6 +30,19 @@ enum Which {
     /// and a Jellyfish, every host sending 2 MB to a permutation partner at line rate with PFC,
     /// each in its own process.
     Scale(ScaleArgs),
+    /// SCR's event framework (collectors, hardware coalescing, 64 threads, water filling) on
+    /// the real CPU: TX events taken in per wall second.
+    Scr(ScrArgs),
+}
+
+#[derive(Args)]
+pub struct ScrArgs {
+    /// Numbers of flows sharing the line rate.
+    #[arg(long, value_delimiter = ',', default_value = "64,1024")]
+    flows: Vec<u32>,
+    /// TX events per measurement.
+    #[arg(long, default_value_t = 20_000_000)]
+    events: u64,
 }
 
 #[derive(Args)]
@@ -113,7 +126,21 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         Some(Which::Rdma(r)) => rdma(r),
         Some(Which::Soak(s)) => soak(s),
         Some(Which::Scale(s)) => scale(s),
+        Some(Which::Scr(s)) => scr(s),
     }
+}
+
+fn scr(args: &ScrArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(args.events > 0 && args.flows.iter().all(|&f| f > 0), "--events and --flows must be positive");
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec!["flows", "TX events", "handled (after coalescing)", "wall s", "M events/s (goal ≥ 50)"]);
+    for &flows in &args.flows {
+        let r = rnicsim::bench::scr_events(flows, args.events);
+        t.add_row(vec![flows.to_string(), r.events.to_string(), r.handled.to_string(), format!("{:.3}", r.secs), format!("{:.1}", r.events_per_sec() / 1e6)]);
+    }
+    println!("{t}");
+    Ok(())
 }
 
 fn scale(args: &ScaleArgs) -> anyhow::Result<()> {

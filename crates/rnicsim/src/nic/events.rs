@@ -4,8 +4,8 @@
 //!
 //! Subscribers: the queue pair's congestion controller always (it is the reason the events
 //! exist); and, only when asked for, the [`EventLog`] recorder (`outputs.nic_events`), which
-//! keeps every event for `nic_events.parquet`. SCR's collectors are the next subscriber. With
-//! no recorder the tap costs one branch per event.
+//! keeps every event for `nic_events.parquet`; and SCR's collectors ([`crate::nic::scr`]) when
+//! `[nic.scr]` is set. With neither the tap costs two branches per event.
 
 use super::cc::Ack;
 use crate::units::Time;
@@ -82,21 +82,33 @@ impl EventLog {
 }
 
 /// The subscribers besides congestion control.
-#[derive(Clone, Debug, Default)]
+#[derive(Default)]
 pub struct EventTap {
     pub log: Option<EventLog>,
+    pub scr: Option<crate::nic::scr::Scr>,
 }
 
 impl EventTap {
     /// A tap that records every event.
     pub fn recording() -> EventTap {
-        EventTap { log: Some(EventLog::default()) }
+        EventTap { log: Some(EventLog::default()), scr: None }
     }
 
+    /// Hands the event to the subscribers; returns an SCR thread timer to arm, and when.
     #[inline]
-    pub fn publish(&mut self, at: Time, host: u32, qp: u32, ev: &NicEvent) {
+    pub fn publish(&mut self, at: Time, host: u32, qp: u32, ev: &NicEvent) -> Option<(crate::sim::TimerId, Time)> {
         if let Some(log) = &mut self.log {
             log.record(at, host, qp, ev);
+        }
+        let scr = self.scr.as_mut()?;
+        let (t, when) = scr.cores[host as usize].collect(at, qp, ev)?;
+        Some((scr.thread_timers[host as usize][t as usize], when))
+    }
+
+    /// Queue pair `qp` of host `host` closed.
+    pub fn closed(&mut self, at: Time, host: u32, qp: u32) {
+        if let Some(scr) = &mut self.scr {
+            scr.cores[host as usize].leave(at, qp);
         }
     }
 }

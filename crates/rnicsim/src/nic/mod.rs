@@ -11,6 +11,7 @@ pub mod pcie;
 pub mod qp;
 pub mod qp_table;
 pub mod sched;
+pub mod scr;
 pub mod stage;
 pub mod transport;
 pub mod verbs;
@@ -111,6 +112,10 @@ pub struct NicSpec {
     /// and ConWeave's ns-3 HAS_WIN and VAR_WIN); none unless set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cc_window: Option<CcWindow>,
+    /// SCR on the NIC's cores (`[nic.scr]`; off if absent): event collectors, coalescing
+    /// queues, threads and a policy that sets queue pairs' dequeue rates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scr: Option<scr::ScrSpec>,
 }
 
 /// A coherent set of NIC behaviours, applied to the `[nic]` keys a scenario leaves unset.

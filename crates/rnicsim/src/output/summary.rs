@@ -48,6 +48,11 @@ pub struct Summary {
     /// RDMA NIC totals (flows, recovery, PCIe, connection state).
     pub rdma: RdmaSummary,
     pub perftest: Vec<PerftestSummary>,
+    /// Per client host running bandwidth perftests: Jain's index over all its queue pairs.
+    pub perftest_hosts: Vec<HostFairness>,
+    /// SCR's counters, when `[nic.scr]` is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scr: Option<crate::nic::scr::stats::ScrSummary>,
     /// The scenario's `[[paper]]` values with ours beside them.
     pub paper: Vec<super::paper::Comparison>,
     /// Present only when the run stalled: nothing arrived for the last tenth of it (at least
@@ -97,7 +102,22 @@ pub struct PerftestSummary {
     pub mpps: f64,
     pub latency_mean_us: f64,
     pub latency_p99_us: f64,
+    /// Jain's fairness index over the queue pairs' goodputs (1 for one queue pair).
+    pub jain: f64,
     pub errors: u64,
+}
+
+/// The bandwidth queue pairs of every perftest whose client is one host (SCR's tenants).
+#[derive(Clone, Debug, Serialize)]
+pub struct HostFairness {
+    /// `host <node>`.
+    pub name: String,
+    pub qps: u32,
+    /// Their goodput together, and Jain's index over each one's.
+    pub gbps: f64,
+    pub jain: f64,
+    /// Jain's index over the tests (tenants): each test's goodput summed over its queue pairs.
+    pub jain_tests: f64,
 }
 
 /// The `q`-quantile of samples (nearest rank), 0 if none.
@@ -143,6 +163,43 @@ fn rdma(world: &World) -> std::io::Result<RdmaSummary> {
         pcie_read_utilization: world.nics.iter().map(|n| n.pcie.bytes_read as f64 * 8.0 / (bw * secs)).sum::<f64>() / n,
         pcie_write_utilization: world.nics.iter().map(|n| n.pcie.bytes_written as f64 * 8.0 / (bw * secs)).sum::<f64>() / n,
     })
+}
+
+fn host_fairness(world: &World) -> Vec<HostFairness> {
+    use crate::scenario::schema::PerftestKind;
+    let tests: Vec<_> = world.apps.perftests.tests.iter().filter(|p| p.spec.test != PerftestKind::WriteLat).collect();
+    let mut clients: Vec<u32> = tests.iter().map(|p| p.spec.client).collect();
+    clients.sort_unstable();
+    clients.dedup();
+    clients
+        .into_iter()
+        .map(|c| {
+            let mine = tests.iter().filter(|p| p.spec.client == c);
+            let per_qp: Vec<f64> = mine.clone().flat_map(|p| p.qp_goodput_gbps(world.end)).collect();
+            let per_test: Vec<f64> = mine.map(|p| p.qp_goodput_gbps(world.end).iter().sum()).collect();
+            HostFairness { name: format!("host {c}"), qps: per_qp.len() as u32, gbps: per_qp.iter().sum(), jain: crate::nic::scr::stats::jain(&per_qp), jain_tests: crate::nic::scr::stats::jain(&per_test) }
+        })
+        .collect()
+}
+
+fn scr(world: &World) -> Option<crate::nic::scr::stats::ScrSummary> {
+    let scr = world.tap.scr.as_ref()?;
+    let first = scr.cores.first()?;
+    let mut total = crate::nic::scr::stats::ScrStats::default();
+    for c in &scr.cores {
+        total.add(c.stats());
+    }
+    // NICs whose processor saw events (the others idled).
+    let secs = world.end.as_secs_f64();
+    let per_nic: Vec<_> = scr
+        .cores
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.stats().collected.iter().sum::<u64>() > 0)
+        .map(|(h, c)| crate::nic::scr::stats::NicScrSummary::new(format!("host {}", world.host_nodes()[h]), c.stats(), secs))
+        .collect();
+    let active = per_nic.len().max(1) as u32;
+    Some(crate::nic::scr::stats::ScrSummary::new(first.policy_name(), active, first.threads(), first.context_bytes(), &total, secs, per_nic))
 }
 
 impl Summary {
@@ -212,9 +269,12 @@ impl Summary {
                     mpps: p.mpps(world.end),
                     latency_mean_us: mean(&p.latencies) / 1e6,
                     latency_p99_us: percentile(&p.latencies, 0.99) / 1e6,
+                    jain: crate::nic::scr::stats::jain(&p.qp_goodput_gbps(world.end)),
                     errors: p.errors,
                 })
                 .collect(),
+            perftest_hosts: host_fairness(world),
+            scr: scr(world),
             paper: Vec::new(),
             stall: world.stall(),
         })

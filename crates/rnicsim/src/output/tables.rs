@@ -134,6 +134,7 @@ pub fn perftest(w: &World) -> RecordBatch {
         }
     }
     let lat = |p: &crate::world::Perftest, q: f64| crate::output::summary::percentile(&p.latencies, q);
+    let goodput: Vec<Vec<f64>> = w.apps.perftests.tests.iter().map(|p| p.qp_goodput_gbps(w.end)).collect();
     batch(vec![
         ("test", u32s(rows.iter().map(|r| r.0))),
         ("name", Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.1.spec.name.clone())))),
@@ -141,9 +142,10 @@ pub fn perftest(w: &World) -> RecordBatch {
         ("qp", u32s(rows.iter().map(|r| r.2 as u32))),
         ("client", u32s(rows.iter().map(|r| r.1.spec.client))),
         ("server", u32s(rows.iter().map(|r| r.1.spec.server))),
-        ("message", u64s(rows.iter().map(|r| r.1.spec.message.0))),
+        ("message", u64s(rows.iter().map(|r| r.1.messages[r.2]))),
         ("bytes", u64s(rows.iter().map(|r| r.1.bytes[r.2]))),
         ("completed_gbps", f64s(rows.iter().map(|r| r.1.qp_gbps(r.2, w.end)))),
+        ("goodput_gbps", f64s(rows.iter().map(|r| goodput[r.0 as usize].get(r.2).copied().unwrap_or(0.0)))),
         ("latency_samples", u64s(rows.iter().map(|r| r.1.latencies.len() as u64))),
         ("latency_mean_ps", f64s(rows.iter().map(|r| crate::output::summary::mean(&r.1.latencies)))),
         ("latency_p50_ps", f64s(rows.iter().map(|r| lat(r.1, 0.5)))),

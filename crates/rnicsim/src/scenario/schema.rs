@@ -495,6 +495,10 @@ pub struct PerftestSpec {
     pub server: u32,
     /// Message size.
     pub message: Bytes,
+    /// If set, each queue pair's message size is drawn once, uniformly from
+    /// [`message`, `message_max`] (SCR Fig. 12), from the test's own random stream.
+    #[serde(default)]
+    pub message_max: Option<Bytes>,
     /// Queue pairs (bandwidth tests).
     #[serde(default = "one_u32")]
     pub qps: u32,

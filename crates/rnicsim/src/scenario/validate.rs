@@ -286,6 +286,9 @@ fn nic(out: &mut Problems, s: &Scenario) {
     if n.memory_size.0 == 0 {
         out.push((p("memory_size"), "expected a positive size".into()));
     }
+    if let Some(Err((key, why))) = n.scr.as_ref().map(|s| s.check()) {
+        out.push((key, why));
+    }
     use crate::nic::cc::CcSpec;
     match &n.cc {
         CcSpec::Dcqcn(d) => {

@@ -229,7 +229,18 @@ impl World {
             self.nics.push(nic);
         }
         if loaded.scenario.outputs.nic_events {
-            self.tap = crate::nic::events::EventTap::recording();
+            self.tap.log = Some(Default::default());
+        }
+        if let Some(scr) = &self.nic_spec.scr {
+            let cores: Vec<_> = self.nics.iter().map(|n| scr.build(n.line_rate)).collect();
+            let mut thread_timers = Vec::new();
+            let mut install_timers = Vec::new();
+            for (h, c) in cores.iter().enumerate() {
+                let host = h as u32;
+                thread_timers.push((0..c.threads()).map(|thread| self.timers.add_timer(Wake::ScrThread { host, thread })).collect());
+                install_timers.push(self.timers.add_timer(Wake::ScrInstall(host)));
+            }
+            self.tap.scr = Some(crate::nic::scr::Scr { cores, thread_timers, install_timers });
         }
         if let Some(iv) = loaded.scenario.outputs.rate_interval {
             let t = self.timers.add_timer(Wake::RateSampler);

@@ -15,6 +15,7 @@ mod fabric;
 mod hosts;
 mod nic;
 mod estimate;
+mod scr;
 mod stall;
 
 pub use crate::host::apps::{FlowRecord, Perftest};
@@ -57,6 +58,10 @@ pub enum Wake {
     RateSampler,
     /// A switch's load-balancer timer.
     Lb(u32),
+    /// An SCR thread of a host's NIC may take its next event.
+    ScrThread { host: u32, thread: u32 },
+    /// An SCR decision of a host's NIC takes effect.
+    ScrInstall(u32),
 }
 
 pub(crate) struct HostState {
@@ -232,6 +237,8 @@ impl World {
             Wake::App { app, tag } => self.app_event(app, AppEvent::Timer(tag)),
             Wake::RateSampler => self.sample_rates(),
             Wake::Lb(s) => self.lb_timer(s),
+            Wake::ScrThread { host, thread } => self.scr_thread(host, thread),
+            Wake::ScrInstall(host) => self.scr_install(host),
         }
     }
 

@@ -58,7 +58,7 @@ enum Fill {
 impl World {
     /// Lends the transport its context.
     #[inline]
-    fn transport(&mut self) -> Ctx<'_> {
+    pub(super) fn transport(&mut self) -> Ctx<'_> {
         Ctx {
             now: self.now,
             spec: &self.nic_spec,

@@ -13,8 +13,9 @@ use crate::world::World;
 /// A running perftest.
 pub struct Perftest {
     pub spec: PerftestSpec,
-    /// (client, server) queue pairs.
+    /// (client, server) queue pairs, and each one's message size.
     pub qps: Vec<(u32, u32)>,
+    pub messages: Vec<u64>,
     pub timer: TimerId,
     /// Payload bytes completed per queue pair since the measurement began.
     pub bytes: Vec<u64>,
@@ -73,6 +74,15 @@ impl Perftest {
         self.tx_window(end, 1).map_or(0.0, |(d, s)| d / s / 1e6)
     }
 
+    /// Each queue pair's goodput in Gbps over the measurement window (payload acknowledged).
+    pub fn qp_goodput_gbps(&self, end: Time) -> Vec<f64> {
+        let s = self.window_secs(end);
+        if s <= 0.0 || self.tx_end.len() != self.tx_start.len() {
+            return Vec::new();
+        }
+        self.tx_end.iter().zip(&self.tx_start).map(|(e, b)| (e[2] - b[2]) as f64 * 8.0 / s / 1e9).collect()
+    }
+
     pub fn qp_gbps(&self, i: usize, end: Time) -> f64 {
         let secs = self.window_secs(end);
         if secs <= 0.0 {
@@ -105,6 +115,7 @@ impl Perftests {
                 spec: spec.clone(),
                 qps: Vec::new(),
                 timer,
+                messages: Vec::new(),
                 bytes: Vec::new(),
                 tx_start: Vec::new(),
                 tx_end: Vec::new(),
@@ -133,6 +144,7 @@ impl Perftests {
     fn start(&mut self, w: &mut World, t: u32) {
         let spec = self.tests[t as usize].spec.clone();
         let n = if spec.test == PerftestKind::WriteLat { 1 } else { spec.qps };
+        let mut sizes = crate::sim::rng::stream(w.seed, "perftest", t as u64);
         for i in 0..n {
             let tag = self.conns.len() as u32;
             self.conns.push((t, i, false));
@@ -140,6 +152,10 @@ impl Perftests {
             let (c, s) = w.connect_app(spec.client, spec.server, Owner { app: PERFTEST, tag }, Owner { app: PERFTEST, tag: tag + 1 }).expect("perftest runs between hosts");
             let p = &mut self.tests[t as usize];
             p.qps.push((c, s));
+            p.messages.push(match spec.message_max {
+                Some(max) if max.0 > spec.message.0 => rand::Rng::random_range(&mut sizes, spec.message.0..=max.0),
+                _ => spec.message.0,
+            });
             p.bytes.push(0);
             if let Some(r) = spec.rate_limit {
                 w.set_rate_limit(c, r.0).expect("the perftest's queue pair is open");
@@ -151,19 +167,18 @@ impl Perftests {
         match spec.test {
             PerftestKind::WriteLat => {
                 self.tests[t as usize].ping_at = now;
-                let (c, _) = self.tests[t as usize].qps[0];
-                self.post(w, t, c, false, now);
+                self.post(w, t, 0, false, now);
             }
             _ => {
                 for i in 0..n as usize {
-                    let (c, s) = self.tests[t as usize].qps[i];
+                    let s = self.tests[t as usize].qps[i].1;
                     if spec.test == PerftestKind::SendBw {
                         for _ in 0..spec.depth {
                             self.post_recv(w, t, s);
                         }
                     }
                     for _ in 0..spec.depth {
-                        self.post(w, t, c, false, now);
+                        self.post(w, t, i, false, now);
                     }
                 }
             }
@@ -171,15 +186,19 @@ impl Perftests {
     }
 
     fn post_recv(&self, w: &mut World, t: u32, s: u32) {
-        let len = self.tests[t as usize].spec.message.0;
+        let spec = &self.tests[t as usize].spec;
+        let len = spec.message_max.map_or(spec.message.0, |m| m.0.max(spec.message.0));
         let node = w.qp_node(s);
         let (lkey, _) = w.app_keys(node);
         let _ = w.post_recv(s, RecvWr { id: 0, addr: APP_BUFFER, len, lkey });
     }
 
-    /// Posts one message of test `t` on queue pair `q` at time `at`.
-    fn post(&mut self, w: &mut World, t: u32, q: u32, server: bool, at: Time) {
-        let spec = &self.tests[t as usize].spec;
+    /// Posts one message of test `t` on its `i`-th queue pair (the server's side if `server`)
+    /// at time `at`.
+    fn post(&mut self, w: &mut World, t: u32, i: usize, server: bool, at: Time) {
+        let test = &self.tests[t as usize];
+        let (spec, len) = (&test.spec, test.messages[i]);
+        let q = if server { test.qps[i].1 } else { test.qps[i].0 };
         let (from, to) = if server { (spec.server, spec.client) } else { (spec.client, spec.server) };
         let (lkey, _) = w.app_keys(from);
         let (_, rkey) = w.app_keys(to);
@@ -188,7 +207,7 @@ impl Perftests {
             PerftestKind::ReadBw => Verb::Read,
             PerftestKind::SendBw => Verb::Send,
         };
-        let wr = SendWr { id: 0, verb, local_addr: APP_BUFFER, len: spec.message.0, lkey, remote_addr: APP_BUFFER, rkey };
+        let wr = SendWr { id: 0, verb, local_addr: APP_BUFFER, len, lkey, remote_addr: APP_BUFFER, rkey };
         if w.post_send_at(q, wr, at).is_err() {
             self.tests[t as usize].errors += 1;
         }
@@ -225,8 +244,7 @@ impl Application for Perftests {
         if c.at >= p.measure_from && c.at <= w.end {
             p.bytes[qp as usize] += c.bytes;
         }
-        let cq = p.qps[qp as usize].0;
-        self.post(w, test, cq, false, c.at);
+        self.post(w, test, qp as usize, false, c.at);
     }
 
     /// Ping-pong: each side answers as soon as it sees the other's message in its memory.
@@ -236,15 +254,14 @@ impl Application for Perftests {
         if p.spec.test != PerftestKind::WriteLat {
             return;
         }
-        let (c, s) = p.qps[qp as usize];
         if server {
-            self.post(w, test, s, true, placed);
+            self.post(w, test, qp as usize, true, placed);
         } else {
             if placed >= p.measure_from && placed <= w.end {
                 p.latencies.push(Time((placed - p.ping_at).0 / 2));
             }
             p.ping_at = placed;
-            self.post(w, test, c, false, placed);
+            self.post(w, test, qp as usize, false, placed);
         }
     }
 

@@ -92,7 +92,9 @@ pub fn emit(ctx: &mut Ctx, q: u32, ev: NicEvent) {
         NicEvent::Rx { .. } | NicEvent::RttProbe { .. } | NicEvent::Signal { .. } => {}
     }
     let host = qp.host;
-    ctx.tap.publish(now, host, q, &ev);
+    if let Some((timer, at)) = ctx.tap.publish(now, host, q, &ev) {
+        ctx.out.push(Action::ArmIfLater { timer, at });
+    }
 }
 
 impl Ctx<'_> {
@@ -157,6 +159,7 @@ impl Ctx<'_> {
     /// Destroys queue pair `q`; its slot is reused after a quarantine.
     pub fn destroy(&mut self, q: u32) {
         if let Some((timer, h)) = self.qps.close(q, self.now) {
+            self.tap.closed(self.now, h, q);
             self.out.push(Action::Cancel(timer));
             self.nics[h as usize].active_qps -= 1;
             super::sched::QpScheduler::remove(&mut self.nics[h as usize].sched, q);

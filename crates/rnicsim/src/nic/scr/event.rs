@@ -1,0 +1,86 @@
+//! SCR's events (paper §4.3.1, Table 3): what a collector hands to an event queue. One small
+//! `Copy` record per event kind, the same record after coalescing (then `count` says how many
+//! collected events it stands for, and `first_at`/`at` the span they covered).
+
+use crate::nic::events::NicEvent;
+use crate::units::Time;
+use serde::{Deserialize, Serialize};
+
+/// The event kinds of SCR's collectors: the fabric domain's in-band TX, RX, ACK, NACK, CNP and
+/// RTT-probe response; the peer domain's out-of-band signal (credits, peer utilization).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Tx,
+    Rx,
+    Ack,
+    Nack,
+    Cnp,
+    Rtt,
+    Peer,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 7] = [Kind::Tx, Kind::Rx, Kind::Ack, Kind::Nack, Kind::Cnp, Kind::Rtt, Kind::Peer];
+    pub const COUNT: usize = 7;
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Whether the NIC's ASIC collects it in its TX/RX pipes (and so can coalesce it in
+    /// hardware, §4.3.2); RTT-probe responses and peer signals are out-of-band (A.11) and are
+    /// collected by software on the cores.
+    pub fn in_band(self) -> bool {
+        !matches!(self, Kind::Rtt | Kind::Peer)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Tx => "tx",
+            Kind::Rx => "rx",
+            Kind::Ack => "ack",
+            Kind::Nack => "nack",
+            Kind::Cnp => "cnp",
+            Kind::Rtt => "rtt",
+            Kind::Peer => "peer",
+        }
+    }
+}
+
+/// One event, or several coalesced into one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScrEvent {
+    pub kind: Kind,
+    /// The queue pair (flow) it belongs to.
+    pub flow: u32,
+    /// When the (latest) event happened, and the earliest of those coalesced into it.
+    pub at: Time,
+    pub first_at: Time,
+    /// TX: wire bytes sent; RX: payload received; ACK: bytes newly acknowledged; peer: the
+    /// signal's padding bytes.
+    pub bytes: u64,
+    /// Collected events this one stands for.
+    pub count: u32,
+    /// ACK and RTT: the round-trip sample.
+    pub rtt: Time,
+    /// Peer: the signal's value (credits, utilization); RX: 1 if ECN-marked.
+    pub value: u32,
+}
+
+impl ScrEvent {
+    /// The SCR view of a transport event, if SCR collects that kind.
+    pub fn from_nic(at: Time, flow: u32, ev: &NicEvent) -> Option<ScrEvent> {
+        let e = |kind, bytes, rtt, value| Some(ScrEvent { kind, flow, at, first_at: at, bytes, count: 1, rtt, value });
+        match *ev {
+            NicEvent::Tx { bytes, .. } => e(Kind::Tx, bytes, Time::ZERO, 0),
+            NicEvent::Rx { bytes, ecn } => e(Kind::Rx, bytes, Time::ZERO, ecn as u32),
+            NicEvent::Ack(a) => e(Kind::Ack, a.acked_bytes, a.rtt, 0),
+            NicEvent::Nack => e(Kind::Nack, 0, Time::ZERO, 0),
+            NicEvent::Cnp => e(Kind::Cnp, 0, Time::ZERO, 0),
+            NicEvent::RttProbe { rtt } => e(Kind::Rtt, 0, rtt, 0),
+            NicEvent::Signal { value, bytes } => e(Kind::Peer, bytes as u64, Time::ZERO, value),
+            NicEvent::Timer => None,
+        }
+    }
+}

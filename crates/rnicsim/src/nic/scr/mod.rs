@@ -1,0 +1,225 @@
+//! SCR, Software-Controlled RDMA (paper 000: §4 framework, §5 policies, §6 and Appendix A
+//! evaluation): packet-granular control of the NIC from software on its cores.
+//!
+//! The NIC's transport events ([`crate::nic::events`]) are collected per flow and kind
+//! ([`event`]), wait in coalescing queues ([`queue`]), and are handed by a deterministic
+//! multiplexer to a pool of hardware threads that run a policy at a modelled core clock
+//! ([`processor`]). A policy ([`policy`]) answers with control actions, chiefly the per-QP
+//! *dequeue rate* of the NIC's QP scheduler (§4.2), which take effect after the NIC's install
+//! latency. [`stats`] measures event rate, coalescing granularity and processing rate as §6.1
+//! defines them. Scenario key: `[nic.scr]` (`docs/scr.md`).
+
+pub mod event;
+pub mod policy;
+pub mod processor;
+pub mod queue;
+pub mod stats;
+
+use crate::units::{BitsPerSec, Bytes, Time};
+use event::Kind;
+use policy::{passive, static_share, water_filling};
+use processor::{context_fits, Config, Processor, ScrCore};
+use queue::Strategy;
+use serde::{Deserialize, Serialize};
+
+/// Where in-band events coalesce.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Coalescing {
+    /// In the ASIC: accumulate only, flows hash-steered onto threads (BlueField-3's, §4.3.2);
+    /// out-of-band peer signals still go through software rings.
+    #[default]
+    Hardware,
+    /// Every event through software rings with a strategy per kind; flows dealt to threads in turn.
+    Software,
+}
+
+/// The coalescing strategy of each event kind.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Strategies {
+    #[serde(default)]
+    pub tx: Strategy,
+    #[serde(default)]
+    pub rx: Strategy,
+    #[serde(default)]
+    pub ack: Strategy,
+    #[serde(default)]
+    pub nack: Strategy,
+    #[serde(default)]
+    pub cnp: Strategy,
+    #[serde(default = "keep_latest")]
+    pub rtt: Strategy,
+    #[serde(default = "keep_latest")]
+    pub peer: Strategy,
+}
+
+fn keep_latest() -> Strategy {
+    Strategy::KeepLatest
+}
+
+impl Default for Strategies {
+    fn default() -> Self {
+        Strategies { tx: Strategy::Accumulate, rx: Strategy::Accumulate, ack: Strategy::Accumulate, nack: Strategy::Accumulate, cnp: Strategy::Accumulate, rtt: keep_latest(), peer: keep_latest() }
+    }
+}
+
+impl Strategies {
+    fn by_kind(&self) -> [Strategy; Kind::COUNT] {
+        [self.tx, self.rx, self.ack, self.nack, self.cnp, self.rtt, self.peer]
+    }
+}
+
+/// Which policy the cores run, with its parameters (`[nic.scr.policy.<name>]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum PolicySpec {
+    Passive(passive::PassiveParams),
+    Static(static_share::StaticParams),
+    WaterFilling(water_filling::WaterFillingParams),
+}
+
+impl Default for PolicySpec {
+    fn default() -> Self {
+        PolicySpec::Passive(Default::default())
+    }
+}
+
+/// `[nic.scr]`: SCR on every NIC.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScrSpec {
+    /// Hardware threads for per-flow work (§4.3.3: 64 for in-band fabric events).
+    #[serde(default = "default_threads")]
+    pub threads: u32,
+    /// Core clock (BlueField-3's DPA: 505 MHz, §6.1).
+    #[serde(default = "default_clock")]
+    pub clock_mhz: u32,
+    #[serde(default)]
+    pub coalescing: Coalescing,
+    #[serde(default)]
+    pub strategy: Strategies,
+    /// Software ring entries per flow and kind.
+    #[serde(default = "default_depth")]
+    pub queue_depth: u32,
+    /// Bytes a *threshold* queue gathers before a stable flow's events are processed again.
+    #[serde(default = "default_threshold")]
+    pub threshold: Bytes,
+    /// Cycles a thread spends parking a stable flow's events (threshold strategy).
+    #[serde(default = "default_park_cycles")]
+    pub park_cycles: u32,
+    /// From the NIC raising an event to a thread being able to take it (A.11: up to 7 µs;
+    /// busy-waiting threads hide most of it).
+    #[serde(default = "default_trigger")]
+    pub trigger_latency: Time,
+    /// From a thread's decision to the data path obeying it (A.11: up to 6 µs).
+    #[serde(default = "default_install")]
+    pub install_latency: Time,
+    #[serde(default)]
+    pub policy: PolicySpec,
+}
+
+fn default_threads() -> u32 {
+    64
+}
+fn default_clock() -> u32 {
+    505
+}
+fn default_depth() -> u32 {
+    64
+}
+fn default_threshold() -> Bytes {
+    Bytes(64 * 1024)
+}
+fn default_park_cycles() -> u32 {
+    40
+}
+fn default_trigger() -> Time {
+    Time::from_us(2)
+}
+fn default_install() -> Time {
+    Time::from_us(4)
+}
+
+impl Default for ScrSpec {
+    fn default() -> Self {
+        ScrSpec {
+            threads: default_threads(),
+            clock_mhz: default_clock(),
+            coalescing: Coalescing::default(),
+            strategy: Strategies::default(),
+            queue_depth: default_depth(),
+            threshold: default_threshold(),
+            park_cycles: default_park_cycles(),
+            trigger_latency: default_trigger(),
+            install_latency: default_install(),
+            policy: PolicySpec::default(),
+        }
+    }
+}
+
+impl ScrSpec {
+    /// What is wrong with it, if anything: the `nic.scr` key and why.
+    pub fn check(&self) -> Result<(), (String, String)> {
+        let bad = |k: &str, why: String| Err((format!("nic.scr.{k}"), why));
+        if self.threads == 0 || self.threads > 4096 {
+            return bad("threads", format!("{} threads; a NIC has 1 to 4096", self.threads));
+        }
+        if self.clock_mhz == 0 {
+            return bad("clock_mhz", "the core clock must be above 0 MHz".into());
+        }
+        if self.queue_depth == 0 {
+            return bad("queue_depth", "a software ring needs at least one entry".into());
+        }
+        if self.coalescing == Coalescing::Hardware {
+            for (k, s) in Kind::ALL.iter().zip(self.strategy.by_kind()) {
+                if k.in_band() && matches!(s, Strategy::KeepLatest | Strategy::KeepOldest) {
+                    return bad(
+                        &format!("strategy.{}", k.name()),
+                        format!("hardware coalescing only accumulates in-band events (SCR §4.3.2); {s:?} needs coalescing = \"software\""),
+                    );
+                }
+            }
+        }
+        let fits = match &self.policy {
+            PolicySpec::Passive(_) => context_fits::<passive::Passive>(),
+            PolicySpec::Static(_) => context_fits::<static_share::StaticShare>(),
+            PolicySpec::WaterFilling(p) => {
+                if p.step.0 < 1_000_000 {
+                    return bad("policy.water_filling.step", "the filling step must be at least 1Mbps".into());
+                }
+                context_fits::<water_filling::WaterFilling>()
+            }
+        };
+        fits.map_err(|e| ("nic.scr.policy".to_string(), e))
+    }
+
+    /// A processor for a NIC of `line_rate`.
+    pub fn build(&self, line_rate: BitsPerSec) -> Box<dyn ScrCore> {
+        let cfg = Config {
+            threads: self.threads,
+            clock_mhz: self.clock_mhz,
+            hardware: self.coalescing == Coalescing::Hardware,
+            depth: self.queue_depth,
+            strategies: self.strategy.by_kind(),
+            threshold: self.threshold.0,
+            park_cycles: self.park_cycles,
+            trigger_latency: self.trigger_latency,
+            install_latency: self.install_latency,
+            line_rate,
+        };
+        match &self.policy {
+            PolicySpec::Passive(p) => Box::new(Processor::new(cfg, passive::Passive(p.clone()))),
+            PolicySpec::Static(p) => Box::new(Processor::new(cfg, static_share::StaticShare(p.clone()))),
+            PolicySpec::WaterFilling(p) => Box::new(Processor::new(cfg, water_filling::WaterFilling::new(p.clone()))),
+        }
+    }
+}
+
+/// SCR on a world's NICs: one processor per host and its timers.
+pub struct Scr {
+    pub cores: Vec<Box<dyn ScrCore>>,
+    /// Per host: each thread's timer, and the install timer.
+    pub thread_timers: Vec<Vec<crate::sim::TimerId>>,
+    pub install_timers: Vec<crate::sim::TimerId>,
+}

@@ -1,0 +1,97 @@
+//! SCR policies (paper §5, Appendix A.6–A.9): what runs on the NIC's cores for each event.
+//!
+//! A policy is a small trait, one file each, shaped like the programmable congestion control
+//! vendors expose on the NIC (NVIDIA DOCA PCC on BlueField-3's DPA): it is handed one (possibly
+//! coalesced) event of one flow together with that flow's fixed-size context, and answers with
+//! control actions. The context may not exceed [`FLOW_CONTEXT_BYTES`] (DOCA PCC's per-flow
+//! context); that is checked when the policy is built and reported in the run's summary.
+//! Integer arithmetic only, as on the DPA (no floating-point unit).
+//!
+//! Shipped: [`passive`] (collect and measure, no control: the default NIC scheduler decides),
+//! [`static_share`] (1/n of the line rate each, with a floor), [`water_filling`] (max-min
+//! fair progressive filling with §5.1's join handling).
+
+pub mod passive;
+pub mod static_share;
+pub mod water_filling;
+
+use super::event::{Kind, ScrEvent};
+use crate::units::{BitsPerSec, Time};
+
+/// Bytes of per-flow context a policy may keep (DOCA PCC's fixed per-flow context).
+pub const FLOW_CONTEXT_BYTES: usize = 48;
+
+/// A control action (§4.2: the dequeue rate is the knob; §4.3.1: probes, paths, signals).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Action {
+    /// Set flow's dequeue rate in the QP scheduler (`u64::MAX`: no limit).
+    SetRate { flow: u32, bps: u64 },
+    /// Have the flow's next packet answered at once (an RTT probe).
+    ProbeRtt { flow: u32 },
+    /// Move the flow to another UDP source port (another ECMP path).
+    SetSport { flow: u32, sport: u16 },
+    /// Send an out-of-band signal to the flow's peer (128-byte UDP packets by default).
+    Signal { flow: u32, value: u32, bytes: u32 },
+}
+
+/// What a policy sees of its NIC, and where it writes its actions.
+pub struct Env<'a> {
+    /// When the policy runs (the event's thread picked it up).
+    pub now: Time,
+    pub line_rate: BitsPerSec,
+    /// How long after the decision a rate set takes effect (the NIC's rate-install latency).
+    pub install_latency: Time,
+    pub actions: &'a mut Vec<Action>,
+}
+
+/// One flow as the policy's node-level work sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct FlowEntry<F> {
+    /// The queue pair.
+    pub flow: u32,
+    /// Whether it has left (its queue pair closed); a left flow's slot is never handed out again.
+    pub left: bool,
+    pub ctx: F,
+}
+
+/// What the policy concluded about a flow after an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Still adjusting: every event is worth a full run.
+    Adjusting,
+    /// Its rate is stable: a *threshold* queue may park events until enough bytes accumulate.
+    Stable,
+}
+
+/// A policy: per-flow work on events, node-level work on joins and leaves.
+pub trait Policy {
+    /// The per-flow context (at most [`FLOW_CONTEXT_BYTES`]).
+    type Flow: Copy + Default;
+    /// Its name in outputs.
+    fn name(&self) -> &'static str;
+    /// Whether events of `kind` are delivered to it (others are not collected).
+    fn subscribes(&self, kind: Kind) -> bool;
+    /// Core cycles a full run on `ev` costs.
+    fn cycles(&self, ev: &ScrEvent) -> u32;
+    /// A flow seen for the first time (new-flow detection); `flows` holds every flow of this
+    /// NIC, the new one last. Returns the cycles this node-level work costs.
+    fn on_join(&mut self, _flows: &mut [FlowEntry<Self::Flow>], _env: &mut Env) -> u32 {
+        0
+    }
+    /// Flow `slot` left; reclaim what it held. Returns the cycles it costs.
+    fn on_leave(&mut self, _slot: usize, _flows: &mut [FlowEntry<Self::Flow>], _env: &mut Env) -> u32 {
+        0
+    }
+    /// One event of one flow.
+    fn on_event(&mut self, ev: &ScrEvent, flow: &mut Self::Flow, env: &mut Env) -> Verdict;
+}
+
+/// Mbps from bps, for policies that keep rates in 32-bit integers (100 Gbps = 100,000).
+pub fn mbps(r: BitsPerSec) -> u32 {
+    (r.0 / 1_000_000).min(u32::MAX as u64) as u32
+}
+
+/// Bits per second from Mbps.
+pub fn bps(mbps: u32) -> u64 {
+    mbps as u64 * 1_000_000
+}

@@ -1,0 +1,280 @@
+//! Water filling (progressive filling to max-min fairness, paper §5.1, Fig. 9, A.4, Table 5).
+//!
+//! Each flow's bandwidth is measured from its TX events: the bytes of an event (coalesced by
+//! accumulation) over the time since the flow's previous event, smoothed by a time-weighted
+//! EWMA. Once the flow's last rate change has taken effect (`install_latency` after the
+//! decision; judging a rate not yet in force makes the rates run ahead of what is measured and
+//! oscillate) and, optionally, been measured for `settle`, each event judges the flow:
+//! - it fills its dequeue rate (EWMA ≥ `saturated` × rate: it is *hungry*) and is below the
+//!   water level (the line rate less what the other, satisfied, flows use, shared by the hungry
+//!   ones): one `step` up, as far as the link has room;
+//! - it is hungry and more than a step above the level (it filled while others could not):
+//!   one `step` down, back to the pool, for the flows below the level;
+//! - it uses far less than its rate (EWMA < `reclaim` × rate): its rate drops to what it uses
+//!   plus one step (never below `min_rate`) and the rest returns to the pool;
+//! - otherwise it is stable.
+//!
+//! So the hungry flows meet at one level and the others keep what they use: max-min fairness.
+//! The rates of all flows never add up to more than the line rate. A joining flow (§5.1,
+//! Fig. 9c) scales every other flow to (n−1)/n of its rate and starts at 1/n of the line rate;
+//! Fig. 9a/9b's alternatives (halve the others; start the new flow low) and A.4's restart of
+//! every flow from `start_rate` are selectable. A leaving flow's rate returns to the pool.
+//! Rates are integer Mbps, the EWMA integer arithmetic, as a DPA port would have them.
+
+use super::{bps, mbps, Action, Env, FlowEntry, Policy, Verdict};
+use crate::nic::scr::event::{Kind, ScrEvent};
+use crate::units::{BitsPerSec, Time};
+use serde::{Deserialize, Serialize};
+
+/// What happens to the rates when a flow joins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JoinStrategy {
+    /// Others scale to (n−1)/n; the new flow starts at 1/n of the line rate (Fig. 9c, SCR's).
+    ScaleStartShare,
+    /// Others scale to (n−1)/n; the new flow starts at `start_rate` (Fig. 9b).
+    ScaleStartLow,
+    /// Others halve; the new flow starts at `start_rate` (Fig. 9a).
+    HalveStartLow,
+    /// Every flow restarts from `start_rate` (A.4, Table 5).
+    Restart,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaterFillingParams {
+    /// Rate added per filling step (Table 5: 0.02, 0.05 and 0.1 GB/s).
+    #[serde(default = "default_step")]
+    pub step: BitsPerSec,
+    /// No flow is set below this rate (Fig. 12's 1 Gbps bound).
+    #[serde(default = "default_min_rate")]
+    pub min_rate: BitsPerSec,
+    /// Where a flow starts under the `*_start_low` and `restart` join strategies (A.4: 0.5 Gbps).
+    #[serde(default = "default_start_rate")]
+    pub start_rate: BitsPerSec,
+    #[serde(default = "default_join")]
+    pub join: JoinStrategy,
+    /// A flow fills its rate when its EWMA reaches this share of it (per mille).
+    #[serde(default = "default_saturated")]
+    pub saturated_permille: u32,
+    /// A flow gives rate back when its EWMA is below this share of it (per mille).
+    #[serde(default = "default_reclaim")]
+    pub reclaim_permille: u32,
+    /// Time constant of the bandwidth EWMA.
+    #[serde(default = "default_tau")]
+    pub ewma: Time,
+    /// How long a new rate, once in effect, is measured before the flow is judged again.
+    #[serde(default = "default_settle")]
+    pub settle: Time,
+    /// Core cycles per handled TX event, and per rate set in node-level work (joins, leaves).
+    #[serde(default = "default_cycles")]
+    pub cycles: u32,
+    #[serde(default = "default_set_cycles")]
+    pub set_cycles: u32,
+}
+
+fn default_step() -> BitsPerSec {
+    BitsPerSec(400_000_000)
+}
+fn default_min_rate() -> BitsPerSec {
+    BitsPerSec::gbps(1)
+}
+fn default_start_rate() -> BitsPerSec {
+    BitsPerSec(500_000_000)
+}
+fn default_join() -> JoinStrategy {
+    JoinStrategy::ScaleStartShare
+}
+fn default_saturated() -> u32 {
+    900
+}
+fn default_reclaim() -> u32 {
+    500
+}
+fn default_tau() -> Time {
+    Time::from_us(4)
+}
+fn default_settle() -> Time {
+    Time::ZERO
+}
+fn default_cycles() -> u32 {
+    1000
+}
+fn default_set_cycles() -> u32 {
+    20
+}
+
+impl Default for WaterFillingParams {
+    fn default() -> Self {
+        WaterFillingParams {
+            step: default_step(),
+            min_rate: default_min_rate(),
+            start_rate: default_start_rate(),
+            join: default_join(),
+            saturated_permille: default_saturated(),
+            reclaim_permille: default_reclaim(),
+            ewma: default_tau(),
+            settle: default_settle(),
+            cycles: default_cycles(),
+            set_cycles: default_set_cycles(),
+        }
+    }
+}
+
+/// Per-flow context (32 bytes of the 48 allowed).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WfFlow {
+    /// Whether it filled its rate when last judged.
+    pub hungry: bool,
+    /// The dequeue rate set, and the measured bandwidth (EWMA), in Mbps.
+    pub rate_mbps: u32,
+    pub ewma_mbps: u32,
+    /// End of the previous TX event (0: none yet).
+    pub last_at: Time,
+    /// Not judged before this time (the last rate change is in effect and measured).
+    pub judge_at: Time,
+}
+
+pub struct WaterFilling {
+    pub p: WaterFillingParams,
+    /// Sum of the live flows' rates, Mbps (never above the line rate); how many are hungry and
+    /// the sum of their rates.
+    pub allocated_mbps: u64,
+    pub hungry: u64,
+    pub hungry_mbps: u64,
+}
+
+impl WaterFilling {
+    pub fn new(p: WaterFillingParams) -> WaterFilling {
+        WaterFilling { p, allocated_mbps: 0, hungry: 0, hungry_mbps: 0 }
+    }
+
+    fn set(&mut self, f: &mut FlowEntry<WfFlow>, rate: u32, env: &mut Env) {
+        if f.ctx.hungry {
+            self.hungry_mbps = self.hungry_mbps + rate as u64 - f.ctx.rate_mbps as u64;
+        }
+        self.allocated_mbps = self.allocated_mbps + rate as u64 - f.ctx.rate_mbps as u64;
+        f.ctx.rate_mbps = rate;
+        f.ctx.judge_at = env.now + env.install_latency + self.p.settle;
+        env.actions.push(Action::SetRate { flow: f.flow, bps: bps(rate) });
+    }
+}
+
+/// `a × b / c` in 64 bits.
+fn mul_div(a: u64, b: u64, c: u64) -> u64 {
+    (a as u128 * b as u128 / c.max(1) as u128) as u64
+}
+
+impl Policy for WaterFilling {
+    type Flow = WfFlow;
+    fn name(&self) -> &'static str {
+        "water_filling"
+    }
+    fn subscribes(&self, kind: Kind) -> bool {
+        kind == Kind::Tx
+    }
+    fn cycles(&self, _ev: &ScrEvent) -> u32 {
+        self.p.cycles
+    }
+
+    fn on_join(&mut self, flows: &mut [FlowEntry<WfFlow>], env: &mut Env) -> u32 {
+        let line = mbps(env.line_rate);
+        let floor = mbps(self.p.min_rate).min(line);
+        let low = mbps(self.p.start_rate).clamp(1, line);
+        let n = flows.iter().filter(|f| !f.left).count() as u64;
+        let (new, others) = flows.split_last_mut().expect("the joining flow is in the list");
+        let mut sets = 0;
+        for f in others.iter_mut().filter(|f| !f.left) {
+            let r = match self.p.join {
+                JoinStrategy::ScaleStartShare | JoinStrategy::ScaleStartLow => mul_div(f.ctx.rate_mbps as u64, n - 1, n) as u32,
+                JoinStrategy::HalveStartLow => f.ctx.rate_mbps / 2,
+                JoinStrategy::Restart => low,
+            }
+            .max(floor);
+            if r != f.ctx.rate_mbps {
+                self.set(f, r, env);
+                sets += 1;
+            }
+        }
+        let start = match self.p.join {
+            JoinStrategy::ScaleStartShare => (line as u64 / n) as u32,
+            _ => low,
+        }
+        .max(floor);
+        self.set(new, start, env);
+        (sets + 1) * self.p.set_cycles
+    }
+
+    fn on_leave(&mut self, slot: usize, flows: &mut [FlowEntry<WfFlow>], _env: &mut Env) -> u32 {
+        let f = &mut flows[slot].ctx;
+        self.allocated_mbps -= f.rate_mbps as u64;
+        if f.hungry {
+            self.hungry -= 1;
+            self.hungry_mbps -= f.rate_mbps as u64;
+        }
+        *f = WfFlow::default();
+        self.p.set_cycles
+    }
+
+    fn on_event(&mut self, ev: &ScrEvent, f: &mut WfFlow, env: &mut Env) -> Verdict {
+        // Measure: this event's bytes over the time since the previous event's end.
+        if f.last_at != Time::ZERO && ev.at > f.last_at {
+            let dt = (ev.at - f.last_at).0;
+            let inst = mul_div(ev.bytes * 8, 1_000_000, dt) as i64; // Mbps (bytes·8/ps·1e6)
+            let w = dt.min(self.p.ewma.0.max(1)) as i64;
+            let e = f.ewma_mbps as i64;
+            f.ewma_mbps = (e + (inst - e) * w / self.p.ewma.0.max(1) as i64).max(0) as u32;
+        }
+        f.last_at = ev.at;
+        if env.now < f.judge_at {
+            return Verdict::Adjusting;
+        }
+        let line = mbps(env.line_rate) as u64;
+        let step = mbps(self.p.step).max(1) as u64;
+        let floor = mbps(self.p.min_rate) as u64;
+        let (rate, ewma) = (f.rate_mbps as u64, f.ewma_mbps as u64);
+        let hungry = ewma * 1000 >= rate * self.p.saturated_permille as u64;
+        if hungry != f.hungry {
+            if hungry {
+                self.hungry += 1;
+                self.hungry_mbps += rate;
+            } else {
+                self.hungry -= 1;
+                self.hungry_mbps -= rate;
+            }
+            f.hungry = hungry;
+        }
+        let mut entry = FlowEntry { flow: ev.flow, left: false, ctx: *f };
+        let verdict = if hungry {
+            // The water level: what the satisfied flows leave, shared by the hungry ones.
+            let satisfied = self.allocated_mbps - self.hungry_mbps;
+            let level = line.saturating_sub(satisfied) / self.hungry.max(1);
+            let room = line.saturating_sub(self.allocated_mbps);
+            if rate + step <= level {
+                let add = step.min(room);
+                if add > 0 {
+                    self.set(&mut entry, (rate + add) as u32, env);
+                }
+                Verdict::Adjusting
+            } else if rate > level + step && rate > floor {
+                self.set(&mut entry, (rate - step).max(floor) as u32, env);
+                Verdict::Adjusting
+            } else if rate < level && room > 0 {
+                self.set(&mut entry, (rate + room.min(level - rate)) as u32, env);
+                Verdict::Adjusting
+            } else {
+                Verdict::Stable
+            }
+        } else if ewma * 1000 < rate * self.p.reclaim_permille as u64 {
+            let to = (ewma + step).max(floor).min(rate);
+            if to < rate {
+                self.set(&mut entry, to as u32, env);
+            }
+            Verdict::Adjusting
+        } else {
+            Verdict::Stable
+        };
+        *f = entry.ctx;
+        verdict
+    }
+}

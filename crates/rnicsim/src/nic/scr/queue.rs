@@ -1,0 +1,151 @@
+//! SCR's event queues and coalescing (paper §4.3.2).
+//!
+//! One queue per flow and event kind, single producer (the collector) and single consumer (the
+//! thread the flow is steered to). Events that arrive while the queue waits for its thread are
+//! folded into one by the queue's strategy, so the thread handles one event for all of them:
+//! - *accumulate*: sums bytes and counts (the only strategy the ASIC offers);
+//! - *keep-latest* / *keep-oldest*: the newest or the first event stands for all;
+//! - *threshold*: accumulates, and once the policy reports the flow's rate stable, the thread
+//!   only parks the events (a few cycles) until `nic.scr.threshold` bytes have accumulated, then
+//!   runs the policy once for all of them.
+//!
+//! A hardware queue is a counter in the ASIC and never overflows. A software queue is a ring of
+//! `depth` entries in the cores' memory: an event that finds it full is dropped and counted.
+
+use super::event::ScrEvent;
+use serde::{Deserialize, Serialize};
+
+/// How a queue folds the events waiting in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    Accumulate,
+    KeepLatest,
+    KeepOldest,
+    /// Accumulate; once the flow is stable, run the policy only per threshold of bytes.
+    Threshold,
+}
+
+impl Default for Strategy {
+    fn default() -> Strategy {
+        Strategy::Accumulate
+    }
+}
+
+/// One flow's queue of one event kind.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EventQueue {
+    /// The waiting events folded into one (valid when `entries > 0`).
+    pub folded: Option<ScrEvent>,
+    /// Collected events waiting (software: ring entries in use).
+    pub entries: u32,
+    /// Whether the queue is on its thread's ready list.
+    pub ready: bool,
+    /// Events dropped because the ring was full.
+    pub dropped: u64,
+}
+
+impl EventQueue {
+    /// Adds an event; false if the ring (of `depth` entries; `None`: a hardware counter) was
+    /// full and the event was dropped.
+    pub fn push(&mut self, ev: ScrEvent, strategy: Strategy, depth: Option<u32>) -> bool {
+        if depth.is_some_and(|d| self.entries >= d) {
+            self.dropped += 1;
+            return false;
+        }
+        self.entries += 1;
+        self.folded = Some(match self.folded {
+            None => ev,
+            Some(old) => fold(old, ev, strategy),
+        });
+        true
+    }
+
+    /// Takes the folded event, emptying the queue.
+    pub fn take(&mut self) -> Option<ScrEvent> {
+        self.entries = 0;
+        self.folded.take()
+    }
+
+    /// Bytes waiting.
+    pub fn bytes(&self) -> u64 {
+        self.folded.map_or(0, |e| e.bytes)
+    }
+}
+
+/// Folds a newer event into an older one of the same flow and kind.
+pub fn fold(old: ScrEvent, new: ScrEvent, strategy: Strategy) -> ScrEvent {
+    let count = old.count + new.count;
+    match strategy {
+        Strategy::Accumulate | Strategy::Threshold => ScrEvent {
+            at: new.at,
+            first_at: old.first_at,
+            bytes: old.bytes + new.bytes,
+            count,
+            // The newest RTT sample and signal value.
+            rtt: new.rtt,
+            value: new.value,
+            ..old
+        },
+        Strategy::KeepLatest => ScrEvent { first_at: old.first_at, count, ..new },
+        Strategy::KeepOldest => ScrEvent { at: new.at, count, ..old },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nic::scr::event::Kind;
+    use crate::units::Time;
+
+    fn ev(at_ns: u64, bytes: u64, rtt_ns: u64, value: u32) -> ScrEvent {
+        let at = Time::from_ns(at_ns);
+        ScrEvent { kind: Kind::Tx, flow: 3, at, first_at: at, bytes, count: 1, rtt: Time::from_ns(rtt_ns), value }
+    }
+
+    fn run(strategy: Strategy, depth: Option<u32>) -> (Option<ScrEvent>, u64) {
+        let mut q = EventQueue::default();
+        for (i, b) in [1000u64, 2000, 4000, 8000].iter().enumerate() {
+            q.push(ev(10 * (i as u64 + 1), *b, 100 + i as u64, i as u32), strategy, depth);
+        }
+        let d = q.dropped;
+        (q.take(), d)
+    }
+
+    #[test]
+    fn accumulate_sums_bytes_and_keeps_the_span_and_newest_sample() {
+        let (e, dropped) = run(Strategy::Accumulate, None);
+        let e = e.unwrap();
+        assert_eq!((e.bytes, e.count, dropped), (15_000, 4, 0));
+        assert_eq!((e.first_at, e.at), (Time::from_ns(10), Time::from_ns(40)));
+        assert_eq!((e.rtt, e.value), (Time::from_ns(103), 3));
+    }
+
+    #[test]
+    fn keep_latest_and_keep_oldest_keep_one_event_and_count_all() {
+        let latest = run(Strategy::KeepLatest, None).0.unwrap();
+        assert_eq!((latest.bytes, latest.rtt, latest.value, latest.count), (8000, Time::from_ns(103), 3, 4));
+        assert_eq!((latest.first_at, latest.at), (Time::from_ns(10), Time::from_ns(40)));
+        let oldest = run(Strategy::KeepOldest, None).0.unwrap();
+        assert_eq!((oldest.bytes, oldest.rtt, oldest.value, oldest.count), (1000, Time::from_ns(100), 0, 4));
+        assert_eq!((oldest.first_at, oldest.at), (Time::from_ns(10), Time::from_ns(40)));
+    }
+
+    #[test]
+    fn a_full_ring_drops_and_counts_what_it_cannot_hold() {
+        // A ring of two: the third and fourth events are lost, bytes and all.
+        let (e, dropped) = run(Strategy::Accumulate, Some(2));
+        let e = e.unwrap();
+        assert_eq!((e.bytes, e.count, dropped), (3000, 2, 2));
+        // Keep-latest with a full ring keeps the newest event it could hold, not the newest sent.
+        let (e, _) = run(Strategy::KeepLatest, Some(2));
+        assert_eq!(e.unwrap().bytes, 2000);
+        // Taking empties the ring; it accepts events again.
+        let mut q = EventQueue::default();
+        q.push(ev(1, 1, 0, 0), Strategy::Accumulate, Some(1));
+        assert!(!q.push(ev(2, 1, 0, 0), Strategy::Accumulate, Some(1)));
+        assert_eq!(q.take().unwrap().count, 1);
+        assert!(q.push(ev(3, 5, 0, 0), Strategy::Accumulate, Some(1)));
+        assert_eq!(q.bytes(), 5);
+    }
+}
