@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_gallery_lists_every_claim_with_paper_ours_and_mark(tmp_path: Path) -> None:
-    counts = reproduce(["scr"], tmp_path / "g", ROOT / "scenarios")
+    # SCR Table 2 alone (the other SCR reproductions are checked by crates/rnicsim/tests/scr.rs).
+    (tmp_path / "s" / "scr").mkdir(parents=True)
+    shutil.copy(ROOT / "scenarios" / "scr" / "table2.toml", tmp_path / "s" / "scr")
+    counts = reproduce(["scr"], tmp_path / "g", tmp_path / "s")
     assert counts == {"claims": 6, "passed": 6}
     page = (tmp_path / "g" / "index.html").read_text()
     assert "6 of 6 claims within tolerance" in page
