@@ -195,7 +195,7 @@ impl ScrSpec {
     }
 
     /// A processor for a NIC of `line_rate`.
-    pub fn build(&self, line_rate: BitsPerSec) -> Box<dyn ScrCore> {
+    pub fn build(&self, line_rate: BitsPerSec) -> Box<dyn ScrCore + Send> {
         let cfg = Config {
             threads: self.threads,
             clock_mhz: self.clock_mhz,
@@ -218,7 +218,7 @@ impl ScrSpec {
 
 /// SCR on a world's NICs: one processor per host and its timers.
 pub struct Scr {
-    pub cores: Vec<Box<dyn ScrCore>>,
+    pub cores: Vec<Box<dyn ScrCore + Send>>,
     /// Per host: each thread's timer, and the install timer.
     pub thread_timers: Vec<Vec<crate::sim::TimerId>>,
     pub install_timers: Vec<crate::sim::TimerId>,
