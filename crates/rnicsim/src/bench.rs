@@ -218,8 +218,8 @@ pub fn peak_rss_bytes() -> Option<u64> {
 }
 
 /// SCR's framework on the real CPU (`rnicsim bench scr`): `flows` flows of 1 KB packets sharing
-/// 100 Gbps raise TX events in time order; collectors, hardware coalescing, 64 threads and the
-/// water-filling policy handle them, thread wake-ups kept in a heap as the world's timers are.
+/// 100 Gbps raise TX events in time order; a processor with `[nic.scr]`'s defaults (hardware
+/// coalescing, 64 threads) and the water-filling policy handles them.
 pub struct ScrBenchResult {
     pub events: u64,
     pub handled: u64,
@@ -234,29 +234,24 @@ impl ScrBenchResult {
 }
 
 pub fn scr_events(flows: u32, events: u64) -> ScrBenchResult {
-    use crate::nic::events::NicEvent;
-    use crate::nic::scr::event::Kind;
-    use crate::nic::scr::processor::{Config, Processor};
-    use crate::nic::scr::queue::Strategy;
-    use crate::nic::scr::policy::water_filling::WaterFilling;
-    use crate::units::{BitsPerSec, Time};
-    let cfg = Config {
-        threads: 64,
-        clock_mhz: 505,
-        hardware: true,
-        depth: 64,
-        strategies: [Strategy::Accumulate; Kind::COUNT],
-        threshold: 64 * 1024,
-        park_cycles: 40,
-        trigger_latency: Time::from_us(2),
-        install_latency: Time::from_us(4),
-        line_rate: BitsPerSec::gbps(100),
-    };
-    let mut p = Processor::new(cfg, WaterFilling::new(Default::default()));
-    let gap = BitsPerSec::gbps(100).tx_time(1024 + 58);
-    let mut armed = vec![Time::MAX; 64];
-    let mut wakes: BinaryHeap<Reverse<(Time, u32)>> = BinaryHeap::new();
+    use crate::nic::scr::{event::Kind, PolicySpec, ScrSpec};
+    let spec = ScrSpec { policy: PolicySpec::WaterFilling(Default::default()), ..Default::default() };
+    let mut core = spec.build(crate::units::BitsPerSec::gbps(100));
     let start = Instant::now();
+    scr_feed_tx(core.as_mut(), flows, 1024 + 58, events);
+    let secs = start.elapsed().as_secs_f64();
+    ScrBenchResult { events, handled: core.stats().handled[Kind::Tx.index()], secs }
+}
+
+/// Feeds `events` TX events of `pkt` wire bytes to `core`: `flows` flows in turn, one packet
+/// time at 100 Gbps apart, from time 0. Thread wake-ups are kept as the world's timers keep
+/// them (one per thread, the earliest wins, earliest first); due decisions are taken off.
+pub fn scr_feed_tx(core: &mut dyn crate::nic::scr::processor::ScrCore, flows: u32, pkt: u64, events: u64) {
+    use crate::nic::events::NicEvent;
+    use crate::units::{BitsPerSec, Time};
+    let gap = BitsPerSec::gbps(100).tx_time(pkt);
+    let mut armed = vec![Time::MAX; core.threads() as usize];
+    let mut wakes: BinaryHeap<Reverse<(Time, u32)>> = BinaryHeap::new();
     let mut now = Time::ZERO;
     for i in 0..events {
         while let Some(&Reverse((at, t))) = wakes.peek() {
@@ -268,14 +263,14 @@ pub fn scr_events(flows: u32, events: u64) -> ScrBenchResult {
                 continue; // moved earlier since
             }
             armed[t as usize] = Time::MAX;
-            if let Some(next) = p.run_thread(at, t) {
+            if let Some(next) = core.run_thread(at, t) {
                 armed[t as usize] = next;
                 wakes.push(Reverse((next, t)));
             }
-            while p.pop_install(at).is_some() {}
+            while core.pop_install(at).is_some() {}
         }
         let flow = (i % flows as u64) as u32;
-        if let Some((t, at)) = p.collect(now, flow, &NicEvent::Tx { bytes: 1082, packets: 1 }) {
+        if let Some((t, at)) = core.collect(now, flow, &NicEvent::Tx { bytes: pkt, packets: 1 }) {
             if at < armed[t as usize] {
                 armed[t as usize] = at;
                 wakes.push(Reverse((at, t)));
@@ -283,6 +278,4 @@ pub fn scr_events(flows: u32, events: u64) -> ScrBenchResult {
         }
         now += gap;
     }
-    let secs = start.elapsed().as_secs_f64();
-    ScrBenchResult { events, handled: p.stats.handled[Kind::Tx.index()], secs }
 }

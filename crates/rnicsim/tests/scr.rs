@@ -19,8 +19,14 @@ fn shipped(name: &str) -> Summary {
     run_loaded(&LoadedScenario::from_file(&path).unwrap_or_else(|e| panic!("{e}")), name)
 }
 
-/// Two tenants on one NIC pair: a 4 KB-message QP and a 1 MB-message QP, depth 128 each.
-fn two_tenants(policy: &str) -> Summary {
+/// Two tenants on one pair of hosts (one 100 Gbps switch, commodity scheduler): `fabric` adds
+/// link and NIC keys, `policy` the SCR table (or nothing), each tenant is `(name, message,
+/// depth)`, measured from 1 ms to 3 ms.
+fn tenants(fabric: &str, policy: &str, tenants: [(&str, &str, u32); 2]) -> Summary {
+    let tests: String = tenants
+        .iter()
+        .map(|(name, message, depth)| format!("[[perftest]]\nname = \"{name}\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"{message}\"\ndepth = {depth}\nwarmup = \"1ms\"\n"))
+        .collect();
     let toml = format!(
         r#"
         duration = "3ms"
@@ -28,32 +34,20 @@ fn two_tenants(policy: &str) -> Summary {
         hosts = 2
         [links]
         rate = "100Gbps"
-        delay = "100ns"
-        [switch.pfc]
-        enabled = true
-        [nic]
-        mtu = 4096
-        [nic.cc.dcqcn]
+        {fabric}
         [nic.scheduler.commodity]
         turn_bytes = "32KiB"
         {policy}
-        [[perftest]]
-        name = "4KB"
-        test = "write_bw"
-        client = 0
-        server = 1
-        message = "4KiB"
-        warmup = "1ms"
-        [[perftest]]
-        name = "1MB"
-        test = "write_bw"
-        client = 0
-        server = 1
-        message = "1MiB"
-        warmup = "1ms"
+        {tests}
     "#
     );
-    run_loaded(&LoadedScenario::from_str(&toml, "two.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "two")
+    run_loaded(&LoadedScenario::from_str(&toml, "tenants.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "tenants")
+}
+
+/// Two hungry tenants: a 4 KB-message QP and a 1 MB-message QP, depth 128 each, DCQCN and PFC.
+fn two_tenants(policy: &str) -> Summary {
+    let fabric = "delay = \"100ns\"\n[switch.pfc]\nenabled = true\n[nic]\nmtu = 4096\n[nic.cc.dcqcn]";
+    tenants(fabric, policy, [("4KB", "4KiB", 128), ("1MB", "1MiB", 128)])
 }
 
 fn gbps(s: &Summary, test: &str) -> f64 {
@@ -91,40 +85,7 @@ fn water_filling_splits_two_hungry_tenants_evenly_where_the_commodity_scheduler_
 fn water_filling_leaves_a_light_tenant_what_it_uses_and_gives_the_rest_to_the_hungry_one() {
     // A 256 B depth-1 WRITE stream cannot use its fair half; max-min gives it what it uses and
     // the bulk tenant the rest, so the link stays full (unlike static 1/n).
-    let light = |policy: &str| {
-        let toml = format!(
-            r#"
-            duration = "3ms"
-            [topology.star]
-            hosts = 2
-            [links]
-            rate = "100Gbps"
-            delay = "1us"
-            [nic]
-            mtu = 4096
-            [nic.cc.none]
-            [nic.scheduler.commodity]
-            turn_bytes = "32KiB"
-            {policy}
-            [[perftest]]
-            name = "light"
-            test = "write_bw"
-            client = 0
-            server = 1
-            message = "256B"
-            depth = 1
-            warmup = "1ms"
-            [[perftest]]
-            name = "bulk"
-            test = "write_bw"
-            client = 0
-            server = 1
-            message = "64KiB"
-            warmup = "1ms"
-        "#
-        );
-        run_loaded(&LoadedScenario::from_str(&toml, "light.toml", Path::new(".")).unwrap(), "light")
-    };
+    let light = |policy: &str| tenants("delay = \"1us\"\n[nic]\nmtu = 4096\n[nic.cc.none]", policy, [("light", "256B", 1), ("bulk", "64KiB", 128)]);
     let default = light("");
     let wf = light("[nic.scr.policy.water_filling]");
     let stat = light("[nic.scr.policy.static]");

@@ -165,18 +165,19 @@ fn rdma(world: &World) -> std::io::Result<RdmaSummary> {
     })
 }
 
-fn host_fairness(world: &World) -> Vec<HostFairness> {
+/// `goodput[t]`: each queue pair's goodput of perftest `t`.
+fn host_fairness(world: &World, goodput: &[Vec<f64>]) -> Vec<HostFairness> {
     use crate::scenario::schema::PerftestKind;
-    let tests: Vec<_> = world.apps.perftests.tests.iter().filter(|p| p.spec.test != PerftestKind::WriteLat).collect();
-    let mut clients: Vec<u32> = tests.iter().map(|p| p.spec.client).collect();
+    let tests: Vec<_> = world.apps.perftests.tests.iter().zip(goodput).filter(|(p, _)| p.spec.test != PerftestKind::WriteLat).collect();
+    let mut clients: Vec<u32> = tests.iter().map(|(p, _)| p.spec.client).collect();
     clients.sort_unstable();
     clients.dedup();
     clients
         .into_iter()
         .map(|c| {
-            let mine = tests.iter().filter(|p| p.spec.client == c);
-            let per_qp: Vec<f64> = mine.clone().flat_map(|p| p.qp_goodput_gbps(world.end)).collect();
-            let per_test: Vec<f64> = mine.map(|p| p.qp_goodput_gbps(world.end).iter().sum()).collect();
+            let mine = tests.iter().filter(|(p, _)| p.spec.client == c);
+            let per_qp: Vec<f64> = mine.clone().flat_map(|(_, g)| g.iter().copied()).collect();
+            let per_test: Vec<f64> = mine.map(|(_, g)| g.iter().sum()).collect();
             HostFairness { name: format!("host {c}"), qps: per_qp.len() as u32, gbps: per_qp.iter().sum(), jain: crate::nic::scr::stats::jain(&per_qp), jain_tests: crate::nic::scr::stats::jain(&per_test) }
         })
         .collect()
@@ -231,6 +232,7 @@ impl Summary {
                 }
             })
             .collect();
+        let goodput: Vec<Vec<f64>> = world.apps.perftests.tests.iter().map(|p| p.qp_goodput_gbps(world.end)).collect();
         Ok(Summary {
             name: name.to_string(),
             seed: world.seed,
@@ -258,7 +260,8 @@ impl Summary {
                 .perftests
                 .tests
                 .iter()
-                .map(|p| PerftestSummary {
+                .zip(&goodput)
+                .map(|(p, goodput)| PerftestSummary {
                     name: p.spec.name.clone(),
                     test: format!("{:?}", p.spec.test),
                     message: p.spec.message.0,
@@ -269,11 +272,11 @@ impl Summary {
                     mpps: p.mpps(world.end),
                     latency_mean_us: mean(&p.latencies) / 1e6,
                     latency_p99_us: percentile(&p.latencies, 0.99) / 1e6,
-                    jain: crate::nic::scr::stats::jain(&p.qp_goodput_gbps(world.end)),
+                    jain: crate::nic::scr::stats::jain(goodput),
                     errors: p.errors,
                 })
                 .collect(),
-            perftest_hosts: host_fairness(world),
+            perftest_hosts: host_fairness(world, &goodput),
             scr: scr(world),
             paper: Vec::new(),
             stall: world.stall(),

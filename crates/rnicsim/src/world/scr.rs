@@ -24,21 +24,20 @@ impl World {
         loop {
             let Some(scr) = self.tap.scr.as_mut() else { return };
             let Some(a) = scr.cores[host as usize].pop_install(now) else { break };
-            // A queue pair that closed since the decision is left alone.
-            let open = |q: u32| self.qps.find(q).is_some();
+            // A queue pair that closed since the decision is left alone (the verbs refuse it).
             match a {
-                Action::SetRate { flow, bps } if open(flow) => {
-                    self.transport().set_rate_limit(flow, bps);
-                    kick = true;
+                Action::SetRate { flow, bps } => kick |= self.set_rate_limit(flow, bps).is_ok(),
+                Action::ProbeRtt { flow } => {
+                    if self.qps.find(flow).is_some() {
+                        self.transport().request_rtt_probe(flow);
+                    }
                 }
-                Action::ProbeRtt { flow } if open(flow) => self.transport().request_rtt_probe(flow),
-                Action::SetSport { flow, sport } if open(flow) => {
+                Action::SetSport { flow, sport } => {
                     let _ = self.set_udp_sport(flow, sport);
                 }
-                Action::Signal { flow, value, bytes } if open(flow) => {
+                Action::Signal { flow, value, bytes } => {
                     let _ = self.send_signal(flow, value, bytes);
                 }
-                _ => {}
             }
         }
         if kick {

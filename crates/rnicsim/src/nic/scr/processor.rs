@@ -319,33 +319,10 @@ mod tests {
         }
     }
 
-    /// Feeds `flows` flows that each send `pkt`-byte packets evenly at line rate / flows for
-    /// `until`, running the threads in time order; returns the processor.
+    /// Feeds `flows` flows sending `pkt`-byte packets in turn at line rate for `until`.
     fn drive<P: Policy>(mut p: Processor<P>, flows: u32, pkt: u64, until: Time) -> Processor<P> {
-        let gap = BitsPerSec::gbps(100).tx_time(pkt); // one packet of the aggregate
-        // Each thread's timer, armed as the world arms it (earliest wins).
-        let mut armed: Vec<Option<Time>> = vec![None; p.threads.len()];
-        let arm = |armed: &mut Vec<Option<Time>>, t: u32, at: Time| {
-            let a = &mut armed[t as usize];
-            *a = Some(a.map_or(at, |x| x.min(at)));
-        };
-        let mut now = Time::ZERO;
-        let mut i = 0u64;
-        while now < until {
-            // Threads due before the next packet run first, earliest first.
-            while let Some((t, at)) = armed.iter().enumerate().filter_map(|(t, a)| a.map(|a| (t as u32, a))).filter(|&(_, a)| a <= now).min_by_key(|&(t, a)| (a, t)) {
-                armed[t as usize] = None;
-                if let Some(next) = p.run_thread(at, t) {
-                    arm(&mut armed, t, next);
-                }
-            }
-            let flow = (i % flows as u64) as u32;
-            if let Some((t, at)) = p.collect(now, flow, &NicEvent::Tx { bytes: pkt, packets: 1 }) {
-                arm(&mut armed, t, at);
-            }
-            i += 1;
-            now += gap;
-        }
+        let events = until.0.div_ceil(BitsPerSec::gbps(100).tx_time(pkt).0);
+        crate::bench::scr_feed_tx(&mut p, flows, pkt, events);
         p
     }
 
