@@ -1,6 +1,7 @@
 """`rnicsim reproduce`: runs the shipped paper-reproduction scenarios (`scenarios/<paper>/`) and
 builds a gallery page: every claim a scenario lists (`[[paper]]`), the paper's value, ours, the
-tolerance and a pass/miss mark, with a figure of ours against the paper's per scenario.
+tolerance and a pass/miss mark, with each `[[figure]]` the scenario lists redrawn on the paper's
+own axes (our curve, the paper's points overlaid) and a chart of every claim's ours/paper ratio.
 
 The shipped reproductions already finish in seconds each (the longest simulated run, Tassel
 Fig. 17's 1.5 s of slow flows, takes well under a second of wall time), so `--quick` runs the
@@ -39,6 +40,17 @@ def _num(v) -> str:
     return "—" if v is None else f"{v:.4g}"
 
 
+_BOUND = {"near": "", "below": "≤ ", "above": "≥ "}
+
+
+def _claim_metric(c: dict) -> str:
+    return f"{c['metric']} ÷ {c['per']}" if c.get("per") else c["metric"]
+
+
+def _tolerance(c: dict) -> str:
+    return f"±{100 * c['tolerance']:.0f}%" if c.get("relation", "near") == "near" else "bound"
+
+
 def _figure(run: Run, claims: list[dict], out: Path, name: str) -> str:
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(claims) + 1.4))
     labels = [c["metric"] for c in claims]
@@ -47,6 +59,8 @@ def _figure(run: Run, claims: list[dict], out: Path, name: str) -> str:
     ys = list(range(len(claims)))
     ax.barh(ys, ratios, color=colors)
     for y, c in zip(ys, claims):
+        if c.get("relation", "near") != "near":
+            continue
         ax.fill_betweenx([y - 0.4, y + 0.4], 1 - c["tolerance"], 1 + c["tolerance"], color="grey", alpha=0.2)
     ax.axvline(1.0, color="black", linewidth=1)
     ax.set_yticks(ys, labels, fontsize="small")
@@ -58,6 +72,32 @@ def _figure(run: Run, claims: list[dict], out: Path, name: str) -> str:
     fig.savefig(out / f"{name}.png", dpi=110)
     plt.close(fig)
     return f"{name}.svg"
+
+
+def _paper_axes(figures: list[dict], out: Path, name: str) -> list[str]:
+    """Each `[[figure]]` on the paper's own axes: our series as lines, the paper's points as
+    black markers."""
+    images = []
+    for i, f in enumerate(figures):
+        fig, ax = plt.subplots(figsize=(6.5, 4))
+        for s in f["series"]:
+            ax.plot(s["x"], s["y"], marker="o", label=s["label"])
+        for p, m in zip(f["paper"], "xv^sD*"):
+            ax.scatter(p["x"], p["y"], marker=m, color="black", s=60, zorder=3, label=p["label"])
+        if f.get("x_log"):
+            ax.set_xscale("log")
+        ax.set_xlabel(f["x_label"])
+        ax.set_ylabel(f["y_label"])
+        ax.set_title(f["title"])
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small")
+        fig.tight_layout()
+        stem = f"{name}-fig{i}"
+        fig.savefig(out / f"{stem}.svg")
+        fig.savefig(out / f"{stem}.png", dpi=110)
+        plt.close(fig)
+        images.append(f"{stem}.svg")
+    return images
 
 
 def reproduce(papers: Sequence[str], out: Union[str, Path], scenarios: Union[str, Path] = "scenarios", quick: bool = False, progress: bool = False) -> dict:
@@ -73,17 +113,18 @@ def reproduce(papers: Sequence[str], out: Union[str, Path], scenarios: Union[str
             continue
         total += len(claims)
         passed += sum(c["within"] for c in claims)
-        img = _figure(run, claims, out, name)
+        imgs = _paper_axes(run.summary.get("figures", []), out, name) + [_figure(run, claims, out, name)]
         rows = "".join(
-            f"<tr class='{'pass' if c['within'] else 'miss'}'><td>{html.escape(c['metric'])}</td><td>{html.escape(c['source'])}</td>"
-            f"<td>{c['paper']:.4g} {html.escape(c['unit'])}</td><td>{_num(c['ours'])} {html.escape(c['unit'])}</td>"
-            f"<td>±{100 * c['tolerance']:.0f}%</td><td>{'pass' if c['within'] else 'miss'}</td></tr>"
+            f"<tr class='{'pass' if c['within'] else 'miss'}'><td>{html.escape(_claim_metric(c))}</td><td>{html.escape(c['source'])}</td>"
+            f"<td>{_BOUND.get(c.get('relation', 'near'), '')}{c['paper']:.4g} {html.escape(c['unit'])}</td><td>{_num(c['ours'])} {html.escape(c['unit'])}</td>"
+            f"<td>{_tolerance(c)}</td><td>{'pass' if c['within'] else 'miss'}</td></tr>"
             for c in claims
         )
         sections.append(
             f"<section><h2>{html.escape(paper.upper())}: {html.escape(path.name)}</h2>"
             f"<table><tr><th>claim (metric)</th><th>source</th><th>paper</th><th>ours</th><th>tolerance</th><th></th></tr>{rows}</table>"
-            f"<figure><img src='{img}' alt='{name}'></figure></section>"
+            + "".join(f"<figure><img src='{img}' alt='{name}'></figure>" for img in imgs)
+            + "</section>"
         )
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>rnicsim reproductions</title>

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -46,3 +47,18 @@ def test_a_missed_claim_is_marked(tmp_path: Path) -> None:
 def test_unknown_papers_are_refused() -> None:
     with pytest.raises(ValueError, match="unknown paper"):
         scenarios_for(["nope"], ROOT / "scenarios")
+
+
+def test_figures_are_redrawn_on_the_papers_axes(tmp_path: Path) -> None:
+    # StaR Fig. 1 (LRU): throughput against concurrent connections, normalized to 450.
+    (tmp_path / "s" / "star").mkdir(parents=True)
+    shutil.copy(ROOT / "scenarios" / "star" / "fig1_lru.toml", tmp_path / "s" / "star")
+    counts = reproduce(["star"], tmp_path / "g", tmp_path / "s")
+    assert counts == {"claims": 3, "passed": 3}
+    page = (tmp_path / "g" / "index.html").read_text()
+    assert "star-fig1_lru-fig0.svg" in page and "≤ 0.7" in page
+    assert (tmp_path / "g" / "star-fig1_lru-fig0.png").stat().st_size > 5000
+    run = json.loads((tmp_path / "g" / "runs" / "star-fig1_lru" / "summary.json").read_text())
+    (curve,) = run["figures"][0]["series"]
+    assert curve["x"] == [90, 300, 450, 600, 900, 1500, 3000, 4500]
+    assert max(curve["y"]) == curve["y"][2] == 1.0

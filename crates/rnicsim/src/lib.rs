@@ -88,6 +88,7 @@ pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World) -
     world.apps.flows.flush_stream()?;
     let mut summary = Summary::try_of(world, &loaded.scenario.name)?;
     summary.compare_with(&loaded.scenario.paper);
+    summary.draw(&loaded.scenario.figure);
     std::fs::write(dir.path("scenario.toml"), loaded.resolved_toml())?;
     tables::write_parquet(&dir.path("counters.parquet"), &tables::counters(world))?;
     tables::write_parquet(&dir.path("sources.parquet"), &tables::sources(world))?;
@@ -124,6 +125,9 @@ pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World) -
         wire::pcap::write_pcap(&dir.path("capture.pcap"), &world.capture)?;
     }
     tables::write_parquet(&dir.path("queues.parquet"), &tables::queues(&world.record))?;
+    if world.nic_spec.state_cache.is_some() {
+        tables::write_parquet(&dir.path("state_cache.parquet"), &tables::state_cache(&world.record))?;
+    }
     // Written last: its presence marks a complete run.
     std::fs::write(dir.path("summary.json"), serde_json::to_string_pretty(&summary).expect("summary serializes") + "\n")?;
     Ok(summary)

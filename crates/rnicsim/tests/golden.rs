@@ -23,7 +23,7 @@ use common::root;
 /// The scenarios covered, with the overrides that keep each short enough for a debug build.
 fn cases() -> Vec<(String, LoadedScenario)> {
     let mut files: Vec<PathBuf> = Vec::new();
-    for dir in ["scenarios", "scenarios/examples", "scenarios/bench", "scenarios/scr", "scenarios/tassel"] {
+    for dir in ["scenarios", "scenarios/examples", "scenarios/bench", "scenarios/scr", "scenarios/star", "scenarios/tassel"] {
         let mut list: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
             .unwrap()
             .map(|e| e.unwrap().path())

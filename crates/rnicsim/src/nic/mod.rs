@@ -1,5 +1,6 @@
 //! The RDMA NIC: verbs interface ([`verbs`]), host memory ([`memory`]), PCIe and DMA ([`pcie`]),
-//! queue pairs and their state ([`qp`]) in the connection table ([`qp_table`]), the RoCEv2
+//! queue pairs and their state ([`qp`]) in the connection table ([`qp_table`]), the on-chip
+//! connection-state cache ([`state_cache`]), the RoCEv2
 //! reliable-connection transport with its loss recovery ([`transport`]), the event tap its
 //! events go through ([`events`]), the QP scheduler ([`sched`]) and congestion control ([`cc`]).
 //! `world/nic.rs` only wires these to the event loop and the host port.
@@ -13,6 +14,7 @@ pub mod qp_table;
 pub mod sched;
 pub mod scr;
 pub mod stage;
+pub mod state_cache;
 pub mod transport;
 pub mod verbs;
 
@@ -116,6 +118,10 @@ pub struct NicSpec {
     /// queues, threads and a policy that sets queue pairs' dequeue rates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scr: Option<scr::ScrSpec>,
+    /// A limit on the connection state the NIC holds on chip (`[nic.state_cache]`; off if
+    /// absent: every connection's state is on the NIC). See [`state_cache`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_cache: Option<state_cache::StateCacheSpec>,
 }
 
 /// A coherent set of NIC behaviours, applied to the `[nic]` keys a scenario leaves unset.
@@ -280,6 +286,8 @@ pub struct Nic {
     pub dropped_seen: u64,
     /// Reused buffer for payload DMA reads (real-bytes memory).
     pub scratch: Vec<u8>,
+    /// The connection-state cache and the packets waiting for it (`[nic.state_cache]`).
+    pub state: Option<state_cache::NicStateCache>,
 }
 
 impl Nic {
@@ -303,6 +311,7 @@ impl Nic {
             wasted_picks: 0,
             dropped_seen: 0,
             scratch: Vec::new(),
+            state: None,
         }
     }
 }

@@ -1,12 +1,10 @@
 //! The NIC's connection table: every queue pair's state, reached only through this type.
 //!
 //! Opening takes a free slot (a destroyed queue pair's slot after a quarantine, so stray packets
-//! of the old connection find it free) or a new one; closing quarantines it. The transport looks
-//! a connection up for every packet it sends ([`QpTable::access`]) and receives
-//! ([`QpTable::lookup_rx`]); each lookup goes through a [`StateCache`], the hook where a
-//! connection-state cache (StaR §II-B: on-chip state for a few hundred connections, the rest
-//! fetched over PCIe on a miss) charges its miss: the returned time is when the state is on the
-//! NIC. The default cache holds every connection.
+//! of the old connection find it free) or a new one; closing quarantines it. Whether a
+//! connection's state is on the NIC when a packet needs it is the concern of the NIC's
+//! connection-state cache ([`super::state_cache`]), which the NIC's receive and transmit
+//! pipelines consult before a packet reaches the transport.
 
 use super::qp::{Qp, QpState};
 use crate::sim::TimerId;
@@ -16,60 +14,17 @@ use std::collections::VecDeque;
 /// How long a destroyed queue pair's slot waits before reuse.
 pub const QP_QUARANTINE: Time = Time::from_ms(2);
 
-/// Where a NIC keeps connection state, as the transport sees it: each access says when the
-/// state is available (`now` on a hit).
-pub trait StateCache {
-    fn access(&mut self, host: u32, qp: u32, now: Time) -> Time;
-}
-
-/// All connection state on the NIC: every access hits.
-#[derive(Clone, Debug, Default)]
-pub struct Unlimited;
-
-impl StateCache for Unlimited {
-    #[inline]
-    fn access(&mut self, _: u32, _: u32, now: Time) -> Time {
-        now
-    }
-}
-
-/// The cache models a NIC can have, dispatched without trait objects.
-#[derive(Clone, Debug, Default)]
-pub enum CacheModel {
-    #[default]
-    Unlimited,
-}
-
-impl StateCache for CacheModel {
-    #[inline]
-    fn access(&mut self, host: u32, qp: u32, now: Time) -> Time {
-        match self {
-            CacheModel::Unlimited => Unlimited.access(host, qp, now),
-        }
-    }
-}
-
-/// Connection-table counters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TableStats {
-    pub lookups: u64,
-    /// Lookups whose state was not on the NIC at once.
-    pub misses: u64,
-}
-
 pub struct QpTable {
     slots: Vec<Qp>,
     /// Closed slots and when each may be reused, oldest first.
     free: VecDeque<(Time, u32)>,
     /// Connections opened so far (seeds each new connection's UDP source port).
     opened: u64,
-    pub cache: CacheModel,
-    pub stats: TableStats,
 }
 
 impl Default for QpTable {
     fn default() -> Self {
-        QpTable { slots: Vec::new(), free: VecDeque::new(), opened: 0, cache: CacheModel::default(), stats: TableStats::default() }
+        QpTable { slots: Vec::new(), free: VecDeque::new(), opened: 0 }
     }
 }
 
@@ -125,33 +80,11 @@ impl QpTable {
         self.slots.get(q as usize).filter(|qp| qp.state != QpState::Free)
     }
 
-    /// The sender of a packet (a queue pair of host `host`) looks its connection up; returns
-    /// when the state is available.
+    /// Whether a packet for queue pair `q` from node `src` that reached host `host` belongs to
+    /// an open connection there.
     #[inline]
-    pub fn access(&mut self, q: u32, now: Time) -> Time {
-        let host = self.slots[q as usize].host;
-        self.charge(host, q, now)
-    }
-
-    /// A packet for queue pair `q` from node `src` reached host `host`: the connection, if it
-    /// is open there and connected to `src`, and when its state is available.
-    #[inline]
-    pub fn lookup_rx(&mut self, q: u32, host: u32, src: u32, now: Time) -> Option<Time> {
-        let qp = self.slots.get(q as usize)?;
-        if qp.state == QpState::Free || qp.host != host || qp.peer_node != src {
-            return None;
-        }
-        Some(self.charge(host, q, now))
-    }
-
-    #[inline]
-    fn charge(&mut self, host: u32, q: u32, now: Time) -> Time {
-        self.stats.lookups += 1;
-        let at = self.cache.access(host, q, now);
-        if at > now {
-            self.stats.misses += 1;
-        }
-        at
+    pub fn accepts(&self, q: u32, host: u32, src: u32) -> bool {
+        self.slots.get(q as usize).is_some_and(|qp| qp.state != QpState::Free && qp.host == host && qp.peer_node == src)
     }
 
     /// Every slot, open or not, with its index (outputs and samplers).

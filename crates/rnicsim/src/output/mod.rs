@@ -24,6 +24,22 @@ pub struct Recorder {
     pub pfc_stream: Option<PfcStream>,
     pub queues: QueueLog,
     pub rates: RateLog,
+    pub state_cache: StateCacheLog,
+}
+
+/// Periodic samples of every NIC's connection-state cache (with `[nic.state_cache]`, at the
+/// queue sampler's interval): its counters so far and what its pipelines hold.
+#[derive(Default)]
+pub struct StateCacheLog {
+    pub time: Vec<u64>,
+    pub node: Vec<u32>,
+    pub lookups: Vec<u64>,
+    pub hits: Vec<u64>,
+    pub misses: Vec<u64>,
+    pub stall_ps: Vec<u64>,
+    pub rx_drops: Vec<u64>,
+    pub rx_held_bytes: Vec<u64>,
+    pub tx_held_bytes: Vec<u64>,
 }
 
 /// Per-queue-pair rate and window samples.
@@ -143,6 +159,20 @@ impl Recorder {
             std::io::Write::flush(&mut t)?;
         }
         Ok(())
+    }
+
+    /// Records a NIC's connection-state cache at `now`.
+    pub fn state_cache_sample(&mut self, now: Time, node: u32, st: &crate::nic::state_cache::NicStateCache) {
+        let l = &mut self.state_cache;
+        l.time.push(now.0);
+        l.node.push(node);
+        l.lookups.push(st.cache.stats.lookups);
+        l.hits.push(st.cache.stats.hits);
+        l.misses.push(st.cache.stats.misses);
+        l.stall_ps.push(st.cache.stats.stall_ps);
+        l.rx_drops.push(st.rx_drops);
+        l.rx_held_bytes.push(st.rx.bytes);
+        l.tx_held_bytes.push(st.tx.bytes);
     }
 
     /// Records port `id` at `now`; `paused_tx_ps` is the pause its node has asserted so far.

@@ -53,8 +53,14 @@ pub struct Summary {
     /// SCR's counters, when `[nic.scr]` is set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scr: Option<crate::nic::scr::stats::ScrSummary>,
+    /// The NICs' connection-state caches, when `[nic.state_cache]` is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_cache: Option<crate::nic::state_cache::StateCacheSummary>,
     /// The scenario's `[[paper]]` values with ours beside them.
     pub paper: Vec<super::paper::Comparison>,
+    /// The scenario's `[[figure]]`s with our points (absent when it has none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<super::paper::Figure>,
     /// Present only when the run stalled: nothing arrived for the last tenth of it (at least
     /// 100 µs) while work was pending.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -100,6 +106,8 @@ pub struct PerftestSummary {
     /// Bytes on the wire in the data direction (headers included).
     pub wire_gbps: f64,
     pub mpps: f64,
+    /// Messages completed in the window, in millions per second.
+    pub mops: f64,
     pub latency_mean_us: f64,
     pub latency_p99_us: f64,
     /// Jain's fairness index over the queue pairs' goodputs (1 for one queue pair).
@@ -115,6 +123,8 @@ pub struct HostFairness {
     pub qps: u32,
     /// Their goodput together, and Jain's index over each one's.
     pub gbps: f64,
+    /// Messages they completed in the window, in millions per second.
+    pub mops: f64,
     pub jain: f64,
     /// Jain's index over the tests (tenants): each test's goodput summed over its queue pairs.
     pub jain_tests: f64,
@@ -178,9 +188,25 @@ fn host_fairness(world: &World, goodput: &[Vec<f64>]) -> Vec<HostFairness> {
             let mine = tests.iter().filter(|(p, _)| p.spec.client == c);
             let per_qp: Vec<f64> = mine.clone().flat_map(|(_, g)| g.iter().copied()).collect();
             let per_test: Vec<f64> = mine.map(|(_, g)| g.iter().sum()).collect();
-            HostFairness { name: format!("host {c}"), qps: per_qp.len() as u32, gbps: per_qp.iter().sum(), jain: crate::nic::scr::stats::jain(&per_qp), jain_tests: crate::nic::scr::stats::jain(&per_test) }
+            let mops = tests.iter().filter(|(p, _)| p.spec.client == c).map(|(p, _)| p.mops(world.end)).sum();
+            HostFairness { name: format!("host {c}"), qps: per_qp.len() as u32, gbps: per_qp.iter().sum(), mops, jain: crate::nic::scr::stats::jain(&per_qp), jain_tests: crate::nic::scr::stats::jain(&per_test) }
         })
         .collect()
+}
+
+fn state_cache(world: &World) -> Option<crate::nic::state_cache::StateCacheSummary> {
+    use crate::nic::state_cache::{CacheCounters, NamedCounters, StateCacheSummary};
+    let spec = world.nic_spec.state_cache.as_ref()?;
+    let mut out = StateCacheSummary { entries: spec.entries(world.nic_spec.qp_context_bytes), ..Default::default() };
+    for (h, nic) in world.nics.iter().enumerate() {
+        let Some(st) = &nic.state else { continue };
+        let c = CacheCounters::of(st);
+        out.total.add(&c);
+        if c.lookups > 0 {
+            out.per_nic.push(NamedCounters { name: format!("host {}", world.host_nodes()[h]), counters: c });
+        }
+    }
+    Some(out)
 }
 
 fn scr(world: &World) -> Option<crate::nic::scr::stats::ScrSummary> {
@@ -270,6 +296,7 @@ impl Summary {
                     completed_gbps: p.completed_gbps(world.end),
                     wire_gbps: p.wire_gbps(world.end),
                     mpps: p.mpps(world.end),
+                    mops: p.mops(world.end),
                     latency_mean_us: mean(&p.latencies) / 1e6,
                     latency_p99_us: percentile(&p.latencies, 0.99) / 1e6,
                     jain: crate::nic::scr::stats::jain(goodput),
@@ -278,7 +305,9 @@ impl Summary {
                 .collect(),
             perftest_hosts: host_fairness(world, &goodput),
             scr: scr(world),
+            state_cache: state_cache(world),
             paper: Vec::new(),
+            figures: Vec::new(),
             stall: world.stall(),
         })
     }
@@ -287,5 +316,11 @@ impl Summary {
     pub fn compare_with(&mut self, values: &[super::paper::PaperValue]) {
         let v = serde_json::to_value(&*self).expect("a summary serializes");
         self.paper = super::paper::compare(&v, values);
+    }
+
+    /// Fills in the figures' points from this summary's own values.
+    pub fn draw(&mut self, figures: &[super::paper::FigureSpec]) {
+        let v = serde_json::to_value(&*self).expect("a summary serializes");
+        self.figures = super::paper::figures(&v, figures);
     }
 }

@@ -183,6 +183,21 @@ pub fn queues(r: &Recorder) -> RecordBatch {
     ])
 }
 
+pub fn state_cache(r: &Recorder) -> RecordBatch {
+    let l = &r.state_cache;
+    batch(vec![
+        ("time_ps", u64s(l.time.iter().copied())),
+        ("node", u32s(l.node.iter().copied())),
+        ("lookups", u64s(l.lookups.iter().copied())),
+        ("hits", u64s(l.hits.iter().copied())),
+        ("misses", u64s(l.misses.iter().copied())),
+        ("stall_ps", u64s(l.stall_ps.iter().copied())),
+        ("rx_drops", u64s(l.rx_drops.iter().copied())),
+        ("rx_held_bytes", u64s(l.rx_held_bytes.iter().copied())),
+        ("tx_held_bytes", u64s(l.tx_held_bytes.iter().copied())),
+    ])
+}
+
 pub fn pfc(r: &Recorder) -> RecordBatch {
     pfc_batch(&r.pfc)
 }

@@ -48,6 +48,9 @@ pub struct Scenario {
     /// Published values this scenario reproduces, reported beside ours after the run.
     #[serde(default)]
     pub paper: Vec<crate::output::paper::PaperValue>,
+    /// Paper figures redrawn on their own axes from this run's values (`rnicsim reproduce`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figure: Vec<crate::output::paper::FigureSpec>,
     /// How large a run may be before it is refused (see [`crate::world::Estimate`]).
     #[serde(default, skip_serializing_if = "LimitsSpec::is_default")]
     pub limits: LimitsSpec,

@@ -206,6 +206,7 @@ pub fn fields(s: &Scenario) -> Problems {
         out.push(("links.loss".into(), format!("expected a probability in [0, 1), got {}", s.links.loss)));
     }
     nic(&mut out, s);
+    figures(&mut out, s);
     for (i, f) in s.flows.iter().enumerate() {
         let p = |k: &str| format!("flows[{i}].{k}");
         match (&f.cdf, &f.file) {
@@ -256,6 +257,14 @@ pub fn fields(s: &Scenario) -> Problems {
     out
 }
 
+fn figures(out: &mut Problems, s: &Scenario) {
+    for (i, f) in s.figure.iter().enumerate() {
+        for (key, why) in f.check() {
+            out.push((format!("figure[{i}].{key}"), why));
+        }
+    }
+}
+
 fn nic(out: &mut Problems, s: &Scenario) {
     let n = &s.nic;
     let p = |k: &str| format!("nic.{k}");
@@ -288,6 +297,9 @@ fn nic(out: &mut Problems, s: &Scenario) {
     }
     if let Some(Err((key, why))) = n.scr.as_ref().map(|s| s.check()) {
         out.push((key, why));
+    }
+    for (key, why) in n.state_cache.iter().flat_map(|c| c.check()) {
+        out.push((p(&format!("state_cache.{key}")), why));
     }
     use crate::nic::cc::CcSpec;
     match &n.cc {

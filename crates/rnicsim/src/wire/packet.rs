@@ -12,7 +12,7 @@ use crate::wire::int::IntStack;
 use crate::wire::roce::{Opcode, Syndrome};
 
 /// Index of a packet in the [`PacketPool`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct PacketId(pub u32);
 
 /// What a packet is, as far as the fabric cares.

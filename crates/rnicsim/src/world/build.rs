@@ -1,5 +1,6 @@
 //! Turning a validated scenario and its topology into a ready-to-run [`World`].
 
+use crate::nic::state_cache::NicStateCache;
 use super::{HostState, NodeRole, RunStats, Wake, World};
 use crate::fabric::buffer::{PfcSettings, SharedBuffer};
 use crate::fabric::paths::PathTable;
@@ -241,6 +242,12 @@ impl World {
                 install_timers.push(self.timers.add_timer(Wake::ScrInstall(host)));
             }
             self.tap.scr = Some(crate::nic::scr::Scr { cores, thread_timers, install_timers });
+        }
+        if let Some(sc) = &self.nic_spec.state_cache {
+            for h in 0..self.nics.len() as u32 {
+                let timer = self.timers.add_timer(Wake::StateCache(h));
+                self.nics[h as usize].state = Some(NicStateCache::new(sc, self.nic_spec.qp_context_bytes, self.seed, h, timer));
+            }
         }
         if let Some(iv) = loaded.scenario.outputs.rate_interval {
             let t = self.timers.add_timer(Wake::RateSampler);

@@ -303,6 +303,11 @@ impl World {
             let open = self.pause_asserted_open(i as u32);
             self.record.port_sample(self.now, i as u32, p, p.counters.paused_tx_ps + open);
         }
+        for nic in &self.nics {
+            if let Some(st) = &nic.state {
+                self.record.state_cache_sample(self.now, nic.node, st);
+            }
+        }
         self.timers.arm(timer, self.now + interval);
     }
 }

@@ -17,6 +17,7 @@ mod nic;
 mod estimate;
 mod scr;
 mod stall;
+mod state_cache;
 
 pub use crate::host::apps::{FlowRecord, Perftest};
 pub use estimate::Estimate;
@@ -62,6 +63,8 @@ pub enum Wake {
     ScrThread { host: u32, thread: u32 },
     /// An SCR decision of a host's NIC takes effect.
     ScrInstall(u32),
+    /// Connection state a host's NIC fetched has arrived: packets held for it go on.
+    StateCache(u32),
 }
 
 pub(crate) struct HostState {
@@ -239,6 +242,7 @@ impl World {
             Wake::Lb(s) => self.lb_timer(s),
             Wake::ScrThread { host, thread } => self.scr_thread(host, thread),
             Wake::ScrInstall(host) => self.scr_install(host),
+            Wake::StateCache(host) => self.state_timer(host),
         }
     }
 

@@ -406,7 +406,14 @@ impl World {
             self.nics[h as usize].sched_paused = paused;
             self.nics[h as usize].sched.set_paused(paused, now);
         }
+        // Packets that waited for their connection state go first.
+        if let Some(id) = self.state_tx_ready(h) {
+            return Ok(id);
+        }
         loop {
+            if let Some(t) = self.state_tx_blocked(h) {
+                return Err(Some(t));
+            }
             // Hardware cost model: one decision per `decision_time`.
             let stage = &self.nics[h as usize].sched_stage;
             if !stage.is_free(now) {
@@ -438,7 +445,12 @@ impl World {
             let id = requester::next_packet(&mut self.transport(), q);
             self.drain_outbox();
             if let Some(id) = id {
-                return Ok(id);
+                if self.nics[h as usize].state.is_none() {
+                    return Ok(id);
+                }
+                if let Some(id) = self.state_tx(h, q, id) {
+                    return Ok(id);
+                }
             }
         }
     }
@@ -447,6 +459,14 @@ impl World {
 
     /// A RoCE packet reaches host `h`.
     pub(super) fn nic_receive(&mut self, h: u32, id: PacketId) {
+        if self.nics[h as usize].state.is_some() && !self.state_rx(h, id) {
+            return;
+        }
+        self.nic_deliver(h, id);
+    }
+
+    /// A RoCE packet goes to host `h`'s transport (its connection state is on the NIC).
+    pub(super) fn nic_deliver(&mut self, h: u32, id: PacketId) {
         // Delivered counts what `packets_sent` counts: requests and READ responses, not the
         // ACKs, NAKs, CNPs and signals they cause.
         if !matches!(self.pool.get(id).roce.opcode.family(), Family::Ack | Family::Cnp | Family::OutOfBand) {

@@ -17,8 +17,9 @@ pub struct Perftest {
     pub qps: Vec<(u32, u32)>,
     pub messages: Vec<u64>,
     pub timer: TimerId,
-    /// Payload bytes completed per queue pair since the measurement began.
+    /// Payload bytes and messages completed per queue pair since the measurement began.
     pub bytes: Vec<u64>,
+    pub ops: Vec<u64>,
     /// Wire bytes and packets the data-sending queue pairs transmitted (port-counter style, as
     /// mlnx_perf reads: retransmissions included), and the payload the client's queue pairs had
     /// acknowledged (each byte once), at the start of the measurement and at the end of the run.
@@ -46,6 +47,15 @@ impl Perftest {
             return 0.0;
         }
         self.bytes.iter().sum::<u64>() as f64 * 8.0 / s / 1e9
+    }
+
+    /// Messages completed in the measurement window, in millions per second.
+    pub fn mops(&self, end: Time) -> f64 {
+        let s = self.window_secs(end);
+        if s <= 0.0 {
+            return 0.0;
+        }
+        self.ops.iter().sum::<u64>() as f64 / s / 1e6
     }
 
     fn window_secs(&self, end: Time) -> f64 {
@@ -117,6 +127,7 @@ impl Perftests {
                 timer,
                 messages: Vec::new(),
                 bytes: Vec::new(),
+                ops: Vec::new(),
                 tx_start: Vec::new(),
                 tx_end: Vec::new(),
                 measure_from: spec.start + spec.warmup,
@@ -157,6 +168,7 @@ impl Perftests {
                 _ => spec.message.0,
             });
             p.bytes.push(0);
+            p.ops.push(0);
             if let Some(r) = spec.rate_limit {
                 w.set_rate_limit(c, r.0).expect("the perftest's queue pair is open");
             }
@@ -243,6 +255,7 @@ impl Application for Perftests {
         }
         if c.at >= p.measure_from && c.at <= w.end {
             p.bytes[qp as usize] += c.bytes;
+            p.ops[qp as usize] += 1;
         }
         self.post(w, test, qp as usize, false, c.at);
     }

@@ -162,6 +162,9 @@ impl Ctx<'_> {
             self.tap.closed(self.now, h, q);
             self.out.push(Action::Cancel(timer));
             self.nics[h as usize].active_qps -= 1;
+            if let Some(st) = &mut self.nics[h as usize].state {
+                st.cache.forget(q);
+            }
             super::sched::QpScheduler::remove(&mut self.nics[h as usize].sched, q);
         }
     }

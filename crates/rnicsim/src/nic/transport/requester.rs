@@ -75,7 +75,6 @@ pub fn next_packet(ctx: &mut Ctx, q: u32) -> Option<PacketId> {
 /// Builds `q`'s next packet; returns it and whether it ends a message.
 fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
     let now = ctx.now;
-    ctx.qps.access(q, now);
     let mtu = ctx.spec.mtu;
     let qp = ctx.qps.get_mut(q);
     if qp.next_send.max(qp.rnr_until) > now {

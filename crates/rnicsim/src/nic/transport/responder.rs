@@ -19,7 +19,7 @@ use crate::wire::roce::{Family, Opcode, Syndrome};
 pub fn receive(ctx: &mut Ctx, h: u32, id: PacketId) {
     let pkt = *ctx.pool.get(id);
     let q = pkt.flow;
-    if ctx.qps.lookup_rx(q, h, pkt.src, ctx.now).is_some() {
+    if ctx.qps.accepts(q, h, pkt.src) {
         let op = pkt.roce.opcode;
         match op.family() {
             Family::Write | Family::Send | Family::ReadRequest => on_request(ctx, q, op, &pkt, id),

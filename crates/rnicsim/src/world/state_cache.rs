@@ -1,0 +1,148 @@
+//! Wires each NIC's connection-state cache ([`crate::nic::state_cache`], StaR §II-B) into its
+//! pipelines: an arriving packet is looked up and waits in the receive buffer until its
+//! connection's state is on the NIC; a scheduled packet waits for its state before the wire; a
+//! miss that finds every fetch slot busy stalls its pipeline. In pause mode the NIC sends PFC
+//! PAUSE to its switch while the receive buffer is above its high mark.
+
+use super::{World, PFC_FRAME_BYTES};
+use crate::fabric::switch::pause_time;
+use crate::nic::state_cache::WhenFull;
+use crate::wire::packet::{Packet, PacketId};
+use crate::units::Time;
+
+impl World {
+    /// A RoCE packet reached host `h`'s NIC, which has a limited state cache. Returns whether
+    /// it goes on to the transport now; otherwise it is held for its state or was dropped.
+    pub(super) fn state_rx(&mut self, h: u32, id: PacketId) -> bool {
+        let now = self.now;
+        let pkt = self.pool.get(id);
+        let (q, size) = (pkt.flow, pkt.size);
+        let known = self.qps.accepts(q, h, pkt.src);
+        let st = self.nics[h as usize].state.as_mut().expect("a NIC with a state cache");
+        if st.rx.bytes + size as u64 > st.spec.rx_buffer.0 {
+            st.rx_drops += 1;
+            self.pool.free(id);
+            return false;
+        }
+        let at = now.max(st.rx_resume);
+        // Packets of no open connection need no state: the transport drops them.
+        let ready = if known {
+            let l = st.cache.lookup(q, at);
+            st.rx_resume = st.rx_resume.max(l.resume);
+            l.ready
+        } else {
+            at
+        };
+        if ready <= now {
+            return true;
+        }
+        st.rx.push(ready, id, size);
+        self.state_rearm(h);
+        self.state_pause_check(h);
+        false
+    }
+
+    /// Host `h`'s NIC scheduled packet `id` of queue pair `q`: returns it if its state is on
+    /// the NIC now; otherwise holds it until it is.
+    pub(super) fn state_tx(&mut self, h: u32, q: u32, id: PacketId) -> Option<PacketId> {
+        let now = self.now;
+        let st = self.nics[h as usize].state.as_mut().expect("a NIC with a state cache");
+        let l = st.cache.lookup(q, now.max(st.tx_resume));
+        st.tx_resume = st.tx_resume.max(l.resume);
+        if l.ready <= now {
+            return Some(id);
+        }
+        st.tx.push(l.ready, id, self.pool.get(id).size);
+        self.state_rearm(h);
+        None
+    }
+
+    /// Whether host `h`'s transmit pipeline must wait before the scheduler may pick again (a
+    /// stall, or as many bytes held for their state as the pipeline holds); if so, until when.
+    pub(super) fn state_tx_blocked(&self, h: u32) -> Option<Time> {
+        let st = self.nics[h as usize].state.as_ref()?;
+        let now = self.now;
+        let limit = self.nic_spec.tx_pipeline.0.max(2 * (self.nic_spec.mtu as u64 + 64));
+        let next = st.tx.next_ready();
+        if st.tx_resume > now {
+            return Some(next.map_or(st.tx_resume, |t| t.min(st.tx_resume)));
+        }
+        (st.tx.bytes >= limit).then(|| next.unwrap_or(now))
+    }
+
+    /// A held packet of host `h`'s transmit pipeline whose state is on the NIC now.
+    #[inline]
+    pub(super) fn state_tx_ready(&mut self, h: u32) -> Option<PacketId> {
+        let now = self.now;
+        let id = self.nics[h as usize].state.as_mut()?.tx.pop_ready(now)?;
+        self.state_rearm(h);
+        Some(id)
+    }
+
+    /// Host `h`'s state-cache timer: held packets whose state arrived go on.
+    pub(super) fn state_timer(&mut self, h: u32) {
+        let now = self.now;
+        while let Some(id) = self.nics[h as usize].state.as_mut().and_then(|st| st.rx.pop_ready(now)) {
+            self.nic_deliver(h, id);
+        }
+        if self.nics[h as usize].state.as_ref().and_then(|st| st.tx.next_ready()).is_some_and(|t| t <= now) {
+            self.kick_host_port(h);
+        }
+        self.state_pause_check(h);
+        self.state_rearm(h);
+    }
+
+    /// Arms host `h`'s state-cache timer for the next held packet to become ready: received
+    /// ones are released by the timer; a transmit one that is ready already waits for the
+    /// port to pull it (the port looks whenever it has room), so only a later one needs a wake.
+    fn state_rearm(&mut self, h: u32) {
+        let now = self.now;
+        let Some(st) = &self.nics[h as usize].state else { return };
+        let tx = st.tx.next_ready().filter(|&t| t > now);
+        let next = match (st.rx.next_ready(), tx) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match next {
+            Some(t) => {
+                let t = t.max(self.now);
+                if self.timers.deadline(st.timer) != Some(t) {
+                    self.timers.arm(st.timer, t);
+                }
+            }
+            None => self.timers.cancel(st.timer),
+        }
+    }
+
+    /// Pause mode: PAUSE the data class at the link partner while the receive buffer is above
+    /// its high mark (refreshed before it runs out), RESUME once it is below its low mark.
+    fn state_pause_check(&mut self, h: u32) {
+        let now = self.now;
+        let p = self.nics[h as usize].port;
+        let Some(st) = self.nics[h as usize].state.as_mut() else { return };
+        if st.spec.when_full != WhenFull::Pause {
+            return;
+        }
+        let (high, low) = st.pause_marks();
+        let rate = self.ports[p as usize].rate.0;
+        let quanta = match st.paused_until {
+            None if st.rx.bytes >= high => self.pfc_quanta,
+            // Refresh once half the pause has run out.
+            Some(until) if st.rx.bytes > low => {
+                let half = Time(pause_time(self.pfc_quanta, rate).0 / 2);
+                if now + half < until {
+                    return;
+                }
+                self.pfc_quanta
+            }
+            Some(_) => 0,
+            None => return,
+        };
+        st.paused_until = (quanta > 0).then(|| now + pause_time(quanta, rate));
+        st.pauses_sent += (quanta > 0) as u64;
+        let id = self.pool.alloc(Packet::pause(self.nic_spec.priority, quanta, PFC_FRAME_BYTES));
+        self.stats.pfc_frames_sent += 1;
+        self.ports[p as usize].enqueue_control(id, &mut self.pool);
+        self.kick_host_port(h);
+    }
+}
