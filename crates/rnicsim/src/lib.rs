@@ -87,8 +87,7 @@ pub fn stream_outputs_every(dir: &RunDir, loaded: &LoadedScenario, world: &mut W
 pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World) -> std::io::Result<Summary> {
     world.apps.flows.flush_stream()?;
     let mut summary = Summary::try_of(world, &loaded.scenario.name)?;
-    summary.compare_with(&loaded.scenario.paper);
-    summary.draw(&loaded.scenario.figure);
+    summary.compare_with(&loaded.scenario);
     std::fs::write(dir.path("scenario.toml"), loaded.resolved_toml())?;
     tables::write_parquet(&dir.path("counters.parquet"), &tables::counters(world))?;
     tables::write_parquet(&dir.path("sources.parquet"), &tables::sources(world))?;

@@ -7,6 +7,8 @@ use rnicsim::wire::roce::Opcode;
 use rnicsim::world::{RunEnd, World};
 use std::path::Path;
 
+mod common;
+
 fn build(toml: &str) -> World {
     let loaded = LoadedScenario::from_str(toml, "test.toml", Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap_or_else(|e| panic!("{e}"));
     World::build(&loaded).unwrap_or_else(|e| panic!("{e}"))
@@ -398,12 +400,7 @@ fn pcap_capture_dissects_as_roce_in_tshark() {
 
 #[test]
 fn scr_table2_is_reproduced_within_tolerance() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/scr/table2.toml");
-    let loaded = LoadedScenario::from_file(&path).unwrap();
-    let mut w = World::build(&loaded).unwrap();
-    w.run(|_| true);
-    let mut s = rnicsim::output::Summary::of(&w, "t");
-    s.compare_with(&loaded.scenario.paper);
+    let s = common::run_shipped("scr/table2.toml");
     assert_eq!(s.paper.len(), 6);
     for c in &s.paper {
         assert!(c.within, "{} paper {} ours {:?}", c.metric, c.paper, c.ours);

@@ -1,22 +1,15 @@
 //! SCR on the NIC (`[nic.scr]`): the fair QP-scheduling policies against the commodity
 //! scheduler, through the shipped Fig. 12 and Table 5 scenarios and hand-checkable cases.
 
+use common::run_summary as run_loaded;
 use rnicsim::output::Summary;
 use rnicsim::scenario::LoadedScenario;
-use rnicsim::world::World;
 use std::path::Path;
 
-fn run_loaded(loaded: &LoadedScenario, name: &str) -> Summary {
-    let mut w = World::build(loaded).unwrap_or_else(|e| panic!("{e}"));
-    w.run(|_| true);
-    let mut s = Summary::of(&w, name);
-    s.compare_with(&loaded.scenario.paper);
-    s
-}
+mod common;
 
 fn shipped(name: &str) -> Summary {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/scr").join(name);
-    run_loaded(&LoadedScenario::from_file(&path).unwrap_or_else(|e| panic!("{e}")), name)
+    common::run_shipped(&format!("scr/{name}"))
 }
 
 /// Two tenants on one pair of hosts (one 100 Gbps switch, commodity scheduler): `fabric` adds

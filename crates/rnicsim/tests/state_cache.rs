@@ -7,13 +7,10 @@ use rnicsim::scenario::LoadedScenario;
 use rnicsim::world::World;
 use std::path::Path;
 
+mod common;
+
 fn run(toml: &str) -> Summary {
-    let loaded = LoadedScenario::from_str(toml, "state_cache.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
-    let mut w = World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
-    w.run(|_| true);
-    let mut s = Summary::of(&w, "state_cache");
-    s.compare_with(&loaded.scenario.paper);
-    s
+    common::run_summary(&LoadedScenario::from_str(toml, "state_cache.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "state_cache")
 }
 
 /// Host 0 READs 32 bytes from host 1 over `qps` connections, one READ outstanding on each,
@@ -146,13 +143,7 @@ fn bad_keys_name_the_key() {
 #[test]
 fn shipped_fig1_peaks_at_the_capacity_and_falls_past_it() {
     for name in ["fig1_lru.toml", "fig1_random.toml"] {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/star").join(name);
-        let loaded = LoadedScenario::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
-        let mut w = World::build(&loaded).unwrap();
-        w.run(|_| true);
-        let mut s = Summary::of(&w, name);
-        s.compare_with(&loaded.scenario.paper);
-        s.draw(&loaded.scenario.figure);
+        let s = common::run_shipped(&format!("star/{name}"));
         assert_eq!(s.paper.len(), 3);
         for c in &s.paper {
             assert!(c.within, "{name}: {} = {:?}", c.source, c.ours);

@@ -3,18 +3,11 @@
 //! except the one our RoCE headers make impossible (checked separately below).
 
 use rnicsim::output::Summary;
-use rnicsim::scenario::LoadedScenario;
-use rnicsim::world::World;
-use std::path::Path;
+
+mod common;
 
 fn run(name: &str) -> Summary {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/tassel").join(name);
-    let loaded = LoadedScenario::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
-    let mut w = World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
-    w.run(|_| true);
-    let mut s = Summary::of(&w, name);
-    s.compare_with(&loaded.scenario.paper);
-    s
+    common::run_shipped(&format!("tassel/{name}"))
 }
 
 fn assert_within(s: &Summary, except: &[&str]) {

@@ -187,8 +187,8 @@ fn host_fairness(world: &World, goodput: &[Vec<f64>]) -> Vec<HostFairness> {
         .map(|c| {
             let mine = tests.iter().filter(|(p, _)| p.spec.client == c);
             let per_qp: Vec<f64> = mine.clone().flat_map(|(_, g)| g.iter().copied()).collect();
+            let mops = mine.clone().map(|(p, _)| p.mops(world.end)).sum();
             let per_test: Vec<f64> = mine.map(|(_, g)| g.iter().sum()).collect();
-            let mops = tests.iter().filter(|(p, _)| p.spec.client == c).map(|(p, _)| p.mops(world.end)).sum();
             HostFairness { name: format!("host {c}"), qps: per_qp.len() as u32, gbps: per_qp.iter().sum(), mops, jain: crate::nic::scr::stats::jain(&per_qp), jain_tests: crate::nic::scr::stats::jain(&per_test) }
         })
         .collect()
@@ -312,15 +312,11 @@ impl Summary {
         })
     }
 
-    /// Fills in the paper comparisons from this summary's own values.
-    pub fn compare_with(&mut self, values: &[super::paper::PaperValue]) {
+    /// Fills in the scenario's `[[paper]]` comparisons and `[[figure]]` points from this
+    /// summary's own values.
+    pub fn compare_with(&mut self, scenario: &crate::scenario::Scenario) {
         let v = serde_json::to_value(&*self).expect("a summary serializes");
-        self.paper = super::paper::compare(&v, values);
-    }
-
-    /// Fills in the figures' points from this summary's own values.
-    pub fn draw(&mut self, figures: &[super::paper::FigureSpec]) {
-        let v = serde_json::to_value(&*self).expect("a summary serializes");
-        self.figures = super::paper::figures(&v, figures);
+        self.paper = super::paper::compare(&v, &scenario.paper);
+        self.figures = super::paper::figures(&v, &scenario.figure);
     }
 }

@@ -36,3 +36,20 @@ pub fn shipped_scenarios() -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// Runs a scenario to its end; its summary, with the paper comparisons and figures.
+#[allow(dead_code)] // not every test file that includes this module runs whole scenarios
+pub fn run_summary(loaded: &rnicsim::scenario::LoadedScenario, name: &str) -> rnicsim::output::Summary {
+    let mut w = rnicsim::world::World::build(loaded).unwrap_or_else(|e| panic!("{e}"));
+    w.run(|_| true);
+    let mut s = rnicsim::output::Summary::of(&w, name);
+    s.compare_with(&loaded.scenario);
+    s
+}
+
+/// A shipped scenario, `scenarios/<path>`, run to its end (see [`run_summary`]).
+#[allow(dead_code)]
+pub fn run_shipped(path: &str) -> rnicsim::output::Summary {
+    let loaded = rnicsim::scenario::LoadedScenario::from_file(&root().join("scenarios").join(path)).unwrap_or_else(|e| panic!("{e}"));
+    run_summary(&loaded, path)
+}

@@ -42,20 +42,21 @@ impl Perftest {
 
     /// Aggregate payload of completed messages in Gbps (perftest's own measure).
     pub fn completed_gbps(&self, end: Time) -> f64 {
-        let s = self.window_secs(end);
-        if s <= 0.0 {
-            return 0.0;
-        }
-        self.bytes.iter().sum::<u64>() as f64 * 8.0 / s / 1e9
+        self.per_window_second(end, self.bytes.iter().sum::<u64>() as f64 * 8.0) / 1e9
     }
 
     /// Messages completed in the measurement window, in millions per second.
     pub fn mops(&self, end: Time) -> f64 {
+        self.per_window_second(end, self.ops.iter().sum::<u64>() as f64) / 1e6
+    }
+
+    /// `count` per second of the measurement window ending at `end` (0 for an empty window).
+    fn per_window_second(&self, end: Time, count: f64) -> f64 {
         let s = self.window_secs(end);
         if s <= 0.0 {
             return 0.0;
         }
-        self.ops.iter().sum::<u64>() as f64 / s / 1e6
+        count / s
     }
 
     fn window_secs(&self, end: Time) -> f64 {
