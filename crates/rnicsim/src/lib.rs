@@ -127,6 +127,9 @@ pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World) -
     if world.nic_spec.state_cache.is_some() {
         tables::write_parquet(&dir.path("state_cache.parquet"), &tables::state_cache(&world.record))?;
     }
+    if world.nic_spec.ordering.is_some() {
+        tables::write_parquet(&dir.path("ordering.parquet"), &tables::ordering(&world.record))?;
+    }
     // Written last: its presence marks a complete run.
     std::fs::write(dir.path("summary.json"), serde_json::to_string_pretty(&summary).expect("summary serializes") + "\n")?;
     Ok(summary)

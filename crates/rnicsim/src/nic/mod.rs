@@ -14,6 +14,7 @@ pub mod qp_table;
 pub mod sched;
 pub mod scr;
 pub mod stage;
+pub mod ordering;
 pub mod state_cache;
 pub mod transport;
 pub mod verbs;
@@ -122,6 +123,10 @@ pub struct NicSpec {
     /// absent: every connection's state is on the NIC). See [`state_cache`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_cache: Option<state_cache::StateCacheSpec>,
+    /// A receiver ordering layer (`[nic.ordering]`; off if absent): out-of-order data is
+    /// tracked in a bitmap and answered with SACKs. See [`ordering`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordering: Option<ordering::OrderingSpec>,
 }
 
 /// A coherent set of NIC behaviours, applied to the `[nic]` keys a scenario leaves unset.
@@ -288,6 +293,8 @@ pub struct Nic {
     pub scratch: Vec<u8>,
     /// The connection-state cache and the packets waiting for it (`[nic.state_cache]`).
     pub state: Option<state_cache::NicStateCache>,
+    /// The receiver ordering layer (`[nic.ordering]`).
+    pub ordering: Option<ordering::NicOrdering>,
 }
 
 impl Nic {
@@ -312,6 +319,7 @@ impl Nic {
             dropped_seen: 0,
             scratch: Vec::new(),
             state: None,
+            ordering: spec.ordering.as_ref().map(ordering::NicOrdering::new),
         }
     }
 }

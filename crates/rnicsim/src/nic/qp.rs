@@ -207,6 +207,11 @@ pub struct Qp {
     /// The receive WQE a multi-packet SEND is filling.
     pub recv_cur: Option<RecvWr>,
     pub ooo: PsnBitmap,
+    /// Ordering layer (`[nic.ordering]`): the Dynamic BM Address of this connection's Eunomia
+    /// bitmap ([`super::ordering::NO_BITMAP`] without one), and the last packets of WRITEs
+    /// placed out of order, with when they were placed, for when the expected PSN passes them.
+    pub dba: u32,
+    pub held_ends: Vec<(u64, Time)>,
     pub reads: VecDeque<ReadJob>,
     // ---- counters ----
     pub tx_packets: u64,
@@ -354,6 +359,8 @@ impl Qp {
             rq: VecDeque::new(),
             recv_cur: None,
             ooo: PsnBitmap::default(),
+            dba: super::ordering::NO_BITMAP,
+            held_ends: Vec::new(),
             reads: VecDeque::new(),
             tx_packets: 0,
             tx_bytes: 0,
@@ -409,6 +416,8 @@ impl Qp {
         self.ecn_seen = false;
         self.recv_cur = None;
         self.ooo.reset(0);
+        debug_assert_eq!(self.dba, super::ordering::NO_BITMAP, "a closed connection released its bitmap");
+        self.held_ends.clear();
         self.tx_packets = 0;
         self.tx_bytes = 0;
         self.retransmits = 0;

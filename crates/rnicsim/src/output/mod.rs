@@ -25,6 +25,19 @@ pub struct Recorder {
     pub queues: QueueLog,
     pub rates: RateLog,
     pub state_cache: StateCacheLog,
+    pub ordering: OrderingLog,
+}
+
+/// Periodic samples of every NIC's ordering layer (with `[nic.ordering]`, at the queue
+/// sampler's interval): bytes in use and its answers so far.
+#[derive(Default)]
+pub struct OrderingLog {
+    pub time: Vec<u64>,
+    pub node: Vec<u32>,
+    pub bytes: Vec<u64>,
+    pub bitmap_bytes: Vec<u64>,
+    pub sacks: Vec<u64>,
+    pub nacks: Vec<u64>,
 }
 
 /// Periodic samples of every NIC's connection-state cache (with `[nic.state_cache]`, at the
@@ -159,6 +172,19 @@ impl Recorder {
             std::io::Write::flush(&mut t)?;
         }
         Ok(())
+    }
+
+    /// Records a NIC's ordering layer at `now`.
+    pub fn ordering_sample(&mut self, now: Time, node: u32, o: &crate::nic::ordering::NicOrdering) {
+        let l = &mut self.ordering;
+        let (bytes, bitmaps) = o.bytes();
+        let c = o.counters(now);
+        l.time.push(now.0);
+        l.node.push(node);
+        l.bytes.push(bytes);
+        l.bitmap_bytes.push(bitmaps);
+        l.sacks.push(c.sacks);
+        l.nacks.push(c.nacks);
     }
 
     /// Records a NIC's connection-state cache at `now`.

@@ -56,6 +56,9 @@ pub struct Summary {
     /// The NICs' connection-state caches, when `[nic.state_cache]` is set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state_cache: Option<crate::nic::state_cache::StateCacheSummary>,
+    /// The NICs' ordering layers, when `[nic.ordering]` is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ordering: Option<crate::nic::ordering::OrderingSummary>,
     /// The scenario's `[[paper]]` values with ours beside them.
     pub paper: Vec<super::paper::Comparison>,
     /// The scenario's `[[figure]]`s with our points (absent when it has none).
@@ -209,6 +212,22 @@ fn state_cache(world: &World) -> Option<crate::nic::state_cache::StateCacheSumma
     Some(out)
 }
 
+fn ordering(world: &World) -> Option<crate::nic::ordering::OrderingSummary> {
+    use crate::nic::ordering::{NamedOrdering, OrderingSummary};
+    let spec = world.nic_spec.ordering.as_ref()?;
+    let layer = serde_json::to_value(spec.layer).ok()?.as_str()?.to_string();
+    let mut out = OrderingSummary { layer, ..Default::default() };
+    for (h, nic) in world.nics.iter().enumerate() {
+        let Some(o) = &nic.ordering else { continue };
+        let c = o.counters(world.end);
+        out.total.add(&c);
+        if c.in_order + c.sacks + c.nacks > 0 {
+            out.per_nic.push(NamedOrdering { name: format!("host {}", world.host_nodes()[h]), counters: c });
+        }
+    }
+    Some(out)
+}
+
 fn scr(world: &World) -> Option<crate::nic::scr::stats::ScrSummary> {
     let scr = world.tap.scr.as_ref()?;
     let first = scr.cores.first()?;
@@ -306,6 +325,7 @@ impl Summary {
             perftest_hosts: host_fairness(world, &goodput),
             scr: scr(world),
             state_cache: state_cache(world),
+            ordering: ordering(world),
             paper: Vec::new(),
             figures: Vec::new(),
             stall: world.stall(),

@@ -198,6 +198,18 @@ pub fn state_cache(r: &Recorder) -> RecordBatch {
     ])
 }
 
+pub fn ordering(r: &Recorder) -> RecordBatch {
+    let l = &r.ordering;
+    batch(vec![
+        ("time_ps", u64s(l.time.iter().copied())),
+        ("node", u32s(l.node.iter().copied())),
+        ("bytes", u64s(l.bytes.iter().copied())),
+        ("bitmap_bytes", u64s(l.bitmap_bytes.iter().copied())),
+        ("sacks", u64s(l.sacks.iter().copied())),
+        ("nacks", u64s(l.nacks.iter().copied())),
+    ])
+}
+
 pub fn pfc(r: &Recorder) -> RecordBatch {
     pfc_batch(&r.pfc)
 }

@@ -301,6 +301,9 @@ fn nic(out: &mut Problems, s: &Scenario) {
     for (key, why) in n.state_cache.iter().flat_map(|c| c.check()) {
         out.push((p(&format!("state_cache.{key}")), why));
     }
+    for (key, why) in n.ordering.iter().flat_map(|c| c.check()) {
+        out.push((p(&format!("ordering.{key}")), why));
+    }
     use crate::nic::cc::CcSpec;
     match &n.cc {
         CcSpec::Dcqcn(d) => {

@@ -50,6 +50,8 @@ pub struct RoceHeader {
     pub imm: u32,
     /// Index of the message in its queue pair's send queue (IRN's "recv WQE SN").
     pub msg: u32,
+    /// Eunomia's last-packet bit: the last packet of everything the sender has posted.
+    pub last: bool,
     /// Timestamp echoed back in ACKs for RTT measurement.
     pub ts: Time,
 }

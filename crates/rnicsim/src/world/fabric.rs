@@ -307,6 +307,9 @@ impl World {
             if let Some(st) = &nic.state {
                 self.record.state_cache_sample(self.now, nic.node, st);
             }
+            if let Some(o) = &nic.ordering {
+                self.record.ordering_sample(self.now, nic.node, o);
+            }
         }
         self.timers.arm(timer, self.now + interval);
     }

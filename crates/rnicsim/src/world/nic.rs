@@ -213,6 +213,9 @@ impl World {
         let sport = 49152 + (crate::sim::rng::mix64(self.seed ^ ((q as u64) << 20) ^ serial) % 16384) as u16;
         self.qps.get_mut(q).start(spec, h, node, owner, sport);
         let nic = &mut self.nics[h as usize];
+        if let Some(o) = &mut nic.ordering {
+            o.opened(self.now);
+        }
         nic.active_qps += 1;
         nic.peak_qps = nic.peak_qps.max(nic.active_qps);
         q

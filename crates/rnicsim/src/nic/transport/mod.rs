@@ -165,6 +165,9 @@ impl Ctx<'_> {
             if let Some(st) = &mut self.nics[h as usize].state {
                 st.cache.forget(q);
             }
+            if let Some(o) = &mut self.nics[h as usize].ordering {
+                o.closed(self.now, self.qps.get_mut(q));
+            }
             super::sched::QpScheduler::remove(&mut self.nics[h as usize].sched, q);
         }
     }
@@ -230,6 +233,10 @@ impl Ctx<'_> {
             }
         }
         let e = &qp.sq[qp.entry_of(qp.snd_nxt)?];
+        if requester::hold_last_write(self.spec, qp, e, qp.snd_nxt) {
+            // Requeued by the ACK that releases it.
+            return None;
+        }
         Some(pace.max(e.ready_at))
     }
 

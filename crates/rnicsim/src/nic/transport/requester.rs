@@ -2,7 +2,7 @@
 //! packet of a queue pair (READ responses it owes first, then resends, then new data at
 //! `snd_nxt`), and what ACKs, NAKs, RNR NAKs, READ responses and the retransmission timer do.
 
-use super::recovery::RecoveryScheme;
+use super::recovery::{RecoveryScheme, NO_SACK};
 use super::{emit, Action, Ctx};
 use crate::nic::cc::{Ack, CongestionControl};
 use crate::nic::events::NicEvent;
@@ -118,6 +118,9 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
                 ..Default::default()
             }
         } else {
+            if hold_last_write(ctx.spec, qp, &e, psn) {
+                return None;
+            }
             if psn >= qp.snd_nxt {
                 qp.snd_nxt = psn + 1;
             }
@@ -132,7 +135,9 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
                 dma_len: e.wr.len as u32,
                 imm: e.wr.verb.imm().unwrap_or(0),
                 msg: e.msg,
-                ack_req: op.is_last() || qp.probe,
+                // A held last packet waits for the ACK of the one before it: ask for it.
+                ack_req: op.is_last() || qp.probe || (family == Family::Write && psn + 2 == e.end_psn() && ctx.spec.ordering.is_some_and(|o| o.hold_last_write)),
+                last: op.is_last() && i + 1 == qp.sq.len(),
                 ..Default::default()
             }
         };
@@ -144,7 +149,11 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         (hdr, psn, retransmit)
     };
     let op = hdr.opcode;
-    let size = hdr.payload + op.header_bytes();
+    let extra = match (op.family(), &ctx.spec.ordering) {
+        (Family::Write | Family::Send, Some(o)) => o.header_bytes(),
+        _ => 0,
+    };
+    let size = hdr.payload + op.header_bytes() + extra;
     let h = qp.host as usize;
     // Payload DMA: bytes mode copies the source bytes into the packet's payload slot (the
     // source address is looked up only then; size-only runs skip it on this hot path).
@@ -200,6 +209,14 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
     Some((id, end))
 }
 
+/// Whether packet `psn` of WRITE `e` must wait: with an ordering layer's `hold_last_write`,
+/// the last packet of a multi-packet WRITE leaves only once every earlier packet is
+/// acknowledged in order, so it cannot reach the receiver's memory before them (Eunomia
+/// §3.5.2).
+pub(super) fn hold_last_write(spec: &crate::nic::NicSpec, qp: &crate::nic::qp::Qp, e: &SqEntry, psn: u64) -> bool {
+    spec.ordering.is_some_and(|o| o.hold_last_write) && e.family() == Family::Write && e.npkts > 1 && psn + 1 == e.end_psn() && qp.snd_una < psn
+}
+
 /// An ACK, NAK or RNR NAK for queue pair `q`.
 pub fn on_ack(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     if ctx.qps.get(q).state != QpState::Ready {
@@ -221,6 +238,12 @@ fn on_ack_syndrome(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     let psn = pkt.seq;
     match pkt.roce.syndrome {
         Syndrome::Ack => ack_upto(ctx, q, psn + 1, pkt, id),
+        Syndrome::NakSequence if pkt.roce.va != NO_SACK && ctx.spec.ordering.is_some() => {
+            // An ordering layer's SACK: the packet was kept; recovery is not triggered.
+            ack_upto(ctx, q, psn, pkt, id);
+            let recovery = ctx.spec.recovery;
+            recovery.on_sack(ctx.qps.get_mut(q), pkt.roce.va);
+        }
         Syndrome::NakSequence => {
             ack_upto(ctx, q, psn, pkt, id);
             emit(ctx, q, NicEvent::Nack);

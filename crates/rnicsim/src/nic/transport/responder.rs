@@ -64,6 +64,10 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
         }
         return;
     }
+    if psn > qp.epsn && ctx.nics[qp.host as usize].ordering.is_some() {
+        out_of_order_layer(ctx, q, op, pkt, id);
+        return;
+    }
     if psn > qp.epsn {
         let expected = qp.epsn;
         let recovery = ctx.spec.recovery;
@@ -140,24 +144,98 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
                 return;
             }
             start_read(ctx, q, pkt);
+            let npkts = packets_for(pkt.roce.dma_len as u64, ctx.spec.mtu) as u64;
             let qp = ctx.qps.get_mut(q);
             qp.msn += 1;
-            qp.epsn = psn + packets_for(pkt.roce.dma_len as u64, ctx.spec.mtu) as u64;
             qp.nak_sent = false;
+            if ctx.nics[qp.host as usize].ordering.is_some() {
+                // The request takes `npkts` PSNs: each moves the ordering layer on in turn.
+                for p in psn..psn + npkts {
+                    if ctx.qps.get(q).epsn == p {
+                        advance_in_order(ctx, q, p, pkt.roce.last && p + 1 == psn + npkts);
+                    }
+                }
+                return;
+            }
+            qp.epsn = psn + npkts;
             qp.ooo.reset(qp.epsn);
             return;
         }
         _ => unreachable!("responder gets requests only"),
     }
     let qp = ctx.qps.get_mut(q);
-    qp.epsn = psn + 1;
+    if ctx.nics[qp.host as usize].ordering.is_some() {
+        advance_in_order(ctx, q, psn, pkt.roce.last);
+    } else {
+        qp.epsn = psn + 1;
+        ctx.spec.recovery.on_in_order(qp);
+    }
+    let qp = ctx.qps.get_mut(q);
     qp.nak_sent = false;
-    ctx.spec.recovery.on_in_order(qp);
     qp.unacked += 1;
     if qp.unacked >= ctx.spec.ack_interval || op.is_last() || pkt.roce.ack_req || qp.epsn != psn + 1 {
         qp.unacked = 0;
         let e = qp.epsn - 1;
         ctx.send_control(q, Opcode::Acknowledge, Syndrome::Ack, e, pkt, Some(id));
+    }
+}
+
+/// A data packet ahead of the expected PSN, on a NIC with an ordering layer (Eunomia §3.5):
+/// tracked (placed, SACK), a duplicate of a tracked one (SACK again), or refused (dropped,
+/// NACK once per gap).
+fn out_of_order_layer(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
+    use crate::nic::ordering::Verdict;
+    let now = ctx.now;
+    let placeable = op.family() == Family::Write && !op.has_imm() && check_write(ctx, q, pkt);
+    let qp = ctx.qps.get_mut(q);
+    let h = qp.host as usize;
+    let expected = qp.epsn;
+    let ordering = ctx.nics[h].ordering.as_mut().expect("checked by the caller");
+    match ordering.arrive(now, qp, pkt.seq, pkt.roce.last, placeable) {
+        Verdict::Tracked => {
+            let placed = place(ctx, q, pkt, id, pkt.roce.va + pkt.roce.offset as u64);
+            if op.is_last() {
+                let ends = &mut ctx.qps.get_mut(q).held_ends;
+                let at = ends.partition_point(|&(p, _)| p < pkt.seq);
+                ends.insert(at, (pkt.seq, placed));
+            }
+            ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, pkt, Some(id));
+        }
+        Verdict::Duplicate => ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, pkt, Some(id)),
+        Verdict::Refused => {
+            let qp = ctx.qps.get_mut(q);
+            if !qp.nak_sent {
+                qp.nak_sent = true;
+                if ctx.spec.cnp == CnpMode::AckFlag {
+                    qp.ecn_seen = true;
+                }
+                let echo = Packet { seq: NO_SACK, ..*pkt };
+                ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, &echo, Some(id));
+            }
+        }
+        Verdict::InOrder { .. } => unreachable!("the packet is ahead of the expected PSN"),
+    }
+}
+
+/// The expected packet `psn` arrived on a NIC with an ordering layer: the layer moves the
+/// expected PSN past it and past every packet it had tracked beyond, and WRITEs whose last
+/// packet came early are now whole in order (§3.5.2).
+fn advance_in_order(ctx: &mut Ctx, q: u32, psn: u64, last: bool) {
+    use crate::nic::ordering::Verdict;
+    let now = ctx.now;
+    let qp = ctx.qps.get_mut(q);
+    let h = qp.host as usize;
+    let ordering = ctx.nics[h].ordering.as_mut().expect("checked by the caller");
+    let Verdict::InOrder { next } = ordering.arrive(now, qp, psn, last, true) else { unreachable!("the expected PSN is in order") };
+    qp.epsn = next;
+    while let Some(&(p, placed)) = ctx.qps.get(q).held_ends.first() {
+        if p >= next {
+            break;
+        }
+        let qp = ctx.qps.get_mut(q);
+        qp.held_ends.remove(0);
+        qp.msn += 1;
+        message_arrived(ctx, q, placed);
     }
 }
 

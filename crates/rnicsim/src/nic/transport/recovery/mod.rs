@@ -38,6 +38,9 @@ pub trait RecoveryScheme {
     /// Requester: a sequence NAK for `psn` (everything below it is acknowledged) reporting
     /// that `sack` arrived.
     fn on_nak(&self, qp: &mut Qp, psn: u64, sack: u64);
+    /// Requester: an ordering layer's SACK (`[nic.ordering]`): `sack` arrived and was kept.
+    /// It never triggers recovery; a scheme that tracks SACKs marks it (Eunomia §3.2.2).
+    fn on_sack(&self, _qp: &mut Qp, _sack: u64) {}
     /// Requester: the retransmission timer fired; `from` is the oldest PSN not acknowledged.
     fn on_timeout(&self, qp: &mut Qp, from: u64);
     /// Responder: packet `psn` arrived while `qp.epsn` is still expected.
@@ -82,6 +85,9 @@ impl RecoveryScheme for Recovery {
     }
     fn on_nak(&self, qp: &mut Qp, psn: u64, sack: u64) {
         dispatch!(self, r => r.on_nak(qp, psn, sack))
+    }
+    fn on_sack(&self, qp: &mut Qp, sack: u64) {
+        dispatch!(self, r => r.on_sack(qp, sack))
     }
     fn on_timeout(&self, qp: &mut Qp, from: u64) {
         dispatch!(self, r => r.on_timeout(qp, from))

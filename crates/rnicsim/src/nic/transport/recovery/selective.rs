@@ -35,6 +35,12 @@ impl RecoveryScheme for SelectiveRepeat {
         qp.resend_high = qp.resend_high.max(if sack == NO_SACK { upto } else { sack + 1 });
     }
 
+    fn on_sack(&self, qp: &mut Qp, sack: u64) {
+        if sack < qp.snd_nxt {
+            qp.sacked.set(sack);
+        }
+    }
+
     fn on_timeout(&self, qp: &mut Qp, from: u64) {
         qp.resend.clear();
         let end = qp.snd_nxt;

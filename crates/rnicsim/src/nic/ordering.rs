@@ -1,0 +1,321 @@
+//! The receiver ordering layer (`[nic.ordering]`; Eunomia §3): what a responder does with a
+//! data packet that arrives ahead of the expected PSN, and how many bytes of on-chip memory
+//! that takes.
+//!
+//! - `eunomia`: the hybrid-dynamic bitmap and memory controller of `crates/eunomia` (one per
+//!   NIC; each queue pair holds only its Dynamic BM Address). A bitmap exists only while a
+//!   connection has seen reordering and until its last packet arrives.
+//! - `static`: a fixed bitmap of `bits` per connection, allocated for every open connection
+//!   (the §4 baseline: 32 + 9 = 41 bytes at 256 bits; IRN and MP-RDMA are of this kind).
+//! - `ideal`: unbounded tracking, no memory accounted (the ideal ordering layer).
+//!
+//! Every layer answers ACK for in-order packets, SACK for tracked out-of-order ones and NACK
+//! (once per gap) for packets it cannot track, which it drops (§3.5.1). Only plain WRITE data
+//! is placed out of order; SEND and WRITE with immediate need their receive WQE in order and
+//! are refused (NACK) ahead of the expected PSN. The sender's side (§3.2): a SACK marks its
+//! PSN received and never triggers recovery; a NACK or timeout triggers `nic.recovery`; data
+//! packets carry 33 bits more header (5 bytes); the last packet of a multi-packet WRITE waits
+//! until every earlier packet is acknowledged (§3.5.2, `hold_last_write`).
+
+use crate::nic::qp::{Qp, SACK_RANGE};
+use crate::units::{Bytes, Time};
+use eunomia::{Arrival, OrderingLayer, NULL};
+use serde::{Deserialize, Serialize};
+
+/// Header bytes Eunomia adds to every data packet (the connection's first PSN and a
+/// last-packet bit: 33 bits, §3.2.1).
+pub const HEADER_BYTES: u32 = 5;
+/// A static bitmap's state besides its bits: head and last PSN (4 bytes each) and the head's
+/// index (§4).
+pub const STATIC_STATE_BYTES: u64 = 9;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    #[default]
+    Eunomia,
+    Static,
+    Ideal,
+}
+
+/// `[nic.ordering]`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OrderingSpec {
+    #[serde(default)]
+    pub layer: Layer,
+    /// Eunomia: bits per bitmap block.
+    #[serde(default = "default_block_bits")]
+    pub block_bits: u32,
+    /// Eunomia: most bits one connection's bitmap may reach.
+    #[serde(default = "default_cap_bits")]
+    pub cap_bits: u32,
+    /// Eunomia: the memory controller's master array (2-byte blocks).
+    #[serde(default = "default_memory")]
+    pub memory: Bytes,
+    /// Static: bits of every connection's bitmap.
+    #[serde(default = "default_cap_bits")]
+    pub bits: u32,
+    /// Hold the last packet of a multi-packet WRITE at the sender until every earlier packet
+    /// is acknowledged in order, so a receiver polling it never reads a partial message.
+    #[serde(default = "default_true")]
+    pub hold_last_write: bool,
+}
+
+fn default_block_bits() -> u32 {
+    16
+}
+fn default_cap_bits() -> u32 {
+    256
+}
+fn default_memory() -> Bytes {
+    Bytes(256 * 1024)
+}
+fn default_true() -> bool {
+    true
+}
+
+impl OrderingSpec {
+    pub fn eunomia_config(&self) -> eunomia::Config {
+        eunomia::Config { block_bits: self.block_bits, cap_bits: self.cap_bits, memory_blocks: (self.memory.0 / eunomia::BLOCK_BYTES as u64).min(u32::MAX as u64) as u32 }
+    }
+
+    /// Keys that are out of range, with why.
+    pub fn check(&self) -> Vec<(&'static str, String)> {
+        let mut bad = Vec::new();
+        match self.layer {
+            Layer::Eunomia => {
+                if let Err(e) = self.eunomia_config().check() {
+                    let key = if e.starts_with("block_bits") { "block_bits" } else if e.starts_with("memory") { "memory" } else { "cap_bits" };
+                    bad.push((key, e));
+                }
+            }
+            Layer::Static => {
+                if self.bits == 0 || self.bits as u64 > SACK_RANGE {
+                    bad.push(("bits", format!("must be 1..={SACK_RANGE}")));
+                }
+            }
+            Layer::Ideal => {}
+        }
+        bad
+    }
+
+    /// Header bytes the layer adds to each data packet.
+    pub fn header_bytes(&self) -> u32 {
+        if self.layer == Layer::Eunomia {
+            HEADER_BYTES
+        } else {
+            0
+        }
+    }
+}
+
+/// What the responder does with a data packet at or beyond the expected PSN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// In order: everything below `next` has arrived (ACK).
+    InOrder { next: u64 },
+    /// Out of order, tracked: place it and answer SACK.
+    Tracked,
+    /// Out of order, already tracked.
+    Duplicate,
+    /// Out of order and not tracked: drop it and answer NACK.
+    Refused,
+}
+
+/// Counters of one NIC's ordering layer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct OrderingCounters {
+    pub in_order: u64,
+    pub sacks: u64,
+    pub nacks: u64,
+    pub duplicates: u64,
+    /// Bitmaps created (Eunomia: first out-of-order packet of a connection).
+    pub bitmaps_created: u64,
+    pub peak_bytes: u64,
+    /// Time-average bytes in use over the run: metadata and bitmaps.
+    pub mean_bytes: f64,
+    /// Time-average bytes of the bitmaps alone.
+    pub mean_bitmap_bytes: f64,
+    /// Time-average open connections on the NIC.
+    pub mean_connections: f64,
+    /// `mean_bytes / mean_connections` and `mean_bitmap_bytes / mean_connections` (Eunomia
+    /// Fig. 9's average memory per connection; 0 without connections).
+    pub mean_bytes_per_connection: f64,
+    pub mean_bitmap_bytes_per_connection: f64,
+}
+
+impl OrderingCounters {
+    /// Adds another NIC's counters (peaks and means add up to the whole fabric's).
+    pub fn add(&mut self, o: &OrderingCounters) {
+        self.in_order += o.in_order;
+        self.sacks += o.sacks;
+        self.nacks += o.nacks;
+        self.duplicates += o.duplicates;
+        self.bitmaps_created += o.bitmaps_created;
+        self.peak_bytes += o.peak_bytes;
+        self.mean_bytes += o.mean_bytes;
+        self.mean_bitmap_bytes += o.mean_bitmap_bytes;
+        self.mean_connections += o.mean_connections;
+        let per = |x: f64| if self.mean_connections > 0.0 { x / self.mean_connections } else { 0.0 };
+        self.mean_bytes_per_connection = per(self.mean_bytes);
+        self.mean_bitmap_bytes_per_connection = per(self.mean_bitmap_bytes);
+    }
+}
+
+/// One NIC's ordering layer and its memory accounting.
+#[derive(Clone, Debug)]
+pub struct NicOrdering {
+    spec: OrderingSpec,
+    eunomia: Option<OrderingLayer>,
+    counters: OrderingCounters,
+    /// Open connections (a static bitmap each).
+    connections: u64,
+    /// Byte-picoseconds of memory and of bitmaps alone, up to `since`.
+    area: u128,
+    bitmap_area: u128,
+    connection_area: u128,
+    since: Time,
+}
+
+impl NicOrdering {
+    pub fn new(spec: &OrderingSpec) -> NicOrdering {
+        let eunomia = (spec.layer == Layer::Eunomia).then(|| OrderingLayer::new(spec.eunomia_config()));
+        NicOrdering { spec: *spec, eunomia, counters: OrderingCounters::default(), connections: 0, area: 0, bitmap_area: 0, connection_area: 0, since: Time::ZERO }
+    }
+
+    /// Bytes in use now: metadata and bitmaps, and the bitmaps alone.
+    pub fn bytes(&self) -> (u64, u64) {
+        match (&self.eunomia, self.spec.layer) {
+            (Some(l), _) => {
+                let all = l.memory().bytes_in_use();
+                let meta = l.active() as u64 * l.config().metadata_blocks() as u64 * eunomia::BLOCK_BYTES as u64;
+                (all, all - meta)
+            }
+            (None, Layer::Static) => {
+                let bits = (self.spec.bits as u64).div_ceil(8);
+                (self.connections * (bits + STATIC_STATE_BYTES), self.connections * bits)
+            }
+            _ => (0, 0),
+        }
+    }
+
+    /// Integrates memory in use up to `now` (call before anything changes it).
+    fn account(&mut self, now: Time) {
+        let dt = now.0.saturating_sub(self.since.0) as u128;
+        let (all, bitmaps) = self.bytes();
+        self.area += all as u128 * dt;
+        self.bitmap_area += bitmaps as u128 * dt;
+        self.connection_area += self.connections as u128 * dt;
+        self.since = self.since.max(now);
+    }
+
+    fn note_peak(&mut self) {
+        self.counters.peak_bytes = self.counters.peak_bytes.max(self.bytes().0);
+    }
+
+    /// A connection opened on this NIC.
+    pub fn opened(&mut self, now: Time) {
+        self.account(now);
+        self.connections += 1;
+        self.note_peak();
+    }
+
+    /// A connection closed: its bitmap is released.
+    pub fn closed(&mut self, now: Time, qp: &mut Qp) {
+        self.account(now);
+        self.connections = self.connections.saturating_sub(1);
+        if let Some(l) = &mut self.eunomia {
+            l.release(&mut qp.dba);
+        }
+    }
+
+    /// Data packet `psn` of `qp` arrived at or beyond `qp.epsn`; `last` is the sender's
+    /// last-packet bit, `placeable` whether it could be placed out of order (plain WRITE).
+    pub fn arrive(&mut self, now: Time, qp: &mut Qp, psn: u64, last: bool, placeable: bool) -> Verdict {
+        self.account(now);
+        let d = psn - qp.epsn;
+        let verdict = if let Some(l) = &mut self.eunomia {
+            if d > 0 && !placeable {
+                Verdict::Refused
+            } else {
+                let created = l.stats().created;
+                let v = match l.arrive(&mut qp.dba, qp.epsn as u32, psn as u32, last) {
+                    Arrival::InOrder { next } => Verdict::InOrder { next: psn + next.wrapping_sub(psn as u32) as u64 },
+                    Arrival::Tracked => Verdict::Tracked,
+                    Arrival::Duplicate => Verdict::Duplicate,
+                    Arrival::Refused(_) => Verdict::Refused,
+                };
+                self.counters.bitmaps_created += l.stats().created - created;
+                v
+            }
+        } else {
+            let range = if self.spec.layer == Layer::Static { self.spec.bits as u64 } else { SACK_RANGE };
+            if d == 0 {
+                qp.ooo.advance_to(psn + 1);
+                Verdict::InOrder { next: qp.ooo.advance_over_set() }
+            } else if !placeable || d >= range {
+                Verdict::Refused
+            } else if qp.ooo.get(psn) {
+                Verdict::Duplicate
+            } else {
+                qp.ooo.set(psn);
+                Verdict::Tracked
+            }
+        };
+        match verdict {
+            Verdict::InOrder { .. } => self.counters.in_order += 1,
+            Verdict::Tracked => self.counters.sacks += 1,
+            Verdict::Duplicate => self.counters.duplicates += 1,
+            Verdict::Refused => self.counters.nacks += 1,
+        }
+        self.note_peak();
+        verdict
+    }
+
+    /// The counters, with the time averages taken up to `end`.
+    pub fn counters(&self, end: Time) -> OrderingCounters {
+        let dt = end.0.saturating_sub(self.since.0) as u128;
+        let (all, bitmaps) = self.bytes();
+        let span = end.0.max(1) as f64;
+        let area = (self.area + all as u128 * dt) as f64;
+        let bitmap_area = (self.bitmap_area + bitmaps as u128 * dt) as f64;
+        let connection_area = (self.connection_area + self.connections as u128 * dt) as f64;
+        let per = |a: f64| if connection_area > 0.0 { a / connection_area } else { 0.0 };
+        OrderingCounters {
+            mean_bytes: area / span,
+            mean_bitmap_bytes: bitmap_area / span,
+            mean_connections: connection_area / span,
+            mean_bytes_per_connection: per(area),
+            mean_bitmap_bytes_per_connection: per(bitmap_area),
+            ..self.counters
+        }
+    }
+
+    /// Bytes of one connection's bitmap state now (for tests and traces).
+    pub fn bytes_of(&self, qp: &Qp) -> u64 {
+        match &self.eunomia {
+            Some(l) => l.bytes_of(qp.dba),
+            None => 0,
+        }
+    }
+}
+
+/// A connection with no bitmap (the Dynamic BM Address of a fresh queue pair).
+pub const NO_BITMAP: u32 = NULL;
+
+/// Summary of the ordering layers (`summary.json` `ordering`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct OrderingSummary {
+    pub layer: String,
+    pub total: OrderingCounters,
+    /// NICs that received data, by host.
+    pub per_nic: Vec<NamedOrdering>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct NamedOrdering {
+    pub name: String,
+    #[serde(flatten)]
+    pub counters: OrderingCounters,
+}

@@ -1,0 +1,166 @@
+//! The receiver ordering layer (`[nic.ordering]`, Eunomia §3): sprayed WRITEs that go-back-N
+//! cannot use, the static bitmap's memory against its formula, refusals when the memory
+//! controller is full, the held last WRITE packet's round trip, bad keys, and the shipped Fig. 9.
+
+use rnicsim::output::Summary;
+use rnicsim::scenario::LoadedScenario;
+use std::path::Path;
+
+mod common;
+
+fn run(toml: &str) -> Summary {
+    common::run_summary(&LoadedScenario::from_str(toml, "ordering.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "ordering")
+}
+
+/// Host 2 (second leaf) WRITEs 64 KB messages to host 0 over 4 queue pairs; every switch
+/// sprays packets over 4 spines. `nic` is appended to the `[nic]` table.
+fn sprayed(nic: &str) -> Summary {
+    run(&format!(
+        r#"
+        duration = "300us"
+        [topology.leaf_spine]
+        leaves = 2
+        spines = 4
+        hosts_per_leaf = 2
+        [switch]
+        load_balancer = "spray"
+        [nic]
+        mtu = 1000
+        {nic}
+        [[perftest]]
+        test = "write_bw"
+        client = 2
+        server = 0
+        message = "64KB"
+        qps = 4
+        depth = 2
+        [[perftest]]
+        test = "write_bw"
+        client = 3
+        server = 1
+        message = "64KB"
+        qps = 4
+        depth = 2
+    "#
+    ))
+}
+
+#[test]
+fn sprayed_writes_complete_with_an_ordering_layer_where_go_back_n_resends() {
+    let gbn = sprayed("");
+    assert!(gbn.rdma.retransmits > 0, "spraying reorders and go-back-N resends");
+    let eu = sprayed("[nic.ordering]");
+    let o = eu.ordering.as_ref().expect("ordering in the summary");
+    assert_eq!(o.layer, "eunomia");
+    assert!(o.total.sacks > 0 && o.total.bitmaps_created > 0, "{:?}", o.total);
+    assert_eq!(eu.rdma.retransmits, 0, "a SACK never triggers recovery: {:?}", o.total);
+    assert_eq!(o.total.nacks, 0);
+    let gbps = |s: &Summary| s.perftest.iter().map(|p| p.completed_gbps).sum::<f64>();
+    assert!(gbps(&eu) > 1.2 * gbps(&gbn), "eunomia {} Gbps, go-back-N {} Gbps", gbps(&eu), gbps(&gbn));
+    // Bytes in use per connection with a bitmap: 50 of metadata and 2 per 16-bit row.
+    let server = &o.per_nic.iter().find(|n| n.name == "host 0").unwrap().counters;
+    assert!(server.peak_bytes >= 52 && server.peak_bytes <= 4 * 82, "{server:?}");
+    assert!(server.mean_bytes > 0.0 && server.mean_bytes <= server.peak_bytes as f64);
+    // The ideal layer never refuses either, and takes no accounted memory.
+    let ideal = sprayed("[nic.ordering]\nlayer = \"ideal\"");
+    assert_eq!(ideal.rdma.retransmits, 0);
+    assert_eq!(ideal.ordering.unwrap().total.peak_bytes, 0);
+}
+
+#[test]
+fn a_static_bitmap_takes_its_bits_and_nine_bytes_per_open_connection() {
+    for bits in [64u32, 256] {
+        let s = run(&format!(
+            r#"
+            duration = "50us"
+            [topology.star]
+            hosts = 2
+            [nic.ordering]
+            layer = "static"
+            bits = {bits}
+            [[perftest]]
+            test = "write_bw"
+            client = 0
+            server = 1
+            message = "4KB"
+            qps = 5
+        "#
+        ));
+        let o = s.ordering.unwrap();
+        let per = bits as f64 / 8.0 + 9.0;
+        for n in o.per_nic.iter().map(|n| &n.counters) {
+            assert!((n.mean_connections - 5.0).abs() < 1e-9, "{n:?}");
+            assert!((n.mean_bytes_per_connection - per).abs() < 1e-9, "{bits} bits: {n:?}");
+            assert!((n.mean_bitmap_bytes_per_connection - bits as f64 / 8.0).abs() < 1e-9);
+            assert_eq!(n.peak_bytes, (5.0 * per) as u64);
+        }
+    }
+}
+
+#[test]
+fn a_full_memory_controller_refuses_with_nacks_and_the_sender_recovers() {
+    // Room for one bitmap of one row (25 blocks of metadata + 1): every other connection's
+    // out-of-order packets are refused, answered with a NACK, and sent again.
+    let s = sprayed("[nic.ordering]\nmemory = \"52B\"");
+    let o = s.ordering.unwrap();
+    assert!(o.total.nacks > 0, "{:?}", o.total);
+    assert!(s.rdma.retransmits > 0);
+    assert!(o.total.peak_bytes <= 2 * 52, "two receiving NICs, 52 bytes each: {:?}", o.total);
+    assert!(s.perftest.iter().all(|p| p.completed_gbps > 1.0 && p.errors == 0), "{:?}", s.perftest);
+}
+
+#[test]
+fn the_last_packet_of_a_write_waits_one_round_trip_for_the_acks_before_it() {
+    let lat = |hold: bool| {
+        let s = run(&format!(
+            r#"
+            duration = "200us"
+            [topology.star]
+            hosts = 2
+            [links]
+            delay = "1us"
+            [nic]
+            mtu = 1000
+            [nic.ordering]
+            hold_last_write = {hold}
+            [[perftest]]
+            test = "write_lat"
+            client = 0
+            server = 1
+            message = "4000B"
+        "#
+        ));
+        s.perftest[0].latency_mean_us
+    };
+    // The ACK of the third packet comes back a round trip (four 1 µs links, two packets'
+    // serialization, the ACK's) after it left; without the hold the fourth follows at once.
+    let extra = lat(true) - lat(false);
+    assert!((3.9..4.6).contains(&extra), "{extra} µs");
+}
+
+#[test]
+fn bad_ordering_keys_name_the_key() {
+    for (key, value) in [("block_bits", "0"), ("cap_bits", "100"), ("memory", "\"8B\"")] {
+        let toml = format!("duration = \"1ms\"\n[topology.star]\nhosts = 2\n[nic.ordering]\n{key} = {value}\n");
+        let e = LoadedScenario::from_str(&toml, "bad.toml", Path::new(".")).err().expect("refused").to_string();
+        assert!(e.contains(&format!("nic.ordering.{key}")) && e.contains("bad.toml"), "{e}");
+    }
+    let toml = "duration = \"1ms\"\n[topology.star]\nhosts = 2\n[nic.ordering]\nlayer = \"magic\"\n";
+    let e = LoadedScenario::from_str(toml, "bad.toml", Path::new(".")).err().expect("refused").to_string();
+    assert!(e.contains("layer"), "{e}");
+}
+
+#[test]
+fn shipped_fig9_eunomia_stays_under_the_static_bitmap_and_grows_with_reordering() {
+    let st = common::run_shipped("eunomia/fig9_static.toml");
+    assert!(st.paper.iter().all(|c| c.within), "{:?}", st.paper);
+    let eu = common::run_shipped("eunomia/fig9_eunomia.toml");
+    assert_eq!(eu.paper.len(), 4);
+    assert!(eu.paper.iter().all(|c| c.within), "{:?}", eu.paper);
+    let curve = &eu.figures[1].series[0];
+    assert_eq!(curve.x, vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
+    assert_eq!(curve.y[0], 0.0, "no reordering, no memory");
+    assert!(curve.y.windows(2).all(|w| w[0] <= w[1]), "more reordering connections, more memory: {:?}", curve.y);
+    let bitmaps = &eu.figures[0].series[0];
+    assert!(bitmaps.y.iter().all(|&y| y < 32.0), "{:?}", bitmaps.y);
+}
