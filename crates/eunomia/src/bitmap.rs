@@ -40,19 +40,20 @@ pub const MAX_ROWS: u32 = 127;
 pub const VARIABLE_BLOCKS: u32 = 8;
 
 impl Config {
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let bad = |key, why: String| Err(ConfigError { key, why });
         if self.block_bits == 0 || self.block_bits > 255 {
-            return Err(format!("block_bits must be 1..=255, got {}", self.block_bits));
+            return bad("block_bits", format!("must be 1..=255, got {}", self.block_bits));
         }
         if self.cap_bits < self.block_bits || self.cap_bits % self.block_bits != 0 {
-            return Err(format!("cap_bits ({}) must be a positive multiple of block_bits ({})", self.cap_bits, self.block_bits));
+            return bad("cap_bits", format!("({}) must be a positive multiple of block_bits ({})", self.cap_bits, self.block_bits));
         }
         if self.max_rows() > MAX_ROWS {
-            return Err(format!("cap_bits / block_bits is {} rows, at most {MAX_ROWS}", self.max_rows()));
+            return bad("cap_bits", format!("/ block_bits is {} rows, at most {MAX_ROWS}", self.max_rows()));
         }
         let least = self.metadata_blocks() + self.row_blocks();
         if self.memory_blocks < least {
-            return Err(format!("memory of {} blocks cannot hold one bitmap ({least} blocks)", self.memory_blocks));
+            return bad("memory", format!("of {} blocks cannot hold one bitmap ({least} blocks)", self.memory_blocks));
         }
         Ok(())
     }
@@ -73,6 +74,21 @@ impl Config {
         VARIABLE_BLOCKS + 2 + (self.max_rows() - 1)
     }
 }
+
+/// A [`Config`] value out of range: the field (`memory` for `memory_blocks`) and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub key: &'static str,
+    pub why: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.key, self.why)
+    }
+}
+
+impl std::error::Error for ConfigError {}
 
 /// What became of an arriving packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

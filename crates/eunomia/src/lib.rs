@@ -18,7 +18,7 @@ pub mod bitmap;
 pub mod memory;
 pub mod reorder;
 
-pub use bitmap::{Arrival, Config, OrderingLayer, Refusal, Stats, View};
+pub use bitmap::{Arrival, Config, ConfigError, OrderingLayer, Refusal, Stats, View};
 pub use memory::{MemoryController, BLOCK_BYTES, NULL};
 
 #[cfg(test)]

@@ -336,7 +336,7 @@ fn ordering(args: &OrderingArgs) -> anyhow::Result<()> {
     // Room for every connection's bitmap at its cap: nothing is refused for memory.
     let per = probe.metadata_blocks() + probe.max_rows() * probe.row_blocks();
     let cfg = eunomia::Config { memory_blocks: per * args.connections, ..probe };
-    cfg.check().map_err(|e| anyhow::anyhow!(e))?;
+    cfg.check()?;
     eprintln!(
         "ordering: {} connections, {} packets × {} messages each, {:.1}% displaced by up to {}, {}-bit blocks, {}-bit cap",
         args.connections, args.packets, args.rounds, args.displaced * 100.0, args.max_shift, args.block_bits, args.cap_bits

@@ -86,8 +86,7 @@ impl OrderingSpec {
         match self.layer {
             Layer::Eunomia => {
                 if let Err(e) = self.eunomia_config().check() {
-                    let key = if e.starts_with("block_bits") { "block_bits" } else if e.starts_with("memory") { "memory" } else { "cap_bits" };
-                    bad.push((key, e));
+                    bad.push((e.key, e.to_string()));
                 }
             }
             Layer::Static => {
@@ -289,14 +288,6 @@ impl NicOrdering {
             mean_bytes_per_connection: per(area),
             mean_bitmap_bytes_per_connection: per(bitmap_area),
             ..self.counters
-        }
-    }
-
-    /// Bytes of one connection's bitmap state now (for tests and traces).
-    pub fn bytes_of(&self, qp: &Qp) -> u64 {
-        match &self.eunomia {
-            Some(l) => l.bytes_of(qp.dba),
-            None => 0,
         }
     }
 }
