@@ -130,6 +130,9 @@ pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World) -
     if world.nic_spec.ordering.is_some() {
         tables::write_parquet(&dir.path("ordering.parquet"), &tables::ordering(&world.record))?;
     }
+    if let Some(y) = &loaded.scenario.yama {
+        tables::write_parquet(&dir.path("yama_timeline.parquet"), &tables::yama_timeline(&world.apps.yama, y))?;
+    }
     // Written last: its presence marks a complete run.
     std::fs::write(dir.path("summary.json"), serde_json::to_string_pretty(&summary).expect("summary serializes") + "\n")?;
     Ok(summary)

@@ -8,6 +8,7 @@
 pub mod cc;
 pub mod events;
 pub mod memory;
+pub mod offload;
 pub mod pcie;
 pub mod qp;
 pub mod qp_table;

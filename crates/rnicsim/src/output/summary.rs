@@ -59,6 +59,9 @@ pub struct Summary {
     /// The NICs' ordering layers, when `[nic.ordering]` is set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ordering: Option<crate::nic::ordering::OrderingSummary>,
+    /// Entities sharing offload engines, when `[yama]` is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yama: Option<crate::host::apps::yama::YamaSummary>,
     /// The scenario's `[[paper]]` values with ours beside them.
     pub paper: Vec<super::paper::Comparison>,
     /// The scenario's `[[figure]]`s with our points (absent when it has none).
@@ -326,6 +329,7 @@ impl Summary {
             scr: scr(world),
             state_cache: state_cache(world),
             ordering: ordering(world),
+            yama: world.apps.yama.summary(world.end),
             paper: Vec::new(),
             figures: Vec::new(),
             stall: world.stall(),

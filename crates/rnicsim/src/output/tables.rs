@@ -210,6 +210,20 @@ pub fn ordering(r: &Recorder) -> RecordBatch {
     ])
 }
 
+/// One row per (sample, entity) of a `[yama]` run: the entity's application throughput over the
+/// sample interval ending at `time_ps`.
+pub fn yama_timeline(y: &crate::host::apps::Yama, spec: &crate::host::apps::yama::spec::YamaSpec) -> RecordBatch {
+    let rows: Vec<(u64, usize, f64)> = y.timeline.iter().flat_map(|(t, row)| row.iter().enumerate().map(move |(e, g)| (t.0, e, *g))).collect();
+    let names: Vec<&str> = rows.iter().map(|r| spec.entity[r.1].name.as_str()).collect();
+    let chains: Vec<&str> = rows.iter().map(|r| spec.entity[r.1].chain.as_str()).collect();
+    batch(vec![
+        ("time_ps", u64s(rows.iter().map(|r| r.0))),
+        ("entity", Arc::new(StringArray::from_iter_values(names))),
+        ("chain", Arc::new(StringArray::from_iter_values(chains))),
+        ("gbps", f64s(rows.iter().map(|r| r.2))),
+    ])
+}
+
 pub fn pfc(r: &Recorder) -> RecordBatch {
     pfc_batch(&r.pfc)
 }

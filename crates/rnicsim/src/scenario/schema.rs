@@ -43,6 +43,9 @@ pub struct Scenario {
     /// perftest-like benchmarks between host pairs.
     #[serde(default)]
     pub perftest: Vec<PerftestSpec>,
+    /// Entities sharing offload engines at a NIC, with libYama's isolation or without (`[yama]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yama: Option<crate::host::apps::yama::spec::YamaSpec>,
     #[serde(default)]
     pub outputs: OutputSpec,
     /// Published values this scenario reproduces, reported beside ours after the run.

@@ -421,6 +421,23 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
         host_check(&mut out, format!("perftest[{i}].client"), p.client);
         host_check(&mut out, format!("perftest[{i}].server"), p.server);
     }
+    if let Some(y) = &s.yama {
+        for (k, why) in y.check() {
+            out.push((format!("yama.{k}"), why));
+        }
+        for (i, e) in y.engine.iter().enumerate() {
+            host_check(&mut out, format!("yama.engine[{i}].host"), e.host);
+        }
+        for (i, e) in y.entity.iter().enumerate() {
+            for &n in &e.nodes {
+                host_check(&mut out, format!("yama.entity[{i}].nodes"), n);
+            }
+            let server = y.chain.iter().find(|c| c.name == e.chain).and_then(|c| c.engines.first()).and_then(|n| y.engine.iter().find(|x| &x.name == n)).map(|x| x.host);
+            if server.is_some_and(|s| e.nodes.contains(&s)) {
+                out.push((format!("yama.entity[{i}].nodes"), "a client host cannot be its chain's server".into()));
+            }
+        }
+    }
     // Sampling every port every interval: refuse what no disk or memory would hold.
     if let Some(iv) = s.outputs.queue_interval.filter(|t| t.0 > 0) {
         let rows = (s.duration.0 / iv.0).saturating_add(1).saturating_mul(2 * t.links.len() as u64);

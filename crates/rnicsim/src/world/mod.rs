@@ -271,6 +271,7 @@ impl World {
         apps.flows.on_end(self);
         apps.perftests.on_end(self);
         apps.sources.on_end(self);
+        apps.yama.on_end(self);
         for a in apps.custom.iter_mut().flatten() {
             a.on_end(self);
         }

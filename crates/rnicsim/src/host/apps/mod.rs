@@ -10,16 +10,19 @@
 //!
 //! Shipped: [`flows`] (a connection per flow, from a flow-size CDF with Poisson arrivals or from
 //! a flow file), [`perftest`] (perftest-like bandwidth and latency tests) and [`sources`] (plain
-//! packet sources and sinks for fabric-only studies). A program using the library adds its own
+//! packet sources and sinks for fabric-only studies) and [`yama`] (entities posting work to
+//! offload chains, through libYama or not). A program using the library adds its own
 //! with [`crate::world::World::add_application`].
 
 pub mod flows;
 pub mod perftest;
 pub mod sources;
+pub mod yama;
 
 pub use flows::{FlowRecord, Flows};
 pub use perftest::{Perftest, Perftests};
 pub use sources::{FlowStats, Source, Sources};
+pub use yama::Yama;
 
 pub use crate::nic::qp::Owner;
 
@@ -33,8 +36,9 @@ pub type AppId = u8;
 pub const FLOWS: AppId = 0;
 pub const PERFTEST: AppId = 1;
 pub const SOURCES: AppId = 2;
+pub const YAMA: AppId = 3;
 /// The first id of an application added through the library.
-pub const FIRST_CUSTOM: AppId = 3;
+pub const FIRST_CUSTOM: AppId = 4;
 
 /// What an application is woken for.
 #[derive(Clone, Copy, Debug)]
@@ -74,6 +78,7 @@ pub struct Apps {
     pub flows: Flows,
     pub perftests: Perftests,
     pub sources: Sources,
+    pub yama: Yama,
     /// Added through the library; `None` while one is being called.
     pub(crate) custom: Vec<Option<Box<dyn Application + Send>>>,
 }

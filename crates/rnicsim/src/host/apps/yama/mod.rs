@@ -1,0 +1,938 @@
+//! Yama (§3–§4): entities on client hosts post work to offload chains at a server's NIC, through
+//! libYama (`crates/yama`) or straight to the engines (the vanilla baseline).
+//!
+//! Each entity runs generator instances spread over its client hosts; each instance has queue
+//! pairs (RC connections to the chain's server) and keeps `depth` operations outstanding. An
+//! operation travels as an RDMA WRITE of its request bytes; at the server it passes the chain's
+//! engines ([`crate::nic::offload`]) in order and is answered with a WRITE of its reply bytes
+//! (the value of a GET, the data of a READ, a tiny acknowledgement otherwise).
+//!
+//! With isolation, every client host runs one libYama instance per chain it uses: a
+//! [`yama::ChainScheduler`] paces each queue pair at its policy weight × the chain's estimate,
+//! and the instances form the chain's overlay. Every period each instance writes the work its
+//! applications posted and completed into the leader's ring buffer and reads the leader's
+//! timestamped estimate (one-way delays of half the base RTT; the overlay runs in a higher
+//! priority class, so it does not queue behind application traffic). The leader runs the
+//! feedback loop ([`yama::Prober`]) and posts the dummy work it asks for, paced over the next
+//! period. Completions of one-sided chains are counted where they were posted; of two-sided
+//! chains, at the server, whose libYama reports them to the leader the same way. An instance
+//! whose entities all stopped runs nothing (its cycles came from their polling); if it led, the
+//! others see the estimate go stale and the first to notice takes over.
+
+pub mod spec;
+
+use super::{Application, Owner, YAMA};
+use crate::nic::offload::{Engine, Work};
+use crate::nic::verbs::{SendWr, Verb};
+use crate::scenario::LoadedScenario;
+use crate::sim::rng::{stream, Rng};
+use crate::sim::TimerId;
+use crate::units::Time;
+use crate::world::World;
+use rand::Rng as _;
+use serde::Serialize;
+use spec::{Workload, YamaSpec};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use ::yama::{ChainScheduler, Counts, Overlay, Policy, Prober, ProberConfig, ReadOutcome};
+
+/// The member index that stands for a chain's server (reports of two-sided completions).
+const SERVER: u16 = u16::MAX;
+/// A queue index that marks dummy work.
+const DUMMY: u32 = u32::MAX;
+
+/// Internal events, kept in one heap behind one world timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    Start,
+    /// The engine serving operation `op` is done with it.
+    StageDone { op: u32 },
+    /// Operation `op` (its request in the server's memory) enters its chain's first engine.
+    Enter { op: u32 },
+    /// Operation `op` moves on to its next engine (or back to its client).
+    Forward { op: u32 },
+    /// Queue pair `q` may have tokens now.
+    Wake { q: u32 },
+    /// Member `m` of chain `c` runs its period routine.
+    Period { c: u16, m: u16 },
+    /// A report of (app done, app posted, dummy done) reaches member `to` (a leader).
+    /// `waiting`: tokens the member's queue pairs lost while their work waited.
+    Report { c: u16, to: u16, app_done: u64, app_posted: u64, dummy_done: u64, waiting: u64 },
+    /// Member `m`'s read reaches member `at`; the answer comes back after the same delay.
+    ReadAt { c: u16, m: u16, at: u16 },
+    /// The estimate (f64 bits) stamped `stamp` reaches member `m`.
+    Estimate { c: u16, m: u16, bits: u64, stamp: u64 },
+    /// A vote request of `candidate`, term `term`, reaches member `to`.
+    Vote { c: u16, to: u16, candidate: u16, term: u32 },
+    /// The leader `m` of chain `c` posts its next piece of dummy work.
+    Dummy { c: u16, m: u16 },
+    /// Entity `e` starts or stops.
+    EntityOn { e: u32 },
+    EntityOff { e: u32 },
+    Sample,
+}
+
+/// One operation in flight.
+#[derive(Clone, Copy, Debug)]
+struct Op {
+    /// Its queue, or [`DUMMY`].
+    q: u32,
+    chain: u16,
+    /// For dummy work, the member that posted it.
+    member: u16,
+    conn: u32,
+    stage: u8,
+    work: Work,
+    req: u64,
+    reply: u64,
+    /// When the application generated it (latency is measured from here).
+    born: Time,
+}
+
+/// A connection from a client host to a chain's server, with the operations on the wire each
+/// way (RC delivers in order).
+struct Conn {
+    client: u32,
+    server: u32,
+    requests: VecDeque<u32>,
+    replies: VecDeque<u32>,
+}
+
+struct Queue {
+    entity: u32,
+    chain: u16,
+    member: u16,
+    node: u32,
+    /// Its slot in the member's scheduler.
+    slot: usize,
+    conn: u32,
+    active: bool,
+    outstanding: u32,
+    depth: u32,
+    /// An operation generated and waiting for tokens.
+    pending: Option<Op>,
+    wake_armed: bool,
+    rng: Rng,
+}
+
+struct Member {
+    node: u32,
+    sched: ChainScheduler,
+    prober: Prober,
+    /// The estimate it paces at (read from the leader, or its own).
+    estimate: f64,
+    /// What it published while leading: (estimate, stamp).
+    published: (f64, Time),
+    /// Since its last report: application work completed and posted here, dummy completed.
+    app_done: u64,
+    app_posted: u64,
+    dummy_done: u64,
+    /// Reports received while leading, since its last loop iteration.
+    inbox: (u64, u64, u64, u64),
+    dummy_conn: u32,
+    dummy_budget: u64,
+    dummy_gap: Time,
+    dummy_armed: bool,
+    rng: Rng,
+    delay_to: Vec<Time>,
+    delay_to_server: Time,
+}
+
+struct ChainRun {
+    spec: spec::ChainSpec,
+    engines: Vec<usize>,
+    server: u32,
+    two_sided: bool,
+    /// libYama paces this chain (else its entities post straight to the engines).
+    isolation: bool,
+    /// Its feedback loop's period.
+    period: Time,
+    members: Vec<Member>,
+    overlay: Overlay,
+    /// Two-sided: completed at the server since its last report (app, dummy), and the leader
+    /// the server reports to.
+    target: (u64, u64),
+    server_leader: u16,
+    /// Bytes completed in the measurement window: application, dummy.
+    app_bytes: u64,
+    dummy_bytes: u64,
+    /// Estimate published by the leader, sampled (for the timeline).
+    leader_changes: u32,
+}
+
+/// Per entity, over the measurement window.
+#[derive(Default)]
+struct EntityRun {
+    bytes: u64,
+    ops: u64,
+    latencies: Vec<Time>,
+    interval: u64,
+    active: bool,
+}
+
+#[derive(Default)]
+pub struct Yama {
+    pub spec: Option<YamaSpec>,
+    timer: Option<TimerId>,
+    heap: BinaryHeap<Reverse<(Time, u64, Ev)>>,
+    seq: u64,
+    engines: Vec<Engine>,
+    chains: Vec<ChainRun>,
+    queues: Vec<Queue>,
+    conns: Vec<Conn>,
+    ops: Vec<Op>,
+    free: Vec<u32>,
+    policy: Policy,
+    entities: Vec<EntityRun>,
+    /// Per sample: its end and each entity's Gbps in it.
+    pub timeline: Vec<(Time, Vec<f64>)>,
+    /// When entities joined or left (after the warmup).
+    changes: Vec<Time>,
+    end: Time,
+}
+
+impl Yama {
+    pub fn build(w: &mut World, loaded: &LoadedScenario) -> Yama {
+        let Some(spec) = loaded.scenario.yama.clone() else { return Yama::default() };
+        let timer = w.add_app_timer(YAMA, 0);
+        let mut y = Yama { spec: Some(spec), timer: Some(timer), ..Yama::default() };
+        y.at(Time(0), Ev::Start);
+        w.arm(timer, Time(0));
+        y
+    }
+
+    fn spec(&self) -> &YamaSpec {
+        self.spec.as_ref().expect("built from a [yama] section")
+    }
+
+    fn at(&mut self, t: Time, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Reverse((t, self.seq, ev)));
+    }
+
+    /// Connects everything at time 0.
+    fn start(&mut self, w: &mut World) {
+        let spec = self.spec().clone();
+        self.end = w.end;
+        self.engines = spec.engine.iter().cloned().map(Engine::new).collect();
+        let initial = spec.initial.0 as f64 / 8.0;
+        let cfg = ProberConfig { beta: spec.beta, window: spec.window as usize, backfill_cap: spec.backfill_cap, initial };
+        let burst = spec.burst.0 as f64;
+        for (ci, c) in spec.chain.iter().enumerate() {
+            let engines: Vec<usize> = c.engines.iter().map(|n| spec.engine.iter().position(|e| &e.name == n).expect("validated")).collect();
+            let server = spec.engine[engines[0]].host;
+            // Members: every client host of the chain's entities, in order of first mention.
+            let mut nodes: Vec<u32> = Vec::new();
+            for e in spec.entity.iter().filter(|e| e.chain == c.name) {
+                for &n in &e.nodes {
+                    if !nodes.contains(&n) {
+                        nodes.push(n);
+                    }
+                }
+            }
+            let mut members = Vec::new();
+            for (mi, &node) in nodes.iter().enumerate() {
+                let tag = self.conns.len() as u32;
+                let (a, b) = w.connect_app(node, server, Owner { app: YAMA, tag: 2 * tag }, Owner { app: YAMA, tag: 2 * tag + 1 }).expect("a chain's client and server are hosts");
+                self.conns.push(Conn { client: a, server: b, requests: VecDeque::new(), replies: VecDeque::new() });
+                members.push(Member {
+                    node,
+                    sched: ChainScheduler::new(initial, burst),
+                    prober: Prober::new(cfg),
+                    estimate: initial,
+                    published: (initial, Time(0)),
+                    app_done: 0,
+                    app_posted: 0,
+                    dummy_done: 0,
+                    inbox: (0, 0, 0, 0),
+                    dummy_conn: tag,
+                    dummy_budget: 0,
+                    dummy_gap: Time(0),
+                    dummy_armed: false,
+                    rng: stream(w.seed, "yama-dummy", (ci * 65536 + mi) as u64),
+                    delay_to: Vec::new(),
+                    delay_to_server: Time(w.base_rtt(node, server).0 / 2),
+                });
+            }
+            for mi in 0..members.len() {
+                let delays = nodes.iter().map(|&n| if n == nodes[mi] { Time(0) } else { Time(w.base_rtt(nodes[mi], n).0 / 2) }).collect();
+                members[mi].delay_to = delays;
+            }
+            let period = spec.period.unwrap_or_else(|| Time(w.base_rtt(nodes.first().copied().unwrap_or(server), server).0 * 5 / 4).max(Time(1)));
+            let stale = spec.stale_after.unwrap_or(Time(period.0 * 4)).0;
+            let n = members.len().max(1);
+            self.chains.push(ChainRun {
+                spec: c.clone(),
+                engines,
+                server,
+                two_sided: c.is_two_sided(),
+                isolation: c.isolation.unwrap_or(spec.isolation),
+                period,
+                members,
+                overlay: Overlay::new(n, 0, stale),
+                target: (0, 0),
+                server_leader: 0,
+                app_bytes: 0,
+                dummy_bytes: 0,
+                leader_changes: 0,
+            });
+        }
+        // Entities, their queues and the policy.
+        for (ei, e) in spec.entity.iter().enumerate() {
+            let ci = spec.chain.iter().position(|c| c.name == e.chain).expect("validated");
+            let pe = self.policy.add_entity(e.weight, ci);
+            self.policy.set_active(pe, false);
+            self.entities.push(EntityRun::default());
+            for inst in 0..e.instances {
+                let node = e.nodes[inst as usize % e.nodes.len()];
+                let m = self.chains[ci].members.iter().position(|x| x.node == node).expect("a member per client host") as u16;
+                let server = self.chains[ci].server;
+                for k in 0..e.queues {
+                    let qi = self.queues.len() as u32;
+                    let tag = self.conns.len() as u32;
+                    let (a, b) = w.connect_app(node, server, Owner { app: YAMA, tag: 2 * tag }, Owner { app: YAMA, tag: 2 * tag + 1 }).expect("hosts");
+                    self.conns.push(Conn { client: a, server: b, requests: VecDeque::new(), replies: VecDeque::new() });
+                    let slot = self.chains[ci].members[m as usize].sched.add_qp(0.0, 0);
+                    self.queues.push(Queue {
+                        entity: ei as u32,
+                        chain: ci as u16,
+                        member: m,
+                        node,
+                        slot,
+                        conn: tag,
+                        active: false,
+                        outstanding: 0,
+                        depth: e.depth,
+                        pending: None,
+                        wake_armed: false,
+                        rng: stream(w.seed, "yama-queue", ((ei as u64) << 32) | (inst as u64 * e.queues as u64 + k as u64)),
+                    });
+                    let _ = qi;
+                }
+            }
+            for &node in &e.nodes {
+                let count = self.queues.iter().filter(|q| q.entity == ei as u32 && q.node == node).count() as u32;
+                self.policy.set_qps(pe, node, count);
+            }
+            self.at(e.start, Ev::EntityOn { e: ei as u32 });
+            if let Some(s) = e.stop {
+                self.at(s, Ev::EntityOff { e: ei as u32 });
+            }
+        }
+        for m in 0..self.chains.iter().map(|c| c.members.len()).max().unwrap_or(0) {
+            for c in 0..self.chains.len() {
+                if m < self.chains[c].members.len() {
+                    // Members start inactive; their entities switch them on.
+                    self.chains[c].overlay.set_active(m, false);
+                    if self.chains[c].isolation {
+                        let p = self.chains[c].period;
+                        self.at(p, Ev::Period { c: c as u16, m: m as u16 });
+                    }
+                }
+            }
+        }
+        for c in 0..self.chains.len() {
+            if self.chains[c].isolation && self.chains[c].two_sided {
+                let p = self.chains[c].period;
+                self.at(p, Ev::Period { c: c as u16, m: SERVER });
+            }
+        }
+        self.at(spec.sample, Ev::Sample);
+    }
+
+    /// Work of the chain's kind, from `rng`.
+    fn generate(c: &spec::ChainSpec, rng: &mut Rng) -> (Work, u64, u64) {
+        match c.workload {
+            Workload::Nat => {
+                let size = c.packet_sizes[rng.random_range(0..c.packet_sizes.len())];
+                (Work { bytes: size, key: None, put: false }, size, 8)
+            }
+            Workload::Aes => (Work { bytes: c.chunk.0, key: None, put: false }, c.chunk.0, 8),
+            Workload::Kv => {
+                let key = rng.random_range(0..c.keys);
+                let put = rng.random::<f64>() >= c.get;
+                (Work { bytes: 96, key: Some(key), put }, if put { 96 } else { 32 }, if put { 8 } else { 64 })
+            }
+            Workload::Rdma => {
+                let read = rng.random::<f64>() < c.read;
+                (Work { bytes: 64, key: None, put: false }, if read { 16 } else { 64 }, if read { 64 } else { 8 })
+            }
+        }
+    }
+
+    fn alloc(&mut self, op: Op) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.ops[i as usize] = op;
+                i
+            }
+            None => {
+                self.ops.push(op);
+                (self.ops.len() - 1) as u32
+            }
+        }
+    }
+
+    fn write(w: &mut World, qp: u32, from: u32, to: u32, len: u64, at: Time) {
+        let (lkey, _) = w.app_keys(from);
+        let (_, rkey) = w.app_keys(to);
+        let wr = SendWr { id: 0, verb: Verb::Write, local_addr: 0, len, lkey, remote_addr: 0, rkey };
+        w.post_send_at(qp, wr, at).expect("a yama queue pair is open");
+    }
+
+    /// Puts `op` on the wire from its client at `at`.
+    fn send(&mut self, w: &mut World, op: Op, at: Time) {
+        let conn = op.conn;
+        let server = self.chains[op.chain as usize].server;
+        let client_node = if op.q == DUMMY { self.chains[op.chain as usize].members[op.member as usize].node } else { self.queues[op.q as usize].node };
+        let id = self.alloc(op);
+        self.conns[conn as usize].requests.push_back(id);
+        let qp = self.conns[conn as usize].client;
+        Self::write(w, qp, client_node, server, op.req, at);
+    }
+
+    /// Queue `q`'s generator keeps work in libYama's work queue (a saturating application);
+    /// libYama submits it while fewer than `depth` operations are outstanding and (with
+    /// isolation) the queue pair has tokens.
+    fn fill(&mut self, w: &mut World, q: u32, now: Time) {
+        let iso = self.chains[self.queues[q as usize].chain as usize].isolation;
+        let routine = self.spec().routine;
+        loop {
+            let qu = &mut self.queues[q as usize];
+            if !qu.active || qu.wake_armed {
+                break;
+            }
+            let (c, m) = (qu.chain as usize, qu.member as usize);
+            if qu.pending.is_none() {
+                let (work, req, reply) = Self::generate(&self.chains[c].spec, &mut qu.rng);
+                qu.pending = Some(Op { q, chain: c as u16, member: m as u16, conn: qu.conn, stage: 0, work, req, reply, born: now });
+            }
+            if qu.outstanding >= qu.depth {
+                break;
+            }
+            let op = qu.pending.expect("generated");
+            let slot = qu.slot;
+            let at = if iso {
+                let member = &mut self.chains[c].members[m];
+                member.sched.set_busy(slot, true, now.0);
+                match member.sched.try_send(slot, op.work.bytes, now.0) {
+                    Ok(()) => now + routine,
+                    Err(t) => {
+                        // A queue pair with no rate waits for a reweight to kick it.
+                        if t != u64::MAX {
+                            self.queues[q as usize].wake_armed = true;
+                            self.at(Time(t), Ev::Wake { q });
+                        }
+                        break;
+                    }
+                }
+            } else {
+                now
+            };
+            let qu = &mut self.queues[q as usize];
+            qu.pending = None;
+            qu.outstanding += 1;
+            self.chains[c].members[m].app_posted += op.work.bytes;
+            self.send(w, op, at);
+        }
+        let qu = &self.queues[q as usize];
+        if iso && !qu.wake_armed {
+            // Work waits in its queue whenever its entity is on.
+            let busy = qu.active && qu.pending.is_some();
+            let (c, m, slot) = (qu.chain as usize, qu.member as usize, qu.slot);
+            self.chains[c].members[m].sched.set_busy(slot, busy, now.0);
+        }
+    }
+
+    /// Re-weights every queue pair of chain `c` from the policy (a join or a leave).
+    fn reweight(&mut self, c: usize, now: Time) {
+        for q in self.queues.iter().filter(|q| q.chain as usize == c) {
+            let wgt = if q.active { self.policy.qp_weight(q.entity as usize, q.node) } else { 0.0 };
+            self.chains[c].members[q.member as usize].sched.set_weight(q.slot, wgt, now.0);
+        }
+    }
+
+    fn entity_switch(&mut self, w: &mut World, e: u32, on: bool, now: Time) {
+        let c = self.policy.chain_of(e as usize);
+        self.policy.set_active(e as usize, on);
+        self.entities[e as usize].active = on;
+        if now > self.spec().warmup {
+            self.changes.push(now);
+        }
+        let qs: Vec<u32> = (0..self.queues.len() as u32).filter(|&q| self.queues[q as usize].entity == e).collect();
+        for &q in &qs {
+            self.queues[q as usize].active = on;
+        }
+        // A member is active while any of its queues is.
+        for m in 0..self.chains[c].members.len() {
+            let active = self.queues.iter().any(|q| q.chain as usize == c && q.member as usize == m && q.active);
+            let was = self.chains[c].overlay.is_active(m);
+            self.chains[c].overlay.set_active(m, active);
+            if active && !was && self.chains[c].overlay.runs_loop(m) {
+                // A leader resuming restarts its loop from what it last knew.
+                let est = self.chains[c].members[m].estimate;
+                self.chains[c].members[m].prober.start(now.0, est);
+            }
+        }
+        if self.chains[c].isolation {
+            self.reweight(c, now);
+        }
+        // Every queue pair of the chain sees its new rate.
+        let chain_qs: Vec<u32> = (0..self.queues.len() as u32).filter(|&q| self.queues[q as usize].chain as usize == c).collect();
+        for q in chain_qs {
+            self.fill(w, q, now);
+        }
+        let _ = qs;
+    }
+
+    /// Operation `id` enters engine stage `op.stage` of its chain at `now`.
+    fn enter(&mut self, id: u32, now: Time) {
+        let op = self.ops[id as usize];
+        let e = self.chains[op.chain as usize].engines[op.stage as usize];
+        if let Some(done) = self.engines[e].arrive(now, op.conn, id, op.work) {
+            self.at(done, Ev::StageDone { op: id });
+        }
+    }
+
+    /// The engine serving `id` is done with it: the next waiting piece starts, and `id` moves
+    /// on (after the host, for a key-value miss or PUT).
+    fn stage_done(&mut self, id: u32, now: Time) {
+        let op = self.ops[id as usize];
+        let e = self.chains[op.chain as usize].engines[op.stage as usize];
+        let ((left, _), to_host, next) = self.engines[e].depart(now);
+        debug_assert_eq!(left, id);
+        if let Some((n, done)) = next {
+            self.at(done, Ev::StageDone { op: n });
+        }
+        if to_host {
+            let t = now + self.engines[e].spec.host_time;
+            self.at(t, Ev::Forward { op: id });
+        } else {
+            self.at(now, Ev::Forward { op: id });
+        }
+    }
+
+    fn forward(&mut self, w: &mut World, id: u32, now: Time) {
+        let op = &mut self.ops[id as usize];
+        op.stage += 1;
+        let op = *op;
+        let chain = &mut self.chains[op.chain as usize];
+        if (op.stage as usize) < chain.engines.len() {
+            self.enter(id, now);
+            return;
+        }
+        if chain.two_sided {
+            if op.q == DUMMY {
+                chain.target.1 += op.work.bytes;
+            } else {
+                chain.target.0 += op.work.bytes;
+            }
+        }
+        // The answer goes back.
+        let conn = &mut self.conns[op.conn as usize];
+        conn.replies.push_back(id);
+        let qp = conn.server;
+        let client_node = if op.q == DUMMY { chain.members[op.member as usize].node } else { self.queues[op.q as usize].node };
+        let server = chain.server;
+        Self::write(w, qp, server, client_node, op.reply, now);
+    }
+
+    /// The answer reached the client: the operation is complete.
+    fn complete(&mut self, w: &mut World, id: u32, now: Time) {
+        let op = self.ops[id as usize];
+        self.free.push(id);
+        let measuring = now >= self.spec().warmup && now <= self.end;
+        let c = op.chain as usize;
+        if op.q == DUMMY {
+            let chain = &mut self.chains[c];
+            if !chain.two_sided {
+                chain.members[op.member as usize].dummy_done += op.work.bytes;
+            }
+            if measuring {
+                chain.dummy_bytes += op.work.bytes;
+            }
+            return;
+        }
+        let q = op.q;
+        let (m, e) = (self.queues[q as usize].member as usize, self.queues[q as usize].entity as usize);
+        if !self.chains[c].two_sided {
+            self.chains[c].members[m].app_done += op.work.bytes;
+        }
+        let ent = &mut self.entities[e];
+        ent.interval += op.work.bytes;
+        if measuring {
+            ent.bytes += op.work.bytes;
+            ent.ops += 1;
+            ent.latencies.push(now - op.born);
+            self.chains[c].app_bytes += op.work.bytes;
+        }
+        self.queues[q as usize].outstanding -= 1;
+        self.fill(w, q, now);
+    }
+
+    /// Member `m`'s period routine (or the server's report for a two-sided chain).
+    fn period(&mut self, w: &mut World, c: usize, m: u16, now: Time) {
+        let period = self.chains[c].period;
+        self.at(now + period, Ev::Period { c: c as u16, m });
+        let chain = &mut self.chains[c];
+        if m == SERVER {
+            let (app, dummy) = std::mem::take(&mut chain.target);
+            let to = chain.server_leader;
+            let d = chain.members[to as usize].delay_to_server;
+            self.at(now + d, Ev::Report { c: c as u16, to, app_done: app, app_posted: 0, dummy_done: dummy, waiting: 0 });
+            return;
+        }
+        let mi = m as usize;
+        if !chain.overlay.is_active(mi) {
+            // No application polls here: libYama has no cycles.
+            return;
+        }
+        let mem = &mut chain.members[mi];
+        // Tokens lost while work waited: the applications had work the chain did not take.
+        let waiting = mem.sched.take_unspent(now.0);
+        let (done, posted, dummy) = (std::mem::take(&mut mem.app_done), std::mem::take(&mut mem.app_posted), std::mem::take(&mut mem.dummy_done));
+        if chain.overlay.runs_loop(mi) {
+            let (ia, ip, id, iw) = std::mem::take(&mut mem.inbox);
+            let step = mem.prober.period(now.0, Counts { app_done: done + ia, dummy_done: dummy + id, app_posted: posted + ip, app_waiting: waiting + iw });
+            mem.published = (step.estimate, now);
+            mem.estimate = step.estimate;
+            mem.sched.set_estimate(step.estimate, now.0);
+            mem.dummy_budget = step.dummy;
+            if step.dummy > 0 {
+                // Spread over the next period, one operation at a time.
+                let mean = Self::mean_work(&chain.spec).max(1);
+                let n = (step.dummy / mean).max(1);
+                mem.dummy_gap = Time(period.0 / n);
+                if !mem.dummy_armed {
+                    mem.dummy_armed = true;
+                    self.at(now, Ev::Dummy { c: c as u16, m });
+                }
+            }
+            return;
+        }
+        let to = chain.overlay.leader_of(mi) as u16;
+        let d = mem.delay_to[to as usize];
+        self.at(now + d, Ev::Report { c: c as u16, to, app_done: done, app_posted: posted, dummy_done: dummy, waiting });
+        self.at(now + d, Ev::ReadAt { c: c as u16, m, at: to });
+        let _ = w;
+    }
+
+    fn mean_work(c: &spec::ChainSpec) -> u64 {
+        match c.workload {
+            Workload::Nat => c.packet_sizes.iter().sum::<u64>() / c.packet_sizes.len() as u64,
+            Workload::Aes => c.chunk.0,
+            Workload::Kv => 96,
+            Workload::Rdma => 64,
+        }
+    }
+
+    fn dummy(&mut self, w: &mut World, c: usize, m: u16, now: Time) {
+        let chain = &mut self.chains[c];
+        let mem = &mut chain.members[m as usize];
+        if mem.dummy_budget == 0 || !chain.overlay.runs_loop(m as usize) {
+            mem.dummy_armed = false;
+            mem.dummy_budget = 0;
+            return;
+        }
+        let (work, req, reply) = Self::generate(&chain.spec, &mut mem.rng);
+        mem.dummy_budget = mem.dummy_budget.saturating_sub(work.bytes);
+        let gap = mem.dummy_gap;
+        let op = Op { q: DUMMY, chain: c as u16, member: m, conn: mem.dummy_conn, stage: 0, work, req, reply, born: now };
+        self.at(now + gap.max(Time(1)), Ev::Dummy { c: c as u16, m });
+        self.send(w, op, now);
+    }
+
+    fn event(&mut self, w: &mut World, ev: Ev, now: Time) {
+        match ev {
+            Ev::Start => self.start(w),
+            Ev::StageDone { op } => self.stage_done(op, now),
+            Ev::Forward { op } => self.forward(w, op, now),
+            Ev::Enter { op } => self.enter(op, now),
+            Ev::Wake { q } => {
+                self.queues[q as usize].wake_armed = false;
+                self.fill(w, q, now);
+            }
+            Ev::Period { c, m } => self.period(w, c as usize, m, now),
+            Ev::Report { c, to, app_done, app_posted, dummy_done, waiting } => {
+                let inbox = &mut self.chains[c as usize].members[to as usize].inbox;
+                inbox.0 += app_done;
+                inbox.1 += app_posted;
+                inbox.2 += dummy_done;
+                inbox.3 += waiting;
+            }
+            Ev::ReadAt { c, m, at } => {
+                let chain = &self.chains[c as usize];
+                let (est, stamp) = chain.members[at as usize].published;
+                let d = chain.members[m as usize].delay_to[at as usize];
+                self.at(now + d, Ev::Estimate { c, m, bits: est.to_bits(), stamp: stamp.0 });
+            }
+            Ev::Estimate { c, m, bits, stamp } => {
+                let chain = &mut self.chains[c as usize];
+                let mi = m as usize;
+                let est = f64::from_bits(bits);
+                match chain.overlay.read(mi, stamp, now.0) {
+                    ReadOutcome::Fresh => {
+                        let mem = &mut chain.members[mi];
+                        mem.estimate = est;
+                        mem.sched.set_estimate(est, now.0);
+                    }
+                    ReadOutcome::Propose if !chain.overlay.runs_loop(mi) => {
+                        // It leads from now on and runs the loop at once, from the estimate it read.
+                        let term = chain.overlay.propose(mi);
+                        chain.leader_changes += 1;
+                        let mem = &mut chain.members[mi];
+                        mem.prober.start(now.0, est);
+                        mem.published = (est, now);
+                        let delays = mem.delay_to.clone();
+                        let to_server = mem.delay_to_server;
+                        for (k, d) in delays.into_iter().enumerate() {
+                            if k != mi {
+                                self.at(now + d, Ev::Vote { c, to: k as u16, candidate: m, term });
+                            }
+                        }
+                        self.at(now + to_server, Ev::Vote { c, to: SERVER, candidate: m, term });
+                    }
+                    _ => {}
+                }
+            }
+            Ev::Vote { c, to, candidate, term } => {
+                let chain = &mut self.chains[c as usize];
+                if to == SERVER {
+                    chain.server_leader = candidate;
+                } else {
+                    chain.overlay.vote_request(to as usize, candidate as usize, term);
+                }
+            }
+            Ev::Dummy { c, m } => self.dummy(w, c as usize, m, now),
+            Ev::EntityOn { e } => self.entity_switch(w, e, true, now),
+            Ev::EntityOff { e } => self.entity_switch(w, e, false, now),
+            Ev::Sample => {
+                let s = self.spec().sample;
+                let secs = s.as_secs_f64();
+                let row = self.entities.iter_mut().map(|e| std::mem::take(&mut e.interval) as f64 * 8.0 / secs / 1e9).collect();
+                self.timeline.push((now, row));
+                self.at(now + s, Ev::Sample);
+            }
+        }
+    }
+
+    /// Runs every internal event due by now, then re-arms the world timer at the next.
+    fn run_due(&mut self, w: &mut World) {
+        let now = w.now;
+        while let Some(&Reverse((t, _, ev))) = self.heap.peek() {
+            if t > now {
+                break;
+            }
+            self.heap.pop();
+            self.event(w, ev, t.max(now));
+        }
+        if let (Some(timer), Some(&Reverse((t, _, _)))) = (self.timer, self.heap.peek()) {
+            w.arm(timer, t);
+        }
+    }
+}
+
+impl Application for Yama {
+    fn on_timer(&mut self, w: &mut World, _tag: u32) {
+        self.run_due(w);
+    }
+
+    fn on_message(&mut self, w: &mut World, tag: u32, placed: Time) {
+        let conn = (tag / 2) as usize;
+        if tag % 2 == 1 {
+            // At the server: a request.
+            if let Some(id) = self.conns[conn].requests.pop_front() {
+                self.at(placed.max(w.now), Ev::Enter { op: id });
+            }
+        } else if let Some(id) = self.conns[conn].replies.pop_front() {
+            self.complete(w, id, placed);
+        }
+        self.run_due(w);
+    }
+
+    fn on_end(&mut self, w: &World) {
+        self.end = w.end;
+    }
+}
+
+/// `summary.json` `yama`: what every entity, chain and engine achieved over the measurement
+/// window, beside what the policy gives.
+#[derive(Clone, Debug, Serialize)]
+pub struct YamaSummary {
+    pub entities: Vec<EntitySummary>,
+    pub chains: Vec<ChainSummary>,
+    pub engines: Vec<EngineSummary>,
+    /// Application work completed, all chains, Gbps.
+    pub total_gbps: f64,
+    /// Joins and leaves after the warmup, and the longest and mean time after one until every
+    /// active entity of its chain stayed within `tolerance` of its fair share for three samples
+    /// (µs; absent when none converged or none happened).
+    pub changes: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub convergence_max_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub convergence_mean_us: Option<f64>,
+    /// Joins and leaves that never converged before the next change or the end.
+    pub unconverged: usize,
+    /// Joins and leaves followed by another within four samples (not measured).
+    pub superseded: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct EntitySummary {
+    pub name: String,
+    pub chain: String,
+    /// Its weight normalized over the chain's entities.
+    pub weight: f64,
+    pub gbps: f64,
+    /// Its weight × the chain's application throughput (the policy's share of what was got).
+    pub fair_gbps: f64,
+    /// gbps / fair_gbps.
+    pub fraction_of_fair: f64,
+    /// What the policy gives it with the engines' nominal capacities and every entity
+    /// saturating (weighted max-min over the engines, Table 1).
+    pub ideal_gbps: f64,
+    pub mops: f64,
+    pub latency_p50_us: f64,
+    pub latency_p99_us: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ChainSummary {
+    pub name: String,
+    pub isolation: bool,
+    /// Feedback loop period, µs.
+    pub period_us: f64,
+    pub gbps: f64,
+    pub dummy_gbps: f64,
+    /// The estimate the leader last published, Gbps.
+    pub estimate_gbps: f64,
+    pub leader: u32,
+    pub elections: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct EngineSummary {
+    pub name: String,
+    /// Work processed (application and dummy), Gbps over the whole run.
+    pub gbps: f64,
+    /// Busy fraction over the whole run.
+    pub utilization: f64,
+    pub host_trips: u64,
+}
+
+impl Yama {
+    pub fn summary(&self, end: Time) -> Option<YamaSummary> {
+        let spec = self.spec.as_ref()?;
+        let window = end.saturating_sub(spec.warmup).as_secs_f64().max(1e-12);
+        let gbps = |b: u64| b as f64 * 8.0 / window / 1e9;
+        let whole = end.as_secs_f64().max(1e-12);
+        // Ideal shares: engine time per byte of each chain's mean work.
+        let load: Vec<Vec<f64>> = self
+            .chains
+            .iter()
+            .map(|c| {
+                let mean = Self::mean_work(&c.spec) as f64;
+                (0..self.engines.len()).map(|k| c.engines.iter().filter(|&&x| x == k).count() as f64 * self.engines[k].spec.nominal_cost(mean as u64) / 1e12 / mean).collect()
+            })
+            .collect();
+        let demands: Vec<::yama::Demand> = spec.entity.iter().map(|e| ::yama::Demand { weight: e.weight, chain: spec.chain.iter().position(|c| c.name == e.chain).unwrap_or(0), demand: f64::INFINITY }).collect();
+        let ideal = if load.is_empty() { Vec::new() } else { ::yama::ideal_shares_by_load(&load, &demands) };
+        let entities = spec
+            .entity
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let c = demands[i].chain;
+                let sum: f64 = demands.iter().filter(|d| d.chain == c).map(|d| d.weight).sum();
+                let weight = e.weight / sum;
+                let got = gbps(self.entities[i].bytes);
+                let fair = weight * gbps(self.chains[c].app_bytes);
+                let lat = &self.entities[i].latencies;
+                EntitySummary {
+                    name: e.name.clone(),
+                    chain: e.chain.clone(),
+                    weight,
+                    gbps: got,
+                    fair_gbps: fair,
+                    fraction_of_fair: if fair > 0.0 { got / fair } else { 0.0 },
+                    ideal_gbps: ideal.get(i).copied().unwrap_or(0.0) * 8.0 / 1e9,
+                    mops: self.entities[i].ops as f64 / window / 1e6,
+                    latency_p50_us: crate::output::summary::percentile(lat, 0.5) / 1e6,
+                    latency_p99_us: crate::output::summary::percentile(lat, 0.99) / 1e6,
+                }
+            })
+            .collect();
+        let chains = self
+            .chains
+            .iter()
+            .map(|c| {
+                let leader = (0..c.members.len()).find(|&m| c.overlay.runs_loop(m)).unwrap_or(c.overlay.leader_of(0));
+                ChainSummary {
+                    name: c.spec.name.clone(),
+                    isolation: c.isolation,
+                    period_us: c.period.0 as f64 / 1e6,
+                    gbps: gbps(c.app_bytes),
+                    dummy_gbps: gbps(c.dummy_bytes),
+                    estimate_gbps: c.members.get(leader).map_or(0.0, |m| m.published.0 * 8.0 / 1e9),
+                    leader: c.members.get(leader).map_or(0, |m| m.node),
+                    elections: c.overlay.elections(),
+                }
+            })
+            .collect();
+        let engines = self.engines.iter().map(|e| EngineSummary { name: e.spec.name.clone(), gbps: e.bytes as f64 * 8.0 / whole / 1e9, utilization: e.busy.as_secs_f64() / whole, host_trips: e.host_trips }).collect();
+        let (conv, unconverged, superseded) = self.convergence();
+        Some(YamaSummary {
+            entities,
+            chains,
+            engines,
+            total_gbps: gbps(self.chains.iter().map(|c| c.app_bytes).sum()),
+            changes: self.changes.len(),
+            convergence_max_us: conv.iter().copied().reduce(f64::max),
+            convergence_mean_us: if conv.is_empty() { None } else { Some(conv.iter().sum::<f64>() / conv.len() as f64) },
+            unconverged,
+            superseded,
+        })
+    }
+
+    /// For each join or leave, µs until every active entity of every chain is within the
+    /// tolerance of its weighted share of its chain's throughput for three samples running.
+    /// A change followed by another within four samples is superseded (not counted).
+    fn convergence(&self) -> (Vec<f64>, usize, usize) {
+        let Some(spec) = self.spec.as_ref() else { return (Vec::new(), 0, 0) };
+        let mut out = Vec::new();
+        let (mut never, mut superseded) = (0, 0);
+        for (k, &t) in self.changes.iter().enumerate() {
+            let until = self.changes.get(k + 1).copied().unwrap_or(self.end);
+            if until.0 < t.0 + 4 * spec.sample.0 {
+                superseded += 1;
+                continue;
+            }
+            let rows: Vec<&(Time, Vec<f64>)> = self.timeline.iter().filter(|(at, _)| at.0 >= t.0 + spec.sample.0 && *at <= until).collect();
+            let fair_row = |row: &Vec<f64>, at: Time| {
+                (0..self.chains.len()).all(|c| {
+                    let act: Vec<usize> = (0..spec.entity.len()).filter(|&e| self.policy.chain_of(e) == c && self.active_at(e, at)).collect();
+                    let wsum: f64 = act.iter().map(|&e| spec.entity[e].weight).sum();
+                    let total: f64 = act.iter().map(|&e| row[e]).sum();
+                    act.iter().all(|&e| {
+                        let fair = total * spec.entity[e].weight / wsum;
+                        (row[e] - fair).abs() <= spec.tolerance * fair
+                    })
+                })
+            };
+            let ok: Vec<bool> = rows.iter().map(|(at, row)| fair_row(row, *at)).collect();
+            match (0..ok.len().saturating_sub(2)).find(|&i| ok[i] && ok[i + 1] && ok[i + 2]) {
+                Some(i) => out.push((rows[i].0 - t).0 as f64 / 1e6),
+                None => never += 1,
+            }
+        }
+        (out, never, superseded)
+    }
+
+    /// Whether entity `e` was on for the whole sample ending at `at`.
+    fn active_at(&self, e: usize, at: Time) -> bool {
+        let s = &self.spec.as_ref().expect("spec").entity[e];
+        let from = Time(at.0.saturating_sub(self.spec.as_ref().expect("spec").sample.0));
+        s.start <= from && s.stop.is_none_or(|stop| stop >= at)
+    }
+}

@@ -1,0 +1,278 @@
+//! `[yama]`: offload engines, the chains that steer work through them, the entities that use
+//! them from client hosts, and libYama's parameters (or `isolation = false` for the vanilla
+//! baseline: every queue posts as fast as its depth allows, and the engines serve first come
+//! first served).
+
+use crate::nic::offload::EngineSpec;
+use crate::units::{BitsPerSec, Bytes, Time};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct YamaSpec {
+    /// libYama paces every queue pair (true) or the vanilla baseline (false).
+    #[serde(default = "yes")]
+    pub isolation: bool,
+    /// Oversubscription factor β of the feedback loop (Algorithm 1, line 7).
+    #[serde(default = "default_beta")]
+    pub beta: f64,
+    /// Periods in the feedback loop's sliding window.
+    #[serde(default = "default_window")]
+    pub window: u32,
+    /// Dummy work at most this fraction of the applications' posted work per period.
+    #[serde(default = "default_backfill_cap")]
+    pub backfill_cap: f64,
+    /// The estimate every chain starts from.
+    #[serde(default = "default_initial")]
+    pub initial: BitsPerSec,
+    /// Feedback loop period; default 1.25 × the base RTT between a chain's first client and
+    /// its server (§7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period: Option<Time>,
+    /// An estimate older than this starts a leader election; default 4 periods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale_after: Option<Time>,
+    /// Each queue pair's token bucket holds at most this much work.
+    #[serde(default = "default_burst")]
+    pub burst: Bytes,
+    /// CPU time of libYama's routines per operation posted (scavenged from the application's
+    /// polling; it shows up in the operation's latency).
+    #[serde(default = "default_routine")]
+    pub routine: Time,
+    /// Throughput and latency are measured from this time on.
+    #[serde(default)]
+    pub warmup: Time,
+    /// Interval of the per-entity throughput timeline.
+    #[serde(default = "default_sample")]
+    pub sample: Time,
+    /// A join or leave has converged once every active entity stays within this fraction of
+    /// its fair share for three samples in a row.
+    #[serde(default = "default_tolerance")]
+    pub tolerance: f64,
+    #[serde(default)]
+    pub engine: Vec<EngineSpec>,
+    #[serde(default)]
+    pub chain: Vec<ChainSpec>,
+    #[serde(default)]
+    pub entity: Vec<EntitySpec>,
+}
+
+/// What a chain's work is (the adaptor that turns an application's operation into generic
+/// work and makes dummy work like it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Workload {
+    /// IP packets of the `packet_sizes`, chosen uniformly (two-sided).
+    Nat,
+    /// Byte chunks of `chunk` bytes (two-sided).
+    Aes,
+    /// Key-value RPCs: 32-byte keys, 64-byte values, `get` fraction of GETs, uniform over `keys`
+    /// (one-sided: a GET is answered with its value).
+    Kv,
+    /// RDMA READ and WRITE of 64 bytes, `read` fraction of READs (one-sided).
+    Rdma,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChainSpec {
+    pub name: String,
+    /// Engine names in the order work passes them; all on one host (the chain's server).
+    pub engines: Vec<String>,
+    pub workload: Workload,
+    /// Overrides `yama.isolation` for this chain (one run can hold Yama and vanilla chains).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<bool>,
+    /// Whether completions are counted at the target (NAT, AES) or at the initiator (KV,
+    /// RDMA); default by workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub two_sided: Option<bool>,
+    #[serde(default = "default_packet_sizes")]
+    pub packet_sizes: Vec<u64>,
+    #[serde(default = "default_chunk")]
+    pub chunk: Bytes,
+    #[serde(default = "default_keys")]
+    pub keys: u32,
+    #[serde(default = "default_get")]
+    pub get: f64,
+    #[serde(default = "default_read")]
+    pub read: f64,
+}
+
+impl ChainSpec {
+    pub fn is_two_sided(&self) -> bool {
+        self.two_sided.unwrap_or(matches!(self.workload, Workload::Nat | Workload::Aes))
+    }
+}
+
+/// An entity (tenant): its operator weight, the chain it uses, and its workload generators.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntitySpec {
+    pub name: String,
+    pub weight: f64,
+    pub chain: String,
+    /// Client hosts; generator instances go round-robin over them.
+    pub nodes: Vec<u32>,
+    #[serde(default = "one")]
+    pub instances: u32,
+    /// Queue pairs per instance.
+    #[serde(default = "one")]
+    pub queues: u32,
+    /// Operations each queue pair keeps outstanding.
+    #[serde(default = "default_depth")]
+    pub depth: u32,
+    #[serde(default)]
+    pub start: Time,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Time>,
+}
+
+/// The most queue pairs one entity may open.
+const MAX_QUEUES: u64 = 1 << 16;
+
+fn yes() -> bool {
+    true
+}
+fn one() -> u32 {
+    1
+}
+fn default_beta() -> f64 {
+    0.05
+}
+fn default_window() -> u32 {
+    4
+}
+fn default_backfill_cap() -> f64 {
+    0.5
+}
+fn default_initial() -> BitsPerSec {
+    BitsPerSec::gbps(10)
+}
+fn default_burst() -> Bytes {
+    Bytes(2048)
+}
+fn default_routine() -> Time {
+    Time::from_ns(100)
+}
+fn default_sample() -> Time {
+    Time::from_us(20)
+}
+fn default_tolerance() -> f64 {
+    0.2
+}
+fn default_packet_sizes() -> Vec<u64> {
+    vec![40, 1500]
+}
+fn default_chunk() -> Bytes {
+    Bytes(1024)
+}
+fn default_keys() -> u32 {
+    10_000
+}
+fn default_get() -> f64 {
+    0.95
+}
+fn default_read() -> f64 {
+    0.5
+}
+fn default_depth() -> u32 {
+    8
+}
+
+impl YamaSpec {
+    /// Problems as (key under `yama.`, what was expected).
+    pub fn check(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mut bad = |k: String, why: String| out.push((k, why));
+        if !(self.beta >= 0.0 && self.beta < 10.0) {
+            bad("beta".into(), format!("expected an oversubscription factor in [0, 10), got {}", self.beta));
+        }
+        if self.window == 0 {
+            bad("window".into(), "expected at least one period".into());
+        }
+        if !(self.backfill_cap >= 0.0 && self.backfill_cap.is_finite()) {
+            bad("backfill_cap".into(), format!("expected a non-negative fraction, got {}", self.backfill_cap));
+        }
+        if self.initial.0 == 0 {
+            bad("initial".into(), "expected a positive rate such as \"10Gbps\", got 0".into());
+        }
+        if self.burst.0 == 0 {
+            bad("burst".into(), "expected a positive size".into());
+        }
+        if self.sample < Time::from_us(1) {
+            bad("sample".into(), format!("expected at least 1us, got {}", self.sample));
+        }
+        if self.period.is_some_and(|p| p < Time::from_ns(10)) {
+            bad("period".into(), "expected at least 10ns".into());
+        }
+        if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
+            bad("tolerance".into(), format!("expected a fraction in (0, 1), got {}", self.tolerance));
+        }
+        for (i, e) in self.engine.iter().enumerate() {
+            for (k, why) in e.check() {
+                bad(format!("engine[{i}].{k}"), why);
+            }
+            if self.engine[..i].iter().any(|x| x.name == e.name) {
+                bad(format!("engine[{i}].name"), format!("engine \"{}\" is defined twice", e.name));
+            }
+        }
+        for (i, c) in self.chain.iter().enumerate() {
+            if c.engines.is_empty() {
+                bad(format!("chain[{i}].engines"), "a chain needs at least one engine".into());
+            }
+            let hosts: Vec<u32> = c.engines.iter().filter_map(|n| self.engine.iter().find(|e| &e.name == n).map(|e| e.host)).collect();
+            for n in &c.engines {
+                if !self.engine.iter().any(|e| &e.name == n) {
+                    bad(format!("chain[{i}].engines"), format!("no engine is named \"{n}\""));
+                }
+            }
+            if hosts.windows(2).any(|w| w[0] != w[1]) {
+                bad(format!("chain[{i}].engines"), "a chain's engines must all be on one host".into());
+            }
+            if self.chain[..i].iter().any(|x| x.name == c.name) {
+                bad(format!("chain[{i}].name"), format!("chain \"{}\" is defined twice", c.name));
+            }
+            if c.packet_sizes.is_empty() || c.packet_sizes.contains(&0) {
+                bad(format!("chain[{i}].packet_sizes"), "expected positive packet sizes".into());
+            }
+            if c.chunk.0 == 0 {
+                bad(format!("chain[{i}].chunk"), "expected a positive size".into());
+            }
+            if c.keys == 0 {
+                bad(format!("chain[{i}].keys"), "expected at least one key".into());
+            }
+            for (k, v) in [("get", c.get), ("read", c.read)] {
+                if !(0.0..=1.0).contains(&v) {
+                    bad(format!("chain[{i}].{k}"), format!("expected a fraction in [0, 1], got {v}"));
+                }
+            }
+        }
+        for (i, e) in self.entity.iter().enumerate() {
+            if !(e.weight > 0.0 && e.weight.is_finite()) {
+                bad(format!("entity[{i}].weight"), format!("expected a positive weight, got {}", e.weight));
+            }
+            if !self.chain.iter().any(|c| c.name == e.chain) {
+                bad(format!("entity[{i}].chain"), format!("no chain is named \"{}\"", e.chain));
+            }
+            if e.nodes.is_empty() {
+                bad(format!("entity[{i}].nodes"), "expected at least one client host".into());
+            }
+            for (k, v) in [("instances", e.instances), ("queues", e.queues), ("depth", e.depth)] {
+                if v == 0 {
+                    bad(format!("entity[{i}].{k}"), "expected at least 1".into());
+                }
+            }
+            if (e.instances as u64) * (e.queues as u64) > MAX_QUEUES {
+                bad(format!("entity[{i}].queues"), format!("instances × queues is {}, at most {MAX_QUEUES}", e.instances as u64 * e.queues as u64));
+            }
+            if e.stop.is_some_and(|s| s <= e.start) {
+                bad(format!("entity[{i}].stop"), "expected a stop after the start".into());
+            }
+        }
+        if self.entity.is_empty() {
+            bad("entity".into(), "expected at least one [[yama.entity]]".into());
+        }
+        out
+    }
+}

@@ -1,0 +1,198 @@
+//! A node's scheduler for one offload chain (Yama §4.2): a token bucket per queue pair, filled
+//! at the queue pair's weight × the chain's probed throughput, up to a burst. Work conserving:
+//! tokens that spill from the full bucket of a queue pair with nothing to send go to the queue
+//! pairs of the same chain that have work, in proportion to their weights. Tokens that spill
+//! from a queue pair that has work waiting (it could not submit: the chain is not taking its
+//! work fast enough) are counted as unspent: to the feedback loop that is demand the chain did
+//! not serve, not a lack of application work to be backfilled.
+
+use crate::TokenBucket;
+
+#[derive(Clone, Debug)]
+struct Slot {
+    weight: f64,
+    bucket: TokenBucket,
+    /// Has work waiting.
+    busy: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct ChainScheduler {
+    slots: Vec<Slot>,
+    /// The chain's probed throughput, bytes per second.
+    estimate: f64,
+    burst: f64,
+    /// Tokens lost since the last [`Self::take_unspent`] while work was waiting.
+    unspent: f64,
+}
+
+impl ChainScheduler {
+    pub fn new(estimate: f64, burst: f64) -> ChainScheduler {
+        ChainScheduler { slots: Vec::new(), estimate, burst, unspent: 0.0 }
+    }
+
+    /// A queue pair of weight `weight` (its bucket full); returns its index.
+    pub fn add_qp(&mut self, weight: f64, now: u64) -> usize {
+        self.slots.push(Slot { weight, bucket: TokenBucket::new(weight * self.estimate, self.burst, now), busy: false });
+        self.slots.len() - 1
+    }
+
+    pub fn set_weight(&mut self, qp: usize, weight: f64, now: u64) {
+        self.refill(now);
+        let s = &mut self.slots[qp];
+        s.weight = weight;
+        s.bucket.set_rate(weight * self.estimate, now);
+    }
+
+    /// A new estimate of the chain's throughput: every bucket's rate follows.
+    pub fn set_estimate(&mut self, estimate: f64, now: u64) {
+        self.refill(now);
+        self.estimate = estimate;
+        for s in &mut self.slots {
+            s.bucket.set_rate(s.weight * estimate, now);
+        }
+    }
+
+    /// Marks whether queue pair `qp` has work waiting (its spill goes to others while not).
+    pub fn set_busy(&mut self, qp: usize, busy: bool, now: u64) {
+        if self.slots[qp].busy != busy {
+            self.refill(now);
+            self.slots[qp].busy = busy;
+        }
+    }
+
+    /// Brings every bucket to `now` and hands idle queue pairs' spill to the busy ones.
+    fn refill(&mut self, now: u64) {
+        let mut surplus = 0.0;
+        for s in &mut self.slots {
+            let spill = s.bucket.refill(now);
+            if s.busy {
+                self.unspent += spill;
+            } else {
+                surplus += spill;
+            }
+        }
+        let busy_weight: f64 = self.slots.iter().filter(|s| s.busy).map(|s| s.weight).sum();
+        if surplus > 0.0 && busy_weight > 0.0 {
+            for s in self.slots.iter_mut().filter(|s| s.busy) {
+                self.unspent += s.bucket.add(surplus * s.weight / busy_weight);
+            }
+        }
+    }
+
+    /// Queue pair `qp` asks to send `bytes` at `now`: `Ok` (tokens spent) or `Err(t)`, the time
+    /// its tokens will suffice at its own rate plus its share of idle queue pairs' rates.
+    pub fn try_send(&mut self, qp: usize, bytes: u64, now: u64) -> Result<(), u64> {
+        self.refill(now);
+        let b = bytes as f64;
+        if self.slots[qp].bucket.conforms(b) {
+            self.slots[qp].bucket.take(b);
+            return Ok(());
+        }
+        let busy_weight: f64 = self.slots.iter().filter(|s| s.busy).map(|s| s.weight).sum::<f64>().max(self.slots[qp].weight);
+        let idle_rate: f64 = self.slots.iter().filter(|s| !s.busy && s.bucket.tokens() >= s.bucket.burst()).map(|s| s.bucket.rate()).sum();
+        let me = &self.slots[qp];
+        let rate = me.bucket.rate() + idle_rate * me.weight / busy_weight.max(1e-300);
+        let wait = me.bucket.wait_for(b, rate);
+        Err(now.saturating_add(wait.max(1)))
+    }
+
+    /// Tokens (bytes) lost while work waited, since the last call, brought up to `now`.
+    pub fn take_unspent(&mut self, now: u64) -> u64 {
+        self.refill(now);
+        let u = self.unspent.round() as u64;
+        self.unspent = 0.0;
+        u
+    }
+
+    pub fn estimate(&self) -> f64 {
+        self.estimate
+    }
+
+    /// Queue pair `qp`'s fill rate, bytes per second.
+    pub fn rate(&self, qp: usize) -> f64 {
+        self.slots[qp].bucket.rate()
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const US: u64 = 1_000_000;
+
+    /// Runs greedy senders of `size` bytes on the busy queue pairs for `span`; bytes per qp.
+    fn run(s: &mut ChainScheduler, busy: &[bool], size: u64, span: u64) -> Vec<f64> {
+        let mut sent = vec![0.0; busy.len()];
+        let mut next = vec![0u64; busy.len()];
+        for (q, &b) in busy.iter().enumerate() {
+            s.set_busy(q, b, 0);
+        }
+        loop {
+            let (q, &t) = next.iter().enumerate().filter(|(q, _)| busy[*q]).min_by_key(|(_, t)| **t).unwrap();
+            if t > span {
+                break;
+            }
+            match s.try_send(q, size, t) {
+                Ok(()) => sent[q] += size as f64,
+                Err(at) => next[q] = at,
+            }
+        }
+        sent
+    }
+
+    #[test]
+    fn busy_queue_pairs_share_in_proportion_to_weight() {
+        // 10 GB/s estimate; weights 0.5, 0.3, 0.2; 1 ms.
+        let mut s = ChainScheduler::new(10e9, 2000.0);
+        for w in [0.5, 0.3, 0.2] {
+            s.add_qp(w, 0);
+        }
+        let sent = run(&mut s, &[true, true, true], 500, 1000 * US);
+        for (got, w) in sent.iter().zip([0.5, 0.3, 0.2]) {
+            let want = w * 10e9 * 1e-3;
+            assert!((got - want).abs() / want < 0.01, "{got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn an_idle_queue_pairs_share_goes_to_the_busy_ones() {
+        let mut s = ChainScheduler::new(10e9, 2000.0);
+        for w in [0.5, 0.3, 0.2] {
+            s.add_qp(w, 0);
+        }
+        // The first has nothing to send: the others split all 10 GB/s 3:2.
+        let sent = run(&mut s, &[false, true, true], 500, 1000 * US);
+        let total = sent[1] + sent[2];
+        assert!((total - 10e6).abs() / 10e6 < 0.02, "work conserving: {total}");
+        assert!((sent[1] / sent[2] - 1.5).abs() < 0.05, "{sent:?}");
+    }
+
+    #[test]
+    fn tokens_of_a_queue_pair_whose_work_waits_are_unspent_demand() {
+        // 1 GB/s for the one queue pair, burst 1000: it has work but submits nothing for 10 µs.
+        let mut s = ChainScheduler::new(1e9, 1000.0);
+        let q = s.add_qp(1.0, 0);
+        s.set_busy(q, true, 0);
+        assert!((s.take_unspent(10_000_000) as f64 - 10_000.0).abs() <= 1.0);
+        // Idle (no work): what it spills is not demand.
+        s.set_busy(q, false, 10_000_000);
+        assert_eq!(s.take_unspent(20_000_000), 0);
+    }
+
+    #[test]
+    fn a_new_estimate_changes_every_rate() {
+        let mut s = ChainScheduler::new(1e9, 1000.0);
+        let a = s.add_qp(0.25, 0);
+        s.set_estimate(8e9, 0);
+        assert_eq!(s.rate(a), 2e9);
+    }
+}
