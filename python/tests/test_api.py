@@ -120,3 +120,20 @@ def test_a_stalled_run_warns_and_can_stop_early(tmp_path: Path) -> None:
     with pytest.warns(rnicsim.StallWarning, match="stop_on_stall ended the run"):
         early = rnicsim.Scenario.from_dict({**data, "stop_on_stall": True}).run(tmp_path / "early", progress=False)
     assert early.summary["stall"]["stopped_at_ps"] == early.summary["duration_ps"] < 1_000_000_000
+
+
+def test_yama_from_python_weights_and_timeline(tmp_path: Path) -> None:
+    """Offload isolation through the API: a shipped Yama scenario with other weights, its
+    summary and its per-entity timeline table."""
+    s = rnicsim.Scenario.from_file(ROOT / "scenarios" / "yama" / "fig1.toml").set("duration", "1ms")
+    entities = s.get("yama")["entity"]
+    entities[1]["weight"] = 2.0  # yama-e2, with a quarter of the queue pairs, weighs twice yama-e1
+    run = s.run(tmp_path / "y", progress=False)
+    by_name = {e["name"]: e for e in run.summary["yama"]["entities"]}
+    ratio = by_name["yama-e2"]["gbps"] / by_name["yama-e1"]["gbps"]
+    assert 1.7 < ratio < 2.3, ratio
+    vanilla = by_name["vanilla-e1"]["gbps"] / by_name["vanilla-e2"]["gbps"]
+    assert 3.6 < vanilla < 4.4, vanilla
+    timeline = run.table("yama_timeline")
+    assert {"time_ps", "entity", "chain", "gbps"} <= set(timeline.columns)
+    assert timeline.filter(pl.col("entity") == "yama-e1").height >= 40

@@ -66,6 +66,8 @@ enum Ev {
     Vote { c: u16, to: u16, candidate: u16, term: u32 },
     /// The leader `m` of chain `c` posts its next piece of dummy work.
     Dummy { c: u16, m: u16 },
+    /// Open loop: the next operation arrives at queue `q`.
+    Arrive { q: u32 },
     /// Entity `e` starts or stops.
     EntityOn { e: u32 },
     EntityOff { e: u32 },
@@ -109,8 +111,10 @@ struct Queue {
     active: bool,
     outstanding: u32,
     depth: u32,
-    /// An operation generated and waiting for tokens.
-    pending: Option<Op>,
+    /// Work generated and waiting in libYama's work queue (for tokens or the depth).
+    backlog: VecDeque<Op>,
+    /// Open loop: mean picoseconds between arrivals (else a saturating generator).
+    mean_gap: Option<f64>,
     wake_armed: bool,
     rng: Rng,
 }
@@ -303,11 +307,20 @@ impl Yama {
                         active: false,
                         outstanding: 0,
                         depth: e.depth,
-                        pending: None,
+                        backlog: VecDeque::new(),
+                        mean_gap: None,
                         wake_armed: false,
                         rng: stream(w.seed, "yama-queue", ((ei as u64) << 32) | (inst as u64 * e.queues as u64 + k as u64)),
                     });
                     let _ = qi;
+                }
+            }
+            if let Some(load) = e.load {
+                let n = (e.instances * e.queues) as f64;
+                let ops_per_s = load.0 as f64 / 8.0 / Self::mean_work(&spec.chain[ci]) as f64 / n;
+                let gap = 1e12 / ops_per_s.max(1e-3);
+                for q in self.queues.iter_mut().filter(|q| q.entity == ei as u32) {
+                    q.mean_gap = Some(gap);
                 }
             }
             for &node in &e.nodes {
@@ -403,14 +416,17 @@ impl Yama {
                 break;
             }
             let (c, m) = (qu.chain as usize, qu.member as usize);
-            if qu.pending.is_none() {
+            if qu.backlog.is_empty() {
+                if qu.mean_gap.is_some() {
+                    break;
+                }
                 let (work, req, reply) = Self::generate(&self.chains[c].spec, &mut qu.rng);
-                qu.pending = Some(Op { q, chain: c as u16, member: m as u16, conn: qu.conn, stage: 0, work, req, reply, born: now });
+                qu.backlog.push_back(Op { q, chain: c as u16, member: m as u16, conn: qu.conn, stage: 0, work, req, reply, born: now });
             }
             if qu.outstanding >= qu.depth {
                 break;
             }
-            let op = qu.pending.expect("generated");
+            let op = *qu.backlog.front().expect("generated");
             let slot = qu.slot;
             let at = if iso {
                 let member = &mut self.chains[c].members[m];
@@ -430,7 +446,7 @@ impl Yama {
                 now
             };
             let qu = &mut self.queues[q as usize];
-            qu.pending = None;
+            qu.backlog.pop_front();
             qu.outstanding += 1;
             self.chains[c].members[m].app_posted += op.work.bytes;
             self.send(w, op, at);
@@ -438,10 +454,26 @@ impl Yama {
         let qu = &self.queues[q as usize];
         if iso && !qu.wake_armed {
             // Work waits in its queue whenever its entity is on.
-            let busy = qu.active && qu.pending.is_some();
+            let busy = qu.active && !qu.backlog.is_empty();
             let (c, m, slot) = (qu.chain as usize, qu.member as usize, qu.slot);
             self.chains[c].members[m].sched.set_busy(slot, busy, now.0);
         }
+    }
+
+    /// Open loop: an operation arrives at queue `q` (Poisson arrivals while its entity is on).
+    fn arrive(&mut self, w: &mut World, q: u32, now: Time) {
+        let qu = &mut self.queues[q as usize];
+        let Some(mean) = qu.mean_gap else { return };
+        if !qu.active {
+            return;
+        }
+        let c = qu.chain as usize;
+        let (work, req, reply) = Self::generate(&self.chains[c].spec, &mut qu.rng);
+        qu.backlog.push_back(Op { q, chain: c as u16, member: qu.member, conn: qu.conn, stage: 0, work, req, reply, born: now });
+        let u: f64 = 1.0 - qu.rng.random::<f64>();
+        let gap = Time((-mean * crate::sim::rng::det_ln(u)).round().max(1.0) as u64);
+        self.at(now + gap, Ev::Arrive { q });
+        self.fill(w, q, now);
     }
 
     /// Re-weights every queue pair of chain `c` from the policy (a join or a leave).
@@ -462,6 +494,9 @@ impl Yama {
         let qs: Vec<u32> = (0..self.queues.len() as u32).filter(|&q| self.queues[q as usize].entity == e).collect();
         for &q in &qs {
             self.queues[q as usize].active = on;
+            if on && self.queues[q as usize].mean_gap.is_some() {
+                self.at(now, Ev::Arrive { q });
+            }
         }
         // A member is active while any of its queues is.
         for m in 0..self.chains[c].members.len() {
@@ -704,6 +739,7 @@ impl Yama {
                 }
             }
             Ev::Dummy { c, m } => self.dummy(w, c as usize, m, now),
+            Ev::Arrive { q } => self.arrive(w, q, now),
             Ev::EntityOn { e } => self.entity_switch(w, e, true, now),
             Ev::EntityOff { e } => self.entity_switch(w, e, false, now),
             Ev::Sample => {
@@ -795,6 +831,11 @@ pub struct EntitySummary {
     pub mops: f64,
     pub latency_p50_us: f64,
     pub latency_p99_us: f64,
+    /// With a `baseline` entity: this entity's median and 99th percentile latency minus its.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_p50_overhead_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_p99_overhead_us: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -860,9 +901,19 @@ impl Yama {
                     mops: self.entities[i].ops as f64 / window / 1e6,
                     latency_p50_us: crate::output::summary::percentile(lat, 0.5) / 1e6,
                     latency_p99_us: crate::output::summary::percentile(lat, 0.99) / 1e6,
+                    latency_p50_overhead_us: None,
+                    latency_p99_overhead_us: None,
                 }
             })
-            .collect();
+            .collect::<Vec<_>>();
+        let mut entities = entities;
+        for i in 0..entities.len() {
+            if let Some(b) = spec.entity[i].baseline.as_ref().and_then(|b| spec.entity.iter().position(|x| &x.name == b)) {
+                let (p50, p99) = (entities[b].latency_p50_us, entities[b].latency_p99_us);
+                entities[i].latency_p50_overhead_us = Some(entities[i].latency_p50_us - p50);
+                entities[i].latency_p99_overhead_us = Some(entities[i].latency_p99_us - p99);
+            }
+        }
         let chains = self
             .chains
             .iter()

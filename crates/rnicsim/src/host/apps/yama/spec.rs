@@ -126,6 +126,14 @@ pub struct EntitySpec {
     pub start: Time,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<Time>,
+    /// Open loop: the entity offers this much work in all (Poisson arrivals, split evenly over
+    /// its queue pairs) instead of keeping every queue pair saturated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<BitsPerSec>,
+    /// Another entity (say the same workload without libYama) whose latency this one's is
+    /// compared with: the summary gives the difference (libYama's overhead, Fig. 9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
 }
 
 /// The most queue pairs one entity may open.
@@ -150,7 +158,7 @@ fn default_initial() -> BitsPerSec {
     BitsPerSec::gbps(10)
 }
 fn default_burst() -> Bytes {
-    Bytes(2048)
+    Bytes(4096)
 }
 fn default_routine() -> Time {
     Time::from_ns(100)
@@ -265,6 +273,12 @@ impl YamaSpec {
             }
             if (e.instances as u64) * (e.queues as u64) > MAX_QUEUES {
                 bad(format!("entity[{i}].queues"), format!("instances × queues is {}, at most {MAX_QUEUES}", e.instances as u64 * e.queues as u64));
+            }
+            if e.baseline.as_ref().is_some_and(|b| !self.entity.iter().any(|x| &x.name == b)) {
+                bad(format!("entity[{i}].baseline"), format!("no entity is named \"{}\"", e.baseline.as_deref().unwrap_or("")));
+            }
+            if e.load.is_some_and(|l| l.0 < 1000) {
+                bad(format!("entity[{i}].load"), "expected at least 1Kbps".into());
             }
             if e.stop.is_some_and(|s| s <= e.start) {
                 bad(format!("entity[{i}].stop"), "expected a stop after the start".into());
