@@ -20,6 +20,9 @@
 //! others see the estimate go stale and the first to notice takes over.
 
 pub mod spec;
+mod summary;
+
+pub use summary::{ChainSummary, EngineSummary, EntitySummary, YamaSummary};
 
 use super::{Application, Owner, YAMA};
 use crate::nic::offload::{Engine, Work};
@@ -30,7 +33,6 @@ use crate::sim::TimerId;
 use crate::units::Time;
 use crate::world::World;
 use rand::Rng as _;
-use serde::Serialize;
 use spec::{Workload, YamaSpec};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -160,8 +162,6 @@ struct ChainRun {
     /// Bytes completed in the measurement window: application, dummy.
     app_bytes: u64,
     dummy_bytes: u64,
-    /// Estimate published by the leader, sampled (for the timeline).
-    leader_changes: u32,
 }
 
 /// Per entity, over the measurement window.
@@ -278,7 +278,6 @@ impl Yama {
                 server_leader: 0,
                 app_bytes: 0,
                 dummy_bytes: 0,
-                leader_changes: 0,
             });
         }
         // Entities, their queues and the policy.
@@ -292,7 +291,6 @@ impl Yama {
                 let m = self.chains[ci].members.iter().position(|x| x.node == node).expect("a member per client host") as u16;
                 let server = self.chains[ci].server;
                 for k in 0..e.queues {
-                    let qi = self.queues.len() as u32;
                     let tag = self.conns.len() as u32;
                     let (a, b) = w.connect_app(node, server, Owner { app: YAMA, tag: 2 * tag }, Owner { app: YAMA, tag: 2 * tag + 1 }).expect("hosts");
                     self.conns.push(Conn { client: a, server: b, requests: VecDeque::new(), replies: VecDeque::new() });
@@ -312,7 +310,6 @@ impl Yama {
                         wake_armed: false,
                         rng: stream(w.seed, "yama-queue", ((ei as u64) << 32) | (inst as u64 * e.queues as u64 + k as u64)),
                     });
-                    let _ = qi;
                 }
             }
             if let Some(load) = e.load {
@@ -492,7 +489,7 @@ impl Yama {
             self.changes.push(now);
         }
         let qs: Vec<u32> = (0..self.queues.len() as u32).filter(|&q| self.queues[q as usize].entity == e).collect();
-        for &q in &qs {
+        for q in qs {
             self.queues[q as usize].active = on;
             if on && self.queues[q as usize].mean_gap.is_some() {
                 self.at(now, Ev::Arrive { q });
@@ -517,7 +514,6 @@ impl Yama {
         for q in chain_qs {
             self.fill(w, q, now);
         }
-        let _ = qs;
     }
 
     /// Operation `id` enters engine stage `op.stage` of its chain at `now`.
@@ -606,7 +602,7 @@ impl Yama {
     }
 
     /// Member `m`'s period routine (or the server's report for a two-sided chain).
-    fn period(&mut self, w: &mut World, c: usize, m: u16, now: Time) {
+    fn period(&mut self, c: usize, m: u16, now: Time) {
         let period = self.chains[c].period;
         self.at(now + period, Ev::Period { c: c as u16, m });
         let chain = &mut self.chains[c];
@@ -649,7 +645,6 @@ impl Yama {
         let d = mem.delay_to[to as usize];
         self.at(now + d, Ev::Report { c: c as u16, to, app_done: done, app_posted: posted, dummy_done: dummy, waiting });
         self.at(now + d, Ev::ReadAt { c: c as u16, m, at: to });
-        let _ = w;
     }
 
     fn mean_work(c: &spec::ChainSpec) -> u64 {
@@ -687,7 +682,7 @@ impl Yama {
                 self.queues[q as usize].wake_armed = false;
                 self.fill(w, q, now);
             }
-            Ev::Period { c, m } => self.period(w, c as usize, m, now),
+            Ev::Period { c, m } => self.period(c as usize, m, now),
             Ev::Report { c, to, app_done, app_posted, dummy_done, waiting } => {
                 let inbox = &mut self.chains[c as usize].members[to as usize].inbox;
                 inbox.0 += app_done;
@@ -714,7 +709,6 @@ impl Yama {
                     ReadOutcome::Propose if !chain.overlay.runs_loop(mi) => {
                         // It leads from now on and runs the loop at once, from the estimate it read.
                         let term = chain.overlay.propose(mi);
-                        chain.leader_changes += 1;
                         let mem = &mut chain.members[mi];
                         mem.prober.start(now.0, est);
                         mem.published = (est, now);
@@ -788,202 +782,5 @@ impl Application for Yama {
 
     fn on_end(&mut self, w: &World) {
         self.end = w.end;
-    }
-}
-
-/// `summary.json` `yama`: what every entity, chain and engine achieved over the measurement
-/// window, beside what the policy gives.
-#[derive(Clone, Debug, Serialize)]
-pub struct YamaSummary {
-    pub entities: Vec<EntitySummary>,
-    pub chains: Vec<ChainSummary>,
-    pub engines: Vec<EngineSummary>,
-    /// Application work completed, all chains, Gbps.
-    pub total_gbps: f64,
-    /// Joins and leaves after the warmup, and the longest and mean time after one until every
-    /// active entity of its chain stayed within `tolerance` of its fair share for three samples
-    /// (µs; absent when none converged or none happened).
-    pub changes: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub convergence_max_us: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub convergence_mean_us: Option<f64>,
-    /// Joins and leaves that never converged before the next change or the end.
-    pub unconverged: usize,
-    /// Joins and leaves followed by another within four samples (not measured).
-    pub superseded: usize,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct EntitySummary {
-    pub name: String,
-    pub chain: String,
-    /// Its weight normalized over the chain's entities.
-    pub weight: f64,
-    pub gbps: f64,
-    /// Its weight × the chain's application throughput (the policy's share of what was got).
-    pub fair_gbps: f64,
-    /// gbps / fair_gbps.
-    pub fraction_of_fair: f64,
-    /// What the policy gives it with the engines' nominal capacities and every entity
-    /// saturating (weighted max-min over the engines, Table 1).
-    pub ideal_gbps: f64,
-    pub mops: f64,
-    pub latency_p50_us: f64,
-    pub latency_p99_us: f64,
-    /// With a `baseline` entity: this entity's median and 99th percentile latency minus its.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub latency_p50_overhead_us: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub latency_p99_overhead_us: Option<f64>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct ChainSummary {
-    pub name: String,
-    pub isolation: bool,
-    /// Feedback loop period, µs.
-    pub period_us: f64,
-    pub gbps: f64,
-    pub dummy_gbps: f64,
-    /// The estimate the leader last published, Gbps.
-    pub estimate_gbps: f64,
-    pub leader: u32,
-    pub elections: u32,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct EngineSummary {
-    pub name: String,
-    /// Work processed (application and dummy), Gbps over the whole run.
-    pub gbps: f64,
-    /// Busy fraction over the whole run.
-    pub utilization: f64,
-    pub host_trips: u64,
-}
-
-impl Yama {
-    pub fn summary(&self, end: Time) -> Option<YamaSummary> {
-        let spec = self.spec.as_ref()?;
-        let window = end.saturating_sub(spec.warmup).as_secs_f64().max(1e-12);
-        let gbps = |b: u64| b as f64 * 8.0 / window / 1e9;
-        let whole = end.as_secs_f64().max(1e-12);
-        // Ideal shares: engine time per byte of each chain's mean work.
-        let load: Vec<Vec<f64>> = self
-            .chains
-            .iter()
-            .map(|c| {
-                let mean = Self::mean_work(&c.spec) as f64;
-                (0..self.engines.len()).map(|k| c.engines.iter().filter(|&&x| x == k).count() as f64 * self.engines[k].spec.nominal_cost(mean as u64) / 1e12 / mean).collect()
-            })
-            .collect();
-        let demands: Vec<::yama::Demand> = spec.entity.iter().map(|e| ::yama::Demand { weight: e.weight, chain: spec.chain.iter().position(|c| c.name == e.chain).unwrap_or(0), demand: f64::INFINITY }).collect();
-        let ideal = if load.is_empty() { Vec::new() } else { ::yama::ideal_shares_by_load(&load, &demands) };
-        let entities = spec
-            .entity
-            .iter()
-            .enumerate()
-            .map(|(i, e)| {
-                let c = demands[i].chain;
-                let sum: f64 = demands.iter().filter(|d| d.chain == c).map(|d| d.weight).sum();
-                let weight = e.weight / sum;
-                let got = gbps(self.entities[i].bytes);
-                let fair = weight * gbps(self.chains[c].app_bytes);
-                let lat = &self.entities[i].latencies;
-                EntitySummary {
-                    name: e.name.clone(),
-                    chain: e.chain.clone(),
-                    weight,
-                    gbps: got,
-                    fair_gbps: fair,
-                    fraction_of_fair: if fair > 0.0 { got / fair } else { 0.0 },
-                    ideal_gbps: ideal.get(i).copied().unwrap_or(0.0) * 8.0 / 1e9,
-                    mops: self.entities[i].ops as f64 / window / 1e6,
-                    latency_p50_us: crate::output::summary::percentile(lat, 0.5) / 1e6,
-                    latency_p99_us: crate::output::summary::percentile(lat, 0.99) / 1e6,
-                    latency_p50_overhead_us: None,
-                    latency_p99_overhead_us: None,
-                }
-            })
-            .collect::<Vec<_>>();
-        let mut entities = entities;
-        for i in 0..entities.len() {
-            if let Some(b) = spec.entity[i].baseline.as_ref().and_then(|b| spec.entity.iter().position(|x| &x.name == b)) {
-                let (p50, p99) = (entities[b].latency_p50_us, entities[b].latency_p99_us);
-                entities[i].latency_p50_overhead_us = Some(entities[i].latency_p50_us - p50);
-                entities[i].latency_p99_overhead_us = Some(entities[i].latency_p99_us - p99);
-            }
-        }
-        let chains = self
-            .chains
-            .iter()
-            .map(|c| {
-                let leader = (0..c.members.len()).find(|&m| c.overlay.runs_loop(m)).unwrap_or(c.overlay.leader_of(0));
-                ChainSummary {
-                    name: c.spec.name.clone(),
-                    isolation: c.isolation,
-                    period_us: c.period.0 as f64 / 1e6,
-                    gbps: gbps(c.app_bytes),
-                    dummy_gbps: gbps(c.dummy_bytes),
-                    estimate_gbps: c.members.get(leader).map_or(0.0, |m| m.published.0 * 8.0 / 1e9),
-                    leader: c.members.get(leader).map_or(0, |m| m.node),
-                    elections: c.overlay.elections(),
-                }
-            })
-            .collect();
-        let engines = self.engines.iter().map(|e| EngineSummary { name: e.spec.name.clone(), gbps: e.bytes as f64 * 8.0 / whole / 1e9, utilization: e.busy.as_secs_f64() / whole, host_trips: e.host_trips }).collect();
-        let (conv, unconverged, superseded) = self.convergence();
-        Some(YamaSummary {
-            entities,
-            chains,
-            engines,
-            total_gbps: gbps(self.chains.iter().map(|c| c.app_bytes).sum()),
-            changes: self.changes.len(),
-            convergence_max_us: conv.iter().copied().reduce(f64::max),
-            convergence_mean_us: if conv.is_empty() { None } else { Some(conv.iter().sum::<f64>() / conv.len() as f64) },
-            unconverged,
-            superseded,
-        })
-    }
-
-    /// For each join or leave, µs until every active entity of every chain is within the
-    /// tolerance of its weighted share of its chain's throughput for three samples running.
-    /// A change followed by another within four samples is superseded (not counted).
-    fn convergence(&self) -> (Vec<f64>, usize, usize) {
-        let Some(spec) = self.spec.as_ref() else { return (Vec::new(), 0, 0) };
-        let mut out = Vec::new();
-        let (mut never, mut superseded) = (0, 0);
-        for (k, &t) in self.changes.iter().enumerate() {
-            let until = self.changes.get(k + 1).copied().unwrap_or(self.end);
-            if until.0 < t.0 + 4 * spec.sample.0 {
-                superseded += 1;
-                continue;
-            }
-            let rows: Vec<&(Time, Vec<f64>)> = self.timeline.iter().filter(|(at, _)| at.0 >= t.0 + spec.sample.0 && *at <= until).collect();
-            let fair_row = |row: &Vec<f64>, at: Time| {
-                (0..self.chains.len()).all(|c| {
-                    let act: Vec<usize> = (0..spec.entity.len()).filter(|&e| self.policy.chain_of(e) == c && self.active_at(e, at)).collect();
-                    let wsum: f64 = act.iter().map(|&e| spec.entity[e].weight).sum();
-                    let total: f64 = act.iter().map(|&e| row[e]).sum();
-                    act.iter().all(|&e| {
-                        let fair = total * spec.entity[e].weight / wsum;
-                        (row[e] - fair).abs() <= spec.tolerance * fair
-                    })
-                })
-            };
-            let ok: Vec<bool> = rows.iter().map(|(at, row)| fair_row(row, *at)).collect();
-            match (0..ok.len().saturating_sub(2)).find(|&i| ok[i] && ok[i + 1] && ok[i + 2]) {
-                Some(i) => out.push((rows[i].0 - t).0 as f64 / 1e6),
-                None => never += 1,
-            }
-        }
-        (out, never, superseded)
-    }
-
-    /// Whether entity `e` was on for the whole sample ending at `at`.
-    fn active_at(&self, e: usize, at: Time) -> bool {
-        let s = &self.spec.as_ref().expect("spec").entity[e];
-        let from = Time(at.0.saturating_sub(self.spec.as_ref().expect("spec").sample.0));
-        s.start <= from && s.stop.is_none_or(|stop| stop >= at)
     }
 }

@@ -1,0 +1,203 @@
+//! `summary.json` `yama`: throughput, fair and ideal shares, latency and overheads per entity;
+//! estimate, dummy work and elections per chain; engine load; join/leave convergence.
+
+use super::Yama;
+use crate::units::Time;
+use serde::Serialize;
+
+/// `summary.json` `yama`: what every entity, chain and engine achieved over the measurement
+/// window, beside what the policy gives.
+#[derive(Clone, Debug, Serialize)]
+pub struct YamaSummary {
+    pub entities: Vec<EntitySummary>,
+    pub chains: Vec<ChainSummary>,
+    pub engines: Vec<EngineSummary>,
+    /// Application work completed, all chains, Gbps.
+    pub total_gbps: f64,
+    /// Joins and leaves after the warmup, and the longest and mean time after one until every
+    /// active entity of its chain stayed within `tolerance` of its fair share for three samples
+    /// (µs; absent when none converged or none happened).
+    pub changes: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub convergence_max_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub convergence_mean_us: Option<f64>,
+    /// Joins and leaves that never converged before the next change or the end.
+    pub unconverged: usize,
+    /// Joins and leaves followed by another within four samples (not measured).
+    pub superseded: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct EntitySummary {
+    pub name: String,
+    pub chain: String,
+    /// Its weight normalized over the chain's entities.
+    pub weight: f64,
+    pub gbps: f64,
+    /// Its weight × the chain's application throughput (the policy's share of what was got).
+    pub fair_gbps: f64,
+    /// gbps / fair_gbps.
+    pub fraction_of_fair: f64,
+    /// What the policy gives it with the engines' nominal capacities and every entity
+    /// saturating (weighted max-min over the engines, Table 1).
+    pub ideal_gbps: f64,
+    pub mops: f64,
+    pub latency_p50_us: f64,
+    pub latency_p99_us: f64,
+    /// With a `baseline` entity: this entity's median and 99th percentile latency minus its.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_p50_overhead_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_p99_overhead_us: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ChainSummary {
+    pub name: String,
+    pub isolation: bool,
+    /// Feedback loop period, µs.
+    pub period_us: f64,
+    pub gbps: f64,
+    pub dummy_gbps: f64,
+    /// The estimate the leader last published, Gbps.
+    pub estimate_gbps: f64,
+    pub leader: u32,
+    pub elections: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct EngineSummary {
+    pub name: String,
+    /// Work processed (application and dummy), Gbps over the whole run.
+    pub gbps: f64,
+    /// Busy fraction over the whole run.
+    pub utilization: f64,
+    pub host_trips: u64,
+}
+
+impl Yama {
+    pub fn summary(&self, end: Time) -> Option<YamaSummary> {
+        let spec = self.spec.as_ref()?;
+        let window = end.saturating_sub(spec.warmup).as_secs_f64().max(1e-12);
+        let gbps = |b: u64| b as f64 * 8.0 / window / 1e9;
+        let whole = end.as_secs_f64().max(1e-12);
+        // Ideal shares: engine time per byte of each chain's mean work.
+        let load: Vec<Vec<f64>> = self
+            .chains
+            .iter()
+            .map(|c| {
+                let mean = Self::mean_work(&c.spec) as f64;
+                (0..self.engines.len()).map(|k| c.engines.iter().filter(|&&x| x == k).count() as f64 * self.engines[k].spec.nominal_cost(mean as u64) / 1e12 / mean).collect()
+            })
+            .collect();
+        let demands: Vec<::yama::Demand> = spec.entity.iter().map(|e| ::yama::Demand { weight: e.weight, chain: spec.chain.iter().position(|c| c.name == e.chain).unwrap_or(0), demand: f64::INFINITY }).collect();
+        let ideal = if load.is_empty() { Vec::new() } else { ::yama::ideal_shares_by_load(&load, &demands) };
+        let entities = spec
+            .entity
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let c = demands[i].chain;
+                let sum: f64 = demands.iter().filter(|d| d.chain == c).map(|d| d.weight).sum();
+                let weight = e.weight / sum;
+                let got = gbps(self.entities[i].bytes);
+                let fair = weight * gbps(self.chains[c].app_bytes);
+                let lat = &self.entities[i].latencies;
+                EntitySummary {
+                    name: e.name.clone(),
+                    chain: e.chain.clone(),
+                    weight,
+                    gbps: got,
+                    fair_gbps: fair,
+                    fraction_of_fair: if fair > 0.0 { got / fair } else { 0.0 },
+                    ideal_gbps: ideal.get(i).copied().unwrap_or(0.0) * 8.0 / 1e9,
+                    mops: self.entities[i].ops as f64 / window / 1e6,
+                    latency_p50_us: crate::output::summary::percentile(lat, 0.5) / 1e6,
+                    latency_p99_us: crate::output::summary::percentile(lat, 0.99) / 1e6,
+                    latency_p50_overhead_us: None,
+                    latency_p99_overhead_us: None,
+                }
+            })
+            .collect::<Vec<_>>();
+        let mut entities = entities;
+        for i in 0..entities.len() {
+            if let Some(b) = spec.entity[i].baseline.as_ref().and_then(|b| spec.entity.iter().position(|x| &x.name == b)) {
+                let (p50, p99) = (entities[b].latency_p50_us, entities[b].latency_p99_us);
+                entities[i].latency_p50_overhead_us = Some(entities[i].latency_p50_us - p50);
+                entities[i].latency_p99_overhead_us = Some(entities[i].latency_p99_us - p99);
+            }
+        }
+        let chains = self
+            .chains
+            .iter()
+            .map(|c| {
+                let leader = (0..c.members.len()).find(|&m| c.overlay.runs_loop(m)).unwrap_or(c.overlay.leader_of(0));
+                ChainSummary {
+                    name: c.spec.name.clone(),
+                    isolation: c.isolation,
+                    period_us: c.period.0 as f64 / 1e6,
+                    gbps: gbps(c.app_bytes),
+                    dummy_gbps: gbps(c.dummy_bytes),
+                    estimate_gbps: c.members.get(leader).map_or(0.0, |m| m.published.0 * 8.0 / 1e9),
+                    leader: c.members.get(leader).map_or(0, |m| m.node),
+                    elections: c.overlay.elections(),
+                }
+            })
+            .collect();
+        let engines = self.engines.iter().map(|e| EngineSummary { name: e.spec.name.clone(), gbps: e.bytes as f64 * 8.0 / whole / 1e9, utilization: e.busy.as_secs_f64() / whole, host_trips: e.host_trips }).collect();
+        let (conv, unconverged, superseded) = self.convergence();
+        Some(YamaSummary {
+            entities,
+            chains,
+            engines,
+            total_gbps: gbps(self.chains.iter().map(|c| c.app_bytes).sum()),
+            changes: self.changes.len(),
+            convergence_max_us: conv.iter().copied().reduce(f64::max),
+            convergence_mean_us: if conv.is_empty() { None } else { Some(conv.iter().sum::<f64>() / conv.len() as f64) },
+            unconverged,
+            superseded,
+        })
+    }
+
+    /// For each join or leave, µs until every active entity of every chain is within the
+    /// tolerance of its weighted share of its chain's throughput for three samples running.
+    /// A change followed by another within four samples is superseded (not counted).
+    fn convergence(&self) -> (Vec<f64>, usize, usize) {
+        let Some(spec) = self.spec.as_ref() else { return (Vec::new(), 0, 0) };
+        let mut out = Vec::new();
+        let (mut never, mut superseded) = (0, 0);
+        for (k, &t) in self.changes.iter().enumerate() {
+            let until = self.changes.get(k + 1).copied().unwrap_or(self.end);
+            if until.0 < t.0 + 4 * spec.sample.0 {
+                superseded += 1;
+                continue;
+            }
+            let rows: Vec<&(Time, Vec<f64>)> = self.timeline.iter().filter(|(at, _)| at.0 >= t.0 + spec.sample.0 && *at <= until).collect();
+            let fair_row = |row: &Vec<f64>, at: Time| {
+                (0..self.chains.len()).all(|c| {
+                    let act: Vec<usize> = (0..spec.entity.len()).filter(|&e| self.policy.chain_of(e) == c && self.active_at(e, at)).collect();
+                    let wsum: f64 = act.iter().map(|&e| spec.entity[e].weight).sum();
+                    let total: f64 = act.iter().map(|&e| row[e]).sum();
+                    act.iter().all(|&e| {
+                        let fair = total * spec.entity[e].weight / wsum;
+                        (row[e] - fair).abs() <= spec.tolerance * fair
+                    })
+                })
+            };
+            let ok: Vec<bool> = rows.iter().map(|(at, row)| fair_row(row, *at)).collect();
+            match (0..ok.len().saturating_sub(2)).find(|&i| ok[i] && ok[i + 1] && ok[i + 2]) {
+                Some(i) => out.push((rows[i].0 - t).0 as f64 / 1e6),
+                None => never += 1,
+            }
+        }
+        (out, never, superseded)
+    }
+
+    /// Whether entity `e` was on for the whole sample ending at `at`.
+    fn active_at(&self, e: usize, at: Time) -> bool {
+        let s = &self.spec.as_ref().expect("spec").entity[e];
+        let from = Time(at.0.saturating_sub(self.spec.as_ref().expect("spec").sample.0));
+        s.start <= from && s.stop.is_none_or(|stop| stop >= at)
+    }
+}
