@@ -69,6 +69,18 @@ fn without_yama_queues_win_with_it_weights_do() {
 }
 
 #[test]
+fn node_weights_split_an_entitys_share_between_its_hosts() {
+    // One entity on hosts 0 and 1 with node weights 3:1 and the same queue pairs on each; it
+    // saturates the engine. Host 1 is paced at a quarter of the estimate (1.05 × the engine), host
+    // 0 gets the rest: about 2.8:1 (3:1 with equal node weights would be 1:1).
+    let a = ent("a", 1.0, "[0, 1]", 2, 4, "node_weights = [3.0, 1.0]");
+    let s = run(&kv("1ms", "warmup = \"300us\"", 4.0, "", &a));
+    let g = &entity(&s, "a").node_gbps;
+    assert!((g[0] / g[1] - 3.0).abs() < 0.35, "{g:?}");
+    assert!((g[0] + g[1] - 3.072).abs() < 0.1, "{g:?}");
+}
+
+#[test]
 fn the_estimate_follows_the_engines_capacity_down_and_up() {
     let entities = ent("a", 1.0, "[0, 1]", 2, 2, "") + &ent("b", 1.0, "[2, 3]", 2, 2, "");
     let step = |factor: f64| kv("2ms", "warmup = \"1500us\"", 4.0, &format!("schedule = [{{ at = \"1ms\", factor = {factor} }}]"), &entities);
@@ -124,6 +136,7 @@ fn a_run_is_deterministic() {
 fn bad_yama_keys_are_named() {
     let cases = [
         (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "").replace("chain = \"kv\"", "chain = \"nope\"")), "yama.entity[0].chain"),
+        (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0, 1]", 1, 1, "node_weights = [1.0]")), "yama.entity[0].node_weights"),
         (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[6]", 1, 1, "")), "yama.entity[0].nodes"),
         (kv("1ms", "", 4.0, "", &ent("a", -1.0, "[0]", 1, 1, "")), "yama.entity[0].weight"),
         (kv("1ms", "beta = -0.5", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "")), "yama.beta"),

@@ -168,6 +168,8 @@ struct ChainRun {
 #[derive(Default)]
 struct EntityRun {
     bytes: u64,
+    /// Bytes in the window per entry of the entity's `nodes`.
+    by_node: Vec<u64>,
     ops: u64,
     latencies: Vec<Time>,
     interval: u64,
@@ -285,7 +287,7 @@ impl Yama {
             let ci = spec.chain.iter().position(|c| c.name == e.chain).expect("validated");
             let pe = self.policy.add_entity(e.weight, ci);
             self.policy.set_active(pe, false);
-            self.entities.push(EntityRun::default());
+            self.entities.push(EntityRun { by_node: vec![0; e.nodes.len()], ..EntityRun::default() });
             for inst in 0..e.instances {
                 let node = e.nodes[inst as usize % e.nodes.len()];
                 let m = self.chains[ci].members.iter().position(|x| x.node == node).expect("a member per client host") as u16;
@@ -320,9 +322,12 @@ impl Yama {
                     q.mean_gap = Some(gap);
                 }
             }
-            for &node in &e.nodes {
+            for (k, &node) in e.nodes.iter().enumerate() {
                 let count = self.queues.iter().filter(|q| q.entity == ei as u32 && q.node == node).count() as u32;
                 self.policy.set_qps(pe, node, count);
+                if let Some(&nw) = e.node_weights.get(k) {
+                    self.policy.set_node_weight(pe, node, nw);
+                }
             }
             self.at(e.start, Ev::EntityOn { e: ei as u32 });
             if let Some(s) = e.stop {
@@ -592,6 +597,10 @@ impl Yama {
         let ent = &mut self.entities[e];
         ent.interval += op.work.bytes;
         if measuring {
+            let node = self.queues[q as usize].node;
+            if let Some(k) = self.spec.as_ref().and_then(|s| s.entity[e].nodes.iter().position(|&n| n == node)) {
+                ent.by_node[k] += op.work.bytes;
+            }
             ent.bytes += op.work.bytes;
             ent.ops += 1;
             ent.latencies.push(now - op.born);

@@ -114,6 +114,9 @@ pub struct EntitySpec {
     pub chain: String,
     /// Client hosts; generator instances go round-robin over them.
     pub nodes: Vec<u32>,
+    /// The entity's per-node weights, one per entry of `nodes` (relative; default equal).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_weights: Vec<f64>,
     #[serde(default = "one")]
     pub instances: u32,
     /// Queue pairs per instance.
@@ -262,6 +265,9 @@ impl YamaSpec {
             }
             if !self.chain.iter().any(|c| c.name == e.chain) {
                 bad(format!("entity[{i}].chain"), format!("no chain is named \"{}\"", e.chain));
+            }
+            if !e.node_weights.is_empty() && (e.node_weights.len() != e.nodes.len() || e.node_weights.iter().any(|w| !(*w > 0.0 && w.is_finite()))) {
+                bad(format!("entity[{i}].node_weights"), format!("expected one positive weight per node ({}), got {:?}", e.nodes.len(), e.node_weights));
             }
             if e.nodes.is_empty() {
                 bad(format!("entity[{i}].nodes"), "expected at least one client host".into());

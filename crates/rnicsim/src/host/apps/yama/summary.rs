@@ -45,6 +45,8 @@ pub struct EntitySummary {
     pub mops: f64,
     pub latency_p50_us: f64,
     pub latency_p99_us: f64,
+    /// Gbps from each of its `nodes`, in order.
+    pub node_gbps: Vec<f64>,
     /// With a `baseline` entity: this entity's median and 99th percentile latency minus its.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_p50_overhead_us: Option<f64>,
@@ -115,6 +117,7 @@ impl Yama {
                     mops: self.entities[i].ops as f64 / window / 1e6,
                     latency_p50_us: crate::output::summary::percentile(lat, 0.5) / 1e6,
                     latency_p99_us: crate::output::summary::percentile(lat, 0.99) / 1e6,
+                    node_gbps: self.entities[i].by_node.iter().map(|&b| gbps(b)).collect(),
                     latency_p50_overhead_us: None,
                     latency_p99_overhead_us: None,
                 }
