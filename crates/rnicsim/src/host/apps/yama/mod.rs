@@ -195,6 +195,8 @@ pub struct Yama {
     /// When entities joined or left (after the warmup).
     changes: Vec<Time>,
     end: Time,
+    /// WRITEs the NIC refused.
+    post_errors: u64,
 }
 
 impl Yama {
@@ -388,11 +390,15 @@ impl Yama {
         }
     }
 
-    fn write(w: &mut World, qp: u32, from: u32, to: u32, len: u64, at: Time) {
+    /// Posts a WRITE of `len` bytes; false if the NIC refused it (a message larger than the
+    /// hosts' memory, say), counted in `post_errors`.
+    fn write(&mut self, w: &mut World, qp: u32, from: u32, to: u32, len: u64, at: Time) -> bool {
         let (lkey, _) = w.app_keys(from);
         let (_, rkey) = w.app_keys(to);
         let wr = SendWr { id: 0, verb: Verb::Write, local_addr: 0, len, lkey, remote_addr: 0, rkey };
-        w.post_send_at(qp, wr, at).expect("a yama queue pair is open");
+        let ok = w.post_send_at(qp, wr, at).is_ok();
+        self.post_errors += u64::from(!ok);
+        ok
     }
 
     /// Puts `op` on the wire from its client at `at`.
@@ -403,7 +409,10 @@ impl Yama {
         let id = self.alloc(op);
         self.conns[conn as usize].requests.push_back(id);
         let qp = self.conns[conn as usize].client;
-        Self::write(w, qp, client_node, server, op.req, at);
+        if !self.write(w, qp, client_node, server, op.req, at) {
+            self.conns[conn as usize].requests.pop_back();
+            self.free.push(id);
+        }
     }
 
     /// Queue `q`'s generator keeps work in libYama's work queue (a saturating application);
@@ -570,7 +579,10 @@ impl Yama {
         let qp = conn.server;
         let client_node = if op.q == DUMMY { chain.members[op.member as usize].node } else { self.queues[op.q as usize].node };
         let server = chain.server;
-        Self::write(w, qp, server, client_node, op.reply, now);
+        if !self.write(w, qp, server, client_node, op.reply, now) {
+            self.conns[op.conn as usize].replies.pop_back();
+            self.free.push(id);
+        }
     }
 
     /// The answer reached the client: the operation is complete.
@@ -616,6 +628,9 @@ impl Yama {
         self.at(now + period, Ev::Period { c: c as u16, m });
         let chain = &mut self.chains[c];
         if m == SERVER {
+            if chain.members.is_empty() {
+                return;
+            }
             let (app, dummy) = std::mem::take(&mut chain.target);
             let to = chain.server_leader;
             let d = chain.members[to as usize].delay_to_server;

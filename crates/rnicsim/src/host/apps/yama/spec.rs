@@ -244,11 +244,11 @@ impl YamaSpec {
             if self.chain[..i].iter().any(|x| x.name == c.name) {
                 bad(format!("chain[{i}].name"), format!("chain \"{}\" is defined twice", c.name));
             }
-            if c.packet_sizes.is_empty() || c.packet_sizes.contains(&0) {
-                bad(format!("chain[{i}].packet_sizes"), "expected positive packet sizes".into());
+            if c.packet_sizes.is_empty() || c.packet_sizes.iter().any(|&p| p == 0 || p > 65_536) {
+                bad(format!("chain[{i}].packet_sizes"), "expected packet sizes of 1 to 65536 bytes".into());
             }
-            if c.chunk.0 == 0 {
-                bad(format!("chain[{i}].chunk"), "expected a positive size".into());
+            if c.chunk.0 == 0 || c.chunk.0 > 1 << 20 {
+                bad(format!("chain[{i}].chunk"), "expected 1 byte to 1MiB".into());
             }
             if c.keys == 0 {
                 bad(format!("chain[{i}].keys"), "expected at least one key".into());
@@ -283,8 +283,8 @@ impl YamaSpec {
             if e.baseline.as_ref().is_some_and(|b| !self.entity.iter().any(|x| &x.name == b)) {
                 bad(format!("entity[{i}].baseline"), format!("no entity is named \"{}\"", e.baseline.as_deref().unwrap_or("")));
             }
-            if e.load.is_some_and(|l| l.0 < 1000) {
-                bad(format!("entity[{i}].load"), "expected at least 1Kbps".into());
+            if e.load.is_some_and(|l| l.0 < 1000 || l.0 > 10_000_000_000_000) {
+                bad(format!("entity[{i}].load"), "expected between 1Kbps and 10Tbps".into());
             }
             if e.stop.is_some_and(|s| s <= e.start) {
                 bad(format!("entity[{i}].stop"), "expected a stop after the start".into());

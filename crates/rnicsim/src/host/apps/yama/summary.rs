@@ -26,6 +26,8 @@ pub struct YamaSummary {
     pub unconverged: usize,
     /// Joins and leaves followed by another within four samples (not measured).
     pub superseded: usize,
+    /// Operations the NIC refused to post (each is lost; 0 in a sane scenario).
+    pub post_errors: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -160,6 +162,7 @@ impl Yama {
             convergence_mean_us: if conv.is_empty() { None } else { Some(conv.iter().sum::<f64>() / conv.len() as f64) },
             unconverged,
             superseded,
+            post_errors: self.post_errors,
         })
     }
 
