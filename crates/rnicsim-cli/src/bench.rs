@@ -36,6 +36,22 @@ enum Which {
     /// Eunomia's ordering layer (hybrid-dynamic bitmap and memory controller) on the real CPU:
     /// packet arrivals processed per second with many connections and a fraction reordered.
     Ordering(OrderingArgs),
+    /// libYama's scheduler on the real CPU: submission decisions per second with many queue
+    /// pairs sharing one chain by weight.
+    Yama(YamaArgs),
+}
+
+#[derive(Args)]
+pub struct YamaArgs {
+    /// Numbers of queue pairs on the chain.
+    #[arg(long, value_delimiter = ',', default_value = "16,256,4096")]
+    qps: Vec<usize>,
+    /// Decisions timed per point.
+    #[arg(long, default_value_t = 2_000_000)]
+    decisions: u64,
+    /// Bytes per piece of work.
+    #[arg(long, default_value_t = 1000)]
+    size: u64,
 }
 
 #[derive(Args)]
@@ -155,6 +171,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         Some(Which::Scale(s)) => scale(s),
         Some(Which::Scr(s)) => scr(s),
         Some(Which::Ordering(o)) => ordering(o),
+        Some(Which::Yama(y)) => yama_bench(y),
     }
 }
 
@@ -361,6 +378,27 @@ fn ordering(args: &OrderingArgs) -> anyhow::Result<()> {
     }
     println!("{t}");
     anyhow::ensure!(r.all_delivered, "the ordering layer lost a packet or a block");
+    Ok(())
+}
+
+fn yama_bench(args: &YamaArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(args.decisions > 0 && args.size > 0, "--decisions and --size must be positive");
+    eprintln!("yama: one chain at 100 Gbps, weights 1:2:3:4 repeating, {} B pieces, {} decisions per point", args.size, args.decisions);
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec!["queue pairs", "decisions per second", "ns per decision", "submitted", "worst share error"]);
+    for &qps in &args.qps {
+        anyhow::ensure!(qps > 0, "--qps must be positive");
+        let r = yama::bench::run(qps, args.decisions, args.size);
+        t.add_row(vec![
+            qps.to_string(),
+            format!("{:.2} M", r.decisions_per_sec() / 1e6),
+            format!("{:.0}", 1e9 / r.decisions_per_sec()),
+            r.sent.to_string(),
+            format!("{:.2}%", r.worst_share_error * 100.0),
+        ]);
+    }
+    println!("{t}");
     Ok(())
 }
 

@@ -14,8 +14,11 @@
 //! - [`overlay`]: the coordinating overlay (§4.3): one leader per chain publishes a timestamped
 //!   estimate; the first instance to read it stale proposes itself and runs the loop at once.
 //!
+//! [`bench`] times the scheduler's decisions on the real CPU (`rnicsim bench yama`).
+//!
 //! Work is counted in bytes, time in picoseconds, throughput in bytes per second.
 
+pub mod bench;
 pub mod bucket;
 pub mod overlay;
 pub mod policy;

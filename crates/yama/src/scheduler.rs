@@ -24,16 +24,22 @@ pub struct ChainScheduler {
     burst: f64,
     /// Tokens lost since the last [`Self::take_unspent`] while work was waiting.
     unspent: f64,
+    /// Queue pairs without work. While there are none, no bucket spills to another, so a
+    /// decision only needs its own bucket brought up to date (buckets fill linearly up to a cap,
+    /// so refilling one late gives the same tokens and spill as refilling it often).
+    idle: usize,
 }
 
 impl ChainScheduler {
     pub fn new(estimate: f64, burst: f64) -> ChainScheduler {
-        ChainScheduler { slots: Vec::new(), estimate, burst, unspent: 0.0 }
+        ChainScheduler { slots: Vec::new(), estimate, burst, unspent: 0.0, idle: 0 }
     }
 
     /// A queue pair of weight `weight` (its bucket full); returns its index.
     pub fn add_qp(&mut self, weight: f64, now: u64) -> usize {
+        self.refill(now);
         self.slots.push(Slot { weight, bucket: TokenBucket::new(weight * self.estimate, self.burst, now), busy: false });
+        self.idle += 1;
         self.slots.len() - 1
     }
 
@@ -58,6 +64,11 @@ impl ChainScheduler {
         if self.slots[qp].busy != busy {
             self.refill(now);
             self.slots[qp].busy = busy;
+            if busy {
+                self.idle -= 1;
+            } else {
+                self.idle += 1;
+            }
         }
     }
 
@@ -83,16 +94,23 @@ impl ChainScheduler {
     /// Queue pair `qp` asks to send `bytes` at `now`: `Ok` (tokens spent) or `Err(t)`, the time
     /// its tokens will suffice at its own rate plus its share of idle queue pairs' rates.
     pub fn try_send(&mut self, qp: usize, bytes: u64, now: u64) -> Result<(), u64> {
-        self.refill(now);
+        if self.idle == 0 {
+            self.unspent += self.slots[qp].bucket.refill(now);
+        } else {
+            self.refill(now);
+        }
         let b = bytes as f64;
         if self.slots[qp].bucket.conforms(b) {
             self.slots[qp].bucket.take(b);
             return Ok(());
         }
-        let busy_weight: f64 = self.slots.iter().filter(|s| s.busy).map(|s| s.weight).sum::<f64>().max(self.slots[qp].weight);
-        let idle_rate: f64 = self.slots.iter().filter(|s| !s.busy && s.bucket.tokens() >= s.bucket.burst()).map(|s| s.bucket.rate()).sum();
         let me = &self.slots[qp];
-        let rate = me.bucket.rate() + idle_rate * me.weight / busy_weight.max(1e-300);
+        let mut rate = me.bucket.rate();
+        if self.idle > 0 {
+            let busy_weight: f64 = self.slots.iter().filter(|s| s.busy).map(|s| s.weight).sum::<f64>().max(me.weight);
+            let idle_rate: f64 = self.slots.iter().filter(|s| !s.busy && s.bucket.tokens() >= s.bucket.burst()).map(|s| s.bucket.rate()).sum();
+            rate += idle_rate * me.weight / busy_weight.max(1e-300);
+        }
         let wait = me.bucket.wait_for(b, rate);
         Err(now.saturating_add(wait.max(1)))
     }
