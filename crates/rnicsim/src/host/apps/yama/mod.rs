@@ -42,6 +42,9 @@ use ::yama::{ChainScheduler, Counts, Overlay, Policy, Prober, ProberConfig, Read
 const SERVER: u16 = u16::MAX;
 /// A queue index that marks dummy work.
 const DUMMY: u32 = u32::MAX;
+/// Work of one key-value request (a 32-byte key and a 64-byte value) and of one RDMA operation.
+const KV_WORK: u64 = 96;
+const RDMA_WORK: u64 = 64;
 
 /// Internal events, kept in one heap behind one world timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -123,10 +126,9 @@ struct Queue {
 
 struct Member {
     node: u32,
+    /// Paces at the estimate it read from the leader, or its own while leading.
     sched: ChainScheduler,
     prober: Prober,
-    /// The estimate it paces at (read from the leader, or its own).
-    estimate: f64,
     /// What it published while leading: (estimate, stamp).
     published: (f64, Time),
     /// Since its last report: application work completed and posted here, dummy completed.
@@ -240,14 +242,11 @@ impl Yama {
             }
             let mut members = Vec::new();
             for (mi, &node) in nodes.iter().enumerate() {
-                let tag = self.conns.len() as u32;
-                let (a, b) = w.connect_app(node, server, Owner { app: YAMA, tag: 2 * tag }, Owner { app: YAMA, tag: 2 * tag + 1 }).expect("a chain's client and server are hosts");
-                self.conns.push(Conn { client: a, server: b, requests: VecDeque::new(), replies: VecDeque::new() });
+                let tag = self.connect(w, node, server);
                 members.push(Member {
                     node,
                     sched: ChainScheduler::new(initial, burst),
                     prober: Prober::new(cfg),
-                    estimate: initial,
                     published: (initial, Time(0)),
                     app_done: 0,
                     app_posted: 0,
@@ -295,9 +294,7 @@ impl Yama {
                 let m = self.chains[ci].members.iter().position(|x| x.node == node).expect("a member per client host") as u16;
                 let server = self.chains[ci].server;
                 for k in 0..e.queues {
-                    let tag = self.conns.len() as u32;
-                    let (a, b) = w.connect_app(node, server, Owner { app: YAMA, tag: 2 * tag }, Owner { app: YAMA, tag: 2 * tag + 1 }).expect("hosts");
-                    self.conns.push(Conn { client: a, server: b, requests: VecDeque::new(), replies: VecDeque::new() });
+                    let tag = self.connect(w, node, server);
                     let slot = self.chains[ci].members[m as usize].sched.add_qp(0.0, 0);
                     self.queues.push(Queue {
                         entity: ei as u32,
@@ -357,6 +354,15 @@ impl Yama {
         self.at(spec.sample, Ev::Sample);
     }
 
+    /// Connects client `node` to `server`; returns the connection's index (owner tags 2i at the
+    /// client, 2i + 1 at the server).
+    fn connect(&mut self, w: &mut World, node: u32, server: u32) -> u32 {
+        let i = self.conns.len() as u32;
+        let (client, server) = w.connect_app(node, server, Owner { app: YAMA, tag: 2 * i }, Owner { app: YAMA, tag: 2 * i + 1 }).expect("validated: a chain's clients and server are hosts");
+        self.conns.push(Conn { client, server, requests: VecDeque::new(), replies: VecDeque::new() });
+        i
+    }
+
     /// Work of the chain's kind, from `rng`.
     fn generate(c: &spec::ChainSpec, rng: &mut Rng) -> (Work, u64, u64) {
         match c.workload {
@@ -368,11 +374,11 @@ impl Yama {
             Workload::Kv => {
                 let key = rng.random_range(0..c.keys);
                 let put = rng.random::<f64>() >= c.get;
-                (Work { bytes: 96, key: Some(key), put }, if put { 96 } else { 32 }, if put { 8 } else { 64 })
+                (Work { bytes: KV_WORK, key: Some(key), put }, if put { KV_WORK } else { 32 }, if put { 8 } else { 64 })
             }
             Workload::Rdma => {
                 let read = rng.random::<f64>() < c.read;
-                (Work { bytes: 64, key: None, put: false }, if read { 16 } else { 64 }, if read { 64 } else { 8 })
+                (Work { bytes: RDMA_WORK, key: None, put: false }, if read { 16 } else { RDMA_WORK }, if read { RDMA_WORK } else { 8 })
             }
         }
     }
@@ -516,7 +522,7 @@ impl Yama {
             self.chains[c].overlay.set_active(m, active);
             if active && !was && self.chains[c].overlay.runs_loop(m) {
                 // A leader resuming restarts its loop from what it last knew.
-                let est = self.chains[c].members[m].estimate;
+                let est = self.chains[c].members[m].sched.estimate();
                 self.chains[c].members[m].prober.start(now.0, est);
             }
         }
@@ -650,7 +656,6 @@ impl Yama {
             let (ia, ip, id, iw) = std::mem::take(&mut mem.inbox);
             let step = mem.prober.period(now.0, Counts { app_done: done + ia, dummy_done: dummy + id, app_posted: posted + ip, app_waiting: waiting + iw });
             mem.published = (step.estimate, now);
-            mem.estimate = step.estimate;
             mem.sched.set_estimate(step.estimate, now.0);
             mem.dummy_budget = step.dummy;
             if step.dummy > 0 {
@@ -675,8 +680,8 @@ impl Yama {
         match c.workload {
             Workload::Nat => c.packet_sizes.iter().sum::<u64>() / c.packet_sizes.len() as u64,
             Workload::Aes => c.chunk.0,
-            Workload::Kv => 96,
-            Workload::Rdma => 64,
+            Workload::Kv => KV_WORK,
+            Workload::Rdma => RDMA_WORK,
         }
     }
 
@@ -726,9 +731,7 @@ impl Yama {
                 let est = f64::from_bits(bits);
                 match chain.overlay.read(mi, stamp, now.0) {
                     ReadOutcome::Fresh => {
-                        let mem = &mut chain.members[mi];
-                        mem.estimate = est;
-                        mem.sched.set_estimate(est, now.0);
+                        chain.members[mi].sched.set_estimate(est, now.0);
                     }
                     ReadOutcome::Propose if !chain.overlay.runs_loop(mi) => {
                         // It leads from now on and runs the loop at once, from the estimate it read.
