@@ -36,6 +36,11 @@ impl HostMemory {
         Some(mr)
     }
 
+    /// Every region registered, in registration order.
+    pub fn regions(&self) -> &[MemoryRegion] {
+        &self.regions
+    }
+
     /// The region an rkey names, if it is one of this host's.
     pub fn by_rkey(&self, rkey: u32) -> Option<&MemoryRegion> {
         let mr = self.regions.get((rkey & 0xffff) as usize)?;

@@ -1,6 +1,7 @@
 //! The RDMA NIC: verbs interface ([`verbs`]), host memory ([`memory`]), PCIe and DMA ([`pcie`]),
 //! queue pairs and their state ([`qp`]) in the connection table ([`qp_table`]), the on-chip
-//! connection-state cache ([`state_cache`]), the RoCEv2
+//! connection-state cache ([`state_cache`]), the StaR stack for stateless connections
+//! ([`star`]), the RoCEv2
 //! reliable-connection transport with its loss recovery ([`transport`]), the event tap its
 //! events go through ([`events`]), the QP scheduler ([`sched`]) and congestion control ([`cc`]).
 //! `world/nic.rs` only wires these to the event loop and the host port.
@@ -15,6 +16,7 @@ pub mod qp_table;
 pub mod sched;
 pub mod scr;
 pub mod stage;
+pub mod star;
 pub mod ordering;
 pub mod state_cache;
 pub mod transport;
@@ -128,6 +130,10 @@ pub struct NicSpec {
     /// tracked in a bitmap and answered with SACKs. See [`ordering`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ordering: Option<ordering::OrderingSpec>,
+    /// The StaR stack's timers, negotiation and security check (`[nic.star]`; defaults if
+    /// absent). See [`star`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub star: Option<star::StarSpec>,
 }
 
 /// A coherent set of NIC behaviours, applied to the `[nic]` keys a scenario leaves unset.
@@ -296,6 +302,10 @@ pub struct Nic {
     pub state: Option<state_cache::NicStateCache>,
     /// The receiver ordering layer (`[nic.ordering]`).
     pub ordering: Option<ordering::NicOrdering>,
+    /// The StaR stack beside the RoCE one.
+    pub star: star::NicStar,
+    /// The host library's record of each region's protection domain (by lkey; 0 if absent).
+    pub star_region_pd: std::collections::BTreeMap<u32, u32>,
 }
 
 impl Nic {
@@ -321,6 +331,8 @@ impl Nic {
             scratch: Vec::new(),
             state: None,
             ordering: spec.ordering.as_ref().map(ordering::NicOrdering::new),
+            star: star::NicStar::default(),
+            star_region_pd: Default::default(),
         }
     }
 }

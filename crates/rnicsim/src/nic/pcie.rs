@@ -80,6 +80,13 @@ impl Pcie {
         self.write.transfer(now, bytes) + self.spec.latency
     }
 
+    /// A DMA read of `bytes` issued at `now` (not ahead of the wire: a request that asks for
+    /// data, such as a StaR GD); returns when the data is on the NIC.
+    pub fn read_now(&mut self, now: Time, bytes: u64) -> Time {
+        self.bytes_read += bytes;
+        self.read.transfer(now, bytes) + self.spec.latency + self.spec.latency
+    }
+
     /// A completion entry written at `now` is visible to the host at the returned time.
     pub fn write_cqe(&mut self, now: Time) -> Time {
         self.write_payload(now, DESCRIPTOR_BYTES)

@@ -142,6 +142,14 @@ struct Entry {
     next: u32,
 }
 
+/// Where a connection's entry index is kept: RoCE queue pairs at even places, StaR
+/// connections (keys with [`crate::nic::star::STAR_HANDLE`] set) at odd ones.
+#[inline]
+fn slot_index(key: u32) -> usize {
+    let star = crate::nic::star::STAR_HANDLE;
+    if key & star != 0 { 2 * (key & !star) as usize + 1 } else { 2 * key as usize }
+}
+
 /// One NIC's connection-state cache.
 #[derive(Clone, Debug)]
 pub struct ConnCache {
@@ -192,13 +200,13 @@ impl ConnCache {
 
     /// Whether queue pair `qp`'s state is on the NIC (or on its way) now.
     pub fn contains(&self, qp: u32) -> bool {
-        self.slot_of.get(qp as usize).is_some_and(|&e| e != NONE)
+        self.slot_of.get(slot_index(qp)).is_some_and(|&e| e != NONE)
     }
 
     /// A packet of queue pair `qp` is looked up at `now`.
     pub fn lookup(&mut self, qp: u32, now: Time) -> Lookup {
         self.stats.lookups += 1;
-        if let Some(&e) = self.slot_of.get(qp as usize).filter(|&&e| e != NONE) {
+        if let Some(&e) = self.slot_of.get(slot_index(qp)).filter(|&&e| e != NONE) {
             let ready = self.entries[e as usize].ready;
             if self.replacement == Replacement::Lru {
                 self.unlink(e);
@@ -228,7 +236,7 @@ impl ConnCache {
 
     /// Drops `qp`'s state (its connection was destroyed).
     pub fn forget(&mut self, qp: u32) {
-        if let Some(&e) = self.slot_of.get(qp as usize).filter(|&&e| e != NONE) {
+        if let Some(&e) = self.slot_of.get(slot_index(qp)).filter(|&&e| e != NONE) {
             self.remove(e);
         }
     }
@@ -242,24 +250,24 @@ impl ConnCache {
             self.remove(victim);
             self.stats.evictions += 1;
         }
-        if self.slot_of.len() <= qp as usize {
-            self.slot_of.resize(qp as usize + 1, NONE);
+        if self.slot_of.len() <= slot_index(qp) {
+            self.slot_of.resize(slot_index(qp) + 1, NONE);
         }
         let e = self.entries.len() as u32;
         self.entries.push(Entry { qp, ready, prev: NONE, next: NONE });
-        self.slot_of[qp as usize] = e;
+        self.slot_of[slot_index(qp)] = e;
         self.push_front(e);
     }
 
     /// Removes entry `e`, moving the last entry into its place.
     fn remove(&mut self, e: u32) {
         self.unlink(e);
-        self.slot_of[self.entries[e as usize].qp as usize] = NONE;
+        self.slot_of[slot_index(self.entries[e as usize].qp)] = NONE;
         let last = self.entries.len() as u32 - 1;
         if e != last {
             let moved = self.entries[last as usize];
             self.entries[e as usize] = moved;
-            self.slot_of[moved.qp as usize] = e;
+            self.slot_of[slot_index(moved.qp)] = e;
             match moved.prev {
                 NONE => self.head = e,
                 p => self.entries[p as usize].next = e,

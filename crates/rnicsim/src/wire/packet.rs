@@ -10,6 +10,7 @@ use crate::units::Time;
 use crate::fabric::paths::NO_PATH;
 use crate::wire::int::IntStack;
 use crate::wire::roce::{Opcode, Syndrome};
+use crate::wire::star::StarMeta;
 
 /// Index of a packet in the [`PacketPool`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -24,6 +25,9 @@ pub enum PacketKind {
     Pause { priority: u8, quanta: u16 },
     /// A RoCEv2 packet of the NIC transport; its headers are in [`Packet::roce`].
     Roce,
+    /// A StaR packet ([`crate::wire::star`]); its header and descriptor are in the pool's
+    /// StaR slot ([`PacketPool::star`]).
+    Star,
 }
 
 /// The RoCEv2 transport headers the simulation reads (BTH, RETH, AETH, ImmDt fields).
@@ -125,6 +129,8 @@ pub struct PacketPool {
     payload: Vec<Vec<u8>>,
     /// The path a packet carries ([`crate::fabric::paths`]), when any packet ever carried one.
     path: Vec<u32>,
+    /// StaR packets' headers and descriptors, when a run has StaR connections.
+    star: Vec<StarMeta>,
 }
 
 impl PacketPool {
@@ -198,6 +204,18 @@ impl PacketPool {
             self.path.resize(i + 1, NO_PATH);
         }
         self.path[i] = path;
+    }
+    /// Stores a StaR packet's header and descriptor.
+    pub fn set_star(&mut self, id: PacketId, meta: StarMeta) {
+        let i = id.0 as usize;
+        if self.star.len() <= i {
+            self.star.resize(i + 1, StarMeta::default());
+        }
+        self.star[i] = meta;
+    }
+    /// A StaR packet's header and descriptor.
+    pub fn star(&self, id: PacketId) -> StarMeta {
+        self.star.get(id.0 as usize).copied().unwrap_or_default()
     }
     /// The path packet `id` carries, or [`NO_PATH`].
     #[inline]

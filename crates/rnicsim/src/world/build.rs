@@ -188,6 +188,7 @@ impl World {
             nic_spec: s.nic.clone(),
             nics: Vec::new(),
             qps: Default::default(),
+            star: Default::default(),
             tap: Default::default(),
             outbox: Default::default(),
             outbox_spare: Vec::new(),

@@ -107,7 +107,7 @@ impl World {
                 self.pool.free(id);
                 self.pfc_received(in_port, priority, quanta);
             }
-            PacketKind::Data | PacketKind::Roce => match self.roles[node as usize] {
+            PacketKind::Data | PacketKind::Roce | PacketKind::Star => match self.roles[node as usize] {
                 NodeRole::Switch(s) => self.switch_forward(s, in_port, id),
                 // Hosts do not forward: a packet for another host is dropped and counted.
                 NodeRole::Host(_) if self.pool.get(id).dst != node => {
@@ -115,10 +115,10 @@ impl World {
                     self.pool.free(id);
                 }
                 NodeRole::Host(h) => {
-                    if self.pool.get(id).kind == PacketKind::Data {
-                        self.host_receive(id)
-                    } else {
-                        self.nic_receive(h, id)
+                    match self.pool.get(id).kind {
+                        PacketKind::Data => self.host_receive(id),
+                        PacketKind::Star => self.star_receive(h, id),
+                        _ => self.nic_receive(h, id),
                     }
                 }
             },

@@ -17,6 +17,7 @@ mod nic;
 mod estimate;
 mod scr;
 mod stall;
+mod star;
 mod state_cache;
 
 pub use crate::host::apps::{FlowRecord, Perftest};
@@ -65,6 +66,8 @@ pub enum Wake {
     ScrInstall(u32),
     /// Connection state a host's NIC fetched has arrived: packets held for it go on.
     StateCache(u32),
+    /// A StaR connection end's timer.
+    Star(u32),
 }
 
 pub(crate) struct HostState {
@@ -157,6 +160,8 @@ pub struct World {
     pub nic_spec: crate::nic::NicSpec,
     pub nics: Vec<crate::nic::Nic>,
     pub qps: crate::nic::qp_table::QpTable,
+    /// StaR connection ends ([`crate::nic::star`]).
+    pub star: crate::nic::star::StarEndpoints,
     /// Subscribers to the NICs' transport events besides congestion control.
     pub tap: crate::nic::events::EventTap,
     /// What the transport asked for and the world has not done yet, and reusable buffers for it.
@@ -243,6 +248,7 @@ impl World {
             Wake::ScrThread { host, thread } => self.scr_thread(host, thread),
             Wake::ScrInstall(host) => self.scr_install(host),
             Wake::StateCache(host) => self.state_timer(host),
+            Wake::Star(ep) => self.star_timer(ep),
         }
     }
 

@@ -8,6 +8,7 @@ use crate::host::apps::AppEvent;
 use crate::nic::pcie::DESCRIPTOR_BYTES;
 use crate::nic::qp::{packets_for, Owner, Qp, QpState};
 use crate::nic::qp_table::QpTable;
+use crate::nic::star::STAR_HANDLE;
 use crate::nic::sched::{Pick, QpScheduler};
 use crate::nic::transport::{requester, responder, Action, Ctx};
 use crate::nic::verbs::{Access, Completion, MemoryRegion, PostError, RecvWr, SendWr, VerbsError};
@@ -119,9 +120,10 @@ impl World {
     // ------------------------------------------------------------------ verbs
 
     /// Registers `[addr, addr + len)` of host `node`'s memory.
+    /// A region of a StaR stateless side goes into its peers' whitelists (protection domain 0;
+    /// [`World::register_mr_in`] names another).
     pub fn register_mr(&mut self, node: u32, addr: u64, len: u64, access: Access) -> Result<MemoryRegion, VerbsError> {
-        let h = self.host_of(node)?;
-        self.nics[h as usize].memory.register(h, addr, len, access).ok_or(VerbsError::BadRegion { addr, len })
+        self.register_mr_in(node, 0, addr, len, access)
     }
 
     fn check_range(&self, h: u32, addr: u64, len: u64) -> Result<(), VerbsError> {
@@ -223,6 +225,9 @@ impl World {
 
     /// Destroys a queue pair; its slot is reused after a quarantine.
     pub fn destroy_qp(&mut self, q: u32) {
+        if q & STAR_HANDLE != 0 {
+            return self.star_destroy(q);
+        }
         self.transport().destroy(q);
         self.drain_outbox();
     }
@@ -259,6 +264,9 @@ impl World {
 
     /// Posts a send WQE at time `t ≥ now` (the host's doorbell time).
     pub fn post_send_at(&mut self, q: u32, wr: SendWr, t: Time) -> Result<(), PostError> {
+        if q & STAR_HANDLE != 0 {
+            return self.star_post_send(q, wr, t.max(self.now));
+        }
         if self.qps.find(q).is_none() {
             return Err(PostError::UnknownQp);
         }
@@ -269,6 +277,9 @@ impl World {
 
     /// Posts a receive WQE.
     pub fn post_recv(&mut self, q: u32, wr: RecvWr) -> Result<(), PostError> {
+        if q & STAR_HANDLE != 0 {
+            return self.star_post_recv(q, wr);
+        }
         let depth = self.nic_spec.rq_depth as usize;
         let qp = match self.qps.find(q) {
             None => return Err(PostError::UnknownQp),
@@ -409,8 +420,11 @@ impl World {
             self.nics[h as usize].sched_paused = paused;
             self.nics[h as usize].sched.set_paused(paused, now);
         }
-        // Packets that waited for their connection state go first.
+        // Packets that waited for their connection state go first, then StaR's send events.
         if let Some(id) = self.state_tx_ready(h) {
+            return Ok(id);
+        }
+        if let Some(id) = self.star_tx_ready(h) {
             return Ok(id);
         }
         loop {
@@ -426,7 +440,12 @@ impl World {
             let nic = &mut self.nics[h as usize];
             let q = match nic.sched.pop(now, &mut src) {
                 Pick::Qp(q) => q,
-                Pick::Idle(t) => return Err(t),
+                Pick::Idle(t) => {
+                    return Err(match (t, self.star_tx_next(h)) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    })
+                }
             };
             nic.sched_stage.occupy(now, nic.sched.decision_time());
             // Fetch-and-drop (Tassel §3.5): WQEs fetched and discarded by the filter cost PCIe reads.
@@ -470,6 +489,10 @@ impl World {
 
     /// A RoCE packet goes to host `h`'s transport (its connection state is on the NIC).
     pub(super) fn nic_deliver(&mut self, h: u32, id: PacketId) {
+        if self.pool.get(id).kind == PacketKind::Star {
+            self.star_stateful_rx(h, id);
+            return;
+        }
         // Delivered counts what `packets_sent` counts: requests and READ responses, not the
         // ACKs, NAKs, CNPs and signals they cause.
         if !matches!(self.pool.get(id).roce.opcode.family(), Family::Ack | Family::Cnp | Family::OutOfBand) {

@@ -16,8 +16,12 @@ impl World {
     pub(super) fn state_rx(&mut self, h: u32, id: PacketId) -> bool {
         let now = self.now;
         let pkt = self.pool.get(id);
-        let (q, size) = (pkt.flow, pkt.size);
-        let known = self.qps.accepts(q, h, pkt.src);
+        let (q, size, src) = (pkt.flow, pkt.size, pkt.src);
+        let (q, known) = if pkt.kind == crate::wire::packet::PacketKind::Star {
+            (crate::nic::star::STAR_HANDLE | q, self.star_known(q, h, src))
+        } else {
+            (q, self.qps.accepts(q, h, src))
+        };
         let st = self.nics[h as usize].state.as_mut().expect("a NIC with a state cache");
         if st.rx.bytes + size as u64 > st.spec.rx_buffer.0 {
             st.rx_drops += 1;

@@ -1,0 +1,229 @@
+//! The stateless side's host library (StaR §III-C2, §IV-C): a queue pair as the application
+//! sees it, kept in host memory, not on the NIC. Posting a WQE packs it into a WQEP (the NIC
+//! keeps nothing); the library starts a timeout per WQEP, re-posts it until an EA arrives, and
+//! completes the WQE with an error after the last retry. The WQEs the stateful side has not yet
+//! completed are remembered here, so a CQEP sent again after a lost EA completes nothing twice.
+//! Before the connection's initial state has reached the stateful side (the migration WQEP
+//! with the M bit and its EA, §III-C1), posted WQEs wait here.
+
+use crate::nic::qp::Owner;
+use crate::nic::verbs::CompletionKind;
+use crate::sim::TimerId;
+use crate::units::Time;
+use crate::wire::star::StarWqe;
+use std::collections::{BTreeMap, VecDeque};
+
+/// A posted WQE the stateful side has not completed.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    wqe: StarWqe,
+    wr_id: u64,
+    kind: CompletionKind,
+    /// The stateful side confirmed the WQEP (EA).
+    acked: bool,
+    /// When the WQEP is sent again, if not confirmed by then.
+    deadline: Option<Time>,
+    tries: u32,
+}
+
+/// What the library asks of the NIC after a call.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct LibActions {
+    /// WQEPs to send (the migration WQEP is `migrate`).
+    pub send: Vec<StarWqe>,
+    pub migrate: bool,
+    /// WQEs that failed after their last retry: (wr id, kind).
+    pub failed: Vec<(u64, CompletionKind)>,
+}
+
+/// One stateless queue pair's library state.
+#[derive(Clone, Debug)]
+pub struct StarLib {
+    pub node: u32,
+    pub host: u32,
+    pub owner: Owner,
+    pub pd: u32,
+    /// The connection's queue pair on its stateful side, and that side's node.
+    pub conn: u32,
+    pub peer_node: u32,
+    pub udp_sport: u16,
+    pub timer: TimerId,
+    /// The initial state is on the stateful side (its migration was acknowledged).
+    pub ready: bool,
+    migrate_deadline: Option<Time>,
+    migrate_tries: u32,
+    next_index: u32,
+    held: VecDeque<u32>,
+    outstanding: BTreeMap<u32, Pending>,
+}
+
+impl StarLib {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(node: u32, host: u32, owner: Owner, pd: u32, conn: u32, peer_node: u32, udp_sport: u16, timer: TimerId) -> StarLib {
+        StarLib { node, host, owner, pd, conn, peer_node, udp_sport, timer, ready: false, migrate_deadline: None, migrate_tries: 0, next_index: 0, held: VecDeque::new(), outstanding: BTreeMap::new() }
+    }
+
+    /// Starts the state migration: the first WQEP, with the M bit.
+    pub fn start(&mut self, now: Time, timeout: Time) -> LibActions {
+        self.migrate_deadline = Some(now + timeout);
+        LibActions { migrate: true, ..Default::default() }
+    }
+
+    /// Posts a WQE (`wqe.index` is assigned here); returns what to send now.
+    pub fn post(&mut self, mut wqe: StarWqe, wr_id: u64, kind: CompletionKind, now: Time, timeout: Time) -> LibActions {
+        wqe.index = self.next_index;
+        self.next_index = self.next_index.wrapping_add(1) & 0xff_ffff;
+        let sent = self.ready;
+        self.outstanding.insert(wqe.index, Pending { wqe, wr_id, kind, acked: false, deadline: sent.then_some(now + timeout), tries: 0 });
+        let mut a = LibActions::default();
+        if sent {
+            a.send.push(wqe);
+        } else {
+            self.held.push_back(wqe.index);
+        }
+        a
+    }
+
+    /// An EA arrived: the WQEP `index` (or the migration) reached the stateful side.
+    pub fn on_ea(&mut self, index: u32, migrate: bool, now: Time, timeout: Time) -> LibActions {
+        let mut a = LibActions::default();
+        if migrate {
+            if !self.ready {
+                self.ready = true;
+                self.migrate_deadline = None;
+                for i in std::mem::take(&mut self.held) {
+                    if let Some(p) = self.outstanding.get_mut(&i) {
+                        p.deadline = Some(now + timeout);
+                        a.send.push(p.wqe);
+                    }
+                }
+            }
+        } else if let Some(p) = self.outstanding.get_mut(&index) {
+            p.acked = true;
+            p.deadline = None;
+        }
+        a
+    }
+
+    /// A CQE arrived for WQE `index`: its (wr id, kind) if it was outstanding, `None` for a
+    /// repeat.
+    pub fn on_cqe(&mut self, index: u32) -> Option<(u64, CompletionKind)> {
+        self.outstanding.remove(&index).map(|p| (p.wr_id, p.kind))
+    }
+
+    /// The library's timer fired: WQEPs due are sent again, or fail after the last retry.
+    pub fn expire(&mut self, now: Time, timeout: Time, retries: u32) -> LibActions {
+        let mut a = LibActions::default();
+        if let Some(d) = self.migrate_deadline {
+            if d <= now {
+                self.migrate_tries += 1;
+                if self.migrate_tries > retries {
+                    self.migrate_deadline = None;
+                    for i in std::mem::take(&mut self.held) {
+                        if let Some(p) = self.outstanding.remove(&i) {
+                            a.failed.push((p.wr_id, p.kind));
+                        }
+                    }
+                } else {
+                    self.migrate_deadline = Some(now + timeout);
+                    a.migrate = true;
+                }
+            }
+        }
+        let mut dead = Vec::new();
+        for (&i, p) in self.outstanding.iter_mut() {
+            if p.deadline.is_some_and(|d| d <= now) {
+                p.tries += 1;
+                if p.tries > retries {
+                    dead.push(i);
+                } else {
+                    p.deadline = Some(now + timeout);
+                    a.send.push(p.wqe);
+                }
+            }
+        }
+        for i in dead {
+            let p = self.outstanding.remove(&i).expect("listed");
+            a.failed.push((p.wr_id, p.kind));
+        }
+        a
+    }
+
+    /// When the timer must fire next.
+    pub fn next_deadline(&self) -> Option<Time> {
+        let w = self.outstanding.values().filter_map(|p| p.deadline).min();
+        match (w, self.migrate_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// WQEs posted and not completed.
+    pub fn outstanding(&self) -> usize {
+        self.outstanding.len()
+    }
+
+    /// Everything outstanding, for a flush at teardown: (wr id, kind).
+    pub fn drain(&mut self) -> Vec<(u64, CompletionKind)> {
+        self.held.clear();
+        self.migrate_deadline = None;
+        std::mem::take(&mut self.outstanding).into_values().map(|p| (p.wr_id, p.kind)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nic::verbs::Verb;
+
+    fn wqe() -> StarWqe {
+        StarWqe { index: 0, verb: Some(Verb::Send), local_addr: 0, len: 32, lkey: 1, remote_addr: 0, rkey: 0 }
+    }
+
+    fn lib() -> StarLib {
+        StarLib::new(0, 0, Owner::HOST, 0, 5, 1, 50000, TimerId(0))
+    }
+
+    #[test]
+    fn posts_wait_for_the_migration_then_go_in_order() {
+        let t = Time::from_us(100);
+        let mut l = lib();
+        assert!(l.start(Time::ZERO, t).migrate);
+        assert!(l.post(wqe(), 10, CompletionKind::Send, Time::ZERO, t).send.is_empty());
+        assert!(l.post(wqe(), 11, CompletionKind::Send, Time::ZERO, t).send.is_empty());
+        let a = l.on_ea(0, true, Time::from_us(5), t);
+        assert_eq!(a.send.iter().map(|w| w.index).collect::<Vec<_>>(), vec![0, 1]);
+        assert_eq!(l.next_deadline(), Some(Time::from_us(105)));
+        assert_eq!(l.post(wqe(), 12, CompletionKind::Send, Time::from_us(6), t).send[0].index, 2);
+    }
+
+    #[test]
+    fn an_unconfirmed_wqep_is_reposted_then_fails_after_its_retries() {
+        let t = Time::from_us(10);
+        let mut l = lib();
+        l.on_ea(0, true, Time::ZERO, t);
+        l.post(wqe(), 7, CompletionKind::Send, Time::ZERO, t);
+        for k in 1..=3 {
+            let now = l.next_deadline().unwrap();
+            let a = l.expire(now, t, 3);
+            assert_eq!((a.send.len(), a.failed.len()), (1, 0), "retry {k}");
+        }
+        let now = l.next_deadline().unwrap();
+        assert_eq!(now, Time::from_us(40));
+        let a = l.expire(now, t, 3);
+        assert_eq!(a.failed, vec![(7, CompletionKind::Send)]);
+        assert_eq!((l.outstanding(), l.next_deadline()), (0, None));
+    }
+
+    #[test]
+    fn an_ea_stops_the_timer_and_a_repeated_cqe_completes_nothing() {
+        let t = Time::from_us(10);
+        let mut l = lib();
+        l.on_ea(0, true, Time::ZERO, t);
+        l.post(wqe(), 7, CompletionKind::Send, Time::ZERO, t);
+        l.on_ea(0, false, Time::from_us(2), t);
+        assert_eq!(l.next_deadline(), None);
+        assert_eq!(l.on_cqe(0), Some((7, CompletionKind::Send)));
+        assert_eq!(l.on_cqe(0), None);
+    }
+}

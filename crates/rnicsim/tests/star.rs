@@ -1,0 +1,265 @@
+//! The StaR stack (StaR §III): every verb through a stateless connection, with memory contents
+//! checked, with and without loss; the stateless NIC keeps nothing; an analytic completion
+//! time; the whitelist stops forged and out-of-range packets; auto-negotiation; the library's
+//! retry limit.
+
+use rnicsim::nic::qp::Owner;
+use rnicsim::nic::star::whitelist::MemoryUse;
+use rnicsim::nic::star::StarRole;
+use rnicsim::nic::verbs::{Access, Completion, CompletionKind, RecvWr, SendWr, Status, Verb};
+use rnicsim::scenario::LoadedScenario;
+use rnicsim::units::{BitsPerSec, Time};
+use rnicsim::wire::star::{StarHeader, StarType, FRAME_OVERHEAD};
+use rnicsim::world::World;
+use std::path::Path;
+
+fn build(toml: &str) -> World {
+    let loaded = LoadedScenario::from_str(toml, "star.toml", Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap_or_else(|e| panic!("{e}"));
+    World::build(&loaded).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn world(loss: f64, seed: u64, extra: &str) -> World {
+    build(&format!(
+        r#"
+        duration = "1s"
+        seed = {seed}
+        [topology.star]
+        hosts = 3
+        [links]
+        rate = "100Gbps"
+        delay = "1us"
+        loss = {loss}
+        [nic]
+        memory = "bytes"
+        memory_size = "1MiB"
+        mtu = 1000
+        [nic.star]
+        rto = "20us"
+        wqep_timeout = "20us"
+        retry_count = 40
+        wqep_retries = 40
+        {extra}
+        "#
+    ))
+}
+
+fn pattern(len: usize, seed: u8) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed)).collect()
+}
+
+/// Node 0 is stateless, node 1 stateful. Each side has a source region at 0 (readable and
+/// writable from afar) and a landing region at 512 KiB.
+struct Pair {
+    w: World,
+    s: u32,
+    c: u32,
+    s_src: (u32, u32),
+    c_src: (u32, u32),
+    s_dst: (u32, u32),
+    c_dst: (u32, u32),
+}
+
+const LAND: u64 = 512 * 1024;
+
+fn pair(loss: f64, seed: u64) -> Pair {
+    let mut w = world(loss, seed, "");
+    let all = Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ;
+    let keys = |mr: rnicsim::nic::verbs::MemoryRegion| (mr.lkey, mr.rkey);
+    let s_src = keys(w.register_mr(0, 0, 256 * 1024, all).unwrap());
+    let s_dst = keys(w.register_mr(0, LAND, 256 * 1024, all).unwrap());
+    let c_src = keys(w.register_mr(1, 0, 256 * 1024, all).unwrap());
+    let c_dst = keys(w.register_mr(1, LAND, 256 * 1024, all).unwrap());
+    let (s, c) = w.connect_star(0, 1, Owner::HOST, Owner::HOST, StarRole::FirstStateless).unwrap();
+    assert!(w.is_stateless(s) && !w.is_stateless(c));
+    Pair { w, s, c, s_src, c_src, s_dst, c_dst }
+}
+
+fn wait_for(w: &mut World, node: u32, n: usize) -> Vec<Completion> {
+    let mut got = Vec::new();
+    for _ in 0..2000 {
+        let t = w.now + Time::from_us(50);
+        w.run_until(t);
+        got.extend(w.poll_cq(node).unwrap());
+        if got.len() >= n {
+            break;
+        }
+    }
+    got
+}
+
+/// Every verb, initiated from each side, moving `len` bytes; checks completions and memory.
+fn all_verbs(loss: f64, seed: u64, len: u64) -> World {
+    let mut p = pair(loss, seed);
+    let w = &mut p.w;
+    let (s_data, c_data) = (pattern(len as usize, 1), pattern(len as usize, 2));
+    w.fill_memory(0, 0, &s_data).unwrap();
+    w.fill_memory(1, 0, &c_data).unwrap();
+    let wr = |id, verb, lkey, local_addr, rkey, remote_addr| SendWr { id, verb, local_addr, len, lkey, remote_addr, rkey };
+    // The stateless side WRITEs into the stateful side, READs from it, and SENDs to it.
+    w.post_send(p.s, wr(1, Verb::Write, p.s_src.0, 0, p.c_dst.1, LAND)).unwrap();
+    w.post_send(p.s, wr(2, Verb::Read, p.s_dst.0, LAND, p.c_src.1, 0)).unwrap();
+    w.post_recv(p.c, RecvWr { id: 30, addr: LAND + 64 * 1024, len, lkey: p.c_dst.0 }).unwrap();
+    w.post_send(p.s, wr(3, Verb::SendImm(77), p.s_src.0, 0, 0, 0)).unwrap();
+    let cs = wait_for(w, 0, 3);
+    let cc = wait_for(w, 1, 1);
+    let ids: Vec<_> = cs.iter().map(|c| (c.wr_id, c.kind, c.status, c.bytes)).collect();
+    assert_eq!(ids, vec![(1, CompletionKind::Write, Status::Success, len), (2, CompletionKind::Read, Status::Success, len), (3, CompletionKind::Send, Status::Success, len)], "loss {loss} seed {seed}");
+    assert_eq!(cc.iter().map(|c| (c.wr_id, c.kind, c.bytes, c.imm)).collect::<Vec<_>>(), vec![(30, CompletionKind::Recv, len, Some(77))]);
+    assert!(w.memory(1, LAND, len).unwrap() == &s_data[..], "stateless WRITE, loss {loss} seed {seed}");
+    assert!(w.memory(0, LAND, len).unwrap() == &c_data[..], "stateless READ, loss {loss} seed {seed}");
+    assert!(w.memory(1, LAND + 64 * 1024, len).unwrap() == &s_data[..], "stateless SEND, loss {loss} seed {seed}");
+    // The stateful side WRITEs into the stateless side, READs from it, and SENDs to it.
+    let c2 = pattern(len as usize, 9);
+    w.fill_memory(1, 0, &c2).unwrap();
+    w.post_recv(p.s, RecvWr { id: 40, addr: LAND + 128 * 1024, len, lkey: p.s_dst.0 }).unwrap();
+    w.post_send(p.c, wr(4, Verb::Write, p.c_src.0, 0, p.s_dst.1, LAND + 32 * 1024)).unwrap();
+    w.post_send(p.c, wr(5, Verb::Read, p.c_dst.0, LAND + 192 * 1024, p.s_src.1, 0)).unwrap();
+    w.post_send(p.c, wr(6, Verb::Send, p.c_src.0, 0, 0, 0)).unwrap();
+    let cc = wait_for(w, 1, 3);
+    let cs = wait_for(w, 0, 1);
+    assert_eq!(cc.iter().map(|c| (c.wr_id, c.kind, c.status)).collect::<Vec<_>>(), vec![(4, CompletionKind::Write, Status::Success), (5, CompletionKind::Read, Status::Success), (6, CompletionKind::Send, Status::Success)]);
+    assert_eq!(cs.iter().map(|c| (c.wr_id, c.kind, c.bytes)).collect::<Vec<_>>(), vec![(40, CompletionKind::Recv, len)]);
+    assert!(w.memory(0, LAND + 32 * 1024, len).unwrap() == &c2[..], "stateful WRITE, loss {loss} seed {seed}");
+    assert!(w.memory(1, LAND + 192 * 1024, len).unwrap() == &s_data[..], "stateful READ, loss {loss} seed {seed}");
+    assert!(w.memory(0, LAND + 128 * 1024, len).unwrap() == &c2[..], "stateful SEND, loss {loss} seed {seed}");
+    p.w
+}
+
+#[test]
+fn every_verb_completes_through_star_and_the_stateless_nic_holds_nothing() {
+    for len in [32u64, 4500] {
+        let w = all_verbs(0.0, 1, len);
+        let s = &w.nics[0];
+        assert_eq!((s.active_qps, s.peak_qps, s.star.stateful, s.star.peak_stateful), (0, 0, 0, 0), "no connection state on the stateless NIC");
+        assert_eq!(s.star.stateless, 1);
+        assert_eq!(w.nics[1].star.stateful, 1);
+        assert_eq!(s.star.counters.stateful_rx, 0);
+        assert_eq!(w.nics[1].star.counters.resent, 0);
+        assert!(w.nics[1].star.counters.checked > 0 && w.nics[1].star.counters.refused == 0);
+    }
+}
+
+#[test]
+fn every_verb_completes_through_star_under_random_loss() {
+    for seed in 1..=12 {
+        let w = all_verbs(0.03, seed, 3000);
+        let resent = w.nics[1].star.counters.resent + w.nics[0].star.counters.wqep_reposts;
+        assert!(resent > 0, "seed {seed}: 3% loss and nothing sent again?");
+        assert_eq!(w.nics[0].active_qps + w.nics[0].star.stateful, 0);
+    }
+}
+
+#[test]
+fn a_stateful_write_completes_in_the_analytic_time() {
+    // No loss: the WRITE's RD leaves after the doorbell, the WQE fetch and the payload read;
+    // it crosses two 1 µs links, the stateless side DMA-writes it and answers with an RDA
+    // that crosses back; then the stateful side writes the CQE.
+    let mut p = pair(0.0, 1);
+    p.w.run_until(Time::from_us(20)); // the state migration is done
+    let t0 = p.w.now;
+    p.w.post_send(p.c, SendWr { id: 9, verb: Verb::Write, local_addr: 0, len: 32, lkey: p.c_src.0, remote_addr: LAND, rkey: p.s_dst.1 }).unwrap();
+    let c = wait_for(&mut p.w, 1, 1)[0];
+    let l = Time::from_ns(500);
+    let pcie = BitsPerSec::gbps(200);
+    let line = BitsPerSec::gbps(100);
+    let fetch = l + l + l + pcie.tx_time(64);
+    let read = pcie.tx_time(32) + l + l;
+    let rd = line.tx_time(32 + FRAME_OVERHEAD as u64);
+    let rda = line.tx_time(FRAME_OVERHEAD as u64);
+    let place = pcie.tx_time(32) + l;
+    let cqe = pcie.tx_time(64) + l;
+    let hop = Time::from_us(1);
+    let want = t0 + fetch + read + rd + hop + rd + hop + place + rda + hop + rda + hop + cqe;
+    assert_eq!(c.at, want, "{:?} vs {:?}", c.at, want);
+}
+
+#[test]
+fn the_whitelist_keeps_forged_and_out_of_range_packets_from_the_stateless_memory() {
+    let mut p = pair(0.0, 1);
+    let w = &mut p.w;
+    w.run_until(Time::from_us(20));
+    let before = w.memory(0, 0, 1024 * 1024).unwrap().to_vec();
+    w.fill_memory(1, 0, &pattern(4096, 5)).unwrap();
+    // A WRITE with a forged rkey, one past its region, and a READ the region allows but the
+    // write right does not cover.
+    let ro = w.register_mr(0, 300 * 1024, 4096, Access::REMOTE_READ).unwrap();
+    let bad = [
+        SendWr { id: 1, verb: Verb::Write, local_addr: 0, len: 64, lkey: p.c_src.0, remote_addr: LAND, rkey: p.s_dst.1 ^ 1 },
+        SendWr { id: 2, verb: Verb::Write, local_addr: 0, len: 64, lkey: p.c_src.0, remote_addr: LAND + 256 * 1024 - 32, rkey: p.s_dst.1 },
+        SendWr { id: 3, verb: Verb::Write, local_addr: 0, len: 64, lkey: p.c_src.0, remote_addr: 300 * 1024, rkey: ro.rkey },
+    ];
+    for wr in bad {
+        w.post_send(p.c, wr).unwrap();
+    }
+    let got = wait_for(w, 1, 3);
+    assert!(got.iter().all(|c| c.status == Status::RemoteAccess), "{got:?}");
+    // Forged packets built straight at the NIC: from the stateful host outside the region,
+    // and from a host with no rule for this server at all.
+    let rd = StarHeader { ptype: StarType::Rd, addr: 8, len: 16, ack: true, ..Default::default() };
+    let mem = MemoryUse { key: p.s_src.1, remote: true, addr: 1024 * 1024 - 8, len: 16, write: true };
+    assert!(!w.star_forge(1, 0, p.c, rd, mem, Some(0)).unwrap());
+    let inside = MemoryUse { addr: 8, ..mem };
+    assert!(!w.star_forge(2, 0, p.c, rd, inside, Some(0)).unwrap(), "host 2 has no rule for host 0");
+    let gd = StarHeader { ptype: StarType::Gd, addr: LAND, len: 64, ..Default::default() };
+    assert!(!w.star_forge(1, 0, p.c, gd, MemoryUse { key: p.s_dst.1 ^ 4, remote: true, addr: LAND, len: 64, write: false }, None).unwrap());
+    let t = w.now + Time::from_us(100);
+    w.run_until(t);
+    assert!(w.memory(0, 0, 1024 * 1024).unwrap() == &before[..], "something reached the stateless host's memory");
+    assert_eq!(w.nics[1].star.counters.refused, 5);
+    assert_eq!(w.nics[2].star.counters.refused, 1);
+    assert_eq!(w.nics[0].star.counters.stateless_rx, 1, "only the migration's EA reached host 0");
+}
+
+#[test]
+fn without_the_security_check_a_forged_packet_lands() {
+    let mut w = world(0.0, 1, "security = false");
+    let all = Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ;
+    w.register_mr(0, 0, 4096, all).unwrap();
+    w.register_mr(1, 0, 4096, all).unwrap();
+    let (_, c) = w.connect_star(0, 1, Owner::HOST, Owner::HOST, StarRole::FirstStateless).unwrap();
+    w.fill_memory(1, 0, &pattern(16, 3)).unwrap();
+    let rd = StarHeader { ptype: StarType::Rd, addr: 512 * 1024, len: 16, ..Default::default() };
+    let mem = MemoryUse { key: 0, remote: true, addr: 512 * 1024, len: 16, write: true };
+    assert!(w.star_forge(1, 0, c, rd, mem, Some(0)).unwrap());
+    w.run_until(Time::from_us(50));
+    assert!(w.memory(0, 512 * 1024, 16).unwrap() == &pattern(16, 3)[..], "the stateless NIC checks nothing itself");
+}
+
+#[test]
+fn auto_negotiation_makes_the_busier_side_stateless() {
+    let mut w = world(0.0, 1, "negotiate_threshold = 4");
+    let h = Owner::HOST;
+    // Below the threshold: normal RDMA connections.
+    let mut handles = Vec::new();
+    for _ in 0..4 {
+        handles.push(w.connect_star(0, 1 + handles.len() as u32 % 2, h, h, StarRole::Auto).unwrap());
+    }
+    assert!(handles.iter().all(|&(a, b)| !w.is_star(a) && !w.is_star(b)));
+    assert_eq!(w.nics[0].active_qps, 4);
+    // Host 0 now holds 4 connections, hosts 1 and 2 two each: host 0 becomes stateless,
+    // whichever side it is named on.
+    let (a, b) = w.connect_star(0, 2, h, h, StarRole::Auto).unwrap();
+    assert!(w.is_stateless(a) && w.is_star(b) && !w.is_stateless(b));
+    let (a, b) = w.connect_star(1, 0, h, h, StarRole::Auto).unwrap();
+    assert!(!w.is_stateless(a) && w.is_stateless(b));
+    assert_eq!((w.nics[0].active_qps, w.nics[0].star.stateful, w.nics[0].star.stateless), (4, 0, 2));
+    // The stateless side's initial state reaches the other side in a WQEP with the M bit.
+    w.run_until(Time::from_us(20));
+    assert_eq!(w.nics[1].star.counters.stateful_rx, 1);
+    assert_eq!(w.nics[0].star.counters.stateless_rx, 2, "two EAs with the M bit");
+}
+
+#[test]
+fn the_library_gives_up_after_its_retries() {
+    // Every packet lost: the state migration is never acknowledged; after the last retry the
+    // WQEs posted meanwhile complete with an error.
+    let mut w = world(0.999_999, 1, "");
+    w.register_mr(0, 0, 4096, Access::LOCAL_WRITE).unwrap();
+    let (s, _) = w.connect_star(0, 1, Owner::HOST, Owner::HOST, StarRole::FirstStateless).unwrap();
+    w.post_send(s, SendWr { id: 5, verb: Verb::Send, local_addr: 0, len: 8, lkey: 0, remote_addr: 0, rkey: 0 }).unwrap();
+    let c = wait_for(&mut w, 0, 1);
+    assert_eq!((c[0].wr_id, c[0].status), (5, Status::RetryExceeded));
+    // 40 retries 20 µs apart after the first try.
+    assert!(c[0].at >= Time::from_us(41 * 20) && c[0].at < Time::from_us(41 * 20 + 5), "{:?}", c[0].at);
+    assert_eq!(w.nics[0].star.counters.wqep_reposts, 40);
+}
