@@ -263,3 +263,115 @@ fn the_library_gives_up_after_its_retries() {
     assert!(c[0].at >= Time::from_us(41 * 20) && c[0].at < Time::from_us(41 * 20 + 5), "{:?}", c[0].at);
     assert_eq!(w.nics[0].star.counters.wqep_reposts, 40);
 }
+
+// ---------------------------------------------------------------------- the [[rpc]] workloads
+
+mod common;
+
+fn rpc_run(stack: &str, workload: &str, connections: u32, cache: u32, extra: &str) -> rnicsim::output::Summary {
+    let toml = format!(
+        r#"
+        duration = "4ms"
+        [topology.star]
+        hosts = 5
+        [links]
+        rate = "10Gbps"
+        delay = "1us"
+        [switch.pfc]
+        enabled = true
+        [nic]
+        scheduler = {{ packet_round_robin = {{}} }}
+        rto = "16ms"
+        [nic.cc.none]
+        [nic.state_cache]
+        capacity = "{}B"
+        fetch_slots = 1
+        miss_latency = "1us"
+        when_full = "pause"
+        [nic.star]
+        rto = "16ms"
+        wqep_timeout = "16ms"
+        [[rpc]]
+        name = "g"
+        server = 0
+        clients = [1, 2, 3, 4]
+        connections = {connections}
+        stack = "{stack}"
+        workload = "{workload}"
+        warmup = "1ms"
+        {extra}
+        "#,
+        cache * 256
+    );
+    common::run_summary(&LoadedScenario::from_str(&toml, "rpc.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "rpc")
+}
+
+#[test]
+fn calls_obey_littles_law_on_every_stack() {
+    // A closed loop: each connection has one call at a time, so calls per second times the
+    // mean call time is the number of connections.
+    for (stack, workload) in [("rdma", "rpc"), ("star", "rpc"), ("scalardma", "rpc"), ("rdma", "parameter_server"), ("star", "parameter_server")] {
+        for n in [8u32, 48] {
+            let s = rpc_run(stack, workload, n, 64, "");
+            let r = &s.rpc[0];
+            assert_eq!(r.errors, 0);
+            let little = r.mcalls * r.latency_mean_us;
+            assert!((little - n as f64).abs() < 0.03 * n as f64, "{stack} {workload} {n}: {} Mcalls/s × {} µs = {little}", r.mcalls, r.latency_mean_us);
+        }
+    }
+}
+
+#[test]
+fn past_its_cache_an_rdma_server_completes_one_call_per_state_fetch_and_star_does_not_care() {
+    // 96 connections over a 32-entry cache with one 1 µs fetch at a time: each call's three
+    // requests arrive together, so the server misses once per call: one call per microsecond.
+    let rdma = rpc_run("rdma", "rpc", 96, 32, "");
+    assert!((rdma.rpc[0].mcalls - 1.0).abs() < 0.02, "{}", rdma.rpc[0].mcalls);
+    let within = rpc_run("rdma", "rpc", 24, 32, "");
+    let misses = within.state_cache.as_ref().unwrap().per_nic.iter().find(|n| n.name == "host 0").unwrap().counters.misses;
+    assert_eq!(misses, 24, "within the cache each connection's state is fetched once");
+    assert!(within.rpc[0].mcalls > 1.8, "within the cache: latency-bound, {}", within.rpc[0].mcalls);
+    // StaR: the stateless server looks nothing up; its clients hold 24 connections each.
+    let star = rpc_run("star", "rpc", 96, 32, "");
+    let small = rpc_run("star", "rpc", 64, 32, "");
+    assert!(star.rpc[0].wire_load > 0.95 && (star.rpc[0].mcalls / small.rpc[0].mcalls - 1.0).abs() < 0.05, "{} vs {}", star.rpc[0].mcalls, small.rpc[0].mcalls);
+    let server = star.state_cache.as_ref().unwrap().per_nic.iter().find(|n| n.name == "host 0");
+    assert!(server.is_none_or(|n| n.counters.lookups == 0), "the stateless server looked state up");
+    let st = star.star.as_ref().unwrap().per_nic.iter().find(|n| n.name == "host 0").unwrap();
+    assert_eq!((st.stateful, st.peak_stateful, st.stateless), (0, 0, 96));
+    // Each call: 3 RD + 3 CQEP + 4 EA + 1 GD + 1 CQEP into the stateless server, 12 packets.
+    let per_call = st.counters.stateless_rx as f64 / (star.rpc[0].calls as f64 * 4.0 / 3.0);
+    assert!((per_call - 12.0).abs() < 0.5, "{per_call} packets per call");
+}
+
+#[test]
+fn a_parameter_server_answers_only_when_every_connection_has_asked() {
+    // One round at a time: every connection's call takes the same time, the slowest's.
+    let s = rpc_run("rdma", "parameter_server", 40, 64, "");
+    let r = &s.rpc[0];
+    assert!(r.latency_p99_us - r.latency_p50_us < 0.05 * r.latency_p50_us, "{} vs {}", r.latency_p50_us, r.latency_p99_us);
+    let rpc = rpc_run("rdma", "rpc", 40, 64, "");
+    assert!(r.mcalls < rpc.rpc[0].mcalls, "the barrier costs throughput");
+}
+
+#[test]
+fn scalardma_holds_connections_outside_their_groups_turn() {
+    // Two groups of 24 in turns of 20 µs: a call can start only in its group's turn, so with
+    // the rest idle half the time, throughput falls below plain RDMA's.
+    let plain = rpc_run("rdma", "parameter_server", 48, 64, "");
+    let grouped = rpc_run("scalardma", "parameter_server", 48, 64, "group_size = 24\ntimeslot = \"20us\"\nswitch_cost = \"1us\"");
+    let one_group = rpc_run("scalardma", "parameter_server", 48, 64, "group_size = 48");
+    assert_eq!(one_group.rpc[0].calls, plain.rpc[0].calls, "one group: no middleware at work");
+    assert!(grouped.rpc[0].mcalls < 0.8 * plain.rpc[0].mcalls, "{} vs {}", grouped.rpc[0].mcalls, plain.rpc[0].mcalls);
+}
+
+#[test]
+fn the_shipped_fig10_rpc_fpga_reproduction() {
+    let s = common::run_shipped("star/fig10_rpc_fpga.toml");
+    let get = |n: &str| s.rpc.iter().find(|r| r.name == n).unwrap_or_else(|| panic!("{n}"));
+    assert!(get("StaR 400").wire_load > 0.95, "StaR stays at the link's peak");
+    assert!(get("RDMA on FPGA 400").wire_load < 0.5 * get("RDMA on FPGA 120").wire_load, "RDMA on FPGA drops past its cache");
+    let server = s.star.as_ref().unwrap().per_nic.iter().find(|n| n.name == "host 63").unwrap();
+    assert_eq!(server.peak_stateful, 0, "StaR's server holds no connection state");
+    assert_eq!(server.stateless, 40);
+}

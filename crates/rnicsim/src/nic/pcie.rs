@@ -80,16 +80,23 @@ impl Pcie {
         self.write.transfer(now, bytes) + self.spec.latency
     }
 
-    /// A DMA read of `bytes` issued at `now` (not ahead of the wire: a request that asks for
-    /// data, such as a StaR GD); returns when the data is on the NIC.
-    pub fn read_now(&mut self, now: Time, bytes: u64) -> Time {
+    /// A DMA read of `bytes` asked for at `now` and issued no earlier than `at` (not ahead of
+    /// the wire: a StaR GD, or an RD's payload once its WQE is fetched); returns when the data
+    /// is on the NIC. Like [`Pcie::write_cqe`], it takes its channel place now.
+    pub fn read_now(&mut self, now: Time, at: Time, bytes: u64) -> Time {
         self.bytes_read += bytes;
-        self.read.transfer(now, bytes) + self.spec.latency + self.spec.latency
+        let tx = self.spec.bandwidth.tx_time(bytes);
+        self.read.transfer(now, bytes).max(at.max(now) + tx) + self.spec.latency + self.spec.latency
     }
 
-    /// A completion entry written at `now` is visible to the host at the returned time.
-    pub fn write_cqe(&mut self, now: Time) -> Time {
-        self.write_payload(now, DESCRIPTOR_BYTES)
+    /// A completion entry issued at `now`, behind data that is in host memory at `after`
+    /// (`now` if none): visible to the host at the returned time. It takes its place on the
+    /// write channel now, so a CQE due later never holds up writes issued before it is due
+    /// (a receiver's payloads behind the CQE of an earlier message).
+    pub fn write_cqe(&mut self, now: Time, after: Time) -> Time {
+        self.bytes_written += DESCRIPTOR_BYTES;
+        let tx = self.spec.bandwidth.tx_time(DESCRIPTOR_BYTES);
+        self.write.transfer(now, DESCRIPTOR_BYTES).max(after.max(now) + tx) + self.spec.latency
     }
 
     /// The first payload byte of a newly fetched WQE arrives one read round trip later.

@@ -62,6 +62,13 @@ pub struct Summary {
     /// Entities sharing offload engines, when `[yama]` is set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub yama: Option<crate::host::apps::yama::YamaSummary>,
+    /// StaR connections: each NIC's stateful and stateless connections and packets, the
+    /// security check's verdicts, resends.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub star: Option<crate::nic::star::StarSummary>,
+    /// StaR's RPC and parameter-server workloads (`[[rpc]]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rpc: Vec<crate::host::apps::rpc::RpcSummary>,
     /// The scenario's `[[paper]]` values with ours beside them.
     pub paper: Vec<super::paper::Comparison>,
     /// The scenario's `[[figure]]`s with our points (absent when it has none).
@@ -330,6 +337,8 @@ impl Summary {
             state_cache: state_cache(world),
             ordering: ordering(world),
             yama: world.apps.yama.summary(world.end),
+            star: crate::nic::star::StarSummary::of(&world.nics),
+            rpc: world.apps.rpc.summary(world),
             paper: Vec::new(),
             figures: Vec::new(),
             stall: world.stall(),

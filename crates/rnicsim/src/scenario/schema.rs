@@ -46,6 +46,9 @@ pub struct Scenario {
     /// Entities sharing offload engines at a NIC, with libYama's isolation or without (`[yama]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub yama: Option<crate::host::apps::yama::spec::YamaSpec>,
+    /// StaR's RPC and parameter-server workloads over RDMA, StaR or ScalaRDMA (`[[rpc]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rpc: Vec<crate::host::apps::rpc::RpcSpec>,
     #[serde(default)]
     pub outputs: OutputSpec,
     /// Published values this scenario reproduces, reported beside ours after the run.

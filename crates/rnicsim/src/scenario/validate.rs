@@ -298,6 +298,9 @@ fn nic(out: &mut Problems, s: &Scenario) {
     if let Some(Err((key, why))) = n.scr.as_ref().map(|s| s.check()) {
         out.push((key, why));
     }
+    for (key, why) in n.star.iter().flat_map(|c| c.check()) {
+        out.push((p(&format!("star.{key}")), why));
+    }
     for (key, why) in n.state_cache.iter().flat_map(|c| c.check()) {
         out.push((p(&format!("state_cache.{key}")), why));
     }
@@ -420,6 +423,18 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
     for (i, p) in s.perftest.iter().enumerate() {
         host_check(&mut out, format!("perftest[{i}].client"), p.client);
         host_check(&mut out, format!("perftest[{i}].server"), p.server);
+    }
+    if s.rpc.len() > 2047 {
+        out.push(("rpc".into(), format!("at most 2047 [[rpc]] entries, got {}", s.rpc.len())));
+    }
+    for (i, r) in s.rpc.iter().enumerate() {
+        for (k, why) in r.check() {
+            out.push((format!("rpc[{i}].{k}"), why));
+        }
+        host_check(&mut out, format!("rpc[{i}].server"), r.server);
+        for &c in &r.clients {
+            host_check(&mut out, format!("rpc[{i}].clients"), c);
+        }
     }
     if let Some(y) = &s.yama {
         for (k, why) in y.check() {

@@ -199,7 +199,7 @@ impl World {
                 self.timers.cancel(lib.timer);
                 self.nics[lib.host as usize].star.stateless -= 1;
                 for (wr_id, kind) in lib.drain() {
-                    let at = self.nics[lib.host as usize].pcie.write_cqe(now);
+                    let at = self.nics[lib.host as usize].pcie.write_cqe(now, now);
                     self.star_deliver(lib.host, lib.owner, Completion { wr_id, qp: handle, kind, status: Status::Flushed, bytes: 0, imm: None, at });
                 }
             }
@@ -214,7 +214,7 @@ impl World {
                 let mut flushed: Vec<(u64, CompletionKind)> = conn.ops.iter().filter_map(|o| o.local_wr.map(|w| (w.id, kind_of(w.verb)))).collect();
                 flushed.extend(conn.local_rq.iter().map(|r| (r.id, CompletionKind::Recv)));
                 for (wr_id, kind) in flushed {
-                    let at = self.nics[conn.host as usize].pcie.write_cqe(now);
+                    let at = self.nics[conn.host as usize].pcie.write_cqe(now, now);
                     self.star_deliver(conn.host, conn.owner, Completion { wr_id, qp: handle, kind, status: Status::Flushed, bytes: 0, imm: None, at });
                 }
             }
@@ -270,7 +270,7 @@ impl World {
             self.nics[host as usize].star.counters.stateless_tx += 1;
         }
         for &(wr_id, kind) in &a.failed {
-            let at = self.nics[host as usize].pcie.write_cqe(t);
+            let at = self.nics[host as usize].pcie.write_cqe(self.now, t);
             self.star_deliver(host, owner, Completion { wr_id, qp: STAR_HANDLE | ep, kind, status: Status::RetryExceeded, bytes: 0, imm: None, at });
         }
         if let Some(lib) = self.star.lib_mut(ep) {
@@ -305,12 +305,12 @@ impl World {
                 }
             }
             Reaction::Fetch { addr, len, reply } => {
-                let ready = self.nics[h as usize].pcie.read_now(now, len as u64);
+                let ready = self.nics[h as usize].pcie.read_now(now, now, len as u64);
                 self.star_emit(h, back, StarMeta { header: reply, body: StarBody::None }, len, Some((h, addr)), ready, None);
                 self.nics[h as usize].star.counters.stateless_tx += 1;
             }
             Reaction::Complete { cqe, reply } => {
-                let at = self.nics[h as usize].pcie.write_cqe(now);
+                let at = self.nics[h as usize].pcie.write_cqe(now, now);
                 self.star_emit(h, back, StarMeta { header: reply, body: StarBody::None }, 0, None, at, None);
                 self.nics[h as usize].star.counters.stateless_tx += 1;
                 self.star_lib_cqe(h, cqe, at);
@@ -415,7 +415,8 @@ impl World {
         let opt = op.local_wr.map(|w| StarOp::of(w.verb)).or(op.remote_wqe.and_then(|w| w.verb).map(StarOp::of)).unwrap_or_default();
         let (ptype, ready, data, ack) = match op.dir {
             Dir::Push => {
-                let ready = self.nics[h as usize].pcie.read_now(t, len as u64);
+                let now = self.now;
+                let ready = self.nics[h as usize].pcie.read_now(now, t, len as u64);
                 // Every RD asks for its RDA (the A bit): the stateless side keeps no state to
                 // acknowledge several at once.
                 (StarType::Rd, ready, Some((h, op.c_addr + off)), true)
@@ -432,7 +433,7 @@ impl World {
     /// it (§III-D2); the state lookup may delay it. Returns when it is ready to leave.
     #[allow(clippy::too_many_arguments)]
     fn star_send_stateful(&mut self, h: u32, ep: u32, route: Route, meta: StarMeta, payload: u32, data: Option<(u32, u64)>, ready: Time, mem: Option<MemoryUse>) -> Option<Time> {
-        if self.star_spec().security {
+        if self.star_spec().security && !self.nics[h as usize].star.unchecked {
             let s = &mut self.nics[h as usize].star;
             s.counters.checked += 1;
             if !s.whitelist.allows(route.dst, ep, mem) {
@@ -454,11 +455,11 @@ impl World {
         for f in done {
             match f {
                 Finished::Local { wr_id, kind, status, bytes, imm } => {
-                    let at = self.nics[h as usize].pcie.write_cqe(t);
+                    let at = self.nics[h as usize].pcie.write_cqe(self.now, t);
                     self.star_deliver(h, owner, Completion { wr_id, qp: STAR_HANDLE | ep, kind, status, bytes, imm, at });
                 }
                 Finished::LocalRecv { wr_id, status, bytes, imm } => {
-                    let at = self.nics[h as usize].pcie.write_cqe(t);
+                    let at = self.nics[h as usize].pcie.write_cqe(self.now, t);
                     self.star_deliver(h, owner, Completion { wr_id, qp: STAR_HANDLE | ep, kind: CompletionKind::Recv, status, bytes, imm, at });
                 }
                 Finished::Remote(cqe) => {

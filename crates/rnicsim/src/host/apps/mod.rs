@@ -11,16 +11,19 @@
 //! Shipped: [`flows`] (a connection per flow, from a flow-size CDF with Poisson arrivals or from
 //! a flow file), [`perftest`] (perftest-like bandwidth and latency tests) and [`sources`] (plain
 //! packet sources and sinks for fabric-only studies) and [`yama`] (entities posting work to
-//! offload chains, through libYama or not). A program using the library adds its own
+//! offload chains, through libYama or not) and [`rpc`] (StaR's RPC and parameter-server
+//! workloads over RDMA, StaR or ScalaRDMA). A program using the library adds its own
 //! with [`crate::world::World::add_application`].
 
 pub mod flows;
 pub mod perftest;
+pub mod rpc;
 pub mod sources;
 pub mod yama;
 
 pub use flows::{FlowRecord, Flows};
 pub use perftest::{Perftest, Perftests};
+pub use rpc::Rpcs;
 pub use sources::{FlowStats, Source, Sources};
 pub use yama::Yama;
 
@@ -37,8 +40,9 @@ pub const FLOWS: AppId = 0;
 pub const PERFTEST: AppId = 1;
 pub const SOURCES: AppId = 2;
 pub const YAMA: AppId = 3;
+pub const RPC: AppId = 4;
 /// The first id of an application added through the library.
-pub const FIRST_CUSTOM: AppId = 4;
+pub const FIRST_CUSTOM: AppId = 5;
 
 /// What an application is woken for.
 #[derive(Clone, Copy, Debug)]
@@ -79,6 +83,7 @@ pub struct Apps {
     pub perftests: Perftests,
     pub sources: Sources,
     pub yama: Yama,
+    pub rpc: Rpcs,
     /// Added through the library; `None` while one is being called.
     pub(crate) custom: Vec<Option<Box<dyn Application + Send>>>,
 }

@@ -55,10 +55,10 @@ pub struct StarSpec {
 }
 
 fn default_wqep_timeout() -> Time {
-    Time::from_us(100)
+    Time::from_us(1000)
 }
 fn default_rto() -> Time {
-    Time::from_us(100)
+    Time::from_us(1000)
 }
 fn default_retries() -> u32 {
     7
@@ -151,6 +151,8 @@ pub struct NicStar {
     pub peak_stateful: u32,
     /// Connections this NIC serves as their stateless side (their state is elsewhere).
     pub stateless: u32,
+    /// The security module is removed from this NIC (to measure its cost, StaR Fig. 12).
+    pub unchecked: bool,
 }
 
 /// One end of a StaR connection.
@@ -182,5 +184,43 @@ impl StarEndpoints {
             Some(Endpoint::Stateless(l)) => Some(l),
             _ => None,
         }
+    }
+}
+
+/// One NIC's StaR figures in the summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct NicStarSummary {
+    pub name: String,
+    /// Connections it is stateful for (now and at most), and stateless for.
+    pub stateful: u32,
+    pub peak_stateful: u32,
+    pub stateless: u32,
+    /// Rules in its security registry table at the end.
+    pub whitelist_rules: usize,
+    #[serde(flatten)]
+    pub counters: StarCounters,
+}
+
+/// `summary.json` `star`: totals and each NIC that took part in a StaR connection.
+#[derive(Clone, Debug, Serialize)]
+pub struct StarSummary {
+    pub total: StarCounters,
+    pub per_nic: Vec<NicStarSummary>,
+}
+
+impl StarSummary {
+    /// `None` when no StaR connection was ever made.
+    pub fn of(nics: &[crate::nic::Nic]) -> Option<StarSummary> {
+        let mut total = StarCounters::default();
+        let mut per_nic = Vec::new();
+        for n in nics {
+            let s = &n.star;
+            if s.peak_stateful == 0 && s.stateless == 0 && s.counters == StarCounters::default() {
+                continue;
+            }
+            total.add(&s.counters);
+            per_nic.push(NicStarSummary { name: format!("host {}", n.node), stateful: s.stateful, peak_stateful: s.peak_stateful, stateless: s.stateless, whitelist_rules: s.whitelist.rules(), counters: s.counters });
+        }
+        (!per_nic.is_empty()).then_some(StarSummary { total, per_nic })
     }
 }

@@ -271,7 +271,7 @@ impl Ctx<'_> {
     /// Writes a CQE for `q` no earlier than `t` and delivers it.
     pub fn complete(&mut self, q: u32, wr_id: u64, kind: CompletionKind, status: Status, bytes: u64, imm: Option<u32>, t: Time) {
         let h = self.qps.get(q).host as usize;
-        let at = self.nics[h].pcie.write_cqe(t.max(self.now));
+        let at = self.nics[h].pcie.write_cqe(self.now, t);
         self.deliver(q, Completion { wr_id, qp: q, kind, status, bytes, imm, at });
     }
 
