@@ -137,3 +137,21 @@ def test_yama_from_python_weights_and_timeline(tmp_path: Path) -> None:
     timeline = run.table("yama_timeline")
     assert {"time_ps", "entity", "chain", "gbps"} <= set(timeline.columns)
     assert timeline.filter(pl.col("entity") == "yama-e1").height >= 40
+
+
+def test_star_rpc_from_python_sweeping_connections(tmp_path: Path) -> None:
+    """StaR through the API: a shipped Fig. 10 scenario cut to two groups, its connections
+    changed from Python; the stateless server keeps no connection state and RDMA on the FPGA
+    NIC falls past its 120-connection cache while StaR does not."""
+    s = rnicsim.Scenario.from_file(ROOT / "scenarios" / "star" / "fig10_rpc_fpga.toml").set("duration", "5ms")
+    groups = s.get("rpc")
+    rdma = next(g for g in groups if g["name"] == "RDMA on FPGA 400")
+    star = next(g for g in groups if g["name"] == "StaR 400")
+    rdma["connections"] = star["connections"] = 360
+    s.set("rpc", [rdma, star]).set("paper", []).set("figure", [])
+    run = s.run(tmp_path / "star", progress=False)
+    by_name = {r["name"]: r for r in run.summary["rpc"]}
+    assert by_name["StaR 400"]["wire_load"] > 0.95
+    assert by_name["RDMA on FPGA 400"]["wire_load"] < 0.4
+    server = next(n for n in run.summary["star"]["per_nic"] if n["name"] == f"host {star['server']}")
+    assert server["peak_stateful"] == 0 and server["stateless"] == 360

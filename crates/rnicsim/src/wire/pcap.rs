@@ -43,7 +43,11 @@ fn ip_checksum(h: &[u8]) -> u16 {
 }
 
 /// The frame bytes of a packet (without the Ethernet FCS), or `None` for non-RoCE frames.
+/// For a StaR packet, `payload` is its UDP payload ([`crate::wire::star::StarMeta::udp_payload`]).
 pub fn encode(p: &Packet, payload: &[u8]) -> Option<Vec<u8>> {
+    if p.kind == PacketKind::Star {
+        return Some(encode_star(p, payload));
+    }
     if p.kind != PacketKind::Roce {
         return encode_other(p);
     }
@@ -130,6 +134,36 @@ pub fn encode(p: &Packet, payload: &[u8]) -> Option<Vec<u8>> {
     Some(frame)
 }
 
+/// A StaR frame (StaR Fig. 7): Ethernet / IPv4 / UDP to StaR's port / StaR header, descriptor
+/// and data / ICRC (CRC-32 of the UDP payload).
+fn encode_star(p: &Packet, l4: &[u8]) -> Vec<u8> {
+    let udp_len = 8 + l4.len() + 4;
+    let ip_len = 20 + udp_len;
+    let mut ip = [0u8; 20];
+    ip[0] = 0x45;
+    ip[1] = (p.priority << 5) | (p.ecn & 3);
+    ip[2..4].copy_from_slice(&(ip_len as u16).to_be_bytes());
+    ip[6] = 0x40;
+    ip[8] = 64;
+    ip[9] = 17;
+    ip[12..16].copy_from_slice(&node_ip(p.src).to_be_bytes());
+    ip[16..20].copy_from_slice(&node_ip(p.dst).to_be_bytes());
+    let c = ip_checksum(&ip);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    let mut frame = Vec::with_capacity(14 + ip_len);
+    frame.extend_from_slice(&mac(p.dst));
+    frame.extend_from_slice(&mac(p.src));
+    frame.extend_from_slice(&0x0800u16.to_be_bytes());
+    frame.extend_from_slice(&ip);
+    frame.extend_from_slice(&p.udp_sport.to_be_bytes());
+    frame.extend_from_slice(&p.udp_dport.to_be_bytes());
+    frame.extend_from_slice(&(udp_len as u16).to_be_bytes());
+    frame.extend_from_slice(&[0, 0]);
+    frame.extend_from_slice(l4);
+    frame.extend_from_slice(&crc32fast::hash(l4).to_le_bytes());
+    frame
+}
+
 /// PFC frames (MAC control, opcode 0x0101) and raw packets (UDP with zero payload).
 fn encode_other(p: &Packet) -> Option<Vec<u8>> {
     match p.kind {
@@ -177,6 +211,24 @@ pub fn write_pcap(path: &std::path::Path, packets: &[Captured]) -> std::io::Resu
 mod tests {
     use super::*;
     use crate::wire::packet::RoceHeader;
+
+    #[test]
+    fn a_star_frame_carries_its_header_on_its_port() {
+        use crate::wire::star::{StarBody, StarHeader, StarMeta, StarType, FRAME_OVERHEAD, STATELESS_PORT};
+        let mut p = Packet::pause(0, 0, 64);
+        p.kind = PacketKind::Star;
+        (p.src, p.dst) = (3, 4);
+        p.udp_dport = STATELESS_PORT;
+        let header = StarHeader { ptype: StarType::Rd, qpn: 9, psn: 4, addr: 4096, len: 32, ack: true, ..Default::default() };
+        p.size = 32 + FRAME_OVERHEAD;
+        let l4 = StarMeta { header, body: StarBody::None }.udp_payload(&[7; 32], 32);
+        let f = encode(&p, &l4).unwrap();
+        assert_eq!(f.len() as u32, p.size - 4);
+        assert_eq!(u16::from_be_bytes([f[36], f[37]]), STATELESS_PORT);
+        let h = StarHeader::decode(f[42..62].try_into().unwrap()).unwrap();
+        assert_eq!((h.ptype, h.qpn, h.psn, h.addr, h.len), (StarType::Rd, 9, 4, 4096, 32));
+        assert_eq!(&f[62..94], &[7; 32]);
+    }
 
     #[test]
     fn frame_length_matches_the_model() {

@@ -244,6 +244,37 @@ pub struct StarMeta {
     pub body: StarBody,
 }
 
+impl StarMeta {
+    /// The UDP payload as it is on the wire: the header (LEN = `payload`), then the WQE or CQE
+    /// of a WQEP or CQEP as a 64-byte descriptor, or the data (`data`, zero-filled to `payload`
+    /// bytes when host memory holds no bytes).
+    pub fn udp_payload(&self, data: &[u8], payload: u32) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_BYTES as usize + payload as usize);
+        out.extend_from_slice(&self.header.encode());
+        let start = out.len();
+        match self.body {
+            StarBody::Wqe(w) => {
+                let op = w.verb.map_or(StarOp::Recv, StarOp::of) as u32;
+                for v in [w.index, op, w.lkey, w.rkey] {
+                    out.extend_from_slice(&v.to_be_bytes());
+                }
+                for v in [w.local_addr, w.len, w.remote_addr] {
+                    out.extend_from_slice(&v.to_be_bytes());
+                }
+            }
+            StarBody::Cqe(c) => {
+                for v in [c.qp, c.index, c.kind as u32, c.status as u32, c.imm.unwrap_or(0)] {
+                    out.extend_from_slice(&v.to_be_bytes());
+                }
+                out.extend_from_slice(&c.bytes.to_be_bytes());
+            }
+            StarBody::None => out.extend_from_slice(&data[..data.len().min(payload as usize)]),
+        }
+        out.resize(start + payload as usize, 0);
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -50,7 +50,10 @@ impl World {
             return;
         }
         let packet = *self.pool.get(id);
-        let payload = self.pool.payload(id).to_vec();
+        let payload = match packet.kind {
+            crate::wire::packet::PacketKind::Star => self.pool.star(id).udp_payload(self.pool.payload(id), packet.size - crate::wire::star::FRAME_OVERHEAD),
+            _ => self.pool.payload(id).to_vec(),
+        };
         self.capture.push(crate::wire::pcap::Captured { at: self.now, port: p, packet, payload });
     }
 }
