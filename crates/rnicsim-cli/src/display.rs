@@ -77,6 +77,19 @@ pub fn summary_table(s: &Summary, wall: Duration) -> Table {
         };
         t.add_row(vec![format!("perftest {label}"), v]);
     }
+    for r in &s.rpc {
+        t.add_row(vec![
+            format!("rpc {} ({} connections)", r.name, r.connections),
+            format!("{:.3} M calls/s, load {:.3} (wire {:.3}), latency mean {:.1} µs p99 {:.1} µs", r.mcalls, r.load, r.wire_load, r.latency_mean_us, r.latency_p99_us),
+        ]);
+    }
+    if let Some(st) = &s.star {
+        let c = &st.total;
+        t.add_row(vec![
+            "StaR packets: stateless rx/tx, stateful rx/tx".to_string(),
+            format!("{} / {}, {} / {} (refused {}, resent {}, WQEPs re-posted {})", c.stateless_rx, c.stateless_tx, c.stateful_rx, c.stateful_tx, c.refused, c.resent, c.wqep_reposts),
+        ]);
+    }
     for tr in &s.traffic {
         t.add_row(vec![
             format!("traffic[{}] ({} senders)", tr.index, tr.senders),

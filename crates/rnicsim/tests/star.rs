@@ -375,3 +375,22 @@ fn the_shipped_fig10_rpc_fpga_reproduction() {
     assert_eq!(server.peak_stateful, 0, "StaR's server holds no connection state");
     assert_eq!(server.stateless, 40);
 }
+
+#[test]
+fn bad_star_and_rpc_keys_are_named_with_their_line() {
+    let base = "duration = \"10us\"\n[topology.star]\nhosts = 3\n";
+    let cases = [
+        ("[nic.star]\nrto = \"0ns\"\n", "nic.star.rto"),
+        ("[[rpc]]\nserver = 0\nclients = [1, 2]\nconnections = 0\n", "rpc[0].connections"),
+        ("[[rpc]]\nserver = 0\nclients = [0, 1]\nconnections = 4\n", "rpc[0].clients"),
+        ("[[rpc]]\nserver = 0\nclients = [1, 7]\nconnections = 4\n", "rpc[0].clients"),
+        ("[[rpc]]\nserver = 0\nclients = [1]\nconnections = 4\ntimeslot = \"1us\"\nswitch_cost = \"2us\"\n", "rpc[0].timeslot"),
+        ("[[rpc]]\nserver = 0\nclients = [1]\nconnections = 4\nstack = \"tcp\"\n", "rpc"),
+    ];
+    for (extra, key) in cases {
+        let text = format!("{base}{extra}");
+        let err = LoadedScenario::from_str(&text, "bad.toml", Path::new(".")).and_then(|l| World::build(&l).map(|_| ())).expect_err(extra);
+        let msg = err.to_string();
+        assert!(msg.contains(key) && msg.contains("bad.toml:"), "{extra}: {msg}");
+    }
+}
