@@ -42,6 +42,23 @@ fn ip_checksum(h: &[u8]) -> u16 {
     !(sum as u16)
 }
 
+/// The IPv4 header of a UDP packet of `ip_len` bytes: DSCP from the traffic class, the ECN bits,
+/// don't fragment, TTL 64, HPCC's addresses, checksum.
+fn ipv4_header(p: &Packet, ip_len: usize) -> [u8; 20] {
+    let mut ip = [0u8; 20];
+    ip[0] = 0x45;
+    ip[1] = (p.priority << 5) | (p.ecn & 3);
+    ip[2..4].copy_from_slice(&(ip_len as u16).to_be_bytes());
+    ip[6] = 0x40; // don't fragment
+    ip[8] = 64;
+    ip[9] = 17;
+    ip[12..16].copy_from_slice(&node_ip(p.src).to_be_bytes());
+    ip[16..20].copy_from_slice(&node_ip(p.dst).to_be_bytes());
+    let c = ip_checksum(&ip);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    ip
+}
+
 /// The frame bytes of a packet (without the Ethernet FCS), or `None` for non-RoCE frames.
 /// For a StaR packet, `payload` is its UDP payload ([`crate::wire::star::StarMeta::udp_payload`]).
 pub fn encode(p: &Packet, payload: &[u8]) -> Option<Vec<u8>> {
@@ -91,17 +108,7 @@ pub fn encode(p: &Packet, payload: &[u8]) -> Option<Vec<u8>> {
     l4.resize(l4.len() + pad as usize, 0);
     let udp_len = 8 + l4.len() + 4;
     let ip_len = 20 + udp_len;
-    let mut ip = [0u8; 20];
-    ip[0] = 0x45;
-    ip[1] = (p.priority << 5) | (p.ecn & 3);
-    ip[2..4].copy_from_slice(&(ip_len as u16).to_be_bytes());
-    ip[6] = 0x40; // don't fragment
-    ip[8] = 64;
-    ip[9] = 17;
-    ip[12..16].copy_from_slice(&node_ip(p.src).to_be_bytes());
-    ip[16..20].copy_from_slice(&node_ip(p.dst).to_be_bytes());
-    let c = ip_checksum(&ip);
-    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    let ip = ipv4_header(p, ip_len);
     let mut udp = [0u8; 8];
     udp[0..2].copy_from_slice(&p.udp_sport.to_be_bytes());
     udp[2..4].copy_from_slice(&ROCE_UDP_PORT.to_be_bytes());
@@ -139,17 +146,7 @@ pub fn encode(p: &Packet, payload: &[u8]) -> Option<Vec<u8>> {
 fn encode_star(p: &Packet, l4: &[u8]) -> Vec<u8> {
     let udp_len = 8 + l4.len() + 4;
     let ip_len = 20 + udp_len;
-    let mut ip = [0u8; 20];
-    ip[0] = 0x45;
-    ip[1] = (p.priority << 5) | (p.ecn & 3);
-    ip[2..4].copy_from_slice(&(ip_len as u16).to_be_bytes());
-    ip[6] = 0x40;
-    ip[8] = 64;
-    ip[9] = 17;
-    ip[12..16].copy_from_slice(&node_ip(p.src).to_be_bytes());
-    ip[16..20].copy_from_slice(&node_ip(p.dst).to_be_bytes());
-    let c = ip_checksum(&ip);
-    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    let ip = ipv4_header(p, ip_len);
     let mut frame = Vec::with_capacity(14 + ip_len);
     frame.extend_from_slice(&mac(p.dst));
     frame.extend_from_slice(&mac(p.src));

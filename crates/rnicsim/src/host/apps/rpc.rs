@@ -256,46 +256,33 @@ impl Rpcs {
         open(k2)
     }
 
-    /// Connection `c`'s client starts a call (now, or when its ScalaRDMA group's turn comes).
+    /// Connection `c`'s client starts a call.
     fn start_call(&mut self, w: &mut World, g: usize, c: usize, t: Time) {
         self.groups[g].conns[c].call_at = t;
+        self.act(w, g, c, false, t);
+    }
+
+    /// Connection `c`'s client sends its requests, or its server its reply (`server`), at `t`
+    /// or, under ScalaRDMA, when its group's turn comes.
+    fn act(&mut self, w: &mut World, g: usize, c: usize, server: bool, t: Time) {
         let at = self.allowed(g, c, t);
         if at > t.max(w.now) {
             let timers = self.groups[g].conns[c].timers.expect("ScalaRDMA connections have timers");
-            w.arm(timers[0], at);
+            w.arm(timers[server as usize], at);
             return;
         }
-        self.send_requests(w, g, c, t.max(w.now));
+        self.send(w, g, c, server, t.max(w.now));
     }
 
-    fn send_requests(&mut self, w: &mut World, g: usize, c: usize, t: Time) {
+    fn send(&mut self, w: &mut World, g: usize, c: usize, server: bool, t: Time) {
         let (conn, spec) = (self.groups[g].conns[c], &self.groups[g].spec);
-        let (lkey, _) = w.app_keys(conn.client);
-        let wr = SendWr { id: 0, verb: Verb::Send, local_addr: 0, len: spec.request.0, lkey, remote_addr: 0, rkey: 0 };
-        for _ in 0..spec.requests {
-            if w.post_send_at(conn.qc, wr, t).is_err() {
+        let (node, q, len, n) = if server { (spec.server, conn.qs, spec.reply.0, 1) } else { (conn.client, conn.qc, spec.request.0, spec.requests) };
+        let (lkey, _) = w.app_keys(node);
+        let wr = SendWr { id: server as u64, verb: Verb::Send, local_addr: 0, len, lkey, remote_addr: 0, rkey: 0 };
+        for _ in 0..n {
+            if w.post_send_at(q, wr, t).is_err() {
                 self.groups[g].errors += 1;
             }
-        }
-    }
-
-    /// The server replies on connection `c` (now, or in its ScalaRDMA group's turn).
-    fn reply(&mut self, w: &mut World, g: usize, c: usize, t: Time) {
-        let at = self.allowed(g, c, t);
-        if at > t.max(w.now) {
-            let timers = self.groups[g].conns[c].timers.expect("ScalaRDMA connections have timers");
-            w.arm(timers[1], at);
-            return;
-        }
-        self.send_reply(w, g, c, t.max(w.now));
-    }
-
-    fn send_reply(&mut self, w: &mut World, g: usize, c: usize, t: Time) {
-        let (conn, spec) = (self.groups[g].conns[c], &self.groups[g].spec);
-        let (lkey, _) = w.app_keys(spec.server);
-        let wr = SendWr { id: 1, verb: Verb::Send, local_addr: 0, len: spec.reply.0, lkey, remote_addr: 0, rkey: 0 };
-        if w.post_send_at(conn.qs, wr, t).is_err() {
-            self.groups[g].errors += 1;
         }
     }
 
@@ -313,11 +300,7 @@ impl Application for Rpcs {
             self.groups[g].link_start = link_bytes(w, self.groups[g].spec.server);
             return;
         }
-        if server {
-            self.send_reply(w, g, c, now);
-        } else {
-            self.send_requests(w, g, c, now);
-        }
+        self.send(w, g, c, server, now);
     }
 
     fn on_completion(&mut self, w: &mut World, t: u32, done: Completion) {
@@ -340,13 +323,13 @@ impl Application for Rpcs {
             }
             grp.conns[c].received = 0;
             match grp.spec.workload {
-                RpcWorkload::Rpc => self.reply(w, g, c, done.at),
+                RpcWorkload::Rpc => self.act(w, g, c, true, done.at),
                 RpcWorkload::ParameterServer => {
                     grp.ready += 1;
                     if grp.ready as usize == grp.conns.len() {
                         grp.ready = 0;
                         for i in 0..self.groups[g].conns.len() {
-                            self.reply(w, g, i, done.at);
+                            self.act(w, g, i, true, done.at);
                         }
                     }
                 }
