@@ -150,6 +150,48 @@ fn every_verb_completes_through_star_under_random_loss() {
 }
 
 #[test]
+fn large_transfers_flow_through_the_send_window_under_loss() {
+    // 200 KB each way, three times the 64 KiB window of unacknowledged chunks, 2% loss.
+    let len = 200_000u64;
+    for seed in 1..=3 {
+        let mut p = pair(0.02, seed);
+        let w = &mut p.w;
+        let (a, b) = (pattern(len as usize, 11), pattern(len as usize, 12));
+        w.fill_memory(0, 0, &a).unwrap();
+        w.fill_memory(1, 0, &b).unwrap();
+        w.post_send(p.s, SendWr { id: 1, verb: Verb::Write, local_addr: 0, len, lkey: p.s_src.0, remote_addr: LAND, rkey: p.c_dst.1 }).unwrap();
+        w.post_send(p.c, SendWr { id: 2, verb: Verb::Write, local_addr: 0, len, lkey: p.c_src.0, remote_addr: LAND, rkey: p.s_dst.1 }).unwrap();
+        let cs = wait_for(w, 0, 1);
+        let cc = wait_for(w, 1, 1);
+        assert_eq!((cs[0].status, cc[0].status), (Status::Success, Status::Success), "seed {seed}");
+        assert!(w.memory(1, LAND, len).unwrap() == &a[..], "stateless WRITE, seed {seed}");
+        assert!(w.memory(0, LAND, len).unwrap() == &b[..], "stateful WRITE, seed {seed}");
+    }
+}
+
+#[test]
+fn a_failed_wqep_puts_the_stateless_queue_pair_in_error() {
+    // The stateful side goes away after the state migration: the next WQEP runs out of
+    // retries, it fails, the one behind it too, and new posts are refused.
+    let mut w = world(0.0, 1, "");
+    w.register_mr(0, 0, 4096, Access::LOCAL_WRITE).unwrap();
+    let (s, c) = w.connect_star(0, 1, Owner::HOST, Owner::HOST, StarRole::FirstStateless).unwrap();
+    w.run_until(Time::from_us(20));
+    w.destroy_qp(c);
+    let send = SendWr { id: 5, verb: Verb::Send, local_addr: 0, len: 8, lkey: 0, remote_addr: 0, rkey: 0 };
+    w.post_send(s, send).unwrap();
+    w.post_send(s, SendWr { id: 6, ..send }).unwrap();
+    let c = wait_for(&mut w, 0, 2);
+    assert_eq!(c.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), vec![(5, Status::RetryExceeded), (6, Status::RetryExceeded)]);
+    assert_eq!(w.post_send(s, SendWr { id: 7, ..send }), Err(rnicsim::nic::verbs::PostError::BadState));
+    // A buffer outside the library's regions fails at once, on a fresh connection.
+    let (s2, _) = w.connect_star(0, 2, Owner::HOST, Owner::HOST, StarRole::FirstStateless).unwrap();
+    w.post_send(s2, SendWr { id: 8, local_addr: 8192, ..send }).unwrap();
+    let c = wait_for(&mut w, 0, 1);
+    assert_eq!((c[0].wr_id, c[0].status), (8, Status::LocalProtection));
+}
+
+#[test]
 fn a_stateful_write_completes_in_the_analytic_time() {
     // No loss: the WRITE's RD leaves after the doorbell, the WQE fetch and the payload read;
     // it crosses two 1 µs links, the stateless side DMA-writes it and answers with an RDA

@@ -141,9 +141,20 @@ impl World {
         match self.star.eps.get_mut(ep as usize) {
             Some(Endpoint::Stateless(lib)) => {
                 let wqe = StarWqe { index: 0, verb: Some(wr.verb), local_addr: wr.local_addr, len: wr.len, lkey: wr.lkey, remote_addr: wr.remote_addr, rkey: wr.rkey };
+                if lib.failed {
+                    return Err(PostError::BadState);
+                }
                 if lib.outstanding() >= self.nic_spec.sq_depth as usize {
                     return Err(PostError::QueueFull);
                 }
+                // The library checks its own buffer against the host's regions (host memory).
+                let (h, owner) = (lib.host, lib.owner);
+                if wr.len > 0 && !self.nics[h as usize].memory.check_local(wr.lkey, wr.local_addr, wr.len) {
+                    let at = self.nics[h as usize].pcie.write_cqe(self.now, t);
+                    self.star_deliver(h, owner, Completion { wr_id: wr.id, qp: handle, kind: kind_of(wr.verb), status: Status::LocalProtection, bytes: 0, imm: None, at });
+                    return Ok(());
+                }
+                let Some(Endpoint::Stateless(lib)) = self.star.eps.get_mut(ep as usize) else { unreachable!("matched above") };
                 let a = lib.post(wqe, wr.id, kind_of(wr.verb), t, spec.wqep_timeout);
                 self.star_lib_actions(ep, a, t);
                 Ok(())
@@ -152,9 +163,9 @@ impl World {
                 if conn.ops.iter().filter(|o| o.side == Side::Local).count() >= self.nic_spec.sq_depth as usize {
                     return Err(PostError::QueueFull);
                 }
-                conn.post_local(wr);
                 let h = conn.host;
                 let ready = self.nics[h as usize].pcie.doorbell_and_fetch(t);
+                self.star.conn_mut(ep).expect("matched").post_local(wr, ready);
                 self.star_pump(ep, ready);
                 Ok(())
             }
@@ -168,6 +179,9 @@ impl World {
         let (spec, now, depth) = (self.star_spec(), self.now, self.nic_spec.rq_depth as usize);
         match self.star.eps.get_mut(ep as usize) {
             Some(Endpoint::Stateless(lib)) => {
+                if lib.failed {
+                    return Err(PostError::BadState);
+                }
                 if lib.outstanding() >= depth {
                     return Err(PostError::QueueFull);
                 }
@@ -198,6 +212,9 @@ impl World {
             Endpoint::Stateless(mut lib) => {
                 self.timers.cancel(lib.timer);
                 self.nics[lib.host as usize].star.stateless -= 1;
+                // The library takes its rule off the stateful side's NIC (§III-D1).
+                let peer = self.host_index(lib.peer_node);
+                self.nics[peer as usize].star.whitelist.remove_connection(lib.node, lib.conn);
                 for (wr_id, kind) in lib.drain() {
                     let at = self.nics[lib.host as usize].pcie.write_cqe(now, now);
                     self.star_deliver(lib.host, lib.owner, Completion { wr_id, qp: handle, kind, status: Status::Flushed, bytes: 0, imm: None, at });
@@ -269,9 +286,9 @@ impl World {
             self.star_emit(host, route, StarMeta { header, body: StarBody::Wqe(*w) }, DESCRIPTOR_BYTES, None, ready, None);
             self.nics[host as usize].star.counters.stateless_tx += 1;
         }
-        for &(wr_id, kind) in &a.failed {
+        for &(wr_id, kind, status) in &a.failed {
             let at = self.nics[host as usize].pcie.write_cqe(self.now, t);
-            self.star_deliver(host, owner, Completion { wr_id, qp: STAR_HANDLE | ep, kind, status: Status::RetryExceeded, bytes: 0, imm: None, at });
+            self.star_deliver(host, owner, Completion { wr_id, qp: STAR_HANDLE | ep, kind, status, bytes: 0, imm: None, at });
         }
         if let Some(lib) = self.star.lib_mut(ep) {
             match lib.next_deadline() {
@@ -337,10 +354,12 @@ impl World {
             return;
         };
         let owner = lib.owner;
-        match lib.on_cqe(cqe.index) {
-            Some((wr_id, kind)) => {
-                let c = Completion { wr_id, qp: STAR_HANDLE | cqe.qp, kind, status: cqe.status, bytes: cqe.bytes, imm: cqe.imm, at };
-                self.star_deliver(h, owner, c);
+        match lib.on_cqe(cqe) {
+            Some(due) => {
+                for (wr_id, kind, c) in due {
+                    let c = Completion { wr_id, qp: STAR_HANDLE | c.qp, kind, status: c.status, bytes: c.bytes, imm: c.imm, at };
+                    self.star_deliver(h, owner, c);
+                }
             }
             None => self.nics[h as usize].star.counters.duplicate_cqes += 1,
         }
@@ -363,18 +382,28 @@ impl World {
             let status = self.star_check_here(h, &op);
             if status != Status::Success || op.status != Status::Success {
                 self.star.conn_mut(ep).expect("open").finish(id, status);
+            }
+        }
+        // Chunks go out in operation order while the send window has room; acknowledgements
+        // call this again for the rest.
+        let window = (self.star_spec().window.0 / mtu as u64).max(1) as usize;
+        loop {
+            let conn = self.star.conn_mut(ep).expect("open");
+            if conn.unacked.iter().filter(|u| u.ptype != StarType::Cqep).count() >= window {
+                break;
+            }
+            let Some(op) = conn.ops.iter_mut().find(|o| o.started && !o.finished && o.sent < o.chunks) else { break };
+            let (k, op) = (op.sent, {
+                op.sent += 1;
+                *op
+            });
+            let psn = conn.psn();
+            let Some(at) = self.star_send_chunk(ep, &op, k, psn, t.max(op.ready_at)) else {
+                self.star.conn_mut(ep).expect("open").finish(op.id, Status::RemoteAccess);
                 continue;
-            }
-            let ready = t;
-            for k in 0..op.chunks {
-                let psn = self.star.conn_mut(ep).expect("open").psn();
-                let Some(at) = self.star_send_chunk(ep, &op, k, psn, ready) else {
-                    self.star.conn_mut(ep).expect("open").finish(id, Status::RemoteAccess);
-                    break;
-                };
-                let ptype = if op.dir == Dir::Push { StarType::Rd } else { StarType::Gd };
-                self.star.conn_mut(ep).expect("open").unacked.push_back(Unacked { psn, ptype, op: id, chunk: k, cqe: None, sent_at: at, tries: 0 });
-            }
+            };
+            let ptype = if op.dir == Dir::Push { StarType::Rd } else { StarType::Gd };
+            self.star.conn_mut(ep).expect("open").unacked.push_back(Unacked { psn, ptype, op: op.id, chunk: k, cqe: None, sent_at: at, tries: 0 });
         }
         self.star_finish(ep);
     }
@@ -487,6 +516,8 @@ impl World {
 
     /// A packet for host `h`'s stateful processing (its state on the NIC by now).
     pub(super) fn star_stateful_rx(&mut self, h: u32, id: PacketId) {
+        self.stats.packets_delivered += 1;
+        self.stats.last_delivery = self.now;
         let pkt = *self.pool.get(id);
         let meta = self.pool.star(id);
         let now = self.now;
@@ -518,9 +549,12 @@ impl World {
                 self.star_pump(ep, now);
             }
             StarType::Rda => {
+                // What finished completes first (its CQEP ahead of the next chunks), then the
+                // window's room goes to the next chunks.
                 if conn.on_rda(hd.psn).is_some() {
                     self.star_finish(ep);
                 }
+                self.star_pump(ep, now);
             }
             StarType::Gda => {
                 if let Some((op, chunk, _last)) = conn.on_gda(hd.psn) {
@@ -538,6 +572,7 @@ impl World {
                     conn.placed = conn.placed.max(done);
                     self.star_finish(ep);
                 }
+                self.star_pump(ep, now);
             }
             StarType::Ea => {
                 conn.on_ea(hd.psn);
@@ -577,7 +612,7 @@ impl World {
                     let at = match u.cqe {
                         Some(cqe) => self.star_send_cqep(ep, h, route, cqe, u.psn, now),
                         None => match self.star.conn_mut(ep).expect("open").find(u.op).copied() {
-                            Some(op) if !op.finished || op.dir == Dir::Pull => self.star_send_chunk(ep, &op, u.chunk, u.psn, now),
+                            Some(op) if !op.finished => self.star_send_chunk(ep, &op, u.chunk, u.psn, now),
                             _ => None,
                         },
                     };
@@ -642,7 +677,11 @@ impl World {
             let nic = &mut self.nics[dh as usize];
             if nic.memory.has_bytes() && payload > 0 {
                 let mut buf = std::mem::take(&mut nic.scratch);
-                nic.memory.read(addr, &mut buf, payload as usize);
+                // A range past the end of memory reads as zeros (what the whitelist lets through
+                // is in range; without the check a stateless NIC reads what it is told).
+                let end = addr.saturating_add(payload as u64).min(nic.memory.size());
+                nic.memory.read(addr.min(end), &mut buf, (end - addr.min(end)) as usize);
+                buf.resize(payload as usize, 0);
                 self.pool.set_payload(id, &buf);
                 self.nics[dh as usize].scratch = buf;
             }
@@ -671,9 +710,9 @@ impl World {
     /// A StaR packet reached host `h`: stateless packets are handled at once; stateful ones
     /// first find their connection's state (a NIC with a limited state cache may hold them).
     pub(super) fn star_receive(&mut self, h: u32, id: PacketId) {
-        self.stats.packets_delivered += 1;
-        self.stats.last_delivery = self.now;
         if self.pool.get(id).udp_dport == STATELESS_PORT {
+            self.stats.packets_delivered += 1;
+            self.stats.last_delivery = self.now;
             self.star_stateless_rx(h, id);
             return;
         }

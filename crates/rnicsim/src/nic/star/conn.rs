@@ -50,7 +50,11 @@ pub struct Op {
     /// The stateful side's buffer.
     pub c_addr: u64,
     pub chunks: u32,
+    /// Chunks sent (the send window holds back the rest) and acknowledged.
+    pub sent: u32,
     pub done: u32,
+    /// When its WQE is on the NIC (a local post's doorbell and fetch).
+    pub ready_at: Time,
     /// A receive WQE it consumed here (the stateless side SENDs, or WRITEs with immediate).
     pub local_recv: Option<RecvWr>,
     /// A receive WQE of the stateless side it consumed (index, length).
@@ -169,7 +173,9 @@ impl StarConn {
             s_remote: false,
             c_addr: 0,
             chunks: 0,
+            sent: 0,
             done: 0,
+            ready_at: Time::ZERO,
             local_recv: None,
             remote_recv: None,
             status: Status::Success,
@@ -178,9 +184,9 @@ impl StarConn {
         self.ops.back_mut().expect("pushed")
     }
 
-    /// Queues one of the stateful side's own WQEs.
-    pub fn post_local(&mut self, wr: SendWr) {
-        self.op(Side::Local, Some(wr), None);
+    /// Queues one of the stateful side's own WQEs, on the NIC at `ready`.
+    pub fn post_local(&mut self, wr: SendWr, ready: Time) {
+        self.op(Side::Local, Some(wr), None).ready_at = ready;
     }
 
     /// Takes a WQE of the stateless side (a receive WQE joins its receive queue).
@@ -399,8 +405,8 @@ mod tests {
     #[test]
     fn a_send_waits_for_the_stateless_sides_receive_and_holds_later_ones() {
         let mut c = conn();
-        c.post_local(send(1, 2500));
-        c.post_local(SendWr { verb: Verb::Write, ..send(2, 10) });
+        c.post_local(send(1, 2500), Time::ZERO);
+        c.post_local(SendWr { verb: Verb::Write, ..send(2, 10) }, Time::ZERO);
         assert!(c.start_ready(1000).is_empty(), "no receive WQE of the stateless side yet");
         c.post_remote(recv_wqe(0, 4096));
         let s = c.start_ready(1000);
@@ -413,8 +419,8 @@ mod tests {
     fn each_rda_acknowledges_its_rd_and_completions_come_in_order() {
         let mut c = conn();
         c.post_remote(recv_wqe(0, 4096));
-        c.post_local(send(1, 2500));
-        c.post_local(SendWr { verb: Verb::Write, ..send(2, 10) });
+        c.post_local(send(1, 2500), Time::ZERO);
+        c.post_local(SendWr { verb: Verb::Write, ..send(2, 10) }, Time::ZERO);
         let s = c.start_ready(1000);
         for (op, chunks) in [(s[0], 3), (s[1], 1)] {
             for k in 0..chunks {

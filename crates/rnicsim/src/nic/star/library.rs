@@ -7,10 +7,10 @@
 //! with the M bit and its EA, §III-C1), posted WQEs wait here.
 
 use crate::nic::qp::Owner;
-use crate::nic::verbs::CompletionKind;
+use crate::nic::verbs::{CompletionKind, Status};
 use crate::sim::TimerId;
 use crate::units::Time;
-use crate::wire::star::StarWqe;
+use crate::wire::star::{StarCqe, StarWqe};
 use std::collections::{BTreeMap, VecDeque};
 
 /// A posted WQE the stateful side has not completed.
@@ -24,6 +24,8 @@ struct Pending {
     /// When the WQEP is sent again, if not confirmed by then.
     deadline: Option<Time>,
     tries: u32,
+    /// Its CQE, arrived ahead of an earlier WQE's of the same queue.
+    done: Option<StarCqe>,
 }
 
 /// What the library asks of the NIC after a call.
@@ -32,8 +34,9 @@ pub struct LibActions {
     /// WQEPs to send (the migration WQEP is `migrate`).
     pub send: Vec<StarWqe>,
     pub migrate: bool,
-    /// WQEs that failed after their last retry: (wr id, kind).
-    pub failed: Vec<(u64, CompletionKind)>,
+    /// WQEs that failed: (wr id, kind, status): `RetryExceeded` for those that ran out of
+    /// retries (or waited for a migration that did), `Flushed` for the rest.
+    pub failed: Vec<(u64, CompletionKind, Status)>,
 }
 
 /// One stateless queue pair's library state.
@@ -50,6 +53,10 @@ pub struct StarLib {
     pub timer: TimerId,
     /// The initial state is on the stateful side (its migration was acknowledged).
     pub ready: bool,
+    /// A WQEP (or the migration) went unconfirmed through every retry: the queue pair is in
+    /// the error state, its work flushed and new posts refused, as an RC queue pair after a
+    /// retry-exceeded error.
+    pub failed: bool,
     migrate_deadline: Option<Time>,
     migrate_tries: u32,
     next_index: u32,
@@ -60,7 +67,7 @@ pub struct StarLib {
 impl StarLib {
     #[allow(clippy::too_many_arguments)]
     pub fn new(node: u32, host: u32, owner: Owner, pd: u32, conn: u32, peer_node: u32, udp_sport: u16, timer: TimerId) -> StarLib {
-        StarLib { node, host, owner, pd, conn, peer_node, udp_sport, timer, ready: false, migrate_deadline: None, migrate_tries: 0, next_index: 0, held: VecDeque::new(), outstanding: BTreeMap::new() }
+        StarLib { node, host, owner, pd, conn, peer_node, udp_sport, timer, ready: false, failed: false, migrate_deadline: None, migrate_tries: 0, next_index: 0, held: VecDeque::new(), outstanding: BTreeMap::new() }
     }
 
     /// Starts the state migration: the first WQEP, with the M bit.
@@ -74,7 +81,7 @@ impl StarLib {
         wqe.index = self.next_index;
         self.next_index = self.next_index.wrapping_add(1) & 0xff_ffff;
         let sent = self.ready;
-        self.outstanding.insert(wqe.index, Pending { wqe, wr_id, kind, acked: false, deadline: sent.then_some(now + timeout), tries: 0 });
+        self.outstanding.insert(wqe.index, Pending { wqe, wr_id, kind, acked: false, deadline: sent.then_some(now + timeout), tries: 0, done: None });
         let mut a = LibActions::default();
         if sent {
             a.send.push(wqe);
@@ -105,10 +112,20 @@ impl StarLib {
         a
     }
 
-    /// A CQE arrived for WQE `index`: its (wr id, kind) if it was outstanding, `None` for a
-    /// repeat.
-    pub fn on_cqe(&mut self, index: u32) -> Option<(u64, CompletionKind)> {
-        self.outstanding.remove(&index).map(|p| (p.wr_id, p.kind))
+    /// A CQE arrived. Returns the completions now due as (wr id, kind, CQE), in posting order
+    /// per queue (send queue, receive queue), as RC completes: a CQE that overtook an earlier
+    /// one of its queue (a CQEP re-sent after a loss) waits for it. `None` for a repeat.
+    pub fn on_cqe(&mut self, cqe: StarCqe) -> Option<Vec<(u64, CompletionKind, StarCqe)>> {
+        let p = self.outstanding.get_mut(&cqe.index).filter(|p| p.done.is_none())?;
+        p.done = Some(cqe);
+        let recv = p.kind == CompletionKind::Recv;
+        let mut due = Vec::new();
+        while let Some((&i, first)) = self.outstanding.iter().find(|(_, q)| (q.kind == CompletionKind::Recv) == recv) {
+            let Some(c) = first.done else { break };
+            due.push((first.wr_id, first.kind, c));
+            self.outstanding.remove(&i);
+        }
+        Some(due)
     }
 
     /// The library's timer fired: WQEPs due are sent again, or fail after the last retry.
@@ -118,12 +135,9 @@ impl StarLib {
             if d <= now {
                 self.migrate_tries += 1;
                 if self.migrate_tries > retries {
-                    self.migrate_deadline = None;
-                    for i in std::mem::take(&mut self.held) {
-                        if let Some(p) = self.outstanding.remove(&i) {
-                            a.failed.push((p.wr_id, p.kind));
-                        }
-                    }
+                    let all: Vec<u32> = self.outstanding.keys().copied().collect();
+                    self.fail(&mut a, &all);
+                    return a;
                 } else {
                     self.migrate_deadline = Some(now + timeout);
                     a.migrate = true;
@@ -142,11 +156,24 @@ impl StarLib {
                 }
             }
         }
-        for i in dead {
-            let p = self.outstanding.remove(&i).expect("listed");
-            a.failed.push((p.wr_id, p.kind));
+        if !dead.is_empty() {
+            self.fail(&mut a, &dead);
         }
         a
+    }
+
+    /// Enters the error state: everything outstanding fails (the WQEs that ran out of retries
+    /// and every other, as RC flushes a queue pair in error).
+    fn fail(&mut self, a: &mut LibActions, dead: &[u32]) {
+        self.failed = true;
+        self.migrate_deadline = None;
+        self.held.clear();
+        a.send.clear();
+        a.migrate = false;
+        for (i, p) in std::mem::take(&mut self.outstanding) {
+            let status = if dead.contains(&i) { Status::RetryExceeded } else { Status::Flushed };
+            a.failed.push((p.wr_id, p.kind, status));
+        }
     }
 
     /// When the timer must fire next.
@@ -211,7 +238,8 @@ mod tests {
         let now = l.next_deadline().unwrap();
         assert_eq!(now, Time::from_us(40));
         let a = l.expire(now, t, 3);
-        assert_eq!(a.failed, vec![(7, CompletionKind::Send)]);
+        assert_eq!(a.failed, vec![(7, CompletionKind::Send, Status::RetryExceeded)]);
+        assert!(l.failed, "the queue pair is in the error state");
         assert_eq!((l.outstanding(), l.next_deadline()), (0, None));
     }
 
@@ -223,7 +251,30 @@ mod tests {
         l.post(wqe(), 7, CompletionKind::Send, Time::ZERO, t);
         l.on_ea(0, false, Time::from_us(2), t);
         assert_eq!(l.next_deadline(), None);
-        assert_eq!(l.on_cqe(0), Some((7, CompletionKind::Send)));
-        assert_eq!(l.on_cqe(0), None);
+        let c = cqe(0, CompletionKind::Send);
+        assert_eq!(l.on_cqe(c), Some(vec![(7, CompletionKind::Send, c)]));
+        assert_eq!(l.on_cqe(c), None);
+    }
+
+    fn cqe(index: u32, kind: CompletionKind) -> StarCqe {
+        StarCqe { qp: 0, index, kind, status: Status::Success, bytes: 32, imm: None }
+    }
+
+    #[test]
+    fn completions_come_in_posting_order_per_queue() {
+        let t = Time::from_us(10);
+        let mut l = lib();
+        l.on_ea(0, true, Time::ZERO, t);
+        let recv = StarWqe { verb: None, ..wqe() };
+        l.post(wqe(), 10, CompletionKind::Send, Time::ZERO, t); // 0
+        l.post(recv, 20, CompletionKind::Recv, Time::ZERO, t); // 1
+        l.post(wqe(), 11, CompletionKind::Send, Time::ZERO, t); // 2
+        l.post(recv, 21, CompletionKind::Recv, Time::ZERO, t); // 3
+        let ids = |v: Option<Vec<(u64, CompletionKind, StarCqe)>>| v.unwrap().iter().map(|d| d.0).collect::<Vec<_>>();
+        assert!(ids(l.on_cqe(cqe(2, CompletionKind::Send))).is_empty(), "SEND 11 waits for SEND 10");
+        assert_eq!(ids(l.on_cqe(cqe(1, CompletionKind::Recv))), vec![20], "the receive queue runs apart");
+        assert_eq!(ids(l.on_cqe(cqe(0, CompletionKind::Send))), vec![10, 11]);
+        assert_eq!(ids(l.on_cqe(cqe(3, CompletionKind::Recv))), vec![21]);
+        assert_eq!(l.outstanding(), 0);
     }
 }

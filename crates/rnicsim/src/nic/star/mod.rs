@@ -44,6 +44,9 @@ pub struct StarSpec {
     /// Resends of one packet before its operation fails (`RetryExceeded`).
     #[serde(default = "default_retries")]
     pub retry_count: u32,
+    /// Chunks (RDs and GDs) a connection's stateful side keeps unacknowledged, in bytes.
+    #[serde(default = "default_window")]
+    pub window: crate::units::Bytes,
     /// Auto-negotiation: once either side holds at least this many stateful connections, the
     /// side with fewer becomes the new connection's stateful side (below it, a normal RDMA
     /// connection is made).
@@ -62,6 +65,9 @@ fn default_rto() -> Time {
 }
 fn default_retries() -> u32 {
     7
+}
+fn default_window() -> crate::units::Bytes {
+    crate::units::Bytes(64 * 1024)
 }
 fn default_threshold() -> u32 {
     200
@@ -82,6 +88,9 @@ impl StarSpec {
         let mut bad = Vec::new();
         if self.wqep_timeout == Time::ZERO {
             bad.push(("wqep_timeout", "must be positive".to_string()));
+        }
+        if self.window.0 == 0 {
+            bad.push(("window", "must hold at least one packet".to_string()));
         }
         if self.rto == Time::ZERO {
             bad.push(("rto", "must be positive".to_string()));
