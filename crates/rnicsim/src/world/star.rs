@@ -27,12 +27,9 @@ struct Route {
     hash: u32,
 }
 
-fn kind_of(v: Verb) -> CompletionKind {
-    match v {
-        Verb::Send | Verb::SendImm(_) => CompletionKind::Send,
-        Verb::Write | Verb::WriteImm(_) => CompletionKind::Write,
-        Verb::Read => CompletionKind::Read,
-    }
+/// The route of stateful end `conn`'s packets to its stateless peer.
+fn to_stateless(conn: &StarConn) -> Route {
+    Route { src: conn.node, dst: conn.peer_node, sport: conn.udp_sport, dport: STATELESS_PORT, hash: conn.flow_hash }
 }
 
 impl World {
@@ -151,11 +148,11 @@ impl World {
                 let (h, owner) = (lib.host, lib.owner);
                 if wr.len > 0 && !self.nics[h as usize].memory.check_local(wr.lkey, wr.local_addr, wr.len) {
                     let at = self.nics[h as usize].pcie.write_cqe(self.now, t);
-                    self.star_deliver(h, owner, Completion { wr_id: wr.id, qp: handle, kind: kind_of(wr.verb), status: Status::LocalProtection, bytes: 0, imm: None, at });
+                    self.star_deliver(h, owner, Completion { wr_id: wr.id, qp: handle, kind: wr.verb.completion_kind(), status: Status::LocalProtection, bytes: 0, imm: None, at });
                     return Ok(());
                 }
                 let Some(Endpoint::Stateless(lib)) = self.star.eps.get_mut(ep as usize) else { unreachable!("matched above") };
-                let a = lib.post(wqe, wr.id, kind_of(wr.verb), t, spec.wqep_timeout);
+                let a = lib.post(wqe, wr.id, wr.verb.completion_kind(), t, spec.wqep_timeout);
                 self.star_lib_actions(ep, a, t);
                 Ok(())
             }
@@ -228,7 +225,7 @@ impl World {
                 if let Some(st) = &mut nic.state {
                     st.cache.forget(STAR_HANDLE | ep);
                 }
-                let mut flushed: Vec<(u64, CompletionKind)> = conn.ops.iter().filter_map(|o| o.local_wr.map(|w| (w.id, kind_of(w.verb)))).collect();
+                let mut flushed: Vec<(u64, CompletionKind)> = conn.ops.iter().filter_map(|o| o.local_wr.map(|w| (w.id, w.verb.completion_kind()))).collect();
                 flushed.extend(conn.local_rq.iter().map(|r| (r.id, CompletionKind::Recv)));
                 for (wr_id, kind) in flushed {
                     let at = self.nics[conn.host as usize].pcie.write_cqe(now, now);
@@ -438,7 +435,7 @@ impl World {
     fn star_send_chunk(&mut self, ep: u32, op: &Op, k: u32, psn: u32, t: Time) -> Option<Time> {
         let mtu = self.nic_spec.mtu as u64;
         let conn = self.star.conn_mut(ep).expect("open");
-        let (h, route) = (conn.host, Route { src: conn.node, dst: conn.peer_node, sport: conn.udp_sport, dport: STATELESS_PORT, hash: conn.flow_hash });
+        let (h, route) = (conn.host, to_stateless(conn));
         let off = k as u64 * mtu;
         let len = op.len.saturating_sub(off).min(mtu) as u32;
         let opt = op.local_wr.map(|w| StarOp::of(w.verb)).or(op.remote_wqe.and_then(|w| w.verb).map(StarOp::of)).unwrap_or_default();
@@ -479,7 +476,7 @@ impl World {
         let Some(conn) = self.star.conn_mut(ep) else { return };
         let done = conn.pop_finished();
         let (h, owner, placed) = (conn.host, conn.owner, conn.placed);
-        let route = Route { src: conn.node, dst: conn.peer_node, sport: conn.udp_sport, dport: STATELESS_PORT, hash: conn.flow_hash };
+        let route = to_stateless(conn);
         let t = self.now.max(placed);
         for f in done {
             match f {
@@ -522,15 +519,14 @@ impl World {
         let meta = self.pool.star(id);
         let now = self.now;
         let ep = meta.header.qpn;
-        let ok = self.star.conn_mut(ep).is_some_and(|c| c.host == h && c.peer_node == pkt.src);
-        if !ok {
+        if !self.star_known(ep, h, pkt.src) {
             self.nics[h as usize].star.counters.dropped += 1;
             self.pool.free(id);
             return;
         }
         self.nics[h as usize].star.counters.stateful_rx += 1;
         let conn = self.star.conn_mut(ep).expect("checked");
-        let route = Route { src: conn.node, dst: conn.peer_node, sport: conn.udp_sport, dport: STATELESS_PORT, hash: conn.flow_hash };
+        let route = to_stateless(conn);
         let peer = conn.peer;
         let hd = meta.header;
         match hd.ptype {
@@ -599,7 +595,7 @@ impl World {
             Some(Endpoint::Stateful(conn)) => {
                 let due: Vec<Unacked> = conn.unacked.iter().filter(|u| u.sent_at + spec.rto <= now).copied().collect();
                 conn.unacked.retain(|u| u.sent_at + spec.rto > now);
-                let (h, route) = (conn.host, Route { src: conn.node, dst: conn.peer_node, sport: conn.udp_sport, dport: STATELESS_PORT, hash: conn.flow_hash });
+                let (h, route) = (conn.host, to_stateless(conn));
                 for mut u in due {
                     u.tries += 1;
                     if u.tries > spec.retry_count {

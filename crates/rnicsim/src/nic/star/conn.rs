@@ -354,12 +354,7 @@ impl StarConn {
 fn finished_of(op: &Op, peer: u32, out: &mut Vec<Finished>) {
     let imm = op.local_wr.map(|w| w.verb).or(op.remote_wqe.and_then(|w| w.verb)).and_then(Verb::imm);
     if let Some(wr) = op.local_wr {
-        let kind = match wr.verb {
-            Verb::Send | Verb::SendImm(_) => CompletionKind::Send,
-            Verb::Write | Verb::WriteImm(_) => CompletionKind::Write,
-            Verb::Read => CompletionKind::Read,
-        };
-        out.push(Finished::Local { wr_id: wr.id, kind, status: op.status, bytes: op.len, imm: None });
+        out.push(Finished::Local { wr_id: wr.id, kind: wr.verb.completion_kind(), status: op.status, bytes: op.len, imm: None });
         if let Some(r) = op.remote_recv {
             let status = if op.status == Status::RemoteInvalidRequest { Status::LocalLength } else { op.status };
             if status == Status::Success || status == Status::LocalLength {
@@ -372,11 +367,7 @@ fn finished_of(op: &Op, peer: u32, out: &mut Vec<Finished>) {
             let status = if op.status == Status::RemoteInvalidRequest { Status::LocalLength } else { op.status };
             out.push(Finished::LocalRecv { wr_id: r.id, status, bytes: op.len, imm });
         }
-        let kind = match w.verb.expect("an operation") {
-            Verb::Send | Verb::SendImm(_) => CompletionKind::Send,
-            Verb::Write | Verb::WriteImm(_) => CompletionKind::Write,
-            Verb::Read => CompletionKind::Read,
-        };
+        let kind = w.verb.expect("an operation").completion_kind();
         out.push(Finished::Remote(StarCqe { qp: peer, index: w.index, kind, status: op.status, bytes: op.len, imm: None }));
     }
 }
