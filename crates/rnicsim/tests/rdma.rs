@@ -645,3 +645,30 @@ fn a_stall_is_seen_while_it_happens_and_can_end_the_run() {
     let mut w = build(&format!("stop_on_stall = true\n{}", text.replace("state = \"down\"", "state = \"up\"")).replace("10ms", "1ms"));
     assert_eq!(w.run(|_| true), RunEnd::Finished);
 }
+
+#[test]
+fn a_bandwidth_tests_message_latency_obeys_littles_law() {
+    // Depth D outstanding messages completing at rate X wait D / X each on average; per queue
+    // pair and over the test. Two queue pairs of 64 KB at depth 8 on one 100 Gbps link.
+    let toml = r#"
+        duration = "2ms"
+        [topology.back_to_back]
+        [links]
+        rate = "100Gbps"
+        [[perftest]]
+        name = "bw"
+        test = "write_bw"
+        client = 0
+        server = 1
+        message = "64KiB"
+        qps = 2
+        depth = 8
+        warmup = "500us"
+    "#;
+    let s = common::run_summary(&LoadedScenario::from_str(toml, "lat.toml", Path::new(".")).unwrap(), "lat");
+    let p = &s.perftest[0];
+    let little = 2.0 * 8.0 / p.mops; // µs: 16 outstanding over Mops
+    assert!((p.latency_mean_us / little - 1.0).abs() < 0.03, "{} µs vs {little} µs", p.latency_mean_us);
+    // One message alone takes at least its serialization (64 KiB at 100 Gbps: 5.24 µs).
+    assert!(p.latency_p99_us >= p.latency_mean_us && p.latency_mean_us > 5.24);
+}

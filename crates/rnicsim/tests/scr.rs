@@ -152,4 +152,144 @@ fn scr_scenarios_are_deterministic_and_bad_keys_are_named() {
     "#;
     let e = LoadedScenario::from_str(zero, "zero.toml", Path::new(".")).err().unwrap();
     assert!(e.to_string().contains("nic.scr.threads"), "{e}");
+    // A host that is not there, and Swift's flow-scaling range upside down.
+    let far = zero.replace("threads = 0", "hosts = [0, 5]");
+    let e = LoadedScenario::from_str(&far, "far.toml", Path::new(".")).unwrap().topology().err().unwrap();
+    assert!(e.to_string().contains("nic.scr.hosts[1]") && e.to_string().contains("out of range"), "{e}");
+    let upside = zero.replace("threads = 0", "[nic.scr.policy.swift]\nfs_min_rate = \"90Gbps\"\nfs_max_rate = \"30Gbps\"");
+    let e = LoadedScenario::from_str(&upside, "upside.toml", Path::new(".")).err().unwrap();
+    assert!(e.to_string().contains("nic.scr.policy.swift.fs_max_rate"), "{e}");
+    let credits = zero.replace("threads = 0", "[nic.scr.policy.receiver_driven]\nutilization_permille = 0");
+    let e = LoadedScenario::from_str(&credits, "credits.toml", Path::new(".")).err().unwrap();
+    assert!(e.to_string().contains("nic.scr.policy.receiver_driven.utilization_permille"), "{e}");
+}
+
+/// A star of `hosts` hosts at 100 Gbps, PFC, no congestion control, SCR (if `scr` is not empty)
+/// on the hosts it lists, and the perftests `(name, client, server, rate_limit)`: 64 KB WRITEs,
+/// depth 16, measured from 1 ms to 3 ms.
+fn star(hosts: u32, scr: &str, tests: &[(&str, u32, u32, Option<&str>)]) -> Summary {
+    let tests: String = tests
+        .iter()
+        .map(|(name, c, s, limit)| {
+            let limit = limit.map(|l| format!("rate_limit = \"{l}\"\n")).unwrap_or_default();
+            format!("[[perftest]]\nname = \"{name}\"\ntest = \"write_bw\"\nclient = {c}\nserver = {s}\nmessage = \"64KiB\"\ndepth = 16\nwarmup = \"1ms\"\n{limit}")
+        })
+        .collect();
+    let toml = format!("duration = \"3ms\"\n[topology.star]\nhosts = {hosts}\n[links]\nrate = \"100Gbps\"\ndelay = \"100ns\"\n[switch.pfc]\nenabled = true\n[nic.cc.none]\n{scr}\n{tests}");
+    run_loaded(&LoadedScenario::from_str(&toml, "star.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "star")
+}
+
+fn perf<'a>(s: &'a Summary, name: &str) -> &'a rnicsim::output::summary::PerftestSummary {
+    s.perftest.iter().find(|p| p.name == name).unwrap()
+}
+
+fn policy_figure(s: &Summary, host: &str, key: &str) -> f64 {
+    let nic = s.scr.as_ref().unwrap().per_nic.iter().find(|n| n.name == host).unwrap_or_else(|| panic!("no SCR on {host}"));
+    nic.policy[key]
+}
+
+#[test]
+fn swift_takes_what_a_paced_background_leaves_and_keeps_the_queue_near_its_target() {
+    // Host 0 runs Swift (A.6's parameters); host 2 sends a 30 Gbps background to the same server.
+    let tests = [("swift", 0, 1, None), ("bg", 2, 1, Some("30Gbps"))];
+    let swift = star(3, "[nic.scr]\nhosts = [0]\n[nic.scr.policy.swift]", &tests);
+    let none = star(3, "", &tests);
+    let (s, bg) = (perf(&swift, "swift"), perf(&swift, "bg"));
+    // The background is a plain NIC: it keeps its pace. Swift takes most of the 70 Gbps left
+    // and never pushes the port past the line rate.
+    assert!((bg.wire_gbps - 30.0).abs() < 0.5, "{bg:?}");
+    assert!(s.wire_gbps > 0.85 * 70.0 && s.wire_gbps + bg.wire_gbps < 100.5, "{s:?}");
+    assert!(policy_figure(&swift, "host 0", "decreases") > 10.0);
+    let target = policy_figure(&swift, "host 0", "target_us");
+    assert!((3.0..=5.0).contains(&target), "{target}");
+    // Without it the stream runs at line rate into the 130 Gbps bottleneck: the server's queue
+    // fills until PFC or the buffer stops it. Swift holds it to a few target delays' worth.
+    assert!(none.max_queue_bytes > 2 * swift.max_queue_bytes, "{} vs {}", none.max_queue_bytes, swift.max_queue_bytes);
+    assert!(swift.scr.as_ref().unwrap().per_nic.len() == 1, "SCR only on the listed host");
+}
+
+#[test]
+fn receiver_credits_give_the_credited_sender_the_headroom_and_tame_the_incast_queue() {
+    // Server 0; credited sender 1; twelve background senders at 6 Gbps (72 Gbps).
+    let mut tests = vec![("credited".to_string(), 1, 0, None)];
+    for h in 2..14 {
+        tests.push((format!("bg{h}"), h, 0, Some("6Gbps")));
+    }
+    let tests: Vec<(&str, u32, u32, Option<&str>)> = tests.iter().map(|(n, c, s, l)| (n.as_str(), *c, *s, *l)).collect();
+    let credits = star(14, "[nic.scr]\nhosts = [0, 1]\n[nic.scr.policy.receiver_driven]", &tests);
+    let none = star(14, "", &tests);
+    let c = perf(&credits, "credited");
+    assert!((c.wire_gbps / 28.0 - 1.0).abs() < 0.05, "{c:?}");
+    // Handing out 95% of the line, the queue the first burst built drains, and the sender's
+    // dequeue rate is the credit: 95 less the 72 Gbps the background brings.
+    let drained = star(14, "[nic.scr]\nhosts = [0, 1]\n[nic.scr.policy.receiver_driven]\nutilization_permille = 950", &tests);
+    // (The rate at the end is one credit: the meter's windows are noisy, so within 25%.)
+    let rate = policy_figure(&drained, "host 1", "sender_rate_gbps");
+    assert!((rate / 23.0 - 1.0).abs() < 0.25, "{rate}");
+    assert!((perf(&drained, "credited").wire_gbps / 23.0 - 1.0).abs() < 0.05, "{:?}", perf(&drained, "credited"));
+    assert!(drained.max_queue_bytes < credits.max_queue_bytes);
+    assert!(policy_figure(&credits, "host 0", "signals") > 100.0);
+    // Uncontrolled, the 13-to-1 incast piles megabytes into the server's port (every packet
+    // to it waits behind them); with credits and room to drain, the first burst's queue goes.
+    assert_eq!((credits.drops_buffer, credits.rdma.retransmits), (0, 0));
+    assert!(none.max_queue_bytes > 3 * drained.max_queue_bytes, "{} vs {}", none.max_queue_bytes, drained.max_queue_bytes);
+}
+
+#[test]
+fn receiver_backpressure_cuts_the_sender_multiplicatively_and_it_climbs_back() {
+    let scr = "[nic.scr]\n[nic.scr.policy.receiver_driven]\nmode = \"backpressure\"\nbackpressure_permille = 900\nai = \"2Gbps\"";
+    let s = star(2, scr, &[("w", 0, 1, None)]);
+    let w = perf(&s, "w");
+    // A line-rate stream keeps the receiver's port above 90%: it signals, the sender halves,
+    // climbs back 2 Gbps per 10 µs past 90 Gbps and is signalled again: a sawtooth between
+    // roughly 45 and 100 Gbps (Fig. 20c).
+    let signals = policy_figure(&s, "host 1", "signals");
+    assert!(signals > 5.0, "{signals}");
+    assert!(w.wire_gbps > 50.0 && w.wire_gbps < 95.0, "{w:?}");
+    let free = star(2, "", &[("w", 0, 1, None)]);
+    assert!(perf(&free, "w").wire_gbps > 99.0);
+}
+
+#[test]
+fn fig13_water_filling_cuts_the_latency_qps_latency_and_keeps_the_bandwidth_qps_rate() {
+    let f = shipped("fig13.toml");
+    let st = shipped("fig13_static.toml");
+    for x in [&f, &st] {
+        for c in &x.paper {
+            assert!(c.within, "{}: {} paper {} ours {:?}", x.name, c.metric, c.paper, c.ours);
+        }
+    }
+    let lat = |s: &Summary, n: &str| perf(s, n).latency_mean_us;
+    assert!(lat(&f, "lat-wf") < 0.6 * lat(&f, "lat-default"), "{} vs {}", lat(&f, "lat-wf"), lat(&f, "lat-default"));
+    // Static isolates the latency QP as well, at the cost of half the link for the bulk QP.
+    assert!(lat(&st, "lat-static") < 0.6 * lat(&f, "lat-default"));
+    assert!(perf(&st, "bw-static").wire_gbps < 51.0 && perf(&f, "bw-wf").wire_gbps > 90.0);
+}
+
+#[test]
+fn fig18_and_fig20_swift_and_credits_track_the_capacity_left() {
+    for name in ["fig18_swift.toml", "fig20_credits.toml"] {
+        let s = shipped(name);
+        for c in &s.paper {
+            assert!(c.within, "{name}: {} paper {} ours {:?}", c.metric, c.paper, c.ours);
+        }
+        assert_eq!(s.figures.len(), 1);
+    }
+}
+
+#[test]
+fn fig11_water_filling_and_static_are_fair_over_every_pair_of_sizes_where_the_default_is_not() {
+    let f = shipped("fig11.toml");
+    let st = shipped("fig11_static.toml");
+    for x in [&f, &st] {
+        for c in &x.paper {
+            assert!(c.within, "{}: {} paper {} ours {:?}", x.name, c.metric, c.paper, c.ours);
+        }
+    }
+    // Every pair: 15 under the default scheduler (hosts 0-28), 15 under water filling (30-58).
+    let jain = |s: &Summary, host: u32| s.perftest_hosts.iter().find(|h| h.name == format!("host {host}")).unwrap().jain_tests;
+    let (default, wf): (Vec<f64>, Vec<f64>) = (0..15).map(|i| (jain(&f, 2 * i), jain(&f, 30 + 2 * i))).unzip();
+    assert!(default.iter().cloned().fold(1.0, f64::min) < 0.7, "{default:?}");
+    assert!(wf.iter().all(|&j| j > 0.97), "{wf:?}");
+    assert!((0..15).all(|i| jain(&st, 2 * i) > 0.97));
 }

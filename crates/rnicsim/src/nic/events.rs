@@ -101,14 +101,14 @@ impl EventTap {
             log.record(at, host, qp, ev);
         }
         let scr = self.scr.as_mut()?;
-        let (t, when) = scr.cores[host as usize].collect(at, qp, ev)?;
+        let (t, when) = scr.cores[host as usize].as_mut()?.collect(at, qp, ev)?;
         Some((scr.thread_timers[host as usize][t as usize], when))
     }
 
     /// Queue pair `qp` of host `host` closed.
     pub fn closed(&mut self, at: Time, host: u32, qp: u32) {
-        if let Some(scr) = &mut self.scr {
-            scr.cores[host as usize].leave(at, qp);
+        if let Some(core) = self.scr.as_mut().and_then(|s| s.cores[host as usize].as_mut()) {
+            core.leave(at, qp);
         }
     }
 }

@@ -240,9 +240,9 @@ fn ordering(world: &World) -> Option<crate::nic::ordering::OrderingSummary> {
 
 fn scr(world: &World) -> Option<crate::nic::scr::stats::ScrSummary> {
     let scr = world.tap.scr.as_ref()?;
-    let first = scr.cores.first()?;
+    let first = scr.cores.iter().flatten().next()?;
     let mut total = crate::nic::scr::stats::ScrStats::default();
-    for c in &scr.cores {
+    for c in scr.cores.iter().flatten() {
         total.add(c.stats());
     }
     // NICs whose processor saw events (the others idled).
@@ -251,8 +251,9 @@ fn scr(world: &World) -> Option<crate::nic::scr::stats::ScrSummary> {
         .cores
         .iter()
         .enumerate()
+        .filter_map(|(h, c)| Some((h, c.as_ref()?)))
         .filter(|(_, c)| c.stats().collected.iter().sum::<u64>() > 0)
-        .map(|(h, c)| crate::nic::scr::stats::NicScrSummary::new(format!("host {}", world.host_nodes()[h]), c.stats(), secs))
+        .map(|(h, c)| crate::nic::scr::stats::NicScrSummary::new(format!("host {}", world.host_nodes()[h]), c.stats(), secs, c.report()))
         .collect();
     let active = per_nic.len().max(1) as u32;
     Some(crate::nic::scr::stats::ScrSummary::new(first.policy_name(), active, first.threads(), first.context_bytes(), &total, secs, per_nic))
@@ -326,8 +327,8 @@ impl Summary {
                     wire_gbps: p.wire_gbps(world.end),
                     mpps: p.mpps(world.end),
                     mops: p.mops(world.end),
-                    latency_mean_us: mean(&p.latencies) / 1e6,
-                    latency_p99_us: percentile(&p.latencies, 0.99) / 1e6,
+                    latency_mean_us: mean(&p.all_latencies()) / 1e6,
+                    latency_p99_us: percentile(&p.all_latencies(), 0.99) / 1e6,
                     jain: crate::nic::scr::stats::jain(goodput),
                     errors: p.errors,
                 })

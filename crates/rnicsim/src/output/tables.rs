@@ -133,7 +133,7 @@ pub fn perftest(w: &World) -> RecordBatch {
             rows.push((i as u32, p, q));
         }
     }
-    let lat = |p: &crate::world::Perftest, q: f64| crate::output::summary::percentile(&p.latencies, q);
+    let lat = |p: &crate::world::Perftest, i: usize, q: f64| crate::output::summary::percentile(&p.latencies[i], q);
     let goodput: Vec<Vec<f64>> = w.apps.perftests.tests.iter().map(|p| p.qp_goodput_gbps(w.end)).collect();
     batch(vec![
         ("test", u32s(rows.iter().map(|r| r.0))),
@@ -146,10 +146,10 @@ pub fn perftest(w: &World) -> RecordBatch {
         ("bytes", u64s(rows.iter().map(|r| r.1.bytes[r.2]))),
         ("completed_gbps", f64s(rows.iter().map(|r| r.1.qp_gbps(r.2, w.end)))),
         ("goodput_gbps", f64s(rows.iter().map(|r| goodput[r.0 as usize].get(r.2).copied().unwrap_or(0.0)))),
-        ("latency_samples", u64s(rows.iter().map(|r| r.1.latencies.len() as u64))),
-        ("latency_mean_ps", f64s(rows.iter().map(|r| crate::output::summary::mean(&r.1.latencies)))),
-        ("latency_p50_ps", f64s(rows.iter().map(|r| lat(r.1, 0.5)))),
-        ("latency_p99_ps", f64s(rows.iter().map(|r| lat(r.1, 0.99)))),
+        ("latency_samples", u64s(rows.iter().map(|r| r.1.latencies[r.2].len() as u64))),
+        ("latency_mean_ps", f64s(rows.iter().map(|r| crate::output::summary::mean(&r.1.latencies[r.2])))),
+        ("latency_p50_ps", f64s(rows.iter().map(|r| lat(r.1, r.2, 0.5)))),
+        ("latency_p99_ps", f64s(rows.iter().map(|r| lat(r.1, r.2, 0.99)))),
     ])
 }
 

@@ -420,6 +420,9 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
             out.push((format!("flows[{i}].cdf"), "flows need at least two hosts".into()));
         }
     }
+    for (j, &h) in s.nic.scr.iter().flat_map(|c| c.hosts.iter().flatten()).enumerate() {
+        host_check(&mut out, format!("nic.scr.hosts[{j}]"), h);
+    }
     for (i, p) in s.perftest.iter().enumerate() {
         host_check(&mut out, format!("perftest[{i}].client"), p.client);
         host_check(&mut out, format!("perftest[{i}].server"), p.server);

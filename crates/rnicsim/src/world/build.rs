@@ -236,12 +236,14 @@ impl World {
             self.tap.log = Some(Default::default());
         }
         if let Some(scr) = &self.nic_spec.scr {
-            let cores: Vec<_> = self.nics.iter().map(|n| scr.build(n.line_rate)).collect();
+            let on = |node: u32| scr.hosts.as_ref().is_none_or(|l| l.contains(&node));
+            let cores: Vec<_> = self.nics.iter().map(|n| on(n.node).then(|| scr.build(n.line_rate))).collect();
             let mut thread_timers = Vec::new();
             let mut install_timers = Vec::new();
             for (h, c) in cores.iter().enumerate() {
                 let host = h as u32;
-                thread_timers.push((0..c.threads()).map(|thread| self.timers.add_timer(Wake::ScrThread { host, thread })).collect());
+                let threads = c.as_ref().map_or(0, |c| c.threads());
+                thread_timers.push((0..threads).map(|thread| self.timers.add_timer(Wake::ScrThread { host, thread })).collect());
                 install_timers.push(self.timers.add_timer(Wake::ScrInstall(host)));
             }
             self.tap.scr = Some(crate::nic::scr::Scr { cores, thread_timers, install_timers });

@@ -9,7 +9,7 @@ impl World {
     pub(super) fn scr_thread(&mut self, host: u32, thread: u32) {
         let now = self.now;
         let Some(scr) = self.tap.scr.as_mut() else { return };
-        let core = &mut scr.cores[host as usize];
+        let Some(core) = scr.cores[host as usize].as_mut() else { return };
         if let Some(at) = core.run_thread(now, thread) {
             self.timers.arm_if_later(scr.thread_timers[host as usize][thread as usize], at);
         }
@@ -23,7 +23,7 @@ impl World {
         let mut kick = false;
         loop {
             let Some(scr) = self.tap.scr.as_mut() else { return };
-            let Some(a) = scr.cores[host as usize].pop_install(now) else { break };
+            let Some(a) = scr.cores[host as usize].as_mut().and_then(|c| c.pop_install(now)) else { break };
             // A queue pair that closed since the decision is left alone (the verbs refuse it).
             match a {
                 Action::SetRate { flow, bps } => kick |= self.set_rate_limit(flow, bps).is_ok(),
@@ -44,7 +44,7 @@ impl World {
             self.kick_host_port(host);
         }
         let scr = self.tap.scr.as_ref().expect("checked above");
-        if let Some(at) = scr.cores[host as usize].next_install() {
+        if let Some(at) = scr.cores[host as usize].as_ref().and_then(|c| c.next_install()) {
             self.timers.arm(scr.install_timers[host as usize], at);
         }
     }

@@ -1,5 +1,6 @@
 //! perftest-like benchmarks (`[[perftest]]`): write, read and send bandwidth with a message size,
-//! queue depth and number of queue pairs, and write ping-pong latency. Bandwidth is read from the
+//! queue depth and number of queue pairs (and each message's latency, post to completion), and
+//! write ping-pong latency. Bandwidth is read from the
 //! queue pairs' transmit counters over the measurement window, as mlnx_perf reads port counters.
 
 use super::{Application, Owner, PERFTEST};
@@ -27,12 +28,19 @@ pub struct Perftest {
     pub tx_end: Vec<[u64; 3]>,
     pub measure_from: Time,
     /// Latency test: when the current ping was posted, and the half round trips measured.
+    /// Bandwidth tests: each message's latency, from its post to its completion (SCR Fig. 13).
+    /// Per queue pair.
     pub ping_at: Time,
-    pub latencies: Vec<Time>,
+    pub latencies: Vec<Vec<Time>>,
     pub errors: u64,
 }
 
 impl Perftest {
+    /// Every latency sample of the test, all queue pairs together.
+    pub fn all_latencies(&self) -> Vec<Time> {
+        self.latencies.concat()
+    }
+
     /// Aggregate goodput in Gbps over the measurement window ending at `end`: payload
     /// acknowledged, each byte once (from the queue pairs' counters, so large messages do not
     /// quantize it; retransmissions and bytes never acknowledged do not count).
@@ -170,6 +178,7 @@ impl Perftests {
             });
             p.bytes.push(0);
             p.ops.push(0);
+            p.latencies.push(Vec::new());
             if let Some(r) = spec.rate_limit {
                 w.set_rate_limit(c, r.0).expect("the perftest's queue pair is open");
             }
@@ -220,7 +229,8 @@ impl Perftests {
             PerftestKind::ReadBw => Verb::Read,
             PerftestKind::SendBw => Verb::Send,
         };
-        let wr = SendWr { id: 0, verb, local_addr: APP_BUFFER, len, lkey, remote_addr: APP_BUFFER, rkey };
+        // The work request carries its post time, so the completion gives the message's latency.
+        let wr = SendWr { id: at.0, verb, local_addr: APP_BUFFER, len, lkey, remote_addr: APP_BUFFER, rkey };
         if w.post_send_at(q, wr, at).is_err() {
             self.tests[t as usize].errors += 1;
         }
@@ -257,6 +267,7 @@ impl Application for Perftests {
         if c.at >= p.measure_from && c.at <= w.end {
             p.bytes[qp as usize] += c.bytes;
             p.ops[qp as usize] += 1;
+            p.latencies[qp as usize].push(c.at.saturating_sub(Time(c.wr_id)));
         }
         self.post(w, test, qp as usize, false, c.at);
     }
@@ -272,7 +283,7 @@ impl Application for Perftests {
             self.post(w, test, qp as usize, true, placed);
         } else {
             if placed >= p.measure_from && placed <= w.end {
-                p.latencies.push(Time((placed - p.ping_at).0 / 2));
+                p.latencies[qp as usize].push(Time((placed - p.ping_at).0 / 2));
             }
             p.ping_at = placed;
             self.post(w, test, qp as usize, false, placed);

@@ -9,6 +9,7 @@
 //! latency. [`stats`] measures event rate, coalescing granularity and processing rate as §6.1
 //! defines them. Scenario key: `[nic.scr]` (`docs/scr.md`).
 
+pub mod compact;
 pub mod event;
 pub mod policy;
 pub mod processor;
@@ -17,7 +18,7 @@ pub mod stats;
 
 use crate::units::{BitsPerSec, Bytes, Time};
 use event::Kind;
-use policy::{passive, static_share, water_filling};
+use policy::{passive, receiver_driven, static_share, swift, water_filling};
 use processor::{context_fits, Config, Processor, ScrCore};
 use queue::Strategy;
 use serde::{Deserialize, Serialize};
@@ -77,6 +78,8 @@ pub enum PolicySpec {
     Passive(passive::PassiveParams),
     Static(static_share::StaticParams),
     WaterFilling(water_filling::WaterFillingParams),
+    Swift(swift::SwiftParams),
+    ReceiverDriven(receiver_driven::ReceiverDrivenParams),
 }
 
 impl Default for PolicySpec {
@@ -117,6 +120,10 @@ pub struct ScrSpec {
     pub install_latency: Time,
     #[serde(default)]
     pub policy: PolicySpec,
+    /// The hosts (node ids, as `client`/`server` name them) whose NICs run SCR; all if unset
+    /// (A.6/A.8's testbeds mix SCR-capable BlueField-3s with plain NICs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<Vec<u32>>,
 }
 
 fn default_threads() -> u32 {
@@ -154,6 +161,7 @@ impl Default for ScrSpec {
             trigger_latency: default_trigger(),
             install_latency: default_install(),
             policy: PolicySpec::default(),
+            hosts: None,
         }
     }
 }
@@ -190,6 +198,18 @@ impl ScrSpec {
                 }
                 context_fits::<water_filling::WaterFilling>()
             }
+            PolicySpec::Swift(p) => {
+                if let Err((k, why)) = p.check() {
+                    return bad(&format!("policy.swift.{k}"), why);
+                }
+                context_fits::<swift::Swift>()
+            }
+            PolicySpec::ReceiverDriven(p) => {
+                if let Err((k, why)) = p.check() {
+                    return bad(&format!("policy.receiver_driven.{k}"), why);
+                }
+                context_fits::<receiver_driven::ReceiverDriven>()
+            }
         };
         fits.map_err(|e| ("nic.scr.policy".to_string(), e))
     }
@@ -212,13 +232,16 @@ impl ScrSpec {
             PolicySpec::Passive(p) => Box::new(Processor::new(cfg, passive::Passive(p.clone()))),
             PolicySpec::Static(p) => Box::new(Processor::new(cfg, static_share::StaticShare(p.clone()))),
             PolicySpec::WaterFilling(p) => Box::new(Processor::new(cfg, water_filling::WaterFilling::new(p.clone()))),
+            PolicySpec::Swift(p) => Box::new(Processor::new(cfg, swift::Swift::new(p.clone()))),
+            PolicySpec::ReceiverDriven(p) => Box::new(Processor::new(cfg, receiver_driven::ReceiverDriven::new(p.clone()))),
         }
     }
 }
 
 /// SCR on a world's NICs: one processor per host and its timers.
 pub struct Scr {
-    pub cores: Vec<Box<dyn ScrCore + Send>>,
+    /// Per host: its processor, if SCR runs on that host's NIC (`nic.scr.hosts`).
+    pub cores: Vec<Option<Box<dyn ScrCore + Send>>>,
     /// Per host: each thread's timer, and the install timer.
     pub thread_timers: Vec<Vec<crate::sim::TimerId>>,
     pub install_timers: Vec<crate::sim::TimerId>,

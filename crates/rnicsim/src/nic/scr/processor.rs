@@ -257,6 +257,8 @@ pub trait ScrCore {
     fn policy_name(&self) -> &'static str;
     fn context_bytes(&self) -> usize;
     fn threads(&self) -> u32;
+    /// The policy's own figures (see [`Policy::report`]).
+    fn report(&self) -> Vec<(&'static str, f64)>;
 }
 
 impl<P: Policy> ScrCore for Processor<P> {
@@ -286,6 +288,9 @@ impl<P: Policy> ScrCore for Processor<P> {
     }
     fn threads(&self) -> u32 {
         self.threads.len() as u32
+    }
+    fn report(&self) -> Vec<(&'static str, f64)> {
+        self.policy.report(&self.flows)
     }
 }
 

@@ -98,10 +98,13 @@ pub struct NicScrSummary {
     pub tx_processing_gbps: f64,
     pub dropped: u64,
     pub last_rate_set_us: f64,
+    /// The policy's own figures at the end of the run (Swift: rates and target delays).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub policy: std::collections::BTreeMap<String, f64>,
 }
 
 impl NicScrSummary {
-    pub fn new(name: String, s: &ScrStats, secs: f64) -> NicScrSummary {
+    pub fn new(name: String, s: &ScrStats, secs: f64, policy: Vec<(&'static str, f64)>) -> NicScrSummary {
         let i = Kind::Tx.index();
         let per_s = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
         NicScrSummary {
@@ -113,6 +116,7 @@ impl NicScrSummary {
             tx_processing_gbps: per_s(s.handled_bytes[i] as f64 * 8.0) / 1e9,
             dropped: s.dropped.iter().sum(),
             last_rate_set_us: s.last_rate_set.0 as f64 / 1e6,
+            policy: policy.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         }
     }
 }

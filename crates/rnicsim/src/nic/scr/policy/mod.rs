@@ -9,10 +9,13 @@
 //!
 //! Shipped: [`passive`] (collect and measure, no control: the default NIC scheduler decides),
 //! [`static_share`] (1/n of the line rate each, with a floor), [`water_filling`] (max-min
-//! fair progressive filling with §5.1's join handling).
+//! fair progressive filling with §5.1's join handling), [`swift`] (delay-based congestion
+//! control, A.6), [`receiver_driven`] (credits and backpressure from the receiver, A.8).
 
 pub mod passive;
+pub mod receiver_driven;
 pub mod static_share;
+pub mod swift;
 pub mod water_filling;
 
 use super::event::{Kind, ScrEvent};
@@ -84,6 +87,11 @@ pub trait Policy {
     }
     /// One event of one flow.
     fn on_event(&mut self, ev: &ScrEvent, flow: &mut Self::Flow, env: &mut Env) -> Verdict;
+    /// Named figures of the policy's state at the end of a run, for `summary.json`
+    /// (`scr/per_nic/<host>/policy/<name>`).
+    fn report(&self, _flows: &[FlowEntry<Self::Flow>]) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 /// Mbps from bps, for policies that keep rates in 32-bit integers (100 Gbps = 100,000).

@@ -1,0 +1,480 @@
+//! The compact-state library SCR's policies draw on (paper §4.3.3 and A.6: the NIC's cores have
+//! small per-flow contexts, little memory and no floating-point unit).
+//!
+//! Each structure states its error bound, and its test checks that bound:
+//! - [`Fixed`]: unsigned Q16.16 fixed point (16 fractional bits) with a bitwise square root.
+//!   `mul`/`div` truncate, so each is within one unit in the last place (2⁻¹⁶) of the exact
+//!   result; `sqrt` is the floor of the exact root in the same units.
+//! - [`isqrt`]: the digit-by-digit (bitwise) integer square root, exact (⌊√x⌋); [`inv_sqrt_q32`]
+//!   1/√x to 32 fractional bits (one unit plus a relative 10⁻⁷).
+//! - [`Bloom`]: new-flow detection; no false negatives, false positives at most
+//!   (1 − e^(−kn/m))^k for n keys in m bits with k hashes.
+//! - [`CountMin`]: per-key counts that never under-estimate; with w = ⌈e/ε⌉ columns and
+//!   d = ⌈ln 1/δ⌉ rows, an estimate exceeds the truth by more than ε·N (N: total count) with
+//!   probability at most δ.
+//! - [`HyperLogLog`]: distinct keys in 2^p one-byte registers; standard error 1.04/√(2^p).
+//! - [`FlatMap`]: a fixed-capacity open-addressing map from `u32` keys to `u32` values (linear
+//!   probing, no allocation after it is built); exact.
+//!
+//! Hashes are `sim::rng::mix64` with per-structure seeds, so results are deterministic.
+
+use crate::sim::rng::mix64;
+
+/// ⌊√x⌋, bit by bit (two result bits per step; shifts, adds and compares only).
+pub fn isqrt(x: u64) -> u64 {
+    let mut rem = x;
+    let mut root = 0u64;
+    let mut bit = 1u64 << 62;
+    while bit > rem {
+        bit >>= 2;
+    }
+    while bit != 0 {
+        if rem >= root + bit {
+            rem -= root + bit;
+            root = (root >> 1) + bit;
+        } else {
+            root >>= 1;
+        }
+        bit >>= 2;
+    }
+    root
+}
+
+/// 1/√x for an integer 1 ≤ x < 2³², with 32 fractional bits (`2³² / √x`), for ratios that
+/// need more precision than Q16.16 gives: within one unit of 2⁻³² plus a relative 10⁻⁷.
+pub fn inv_sqrt_q32(x: u64) -> u64 {
+    let root = isqrt(x.clamp(1, u32::MAX as u64) << 32);
+    (1u64 << 48) / root
+}
+
+/// Unsigned Q16.16 fixed point: the value is `raw / 65536`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Fixed(pub u32);
+
+impl Fixed {
+    pub const FRAC_BITS: u32 = 16;
+    pub const ONE: Fixed = Fixed(1 << 16);
+
+    pub fn from_int(x: u16) -> Fixed {
+        Fixed((x as u32) << 16)
+    }
+
+    /// `num / den`, truncated (saturates at the largest value).
+    pub fn ratio(num: u64, den: u64) -> Fixed {
+        Fixed(((num << 16) / den.max(1)).min(u32::MAX as u64) as u32)
+    }
+
+    pub fn to_f64(self) -> f64 {
+        self.0 as f64 / 65536.0
+    }
+
+    /// The integer part.
+    pub fn floor(self) -> u32 {
+        self.0 >> 16
+    }
+
+    pub fn mul(self, o: Fixed) -> Fixed {
+        Fixed(((self.0 as u64 * o.0 as u64) >> 16).min(u32::MAX as u64) as u32)
+    }
+
+    /// `self × n`, an integer, truncated to an integer.
+    pub fn mul_int(self, n: u64) -> u64 {
+        ((self.0 as u128 * n as u128) >> 16) as u64
+    }
+
+    pub fn div(self, o: Fixed) -> Fixed {
+        Fixed((((self.0 as u64) << 16) / (o.0.max(1) as u64)).min(u32::MAX as u64) as u32)
+    }
+
+    /// √self: ⌊√(raw · 2¹⁶)⌋ is the root in the same Q16.16 units.
+    pub fn sqrt(self) -> Fixed {
+        Fixed(isqrt((self.0 as u64) << 16) as u32)
+    }
+
+    /// 1/√x for an integer x ≥ 1, in Q16.16 (within 2 units of the last place).
+    pub fn inv_sqrt(x: u64) -> Fixed {
+        // √(x · 2³²) is √x in Q16.16; 2³² over it is 2¹⁶/√x, i.e. 1/√x in Q16.16.
+        let root = isqrt(x.clamp(1, u32::MAX as u64) << 32);
+        Fixed(((1u64 << 32) / root) as u32)
+    }
+
+    pub fn saturating_sub(self, o: Fixed) -> Fixed {
+        Fixed(self.0.saturating_sub(o.0))
+    }
+}
+
+/// A Bloom filter of `m` bits and `k` hashes (double hashing over one 64-bit mix).
+#[derive(Clone, Debug)]
+pub struct Bloom {
+    bits: Vec<u64>,
+    m: u64,
+    k: u32,
+}
+
+impl Bloom {
+    /// A filter sized for `n` keys at false-positive rate `p`: m = −n ln p / (ln 2)², k = m/n · ln 2.
+    pub fn for_keys(n: u64, p: f64) -> Bloom {
+        let ln2 = std::f64::consts::LN_2;
+        let m = ((-(n.max(1) as f64) * p.ln()) / (ln2 * ln2)).ceil().max(64.0) as u64;
+        let k = ((m as f64 / n.max(1) as f64) * ln2).round().max(1.0) as u32;
+        Bloom::new(m, k)
+    }
+
+    pub fn new(m: u64, k: u32) -> Bloom {
+        Bloom { bits: vec![0; m.div_ceil(64) as usize], m: m.max(1), k: k.max(1) }
+    }
+
+    /// The i-th bit of `key` (double hashing over one 64-bit mix: h1 + i·h2 mod m).
+    fn probe(&self, key: u64, i: u32) -> (usize, u64) {
+        let h = mix64(key ^ 0xb10f_b10f);
+        let (h1, h2) = (h & 0xffff_ffff, (h >> 32) | 1);
+        let b = h1.wrapping_add((i as u64).wrapping_mul(h2)) % self.m;
+        ((b / 64) as usize, 1u64 << (b % 64))
+    }
+
+    /// Adds `key`; returns whether it was (possibly) present already (new-flow detection).
+    pub fn insert(&mut self, key: u64) -> bool {
+        let mut present = true;
+        for i in 0..self.k {
+            let (w, bit) = self.probe(key, i);
+            present &= self.bits[w] & bit != 0;
+            self.bits[w] |= bit;
+        }
+        present
+    }
+
+    pub fn contains(&self, key: u64) -> bool {
+        (0..self.k).all(|i| {
+            let (w, bit) = self.probe(key, i);
+            self.bits[w] & bit != 0
+        })
+    }
+
+    /// The false-positive bound after `n` distinct keys: (1 − e^(−kn/m))^k.
+    pub fn fp_bound(&self, n: u64) -> f64 {
+        let k = self.k as f64;
+        (1.0 - (-k * n as f64 / self.m as f64).exp()).powf(k)
+    }
+
+    pub fn bits(&self) -> u64 {
+        self.m
+    }
+
+    pub fn hashes(&self) -> u32 {
+        self.k
+    }
+}
+
+/// A count-min sketch: `depth` rows of `width` 32-bit counters.
+#[derive(Clone, Debug)]
+pub struct CountMin {
+    rows: Vec<u32>,
+    width: u32,
+    depth: u32,
+    total: u64,
+}
+
+impl CountMin {
+    /// Sized for additive error ε·N with probability 1 − δ.
+    pub fn with_error(eps: f64, delta: f64) -> CountMin {
+        let width = (std::f64::consts::E / eps).ceil() as u32;
+        let depth = (1.0 / delta).ln().ceil().max(1.0) as u32;
+        CountMin::new(width, depth)
+    }
+
+    pub fn new(width: u32, depth: u32) -> CountMin {
+        CountMin { rows: vec![0; (width.max(1) * depth.max(1)) as usize], width: width.max(1), depth: depth.max(1), total: 0 }
+    }
+
+    fn cell(&self, row: u32, key: u64) -> usize {
+        let h = mix64(key ^ (0xc0ff_ee00_u64.wrapping_add(row as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)));
+        (row * self.width) as usize + (h % self.width as u64) as usize
+    }
+
+    pub fn add(&mut self, key: u64, n: u32) {
+        self.total += n as u64;
+        for r in 0..self.depth {
+            let c = self.cell(r, key);
+            self.rows[c] = self.rows[c].saturating_add(n);
+        }
+    }
+
+    /// The estimate: never below the true count.
+    pub fn estimate(&self, key: u64) -> u32 {
+        (0..self.depth).map(|r| self.rows[self.cell(r, key)]).min().unwrap_or(0)
+    }
+
+    /// ε of the bound (e / width) and the total N it multiplies.
+    pub fn error_bound(&self) -> (f64, u64) {
+        (std::f64::consts::E / self.width as f64, self.total)
+    }
+
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+}
+
+/// HyperLogLog with 2^p registers.
+#[derive(Clone, Debug)]
+pub struct HyperLogLog {
+    regs: Vec<u8>,
+    p: u32,
+}
+
+impl HyperLogLog {
+    pub fn new(p: u32) -> HyperLogLog {
+        let p = p.clamp(4, 16);
+        HyperLogLog { regs: vec![0; 1 << p], p }
+    }
+
+    pub fn add(&mut self, key: u64) {
+        let h = mix64(key ^ 0x4c4c_4c4c_4c4c);
+        let idx = (h >> (64 - self.p)) as usize;
+        let rest = h << self.p;
+        let rank = (rest.leading_zeros() + 1).min(64 - self.p + 1) as u8;
+        if rank > self.regs[idx] {
+            self.regs[idx] = rank;
+        }
+    }
+
+    /// The estimated count of distinct keys (with linear counting for small counts).
+    pub fn estimate(&self) -> f64 {
+        let m = self.regs.len() as f64;
+        let alpha = 0.7213 / (1.0 + 1.079 / m);
+        let sum: f64 = self.regs.iter().map(|&r| 2f64.powi(-(r as i32))).sum();
+        let raw = alpha * m * m / sum;
+        let zeros = self.regs.iter().filter(|&&r| r == 0).count();
+        if raw <= 2.5 * m && zeros > 0 {
+            m * (m / zeros as f64).ln()
+        } else {
+            raw
+        }
+    }
+
+    /// The standard error: 1.04 / √m.
+    pub fn std_error(&self) -> f64 {
+        1.04 / (self.regs.len() as f64).sqrt()
+    }
+}
+
+/// A fixed-capacity map from `u32` keys to `u32` values: open addressing, linear probing,
+/// backward-shift deletion (no tombstones). `u32::MAX` is reserved as the empty key.
+#[derive(Clone, Debug)]
+pub struct FlatMap {
+    keys: Vec<u32>,
+    vals: Vec<u32>,
+    len: usize,
+}
+
+const EMPTY: u32 = u32::MAX;
+
+impl FlatMap {
+    /// Room for `cap` keys at a load of at most one half.
+    pub fn with_capacity(cap: usize) -> FlatMap {
+        let slots = (cap.max(1) * 2).next_power_of_two();
+        FlatMap { keys: vec![EMPTY; slots], vals: vec![0; slots], len: 0 }
+    }
+
+    fn home(&self, key: u32) -> usize {
+        (mix64(key as u64) as usize) & (self.keys.len() - 1)
+    }
+
+    pub fn get(&self, key: u32) -> Option<u32> {
+        let mask = self.keys.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            match self.keys[i] {
+                EMPTY => return None,
+                k if k == key => return Some(self.vals[i]),
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    /// Inserts or replaces; `Err` if the map is at capacity (half its slots) or the key is reserved.
+    pub fn insert(&mut self, key: u32, val: u32) -> Result<(), ()> {
+        if key == EMPTY {
+            return Err(());
+        }
+        let mask = self.keys.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            if self.keys[i] == key {
+                self.vals[i] = val;
+                return Ok(());
+            }
+            if self.keys[i] == EMPTY {
+                if (self.len + 1) * 2 > self.keys.len() {
+                    return Err(());
+                }
+                self.keys[i] = key;
+                self.vals[i] = val;
+                self.len += 1;
+                return Ok(());
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    pub fn remove(&mut self, key: u32) -> Option<u32> {
+        let mask = self.keys.len() - 1;
+        let mut i = self.home(key);
+        while self.keys[i] != key {
+            if self.keys[i] == EMPTY {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+        let val = self.vals[i];
+        self.len -= 1;
+        // Shift later members of the run back so every key stays reachable from its home.
+        let mut hole = i;
+        let mut j = (i + 1) & mask;
+        while self.keys[j] != EMPTY {
+            let home = self.home(self.keys[j]);
+            // Does j's home lie cyclically outside (hole, j]? Then it may move into the hole.
+            let moves = if hole <= j { home <= hole || home > j } else { home <= hole && home > j };
+            if moves {
+                self.keys[hole] = self.keys[j];
+                self.vals[hole] = self.vals[j];
+                hole = j;
+            }
+            j = (j + 1) & mask;
+        }
+        self.keys[hole] = EMPTY;
+        Some(val)
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn isqrt_is_the_exact_floor_root() {
+        for x in (0..100_000u64).chain([u64::MAX, u64::MAX - 1, 1 << 62, (1 << 32) - 1, 1 << 32]) {
+            let r = isqrt(x);
+            assert!(r.checked_mul(r).is_some_and(|s| s <= x), "{x}: {r}");
+            assert!((r + 1).checked_mul(r + 1).is_none_or(|s| s > x), "{x}: {r}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn fixed_point_is_within_its_stated_error_of_f64(a in 1u32..(1 << 24), b in 1u32..(1 << 24)) {
+            let (x, y) = (Fixed(a), Fixed(b));
+            let ulp = 1.0 / 65536.0;
+            // mul: truncation only, one ulp.
+            let exact = x.to_f64() * y.to_f64();
+            if exact < 65535.0 {
+                prop_assert!((exact - x.mul(y).to_f64()).abs() <= ulp, "mul {exact} {}", x.mul(y).to_f64());
+            }
+            let q = x.to_f64() / y.to_f64();
+            if q < 65535.0 {
+                prop_assert!((q - x.div(y).to_f64()).abs() <= ulp, "div");
+            }
+            // sqrt: the floor of the exact root in ulps.
+            let s = x.to_f64().sqrt();
+            prop_assert!(s - x.sqrt().to_f64() < ulp && x.sqrt().to_f64() <= s + 1e-12, "sqrt {s} {}", x.sqrt().to_f64());
+            // inv_sqrt of an integer: within 2 ulps.
+            let n = (a as u64) + 1;
+            prop_assert!((1.0 / (n as f64).sqrt() - Fixed::inv_sqrt(n).to_f64()).abs() <= 2.0 * ulp);
+            // inv_sqrt_q32: one unit of truncation plus a relative 1e-7.
+            let exact = 4294967296.0 / (n as f64).sqrt();
+            prop_assert!((inv_sqrt_q32(n) as f64 - exact).abs() <= 1.0 + 1e-7 * exact);
+        }
+
+        #[test]
+        fn flat_map_behaves_as_a_map(ops in proptest::collection::vec((0u32..64, 0u32..1000, any::<bool>()), 0..400)) {
+            let mut m = FlatMap::with_capacity(64);
+            let mut r = std::collections::BTreeMap::new();
+            for (k, v, ins) in ops {
+                if ins {
+                    prop_assert!(m.insert(k, v).is_ok());
+                    r.insert(k, v);
+                } else {
+                    prop_assert_eq!(m.remove(k), r.remove(&k));
+                }
+                prop_assert_eq!(m.len(), r.len());
+            }
+            for k in 0..64 {
+                prop_assert_eq!(m.get(k), r.get(&k).copied());
+            }
+        }
+    }
+
+    #[test]
+    fn a_full_flat_map_refuses_instead_of_degrading() {
+        let mut m = FlatMap::with_capacity(4);
+        for k in 0..4 {
+            m.insert(k, k).unwrap();
+        }
+        assert!(m.insert(99, 0).is_err());
+        assert!(m.insert(2, 7).is_ok(), "replacing needs no room");
+        assert_eq!(m.get(2), Some(7));
+    }
+
+    #[test]
+    fn bloom_has_no_false_negatives_and_false_positives_within_its_bound() {
+        let n = 10_000u64;
+        let mut b = Bloom::for_keys(n, 0.01);
+        assert!(!b.insert(0), "a key in an empty filter is new");
+        assert!(b.insert(0), "and then it is present");
+        for k in 1..n {
+            b.insert(k * 7919);
+        }
+        assert!((0..n).all(|k| b.contains(k * 7919)));
+        let trials = 200_000u64;
+        let fp = (0..trials).filter(|k| b.contains(1_000_000_007 + k * 3)).count() as f64 / trials as f64;
+        let bound = b.fp_bound(n);
+        // The bound is the expectation; 200k trials give a standard deviation of ~2.2e-4 at 1%.
+        assert!(bound < 0.0105, "{bound} for {} bits, {} hashes", b.bits(), b.hashes());
+        assert!(fp <= bound + 0.002, "observed {fp}, bound {bound}");
+        assert!(fp > bound / 3.0, "a filter that never answers yes is not one: {fp}");
+    }
+
+    #[test]
+    fn count_min_never_underestimates_and_rarely_overshoots_eps_n() {
+        let (eps, delta) = (0.001, 0.01);
+        let mut cm = CountMin::with_error(eps, delta);
+        // A skewed stream: key k appears ⌈5000/k⌉ times, 2,000 keys.
+        let mut truth = Vec::new();
+        for k in 1..=2000u64 {
+            let c = 5000u32.div_ceil(k as u32);
+            cm.add(k, c);
+            truth.push((k, c));
+        }
+        let (e, total) = cm.error_bound();
+        assert!(e <= eps + 1e-12);
+        let slack = (e * total as f64) as u32;
+        let over = truth.iter().filter(|&&(k, c)| {
+            let est = cm.estimate(k);
+            assert!(est >= c, "key {k}: {est} < {c}");
+            est - c > slack
+        });
+        // At most δ of the keys may exceed εN (expected ≤ 20 of 2,000).
+        assert!(over.count() as f64 <= delta * 2000.0 * 2.0);
+    }
+
+    #[test]
+    fn hyperloglog_counts_distinct_keys_within_three_standard_errors() {
+        for (p, n) in [(10u32, 1_000u64), (10, 50_000), (12, 200_000), (6, 300)] {
+            let mut h = HyperLogLog::new(p);
+            for k in 0..n {
+                h.add(k);
+                h.add(k); // repeats do not count
+            }
+            let rel = h.estimate() / n as f64 - 1.0;
+            assert!(rel.abs() < 3.0 * h.std_error(), "p={p} n={n}: {} ({rel:+.3})", h.estimate());
+        }
+    }
+}

@@ -1,0 +1,371 @@
+//! Receiver-driven control on SCR (paper A.8): the receiver's NIC tells each sender what to
+//! send, in out-of-band peer-domain signals (128-byte packets by default), and the sender's NIC
+//! sets its dequeue rate from them. Both ends run this policy; a NIC acts as receiver for the
+//! queue pairs it receives on (RX events) and as sender for those it gets signals on.
+//!
+//! - **Credits** (`mode = "credits"`, after Homa's grants, rate-based as A.8 adapts them): the
+//!   receiver meters its port's RX bandwidth and each flow's, in windows of `meter`; every
+//!   `interval` it grants each flow the headroom the others leave: `utilization` × line rate
+//!   less the port's RX rate other than this flow's (never below `min_rate`). A.8 hands out the
+//!   whole headroom (`utilization_permille = 1000`, the default); a queue built before the
+//!   first credit arrived then never drains, and a lower share leaves room for it to. The sender sets
+//!   its dequeue rate to the credit and keeps it until the next one (optimistic between credits).
+//! - **Backpressure** (`mode = "backpressure"`, A.8's receiver-initiated ECN-like signal): while
+//!   the receiver's port RX rate is at or above `backpressure` × line rate, or the flow's
+//!   packets arrive ECN-marked, it signals the sender at most once per `interval`; the sender
+//!   cuts its rate multiplicatively (`md`) and adds `ai` every `ai_interval` (paced by its TX
+//!   events) until the line rate.
+//!
+//! RX bandwidth counts wire bytes: each RX event's payload plus the RoCEv2 headers of the
+//! packets it stands for, so credits are in the same units as the sender's dequeue rate. With
+//! several credited flows each is granted what the others leave, so their split is not made
+//! fair; that is the water-filling policy's job. Integer arithmetic only.
+
+use super::{bps, mbps, Action, Env, Policy, Verdict};
+use crate::nic::scr::event::{Kind, ScrEvent};
+use crate::units::{BitsPerSec, Bytes, Time};
+use crate::wire::roce::BASE_HEADER_BYTES;
+use serde::{Deserialize, Serialize};
+
+/// Which receiver-driven loop runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    #[default]
+    Credits,
+    Backpressure,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReceiverDrivenParams {
+    #[serde(default)]
+    pub mode: Mode,
+    /// How often the receiver signals each flow (at most).
+    #[serde(default = "default_interval")]
+    pub interval: Time,
+    /// The RX meter's window.
+    #[serde(default = "default_meter")]
+    pub meter: Time,
+    /// Credits: the share of the line rate the receiver hands out (per mille).
+    #[serde(default = "default_utilization")]
+    pub utilization_permille: u32,
+    /// The smallest credit, and the smallest rate backpressure cuts to.
+    #[serde(default = "default_min_rate")]
+    pub min_rate: BitsPerSec,
+    /// Bytes of a signal packet's payload (A.8's 128-byte out-of-band packets).
+    #[serde(default = "default_signal_bytes")]
+    pub signal_bytes: Bytes,
+    /// Backpressure: the port RX share of line rate (per mille) at which the receiver signals.
+    #[serde(default = "default_backpressure")]
+    pub backpressure_permille: u32,
+    /// Backpressure: the sender's cut per signal (per mille of its rate).
+    #[serde(default = "default_md")]
+    pub md_permille: u32,
+    /// Backpressure: the sender's additive increase, and how often.
+    #[serde(default = "default_ai")]
+    pub ai: BitsPerSec,
+    #[serde(default = "default_ai_interval")]
+    pub ai_interval: Time,
+    /// Core cycles per handled event.
+    #[serde(default = "default_cycles")]
+    pub cycles: u32,
+}
+
+fn default_interval() -> Time {
+    Time::from_us(10)
+}
+fn default_meter() -> Time {
+    Time::from_us(10)
+}
+fn default_utilization() -> u32 {
+    1000
+}
+fn default_min_rate() -> BitsPerSec {
+    BitsPerSec::gbps(1)
+}
+fn default_signal_bytes() -> Bytes {
+    Bytes(128)
+}
+fn default_backpressure() -> u32 {
+    900
+}
+fn default_md() -> u32 {
+    500
+}
+fn default_ai() -> BitsPerSec {
+    BitsPerSec::gbps(1)
+}
+fn default_ai_interval() -> Time {
+    Time::from_us(10)
+}
+fn default_cycles() -> u32 {
+    300
+}
+
+impl Default for ReceiverDrivenParams {
+    fn default() -> Self {
+        ReceiverDrivenParams {
+            mode: Mode::default(),
+            interval: default_interval(),
+            meter: default_meter(),
+            utilization_permille: default_utilization(),
+            min_rate: default_min_rate(),
+            signal_bytes: default_signal_bytes(),
+            backpressure_permille: default_backpressure(),
+            md_permille: default_md(),
+            ai: default_ai(),
+            ai_interval: default_ai_interval(),
+            cycles: default_cycles(),
+        }
+    }
+}
+
+impl ReceiverDrivenParams {
+    /// What is wrong with the parameters, if anything (key, why).
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.meter.0 == 0 {
+            return Err(("meter", "the RX meter needs a window above 0".into()));
+        }
+        if self.utilization_permille == 0 || self.utilization_permille > 1000 {
+            return Err(("utilization_permille", format!("expected 1 to 1000, got {}", self.utilization_permille)));
+        }
+        if self.md_permille > 1000 {
+            return Err(("md_permille", format!("expected at most 1000, got {}", self.md_permille)));
+        }
+        if self.signal_bytes.0 > 4096 {
+            return Err(("signal_bytes", format!("a signal is one packet; at most 4096 B, got {}", self.signal_bytes.0)));
+        }
+        Ok(())
+    }
+}
+
+/// The signal value that means "back off" (credits are Mbps, far below it).
+pub const BACKPRESSURE: u32 = u32::MAX;
+
+/// A windowed bandwidth meter: bytes in the current window of `meter`; at each window's end its
+/// rate (spread over the windows that passed, so an idle gap reads as a low rate) is averaged
+/// half and half with the previous reading. Coalesced events land in the window of their last
+/// packet, so single windows are noisy; the average smooths that.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Meter {
+    window: u64,
+    bytes: u64,
+    pub mbps: u32,
+}
+
+impl Meter {
+    fn add(&mut self, at: Time, bytes: u64, meter: Time) {
+        let w = at.0 / meter.0.max(1);
+        if w > self.window {
+            let span_ps = (w - self.window) * meter.0.max(1);
+            let sample = (self.bytes * 8 * 1_000_000 / span_ps).min(u32::MAX as u64);
+            self.mbps = if self.window == 0 && self.mbps == 0 { sample as u32 } else { ((self.mbps as u64 + sample) / 2) as u32 };
+            self.window = w;
+            self.bytes = 0;
+        }
+        self.bytes += bytes;
+    }
+}
+
+pub struct ReceiverDriven {
+    p: ReceiverDrivenParams,
+    /// The port's RX meter (node-level state).
+    port: Meter,
+    signals: u64,
+    last_credit_mbps: u32,
+}
+
+/// The per-flow context (40 bytes).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RdFlow {
+    /// Receiver: the flow's RX meter and when it was last signalled.
+    pub rx: Meter,
+    pub last_signal: Time,
+    /// Sender: the dequeue rate set (Mbps; 0: none yet) and the last additive increase.
+    pub rate_mbps: u32,
+    pub last_ai: Time,
+}
+
+impl ReceiverDriven {
+    pub fn new(p: ReceiverDrivenParams) -> ReceiverDriven {
+        ReceiverDriven { p, port: Meter::default(), signals: 0, last_credit_mbps: 0 }
+    }
+
+    fn signal(&mut self, f: &mut RdFlow, flow: u32, value: u32, env: &mut Env) {
+        f.last_signal = env.now;
+        self.signals += 1;
+        env.actions.push(Action::Signal { flow, value, bytes: self.p.signal_bytes.0 as u32 });
+    }
+
+    fn set(&self, f: &mut RdFlow, flow: u32, mbps: u32, env: &mut Env) {
+        if mbps != f.rate_mbps {
+            f.rate_mbps = mbps;
+            env.actions.push(Action::SetRate { flow, bps: bps(mbps) });
+        }
+    }
+}
+
+impl Policy for ReceiverDriven {
+    type Flow = RdFlow;
+    fn name(&self) -> &'static str {
+        "receiver_driven"
+    }
+    fn subscribes(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::Rx | Kind::Peer) || (kind == Kind::Tx && self.p.mode == Mode::Backpressure)
+    }
+    fn cycles(&self, _ev: &ScrEvent) -> u32 {
+        self.p.cycles
+    }
+    fn on_event(&mut self, ev: &ScrEvent, f: &mut RdFlow, env: &mut Env) -> Verdict {
+        let line = mbps(env.line_rate);
+        let floor = mbps(self.p.min_rate).max(1).min(line);
+        let due = f.last_signal == Time::ZERO || env.now.saturating_sub(f.last_signal) >= self.p.interval;
+        match ev.kind {
+            Kind::Rx => {
+                let wire = ev.bytes + ev.count as u64 * BASE_HEADER_BYTES as u64;
+                f.rx.add(ev.at, wire, self.p.meter);
+                self.port.add(ev.at, wire, self.p.meter);
+                match self.p.mode {
+                    Mode::Credits if due => {
+                        let others = self.port.mbps.saturating_sub(f.rx.mbps);
+                        let credit = (line as u64 * self.p.utilization_permille as u64 / 1000).saturating_sub(others as u64).max(floor as u64) as u32;
+                        self.last_credit_mbps = credit;
+                        self.signal(f, ev.flow, credit, env);
+                    }
+                    Mode::Backpressure if due => {
+                        let busy = self.port.mbps as u64 * 1000 >= line as u64 * self.p.backpressure_permille as u64;
+                        if busy || ev.value > 0 {
+                            self.signal(f, ev.flow, BACKPRESSURE, env);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Kind::Peer => {
+                let to = if ev.value == BACKPRESSURE {
+                    let cur = if f.rate_mbps == 0 { line } else { f.rate_mbps };
+                    f.last_ai = env.now;
+                    ((cur as u64 * (1000 - self.p.md_permille.min(1000)) as u64 / 1000) as u32).max(floor)
+                } else {
+                    ev.value.clamp(floor, line)
+                };
+                self.set(f, ev.flow, to, env);
+            }
+            Kind::Tx => {
+                if f.rate_mbps != 0 && f.rate_mbps < line && env.now.saturating_sub(f.last_ai) >= self.p.ai_interval {
+                    f.last_ai = env.now;
+                    let to = (f.rate_mbps + mbps(self.p.ai).max(1)).min(line);
+                    self.set(f, ev.flow, to, env);
+                }
+            }
+            _ => {}
+        }
+        Verdict::Adjusting
+    }
+    fn report(&self, flows: &[super::FlowEntry<RdFlow>]) -> Vec<(&'static str, f64)> {
+        let senders: Vec<_> = flows.iter().filter(|f| !f.left && f.ctx.rate_mbps > 0).collect();
+        vec![
+            ("signals", self.signals as f64),
+            ("port_rx_gbps", self.port.mbps as f64 / 1e3),
+            ("last_credit_gbps", self.last_credit_mbps as f64 / 1e3),
+            ("sender_flows", senders.len() as f64),
+            ("sender_rate_gbps", senders.iter().map(|f| f.ctx.rate_mbps as f64 / 1e3).sum::<f64>() + 0.0),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(kind: Kind, flow: u32, at_us: u64, bytes: u64, count: u32, value: u32) -> ScrEvent {
+        let at = Time::from_us(at_us);
+        ScrEvent { kind, flow, at, first_at: at, bytes, count, rtt: Time::ZERO, value }
+    }
+
+    fn env(now_us: u64, actions: &mut Vec<Action>) -> Env<'_> {
+        Env { now: Time::from_us(now_us), line_rate: BitsPerSec::gbps(100), install_latency: Time::ZERO, actions }
+    }
+
+    #[test]
+    fn the_meter_reads_the_last_window_and_spreads_idle_gaps() {
+        let mut m = Meter::default();
+        let w = Time::from_us(10);
+        // 62,500 B in window 0 (10 µs) is 50 Gbps, read once window 1 starts.
+        m.add(Time::from_us(1), 62_500, w);
+        assert_eq!(m.mbps, 0);
+        m.add(Time::from_us(12), 1000, w);
+        assert_eq!(m.mbps, 50_000);
+        // 1,000 B then nothing until window 4: 1,000 B over 30 µs, averaged with the 50 Gbps.
+        m.add(Time::from_us(45), 0, w);
+        assert_eq!(m.mbps as u64, (50_000 + 1000 * 8 * 1_000_000 / 30_000_000) / 2);
+    }
+
+    #[test]
+    fn the_receiver_grants_the_headroom_the_other_flows_leave_and_the_sender_takes_it() {
+        let mut p = ReceiverDriven::new(ReceiverDrivenParams { utilization_permille: 950, ..Default::default() });
+        let mut a = Vec::new();
+        let (mut credited, mut background) = (RdFlow::default(), RdFlow::default());
+        // Window 0: the background flow brings 30 Gbps of wire bytes (37,500 B in 10 µs),
+        // the credited one 50 Gbps, both in 1,000-B-payload packets.
+        let hdr = BASE_HEADER_BYTES as u64;
+        let pkts = |wire: u64| (wire / (1000 + hdr)) as u32;
+        let (bg, cr) = (pkts(37_500), pkts(62_500));
+        p.on_event(&ev(Kind::Rx, 2, 5, bg as u64 * 1000, bg, 0), &mut background, &mut env(5, &mut a));
+        p.on_event(&ev(Kind::Rx, 1, 5, cr as u64 * 1000, cr, 0), &mut credited, &mut env(5, &mut a));
+        a.clear();
+        // Window 1: the next RX events read window 0's rates; the credit is 95 − 30 Gbps
+        // (the receiver hands out 95% of the line here).
+        p.on_event(&ev(Kind::Rx, 2, 15, 1000, 1, 0), &mut background, &mut env(15, &mut a));
+        p.on_event(&ev(Kind::Rx, 1, 16, 1000, 1, 0), &mut credited, &mut env(16, &mut a));
+        let bg_mbps = (bg as u64 * (1000 + hdr) * 8 / 10) as u32;
+        let cr_mbps = (cr as u64 * (1000 + hdr) * 8 / 10) as u32;
+        assert_eq!(p.port.mbps, bg_mbps + cr_mbps);
+        let want = 95_000 - bg_mbps;
+        assert_eq!(a.last(), Some(&Action::Signal { flow: 1, value: want, bytes: 128 }));
+        // Not again within the interval.
+        a.clear();
+        p.on_event(&ev(Kind::Rx, 1, 20, 1000, 1, 0), &mut credited, &mut env(20, &mut a));
+        assert!(a.is_empty());
+        // The sender's NIC sets its dequeue rate to the credit (clamped to the line rate).
+        let mut sender = RdFlow::default();
+        p.on_event(&ev(Kind::Peer, 9, 30, 128, 1, want), &mut sender, &mut env(30, &mut a));
+        assert_eq!(a.last(), Some(&Action::SetRate { flow: 9, bps: bps(want) }));
+        p.on_event(&ev(Kind::Peer, 9, 40, 128, 1, 400_000), &mut sender, &mut env(40, &mut a));
+        assert_eq!(sender.rate_mbps, 100_000);
+        // A credit below the floor is raised to it.
+        p.on_event(&ev(Kind::Peer, 9, 50, 128, 1, 10), &mut sender, &mut env(50, &mut a));
+        assert_eq!(sender.rate_mbps, 1000);
+    }
+
+    #[test]
+    fn backpressure_cuts_multiplicatively_then_climbs_additively() {
+        let params = ReceiverDrivenParams { mode: Mode::Backpressure, ..Default::default() };
+        let mut p = ReceiverDriven::new(params);
+        let mut a = Vec::new();
+        // Receiver: a port at 96 Gbps (≥ 90%) signals; at 50 Gbps and unmarked it does not.
+        let mut rx = RdFlow::default();
+        p.on_event(&ev(Kind::Rx, 1, 5, 120_000, 0, 0), &mut rx, &mut env(5, &mut a));
+        p.on_event(&ev(Kind::Rx, 1, 15, 0, 0, 0), &mut rx, &mut env(15, &mut a));
+        assert_eq!(p.port.mbps, 96_000);
+        assert_eq!(a, vec![Action::Signal { flow: 1, value: BACKPRESSURE, bytes: 128 }]);
+        a.clear();
+        p.on_event(&ev(Kind::Rx, 1, 25, 0, 0, 0), &mut rx, &mut env(26, &mut a));
+        assert!(a.is_empty(), "port idle in window 1");
+        // An ECN-marked packet signals whatever the port rate.
+        p.on_event(&ev(Kind::Rx, 1, 37, 1000, 1, 1), &mut rx, &mut env(37, &mut a));
+        assert_eq!(a.len(), 1);
+        // Sender: 100 → 50 Gbps at the signal, then +1 Gbps per 10 µs of TX events.
+        let mut s = RdFlow::default();
+        a.clear();
+        p.on_event(&ev(Kind::Peer, 4, 100, 128, 1, BACKPRESSURE), &mut s, &mut env(100, &mut a));
+        assert_eq!(s.rate_mbps, 50_000);
+        for t in (102..=130).step_by(2) {
+            p.on_event(&ev(Kind::Tx, 4, t, 1000, 1, 0), &mut s, &mut env(t, &mut a));
+        }
+        assert_eq!(s.rate_mbps, 53_000, "three increases in 30 µs");
+        p.on_event(&ev(Kind::Peer, 4, 131, 128, 1, BACKPRESSURE), &mut s, &mut env(131, &mut a));
+        assert_eq!(s.rate_mbps, 26_500);
+    }
+}

@@ -1,0 +1,308 @@
+//! Swift, delay-based congestion control, on SCR (paper A.6, after Kumar et al., SIGCOMM '20).
+//!
+//! Each (coalesced) ACK event carries the newest round-trip sample and the bytes it newly
+//! acknowledges. Swift controls a window; the NIC only takes a dequeue rate, so the two are
+//! translated by the bandwidth-delay product at the sampled round trip (A.6: "the BDP
+//! approach"): window = rate × RTT, the control law moves the window, and rate = window / RTT.
+//!
+//! - **Target delay** = `base_target` + `hops` × `per_hop` + flow scaling, where flow scaling
+//!   is `fs_range` at `fs_min_rate` or below, 0 at `fs_max_rate` or above, and between them
+//!   proportional to 1/√rate − 1/√`fs_max_rate` (Swift's α/√cwnd + β with the window taken at
+//!   the base RTT; the window's RTT factor cancels). A.6's testbed: 1 µs base, 1 hop of 2 µs,
+//!   a 2 µs range from 32 to 96 Gbps, so the target falls from 5 µs at 32 Gbps to 3 µs at 96.
+//!   Computed with the bitwise inverse square root of [`crate::nic::scr::compact`].
+//! - **Below the target**: additive increase, `ai` bytes of window per window acknowledged
+//!   (window += ai × acked / window), so about `ai` per round trip however ACKs coalesce.
+//! - **At or above it**: multiplicative decrease by max(1 − β·(delay − target)/delay,
+//!   1 − `max_mdf`), at most once per round trip: only on a sample whose packet left after the
+//!   last cut was in force (Swift's "once per RTT", with SCR's rate-install lag, A.11, added:
+//!   samples from before the cut took effect would cut again for the same congestion).
+//!
+//! Rates are clamped to [`min_rate`, line rate]; rates in Mbps and times in ns, integers only.
+
+use super::{bps, mbps, Action, Env, FlowEntry, Policy, Verdict};
+use crate::nic::scr::compact::inv_sqrt_q32;
+use crate::nic::scr::event::{Kind, ScrEvent};
+use crate::units::{BitsPerSec, Bytes, Time};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwiftParams {
+    /// The target delay's fixed part (A.6: 1 µs).
+    #[serde(default = "default_base_target")]
+    pub base_target: Time,
+    /// Hops on the path (A.6: 1) and the target added per hop (A.6: 2 µs).
+    #[serde(default = "default_hops")]
+    pub hops: u32,
+    #[serde(default = "default_per_hop")]
+    pub per_hop: Time,
+    /// The flow-scaling range (A.6: 2 µs) and the rates it spans (A.6's "Min Rate" 32 Gbps and
+    /// "Max Rate" 96 Gbps).
+    #[serde(default = "default_fs_range")]
+    pub fs_range: Time,
+    #[serde(default = "default_fs_min")]
+    pub fs_min_rate: BitsPerSec,
+    #[serde(default = "default_fs_max")]
+    pub fs_max_rate: BitsPerSec,
+    /// Window added per window acknowledged (Swift: one packet per round trip).
+    #[serde(default = "default_ai")]
+    pub ai: Bytes,
+    /// Multiplicative decrease: β (per mille) and the largest cut (per mille).
+    #[serde(default = "default_beta")]
+    pub beta_permille: u32,
+    #[serde(default = "default_max_mdf")]
+    pub max_mdf_permille: u32,
+    /// No flow is set below this rate.
+    #[serde(default = "default_min_rate")]
+    pub min_rate: BitsPerSec,
+    /// Core cycles per handled ACK event (A.11: Swift with its bookkeeping takes about 4 µs at
+    /// 505 MHz, 2,020 cycles).
+    #[serde(default = "default_cycles")]
+    pub cycles: u32,
+}
+
+fn default_base_target() -> Time {
+    Time::from_us(1)
+}
+fn default_hops() -> u32 {
+    1
+}
+fn default_per_hop() -> Time {
+    Time::from_us(2)
+}
+fn default_fs_range() -> Time {
+    Time::from_us(2)
+}
+fn default_fs_min() -> BitsPerSec {
+    BitsPerSec::gbps(32)
+}
+fn default_fs_max() -> BitsPerSec {
+    BitsPerSec::gbps(96)
+}
+fn default_ai() -> Bytes {
+    Bytes(1024)
+}
+fn default_beta() -> u32 {
+    800
+}
+fn default_max_mdf() -> u32 {
+    500
+}
+fn default_min_rate() -> BitsPerSec {
+    BitsPerSec(100_000_000)
+}
+fn default_cycles() -> u32 {
+    2020
+}
+
+impl Default for SwiftParams {
+    fn default() -> Self {
+        SwiftParams {
+            base_target: default_base_target(),
+            hops: default_hops(),
+            per_hop: default_per_hop(),
+            fs_range: default_fs_range(),
+            fs_min_rate: default_fs_min(),
+            fs_max_rate: default_fs_max(),
+            ai: default_ai(),
+            beta_permille: default_beta(),
+            max_mdf_permille: default_max_mdf(),
+            min_rate: default_min_rate(),
+            cycles: default_cycles(),
+        }
+    }
+}
+
+impl SwiftParams {
+    /// What is wrong with the parameters, if anything (key, why).
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.fs_min_rate.0 < 1_000_000 || self.fs_max_rate <= self.fs_min_rate {
+            return Err(("fs_max_rate", format!("flow scaling needs 1Mbps <= fs_min_rate < fs_max_rate (got {} and {})", self.fs_min_rate, self.fs_max_rate)));
+        }
+        if self.beta_permille > 1000 || self.max_mdf_permille > 1000 {
+            return Err(("beta_permille", "beta_permille and max_mdf_permille are at most 1000".into()));
+        }
+        if self.ai.0 == 0 || self.ai.0 > u32::MAX as u64 / 2 {
+            return Err(("ai", format!("the additive increase must be 1 B to 2 GiB (got {} B)", self.ai.0)));
+        }
+        Ok(())
+    }
+}
+
+pub struct Swift {
+    p: SwiftParams,
+    /// 1/√rate (rate in Mbps) at the ends of the flow-scaling range, 32 fractional bits.
+    inv_min: u64,
+    inv_max: u64,
+    decreases: u64,
+}
+
+/// The per-flow context (24 bytes).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SwiftFlow {
+    /// The window (bytes) after the last event.
+    pub window: u32,
+    /// The smallest RTT sample (ns), kept for reports.
+    pub base_rtt_ns: u32,
+    /// The dequeue rate last set (Mbps); 0 until the first sample.
+    pub rate_mbps: u32,
+    /// The target delay at that rate (ns), kept for reports.
+    pub target_ns: u32,
+    /// When the window was last cut.
+    pub last_decrease: Time,
+}
+
+impl Swift {
+    pub fn new(p: SwiftParams) -> Swift {
+        let (inv_min, inv_max) = (inv_sqrt_q32(mbps(p.fs_min_rate) as u64), inv_sqrt_q32(mbps(p.fs_max_rate) as u64));
+        Swift { p, inv_min, inv_max, decreases: 0 }
+    }
+
+    /// The target delay (ns) of a flow at `rate_mbps`.
+    pub fn target_ns(&self, rate_mbps: u32) -> u32 {
+        let fixed = self.p.base_target.0 / 1000 + self.p.hops as u64 * (self.p.per_hop.0 / 1000);
+        let range = self.p.fs_range.0 / 1000;
+        let fs = if rate_mbps <= mbps(self.p.fs_min_rate) {
+            range
+        } else if rate_mbps >= mbps(self.p.fs_max_rate) {
+            0
+        } else {
+            let above = inv_sqrt_q32(rate_mbps as u64).saturating_sub(self.inv_max);
+            let span = (self.inv_min - self.inv_max).max(1);
+            (range as u128 * above as u128 / span as u128) as u64
+        };
+        (fixed + fs).min(u32::MAX as u64) as u32
+    }
+}
+
+impl Policy for Swift {
+    type Flow = SwiftFlow;
+    fn name(&self) -> &'static str {
+        "swift"
+    }
+    fn subscribes(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::Ack | Kind::Rtt)
+    }
+    fn cycles(&self, _ev: &ScrEvent) -> u32 {
+        self.p.cycles
+    }
+    fn on_event(&mut self, ev: &ScrEvent, f: &mut SwiftFlow, env: &mut Env) -> Verdict {
+        let delay = (ev.rtt.0 / 1000).min(u32::MAX as u64) as u32;
+        if delay == 0 {
+            return Verdict::Adjusting;
+        }
+        let line = mbps(env.line_rate);
+        if f.rate_mbps == 0 {
+            // The first sample: the flow has been running unlimited, at line rate.
+            f.rate_mbps = line;
+            f.base_rtt_ns = delay;
+        }
+        f.base_rtt_ns = f.base_rtt_ns.min(delay);
+        let target = self.target_ns(f.rate_mbps);
+        // The window the rate stands for at this round trip (Mbps × ns / 8,000 = bytes).
+        let mut w = (f.rate_mbps as u64 * delay as u64 / 8000).max(1);
+        if delay < target {
+            // Additive increase: ai per window acknowledged.
+            w += self.p.ai.0 * ev.bytes / w;
+        } else if ev.at.saturating_sub(ev.rtt) >= f.last_decrease + env.install_latency || f.last_decrease == Time::ZERO {
+            // Once per round trip of the cut rate: the sampled packet left after the last cut
+            // was in force (on the NIC a cut takes effect install_latency after it is decided;
+            // a sample from before then says nothing about it).
+            let cut = (self.p.beta_permille as u64 * (delay - target) as u64 / delay as u64).min(self.p.max_mdf_permille as u64);
+            w = w * (1000 - cut) / 1000;
+            f.last_decrease = env.now;
+            self.decreases += 1;
+        }
+        f.window = w.min(u32::MAX as u64) as u32;
+        let rate = ((w * 8000 / delay as u64).min(u32::MAX as u64) as u32).clamp(mbps(self.p.min_rate).max(1), line);
+        f.target_ns = self.target_ns(rate);
+        if rate != f.rate_mbps {
+            f.rate_mbps = rate;
+            env.actions.push(Action::SetRate { flow: ev.flow, bps: bps(rate) });
+        }
+        Verdict::Adjusting
+    }
+    fn report(&self, flows: &[FlowEntry<SwiftFlow>]) -> Vec<(&'static str, f64)> {
+        let live: Vec<_> = flows.iter().filter(|f| !f.left && f.ctx.rate_mbps > 0).collect();
+        let n = live.len().max(1) as f64;
+        let mean = |g: &dyn Fn(&SwiftFlow) -> f64| live.iter().map(|f| g(&f.ctx)).sum::<f64>() / n;
+        vec![
+            ("flows", live.len() as f64),
+            ("rate_gbps", mean(&|c| c.rate_mbps as f64 / 1e3)),
+            ("target_us", mean(&|c| c.target_ns as f64 / 1e3)),
+            ("base_rtt_us", mean(&|c| c.base_rtt_ns as f64 / 1e3)),
+            ("decreases", self.decreases as f64),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(at_us: u64, rtt_ns: u64, bytes: u64) -> ScrEvent {
+        let at = Time::from_us(at_us);
+        ScrEvent { kind: Kind::Ack, flow: 7, at, first_at: at, bytes, count: 1, rtt: Time::from_ns(rtt_ns), value: 0 }
+    }
+
+    #[test]
+    fn the_target_delay_follows_a6s_parameters() {
+        let s = Swift::new(SwiftParams::default());
+        // 1 µs base + 1 hop × 2 µs, plus flow scaling: the whole 2 µs at 32 Gbps, none at 96.
+        assert_eq!(s.target_ns(32_000), 5000);
+        assert_eq!(s.target_ns(10_000), 5000);
+        assert_eq!(s.target_ns(96_000), 3000);
+        assert_eq!(s.target_ns(100_000), 3000);
+        // In between: 2 µs × (1/√r − 1/√96)/(1/√32 − 1/√96), by hand in f64.
+        for r in [40_000u32, 50_000, 64_000, 80_000] {
+            let f = |x: f64| 1.0 / x.sqrt();
+            let want = 3000.0 + 2000.0 * (f(r as f64) - f(96_000.0)) / (f(32_000.0) - f(96_000.0));
+            let got = s.target_ns(r) as f64;
+            assert!((got - want).abs() <= 1.0, "{r} Mbps: {got} vs {want}");
+        }
+    }
+
+    fn env(now_us: u64, actions: &mut Vec<Action>) -> Env<'_> {
+        Env { now: Time::from_us(now_us), line_rate: BitsPerSec::gbps(100), install_latency: Time::ZERO, actions }
+    }
+
+    #[test]
+    fn below_target_the_window_grows_by_ai_per_window_and_above_it_is_cut_once_per_rtt() {
+        let mut s = Swift::new(SwiftParams::default());
+        let mut actions = Vec::new();
+        let mut f = SwiftFlow::default();
+        // First sample 2 µs: the flow ran at line rate; below the 3 µs target, the window
+        // 100 Gbps × 2 µs = 25,000 B grows by ai × 1,000 / 25,000 = 40 B: 25,040 B over 2 µs.
+        s.on_event(&ack(1, 2000, 1000), &mut f, &mut env(1, &mut actions));
+        assert_eq!((f.window, f.base_rtt_ns), (25_040, 2000));
+        assert_eq!(f.rate_mbps, 100_000, "clamped to the line rate");
+        // 8 µs of delay against a 3 µs target (at 100 Gbps): the window 100 Gbps × 8 µs is cut
+        // by min(0.8 × 5/8, 0.5) = 0.5, so the rate halves.
+        s.on_event(&ack(10, 8000, 1000), &mut f, &mut env(10, &mut actions));
+        assert_eq!((f.window, f.rate_mbps), (50_000, 50_000));
+        // Within the same round trip (8 µs) no second cut: the rate stays.
+        s.on_event(&ack(12, 8000, 0), &mut f, &mut env(12, &mut actions));
+        assert_eq!(f.rate_mbps, 50_000);
+        // Nor from a packet that left after the decision but before the cut was in force (a
+        // 5 µs install latency: in force at 15 µs; this packet left at 20 − 8 = 12 µs).
+        let mut late = Env { install_latency: Time::from_us(5), ..env(20, &mut actions) };
+        s.on_event(&ack(20, 8000, 0), &mut f, &mut late);
+        assert_eq!(f.rate_mbps, 50_000);
+        // 4 µs delay, target at 50 Gbps ≈ 4.23 µs: below it. The window 50 Gbps × 4 µs =
+        // 25,000 B, all acknowledged, gains ai: 26,024 B over 4 µs = 52,048 Mbps.
+        assert!(s.target_ns(50_000) > 4000);
+        s.on_event(&ack(30, 4000, 25_000), &mut f, &mut env(30, &mut actions));
+        assert_eq!((f.window, f.rate_mbps), (26_024, 52_048));
+        // A small overshoot cuts by β·(delay − target)/delay only.
+        let t = s.target_ns(f.rate_mbps) as u64;
+        let w = f.rate_mbps as u64 * (t + 500) / 8000;
+        s.on_event(&ack(60, t + 500, 0), &mut f, &mut env(60, &mut actions));
+        let cut = w * (1000 - 800 * 500 / (t + 500)) / 1000;
+        assert_eq!(f.window as u64, cut);
+        assert_eq!(f.rate_mbps as u64, cut * 8000 / (t + 500));
+        // Every change of rate was handed to the NIC as a dequeue rate.
+        let Action::SetRate { bps: last, .. } = *actions.last().unwrap() else { panic!() };
+        assert_eq!(last, bps(f.rate_mbps));
+    }
+}
