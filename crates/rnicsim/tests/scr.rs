@@ -162,6 +162,9 @@ fn scr_scenarios_are_deterministic_and_bad_keys_are_named() {
     let credits = zero.replace("threads = 0", "[nic.scr.policy.receiver_driven]\nutilization_permille = 0");
     let e = LoadedScenario::from_str(&credits, "credits.toml", Path::new(".")).err().unwrap();
     assert!(e.to_string().contains("nic.scr.policy.receiver_driven.utilization_permille"), "{e}");
+    let paths = zero.replace("threads = 0", "[nic.scr.policy.multipath]\nsports = [1, 2, 3, 4, 5]");
+    let e = LoadedScenario::from_str(&paths, "paths.toml", Path::new(".")).err().unwrap();
+    assert!(e.to_string().contains("nic.scr.policy.multipath.sports"), "{e}");
 }
 
 /// A star of `hosts` hosts at 100 Gbps, PFC, no congestion control, SCR (if `scr` is not empty)
@@ -292,4 +295,33 @@ fn fig11_water_filling_and_static_are_fair_over_every_pair_of_sizes_where_the_de
     assert!(default.iter().cloned().fold(1.0, f64::min) < 0.7, "{default:?}");
     assert!(wf.iter().all(|&j| j > 0.97), "{wf:?}");
     assert!((0..15).all(|i| jain(&st, 2 * i) > 0.97));
+}
+
+#[test]
+fn multipath_probes_see_the_slow_path_detect_its_failure_by_timeout_and_its_recovery() {
+    let f = shipped("fig19.toml");
+    for c in &f.paper {
+        assert!(c.within, "{}: {} paper {} ours {:?}", f.name, c.metric, c.paper, c.ours);
+    }
+    let fig = |s: &Summary, k: &str| policy_figure(s, "host 0", k);
+    // Not before the 100 µs timeout has run from the failure at 1 ms.
+    assert!(fig(&f, "first_failure_us") >= 1100.0);
+    assert_eq!((fig(&f, "failures"), fig(&f, "recoveries")), (1.0, 1.0));
+    // The data stays on the fast path throughout and loses nothing.
+    let d = perf(&f, "data");
+    assert!(d.gbps > 90.0 && f.rdma.retransmits == 0, "{d:?}");
+    assert_eq!(fig(&f, "current_path"), 0.0);
+    let variant = |set: &[(&str, &str)]| {
+        let path = common::root().join("scenarios/scr/fig19.toml");
+        let mut l = LoadedScenario::from_file(&path).unwrap();
+        l = l.with_overrides(&set.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>()).unwrap();
+        run_loaded(&l, "fig19 variant")
+    };
+    // Listed slow port first: the data starts there and moves to the faster one.
+    let rev = variant(&[("nic.scr.policy.multipath.sports", "[5102, 5101]")]);
+    assert_eq!((fig(&rev, "current_path"), fig(&rev, "switches")), (1.0, 1.0));
+    // A 50 µs timeout detects the same failure 50 µs sooner.
+    let quick = variant(&[("nic.scr.policy.multipath.timeout", "\"50us\"")]);
+    let at = fig(&quick, "first_failure_us");
+    assert!((1050.0..1075.0).contains(&at), "{at}");
 }

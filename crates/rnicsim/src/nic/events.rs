@@ -23,7 +23,8 @@ pub enum NicEvent<'a> {
     Nack,
     /// The ACK of a packet sent with an RTT probe request (the congestion controller's
     /// `wants_rtt_probe`, or [`crate::nic::transport::Ctx::request_rtt_probe`]) arrived.
-    RttProbe { rtt: Time },
+    /// `sport`: the UDP source port the probe took (a path probe's, or the queue pair's own).
+    RttProbe { rtt: Time, sport: u16 },
     /// A congestion notification packet arrived.
     Cnp,
     /// The peer's out-of-band signal arrived ([`crate::nic::transport::Ctx::send_signal`]):
@@ -73,7 +74,7 @@ impl EventLog {
         let (bytes, rtt) = match ev {
             NicEvent::Tx { bytes, .. } | NicEvent::Rx { bytes, .. } => (*bytes, Time::ZERO),
             NicEvent::Ack(a) => (a.acked_bytes, a.rtt),
-            NicEvent::RttProbe { rtt } => (0, *rtt),
+            NicEvent::RttProbe { rtt, .. } => (0, *rtt),
             NicEvent::Signal { bytes, .. } => (*bytes as u64, Time::ZERO),
             _ => (0, Time::ZERO),
         };

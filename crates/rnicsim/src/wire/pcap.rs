@@ -83,8 +83,14 @@ pub fn encode(p: &Packet, payload: &[u8]) -> Option<Vec<u8>> {
     if op == Opcode::Cnp {
         l4.extend_from_slice(&[0; 16]);
     }
-    if op == Opcode::OutOfBand {
+    if matches!(op, Opcode::OutOfBand | Opcode::ProbeRequest | Opcode::ProbeResponse) {
         l4.extend_from_slice(&r.imm.to_be_bytes());
+    }
+    if op == Opcode::ProbeRequest {
+        l4.extend_from_slice(&r.ts.0.to_be_bytes());
+    }
+    if op == Opcode::ProbeResponse {
+        l4.extend_from_slice(&r.va.to_be_bytes());
     }
     if op.has_reth() {
         l4.extend_from_slice(&r.va.to_be_bytes());

@@ -22,6 +22,8 @@ pub const BASE_HEADER_BYTES: u32 = ETH_BYTES + IPV4_BYTES + UDP_BYTES + BTH_BYTE
 pub const CNP_PAYLOAD_BYTES: u32 = 16;
 /// An out-of-band signal carries a 4-byte value after the BTH.
 pub const SIGNAL_BYTES: u32 = 4;
+/// A path probe also carries its 8-byte send time.
+pub const PROBE_TS_BYTES: u32 = 8;
 
 /// Reliable-connection opcodes (BTH opcode field; the top three bits 000 select RC) and the
 /// RoCEv2 congestion notification packet.
@@ -53,6 +55,11 @@ pub enum Opcode {
     /// peer's hint): a BTH opcode from the manufacturer-specific range (0xC0–0xFF), a 4-byte
     /// value after the BTH and optional padding bytes. Outside the PSN space.
     OutOfBand = 0xc0,
+    /// A path probe (SCR A.7): sent on a chosen UDP source port (so on the ECMP path that port
+    /// hashes to), carrying that port as its value and its send time, in the data's class.
+    ProbeRequest = 0xc1,
+    /// The peer's answer to a probe: the probe's port and send time echoed, in the ACK class.
+    ProbeResponse = 0xc2,
 }
 
 /// Which verb a data opcode belongs to.
@@ -114,7 +121,7 @@ impl Opcode {
             ReadResponseFirst | ReadResponseMiddle | ReadResponseLast | ReadResponseOnly => Family::ReadResponse,
             Acknowledge => Family::Ack,
             Cnp => Family::Cnp,
-            OutOfBand => Family::OutOfBand,
+            OutOfBand | ProbeRequest | ProbeResponse => Family::OutOfBand,
         }
     }
 
@@ -165,18 +172,21 @@ impl Opcode {
         if self == Opcode::Cnp {
             b += CNP_PAYLOAD_BYTES;
         }
-        if self == Opcode::OutOfBand {
+        if matches!(self, Opcode::OutOfBand | Opcode::ProbeRequest | Opcode::ProbeResponse) {
             b += SIGNAL_BYTES;
+        }
+        if matches!(self, Opcode::ProbeRequest | Opcode::ProbeResponse) {
+            b += PROBE_TS_BYTES;
         }
         b
     }
 
     pub fn from_u8(v: u8) -> Option<Opcode> {
         use Opcode::*;
-        const ALL: [Opcode; 20] = [
+        const ALL: [Opcode; 22] = [
             SendFirst, SendMiddle, SendLast, SendLastImm, SendOnly, SendOnlyImm, WriteFirst, WriteMiddle, WriteLast, WriteLastImm,
             WriteOnly, WriteOnlyImm, ReadRequest, ReadResponseFirst, ReadResponseMiddle, ReadResponseLast, ReadResponseOnly,
-            Acknowledge, Cnp, OutOfBand,
+            Acknowledge, Cnp, OutOfBand, ProbeRequest, ProbeResponse,
         ];
         ALL.into_iter().find(|o| *o as u8 == v)
     }
@@ -221,6 +231,8 @@ mod tests {
         assert_eq!(Opcode::WriteOnlyImm.header_bytes(), 82);
         assert_eq!(Opcode::OutOfBand.header_bytes(), 66);
         assert_eq!(Opcode::from_u8(0xc0), Some(Opcode::OutOfBand));
+        assert_eq!(Opcode::ProbeRequest.header_bytes(), 74);
+        assert_eq!(Opcode::from_u8(0xc2), Some(Opcode::ProbeResponse));
     }
 
     #[test]

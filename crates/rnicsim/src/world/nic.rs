@@ -174,9 +174,15 @@ impl World {
             return;
         }
         let (a, b, hash) = { let qp = self.qps.get(q); (qp.node, qp.peer_node, qp.flow_hash) };
-        let set = self.paths_between(a, b).unwrap_or_default();
-        let path = if set.is_empty() { NO_PATH } else { set[(crate::sim::rng::mix64(hash as u64) % set.len() as u64) as usize] };
+        let path = self.path_for(a, b, hash);
         self.transport().set_path(q, path);
+    }
+
+    /// The carried path from host `a` to `b` that 5-tuple hash `hash` picks (`NO_PATH` when
+    /// paths are not carried).
+    fn path_for(&mut self, a: u32, b: u32, hash: u32) -> u32 {
+        let set = self.paths_between(a, b).unwrap_or_default();
+        if set.is_empty() { NO_PATH } else { set[(crate::sim::rng::mix64(hash as u64) % set.len() as u64) as usize] }
     }
 
     /// The carried paths from host `a` to host `b` (node ids), shortest first: the k shortest
@@ -246,6 +252,19 @@ impl World {
     pub fn send_signal(&mut self, q: u32, value: u32, bytes: u32) -> Result<(), VerbsError> {
         self.open_qp(q)?;
         self.transport().send_signal(q, value, bytes);
+        self.drain_outbox();
+        Ok(())
+    }
+
+    /// Sends a path probe from queue pair `q` to its peer on UDP source port `sport`: it takes
+    /// the route a packet of `q` with that port would (ECMP hash, or carried path), and its
+    /// answer reaches `q`'s subscribers as `NicEvent::RttProbe { rtt, sport }`.
+    pub fn send_path_probe(&mut self, q: u32, sport: u16) -> Result<(), VerbsError> {
+        self.open_qp(q)?;
+        let (a, b) = { let qp = self.qps.get(q); (qp.node, qp.peer_node) };
+        let hash = crate::fabric::lb::flow_hash(a, b, sport, crate::wire::roce::ROCE_UDP_PORT);
+        let path = if self.paths.is_some() { self.path_for(a, b, hash) } else { NO_PATH };
+        self.transport().send_probe(q, sport, hash, path);
         self.drain_outbox();
         Ok(())
     }

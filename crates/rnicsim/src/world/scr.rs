@@ -35,6 +35,9 @@ impl World {
                 Action::SetSport { flow, sport } => {
                     let _ = self.set_udp_sport(flow, sport);
                 }
+                Action::ProbePath { flow, sport } => {
+                    let _ = self.send_path_probe(flow, sport);
+                }
                 Action::Signal { flow, value, bytes } => {
                     let _ = self.send_signal(flow, value, bytes);
                 }

@@ -64,7 +64,8 @@ pub struct ScrEvent {
     pub count: u32,
     /// ACK and RTT: the round-trip sample.
     pub rtt: Time,
-    /// Peer: the signal's value (credits, utilization); RX: 1 if ECN-marked.
+    /// Peer: the signal's value (credits, utilization); RX: 1 if ECN-marked; RTT: the UDP source
+    /// port the probe took.
     pub value: u32,
 }
 
@@ -78,7 +79,7 @@ impl ScrEvent {
             NicEvent::Ack(a) => e(Kind::Ack, a.acked_bytes, a.rtt, 0),
             NicEvent::Nack => e(Kind::Nack, 0, Time::ZERO, 0),
             NicEvent::Cnp => e(Kind::Cnp, 0, Time::ZERO, 0),
-            NicEvent::RttProbe { rtt } => e(Kind::Rtt, 0, rtt, 0),
+            NicEvent::RttProbe { rtt, sport } => e(Kind::Rtt, 0, rtt, sport as u32),
             NicEvent::Signal { value, bytes } => e(Kind::Peer, bytes as u64, Time::ZERO, value),
             NicEvent::Timer => None,
         }

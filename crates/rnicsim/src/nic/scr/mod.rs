@@ -18,7 +18,7 @@ pub mod stats;
 
 use crate::units::{BitsPerSec, Bytes, Time};
 use event::Kind;
-use policy::{passive, receiver_driven, static_share, swift, water_filling};
+use policy::{multipath, passive, receiver_driven, static_share, swift, water_filling};
 use processor::{context_fits, Config, Processor, ScrCore};
 use queue::Strategy;
 use serde::{Deserialize, Serialize};
@@ -80,6 +80,7 @@ pub enum PolicySpec {
     WaterFilling(water_filling::WaterFillingParams),
     Swift(swift::SwiftParams),
     ReceiverDriven(receiver_driven::ReceiverDrivenParams),
+    Multipath(multipath::MultipathParams),
 }
 
 impl Default for PolicySpec {
@@ -210,6 +211,12 @@ impl ScrSpec {
                 }
                 context_fits::<receiver_driven::ReceiverDriven>()
             }
+            PolicySpec::Multipath(p) => {
+                if let Err((k, why)) = p.check() {
+                    return bad(&format!("policy.multipath.{k}"), why);
+                }
+                context_fits::<multipath::Multipath>()
+            }
         };
         fits.map_err(|e| ("nic.scr.policy".to_string(), e))
     }
@@ -234,6 +241,7 @@ impl ScrSpec {
             PolicySpec::WaterFilling(p) => Box::new(Processor::new(cfg, water_filling::WaterFilling::new(p.clone()))),
             PolicySpec::Swift(p) => Box::new(Processor::new(cfg, swift::Swift::new(p.clone()))),
             PolicySpec::ReceiverDriven(p) => Box::new(Processor::new(cfg, receiver_driven::ReceiverDriven::new(p.clone()))),
+            PolicySpec::Multipath(p) => Box::new(Processor::new(cfg, multipath::Multipath::new(p.clone()))),
         }
     }
 }

@@ -173,7 +173,7 @@ impl<P: Policy> Processor<P> {
         self.flows[slot].left = true;
         let cycles = self.policy.on_leave(slot, &mut self.flows, &mut env);
         // Nothing is installed for the closed queue pair itself.
-        self.scratch.retain(|a| !matches!(a, Action::SetRate { flow, .. } | Action::ProbeRtt { flow } | Action::SetSport { flow, .. } | Action::Signal { flow, .. } if *flow == qp));
+        self.scratch.retain(|a| !matches!(a, Action::SetRate { flow, .. } | Action::ProbeRtt { flow } | Action::SetSport { flow, .. } | Action::ProbePath { flow, .. } | Action::Signal { flow, .. } if *flow == qp));
         for q in &mut self.queues[slot * Kind::COUNT..(slot + 1) * Kind::COUNT] {
             q.take();
         }

@@ -127,6 +127,33 @@ impl Ctx<'_> {
         self.out.push(Action::Control { host, id });
     }
 
+    /// Sends a path probe from queue pair `q` to its peer on UDP source port `sport` (ECMP hash
+    /// `hash`, carried path `path`), in the data's class so it queues where the data would
+    /// (SCR A.7). Outside the PSN space; the peer answers with [`Opcode::ProbeResponse`], which
+    /// reaches this end's subscribers as [`NicEvent::RttProbe`] with the port.
+    pub fn send_probe(&mut self, q: u32, sport: u16, hash: u32, path: u32) {
+        let qp = self.qps.get(q);
+        let hdr = RoceHeader { opcode: Opcode::ProbeRequest, imm: sport as u32, ..Default::default() };
+        let pkt = Packet { size: Opcode::ProbeRequest.header_bytes(), udp_sport: sport, flow_hash: hash, ..qp.packet_to_peer(0, self.now, hdr) };
+        let host = qp.host;
+        let id = self.pool.alloc_on_path(pkt, path);
+        self.out.push(Action::Control { host, id });
+    }
+
+    /// Answers a path probe that reached queue pair `q`: its port and send time (the `ts` its NIC
+    /// stamped) echoed, the time in the RETH address field, back on
+    /// `q`'s own route (so probes on different ports return alike), in the ACK class.
+    pub fn answer_probe(&mut self, q: u32, probe: &Packet) {
+        let ack_class = self.spec.ack_class();
+        let qp = self.qps.get(q);
+        // The probe's send time (stamped as it left its NIC) rides back in the response.
+        let hdr = RoceHeader { opcode: Opcode::ProbeResponse, imm: probe.roce.imm, va: probe.roce.ts.0, ..Default::default() };
+        let pkt = Packet { size: Opcode::ProbeResponse.header_bytes(), priority: ack_class, ..qp.packet_to_peer(0, self.now, hdr) };
+        let (host, path) = (qp.host, qp.path);
+        let id = self.pool.alloc_on_path(pkt, path);
+        self.out.push(Action::Control { host, id });
+    }
+
     /// Has queue pair `q`'s packets carry path `path` (`NO_PATH`: follow the switches' routes).
     pub fn set_path(&mut self, q: u32, path: u32) {
         self.qps.get_mut(q).path = path;

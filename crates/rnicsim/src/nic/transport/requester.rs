@@ -312,7 +312,8 @@ fn ack_upto(ctx: &mut Ctx, q: u32, upto: u64, pkt: &Packet, id: PacketId) {
     emit(ctx, q, NicEvent::Ack(&ack));
     if ctx.qps.get(q).probe_psn.is_some_and(|p| p < limit) {
         ctx.qps.get_mut(q).probe_psn = None;
-        emit(ctx, q, NicEvent::RttProbe { rtt: ack.rtt });
+        let sport = ctx.qps.get(q).udp_sport;
+        emit(ctx, q, NicEvent::RttProbe { rtt: ack.rtt, sport });
     }
     let qp = ctx.qps.get_mut(q);
     qp.rto_at = if qp.snd_una < qp.snd_nxt || qp.has_read() { now + ctx.spec.rto } else { Time::MAX };

@@ -30,7 +30,12 @@ pub fn receive(ctx: &mut Ctx, h: u32, id: PacketId) {
                 ctx.arm_qp_timer(q);
             }
             Family::ReadResponse => requester::on_read_response(ctx, q, &pkt, id),
-            Family::OutOfBand => emit(ctx, q, NicEvent::Signal { value: pkt.roce.imm, bytes: pkt.roce.payload }),
+            Family::OutOfBand => match op {
+                Opcode::ProbeRequest => ctx.answer_probe(q, &pkt),
+                // The probe's send time, echoed (the response's own `ts` is its send time).
+                Opcode::ProbeResponse => emit(ctx, q, NicEvent::RttProbe { rtt: ctx.now.saturating_sub(Time(pkt.roce.va)), sport: pkt.roce.imm as u16 }),
+                _ => emit(ctx, q, NicEvent::Signal { value: pkt.roce.imm, bytes: pkt.roce.payload }),
+            },
         }
     }
     ctx.pool.free(id);

@@ -10,8 +10,10 @@
 //! Shipped: [`passive`] (collect and measure, no control: the default NIC scheduler decides),
 //! [`static_share`] (1/n of the line rate each, with a floor), [`water_filling`] (max-min
 //! fair progressive filling with §5.1's join handling), [`swift`] (delay-based congestion
-//! control, A.6), [`receiver_driven`] (credits and backpressure from the receiver, A.8).
+//! control, A.6), [`multipath`] (per-path RTT probing and path selection, A.7),
+//! [`receiver_driven`] (credits and backpressure from the receiver, A.8).
 
+pub mod multipath;
 pub mod passive;
 pub mod receiver_driven;
 pub mod static_share;
@@ -33,6 +35,9 @@ pub enum Action {
     ProbeRtt { flow: u32 },
     /// Move the flow to another UDP source port (another ECMP path).
     SetSport { flow: u32, sport: u16 },
+    /// Send a path probe to the flow's peer on UDP source port `sport` (A.7); its answer comes
+    /// back as an RTT event whose value is the port.
+    ProbePath { flow: u32, sport: u16 },
     /// Send an out-of-band signal to the flow's peer (128-byte UDP packets by default).
     Signal { flow: u32, value: u32, bytes: u32 },
 }
