@@ -6,7 +6,7 @@
 >>> run.query("SELECT avg(slowdown) FROM flows")           # DuckDB over every table of the run
 """
 
-from . import query
+from . import policies, query
 from .api import Run, Scenario, ScenarioError, StallWarning, open_run, run
 
 __all__ = ["Run", "Scenario", "ScenarioError", "StallWarning", "open_run", "run"]

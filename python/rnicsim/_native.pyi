@@ -1,6 +1,6 @@
 """Type stubs of the compiled module (crates/rnicsim-py)."""
 
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 def cli(argv: list[str]) -> int:
     """Runs the `rnicsim` command line (program name first); returns its exit code."""
@@ -11,5 +11,5 @@ def json_to_toml(json: str) -> str:
 def validate(text: str, label: str, base_dir: str) -> str:
     """Checks scenario text; returns it resolved. Raises ValueError naming file, line and key."""
 
-def run(text: str, label: str, base_dir: str, out: str, force: bool = False, progress: Optional[Callable[[int, int, int], None]] = None) -> str:
+def run(text: str, label: str, base_dir: str, out: str, force: bool = False, progress: Optional[Callable[[int, int, int], None]] = None, scr_policy: Any = None) -> str:
     """Runs scenario text, writes the results into `out`; returns the folder."""

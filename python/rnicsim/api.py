@@ -94,14 +94,16 @@ class Scenario:
         except ValueError as e:
             raise ScenarioError(str(e)) from None
 
-    def run(self, out: Union[str, Path, None] = None, force: bool = False, progress: Optional[bool] = None) -> "Run":
+    def run(self, out: Union[str, Path, None] = None, force: bool = False, progress: Optional[bool] = None, scr_policy: Any = None) -> "Run":
         """Runs in this process and writes the results to `out` (default ``runs/<name>``).
-        `progress`: a bar (terminals and notebooks); default when stderr is a terminal."""
+        `progress`: a bar (terminals and notebooks); default when stderr is a terminal.
+        `scr_policy`: an SCR policy object for ``[nic.scr.policy.external]`` (see
+        :mod:`rnicsim.policies`; its exceptions are raised when the run ends)."""
         name = self.data.get("name") or "scenario"
         out = Path(out) if out is not None else Path("runs") / name
         callback, close = _progress(progress)
         try:
-            path = _native.run(self.to_toml(), self.label, str(self.base_dir), str(out), force, callback)
+            path = _native.run(self.to_toml(), self.label, str(self.base_dir), str(out), force, callback, scr_policy)
         except ValueError as e:
             raise ScenarioError(str(e)) from None
         finally:
@@ -120,9 +122,9 @@ class Scenario:
         return run
 
 
-def run(scenario: Union[str, Path, Scenario, dict], out: Union[str, Path, None] = None, force: bool = False, progress: Optional[bool] = None, **overrides: Any) -> "Run":
+def run(scenario: Union[str, Path, Scenario, dict], out: Union[str, Path, None] = None, force: bool = False, progress: Optional[bool] = None, scr_policy: Any = None, **overrides: Any) -> "Run":
     """Runs a scenario file, :class:`Scenario` or dict. Keyword overrides use ``__`` for dots:
-    ``run("s.toml", seed=2, links__rate="25Gbps")``."""
+    ``run("s.toml", seed=2, links__rate="25Gbps")``. `scr_policy`: see :meth:`Scenario.run`."""
     if isinstance(scenario, (str, Path)):
         s = Scenario.from_file(scenario)
     elif isinstance(scenario, dict):
@@ -131,7 +133,7 @@ def run(scenario: Union[str, Path, Scenario, dict], out: Union[str, Path, None] 
         s = scenario
     for k, v in overrides.items():
         s.set(k.replace("__", "."), v)
-    return s.run(out, force=force, progress=progress)
+    return s.run(out, force=force, progress=progress, scr_policy=scr_policy)
 
 
 def _progress(progress: Optional[bool]) -> tuple[Optional[Callable[[int, int, int], None]], Callable[[], None]]:

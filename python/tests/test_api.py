@@ -155,3 +155,29 @@ def test_star_rpc_from_python_sweeping_connections(tmp_path: Path) -> None:
     assert by_name["RDMA on FPGA 400"]["wire_load"] < 0.4
     server = next(n for n in run.summary["star"]["per_nic"] if n["name"] == f"host {star['server']}")
     assert server["peak_stateful"] == 0 and server["stateless"] == 360
+
+
+def test_a_python_scr_policy_gives_the_same_run_as_its_rust_twin(tmp_path: Path) -> None:
+    # SCR Fig. 13's static allocation, once with the Rust policy and once with its Python twin
+    # (same costs): the same decisions at the same times, so the same results.
+    base = rnicsim.Scenario.from_file(ROOT / "scenarios" / "scr" / "fig13_static.toml").set("duration", "2ms")
+    rust = base.run(tmp_path / "rust")
+    py = rnicsim.Scenario.from_file(ROOT / "scenarios" / "scr" / "fig13_static.toml").set("duration", "2ms")
+    py.set("nic.scr.policy", {"external": {"kinds": ["tx"], "cycles": 150, "set_cycles": 20}})
+    twin = py.run(tmp_path / "py", scr_policy=rnicsim.policies.StaticShare())
+    a, b = rust.summary, twin.summary
+    assert a["perftest"] == b["perftest"]
+    assert a["scr"]["kinds"] == b["scr"]["kinds"] and a["scr"]["rate_sets"] == b["scr"]["rate_sets"] > 0
+    assert (a["scr"]["policy"], b["scr"]["policy"]) == ("static", "external")
+    bw = next(p for p in b["perftest"] if p["name"] == "bw-static")
+    assert 49.0 < bw["wire_gbps"] < 51.0
+    # The policy's mistakes surface as Python errors; the scenario alone cannot run.
+    class Broken:
+        def on_join(self, host, flows, now_ps, line_bps):
+            return [("teleport", flows[-1])]
+
+    with pytest.raises(ValueError, match="unknown SCR action"):
+        py.run(tmp_path / "broken", scr_policy=Broken())
+    with pytest.raises(rnicsim.ScenarioError, match="needs a policy object"):
+        py.run(tmp_path / "none")
+    assert not (tmp_path / "broken").exists() and not (tmp_path / "none").exists()

@@ -157,6 +157,9 @@ fn validate(path: &Path, overrides: &[String]) -> anyhow::Result<u8> {
 fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], quiet: bool, stop: &dyn Fn() -> bool) -> anyhow::Result<u8> {
     let loaded = load(path, overrides)?;
     let mut world = World::build(&loaded)?;
+    if world.scr_policy_missing() {
+        anyhow::bail!("{}: [nic.scr.policy.external] takes its decisions from a policy object, which only the Python API can hand over (rnicsim.run(..., scr_policy=...))", path.display());
+    }
     let out = out.unwrap_or_else(|| Path::new("runs").join(path.file_stem().unwrap_or_default()));
     let dir = RunDir::create(&out, force).with_context(|| format!("cannot prepare {}", out.display()))?;
     rnicsim::check_destinations(&loaded)?;

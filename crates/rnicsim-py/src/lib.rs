@@ -4,10 +4,103 @@
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
+use rnicsim::nic::scr::event::ScrEvent;
+use rnicsim::nic::scr::policy::external::ExternalPolicy;
+use rnicsim::nic::scr::policy::Action;
 use rnicsim::output::RunDir;
 use rnicsim::scenario::LoadedScenario;
+use rnicsim::units::Time;
 use rnicsim::world::{RunEnd, World};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// An SCR policy written in Python (`[nic.scr.policy.external]`), one object shared by every
+/// SCR NIC (the host's node id comes with each call). Each call briefly takes the GIL; the
+/// first exception stops further calls and is raised when the run ends.
+struct PyPolicy {
+    obj: Py<PyAny>,
+    host: u32,
+    error: Arc<Mutex<Option<PyErr>>>,
+}
+
+impl PyPolicy {
+    /// Calls `method(args)` if the object has it and appends the actions it returns.
+    fn call(&self, method: &str, args: impl FnOnce(Python<'_>) -> PyResult<Py<pyo3::types::PyTuple>>, actions: &mut Vec<Action>) {
+        let mut failed = self.error.lock().expect("not poisoned");
+        if failed.is_some() {
+            return;
+        }
+        Python::attach(|py| {
+            let run = || -> PyResult<()> {
+                let obj = self.obj.bind(py);
+                if !obj.hasattr(method)? {
+                    return Ok(());
+                }
+                let out = obj.call_method1(method, args(py)?.bind(py))?;
+                if out.is_none() {
+                    return Ok(());
+                }
+                for item in out.try_iter()? {
+                    actions.push(parse_action(&item?)?);
+                }
+                Ok(())
+            };
+            if let Err(e) = run() {
+                *failed = Some(e);
+            }
+        });
+    }
+}
+
+/// `("rate", flow, bps)`, `("sport", flow, port)`, `("probe_rtt", flow)`,
+/// `("probe_path", flow, port)` or `("signal", flow, value, bytes)`.
+fn parse_action(item: &Bound<'_, PyAny>) -> PyResult<Action> {
+    let what: String = item.get_item(0)?.extract()?;
+    let flow: u32 = item.get_item(1)?.extract()?;
+    Ok(match what.as_str() {
+        "rate" => Action::SetRate { flow, bps: item.get_item(2)?.extract()? },
+        "sport" => Action::SetSport { flow, sport: item.get_item(2)?.extract()? },
+        "probe_rtt" => Action::ProbeRtt { flow },
+        "probe_path" => Action::ProbePath { flow, sport: item.get_item(2)?.extract()? },
+        "signal" => Action::Signal { flow, value: item.get_item(2)?.extract()?, bytes: item.get_item(3)?.extract()? },
+        other => return Err(PyValueError::new_err(format!("unknown SCR action {other:?}: expected rate, sport, probe_rtt, probe_path or signal"))),
+    })
+}
+
+impl ExternalPolicy for PyPolicy {
+    fn on_join(&mut self, now: Time, line_bps: u64, flows: &[u32], actions: &mut Vec<Action>) {
+        let host = self.host;
+        self.call("on_join", |py| Ok(pyo3::types::PyTuple::new(py, [host.into_pyobject(py)?.into_any(), flows.to_vec().into_pyobject(py)?.into_any(), now.0.into_pyobject(py)?.into_any(), line_bps.into_pyobject(py)?.into_any()])?.unbind()), actions);
+    }
+    fn on_leave(&mut self, now: Time, line_bps: u64, flow: u32, flows: &[u32], actions: &mut Vec<Action>) {
+        let host = self.host;
+        self.call(
+            "on_leave",
+            |py| Ok(pyo3::types::PyTuple::new(py, [host.into_pyobject(py)?.into_any(), flow.into_pyobject(py)?.into_any(), flows.to_vec().into_pyobject(py)?.into_any(), now.0.into_pyobject(py)?.into_any(), line_bps.into_pyobject(py)?.into_any()])?.unbind()),
+            actions,
+        );
+    }
+    fn on_event(&mut self, now: Time, line_bps: u64, ev: &ScrEvent, actions: &mut Vec<Action>) {
+        let host = self.host;
+        let e = *ev;
+        self.call(
+            "on_event",
+            |py| {
+                let d = pyo3::types::PyDict::new(py);
+                d.set_item("flow", e.flow)?;
+                d.set_item("kind", e.kind.name())?;
+                d.set_item("at_ps", e.at.0)?;
+                d.set_item("first_at_ps", e.first_at.0)?;
+                d.set_item("bytes", e.bytes)?;
+                d.set_item("count", e.count)?;
+                d.set_item("rtt_ps", e.rtt.0)?;
+                d.set_item("value", e.value)?;
+                Ok(pyo3::types::PyTuple::new(py, [host.into_pyobject(py)?.into_any(), d.into_any(), now.0.into_pyobject(py)?.into_any(), line_bps.into_pyobject(py)?.into_any()])?.unbind())
+            },
+            actions,
+        );
+    }
+}
 
 /// Runs the `rnicsim` command line with `argv` (program name first); returns its exit code.
 #[pyfunction]
@@ -33,10 +126,20 @@ fn validate(text: &str, label: &str, base_dir: &str) -> PyResult<String> {
 /// Runs scenario text and writes its results into `out` (created whole or not at all).
 /// `progress(now_ps, end_ps, events)` is called every 2¹⁶ events if given.
 #[pyfunction]
-#[pyo3(signature = (text, label, base_dir, out, force=false, progress=None))]
-fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force: bool, progress: Option<Py<PyAny>>) -> PyResult<String> {
+#[pyo3(signature = (text, label, base_dir, out, force=false, progress=None, scr_policy=None))]
+#[allow(clippy::too_many_arguments)]
+fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force: bool, progress: Option<Py<PyAny>>, scr_policy: Option<Py<PyAny>>) -> PyResult<String> {
     let loaded = LoadedScenario::from_str(text, label, Path::new(base_dir)).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let mut world = World::build(&loaded).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let policy_error: Arc<Mutex<Option<PyErr>>> = Arc::default();
+    if let Some(obj) = &scr_policy {
+        world
+            .set_scr_policy(|host| Box::new(PyPolicy { obj: obj.clone_ref(py), host, error: policy_error.clone() }))
+            .map_err(PyValueError::new_err)?;
+    }
+    if world.scr_policy_missing() {
+        return Err(PyValueError::new_err("[nic.scr.policy.external] needs a policy object: run(..., scr_policy=obj)"));
+    }
     let dir = RunDir::create(Path::new(out), force).map_err(|e| PyOSError::new_err(format!("cannot prepare {out}: {e}")))?;
     rnicsim::check_destinations(&loaded).map_err(|e| PyValueError::new_err(e.to_string()))?;
     rnicsim::stream_outputs(&dir, &loaded, &mut world).map_err(|e| PyOSError::new_err(format!("cannot write results to {out}: {e}")))?;
@@ -62,6 +165,9 @@ fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force
     });
     if end == RunEnd::Interrupted {
         return Err(failure.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted; nothing was written")));
+    }
+    if let Some(e) = policy_error.lock().expect("not poisoned").take() {
+        return Err(e);
     }
     rnicsim::write_outputs(&dir, &loaded, &mut world).map_err(|e| PyOSError::new_err(format!("cannot write results to {out}: {e}")))?;
     let path = dir.commit().map_err(|e| PyOSError::new_err(format!("cannot move results into {out}: {e}")))?;

@@ -3,9 +3,34 @@
 //! control interface any subscriber uses.
 
 use super::World;
+use crate::nic::scr::policy::external::{External, ExternalPolicy};
 use crate::nic::scr::policy::Action;
+use crate::nic::scr::processor::Processor;
 
 impl World {
+    /// Hands each SCR NIC an outside policy (`[nic.scr.policy.external]`): `make(host node)`.
+    /// Returns how many NICs took one; an error if the scenario's policy is not `external`.
+    pub fn set_scr_policy(&mut self, mut make: impl FnMut(u32) -> Box<dyn ExternalPolicy>) -> Result<u32, String> {
+        let nodes = self.host_nodes().to_vec();
+        let Some(scr) = self.tap.scr.as_mut() else { return Err("the scenario has no [nic.scr]".into()) };
+        let mut n = 0;
+        for (h, core) in scr.cores.iter_mut().enumerate() {
+            let Some(core) = core else { continue };
+            let Some(p) = core.as_any_mut().downcast_mut::<Processor<External>>() else {
+                return Err(format!("the scenario's SCR policy is `{}`; an outside policy needs [nic.scr.policy.external]", core.policy_name()));
+            };
+            p.policy.inner = make(nodes[h]);
+            p.policy.set = true;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Whether a NIC runs `[nic.scr.policy.external]` with no policy handed over yet.
+    pub fn scr_policy_missing(&self) -> bool {
+        self.tap.scr.iter().flat_map(|s| s.cores.iter().flatten()).any(|c| c.as_any().downcast_ref::<Processor<External>>().is_some_and(|p| !p.policy.set))
+    }
+
     pub(super) fn scr_thread(&mut self, host: u32, thread: u32) {
         let now = self.now;
         let Some(scr) = self.tap.scr.as_mut() else { return };

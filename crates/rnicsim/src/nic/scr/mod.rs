@@ -18,7 +18,7 @@ pub mod stats;
 
 use crate::units::{BitsPerSec, Bytes, Time};
 use event::Kind;
-use policy::{multipath, passive, receiver_driven, static_share, swift, water_filling};
+use policy::{external, multipath, passive, receiver_driven, static_share, swift, water_filling};
 use processor::{context_fits, Config, Processor, ScrCore};
 use queue::Strategy;
 use serde::{Deserialize, Serialize};
@@ -81,6 +81,7 @@ pub enum PolicySpec {
     Swift(swift::SwiftParams),
     ReceiverDriven(receiver_driven::ReceiverDrivenParams),
     Multipath(multipath::MultipathParams),
+    External(external::ExternalParams),
 }
 
 impl Default for PolicySpec {
@@ -217,6 +218,7 @@ impl ScrSpec {
                 }
                 context_fits::<multipath::Multipath>()
             }
+            PolicySpec::External(_) => Ok(()),
         };
         fits.map_err(|e| ("nic.scr.policy".to_string(), e))
     }
@@ -242,6 +244,7 @@ impl ScrSpec {
             PolicySpec::Swift(p) => Box::new(Processor::new(cfg, swift::Swift::new(p.clone()))),
             PolicySpec::ReceiverDriven(p) => Box::new(Processor::new(cfg, receiver_driven::ReceiverDriven::new(p.clone()))),
             PolicySpec::Multipath(p) => Box::new(Processor::new(cfg, multipath::Multipath::new(p.clone()))),
+            PolicySpec::External(p) => Box::new(Processor::new(cfg, external::External::new(p.clone()))),
         }
     }
 }

@@ -259,9 +259,12 @@ pub trait ScrCore {
     fn threads(&self) -> u32;
     /// The policy's own figures (see [`Policy::report`]).
     fn report(&self) -> Vec<(&'static str, f64)>;
+    /// For handing an outside policy to a processor built for one (`Processor<External>`).
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
-impl<P: Policy> ScrCore for Processor<P> {
+impl<P: Policy + 'static> ScrCore for Processor<P> {
     fn collect(&mut self, now: Time, qp: u32, ev: &NicEvent) -> Option<(u32, Time)> {
         Processor::collect(self, now, qp, ev)
     }
@@ -291,6 +294,12 @@ impl<P: Policy> ScrCore for Processor<P> {
     }
     fn report(&self) -> Vec<(&'static str, f64)> {
         self.policy.report(&self.flows)
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 

@@ -11,8 +11,10 @@
 //! [`static_share`] (1/n of the line rate each, with a floor), [`water_filling`] (max-min
 //! fair progressive filling with §5.1's join handling), [`swift`] (delay-based congestion
 //! control, A.6), [`multipath`] (per-path RTT probing and path selection, A.7),
-//! [`receiver_driven`] (credits and backpressure from the receiver, A.8).
+//! [`receiver_driven`] (credits and backpressure from the receiver, A.8); [`external`] hands
+//! the decisions to an object from outside the crate (a Python class).
 
+pub mod external;
 pub mod multipath;
 pub mod passive;
 pub mod receiver_driven;
