@@ -317,7 +317,8 @@ impl Summary {
                 .tests
                 .iter()
                 .zip(&goodput)
-                .map(|(p, goodput)| PerftestSummary {
+                .map(|(p, goodput)| (p, goodput, p.all_latencies()))
+                .map(|(p, goodput, lat)| PerftestSummary {
                     name: p.spec.name.clone(),
                     test: format!("{:?}", p.spec.test),
                     message: p.spec.message.0,
@@ -327,8 +328,8 @@ impl Summary {
                     wire_gbps: p.wire_gbps(world.end),
                     mpps: p.mpps(world.end),
                     mops: p.mops(world.end),
-                    latency_mean_us: mean(&p.all_latencies()) / 1e6,
-                    latency_p99_us: percentile(&p.all_latencies(), 0.99) / 1e6,
+                    latency_mean_us: mean(&lat) / 1e6,
+                    latency_p99_us: percentile(&lat, 0.99) / 1e6,
                     jain: crate::nic::scr::stats::jain(goodput),
                     errors: p.errors,
                 })

@@ -263,7 +263,7 @@ impl World {
         self.open_qp(q)?;
         let (a, b) = { let qp = self.qps.get(q); (qp.node, qp.peer_node) };
         let hash = crate::fabric::lb::flow_hash(a, b, sport, crate::wire::roce::ROCE_UDP_PORT);
-        let path = if self.paths.is_some() { self.path_for(a, b, hash) } else { NO_PATH };
+        let path = self.path_for(a, b, hash);
         self.transport().send_probe(q, sport, hash, path);
         self.drain_outbox();
         Ok(())

@@ -63,6 +63,12 @@ impl World {
                 Action::ProbePath { flow, sport } => {
                     let _ = self.send_path_probe(flow, sport);
                 }
+                Action::Wake { flow, .. } => {
+                    let scr = self.tap.scr.as_mut().expect("checked above");
+                    if let Some((t, at)) = scr.cores[host as usize].as_mut().and_then(|c| c.wake(now, flow)) {
+                        self.timers.arm_if_later(scr.thread_timers[host as usize][t as usize], at);
+                    }
+                }
                 Action::Signal { flow, value, bytes } => {
                     let _ = self.send_signal(flow, value, bytes);
                 }

@@ -7,7 +7,8 @@ use crate::units::Time;
 use serde::{Deserialize, Serialize};
 
 /// The event kinds of SCR's collectors: the fabric domain's in-band TX, RX, ACK, NACK, CNP and
-/// RTT-probe response; the peer domain's out-of-band signal (credits, peer utilization).
+/// RTT-probe response; the peer domain's out-of-band signal (credits, peer utilization); and a
+/// policy's own wake-up (`Action::Wake`: a timer on the cores, for deadlines no packet brings).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
@@ -18,11 +19,12 @@ pub enum Kind {
     Cnp,
     Rtt,
     Peer,
+    Timer,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 7] = [Kind::Tx, Kind::Rx, Kind::Ack, Kind::Nack, Kind::Cnp, Kind::Rtt, Kind::Peer];
-    pub const COUNT: usize = 7;
+    pub const ALL: [Kind; 8] = [Kind::Tx, Kind::Rx, Kind::Ack, Kind::Nack, Kind::Cnp, Kind::Rtt, Kind::Peer, Kind::Timer];
+    pub const COUNT: usize = 8;
 
     pub fn index(self) -> usize {
         self as usize
@@ -32,7 +34,7 @@ impl Kind {
     /// hardware, §4.3.2); RTT-probe responses and peer signals are out-of-band (A.11) and are
     /// collected by software on the cores.
     pub fn in_band(self) -> bool {
-        !matches!(self, Kind::Rtt | Kind::Peer)
+        !matches!(self, Kind::Rtt | Kind::Peer | Kind::Timer)
     }
 
     pub fn name(self) -> &'static str {
@@ -44,6 +46,7 @@ impl Kind {
             Kind::Cnp => "cnp",
             Kind::Rtt => "rtt",
             Kind::Peer => "peer",
+            Kind::Timer => "timer",
         }
     }
 }

@@ -53,21 +53,28 @@ pub struct Strategies {
     pub rtt: Strategy,
     #[serde(default = "keep_latest")]
     pub peer: Strategy,
+    /// A policy's wake-ups (one tick stands for any that folded).
+    #[serde(default = "keep_latest", skip_serializing_if = "is_keep_latest")]
+    pub timer: Strategy,
 }
 
 fn keep_latest() -> Strategy {
     Strategy::KeepLatest
 }
 
+fn is_keep_latest(s: &Strategy) -> bool {
+    *s == Strategy::KeepLatest
+}
+
 impl Default for Strategies {
     fn default() -> Self {
-        Strategies { tx: Strategy::Accumulate, rx: Strategy::Accumulate, ack: Strategy::Accumulate, nack: Strategy::Accumulate, cnp: Strategy::Accumulate, rtt: keep_latest(), peer: keep_latest() }
+        Strategies { tx: Strategy::Accumulate, rx: Strategy::Accumulate, ack: Strategy::Accumulate, nack: Strategy::Accumulate, cnp: Strategy::Accumulate, rtt: keep_latest(), peer: keep_latest(), timer: keep_latest() }
     }
 }
 
 impl Strategies {
     fn by_kind(&self) -> [Strategy; Kind::COUNT] {
-        [self.tx, self.rx, self.ack, self.nack, self.cnp, self.rtt, self.peer]
+        [self.tx, self.rx, self.ack, self.nack, self.cnp, self.rtt, self.peer, self.timer]
     }
 }
 
@@ -180,6 +187,9 @@ impl ScrSpec {
         }
         if self.queue_depth == 0 {
             return bad("queue_depth", "a software ring needs at least one entry".into());
+        }
+        if self.hosts.as_ref().is_some_and(|h| h.is_empty()) {
+            return bad("hosts", "no host listed; list the hosts whose NICs run SCR, or leave the key out for all".into());
         }
         if self.coalescing == Coalescing::Hardware {
             for (k, s) in Kind::ALL.iter().zip(self.strategy.by_kind()) {

@@ -116,7 +116,7 @@ impl<P: Policy> Processor<P> {
         self.flows.push(FlowEntry { flow: qp, left: false, ctx: P::Flow::default() });
         self.queues.extend([EventQueue::default(); Kind::COUNT]);
         let at = now + self.cfg.trigger_latency;
-        let mut env = Env { now: at, line_rate: self.cfg.line_rate, install_latency: self.cfg.install_latency, actions: &mut self.scratch };
+        let mut env = Env { now: at, line_rate: self.cfg.line_rate, install_latency: self.cfg.install_latency, in_force: at + self.cfg.install_latency, actions: &mut self.scratch };
         let cycles = self.policy.on_join(&mut self.flows, &mut env);
         self.meta.push(FlowMeta { thread, stable: false, owed_cycles: cycles });
         self.stats.flows += 1;
@@ -125,11 +125,16 @@ impl<P: Policy> Processor<P> {
         slot
     }
 
-    /// Queues the scratch actions to take effect `install_latency` after `done`.
+    /// Queues the scratch actions to take effect `install_latency` after `done` (a wake-up:
+    /// its own delay after `done`).
     fn schedule(&mut self, done: Time) {
         for a in self.scratch.drain(..) {
             self.decided += 1;
-            self.installs.push(Reverse((done + self.cfg.install_latency, self.decided, a)));
+            let at = match a {
+                Action::Wake { after, .. } => done + after,
+                _ => done + self.cfg.install_latency,
+            };
+            self.installs.push(Reverse((at, self.decided, a)));
         }
     }
 
@@ -140,6 +145,18 @@ impl<P: Policy> Processor<P> {
         if !self.policy.subscribes(e.kind) {
             return None;
         }
+        self.enqueue(now, qp, e)
+    }
+
+    /// A policy's wake-up of flow `qp` is due (`Action::Wake`): a `Kind::Timer` event, queued
+    /// like any other (a flow that left gets none).
+    pub fn wake(&mut self, now: Time, qp: u32) -> Option<(u32, Time)> {
+        self.slot(qp)?;
+        let e = ScrEvent { kind: Kind::Timer, flow: qp, at: now, first_at: now, bytes: 0, count: 1, rtt: Time::ZERO, value: 0 };
+        self.enqueue(now, qp, e)
+    }
+
+    fn enqueue(&mut self, now: Time, qp: u32, e: ScrEvent) -> Option<(u32, Time)> {
         let k = e.kind.index();
         self.stats.collected[k] += 1;
         let slot = match self.slot(qp) {
@@ -169,11 +186,11 @@ impl<P: Policy> Processor<P> {
         let Some(slot) = self.slot(qp) else { return };
         self.slot_of[qp as usize] = 0;
         let at = now + self.cfg.trigger_latency;
-        let mut env = Env { now: at, line_rate: self.cfg.line_rate, install_latency: self.cfg.install_latency, actions: &mut self.scratch };
+        let mut env = Env { now: at, line_rate: self.cfg.line_rate, install_latency: self.cfg.install_latency, in_force: at + self.cfg.install_latency, actions: &mut self.scratch };
         self.flows[slot].left = true;
         let cycles = self.policy.on_leave(slot, &mut self.flows, &mut env);
         // Nothing is installed for the closed queue pair itself.
-        self.scratch.retain(|a| !matches!(a, Action::SetRate { flow, .. } | Action::ProbeRtt { flow } | Action::SetSport { flow, .. } | Action::ProbePath { flow, .. } | Action::Signal { flow, .. } if *flow == qp));
+        self.scratch.retain(|a| !matches!(a, Action::SetRate { flow, .. } | Action::ProbeRtt { flow } | Action::SetSport { flow, .. } | Action::ProbePath { flow, .. } | Action::Signal { flow, .. } | Action::Wake { flow, .. } if *flow == qp));
         for q in &mut self.queues[slot * Kind::COUNT..(slot + 1) * Kind::COUNT] {
             q.take();
         }
@@ -205,13 +222,15 @@ impl<P: Policy> Processor<P> {
             self.cfg.park_cycles
         } else {
             let ev = q.take().expect("a ready queue holds events");
-            let mut env = Env { now, line_rate: self.cfg.line_rate, install_latency: self.cfg.install_latency, actions: &mut self.scratch };
+            let cycles = self.policy.cycles(&ev) + std::mem::take(&mut self.meta[slot].owed_cycles);
+            let in_force = now + self.cfg.cycles_time(cycles as u64) + self.cfg.install_latency;
+            let mut env = Env { now, line_rate: self.cfg.line_rate, install_latency: self.cfg.install_latency, in_force, actions: &mut self.scratch };
             let verdict = self.policy.on_event(&ev, &mut self.flows[slot].ctx, &mut env);
             self.meta[slot].stable = verdict == Verdict::Stable;
             self.stats.handled[k] += 1;
             self.stats.handled_bytes[k] += ev.bytes;
             self.stats.coalesced[k] += ev.count as u64;
-            self.policy.cycles(&ev) + std::mem::take(&mut self.meta[slot].owed_cycles)
+            cycles
         };
         let done = now + self.cfg.cycles_time(cycles as u64);
         self.stats.busy_ps += (done - now).0;
@@ -249,6 +268,7 @@ impl<P: Policy> Processor<P> {
 /// The processor as the NIC holds it, whatever its policy.
 pub trait ScrCore {
     fn collect(&mut self, now: Time, qp: u32, ev: &NicEvent) -> Option<(u32, Time)>;
+    fn wake(&mut self, now: Time, qp: u32) -> Option<(u32, Time)>;
     fn leave(&mut self, now: Time, qp: u32);
     fn run_thread(&mut self, now: Time, t: u32) -> Option<Time>;
     fn next_install(&self) -> Option<Time>;
@@ -267,6 +287,9 @@ pub trait ScrCore {
 impl<P: Policy + 'static> ScrCore for Processor<P> {
     fn collect(&mut self, now: Time, qp: u32, ev: &NicEvent) -> Option<(u32, Time)> {
         Processor::collect(self, now, qp, ev)
+    }
+    fn wake(&mut self, now: Time, qp: u32) -> Option<(u32, Time)> {
+        Processor::wake(self, now, qp)
     }
     fn leave(&mut self, now: Time, qp: u32) {
         Processor::leave(self, now, qp)
@@ -334,7 +357,7 @@ mod tests {
     }
 
     /// Feeds `flows` flows sending `pkt`-byte packets in turn at line rate for `until`.
-    fn drive<P: Policy>(mut p: Processor<P>, flows: u32, pkt: u64, until: Time) -> Processor<P> {
+    fn drive<P: Policy + 'static>(mut p: Processor<P>, flows: u32, pkt: u64, until: Time) -> Processor<P> {
         let events = until.0.div_ceil(BitsPerSec::gbps(100).tx_time(pkt).0);
         crate::bench::scr_feed_tx(&mut p, flows, pkt, events);
         p

@@ -42,6 +42,9 @@ pub enum Action {
     ProbePath { flow: u32, sport: u16 },
     /// Send an out-of-band signal to the flow's peer (128-byte UDP packets by default).
     Signal { flow: u32, value: u32, bytes: u32 },
+    /// Hand the policy a `Kind::Timer` event of this flow `after` the decision (a timer on the
+    /// cores, for deadlines no packet brings: a probe's timeout when the flow's ACKs stopped).
+    Wake { flow: u32, after: Time },
 }
 
 /// What a policy sees of its NIC, and where it writes its actions.
@@ -51,7 +54,16 @@ pub struct Env<'a> {
     pub line_rate: BitsPerSec,
     /// How long after the decision a rate set takes effect (the NIC's rate-install latency).
     pub install_latency: Time,
+    /// When a decision made in this call takes effect: the thread's processing of this event
+    /// (its cycles at the core clock) plus the install latency.
+    pub in_force: Time,
     pub actions: &'a mut Vec<Action>,
+}
+
+/// An `Env` for policy unit tests: 100 Gbps, decisions in force at once.
+#[cfg(test)]
+pub(crate) fn test_env(now: Time, actions: &mut Vec<Action>) -> Env<'_> {
+    Env { now, line_rate: BitsPerSec::gbps(100), install_latency: Time::ZERO, in_force: now, actions }
 }
 
 /// One flow as the policy's node-level work sees it.

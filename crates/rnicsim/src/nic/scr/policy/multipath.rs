@@ -3,18 +3,20 @@
 //! Each flow has up to [`MAX_PATHS`] candidate paths, each named by a UDP source port (ECMP
 //! hashes the port, so a port is a path): the ports given, or ports drawn from the flow id
 //! ("a random generation approach"). The policy probes one path at a time, in turn, every
-//! `interval` / paths (later if the last probe is still out: answers arriving together would
-//! coalesce into one RTT event), with an out-of-band probe on that port ([`Action::ProbePath`]); the peer
-//! answers, and the answer comes back as an RTT event carrying the port. A probe unanswered
-//! for `timeout` (A.7: 100 µs) marks its path failed; a later answer on it marks it recovered.
+//! `interval` / paths, with an out-of-band probe on that port ([`Action::ProbePath`]); the
+//! peer answers, and the answer comes back as an RTT event carrying the port. A probe
+//! unanswered for `timeout` (A.7: 100 µs) marks its path failed; a later answer on it marks it
+//! recovered. Only one probe is out at a time (a dead path's holds the others back for the
+//! timeout): answers arriving together would fold into one RTT event (its queue keeps the
+//! latest), losing one; if that happens anyway, no outstanding probe is held against its path.
 //! The flow's data is pinned to the live path with the lowest RTT (`Action::SetSport`, as
 //! `mlx5dv_modify_qp_udp_sport` does per QP), moving only when another path is better by more
 //! than `hysteresis` or its own has failed.
 //!
-//! The policy runs on the flow's ACK events and on probe answers; the answers of the live paths
-//! keep it running (and so probing, and timing out the dead ones) when the data's own path has
-//! failed and its ACKs stopped. Times are kept as wrapping 32-bit nanoseconds in the 48-byte
-//! context, good for gaps below 4.29 s.
+//! The policy runs on the flow's ACK events, probe answers and its own wake-ups
+//! ([`Action::Wake`], one per probe round), so probing and timeouts go on when the data's own
+//! path has failed and its ACKs stopped. Times are kept as wrapping 32-bit nanoseconds in the
+//! 48-byte context, good for gaps below 4.29 s.
 
 use super::{Action, Env, FlowEntry, Policy, Verdict};
 use crate::nic::scr::event::{Kind, ScrEvent};
@@ -76,8 +78,17 @@ impl MultipathParams {
         if !(1..=MAX_PATHS).contains(&n) {
             return Err((if self.sports.is_empty() { "paths" } else { "sports" }, format!("1 to {MAX_PATHS} paths, got {n}")));
         }
-        if self.interval.0 == 0 || self.timeout.0 == 0 || self.timeout.0 >= (u32::MAX as u64) * 1000 {
-            return Err(("timeout", "interval and timeout must be above 0, the timeout below 4.29 s".into()));
+        if self.interval.0 < 1000 * n as u64 {
+            return Err(("interval", format!("at least 1 ns per path, got {}", self.interval)));
+        }
+        if self.timeout.0 < 1000 || self.timeout.0 >= (u32::MAX as u64) * 1000 {
+            return Err(("timeout", format!("expected 1 ns to 4.29 s, got {}", self.timeout)));
+        }
+        let mut seen = self.sports.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        if seen.len() != self.sports.len() {
+            return Err(("sports", "each port names one path; a port is listed twice".into()));
         }
         Ok(())
     }
@@ -85,7 +96,7 @@ impl MultipathParams {
 
 const NO_RTT: u32 = u32::MAX;
 
-/// The per-flow context (44 bytes).
+/// The per-flow context (48 bytes with padding).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MpFlow {
     /// Each path's last RTT (ns; `NO_RTT`: failed or not yet answered).
@@ -122,9 +133,21 @@ impl Multipath {
     pub fn sport(&self, flow: u32, i: usize) -> u16 {
         match self.p.sports.get(i) {
             Some(&s) => s,
-            // A port in the dynamic range, drawn from the flow and the path index.
-            None => 49152 + (crate::sim::rng::mix64(((flow as u64) << 8) | i as u64) % 16384) as u16,
+            None => Self::drawn(flow, i),
         }
+    }
+
+    /// The `i`-th of a flow's drawn ports: ports in the dynamic range drawn from the flow id,
+    /// redrawn past any of its earlier paths' ports, so the paths' ports differ.
+    fn drawn(flow: u32, i: usize) -> u16 {
+        let mut ports = [0u16; MAX_PATHS];
+        for j in 0..=i.min(MAX_PATHS - 1) {
+            ports[j] = (0u64..)
+                .map(|attempt| 49152 + (crate::sim::rng::mix64(((flow as u64) << 16) | (attempt << 3) | j as u64) % 16384) as u16)
+                .find(|s| !ports[..j].contains(s))
+                .expect("16,384 ports for at most 4 paths");
+        }
+        ports[i.min(MAX_PATHS - 1)]
     }
 
     fn ns(t: Time) -> u32 {
@@ -143,7 +166,7 @@ impl Policy for Multipath {
         "multipath"
     }
     fn subscribes(&self, kind: Kind) -> bool {
-        matches!(kind, Kind::Ack | Kind::Rtt)
+        matches!(kind, Kind::Ack | Kind::Rtt | Kind::Timer)
     }
     fn cycles(&self, _ev: &ScrEvent) -> u32 {
         self.p.cycles
@@ -157,9 +180,9 @@ impl Policy for Multipath {
     }
     fn on_event(&mut self, ev: &ScrEvent, f: &mut MpFlow, env: &mut Env) -> Verdict {
         let now = Self::ns(env.now);
-        // A probe's answer: its path's RTT, and a recovery if it had failed.
         if ev.kind == Kind::Rtt {
             if let Some(i) = (0..self.n).find(|&i| self.sport(ev.flow, i) as u32 == ev.value) {
+                // A probe's answer: its path's RTT, and a recovery if it had failed.
                 f.rtt_ns[i] = (ev.rtt.0 / 1000).min(NO_RTT as u64 - 1) as u32;
                 f.outstanding &= !(1 << i);
                 if f.failed & (1 << i) != 0 {
@@ -167,6 +190,11 @@ impl Policy for Multipath {
                     self.recoveries += 1;
                     self.first_recovery.get_or_insert(env.now);
                 }
+            }
+            if ev.count > 1 {
+                // Answers that arrived together folded into this one: any outstanding probe may
+                // have been answered, so none of them is held against its path this time.
+                f.outstanding = 0;
             }
         }
         // Probes unanswered past the timeout: their paths have failed.
@@ -182,15 +210,21 @@ impl Policy for Multipath {
                 }
             }
         }
-        // The next path's probe, once due and once the last one is answered or timed out: one
-        // probe at a time, so answers never coalesce into one RTT event in the flow's queue.
-        if env.now >= f.next_probe && f.outstanding == 0 {
-            let i = f.turn as usize % self.n;
-            f.outstanding |= 1 << i;
-            f.sent_ns[i] = now;
-            env.actions.push(Action::ProbePath { flow: ev.flow, sport: self.sport(ev.flow, i) });
-            f.turn = ((i + 1) % self.n) as u8;
-            f.next_probe = env.now + Time(self.p.interval.0 / self.n as u64);
+        // Every interval / paths: the next path's probe, once the last one is answered or timed
+        // out (one at a time: two answers arriving together would fold into one RTT event and
+        // one of them would be lost), and a wake-up for the next round, so probing and timeouts
+        // go on when no packet comes.
+        if env.now >= f.next_probe {
+            let step = Time(self.p.interval.0 / self.n as u64);
+            if f.outstanding == 0 {
+                let i = f.turn as usize % self.n;
+                f.outstanding |= 1 << i;
+                f.sent_ns[i] = now;
+                f.turn = ((i + 1) % self.n) as u8;
+                env.actions.push(Action::ProbePath { flow: ev.flow, sport: self.sport(ev.flow, i) });
+            }
+            f.next_probe = env.now + step;
+            env.actions.push(Action::Wake { flow: ev.flow, after: step });
         }
         // Move the data to the best live path when its own failed or another is clearly faster.
         if let Some(b) = self.best(f) {
@@ -238,15 +272,47 @@ impl Policy for Multipath {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::BitsPerSec;
 
     fn env(now_us: u64, actions: &mut Vec<Action>) -> Env<'_> {
-        Env { now: Time::from_us(now_us), line_rate: BitsPerSec::gbps(100), install_latency: Time::ZERO, actions }
+        super::super::test_env(Time::from_us(now_us), actions)
     }
 
     fn ev(kind: Kind, at_us: u64, rtt_ns: u64, value: u32) -> ScrEvent {
         let at = Time::from_us(at_us);
         ScrEvent { kind, flow: 3, at, first_at: at, bytes: 0, count: 1, rtt: Time::from_ns(rtt_ns), value }
+    }
+
+    /// Runs the policy for one flow from time 0 to `until_us`: its wake-ups, the answers to its
+    /// probes (`answer(port, at_ns)`: the RTT, or None if lost) and, if `acks`, an ACK every
+    /// 5 µs. Returns each move of the data (time in ns, port).
+    fn drive(p: &mut Multipath, f: &mut MpFlow, until_us: u64, answer: &dyn Fn(u16, u64) -> Option<u64>, acks: bool) -> Vec<(u64, u16)> {
+        let mut pending: Vec<(u64, ScrEvent)> = vec![(0, ev(Kind::Timer, 0, 0, 0))];
+        if acks {
+            pending.extend((0..until_us / 5).map(|k| (k * 5000, ev(Kind::Ack, k * 5, 0, 0))));
+        }
+        let mut moves = Vec::new();
+        while let Some(k) = (0..pending.len()).min_by_key(|&k| (pending[k].0, k)) {
+            let (t, mut e) = pending.remove(k);
+            if t > until_us * 1000 {
+                break;
+            }
+            e.at = Time::from_ns(t);
+            let mut a = Vec::new();
+            p.on_event(&e, f, &mut super::super::test_env(Time::from_ns(t), &mut a));
+            for x in a {
+                match x {
+                    Action::ProbePath { sport, .. } => {
+                        if let Some(rtt) = answer(sport, t) {
+                            pending.push((t + rtt, ScrEvent { rtt: Time::from_ns(rtt), ..ev(Kind::Rtt, 0, 0, sport as u32) }));
+                        }
+                    }
+                    Action::Wake { after, .. } => pending.push((t + after.0 / 1000, ev(Kind::Timer, 0, 0, 0))),
+                    Action::SetSport { sport, .. } => moves.push((t, sport)),
+                    _ => {}
+                }
+            }
+        }
+        moves
     }
 
     #[test]
@@ -258,47 +324,52 @@ mod tests {
         p.on_join(&mut flows, &mut env(0, &mut a));
         assert_eq!(a, vec![Action::SetSport { flow: 3, sport: 5101 }]);
         let mut f = flows[0].ctx;
-        a.clear();
-        // One probe at a time: 5101 at 0 µs; 5102 only once 5101 has answered and 10 µs
-        // (20 µs over two paths) have passed.
-        p.on_event(&ev(Kind::Ack, 0, 0, 0), &mut f, &mut env(0, &mut a));
-        p.on_event(&ev(Kind::Ack, 10, 0, 0), &mut f, &mut env(10, &mut a));
-        assert_eq!(a, vec![Action::ProbePath { flow: 3, sport: 5101 }]);
-        // 5101 answers in 12 µs; the data stays on it (nothing better known). 5102 goes out.
-        p.on_event(&ev(Kind::Rtt, 12, 12_000, 5101), &mut f, &mut env(12, &mut a));
-        assert_eq!(a[1..], [Action::ProbePath { flow: 3, sport: 5102 }]);
-        a.clear();
-        // 5102 answers in 2 µs: the data moves to it.
-        p.on_event(&ev(Kind::Rtt, 14, 2000, 5102), &mut f, &mut env(14, &mut a));
-        assert_eq!(a, vec![Action::SetSport { flow: 3, sport: 5102 }]);
-        assert_eq!((f.current, f.rtt_ns), (1, [12_000, 2000, NO_RTT, NO_RTT]));
-        // 5102 stops answering. 5101 keeps answering (its answers, and ACKs, run the policy); a
-        // 5102 probe unanswered for 100 µs marks it failed and the data moves back.
-        let mut lost_at = None;
-        let mut moved = Vec::new();
-        for t in (20..=200).step_by(10) {
-            a.clear();
-            p.on_event(&ev(Kind::Ack, t, 0, 0), &mut f, &mut env(t, &mut a));
-            if a.contains(&Action::ProbePath { flow: 3, sport: 5101 }) {
-                p.on_event(&ev(Kind::Rtt, t + 1, 12_000, 5101), &mut f, &mut env(t + 1, &mut a));
-            }
-            if a.contains(&Action::ProbePath { flow: 3, sport: 5102 }) && lost_at.is_none() {
-                lost_at = Some(t);
-            }
-            moved.extend(a.iter().filter(|x| matches!(x, Action::SetSport { .. })).copied());
-        }
-        let lost = lost_at.expect("5102 was probed again");
-        assert_eq!(f.failed, 0b10);
-        // Detected at the first event at least 100 µs after that probe left.
-        assert_eq!(p.first_failure, Some(Time::from_us((lost + 100).div_ceil(10) * 10)));
-        assert_eq!((f.current, moved.as_slice()), (0, &[Action::SetSport { flow: 3, sport: 5101 }][..]));
-        // It answers again: recovered, and faster, so the data returns.
-        a.clear();
-        p.on_event(&ev(Kind::Rtt, 150, 2000, 5102), &mut f, &mut env(150, &mut a));
-        assert_eq!((f.failed, f.current, p.recoveries), (0, 1, 1));
-        assert_eq!(a.last(), Some(&Action::SetSport { flow: 3, sport: 5102 }));
+        // 5101 answers in 12 µs; 5102 in 2 µs until 300 µs, then never again (its path failed,
+        // and with it the data's ACKs: no ACK events at all), and again from 600 µs.
+        let answer = |port: u16, at: u64| match port {
+            5101 => Some(12_000),
+            _ if !(300_000..600_000).contains(&at) => Some(2000),
+            _ => None,
+        };
+        let moves = drive(&mut p, &mut f, 900, &answer, false);
+        // A round every 10 µs, one probe out at a time: 5101 at 0 (answered at 12 µs), so 5102
+        // waits for the round at 20 µs; answered at 22 µs, faster: the data moves.
+        assert_eq!(moves[0], (22_000, 5102));
+        // Then 5102 goes out every 30 µs (20, 50, 80, ...): the first lost leaves at 320 µs;
+        // its timeout is seen at the round 100 µs later, and the data moves back to 5101.
+        assert_eq!(p.first_failure, Some(Time::from_us(420)));
+        assert_eq!(moves[1], (420_000, 5101));
+        // Probes stay one at a time: a dead path costs a timeout per round, so the first probe
+        // after 600 µs goes out within a timeout and a round; it is answered: recovered, and
+        // faster, so the data returns.
+        assert_eq!(p.recoveries, 1);
+        let back = moves[2].0;
+        assert!((602_000..=602_000 + 100_000 + 30_000).contains(&back), "{moves:?}");
+        assert_eq!(moves.len(), 3);
+        assert_eq!((p.failures, f.current, f.failed), (1, 1, 0));
         let r = p.report(&[FlowEntry { flow: 3, left: false, ctx: f }]);
-        assert!(r.contains(&("switches", 3.0)) && r.contains(&("path1_rtt_us", 2.0)), "{r:?}");
+        assert!(r.contains(&("switches", 3.0)) && r.contains(&("path1_rtt_us", 2.0)) && r.contains(&("rtt_spread_us", 10.0)), "{r:?}");
+    }
+
+    #[test]
+    fn answers_that_fold_together_do_not_fail_a_path() {
+        // 5101's probe is out; an RTT event that stands for two (count 2, carrying another
+        // port's sample) may have folded 5101's answer in: its probe must not time out for it.
+        let mut p = Multipath::new(MultipathParams { sports: vec![5101, 5102], ..Default::default() });
+        let mut f = MpFlow { rtt_ns: [NO_RTT; MAX_PATHS], ..Default::default() };
+        let mut a = Vec::new();
+        p.on_event(&ev(Kind::Timer, 0, 0, 0), &mut f, &mut env(0, &mut a));
+        assert_eq!(f.outstanding, 0b01);
+        let folded = ScrEvent { count: 2, ..ev(Kind::Rtt, 1, 1000, 5102) };
+        p.on_event(&folded, &mut f, &mut env(1, &mut a));
+        assert_eq!(f.outstanding, 0);
+        p.on_event(&ev(Kind::Timer, 200, 0, 0), &mut f, &mut env(200, &mut a));
+        assert_eq!((f.failed, p.failures), (0, 0));
+        // Unfolded, the same silence is a failure.
+        let mut g = MpFlow { rtt_ns: [NO_RTT; MAX_PATHS], ..Default::default() };
+        p.on_event(&ev(Kind::Timer, 0, 0, 0), &mut g, &mut env(0, &mut a));
+        p.on_event(&ev(Kind::Timer, 200, 0, 0), &mut g, &mut env(200, &mut a));
+        assert_eq!(g.failed, 0b01);
     }
 
     #[test]

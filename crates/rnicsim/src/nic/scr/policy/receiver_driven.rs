@@ -133,6 +133,9 @@ impl ReceiverDrivenParams {
         if self.md_permille > 1000 {
             return Err(("md_permille", format!("expected at most 1000, got {}", self.md_permille)));
         }
+        if self.backpressure_permille > 1000 {
+            return Err(("backpressure_permille", format!("expected at most 1000, got {}", self.backpressure_permille)));
+        }
         if self.signal_bytes.0 > 4096 {
             return Err(("signal_bytes", format!("a signal is one packet; at most 4096 B, got {}", self.signal_bytes.0)));
         }
@@ -152,15 +155,22 @@ pub struct Meter {
     window: u64,
     bytes: u64,
     pub mbps: u32,
+    /// Windows read so far (0: the first reading is taken as it is, not averaged).
+    readings: u32,
 }
 
 impl Meter {
     fn add(&mut self, at: Time, bytes: u64, meter: Time) {
         let w = at.0 / meter.0.max(1);
+        if self.readings == 0 && self.bytes == 0 {
+            // The first bytes: metering starts in their window.
+            self.window = w;
+        }
         if w > self.window {
             let span_ps = (w - self.window) * meter.0.max(1);
             let sample = (self.bytes * 8 * 1_000_000 / span_ps).min(u32::MAX as u64);
-            self.mbps = if self.window == 0 && self.mbps == 0 { sample as u32 } else { ((self.mbps as u64 + sample) / 2) as u32 };
+            self.mbps = if self.readings == 0 { sample as u32 } else { ((self.mbps as u64 + sample) / 2) as u32 };
+            self.readings = self.readings.saturating_add(1);
             self.window = w;
             self.bytes = 0;
         }
@@ -176,7 +186,7 @@ pub struct ReceiverDriven {
     last_credit_mbps: u32,
 }
 
-/// The per-flow context (40 bytes).
+/// The per-flow context (48 bytes, the whole of DOCA PCC's).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RdFlow {
     /// Receiver: the flow's RX meter and when it was last signalled.
@@ -285,7 +295,16 @@ mod tests {
     }
 
     fn env(now_us: u64, actions: &mut Vec<Action>) -> Env<'_> {
-        Env { now: Time::from_us(now_us), line_rate: BitsPerSec::gbps(100), install_latency: Time::ZERO, actions }
+        super::super::test_env(Time::from_us(now_us), actions)
+    }
+
+    #[test]
+    fn a_meter_that_starts_late_reads_its_first_window_whole() {
+        let mut m = Meter::default();
+        let w = Time::from_us(10);
+        m.add(Time::from_us(71), 62_500, w);
+        m.add(Time::from_us(81), 0, w);
+        assert_eq!(m.mbps, 50_000);
     }
 
     #[test]

@@ -15,8 +15,9 @@
 //!   (window += ai × acked / window), so about `ai` per round trip however ACKs coalesce.
 //! - **At or above it**: multiplicative decrease by max(1 − β·(delay − target)/delay,
 //!   1 − `max_mdf`), at most once per round trip: only on a sample whose packet left after the
-//!   last cut was in force (Swift's "once per RTT", with SCR's rate-install lag, A.11, added:
-//!   samples from before the cut took effect would cut again for the same congestion).
+//!   last cut was in force (Swift's "once per RTT", with SCR's lag, A.11, added: a cut takes
+//!   effect after the thread's processing and the rate install, and samples from before then
+//!   would cut again for the same congestion).
 //!
 //! Rates are clamped to [`min_rate`, line rate]; rates in Mbps and times in ns, integers only.
 
@@ -117,8 +118,11 @@ impl Default for SwiftParams {
 impl SwiftParams {
     /// What is wrong with the parameters, if anything (key, why).
     pub fn check(&self) -> Result<(), (&'static str, String)> {
-        if self.fs_min_rate.0 < 1_000_000 || self.fs_max_rate <= self.fs_min_rate {
-            return Err(("fs_max_rate", format!("flow scaling needs 1Mbps <= fs_min_rate < fs_max_rate (got {} and {})", self.fs_min_rate, self.fs_max_rate)));
+        if self.fs_min_rate.0 < 1_000_000 {
+            return Err(("fs_min_rate", format!("flow scaling starts at 1Mbps or more, got {}", self.fs_min_rate)));
+        }
+        if self.fs_max_rate <= self.fs_min_rate {
+            return Err(("fs_max_rate", format!("flow scaling needs fs_min_rate < fs_max_rate (got {} and {})", self.fs_min_rate, self.fs_max_rate)));
         }
         if self.beta_permille > 1000 || self.max_mdf_permille > 1000 {
             return Err(("beta_permille", "beta_permille and max_mdf_permille are at most 1000".into()));
@@ -197,25 +201,35 @@ impl Policy for Swift {
             // The first sample: the flow has been running unlimited, at line rate.
             f.rate_mbps = line;
             f.base_rtt_ns = delay;
+            f.target_ns = self.target_ns(line);
         }
         f.base_rtt_ns = f.base_rtt_ns.min(delay);
         let target = self.target_ns(f.rate_mbps);
         // The window the rate stands for at this round trip (Mbps × ns / 8,000 = bytes).
-        let mut w = (f.rate_mbps as u64 * delay as u64 / 8000).max(1);
+        let before = (f.rate_mbps as u64 * delay as u64 / 8000).max(1);
+        let mut w = before;
         if delay < target {
             // Additive increase: ai per window acknowledged.
             w += self.p.ai.0 * ev.bytes / w;
-        } else if ev.at.saturating_sub(ev.rtt) >= f.last_decrease + env.install_latency || f.last_decrease == Time::ZERO {
+        } else if ev.at.saturating_sub(ev.rtt) >= f.last_decrease {
             // Once per round trip of the cut rate: the sampled packet left after the last cut
-            // was in force (on the NIC a cut takes effect install_latency after it is decided;
-            // a sample from before then says nothing about it).
+            // was in force (`last_decrease` holds when that was: the thread's processing and
+            // the NIC's install latency after the decision, A.11); a sample from before says
+            // nothing about it.
             let cut = (self.p.beta_permille as u64 * (delay - target) as u64 / delay as u64).min(self.p.max_mdf_permille as u64);
-            w = w * (1000 - cut) / 1000;
-            f.last_decrease = env.now;
-            self.decreases += 1;
+            if cut > 0 {
+                w = w * (1000 - cut) / 1000;
+                f.last_decrease = env.in_force;
+                self.decreases += 1;
+            }
         }
         f.window = w.min(u32::MAX as u64) as u32;
-        let rate = ((w * 8000 / delay as u64).min(u32::MAX as u64) as u32).clamp(mbps(self.p.min_rate).max(1), line);
+        if w == before {
+            // Nothing moved: keep the rate (recomputing it from the window would round it down).
+            return Verdict::Adjusting;
+        }
+        let floor = mbps(self.p.min_rate).max(1).min(line);
+        let rate = ((w * 8000 / delay as u64).min(u32::MAX as u64) as u32).clamp(floor, line);
         f.target_ns = self.target_ns(rate);
         if rate != f.rate_mbps {
             f.rate_mbps = rate;
@@ -264,7 +278,7 @@ mod tests {
     }
 
     fn env(now_us: u64, actions: &mut Vec<Action>) -> Env<'_> {
-        Env { now: Time::from_us(now_us), line_rate: BitsPerSec::gbps(100), install_latency: Time::ZERO, actions }
+        super::super::test_env(Time::from_us(now_us), actions)
     }
 
     #[test]
@@ -278,17 +292,21 @@ mod tests {
         assert_eq!((f.window, f.base_rtt_ns), (25_040, 2000));
         assert_eq!(f.rate_mbps, 100_000, "clamped to the line rate");
         // 8 µs of delay against a 3 µs target (at 100 Gbps): the window 100 Gbps × 8 µs is cut
-        // by min(0.8 × 5/8, 0.5) = 0.5, so the rate halves.
-        s.on_event(&ack(10, 8000, 1000), &mut f, &mut env(10, &mut actions));
+        // by min(0.8 × 5/8, 0.5) = 0.5, so the rate halves. Decided at 10 µs, the cut is in
+        // force at 15 µs (the thread's processing and the install latency).
+        s.on_event(&ack(10, 8000, 1000), &mut f, &mut Env { in_force: Time::from_us(15), ..env(10, &mut actions) });
         assert_eq!((f.window, f.rate_mbps), (50_000, 50_000));
         // Within the same round trip (8 µs) no second cut: the rate stays.
         s.on_event(&ack(12, 8000, 0), &mut f, &mut env(12, &mut actions));
         assert_eq!(f.rate_mbps, 50_000);
-        // Nor from a packet that left after the decision but before the cut was in force (a
-        // 5 µs install latency: in force at 15 µs; this packet left at 20 − 8 = 12 µs).
-        let mut late = Env { install_latency: Time::from_us(5), ..env(20, &mut actions) };
-        s.on_event(&ack(20, 8000, 0), &mut f, &mut late);
+        // Nor from a packet that left after the decision but before the cut was in force (this
+        // one left at 20 − 8 = 12 µs).
+        s.on_event(&ack(20, 8000, 0), &mut f, &mut env(20, &mut actions));
         assert_eq!(f.rate_mbps, 50_000);
+        // Delay exactly at the target cuts nothing and counts as no decrease.
+        let d = s.decreases;
+        s.on_event(&ack(21, s.target_ns(50_000) as u64, 0), &mut f, &mut env(21, &mut actions));
+        assert_eq!((f.rate_mbps, s.decreases), (50_000, d));
         // 4 µs delay, target at 50 Gbps ≈ 4.23 µs: below it. The window 50 Gbps × 4 µs =
         // 25,000 B, all acknowledged, gains ai: 26,024 B over 4 µs = 52,048 Mbps.
         assert!(s.target_ns(50_000) > 4000);
