@@ -341,3 +341,22 @@ fn multipath_probes_see_the_slow_path_detect_its_failure_by_timeout_and_its_reco
     let at = fig(&quick, "first_failure_us");
     assert!((1039.0..1090.0).contains(&at), "{at}");
 }
+
+#[test]
+fn fig17_reads_are_made_fair_by_the_responders_nic() {
+    let d = shipped("fig17_passive.toml");
+    let w = shipped("fig17_water_filling.toml");
+    for x in [&d, &w] {
+        for c in &x.paper {
+            assert!(c.within, "{}: {} paper {} ours {:?}", x.name, c.metric, c.paper, c.ours);
+        }
+    }
+    let jain = |x: &Summary, n: &str| perf(x, n).jain;
+    for n in ["4 QPs", "16 QPs", "64 QPs"] {
+        assert!(jain(&w, n) > 0.95 && jain(&w, n) > jain(&d, n), "{n}: {} vs {}", jain(&w, n), jain(&d, n));
+    }
+    // READ data leaves the server (odd hosts): its NIC sees the bytes and sets the rates (A.5).
+    let scr = w.scr.as_ref().unwrap();
+    let bytes = |odd: bool| scr.per_nic.iter().filter(|n| n.name.trim_start_matches("host ").parse::<u32>().unwrap() % 2 == odd as u32).map(|n| n.tx_processing_gbps).sum::<f64>();
+    assert!(bytes(true) > 10.0 * bytes(false), "servers {} clients {}", bytes(true), bytes(false));
+}
