@@ -43,6 +43,15 @@ fn two_tenants(policy: &str) -> Summary {
     tenants(fabric, policy, [("4KB", "4KiB", 128), ("1MB", "1MiB", 128)])
 }
 
+/// Every `[[paper]]` claim of these runs holds.
+fn assert_claims(runs: &[&Summary]) {
+    for x in runs {
+        for c in &x.paper {
+            assert!(c.within, "{}: {} paper {} ours {:?}", x.name, c.metric, c.paper, c.ours);
+        }
+    }
+}
+
 fn gbps(s: &Summary, test: &str) -> f64 {
     s.perftest.iter().find(|p| p.name == test).unwrap().gbps
 }
@@ -269,11 +278,7 @@ fn receiver_backpressure_cuts_the_sender_multiplicatively_and_it_climbs_back() {
 fn fig13_water_filling_cuts_the_latency_qps_latency_and_keeps_the_bandwidth_qps_rate() {
     let f = shipped("fig13.toml");
     let st = shipped("fig13_static.toml");
-    for x in [&f, &st] {
-        for c in &x.paper {
-            assert!(c.within, "{}: {} paper {} ours {:?}", x.name, c.metric, c.paper, c.ours);
-        }
-    }
+    assert_claims(&[&f, &st]);
     let lat = |s: &Summary, n: &str| perf(s, n).latency_mean_us;
     assert!(lat(&f, "lat-wf") < 0.6 * lat(&f, "lat-default"), "{} vs {}", lat(&f, "lat-wf"), lat(&f, "lat-default"));
     // Static isolates the latency QP as well, at the cost of half the link for the bulk QP.
@@ -285,9 +290,7 @@ fn fig13_water_filling_cuts_the_latency_qps_latency_and_keeps_the_bandwidth_qps_
 fn fig18_and_fig20_swift_and_credits_track_the_capacity_left() {
     for name in ["fig18_swift.toml", "fig20_credits.toml"] {
         let s = shipped(name);
-        for c in &s.paper {
-            assert!(c.within, "{name}: {} paper {} ours {:?}", c.metric, c.paper, c.ours);
-        }
+        assert_claims(&[&s]);
         assert_eq!(s.figures.len(), 1);
     }
 }
@@ -296,11 +299,7 @@ fn fig18_and_fig20_swift_and_credits_track_the_capacity_left() {
 fn fig11_water_filling_and_static_are_fair_over_every_pair_of_sizes_where_the_default_is_not() {
     let f = shipped("fig11.toml");
     let st = shipped("fig11_static.toml");
-    for x in [&f, &st] {
-        for c in &x.paper {
-            assert!(c.within, "{}: {} paper {} ours {:?}", x.name, c.metric, c.paper, c.ours);
-        }
-    }
+    assert_claims(&[&f, &st]);
     // Every pair: 15 under the default scheduler (hosts 0-28), 15 under water filling (30-58).
     let jain = |s: &Summary, host: u32| s.perftest_hosts.iter().find(|h| h.name == format!("host {host}")).unwrap().jain_tests;
     let (default, wf): (Vec<f64>, Vec<f64>) = (0..15).map(|i| (jain(&f, 2 * i), jain(&f, 30 + 2 * i))).unzip();
@@ -315,9 +314,7 @@ fn fig11_water_filling_and_static_are_fair_over_every_pair_of_sizes_where_the_de
 #[test]
 fn multipath_probes_see_the_slow_path_detect_its_failure_by_timeout_and_its_recovery() {
     let f = shipped("fig19.toml");
-    for c in &f.paper {
-        assert!(c.within, "{}: {} paper {} ours {:?}", f.name, c.metric, c.paper, c.ours);
-    }
+    assert_claims(&[&f]);
     let fig = |s: &Summary, k: &str| policy_figure(s, "host 0", k);
     // Not before the 100 µs timeout has run from the failure at 1 ms (from a probe sent at most
     // one 11 µs round trip before it, lost in flight).
@@ -346,11 +343,7 @@ fn multipath_probes_see_the_slow_path_detect_its_failure_by_timeout_and_its_reco
 fn fig17_reads_are_made_fair_by_the_responders_nic() {
     let d = shipped("fig17_passive.toml");
     let w = shipped("fig17_water_filling.toml");
-    for x in [&d, &w] {
-        for c in &x.paper {
-            assert!(c.within, "{}: {} paper {} ours {:?}", x.name, c.metric, c.paper, c.ours);
-        }
-    }
+    assert_claims(&[&d, &w]);
     let jain = |x: &Summary, n: &str| perf(x, n).jain;
     for n in ["4 QPs", "16 QPs", "64 QPs"] {
         assert!(jain(&w, n) > 0.95 && jain(&w, n) > jain(&d, n), "{n}: {} vs {}", jain(&w, n), jain(&d, n));
