@@ -353,3 +353,19 @@ fn fig17_reads_are_made_fair_by_the_responders_nic() {
     let bytes = |odd: bool| scr.per_nic.iter().filter(|n| n.name.trim_start_matches("host ").parse::<u32>().unwrap() % 2 == odd as u32).map(|n| n.tx_processing_gbps).sum::<f64>();
     assert!(bytes(true) > 10.0 * bytes(false), "servers {} clients {}", bytes(true), bytes(false));
 }
+
+#[test]
+fn fig9_scrs_join_strategy_settles_soonest_after_the_last_join_and_ends_fair() {
+    let runs: Vec<Summary> = ["fig9a_halve_start_low.toml", "fig9b_scale_start_low.toml", "fig9c_scale_start_share.toml"].iter().map(|n| shipped(n)).collect();
+    assert_claims(&[&runs[2]]);
+    // Convergence after the eighth flow joins at 2.1 ms, and the rate changes it took.
+    let settle: Vec<f64> = runs.iter().map(|s| s.scr.as_ref().unwrap().last_rate_set_us - 2100.0).collect();
+    let sets: Vec<u64> = runs.iter().map(|s| s.scr.as_ref().unwrap().rate_sets).collect();
+    assert!(settle.iter().all(|&t| t > 0.0), "{settle:?}");
+    assert!(settle[2] < settle[0] && settle[2] < settle[1], "{settle:?}");
+    assert!(sets[2] < sets[0] && sets[2] < sets[1], "{sets:?}");
+    for s in &runs {
+        let h = &s.perftest_hosts[0];
+        assert!(h.jain_tests > 0.99 && h.gbps > 90.0, "{}: {h:?}", s.name);
+    }
+}
