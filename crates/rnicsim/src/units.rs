@@ -40,6 +40,10 @@ impl Time {
     pub const fn ps(self) -> u64 {
         self.0
     }
+    /// Whole nanoseconds (truncated), for the integer arithmetic of SCR policies.
+    pub const fn as_ns(self) -> u64 {
+        self.0 / PS_PER_NS
+    }
     /// Seconds, for statistics and display only.
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / PS_PER_S as f64

@@ -7,7 +7,7 @@
 //! UDP checksum, BTH FECN/BECN/reserved byte) set to ones, preceded by eight bytes of ones
 //! (IBA Annex A17.3.3).
 
-use super::roce::{Opcode, ROCE_UDP_PORT};
+use super::roce::{Family, Opcode, ROCE_UDP_PORT};
 use crate::wire::packet::{Packet, PacketKind};
 use crate::units::Time;
 use std::io::Write;
@@ -83,7 +83,7 @@ pub fn encode(p: &Packet, payload: &[u8]) -> Option<Vec<u8>> {
     if op == Opcode::Cnp {
         l4.extend_from_slice(&[0; 16]);
     }
-    if matches!(op, Opcode::OutOfBand | Opcode::ProbeRequest | Opcode::ProbeResponse) {
+    if op.family() == Family::OutOfBand {
         l4.extend_from_slice(&r.imm.to_be_bytes());
     }
     if op == Opcode::ProbeRequest {

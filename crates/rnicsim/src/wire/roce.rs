@@ -112,6 +112,11 @@ impl Opcode {
         }
     }
 
+    /// A path probe or its answer (SCR A.7), which carry a timestamp after their value.
+    pub fn is_probe(self) -> bool {
+        matches!(self, Opcode::ProbeRequest | Opcode::ProbeResponse)
+    }
+
     pub fn family(self) -> Family {
         use Opcode::*;
         match self {
@@ -172,10 +177,10 @@ impl Opcode {
         if self == Opcode::Cnp {
             b += CNP_PAYLOAD_BYTES;
         }
-        if matches!(self, Opcode::OutOfBand | Opcode::ProbeRequest | Opcode::ProbeResponse) {
+        if self.family() == Family::OutOfBand {
             b += SIGNAL_BYTES;
         }
-        if matches!(self, Opcode::ProbeRequest | Opcode::ProbeResponse) {
+        if self.is_probe() {
             b += PROBE_TS_BYTES;
         }
         b

@@ -201,6 +201,8 @@ impl ScrSpec {
                 }
             }
         }
+        // A policy's own parameter check names its key under `nic.scr.policy.<name>`.
+        let named = |name: &str, r: Result<(), (&'static str, String)>| r.map_err(|(k, why)| (format!("nic.scr.policy.{name}.{k}"), why));
         let fits = match &self.policy {
             PolicySpec::Passive(_) => context_fits::<passive::Passive>(),
             PolicySpec::Static(_) => context_fits::<static_share::StaticShare>(),
@@ -211,21 +213,15 @@ impl ScrSpec {
                 context_fits::<water_filling::WaterFilling>()
             }
             PolicySpec::Swift(p) => {
-                if let Err((k, why)) = p.check() {
-                    return bad(&format!("policy.swift.{k}"), why);
-                }
+                named("swift", p.check())?;
                 context_fits::<swift::Swift>()
             }
             PolicySpec::ReceiverDriven(p) => {
-                if let Err((k, why)) = p.check() {
-                    return bad(&format!("policy.receiver_driven.{k}"), why);
-                }
+                named("receiver_driven", p.check())?;
                 context_fits::<receiver_driven::ReceiverDriven>()
             }
             PolicySpec::Multipath(p) => {
-                if let Err((k, why)) = p.check() {
-                    return bad(&format!("policy.multipath.{k}"), why);
-                }
+                named("multipath", p.check())?;
                 context_fits::<multipath::Multipath>()
             }
             PolicySpec::External(_) => Ok(()),

@@ -123,8 +123,15 @@ impl Ctx<'_> {
         let hdr = RoceHeader { opcode: Opcode::OutOfBand, imm: value, payload: bytes, ..Default::default() };
         let pkt = Packet { size: Opcode::OutOfBand.header_bytes() + bytes, priority: ack_class, ..qp.packet_to_peer(0, self.now, hdr) };
         let (host, path) = (qp.host, qp.path);
+        self.push_control(host, pkt, path);
+    }
+
+    /// Queues a control packet (outside the PSN space) from `host` on carried path `path`, at
+    /// the head of the host port's queue; returns its id.
+    fn push_control(&mut self, host: u32, pkt: Packet, path: u32) -> PacketId {
         let id = self.pool.alloc_on_path(pkt, path);
         self.out.push(Action::Control { host, id });
+        id
     }
 
     /// Sends a path probe from queue pair `q` to its peer on UDP source port `sport` (ECMP hash
@@ -136,8 +143,7 @@ impl Ctx<'_> {
         let hdr = RoceHeader { opcode: Opcode::ProbeRequest, imm: sport as u32, ..Default::default() };
         let pkt = Packet { size: Opcode::ProbeRequest.header_bytes(), udp_sport: sport, flow_hash: hash, ..qp.packet_to_peer(0, self.now, hdr) };
         let host = qp.host;
-        let id = self.pool.alloc_on_path(pkt, path);
-        self.out.push(Action::Control { host, id });
+        self.push_control(host, pkt, path);
     }
 
     /// Answers a path probe that reached queue pair `q`: its port and send time (the `ts` its NIC
@@ -150,8 +156,7 @@ impl Ctx<'_> {
         let hdr = RoceHeader { opcode: Opcode::ProbeResponse, imm: probe.roce.imm, va: probe.roce.ts.0, ..Default::default() };
         let pkt = Packet { size: Opcode::ProbeResponse.header_bytes(), priority: ack_class, ..qp.packet_to_peer(0, self.now, hdr) };
         let (host, path) = (qp.host, qp.path);
-        let id = self.pool.alloc_on_path(pkt, path);
-        self.out.push(Action::Control { host, id });
+        self.push_control(host, pkt, path);
     }
 
     /// Has queue pair `q`'s packets carry path `path` (`NO_PATH`: follow the switches' routes).
@@ -344,12 +349,11 @@ impl Ctx<'_> {
         };
         let pkt = Packet { size: op.header_bytes(), priority: ack_class, ecn: ECN_NOT_ECT, ..qp.packet_to_peer(psn, self.now, hdr) };
         let (host, path) = (qp.host, qp.path);
-        let id = self.pool.alloc_on_path(pkt, path);
+        let id = self.push_control(host, pkt, path);
         if self.int_enabled {
             let int = echo_id.map(|e| self.pool.int(e)).unwrap_or_default();
             *self.pool.int_mut(id) = int;
         }
-        self.out.push(Action::Control { host, id });
     }
 }
 

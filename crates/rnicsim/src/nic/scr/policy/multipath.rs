@@ -151,7 +151,7 @@ impl Multipath {
     }
 
     fn ns(t: Time) -> u32 {
-        (t.0 / 1000) as u32
+        t.as_ns() as u32
     }
 
     /// The live path with the lowest RTT, if any is known.
@@ -183,7 +183,7 @@ impl Policy for Multipath {
         if ev.kind == Kind::Rtt {
             if let Some(i) = (0..self.n).find(|&i| self.sport(ev.flow, i) as u32 == ev.value) {
                 // A probe's answer: its path's RTT, and a recovery if it had failed.
-                f.rtt_ns[i] = (ev.rtt.0 / 1000).min(NO_RTT as u64 - 1) as u32;
+                f.rtt_ns[i] = ev.rtt.as_ns().min(NO_RTT as u64 - 1) as u32;
                 f.outstanding &= !(1 << i);
                 if f.failed & (1 << i) != 0 {
                     f.failed &= !(1 << i);
@@ -306,7 +306,7 @@ mod tests {
                             pending.push((t + rtt, ScrEvent { rtt: Time::from_ns(rtt), ..ev(Kind::Rtt, 0, 0, sport as u32) }));
                         }
                     }
-                    Action::Wake { after, .. } => pending.push((t + after.0 / 1000, ev(Kind::Timer, 0, 0, 0))),
+                    Action::Wake { after, .. } => pending.push((t + after.as_ns(), ev(Kind::Timer, 0, 0, 0))),
                     Action::SetSport { sport, .. } => moves.push((t, sport)),
                     _ => {}
                 }

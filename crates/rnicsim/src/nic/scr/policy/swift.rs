@@ -165,8 +165,8 @@ impl Swift {
 
     /// The target delay (ns) of a flow at `rate_mbps`.
     pub fn target_ns(&self, rate_mbps: u32) -> u32 {
-        let fixed = self.p.base_target.0 / 1000 + self.p.hops as u64 * (self.p.per_hop.0 / 1000);
-        let range = self.p.fs_range.0 / 1000;
+        let fixed = self.p.base_target.as_ns() + self.p.hops as u64 * self.p.per_hop.as_ns();
+        let range = self.p.fs_range.as_ns();
         let fs = if rate_mbps <= mbps(self.p.fs_min_rate) {
             range
         } else if rate_mbps >= mbps(self.p.fs_max_rate) {
@@ -192,7 +192,7 @@ impl Policy for Swift {
         self.p.cycles
     }
     fn on_event(&mut self, ev: &ScrEvent, f: &mut SwiftFlow, env: &mut Env) -> Verdict {
-        let delay = (ev.rtt.0 / 1000).min(u32::MAX as u64) as u32;
+        let delay = ev.rtt.as_ns().min(u32::MAX as u64) as u32;
         if delay == 0 {
             return Verdict::Adjusting;
         }
