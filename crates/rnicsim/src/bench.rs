@@ -244,37 +244,27 @@ pub fn scr_events(flows: u32, events: u64) -> ScrBenchResult {
 }
 
 /// Feeds `events` TX events of `pkt` wire bytes to `core`: `flows` flows in turn, one packet
-/// time at 100 Gbps apart, from time 0. Thread wake-ups are kept as the world's timers keep
-/// them (one per thread, the earliest wins, earliest first); due decisions are taken off.
+/// time at 100 Gbps apart, from time 0. Thread wake-ups live in the world's own timer queue, one
+/// slot per thread armed at its earliest wake-up, as the world keeps them; due decisions are
+/// taken off after each thread runs.
 pub fn scr_feed_tx(core: &mut dyn crate::nic::scr::processor::ScrCore, flows: u32, pkt: u64, events: u64) {
     use crate::nic::events::NicEvent;
+    use crate::sim::timer::TimerQueue;
     use crate::units::{BitsPerSec, Time};
     let gap = BitsPerSec::gbps(100).tx_time(pkt);
-    let mut armed = vec![Time::MAX; core.threads() as usize];
-    let mut wakes: BinaryHeap<Reverse<(Time, u32)>> = BinaryHeap::new();
+    let mut timers: TimerQueue<u32> = TimerQueue::new();
+    let slots: Vec<_> = (0..core.threads()).map(|t| timers.add_timer(t)).collect();
     let mut now = Time::ZERO;
     for i in 0..events {
-        while let Some(&Reverse((at, t))) = wakes.peek() {
-            if at > now {
-                break;
-            }
-            wakes.pop();
-            if armed[t as usize] != at {
-                continue; // moved earlier since
-            }
-            armed[t as usize] = Time::MAX;
+        while let Some((at, t)) = timers.pop_until(now) {
             if let Some(next) = core.run_thread(at, t) {
-                armed[t as usize] = next;
-                wakes.push(Reverse((next, t)));
+                timers.arm_if_later(slots[t as usize], next);
             }
             while core.pop_install(at).is_some() {}
         }
         let flow = (i % flows as u64) as u32;
         if let Some((t, at)) = core.collect(now, flow, &NicEvent::Tx { bytes: pkt, packets: 1 }) {
-            if at < armed[t as usize] {
-                armed[t as usize] = at;
-                wakes.push(Reverse((at, t)));
-            }
+            timers.arm_if_later(slots[t as usize], at);
         }
         now += gap;
     }

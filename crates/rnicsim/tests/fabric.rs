@@ -5,6 +5,8 @@ use rnicsim::units::{BitsPerSec, Time};
 use rnicsim::world::World;
 use std::path::Path;
 
+mod common;
+
 fn world(toml: &str) -> World {
     let loaded = LoadedScenario::from_str(toml, "test.toml", Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap_or_else(|e| panic!("{e}"));
     let mut w = World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
@@ -399,4 +401,117 @@ fn fabrics_beyond_the_all_pairs_table_route_every_hop_by_the_group_table() {
         let all_pairs = 8 * w.host_count() * (w.host_count() + w.switch_count());
         assert!(w.routes_memory_bytes() * 8 < all_pairs, "{topology}: routing tables of {} bytes", w.routes_memory_bytes());
     }
+}
+
+/// Four senders on leaf 0 send to four receivers on leaf 1 at 90% of line rate each, over four
+/// spines; the packets each uplink of leaf 0 carried.
+fn uplink_packets(lb: &str) -> Vec<u64> {
+    let w = world(&format!(
+        r#"
+        duration = "200us"
+        [topology.leaf_spine]
+        leaves = 2
+        spines = 4
+        hosts_per_leaf = 4
+        [switch]
+        load_balancer = "{lb}"
+        [[traffic]]
+        pattern = {{ pairs = {{ pairs = [[0, 4], [1, 5], [2, 6], [3, 7]] }} }}
+        load = 0.9
+        "#
+    ));
+    // Leaf 0 is node 8; interfaces 0..4 face its hosts, 4..8 the spines.
+    w.ports.iter().filter(|p| p.node == 8 && p.iface >= 4).map(|p| p.counters.tx_packets).collect()
+}
+
+#[test]
+fn round_robin_drill_and_power_of_two_spread_packets_evenly_over_the_uplinks() {
+    // Round robin: every uplink carries the same count, give or take the turn in progress.
+    let rr = uplink_packets("round_robin");
+    assert!(rr.iter().max().unwrap() - rr.iter().min().unwrap() <= 4, "{rr:?}");
+    // 360 Gbps over four 100 Gbps uplinks: choosing by queue keeps all four within 10% of each
+    // other; the offered load leaves no uplink idle.
+    for lb in ["drill", "power_of_two"] {
+        let u = uplink_packets(lb);
+        let (lo, hi) = (*u.iter().min().unwrap() as f64, *u.iter().max().unwrap() as f64);
+        assert!(lo > 0.0 && hi / lo < 1.1, "{lb}: {u:?}");
+    }
+    // The same run twice is the same run.
+    assert_eq!(uplink_packets("drill"), uplink_packets("drill"));
+}
+
+/// Seven hosts on leaf 0 each send a 150 KB burst at line rate to host 8 on leaf 1, on a lossy
+/// class with 300 KB switch buffers: the leaf-1 port to host 8 overflows.
+fn incast(deflection: bool) -> rnicsim::output::Summary {
+    let toml = format!(
+        r#"
+        duration = "500us"
+        [topology.leaf_spine]
+        leaves = 2
+        spines = 4
+        hosts_per_leaf = 8
+        [switch]
+        buffer = "300KB"
+        deflection = {deflection}
+        [switch.pfc]
+        enabled = false
+        [[traffic]]
+        pattern = {{ incast = {{ receiver = 8, senders = [0, 1, 2, 3, 4, 5, 6] }} }}
+        load = 1.0
+        bytes = "150KB"
+        "#
+    );
+    common::run_summary(&LoadedScenario::from_str(&toml, "incast.toml", Path::new(".")).unwrap(), "incast")
+}
+
+#[test]
+fn deflection_absorbs_an_incast_burst_that_a_plain_switch_drops() {
+    let plain = incast(false);
+    assert!(plain.drops_buffer > 100, "the burst overflows: {}", plain.drops_buffer);
+    assert!(plain.deflection.is_none());
+    let dibs = incast(true);
+    let d = dibs.deflection.expect("deflection in the summary");
+    assert!(d.deflected > 100, "{d:?}");
+    // Detours through the spines hold the packets the hot port cannot: far fewer are lost, and
+    // more arrive.
+    assert!(dibs.drops_buffer + d.drops_ttl < plain.drops_buffer / 2, "plain {} vs deflecting {} + {}", plain.drops_buffer, dibs.drops_buffer, d.drops_ttl);
+    assert!(dibs.packets_delivered > plain.packets_delivered, "{} vs {}", dibs.packets_delivered, plain.packets_delivered);
+}
+
+#[test]
+fn periodic_failures_take_a_fresh_set_of_links_down_each_interval() {
+    // 16 leaf-spine links; a quarter (4) fail every 100 µs and come back at the next round.
+    let toml = r#"
+        duration = "450us"
+        [topology.leaf_spine]
+        leaves = 4
+        spines = 4
+        hosts_per_leaf = 2
+        [switch]
+        load_balancer = "spray"
+        [failures]
+        fraction = 0.25
+        interval = "100us"
+        start = "50us"
+        [[traffic]]
+        pattern = "permutation"
+        load = 0.5
+    "#;
+    let w = world(toml);
+    let lost: u64 = w.ports.iter().map(|p| p.counters.drops_link_down).sum();
+    assert!(lost > 0, "packets queued on or crossing a failed link are lost");
+    // Every flow delivers to the end: routes move around each failed set within the recompute
+    // delay, and the restored links carry traffic again.
+    for f in &w.apps.sources.stats {
+        assert!(f.last_rx > Time::from_us(440), "flow stalled at {}", f.last_rx);
+    }
+    // No fabric link is down at the end longer than one interval: 4 sets fell (50, 150, 250,
+    // 350 µs), 3 came back, so exactly 8 ports (4 links) are down now.
+    assert_eq!(w.links.iter().filter(|l| !l.up).count(), 8);
+    // A topology with no switch-to-switch link has nothing to fail: the key is named.
+    let star = LoadedScenario::from_str("duration = \"1us\"\n[topology.star]\nhosts = 2\n[failures]\nfraction = 0.1\ninterval = \"1us\"\n", "f.toml", Path::new(".")).unwrap();
+    let e = star.topology().err().expect("refused");
+    assert_eq!(e.key.as_deref(), Some("failures"), "{e}");
+    let e = LoadedScenario::from_str(&toml.replace("fraction = 0.25", "fraction = 1.5"), "f.toml", Path::new(".")).err().expect("refused");
+    assert_eq!((e.key.as_deref(), e.line), (Some("failures.fraction"), Some(10)), "{e}");
 }

@@ -2,6 +2,11 @@
 //! the load balancer), shared-buffer admission, PFC XOFF/XON decisions and their pause-time
 //! bookkeeping, and ECN marking at dequeue.
 //!
+//! Deflection (`switch.deflection`, DIBS: Zarifis et al., EuroSys 2014, §3): a packet the buffer
+//! refuses at its chosen port is sent instead out of another port that leads to a switch, is up
+//! and admits it, starting from a random one; only when none does is it dropped. Every switch
+//! decrements the packet's time to live, so a packet bounced around a hot spot ends.
+//!
 //! The switch decides; [`crate::world`] carries out (queues the packet, sends PFC frames, arms
 //! timers). Marking happens at dequeue on the DCQCN curve of the egress port's rate, as HPCC's
 //! ns-3 switch does; INT is stamped at dequeue too ([`Switch::int_hop`]).
@@ -28,6 +33,8 @@ pub struct Switch {
     pub lb: LbPolicy,
     /// The load balancer's timer, for policies that use one.
     pub lb_timer: Option<TimerId>,
+    /// Deflection on a full buffer (DIBS), with the switch's own random stream.
+    pub deflect: Option<Rng>,
     /// ECN curve per local port (`None`: marking off).
     pub ecn: Vec<Option<EcnCurve>>,
     pub ecn_rng: Rng,
@@ -50,8 +57,11 @@ pub struct FabricView<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Forward {
     /// Queue it (of `class`, `size` bytes) at egress port `out`; `pause`: its ingress (local
-    /// port `iface`, class) just crossed XOFF.
-    Queue { out: u32, class: u8, size: u32, iface: u32, pause: bool },
+    /// port `iface`, class) just crossed XOFF; `deflected`: the buffer refused it at port
+    /// `deflected` and `out` is a detour.
+    Queue { out: u32, class: u8, size: u32, iface: u32, pause: bool, deflected: Option<u32> },
+    /// It arrived with no time to live left.
+    TtlExpired,
     /// No route to the destination (or the load balancer named a port of another node).
     Unroutable,
     /// The chosen egress port's link is down.
@@ -66,6 +76,10 @@ impl Switch {
     /// it is on it.
     #[inline]
     pub fn forward(&mut self, view: &FabricView, in_port: u32, pkt: &mut Packet, path: Option<&[u32]>) -> Forward {
+        if pkt.ttl <= 1 {
+            return Forward::TtlExpired;
+        }
+        pkt.ttl -= 1;
         let out = match path.and_then(|p| self.next_on_path(p, view.ports)) {
             Some(out) => out,
             None => {
@@ -91,11 +105,35 @@ impl Switch {
         if !view.links[out as usize].up {
             return Forward::LinkDown(out);
         }
+        let mut deflected = None;
+        let mut out = out;
         if self.buffer.admit(iface, class, view.ports[out as usize].queue_bytes(class), size) == Admit::Drop {
-            return Forward::BufferFull(out);
+            match self.deflect_port(view, iface, out, class, size) {
+                Some(detour) => (deflected, out) = (Some(out), detour),
+                None => return Forward::BufferFull(out),
+            }
         }
         pkt.ingress_port = iface;
-        Forward::Queue { out, class, size, iface, pause: self.buffer.should_pause(iface, class) }
+        Forward::Queue { out, class, size, iface, pause: self.buffer.should_pause(iface, class), deflected }
+    }
+
+    /// With deflection on, another port for a packet that `refused` could not take: the first,
+    /// from a random start, that leads to a switch, is up and admits it (the admission is made).
+    fn deflect_port(&mut self, view: &FabricView, iface: u32, refused: u32, class: u8, size: u32) -> Option<u32> {
+        let rng = self.deflect.as_mut()?;
+        let n = self.port_count;
+        let start = rng.random_range(0..n);
+        for i in 0..n {
+            let p = self.first_port + (start + i) % n;
+            let peer = view.ports[view.ports[p as usize].peer as usize].node;
+            if p == refused || !view.links[p as usize].up || view.is_host[peer as usize] {
+                continue;
+            }
+            if self.buffer.admit(iface, class, view.ports[p as usize].queue_bytes(class), size) == Admit::Accept {
+                return Some(p);
+            }
+        }
+        None
     }
 
     /// The egress port a carried path takes at this switch, if the path crosses it.

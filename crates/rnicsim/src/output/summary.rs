@@ -20,6 +20,14 @@ pub struct TrafficSummary {
     pub ecn_ce_fraction: f64,
 }
 
+/// What deflection did: packets sent out of another port because the buffer refused them at
+/// theirs, and packets dropped with no time to live left.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct DeflectionSummary {
+    pub deflected: u64,
+    pub drops_ttl: u64,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
     pub name: String,
@@ -59,6 +67,9 @@ pub struct Summary {
     /// The NICs' ordering layers, when `[nic.ordering]` is set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ordering: Option<crate::nic::ordering::OrderingSummary>,
+    /// Switch deflection, when `switch.deflection` is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deflection: Option<DeflectionSummary>,
     /// Entities sharing offload engines, when `[yama]` is set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub yama: Option<crate::host::apps::yama::YamaSummary>,
@@ -338,6 +349,7 @@ impl Summary {
             scr: scr(world),
             state_cache: state_cache(world),
             ordering: ordering(world),
+            deflection: world.switches.iter().any(|s| s.deflect.is_some()).then_some(DeflectionSummary { deflected: world.stats.deflected, drops_ttl: world.stats.drops_ttl }),
             yama: world.apps.yama.summary(world.end),
             star: crate::nic::star::StarSummary::of(&world.nics),
             rpc: world.apps.rpc.summary(world),

@@ -308,12 +308,17 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                     link_events.push(Value::Table(e));
                 }
             }
-            "LB_MODE" => match one(l)?.as_str() {
-                "0" => {
-                    switch.insert("load_balancer".into(), Value::String("ecmp".into()));
-                }
-                v => return Err(err(l, format!("load balancer mode {v} is not available yet (0 = ECMP is)"))),
-            },
+            // The modes of ConWeave's ns-3 fork: 0 ECMP, 2 DRILL (two samples and the last best
+            // port per destination), 6 LetFlow (its 100 µs flowlet timeout is our default gap).
+            "LB_MODE" => {
+                let lb = match one(l)?.as_str() {
+                    "0" => "ecmp",
+                    "2" => "drill",
+                    "6" => "flowlet",
+                    v => return Err(err(l, format!("load balancer mode {v} is not available yet (0 = ECMP, 2 = DRILL and 6 = LetFlow are)"))),
+                };
+                switch.insert("load_balancer".into(), Value::String(lb.into()));
+            }
             k if NO_EQUIVALENT.contains(&k) || k.starts_with("CONWEAVE_") => no_equivalent.push(k.to_string()),
             k => unknown.push(k.to_string()),
         }

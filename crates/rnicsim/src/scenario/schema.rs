@@ -3,7 +3,7 @@
 //! Every table rejects unknown keys. Field docs here are the reference for `docs/scenario.md`.
 
 use crate::fabric::ecn::EcnCurve;
-use crate::fabric::lb::LbKind;
+use crate::fabric::lb::{DrillSpec, LbKind};
 use crate::units::{BitsPerSec, Bytes, Time};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -32,6 +32,9 @@ pub struct Scenario {
     pub routing: RoutingSpec,
     #[serde(default)]
     pub link_events: Vec<LinkEventSpec>,
+    /// Periodic random link failures, added to `link_events`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failures: Option<crate::fabric::failures::FailureSpec>,
     #[serde(default)]
     pub traffic: Vec<TrafficSpec>,
     /// The RDMA NIC of every host.
@@ -195,6 +198,12 @@ pub struct SwitchSpec {
     /// Idle gap that starts a new flowlet (`load_balancer = "flowlet"`).
     #[serde(default = "default_flowlet_gap", skip_serializing_if = "is_default_flowlet_gap")]
     pub flowlet_gap: Time,
+    /// Deflect a packet the buffer refuses to another switch-facing port that takes it (DIBS).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub deflection: bool,
+    /// DRILL's d and m (`load_balancer = "drill"`).
+    #[serde(default, skip_serializing_if = "is_default_drill")]
+    pub drill: DrillSpec,
     #[serde(default)]
     pub ecn: EcnSpec,
     #[serde(default)]
@@ -208,6 +217,9 @@ fn default_flowlet_gap() -> Time {
 }
 fn is_default_flowlet_gap(t: &Time) -> bool {
     *t == default_flowlet_gap()
+}
+fn is_default_drill(d: &DrillSpec) -> bool {
+    *d == DrillSpec::default()
 }
 fn default_buffer() -> Bytes {
     Bytes(9_000_000)
@@ -228,6 +240,8 @@ impl Default for SwitchSpec {
             weights: default_weights(),
             load_balancer: LbKind::Ecmp,
             flowlet_gap: default_flowlet_gap(),
+            deflection: false,
+            drill: DrillSpec::default(),
             ecn: EcnSpec::default(),
             pfc: PfcSpec::default(),
         }

@@ -182,6 +182,21 @@ pub fn fields(s: &Scenario) -> Problems {
     if s.switch.flowlet_gap.0 == 0 {
         out.push(("switch.flowlet_gap".into(), "expected a positive idle gap".into()));
     }
+    if let Some(f) = &s.failures {
+        if !(f.fraction > 0.0 && f.fraction <= 1.0) {
+            out.push(("failures.fraction".into(), format!("expected a share of the switch-to-switch links in (0, 1], got {}", f.fraction)));
+        }
+        if f.interval.0 == 0 {
+            out.push(("failures.interval".into(), "expected a positive interval".into()));
+        }
+    }
+    let max = crate::fabric::lb::drill::DRILL_MAX as u32;
+    if !(1..=max).contains(&s.switch.drill.samples) {
+        out.push(("switch.drill.samples".into(), format!("expected 1 to {max} random candidates per packet, got {}", s.switch.drill.samples)));
+    }
+    if s.switch.drill.memory > max {
+        out.push(("switch.drill.memory".into(), format!("expected at most {max} remembered ports, got {}", s.switch.drill.memory)));
+    }
     for (i, t) in s.traffic.iter().enumerate() {
         let p = |k: &str| format!("traffic[{i}].{k}");
         if !(t.load > 0.0 && t.load <= 1.0) {
@@ -467,6 +482,11 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
         let samples = s.duration.0 / iv.0;
         if samples > MAX_SAMPLE_ROWS / 100 {
             out.push(("outputs.rate_interval".into(), format!("{samples} samples of every queue pair over {} (at most {}); sample less often", s.duration, MAX_SAMPLE_ROWS / 100)));
+        }
+    }
+    if let Some(f) = &s.failures {
+        if crate::fabric::failures::FailureSpec::candidates(t).is_empty() {
+            out.push(("failures".into(), "the topology has no link between two switches to fail".into()));
         }
     }
     for (i, e) in s.link_events.iter().enumerate() {

@@ -65,6 +65,9 @@ pub const ECN_NOT_ECT: u8 = 0;
 pub const ECN_ECT0: u8 = 2;
 pub const ECN_CE: u8 = 3;
 
+/// The time to live a source gives its packets.
+pub const TTL: u8 = 64;
+
 /// The header fields the fabric reads, plus bookkeeping for statistics.
 #[derive(Clone, Copy, Debug)]
 pub struct Packet {
@@ -91,6 +94,9 @@ pub struct Packet {
     pub sent_at: Time,
     /// The switch port it entered through at the current hop (for buffer accounting).
     pub ingress_port: u32,
+    /// Switch hops it may still take; a switch drops a packet that arrives with 1 left (IPv4's
+    /// time to live, which bounds the detours of deflected packets).
+    pub ttl: u8,
     /// Transport headers (zero for raw traffic and PFC).
     pub roce: RoceHeader,
 }
@@ -112,6 +118,7 @@ impl Packet {
             seq: 0,
             sent_at: Time::ZERO,
             ingress_port: u32::MAX,
+            ttl: TTL,
             roce: RoceHeader::default(),
         }
     }

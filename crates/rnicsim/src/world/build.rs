@@ -136,8 +136,9 @@ impl World {
                         first_port: range.start,
                         port_count: range.len() as u32,
                         buffer: SharedBuffer::new(s.switch.buffer, s.switch.dt_alpha, pfc_settings.clone(), &headroom),
-                        lb: s.switch.load_balancer.build(seed, v as u32, s.switch.flowlet_gap),
+                        lb: s.switch.load_balancer.build(seed, v as u32, s.switch.flowlet_gap, s.switch.drill),
                         lb_timer: None,
+                        deflect: s.switch.deflection.then(|| rng::stream(seed, "deflect", v as u64)),
                         ecn,
                         ecn_rng: rng::stream(seed, "ecn", v as u64),
                         pause_since: vec![[Time::MAX; CLASSES]; range.len()],
@@ -149,7 +150,13 @@ impl World {
         let is_host: Vec<bool> = topo.kinds.iter().map(|&k| k == NodeKind::Host).collect();
         let routes = Routes::compute(&adjacency, &is_host, &host_nodes, |_| true);
 
-        let link_events = s.link_events.clone();
+        let mut link_events = s.link_events.clone();
+        if let Some(f) = &s.failures {
+            link_events.extend(f.events(&topo, s.duration, seed));
+            // Stable: the scenario's own events first among equal times, then the generated
+            // ones in their order (ups before downs).
+            link_events.sort_by_key(|e| e.at);
+        }
         for (i, e) in link_events.iter().enumerate() {
             let t = timers.add_timer(Wake::LinkEvent(i as u32));
             timers.arm(t, e.at);

@@ -142,7 +142,10 @@ impl World {
             self.rearm_lb(s);
         }
         match verdict {
-            Forward::Queue { out, class, size, iface, pause } => {
+            Forward::Queue { out, class, size, iface, pause, deflected } => {
+                if deflected.is_some() {
+                    self.stats.deflected += 1;
+                }
                 if pause {
                     self.send_pfc(s, iface, class, self.pfc_quanta);
                 }
@@ -151,6 +154,10 @@ impl World {
             }
             Forward::Unroutable => {
                 self.stats.drops_unroutable += 1;
+                self.pool.free(id);
+            }
+            Forward::TtlExpired => {
+                self.stats.drops_ttl += 1;
                 self.pool.free(id);
             }
             Forward::LinkDown(out) => {

@@ -98,6 +98,10 @@ pub struct RunStats {
     pub last_delivery: Time,
     /// Packets a switch had no route for.
     pub drops_unroutable: u64,
+    /// Packets a switch deflected off their chosen port (`switch.deflection`), and packets that
+    /// ran out of time to live.
+    pub deflected: u64,
+    pub drops_ttl: u64,
     /// Packets that reached a host other than their destination (hosts do not forward).
     pub drops_misdelivered: u64,
     /// PFC frames (PAUSE, RESUME and refreshes) switches sent, and those that reached the port

@@ -14,7 +14,7 @@ use crate::nic::star::whitelist::{MemoryUse, RegionRule};
 use crate::nic::star::{Endpoint, StarRole, StarSpec, STAR_HANDLE};
 use crate::nic::verbs::{Access, Completion, CompletionKind, MemoryRegion, PostError, RecvWr, SendWr, Status, Verb, VerbsError};
 use crate::units::Time;
-use crate::wire::packet::{Packet, PacketId, PacketKind, RoceHeader, ECN_NOT_ECT};
+use crate::wire::packet::{Packet, PacketId, PacketKind, RoceHeader, ECN_NOT_ECT, TTL};
 use crate::wire::star::{StarBody, StarCqe, StarHeader, StarMeta, StarOp, StarType, StarWqe, DESCRIPTOR_BYTES, FRAME_OVERHEAD, STATEFUL_PORT, STATELESS_PORT};
 
 /// Source and destination of a StaR packet.
@@ -664,6 +664,7 @@ impl World {
             seq: meta.header.psn as u64,
             sent_at: self.now,
             ingress_port: u32::MAX,
+            ttl: TTL,
             roce: RoceHeader { payload, ..Default::default() },
         };
         let size = pkt.size;

@@ -9,13 +9,16 @@
 //! [`LbKind::build`]; a program using the library may install its own with
 //! [`crate::world::World::set_load_balancer`].
 //!
-//! Shipped, one file each: [`ecmp`] (5-tuple hash with a per-switch seed), [`spray`] (a random
-//! candidate per packet) and [`flowlet`] (LetFlow: a new random candidate after an idle gap).
+//! Shipped: [`ecmp`] (5-tuple hash with a per-switch seed), [`spray`] (a random candidate per
+//! packet), [`drill`] (DRILL, the power of two choices, and round-robin spraying) and [`flowlet`]
+//! (LetFlow: a new random candidate after an idle gap).
 
+pub mod drill;
 pub mod ecmp;
 pub mod flowlet;
 pub mod spray;
 
+pub use drill::{Drill, RoundRobin};
 pub use ecmp::Ecmp;
 pub use flowlet::Flowlet;
 pub use spray::Spray;
@@ -91,17 +94,54 @@ pub trait LoadBalancer {
 pub enum LbKind {
     #[default]
     Ecmp,
+    /// A random candidate per packet.
     Spray,
+    /// The candidates in turn, per destination.
+    RoundRobin,
+    /// DRILL(d, m) with `switch.drill`'s parameters.
+    Drill,
+    /// The shorter queue of two random candidates (DRILL(2, 0)).
+    PowerOfTwo,
     Flowlet,
+}
+
+/// DRILL's parameters (`[switch.drill]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DrillSpec {
+    /// Random candidates looked at per packet (d).
+    #[serde(default = "two")]
+    pub samples: u32,
+    /// Least-loaded ports remembered from the previous decision (m).
+    #[serde(default = "one")]
+    pub memory: u32,
+}
+
+fn two() -> u32 {
+    2
+}
+fn one() -> u32 {
+    1
+}
+
+/// DRILL(2, 1), the configuration DRILL's paper recommends.
+impl Default for DrillSpec {
+    fn default() -> Self {
+        DrillSpec { samples: 2, memory: 1 }
+    }
 }
 
 impl LbKind {
     /// The policy for switch node `node`, with its own seed or random stream.
-    pub fn build(self, seed: u64, node: u32, flowlet_gap: Time) -> LbPolicy {
+    pub fn build(self, seed: u64, node: u32, flowlet_gap: Time, drill: DrillSpec) -> LbPolicy {
+        let stream = |name: &str| rng::stream(seed, name, node as u64);
         match self {
             LbKind::Ecmp => LbPolicy::Ecmp(Ecmp { seed: rng::stream_seed(seed, "ecmp", node as u64) }),
-            LbKind::Spray => LbPolicy::Spray(Spray { rng: rng::stream(seed, "spray", node as u64) }),
-            LbKind::Flowlet => LbPolicy::Flowlet(Flowlet::new(flowlet_gap, rng::stream(seed, "flowlet", node as u64))),
+            LbKind::Spray => LbPolicy::Spray(Spray { rng: stream("spray") }),
+            LbKind::RoundRobin => LbPolicy::RoundRobin(RoundRobin::new()),
+            LbKind::Drill => LbPolicy::Drill(Drill::new(drill.samples as usize, drill.memory as usize, stream("drill"))),
+            LbKind::PowerOfTwo => LbPolicy::Drill(Drill::new(2, 0, stream("power_of_two"))),
+            LbKind::Flowlet => LbPolicy::Flowlet(Flowlet::new(flowlet_gap, stream("flowlet"))),
         }
     }
 }
@@ -111,6 +151,8 @@ impl LbKind {
 pub enum LbPolicy {
     Ecmp(Ecmp),
     Spray(Spray),
+    RoundRobin(RoundRobin),
+    Drill(Drill),
     Flowlet(Flowlet),
     Custom(Box<dyn LoadBalancer + Send>),
 }
@@ -121,6 +163,8 @@ impl LoadBalancer for LbPolicy {
         match self {
             LbPolicy::Ecmp(p) => p.choose(pkt, ctx),
             LbPolicy::Spray(p) => p.choose(pkt, ctx),
+            LbPolicy::RoundRobin(p) => p.choose(pkt, ctx),
+            LbPolicy::Drill(p) => p.choose(pkt, ctx),
             LbPolicy::Flowlet(p) => p.choose(pkt, ctx),
             LbPolicy::Custom(p) => p.choose(pkt, ctx),
         }

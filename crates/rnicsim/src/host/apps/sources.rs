@@ -10,7 +10,7 @@ use crate::scenario::{LoadedScenario, ScenarioError};
 use crate::sim::rng::{self, det_ln, Rng};
 use crate::sim::TimerId;
 use crate::units::Time;
-use crate::wire::packet::{Packet, PacketKind, ECN_CE, ECN_ECT0, ECN_NOT_ECT};
+use crate::wire::packet::{Packet, PacketKind, ECN_CE, ECN_ECT0, ECN_NOT_ECT, TTL};
 use crate::world::World;
 use rand::Rng as _;
 
@@ -185,6 +185,7 @@ impl Application for Sources {
             seq: src.sent_packets,
             sent_at: now,
             ingress_port: u32::MAX,
+            ttl: TTL,
             roce: Default::default(),
         };
         src.sent_packets += 1;

@@ -27,7 +27,7 @@ use super::verbs::{Completion, CompletionKind, Status, Verb};
 use super::{Nic, NicSpec};
 use crate::sim::TimerId;
 use crate::units::Time;
-use crate::wire::packet::{Packet, PacketId, PacketKind, PacketPool, RoceHeader, ECN_NOT_ECT};
+use crate::wire::packet::{Packet, PacketId, PacketKind, PacketPool, RoceHeader, ECN_NOT_ECT, TTL};
 use crate::wire::roce::{Opcode, Syndrome, ROCE_UDP_PORT};
 use recovery::RecoveryScheme;
 
@@ -376,6 +376,7 @@ impl Qp {
             seq: psn,
             sent_at: now,
             ingress_port: u32::MAX,
+            ttl: TTL,
             roce,
         }
     }
