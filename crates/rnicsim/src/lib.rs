@@ -82,11 +82,25 @@ pub fn stream_outputs_every(dir: &RunDir, loaded: &LoadedScenario, world: &mut W
     Ok(())
 }
 
+/// Runs each `[[baseline]]` variant of the scenario in turn and returns their summaries, each
+/// named by its baseline (their other outputs are not kept).
+pub fn run_baselines(loaded: &LoadedScenario) -> std::io::Result<Vec<Summary>> {
+    (0..loaded.scenario.baseline.len())
+        .map(|i| {
+            let b = loaded.baseline(i).map_err(std::io::Error::other)?;
+            let mut world = World::build(&b).map_err(std::io::Error::other)?;
+            world.run(|_| true);
+            Summary::try_of(&world, &loaded.scenario.baseline[i].name)
+        })
+        .collect()
+}
+
 /// Writes every output of a finished run into `dir` (which the caller then commits): what was
 /// streamed there during the run is completed, the rest written from memory.
 pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World) -> std::io::Result<Summary> {
     world.apps.flows.flush_stream()?;
     let mut summary = Summary::try_of(world, &loaded.scenario.name)?;
+    summary.baselines = run_baselines(loaded)?;
     summary.compare_with(&loaded.scenario);
     std::fs::write(dir.path("scenario.toml"), loaded.resolved_toml())?;
     tables::write_parquet(&dir.path("counters.parquet"), &tables::counters(world))?;

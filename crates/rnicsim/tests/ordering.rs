@@ -164,3 +164,89 @@ fn shipped_fig9_eunomia_stays_under_the_static_bitmap_and_grows_with_reordering(
     let bitmaps = &eu.figures[0].series[0];
     assert!(bitmaps.y.iter().all(|&y| y < 32.0), "{:?}", bitmaps.y);
 }
+
+#[test]
+fn baselines_rerun_the_scenario_with_keys_set_or_removed_and_claims_compare_them() {
+    let toml = r#"
+        name = "with-baselines"
+        duration = "300us"
+        [topology.leaf_spine]
+        leaves = 2
+        spines = 4
+        hosts_per_leaf = 2
+        [switch]
+        load_balancer = "spray"
+        [nic]
+        mtu = 1000
+        [nic.ordering]
+        [[perftest]]
+        test = "write_bw"
+        client = 2
+        server = 0
+        message = "64KB"
+        qps = 4
+        depth = 2
+        [[perftest]]
+        test = "write_bw"
+        client = 3
+        server = 1
+        message = "64KB"
+        qps = 4
+        depth = 2
+        [[baseline]]
+        name = "gbn"
+        remove = ["nic.ordering"]
+        [[baseline]]
+        name = "ecmp-gbn"
+        set = { "switch.load_balancer" = "ecmp" }
+        remove = ["nic.ordering"]
+        [[paper]]
+        metric = "perftest/0/completed_gbps"
+        per = "baselines/gbn/perftest/0/completed_gbps"
+        relation = "above"
+        value = 1.0
+    "#;
+    let s = run(toml);
+    let names: Vec<&str> = s.baselines.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, ["gbn", "ecmp-gbn"]);
+    // The baselines ran without the ordering layer: go-back-N resends what spraying reorders,
+    // and ECMP keeps one path, so nothing is reordered at all.
+    assert!(s.ordering.is_some() && s.baselines.iter().all(|b| b.ordering.is_none()));
+    assert!(s.baselines[0].rdma.retransmits > 0);
+    assert_eq!((s.baselines[1].rdma.retransmits, s.rdma.retransmits), (0, 0));
+    // Each is the same scenario run again, not a copy of this run: the spraying go-back-N run
+    // completes less.
+    let gbps = |x: &Summary| x.perftest[0].completed_gbps;
+    assert!(gbps(&s) > gbps(&s.baselines[0]), "{} vs {}", gbps(&s), gbps(&s.baselines[0]));
+    assert!(s.paper[0].within && s.paper[0].ours.unwrap() > 1.0, "{:?}", s.paper);
+    // A baseline that would remove a key the scenario lacks, or set a bad value, is refused
+    // before anything runs, naming the baseline.
+    let bad = toml.replace("remove = [\"nic.ordering\"]\n        [[baseline]]", "remove = [\"nic.orderin\"]\n        [[baseline]]");
+    let e = LoadedScenario::from_str(&bad, "b.toml", Path::new(".")).err().expect("refused");
+    assert!(e.key.as_deref().is_some_and(|k| k.starts_with("baseline[0].remove")) && e.message.contains("nic.orderin"), "{e}");
+    let bad = toml.replace("\"switch.load_balancer\" = \"ecmp\"", "\"switch.load_balancer\" = \"magic\"");
+    let e = LoadedScenario::from_str(&bad, "b.toml", Path::new(".")).err().expect("refused");
+    assert!(e.key.as_deref().is_some_and(|k| k.starts_with("baseline[1]")) && e.message.contains("ecmp-gbn"), "{e}");
+}
+
+#[test]
+fn shipped_fig1_at_a_smaller_scale_orders_the_load_balancers_as_the_paper_does() {
+    // The shipped 128-host Fig. 1 shrunk to 4 leaves x 4 spines x 8 hosts (still 1:2) and 2.5 ms.
+    let loaded = LoadedScenario::from_file(&common::root().join("scenarios/eunomia/fig1_clos.toml")).unwrap();
+    let loaded = loaded
+        .with_overrides(&[("topology.leaf_spine.leaves".into(), "4".into()), ("topology.leaf_spine.spines".into(), "4".into()), ("topology.leaf_spine.hosts_per_leaf".into(), "8".into()), ("duration".into(), "\"2500us\"".into())])
+        .unwrap();
+    let s = common::run_summary(&loaded, "fig1-small");
+    let fct = |name: &str| if name == "drill-eunomia" { s.rdma.fct_mean_us } else { s.baselines.iter().find(|b| b.name == name).unwrap().rdma.fct_mean_us };
+    // Without an ordering layer every per-packet balancer is worse than ECMP; with Eunomia each
+    // is better than ECMP, and Eunomia's bounded bitmap is within 10% of the ideal layer.
+    for lb in ["drill", "po2", "ps"] {
+        assert!(fct(&format!("{lb}-gbn")) > 2.0 * fct("ecmp"), "{lb}: {} vs ECMP {}", fct(&format!("{lb}-gbn")), fct("ecmp"));
+        let with = if lb == "drill" { fct("drill-eunomia") } else { fct(&format!("{lb}-eunomia")) };
+        assert!(with < fct("ecmp"), "{lb} with Eunomia {with} vs ECMP {}", fct("ecmp"));
+    }
+    assert!((fct("drill-eunomia") / fct("drill-ideal") - 1.0).abs() < 0.1, "{} vs ideal {}", fct("drill-eunomia"), fct("drill-ideal"));
+    // Spreading packets leaves almost no port paused.
+    let ecmp = s.baselines.iter().find(|b| b.name == "ecmp").unwrap();
+    assert!(s.paused_seconds < 0.05 * ecmp.paused_seconds, "{} vs ECMP {}", s.paused_seconds, ecmp.paused_seconds);
+}

@@ -80,6 +80,9 @@ pub struct Summary {
     /// StaR's RPC and parameter-server workloads (`[[rpc]]`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rpc: Vec<crate::host::apps::rpc::RpcSummary>,
+    /// The summaries of the scenario's `[[baseline]]` variants, each named by its baseline.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub baselines: Vec<Summary>,
     /// The scenario's `[[paper]]` values with ours beside them.
     pub paper: Vec<super::paper::Comparison>,
     /// The scenario's `[[figure]]`s with our points (absent when it has none).
@@ -353,6 +356,7 @@ impl Summary {
             yama: world.apps.yama.summary(world.end),
             star: crate::nic::star::StarSummary::of(&world.nics),
             rpc: world.apps.rpc.summary(world),
+            baselines: Vec::new(),
             paper: Vec::new(),
             figures: Vec::new(),
             stall: world.stall(),

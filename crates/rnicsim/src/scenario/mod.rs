@@ -80,6 +80,9 @@ impl LoadedScenario {
         if let Some((path, message)) = validate::fields(&loaded.scenario).into_iter().next() {
             return Err(loaded.error_at(&path, message));
         }
+        for i in 0..loaded.scenario.baseline.len() {
+            loaded.baseline(i)?;
+        }
         Ok(loaded)
     }
 
@@ -90,21 +93,32 @@ impl LoadedScenario {
         for (key, value) in overrides {
             let bad = |m: String| ScenarioError { file: "--set".into(), line: None, column: None, key: Some(key.clone()), message: m };
             let v: toml::Value = toml::from_str::<toml::Table>(&format!("v = {value}")).map_err(|e| bad(format!("not a TOML value: {}", e.message())))?.remove("v").expect("parsed key");
-            let segs = parse_path(key);
-            let mut table = &mut doc;
-            for (i, seg) in segs.iter().enumerate() {
-                let Seg::Key(k) = seg else { return Err(bad("array indices cannot be overridden".into())) };
-                if i + 1 == segs.len() {
-                    table.insert(k.clone(), v.clone());
-                    break;
-                }
-                let entry = table.entry(k.clone()).or_insert_with(|| toml::Value::Table(Default::default()));
-                table = entry.as_table_mut().ok_or_else(|| bad(format!("`{k}` is not a table")))?;
-            }
+            set_key(&mut doc, key, Some(v)).map_err(bad)?;
         }
         let text = toml::to_string(&doc).expect("a TOML table serializes");
         let mut loaded = Self::from_str(&text, &format!("{} (with overrides)", self.file), &self.base_dir)?;
         loaded.warnings = self.warnings.clone();
+        loaded.ns3 = self.ns3.clone();
+        Ok(loaded)
+    }
+
+    /// The scenario of `[[baseline]]` entry `i`: this one with the entry's keys set and removed,
+    /// and without baselines, claims or figures of its own.
+    pub fn baseline(&self, i: usize) -> Result<LoadedScenario, ScenarioError> {
+        let b = &self.scenario.baseline[i];
+        let mut doc: toml::Table = toml::from_str(&self.text).map_err(|e| toml_error(&self.text, &self.file, &e, &[]))?;
+        for k in ["baseline", "paper", "figure"] {
+            doc.remove(k);
+        }
+        let at = |k: &str| self.error_at(&format!("baseline[{i}].{k}"), String::new());
+        for key in &b.remove {
+            set_key(&mut doc, key, None).map_err(|m| ScenarioError { message: m, ..at("remove") })?;
+        }
+        for (key, v) in &b.set {
+            set_key(&mut doc, key, Some(v.clone())).map_err(|m| ScenarioError { message: m, ..at(&format!("set.{key}")) })?;
+        }
+        let text = toml::to_string(&doc).expect("a TOML table serializes");
+        let mut loaded = Self::from_str(&text, &format!("{} (baseline {})", self.file, b.name), &self.base_dir).map_err(|e| ScenarioError { message: format!("baseline `{}`: {}", b.name, e), ..at("set") })?;
         loaded.ns3 = self.ns3.clone();
         Ok(loaded)
     }
@@ -183,6 +197,33 @@ impl LoadedScenario {
         }
         Ok(topo)
     }
+}
+
+/// Sets (`Some`) or removes (`None`) dotted key `key` of `doc`, making tables on the way when
+/// setting; removing a key that is not there is an error (a misspelt key would do nothing).
+fn set_key(doc: &mut toml::Table, key: &str, value: Option<toml::Value>) -> Result<(), String> {
+    let segs = parse_path(key);
+    let mut table = doc;
+    for (i, seg) in segs.iter().enumerate() {
+        let Seg::Key(k) = seg else { return Err("array indices cannot be overridden".into()) };
+        if i + 1 == segs.len() {
+            match value {
+                Some(v) => {
+                    table.insert(k.clone(), v);
+                }
+                None => {
+                    table.remove(k).ok_or_else(|| format!("there is no `{key}` to remove"))?;
+                }
+            }
+            return Ok(());
+        }
+        let entry = match (table.contains_key(k), &value) {
+            (false, None) => return Err(format!("there is no `{key}` to remove")),
+            _ => table.entry(k.clone()).or_insert_with(|| toml::Value::Table(Default::default())),
+        };
+        table = entry.as_table_mut().ok_or_else(|| format!("`{k}` is not a table"))?;
+    }
+    Ok(())
 }
 
 fn toml_error(text: &str, file: &str, e: &toml::de::Error, segs: &[Seg]) -> ScenarioError {

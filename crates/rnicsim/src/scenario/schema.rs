@@ -60,6 +60,10 @@ pub struct Scenario {
     /// Paper figures redrawn on their own axes from this run's values (`rnicsim reproduce`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub figure: Vec<crate::output::paper::FigureSpec>,
+    /// Variants of this scenario run after it, so that claims and figures can compare
+    /// (`baselines/<name>/...` in `summary.json`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baseline: Vec<BaselineSpec>,
     /// How large a run may be before it is refused (see [`crate::world::Estimate`]).
     #[serde(default, skip_serializing_if = "LimitsSpec::is_default")]
     pub limits: LimitsSpec,
@@ -373,6 +377,19 @@ impl Default for RoutingSpec {
 pub enum LinkState {
     Down,
     Up,
+}
+
+/// `[[baseline]]`: this scenario with some keys changed (`set`, dotted keys as for `--set`,
+/// TOML values) or taken out (`remove`, e.g. `"nic.ordering"` for a NIC without an ordering
+/// layer). Only its summary is kept, under `baselines/<name>`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineSpec {
+    pub name: String,
+    #[serde(default)]
+    pub set: toml::Table,
+    #[serde(default)]
+    pub remove: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

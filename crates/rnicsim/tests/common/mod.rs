@@ -37,12 +37,14 @@ pub fn shipped_scenarios() -> Vec<PathBuf> {
     files
 }
 
-/// Runs a scenario to its end; its summary, with the paper comparisons and figures.
+/// Runs a scenario (and its baselines) to its end; its summary, with the paper comparisons and
+/// figures.
 #[allow(dead_code)] // not every test file that includes this module runs whole scenarios
 pub fn run_summary(loaded: &rnicsim::scenario::LoadedScenario, name: &str) -> rnicsim::output::Summary {
     let mut w = rnicsim::world::World::build(loaded).unwrap_or_else(|e| panic!("{e}"));
     w.run(|_| true);
     let mut s = rnicsim::output::Summary::of(&w, name);
+    s.baselines = rnicsim::run_baselines(loaded).unwrap_or_else(|e| panic!("{e}"));
     s.compare_with(&loaded.scenario);
     s
 }
