@@ -183,6 +183,11 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
         eprintln!("interrupted at {} of {}; nothing was written", world.now, loaded.scenario.duration);
         return Ok(130);
     }
+    let baselines = &loaded.scenario.baseline;
+    if !quiet && !baselines.is_empty() {
+        let names: Vec<&str> = baselines.iter().map(|b| b.name.as_str()).collect();
+        eprintln!("running {} baselines one after another: {}", names.len(), names.join(", "));
+    }
     let summary = rnicsim::write_outputs(&dir, &loaded, &mut world).with_context(|| format!("cannot write results to {}", out.display()))?;
     let out = dir.commit().with_context(|| format!("cannot move results into {}", out.display()))?;
     if let Some(st) = &summary.stall {

@@ -35,6 +35,10 @@ pub struct Switch {
     pub lb_timer: Option<TimerId>,
     /// Deflection on a full buffer (DIBS), with the switch's own random stream.
     pub deflect: Option<Rng>,
+    /// Whether ports whose links are down leave the candidate sets at once (local failover).
+    pub local_failover: bool,
+    /// Scratch for the candidates whose links are up (local failover), kept to reuse.
+    pub up_candidates: Vec<u32>,
     /// ECN curve per local port (`None`: marking off).
     pub ecn: Vec<Option<EcnCurve>>,
     pub ecn_rng: Rng,
@@ -83,21 +87,35 @@ impl Switch {
         let out = match path.and_then(|p| self.next_on_path(p, view.ports)) {
             Some(out) => out,
             None => {
-                let candidates = view.routes.candidates(self.node, pkt.dst_host);
+                let mut candidates = view.routes.candidates(self.node, pkt.dst_host);
                 if candidates.is_empty() {
                     return Forward::Unroutable;
                 }
-                if candidates.len() == 1 && !self.lb.sees_single_paths() {
+                // Local failover: a port of this switch whose link is down is out of the group
+                // at once (the routes learn of it only after the recompute delay). When every
+                // candidate is down the packet goes to the chosen one and is lost there.
+                let mut up = std::mem::take(&mut self.up_candidates);
+                if self.local_failover && candidates.iter().any(|&p| !view.links[p as usize].up) {
+                    up.clear();
+                    up.extend(candidates.iter().copied().filter(|&p| view.links[p as usize].up));
+                    if !up.is_empty() {
+                        candidates = &up;
+                    }
+                }
+                let out = if candidates.len() == 1 && !self.lb.sees_single_paths() {
                     candidates[0]
                 } else {
                     let ctx = LbContext { switch: self.node, ingress: in_port, candidates, first_port: self.first_port, port_count: self.port_count, view };
                     let out = self.lb.choose(pkt, &ctx);
                     // Only a policy written outside the crate can name another node's port.
                     if matches!(self.lb, LbPolicy::Custom(_)) && !ctx.ports().contains(&out) {
+                        self.up_candidates = up;
                         return Forward::Unroutable;
                     }
                     out
-                }
+                };
+                self.up_candidates = up;
+                out
             }
         };
         let (class, size) = (pkt.priority, pkt.size);

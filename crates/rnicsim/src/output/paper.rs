@@ -5,6 +5,9 @@
 //! A metric path is `/`-separated: object keys, and for lists the `name` of the element, e.g.
 //! `perftest/4KB alone/gbps` or `rdma/slowdown_p99`. A value may be a ratio of two metrics
 //! (`per`), and a claim may be a bound (`relation = "below"` or `"above"`) rather than a value.
+//! A claim of the form "up to" names many metrics with one `*` segment (every element of a list,
+//! e.g. `rdma/by_size/*/fct_mean_us`) and takes the least or greatest (`over`) of them; a `per`
+//! with a `*` divides each by the element of the same name.
 //!
 //! `[[figure]]` entries redraw a paper figure on its own axes: each series gives x values and a
 //! metric per point (optionally normalized by `per`), and the paper's points go beside them;
@@ -32,6 +35,37 @@ pub struct PaperValue {
     pub source: String,
     #[serde(default)]
     pub unit: String,
+    /// With a `*` in `metric`: take the least (`min`) or greatest (`max`) of the matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over: Option<Over>,
+}
+
+/// Which of many matched values a claim takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Over {
+    Min,
+    Max,
+}
+
+impl PaperValue {
+    /// Problems with the claim, each as (key, message).
+    pub fn check(&self) -> Vec<(String, String)> {
+        let stars = |p: &str| p.split('/').filter(|s| *s == "*").count();
+        let mut bad = Vec::new();
+        match (stars(&self.metric), self.over) {
+            (0, Some(_)) => bad.push(("over".into(), "needs a `*` segment in `metric`".into())),
+            (1, None) => bad.push(("over".into(), "a `metric` with `*` needs `over = \"min\"` or `\"max\"`".into())),
+            (n, _) if n > 1 => bad.push(("metric".into(), "at most one `*` segment".into())),
+            _ => {}
+        }
+        if let Some(per) = &self.per {
+            if stars(per) > stars(&self.metric).min(1) {
+                bad.push(("per".into(), "a `*` in `per` needs one in `metric`".into()));
+            }
+        }
+        bad
+    }
 }
 
 /// How our value must relate to the paper's.
@@ -90,11 +124,41 @@ pub fn lookup_ratio(v: &serde_json::Value, metric: &str, per: Option<&str>) -> O
     }
 }
 
+/// Every match of a path with one `*` segment: (the element's name, its value).
+pub fn lookup_all(v: &serde_json::Value, path: &str) -> Vec<(String, f64)> {
+    let Some((head, tail)) = path.split_once("/*") else { return Vec::new() };
+    let tail = tail.strip_prefix('/').unwrap_or(tail);
+    let list = if head.is_empty() { Some(v) } else { head.split('/').try_fold(v, |cur, seg| cur.get(seg)) };
+    let Some(serde_json::Value::Array(items)) = list else { return Vec::new() };
+    items
+        .iter()
+        .filter_map(|e| {
+            let name = e.get("name")?.as_str()?.to_string();
+            let x = if tail.is_empty() { e.as_f64() } else { lookup(e, tail) }?;
+            Some((name, x))
+        })
+        .collect()
+}
+
+/// A claim's value: one metric (over `per`), or the least or greatest of a `*` path's matches.
+fn claim_value(summary: &serde_json::Value, p: &PaperValue) -> Option<f64> {
+    let Some(over) = p.over else { return lookup_ratio(summary, &p.metric, p.per.as_deref()) };
+    let values = lookup_all(summary, &p.metric).into_iter().filter_map(|(name, x)| match &p.per {
+        None => Some(x),
+        Some(per) if per.contains('*') => lookup(summary, &per.replacen('*', &name, 1)).filter(|&d| d != 0.0).map(|d| x / d),
+        Some(per) => lookup(summary, per).filter(|&d| d != 0.0).map(|d| x / d),
+    });
+    match over {
+        Over::Min => values.reduce(f64::min),
+        Over::Max => values.reduce(f64::max),
+    }
+}
+
 pub fn compare(summary: &serde_json::Value, values: &[PaperValue]) -> Vec<Comparison> {
     values
         .iter()
         .map(|p| {
-            let ours = lookup_ratio(summary, &p.metric, p.per.as_deref());
+            let ours = claim_value(summary, p);
             let rel = ours.map(|o| if p.value == 0.0 { o } else { (o - p.value) / p.value.abs() });
             let within = match p.relation {
                 Relation::Near => rel.is_some_and(|r| r.abs() <= p.tolerance),
@@ -145,6 +209,9 @@ pub struct SeriesSpec {
     /// Normalize every point by this metric.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per: Option<String>,
+    /// Or each point by its own metric (one per x value).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_each: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -174,6 +241,9 @@ impl FigureSpec {
             if s.x.len() != s.metrics.len() {
                 bad.push((format!("series[{i}].metrics"), format!("expected one metric per x value ({}), got {}", s.x.len(), s.metrics.len())));
             }
+            if !s.per_each.is_empty() && (s.per_each.len() != s.x.len() || s.per.is_some()) {
+                bad.push((format!("series[{i}].per_each"), format!("expected one metric per x value ({}) and no `per`, got {}", s.x.len(), s.per_each.len())));
+            }
         }
         for (i, p) in self.paper.iter().enumerate() {
             if p.x.len() != p.y.len() {
@@ -197,7 +267,8 @@ pub fn figures(summary: &serde_json::Value, specs: &[FigureSpec]) -> Vec<Figure>
                 .series
                 .iter()
                 .map(|s| {
-                    let (x, y) = s.x.iter().zip(&s.metrics).filter_map(|(&x, m)| lookup_ratio(summary, m, s.per.as_deref()).map(|y| (x, y))).unzip();
+                    let per = |i: usize| s.per_each.get(i).or(s.per.as_ref()).map(String::as_str);
+                    let (x, y) = s.x.iter().zip(&s.metrics).enumerate().filter_map(|(i, (&x, m))| lookup_ratio(summary, m, per(i)).map(|y| (x, y))).unzip();
                     PaperPoints { label: s.label.clone(), x, y }
                 })
                 .collect(),
@@ -211,13 +282,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_star_claim_takes_the_least_or_greatest_ratio_of_like_named_elements() {
+        let s = serde_json::json!({
+            "rdma": {"by_size": [{"name": "4KB", "fct": 2.0}, {"name": "1MB", "fct": 30.0}]},
+            "baselines": [{"name": "ecmp", "rdma": {"by_size": [{"name": "1MB", "fct": 40.0}, {"name": "4KB", "fct": 10.0}]}}]
+        });
+        assert_eq!(lookup_all(&s, "rdma/by_size/*/fct"), vec![("4KB".to_string(), 2.0), ("1MB".to_string(), 30.0)]);
+        let claim = |over| PaperValue { metric: "rdma/by_size/*/fct".into(), per: Some("baselines/ecmp/rdma/by_size/*/fct".into()), value: 0.2, relation: Relation::Near, tolerance: 0.1, source: String::new(), unit: String::new(), over: Some(over) };
+        // 4KB: 2/10 = 0.2 (paired by name, not position); 1MB: 30/40 = 0.75.
+        let c = compare(&s, &[claim(Over::Min), claim(Over::Max)]);
+        assert_eq!((c[0].ours, c[1].ours), (Some(0.2), Some(0.75)));
+        assert!(c[0].within && !c[1].within);
+        // A star without `over`, or `over` without a star, is a mistake in the scenario.
+        assert_eq!(PaperValue { over: None, ..claim(Over::Min) }.check().len(), 1);
+        assert_eq!(PaperValue { metric: "rdma/x".into(), per: None, ..claim(Over::Min) }.check().len(), 1);
+        assert!(claim(Over::Max).check().is_empty());
+    }
+
+    #[test]
     fn paths_and_tolerance() {
         let s: serde_json::Value = serde_json::json!({"perftest": [{"name": "a", "gbps": 30.0}, {"name": "b", "gbps": 60.0}], "rdma": {"x": 1.0}});
         assert_eq!(lookup(&s, "perftest/b/gbps"), Some(60.0));
         assert_eq!(lookup(&s, "perftest/0/gbps"), Some(30.0));
         assert_eq!(lookup(&s, "rdma/x"), Some(1.0));
         assert_eq!(lookup(&s, "rdma/y"), None);
-        let v = |value, metric: &str| PaperValue { metric: metric.into(), per: None, value, relation: Relation::Near, tolerance: 0.25, source: String::new(), unit: String::new() };
+        let v = |value, metric: &str| PaperValue { metric: metric.into(), per: None, value, relation: Relation::Near, tolerance: 0.25, source: String::new(), unit: String::new(), over: None };
         let c = compare(&s, &[v(40.0, "perftest/a/gbps"), v(45.0, "perftest/b/gbps"), v(1.0, "nope")]);
         assert!(c[0].within && !c[1].within && !c[2].within);
         assert!((c[0].relative_error.unwrap() + 0.25).abs() < 1e-12);
@@ -239,13 +328,19 @@ mod tests {
             x_label: "x".into(),
             y_label: "y".into(),
             x_log: false,
-            series: vec![SeriesSpec { label: "ours".into(), x: vec![1.0, 2.0, 3.0], metrics: vec!["h/a/m".into(), "h/b/m".into(), "h/c/m".into()], per: Some("h/b/m".into()) }],
+            series: vec![SeriesSpec { label: "ours".into(), x: vec![1.0, 2.0, 3.0], metrics: vec!["h/a/m".into(), "h/b/m".into(), "h/c/m".into()], per: Some("h/b/m".into()), per_each: Vec::new() }],
             paper: vec![PaperPoints { label: "paper".into(), x: vec![2.0], y: vec![1.0] }],
         };
         let out = figures(&s, std::slice::from_ref(&f));
         assert_eq!((out[0].series[0].x.clone(), out[0].series[0].y.clone()), (vec![1.0, 2.0], vec![0.5, 1.0]));
         assert_eq!(out[0].paper, f.paper);
         assert!(f.check().is_empty());
+        // Each point over its own metric: 2/2 and 4/2.
+        let each = SeriesSpec { x: vec![1.0, 2.0], metrics: vec!["h/a/m".into(), "h/b/m".into()], per: None, per_each: vec!["h/a/m".into(), "h/a/m".into()], ..f.series[0].clone() };
+        let out = figures(&s, &[FigureSpec { series: vec![each.clone()], ..f.clone() }]);
+        assert_eq!(out[0].series[0].y, vec![1.0, 2.0]);
+        let bad_each = FigureSpec { series: vec![SeriesSpec { per_each: vec!["h/a/m".into()], ..each }], ..f.clone() };
+        assert_eq!(bad_each.check()[0].0, "series[0].per_each");
         let bad = FigureSpec { series: vec![SeriesSpec { metrics: vec![], ..f.series[0].clone() }], ..f };
         assert_eq!(bad.check()[0].0, "series[0].metrics");
     }

@@ -118,6 +118,21 @@ pub struct RdmaSummary {
     /// Mean PCIe utilization over NICs, read (NIC ← host) and write directions.
     pub pcie_read_utilization: f64,
     pub pcie_write_utilization: f64,
+    /// Of the completed flows, those a link failure met while they ran (scenarios with link
+    /// events or `[failures]` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub met_failure: Option<FailureFlows>,
+    /// Completed flows by size (`outputs.fct_by_size`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_size: Vec<crate::host::apps::flows::SizeBucket>,
+}
+
+/// Completed flows that a link went down during.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct FailureFlows {
+    pub flows: u64,
+    pub fct_mean_us: f64,
+    pub slowdown_mean: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -199,6 +214,8 @@ fn rdma(world: &World) -> std::io::Result<RdmaSummary> {
         peak_qp_context_bytes: peak as u64 * world.nic_spec.qp_context_bytes as u64,
         pcie_read_utilization: world.nics.iter().map(|n| n.pcie.bytes_read as f64 * 8.0 / (bw * secs)).sum::<f64>() / n,
         pcie_write_utilization: world.nics.iter().map(|n| n.pcie.bytes_written as f64 * 8.0 / (bw * secs)).sum::<f64>() / n,
+        by_size: world.apps.flows.by_size(&world.apps.flows.size_bounds.iter().map(|&b| crate::units::Bytes(b).to_string()).collect::<Vec<_>>()),
+        met_failure: (!world.link_events.is_empty()).then(|| FailureFlows { flows: finished.met_failure.done, fct_mean_us: finished.met_failure.fct_mean_ps() / 1e6, slowdown_mean: finished.met_failure.slowdown_mean() }),
     })
 }
 

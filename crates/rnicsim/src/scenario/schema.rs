@@ -270,6 +270,10 @@ pub struct EcnSpec {
     pub per_rate: std::collections::BTreeMap<String, EcnCurve>,
 }
 
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 fn yes() -> bool {
     true
 }
@@ -360,6 +364,10 @@ pub struct RoutingSpec {
     /// (Jellyfish's k-shortest-path routing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k_shortest_paths: Option<u32>,
+    /// A switch takes its own ports whose links are down out of its candidate sets at once;
+    /// `false` models failures the switch does not notice until the routes change (gray ones).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub local_failover: bool,
 }
 
 fn default_recompute() -> Time {
@@ -368,7 +376,7 @@ fn default_recompute() -> Time {
 
 impl Default for RoutingSpec {
     fn default() -> Self {
-        RoutingSpec { recompute_delay: default_recompute(), k_shortest_paths: None }
+        RoutingSpec { recompute_delay: default_recompute(), k_shortest_paths: None, local_failover: true }
     }
 }
 
@@ -596,10 +604,15 @@ pub struct OutputSpec {
     /// `nic_events.parquet`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub nic_events: bool,
+    /// Flow-size buckets for `summary.json`'s `rdma/by_size`: upper bounds in increasing order
+    /// (a flow of exactly a bound falls in its bucket); larger flows make a last bucket `more`.
+    /// Each bucket is named by its bound as rnicsim prints sizes (`"16KB"`, `"1MB"`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fct_by_size: Vec<Bytes>,
 }
 
 impl Default for OutputSpec {
     fn default() -> Self {
-        OutputSpec { queue_interval: None, pfc_events: true, hpcc_text: true, rate_interval: None, pcap: Vec::new(), fct_file: None, fct_dialect: Default::default(), pfc_file: None, nic_events: false }
+        OutputSpec { queue_interval: None, pfc_events: true, hpcc_text: true, rate_interval: None, pcap: Vec::new(), fct_file: None, fct_dialect: Default::default(), pfc_file: None, nic_events: false, fct_by_size: Vec::new() }
     }
 }

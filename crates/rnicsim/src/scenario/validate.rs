@@ -190,6 +190,10 @@ pub fn fields(s: &Scenario) -> Problems {
             out.push(("failures.interval".into(), "expected a positive interval".into()));
         }
     }
+    let b = &s.outputs.fct_by_size;
+    if b.first().is_some_and(|x| x.0 == 0) || b.windows(2).any(|w| w[0] >= w[1]) {
+        out.push(("outputs.fct_by_size".into(), "expected positive flow sizes in increasing order".into()));
+    }
     let max = crate::fabric::lb::drill::DRILL_MAX as u32;
     if !(1..=max).contains(&s.switch.drill.samples) {
         out.push(("switch.drill.samples".into(), format!("expected 1 to {max} random candidates per packet, got {}", s.switch.drill.samples)));
@@ -276,6 +280,11 @@ fn figures(out: &mut Problems, s: &Scenario) {
     for (i, f) in s.figure.iter().enumerate() {
         for (key, why) in f.check() {
             out.push((format!("figure[{i}].{key}"), why));
+        }
+    }
+    for (i, p) in s.paper.iter().enumerate() {
+        for (key, why) in p.check() {
+            out.push((format!("paper[{i}].{key}"), why));
         }
     }
 }

@@ -139,6 +139,8 @@ impl World {
                         lb: s.switch.load_balancer.build(seed, v as u32, s.switch.flowlet_gap, s.switch.drill),
                         lb_timer: None,
                         deflect: s.switch.deflection.then(|| rng::stream(seed, "deflect", v as u64)),
+                        local_failover: s.routing.local_failover,
+                        up_candidates: Vec::new(),
                         ecn,
                         ecn_rng: rng::stream(seed, "ecn", v as u64),
                         pause_since: vec![[Time::MAX; CLASSES]; range.len()],

@@ -246,6 +246,9 @@ impl World {
     /// Takes a link down or up (both directions); routes follow after the recompute delay.
     pub(super) fn link_event(&mut self, i: u32) {
         let e = self.link_events[i as usize].clone();
+        if e.state == LinkState::Down {
+            self.apps.flows.link_downs.push(self.now);
+        }
         let [a, b] = e.between;
         let ports: Vec<u32> = self.adjacency[a as usize].iter().filter(|adj| adj.neighbor == b).map(|adj| adj.port).collect();
         for p in ports {

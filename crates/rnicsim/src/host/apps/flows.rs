@@ -112,6 +112,26 @@ pub struct Flows {
     /// Streaming: where finished flows go while the run goes on, and their totals.
     pub stream: Option<FlowStream>,
     pub written_totals: FlowTotals,
+    /// When links went down, in time order (the world records them).
+    pub link_downs: Vec<Time>,
+    /// Totals over the written-out flows that a link failure met (see [`met_failure`]).
+    pub written_met_failure: FlowTotals,
+    /// `outputs.fct_by_size`'s bounds, and per bucket the FCT (ps) and slowdown of every
+    /// written-out completed flow (kept only when bounds are given).
+    pub size_bounds: Vec<u64>,
+    pub written_by_size: Vec<Vec<(u64, f64)>>,
+}
+
+/// Completed flows of one size bucket (`rdma/by_size/<name>`): `name` is the bucket's upper
+/// bound as the scenario wrote it, or `more`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SizeBucket {
+    pub name: String,
+    pub flows: u64,
+    pub fct_mean_us: f64,
+    pub fct_p99_us: f64,
+    pub slowdown_mean: f64,
+    pub slowdown_p99: f64,
 }
 
 /// Totals over completed flows: how many, and the sums of their FCTs and slowdowns, exact
@@ -151,6 +171,8 @@ impl FlowTotals {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FinishedFlows {
     pub totals: FlowTotals,
+    /// Over the completed flows that a link failure met while they ran.
+    pub met_failure: FlowTotals,
     pub slowdown_p50: f64,
     pub slowdown_p99: f64,
 }
@@ -161,6 +183,10 @@ impl Flows {
     pub fn build(w: &mut World, loaded: &LoadedScenario) -> Result<Flows, ScenarioError> {
         let s = &loaded.scenario;
         let mut flows = Flows::default();
+        flows.size_bounds = s.outputs.fct_by_size.iter().map(|b| b.0).collect();
+        if !flows.size_bounds.is_empty() {
+            flows.written_by_size = vec![Vec::new(); flows.size_bounds.len() + 1];
+        }
         for (wi, f) in s.flows.iter().enumerate() {
             let stop = f.stop.unwrap_or(s.duration).min(s.duration);
             if let Some(path) = &f.file {
@@ -398,6 +424,12 @@ impl Flows {
         let finished = self.records.iter().filter(|r| r.status.is_some());
         let mut r = st.table.write(&crate::output::tables::flows_batch(finished.clone()));
         for rec in finished {
+            if met_failure(&self.link_downs, rec) {
+                self.written_met_failure.add(rec);
+            }
+            if let (false, Some(i), Some(fct), Some(sd)) = (self.size_bounds.is_empty(), size_bucket(&self.size_bounds, rec.size), rec.fct(), rec.slowdown()) {
+                self.written_by_size[i].push((fct.0, sd));
+            }
             if let Some(s) = self.written_totals.add(rec) {
                 r = r.and_then(|_| st.slowdowns.push(s));
             }
@@ -445,9 +477,12 @@ impl Flows {
     /// Totals and slowdown percentiles (nearest rank) over every completed flow, written out
     /// or not.
     pub fn finished(&self) -> std::io::Result<FinishedFlows> {
-        let mut totals = self.written_totals;
+        let (mut totals, mut met) = (self.written_totals, self.written_met_failure);
         for r in &self.records {
             totals.add(r);
+            if met_failure(&self.link_downs, r) {
+                met.add(r);
+            }
         }
         let spilled = self.stream.as_ref().map(|s| &s.slowdowns);
         let [p50, p99] = crate::output::stream::quantiles(totals.done, [0.5, 0.99], |f| {
@@ -457,6 +492,99 @@ impl Flows {
             self.records.iter().filter_map(FlowRecord::slowdown).for_each(f);
             Ok(())
         })?;
-        Ok(FinishedFlows { totals, slowdown_p50: p50, slowdown_p99: p99 })
+        Ok(FinishedFlows { totals, met_failure: met, slowdown_p50: p50, slowdown_p99: p99 })
+    }
+}
+
+/// The bucket of a flow of `size` bytes under upper bounds `bounds` (the last is `more`).
+fn size_bucket(bounds: &[u64], size: u64) -> Option<usize> {
+    (!bounds.is_empty()).then(|| bounds.partition_point(|&b| b < size))
+}
+
+impl Flows {
+    /// Per size bucket (`outputs.fct_by_size`), the completed flows' FCT and slowdown: means and
+    /// nearest-rank 99th percentiles. Empty when no bounds are set.
+    pub fn by_size(&self, names: &[String]) -> Vec<SizeBucket> {
+        if self.size_bounds.is_empty() {
+            return Vec::new();
+        }
+        let mut all = self.written_by_size.clone();
+        for r in &self.records {
+            if let (Some(i), Some(fct), Some(sd)) = (size_bucket(&self.size_bounds, r.size), r.fct(), r.slowdown()) {
+                all[i].push((fct.0, sd));
+            }
+        }
+        let p99 = |mut v: Vec<f64>| {
+            if v.is_empty() {
+                return 0.0;
+            }
+            v.sort_by(f64::total_cmp);
+            v[((0.99 * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1]
+        };
+        all.into_iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let n = v.len().max(1) as f64;
+                SizeBucket {
+                    name: names.get(i).cloned().unwrap_or_else(|| "more".into()),
+                    flows: v.len() as u64,
+                    fct_mean_us: v.iter().map(|x| x.0 as f64).sum::<f64>() / n / 1e6,
+                    fct_p99_us: p99(v.iter().map(|x| x.0 as f64).collect()) / 1e6,
+                    slowdown_mean: v.iter().map(|x| x.1).sum::<f64>() / n,
+                    slowdown_p99: p99(v.iter().map(|x| x.1).collect()),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Whether a link went down (one of `downs`, in time order) while flow `r` was running: at or
+/// after its start and before it finished (the Eunomia paper's flows "affected by failures").
+fn met_failure(downs: &[Time], r: &FlowRecord) -> bool {
+    let i = downs.partition_point(|&t| t < r.start);
+    downs.get(i).is_some_and(|&t| t < r.finish)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(start_us: u64, finish_us: Option<u64>) -> FlowRecord {
+        FlowRecord { id: 0, workload: 0, src: 0, dst: 1, size: 1000, priority: 0, udp_sport: 0, udp_dport: 0, start: Time::from_us(start_us), finish: finish_us.map_or(Time::MAX, Time::from_us), ideal: Time::from_us(1), status: None, qps: (0, 0) }
+    }
+
+    #[test]
+    fn completed_flows_are_reported_by_size_bucket() {
+        let mut f = Flows { size_bounds: vec![1000, 10_000], written_by_size: vec![Vec::new(); 3], ..Default::default() };
+        // Sizes 1000 (the bound itself: first bucket), 5000 and 10 000 (second), 50 000 (more),
+        // and an unfinished 500-byte flow that counts nowhere. Ideal FCT 1 µs each.
+        for (size, fct_us) in [(1000, 2), (5000, 3), (10_000, 5), (50_000, 20)] {
+            f.records.push(FlowRecord { size, ..flow(0, Some(fct_us)) });
+        }
+        f.records.push(FlowRecord { size: 500, ..flow(0, None) });
+        let b = f.by_size(&["1KB".into(), "10KB".into()]);
+        let names: Vec<&str> = b.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["1KB", "10KB", "more"]);
+        assert_eq!(b.iter().map(|x| x.flows).collect::<Vec<_>>(), [1, 2, 1]);
+        assert_eq!((b[1].fct_mean_us, b[1].fct_p99_us, b[1].slowdown_mean), (4.0, 5.0, 4.0));
+        assert_eq!((b[2].fct_mean_us, b[2].slowdown_p99), (20.0, 20.0));
+        // Written-out flows count as well.
+        f.written_by_size[0].push((4_000_000, 4.0));
+        assert_eq!(f.by_size(&[]).first().map(|x| (x.flows, x.fct_mean_us)), Some((2, 3.0)));
+        // No bounds, no buckets.
+        assert!(Flows::default().by_size(&[]).is_empty());
+    }
+
+    #[test]
+    fn a_failure_meets_the_flows_running_when_it_happens() {
+        let downs = [Time::from_us(100), Time::from_us(300)];
+        // Running across 100 µs or 300 µs: met. Starting exactly at a failure: met; finishing
+        // exactly at one: not (it was done).
+        for (start, finish, met) in [(50, 150, true), (250, 350, true), (100, 120, true), (50, 100, false), (150, 250, false), (310, 400, false), (0, 1000, true)] {
+            assert_eq!(met_failure(&downs, &flow(start, Some(finish))), met, "{start}..{finish}");
+        }
+        // An unfinished flow that started before a failure was met by it; none without failures.
+        assert!(met_failure(&downs, &flow(250, None)));
+        assert!(!met_failure(&[], &flow(0, Some(10))));
     }
 }
