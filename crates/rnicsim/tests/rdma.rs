@@ -672,3 +672,42 @@ fn a_bandwidth_tests_message_latency_obeys_littles_law() {
     // One message alone takes at least its serialization (64 KiB at 100 Gbps: 5.24 µs).
     assert!(p.latency_p99_us >= p.latency_mean_us && p.latency_mean_us > 5.24);
 }
+
+#[test]
+fn a_query_workload_starts_fan_in_flows_to_one_host_and_times_the_last() {
+    // 40 KB flows (a one-point CDF), queries of 4 into each of 8 hosts on one switch at 20% of
+    // their link: 0.2 × 100 Gbps / (4 × 320 kbit) ≈ 15.6 queries per host per ms.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("40k.txt"), "39999 0\n40000 100\n").unwrap();
+    let toml = "duration = \"3ms\"\n[topology.star]\nhosts = 8\n[nic]\nmtu = 1000\n[[flows]]\ncdf = \"40k.txt\"\nload = 0.2\npattern = { query = { fan_in = 4 } }\nstop = \"2ms\"\n";
+    let loaded = LoadedScenario::from_str(toml, "q.toml", dir.path()).unwrap();
+    let mut w = World::build(&loaded).unwrap();
+    w.run(|_| true);
+    let f = &w.apps.flows;
+    let n = f.queries.len();
+    // About 8 × 2 × 15.6 = 250 queries (Poisson: within five standard deviations).
+    assert!((n as f64 - 250.0).abs() < 5.0 * 250f64.sqrt(), "{n} queries");
+    assert_eq!(f.records.len(), 4 * n);
+    for q in &f.queries {
+        let flows = &f.records[q.first as usize..(q.first + q.count) as usize];
+        // One receiver, four distinct senders, all started together.
+        assert!(flows.iter().all(|r| r.dst == flows[0].dst && r.start == q.start && r.src != r.dst));
+        let mut src: Vec<u32> = flows.iter().map(|r| r.src).collect();
+        src.dedup();
+        src.sort_unstable();
+        src.dedup();
+        assert_eq!(src.len(), 4);
+        // Its completion time is its last flow's: at least the 160 KB the receiver's link
+        // must carry (12.8 µs at 100 Gbps).
+        assert_eq!(q.last, flows.iter().map(|r| r.finish).max().unwrap());
+        assert!(q.last - q.start >= Time::from_ns(12_800));
+    }
+    let s = rnicsim::output::Summary::of(&w, "q");
+    let qs = s.rdma.queries.expect("query summary");
+    assert_eq!((qs.queries, qs.completed), (n as u64, n as u64));
+    assert!(qs.qct_mean_us >= 12.8 && qs.qct_p99_us >= qs.qct_mean_us, "{qs:?}");
+    // A fan-in of every host or more cannot be drawn: the key is named.
+    let bad = toml.replace("fan_in = 4", "fan_in = 8");
+    let e = World::build(&LoadedScenario::from_str(&bad, "q.toml", dir.path()).unwrap()).err().expect("refused");
+    assert_eq!(e.key.as_deref(), Some("flows[0].pattern.query.fan_in"), "{e}");
+}

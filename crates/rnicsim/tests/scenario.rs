@@ -355,3 +355,16 @@ fn runs_past_the_limits_are_refused_before_they_start() {
     assert_eq!(e.key.as_deref(), Some("limits.max_packets"), "{e}");
     assert!(e.message.contains("6.25"), "{e}");
 }
+
+#[test]
+fn overrides_reach_into_lists_of_tables_by_index() {
+    let toml = "duration = \"1ms\"\n[topology.star]\nhosts = 2\n[[traffic]]\npattern = \"permutation\"\nload = 0.5\n[[traffic]]\npattern = \"permutation\"\nload = 0.4\n";
+    let l = LoadedScenario::from_str(toml, "o.toml", Path::new(".")).unwrap();
+    let l2 = l.with_overrides(&[("traffic[1].load".into(), "0.2".into())]).unwrap();
+    assert_eq!((l2.scenario.traffic[0].load, l2.scenario.traffic[1].load), (0.5, 0.2));
+    // Past the end, or indexing what is not a list: refused, naming the key.
+    for key in ["traffic[2].load", "duration[0].x"] {
+        let e = l.with_overrides(&[(key.into(), "0.2".into())]).err().expect("refused");
+        assert_eq!((e.file.as_str(), e.key.as_deref()), ("--set", Some(key)), "{e}");
+    }
+}

@@ -125,6 +125,9 @@ pub struct RdmaSummary {
     /// Completed flows by size (`outputs.fct_by_size`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub by_size: Vec<crate::host::apps::flows::SizeBucket>,
+    /// Query completion times (query workloads only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queries: Option<crate::host::apps::flows::QuerySummary>,
 }
 
 /// Completed flows that a link went down during.
@@ -214,6 +217,7 @@ fn rdma(world: &World) -> std::io::Result<RdmaSummary> {
         peak_qp_context_bytes: peak as u64 * world.nic_spec.qp_context_bytes as u64,
         pcie_read_utilization: world.nics.iter().map(|n| n.pcie.bytes_read as f64 * 8.0 / (bw * secs)).sum::<f64>() / n,
         pcie_write_utilization: world.nics.iter().map(|n| n.pcie.bytes_written as f64 * 8.0 / (bw * secs)).sum::<f64>() / n,
+        queries: world.apps.flows.query_summary(),
         by_size: world.apps.flows.by_size(&world.apps.flows.size_bounds.iter().map(|&b| crate::units::Bytes(b).to_string()).collect::<Vec<_>>()),
         met_failure: (!world.link_events.is_empty()).then(|| FailureFlows { flows: finished.met_failure.done, fct_mean_us: finished.met_failure.fct_mean_ps() / 1e6, slowdown_mean: finished.met_failure.slowdown_mean() }),
     })

@@ -199,29 +199,37 @@ impl LoadedScenario {
     }
 }
 
-/// Sets (`Some`) or removes (`None`) dotted key `key` of `doc`, making tables on the way when
-/// setting; removing a key that is not there is an error (a misspelt key would do nothing).
+/// Sets (`Some`) or removes (`None`) dotted key `key` of `doc` (`flows[0].load` reaches into
+/// an array of tables), making tables on the way when setting; removing a key that is not there
+/// is an error (a misspelt key would do nothing), and so is an index past an array's end.
 fn set_key(doc: &mut toml::Table, key: &str, value: Option<toml::Value>) -> Result<(), String> {
     let segs = parse_path(key);
+    let Some((Seg::Key(last), path)) = segs.split_last() else { return Err("expected a key, not an array index, last".into()) };
+    let missing = || format!("there is no `{key}` to remove");
     let mut table = doc;
-    for (i, seg) in segs.iter().enumerate() {
-        let Seg::Key(k) = seg else { return Err("array indices cannot be overridden".into()) };
-        if i + 1 == segs.len() {
-            match value {
-                Some(v) => {
-                    table.insert(k.clone(), v);
-                }
-                None => {
-                    table.remove(k).ok_or_else(|| format!("there is no `{key}` to remove"))?;
-                }
-            }
-            return Ok(());
+    let mut i = 0;
+    while i < path.len() {
+        let Seg::Key(k) = &path[i] else { return Err("an array index must follow a key".into()) };
+        if !table.contains_key(k) && value.is_none() {
+            return Err(missing());
         }
-        let entry = match (table.contains_key(k), &value) {
-            (false, None) => return Err(format!("there is no `{key}` to remove")),
-            _ => table.entry(k.clone()).or_insert_with(|| toml::Value::Table(Default::default())),
-        };
+        let mut entry = table.entry(k.clone()).or_insert_with(|| toml::Value::Table(Default::default()));
+        while let Some(Seg::Index(n)) = path.get(i + 1) {
+            let arr = entry.as_array_mut().ok_or_else(|| format!("`{k}` is not an array"))?;
+            let len = arr.len();
+            entry = arr.get_mut(*n).ok_or_else(|| format!("`{k}` has {len} entries; there is no [{n}]"))?;
+            i += 1;
+        }
         table = entry.as_table_mut().ok_or_else(|| format!("`{k}` is not a table"))?;
+        i += 1;
+    }
+    match value {
+        Some(v) => {
+            table.insert(last.clone(), v);
+        }
+        None => {
+            table.remove(last).ok_or_else(missing)?;
+        }
     }
     Ok(())
 }

@@ -482,6 +482,10 @@ pub enum FlowPattern {
         #[serde(default)]
         senders: Option<Vec<u32>>,
     },
+    /// Queries (partition-aggregate incast): queries arrive at every host as a Poisson process
+    /// so that it receives `load` of its link rate; each query starts one flow from each of
+    /// `fan_in` distinct random other hosts to it at once, and completes with its last flow.
+    Query { fan_in: u32 },
 }
 
 /// The verb a flow uses.

@@ -60,6 +60,30 @@ pub struct FlowGen {
     pub stop: Time,
     pub timer: TimerId,
     pub verb: FlowVerb,
+    /// A query generator (`pattern = { query = .. }`): `src` is the receiver, and each arrival
+    /// starts this many flows to it (0: one flow from `src`).
+    pub fan_in: u32,
+}
+
+/// One query of a query workload: its flows are the `count` consecutive flow ids from `first`.
+#[derive(Clone, Copy, Debug)]
+pub struct Query {
+    pub first: u32,
+    pub count: u32,
+    pub start: Time,
+    /// Flows still running, and when the last one so far completed.
+    pub left: u32,
+    pub last: Time,
+}
+
+/// What `summary.json`'s `rdma/queries` reports of a query workload: query completion times
+/// (start to the completion of its last flow) over the queries whose flows all completed.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct QuerySummary {
+    pub queries: u64,
+    pub completed: u64,
+    pub qct_mean_us: f64,
+    pub qct_p99_us: f64,
 }
 
 /// A flow file's flows, started in time order.
@@ -120,6 +144,11 @@ pub struct Flows {
     /// written-out completed flow (kept only when bounds are given).
     pub size_bounds: Vec<u64>,
     pub written_by_size: Vec<Vec<(u64, f64)>>,
+    /// Every query started (query workloads only), in order of their flows, and the
+    /// completion times of those done (ps); scratch for drawing a query's senders.
+    pub queries: Vec<Query>,
+    pub qcts: Vec<u64>,
+    senders: Vec<u32>,
 }
 
 /// Completed flows of one size bucket (`rdma/by_size/<name>`): `name` is the bucket's upper
@@ -238,7 +267,15 @@ impl Flows {
             let ci = (flows.cdfs.len() - 1) as u32;
             let load = f.load.expect("validated: a CDF workload has a load");
             let hosts = w.host_nodes().to_vec();
+            let mut fan_in = 0;
             let senders: Vec<(u32, Option<u32>)> = match f.pattern.as_ref().unwrap_or(&FlowPattern::AllToAll) {
+                FlowPattern::Query { fan_in: k } => {
+                    if *k == 0 || *k as usize >= hosts.len() {
+                        return Err(loaded.error_at(&format!("flows[{wi}].pattern.query.fan_in"), format!("expected 1 to {} senders per query (the other hosts), got {k}", hosts.len() - 1)));
+                    }
+                    fan_in = *k;
+                    hosts.iter().map(|&h| (h, None)).collect()
+                }
                 FlowPattern::AllToAll => hosts.iter().map(|&h| (h, None)).collect(),
                 FlowPattern::Permutation => {
                     let perm = rng::derangement(&hosts, &mut rng::stream(s.seed, "flow-permutation", wi as u64));
@@ -252,7 +289,8 @@ impl Flows {
             for (src, dst) in senders {
                 let rate = w.host_link_rate(src);
                 // Flows per second = load × rate / (8 × mean size); the mean gap is its inverse.
-                let mean_gap_ps = mean * 8.0 / (load * rate.0 as f64) * 1e12;
+                // A query brings `fan_in` flows to its receiver at once.
+                let mean_gap_ps = mean * 8.0 * fan_in.max(1) as f64 / (load * rate.0 as f64) * 1e12;
                 let g = flows.gens.len() as u32;
                 let timer = w.add_app_timer(FLOWS, g);
                 let mut r = rng::stream(s.seed, "flow-arrivals", ((wi as u64) << 32) | src as u64);
@@ -260,7 +298,7 @@ impl Flows {
                 if let Some(first) = after(f.start, mean_gap_ps * -det_ln(u)).filter(|&t| t < stop) {
                     w.arm(timer, first);
                 }
-                flows.gens.push(FlowGen { workload: wi as u32, src, dst, mean_gap_ps, cdf: ci, rng: r, stop, timer, verb: f.verb });
+                flows.gens.push(FlowGen { workload: wi as u32, src, dst, mean_gap_ps, cdf: ci, rng: r, stop, timer, verb: f.verb, fan_in });
             }
         }
         Ok(flows)
@@ -277,6 +315,9 @@ impl Flows {
         let gen = &mut self.gens[g as usize];
         if now >= gen.stop {
             return;
+        }
+        if gen.fan_in > 0 {
+            return self.generate_query(w, g);
         }
         let size = self.cdfs[gen.cdf as usize].sample(gen.rng.random::<f64>()).max(1);
         let dst = match gen.dst {
@@ -299,6 +340,64 @@ impl Flows {
         }
         let prio = w.nic_spec.priority;
         self.start_flow(w, workload, src, dst, size, prio, None, verb);
+    }
+
+    /// A query generator fires: `fan_in` distinct random other hosts each start a flow (its size
+    /// drawn from the CDF) to the generator's host, and the next query is drawn.
+    fn generate_query(&mut self, w: &mut World, g: u32) {
+        let now = w.now;
+        let gen = &mut self.gens[g as usize];
+        let (receiver, workload, verb, k) = (gen.src, gen.workload, gen.verb, gen.fan_in as usize);
+        self.senders.clear();
+        self.senders.extend(w.host_nodes().iter().copied().filter(|&h| h != receiver));
+        // The first k of a partial Fisher–Yates shuffle.
+        for i in 0..k {
+            let j = gen.rng.random_range(i..self.senders.len());
+            self.senders.swap(i, j);
+        }
+        let sizes: Vec<u64> = (0..k).map(|_| self.cdfs[gen.cdf as usize].sample(gen.rng.random::<f64>()).max(1)).collect();
+        let u: f64 = 1.0 - gen.rng.random::<f64>();
+        if let Some(next) = after(now, (gen.mean_gap_ps * -det_ln(u)).max(1.0)).filter(|&t| t < gen.stop) {
+            w.arm(gen.timer, next);
+        }
+        let prio = w.nic_spec.priority;
+        self.queries.push(Query { first: self.started() as u32, count: k as u32, start: now, left: k as u32, last: now });
+        for (i, size) in sizes.into_iter().enumerate() {
+            let src = self.senders[i];
+            self.start_flow(w, workload, src, receiver, size, prio, None, verb);
+        }
+    }
+
+    /// Query completion times over the queries all of whose flows completed (`None` without
+    /// query workloads).
+    pub fn query_summary(&self) -> Option<QuerySummary> {
+        if !self.gens.iter().any(|g| g.fan_in > 0) {
+            return None;
+        }
+        let n = self.qcts.len();
+        let mut sorted = self.qcts.clone();
+        sorted.sort_unstable();
+        let p99 = if n == 0 { 0 } else { sorted[((0.99 * n as f64).ceil() as usize).clamp(1, n) - 1] };
+        Some(QuerySummary {
+            queries: self.queries.len() as u64,
+            completed: n as u64,
+            qct_mean_us: if n == 0 { 0.0 } else { sorted.iter().map(|&x| x as f64).sum::<f64>() / n as f64 / 1e6 },
+            qct_p99_us: p99 as f64 / 1e6,
+        })
+    }
+
+    /// A flow of a query completed at `at`: the query completes with its last flow.
+    fn query_flow_done(&mut self, flow: u32, at: Time) {
+        let i = self.queries.partition_point(|q| q.first <= flow);
+        let Some(q) = i.checked_sub(1).map(|i| &mut self.queries[i]) else { return };
+        if flow >= q.first + q.count {
+            return;
+        }
+        q.left -= 1;
+        q.last = q.last.max(at);
+        if q.left == 0 {
+            self.qcts.push((q.last - q.start).0);
+        }
     }
 
     /// A flow list's timer: start every flow due now.
@@ -392,6 +491,9 @@ impl Application for Flows {
         }
         let (qa, qb) = rec.qps;
         let rec = *rec;
+        if c.status == Status::Success && !self.queries.is_empty() {
+            self.query_flow_done(rec.id, c.at);
+        }
         w.destroy_qp(qa);
         w.destroy_qp(qb);
         if let Some(st) = &mut self.stream {
