@@ -12,10 +12,11 @@ fn run(toml: &str) -> Summary {
     common::run_summary(&LoadedScenario::from_str(toml, "ordering.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "ordering")
 }
 
-/// Host 2 (second leaf) WRITEs 64 KB messages to host 0 over 4 queue pairs; every switch
-/// sprays packets over 4 spines. `nic` is appended to the `[nic]` table.
-fn sprayed(nic: &str) -> Summary {
-    run(&format!(
+/// Host 2 (second leaf) WRITEs 64 KB messages to host 0 over 4 queue pairs, and host 3 to host
+/// 1; every switch sprays packets over 4 spines. `nic` is appended to the `[nic]` table, `rest`
+/// to the file.
+fn sprayed_text(nic: &str, rest: &str) -> String {
+    format!(
         r#"
         duration = "300us"
         [topology.leaf_spine]
@@ -41,8 +42,13 @@ fn sprayed(nic: &str) -> Summary {
         message = "64KB"
         qps = 4
         depth = 2
+        {rest}
     "#
-    ))
+    )
+}
+
+fn sprayed(nic: &str) -> Summary {
+    run(&sprayed_text(nic, ""))
 }
 
 #[test]
@@ -167,32 +173,9 @@ fn shipped_fig9_eunomia_stays_under_the_static_bitmap_and_grows_with_reordering(
 
 #[test]
 fn baselines_rerun_the_scenario_with_keys_set_or_removed_and_claims_compare_them() {
-    let toml = r#"
-        name = "with-baselines"
-        duration = "300us"
-        [topology.leaf_spine]
-        leaves = 2
-        spines = 4
-        hosts_per_leaf = 2
-        [switch]
-        load_balancer = "spray"
-        [nic]
-        mtu = 1000
-        [nic.ordering]
-        [[perftest]]
-        test = "write_bw"
-        client = 2
-        server = 0
-        message = "64KB"
-        qps = 4
-        depth = 2
-        [[perftest]]
-        test = "write_bw"
-        client = 3
-        server = 1
-        message = "64KB"
-        qps = 4
-        depth = 2
+    let toml = &sprayed_text(
+        "[nic.ordering]",
+        r#"
         [[baseline]]
         name = "gbn"
         remove = ["nic.ordering"]
@@ -205,7 +188,8 @@ fn baselines_rerun_the_scenario_with_keys_set_or_removed_and_claims_compare_them
         per = "baselines/gbn/perftest/0/completed_gbps"
         relation = "above"
         value = 1.0
-    "#;
+    "#,
+    );
     let s = run(toml);
     let names: Vec<&str> = s.baselines.iter().map(|b| b.name.as_str()).collect();
     assert_eq!(names, ["gbn", "ecmp-gbn"]);
