@@ -515,3 +515,39 @@ fn periodic_failures_take_a_fresh_set_of_links_down_each_interval() {
     let e = LoadedScenario::from_str(&toml.replace("fraction = 0.25", "fraction = 1.5"), "f.toml", Path::new(".")).err().expect("refused");
     assert_eq!((e.key.as_deref(), e.line), (Some("failures.fraction"), Some(10)), "{e}");
 }
+
+#[test]
+fn a_switch_stops_sending_into_its_own_failed_link_at_once_unless_failover_is_off() {
+    // Leaf 0 sprays host 0's packets over 4 spines; its link to one spine fails at 100 µs and
+    // routes are recomputed only at 10 ms. With local failover the leaf drops the port from its
+    // candidates at once: only what was queued there or in flight is lost. Without it a quarter
+    // of the packets keep going into the failed link until the end.
+    let lost = |failover: bool| {
+        let w = world(&format!(
+            r#"
+            duration = "400us"
+            [topology.leaf_spine]
+            leaves = 2
+            spines = 4
+            hosts_per_leaf = 1
+            [switch]
+            load_balancer = "spray"
+            [routing]
+            recompute_delay = "10ms"
+            local_failover = {failover}
+            [[link_events]]
+            at = "100us"
+            between = [2, 4]
+            state = "down"
+            [[traffic]]
+            pattern = {{ pairs = {{ pairs = [[0, 1]] }} }}
+            load = 0.5
+            "#
+        ));
+        w.ports.iter().map(|p| p.counters.drops_link_down).sum::<u64>()
+    };
+    let (on, off) = (lost(true), lost(false));
+    // 300 µs at 50 Gbps of 1000-byte packets is 1875; a quarter of them is about 470.
+    assert!(on < 20, "with failover {on}");
+    assert!((400..550).contains(&off), "without failover {off}");
+}

@@ -35,8 +35,10 @@ pub struct Switch {
     pub lb_timer: Option<TimerId>,
     /// Deflection on a full buffer (DIBS), with the switch's own random stream.
     pub deflect: Option<Rng>,
-    /// Whether ports whose links are down leave the candidate sets at once (local failover).
+    /// Whether ports whose links are down leave the candidate sets at once (local failover),
+    /// and how many of this switch's ports are down now (the world keeps the count).
     pub local_failover: bool,
+    pub ports_down: u32,
     /// Scratch for the candidates whose links are up (local failover), kept to reuse.
     pub up_candidates: Vec<u32>,
     /// ECN curve per local port (`None`: marking off).
@@ -61,9 +63,9 @@ pub struct FabricView<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Forward {
     /// Queue it (of `class`, `size` bytes) at egress port `out`; `pause`: its ingress (local
-    /// port `iface`, class) just crossed XOFF; `deflected`: the buffer refused it at port
-    /// `deflected` and `out` is a detour.
-    Queue { out: u32, class: u8, size: u32, iface: u32, pause: bool, deflected: Option<u32> },
+    /// port `iface`, class) just crossed XOFF; `deflected`: the buffer refused it at the port
+    /// its route chose and `out` is a detour.
+    Queue { out: u32, class: u8, size: u32, iface: u32, pause: bool, deflected: bool },
     /// It arrived with no time to live left.
     TtlExpired,
     /// No route to the destination (or the load balancer named a port of another node).
@@ -94,28 +96,20 @@ impl Switch {
                 // Local failover: a port of this switch whose link is down is out of the group
                 // at once (the routes learn of it only after the recompute delay). When every
                 // candidate is down the packet goes to the chosen one and is lost there.
-                let mut up = std::mem::take(&mut self.up_candidates);
-                if self.local_failover && candidates.iter().any(|&p| !view.links[p as usize].up) {
-                    up.clear();
-                    up.extend(candidates.iter().copied().filter(|&p| view.links[p as usize].up));
-                    if !up.is_empty() {
-                        candidates = &up;
-                    }
+                if self.local_failover && self.ports_down > 0 && self.keep_up(view, candidates) {
+                    candidates = &self.up_candidates;
                 }
-                let out = if candidates.len() == 1 && !self.lb.sees_single_paths() {
+                if candidates.len() == 1 && !self.lb.sees_single_paths() {
                     candidates[0]
                 } else {
                     let ctx = LbContext { switch: self.node, ingress: in_port, candidates, first_port: self.first_port, port_count: self.port_count, view };
                     let out = self.lb.choose(pkt, &ctx);
                     // Only a policy written outside the crate can name another node's port.
                     if matches!(self.lb, LbPolicy::Custom(_)) && !ctx.ports().contains(&out) {
-                        self.up_candidates = up;
                         return Forward::Unroutable;
                     }
                     out
-                };
-                self.up_candidates = up;
-                out
+                }
             }
         };
         let (class, size) = (pkt.priority, pkt.size);
@@ -123,11 +117,11 @@ impl Switch {
         if !view.links[out as usize].up {
             return Forward::LinkDown(out);
         }
-        let mut deflected = None;
+        let mut deflected = false;
         let mut out = out;
         if self.buffer.admit(iface, class, view.ports[out as usize].queue_bytes(class), size) == Admit::Drop {
             match self.deflect_port(view, iface, out, class, size) {
-                Some(detour) => (deflected, out) = (Some(out), detour),
+                Some(detour) => (deflected, out) = (true, detour),
                 None => return Forward::BufferFull(out),
             }
         }
@@ -135,8 +129,23 @@ impl Switch {
         Forward::Queue { out, class, size, iface, pause: self.buffer.should_pause(iface, class), deflected }
     }
 
+    /// Local failover: puts the `candidates` whose links are up into `up_candidates`; true if
+    /// some are down and some are up (then those are the candidates).
+    #[cold]
+    #[inline(never)]
+    fn keep_up(&mut self, view: &FabricView, candidates: &[u32]) -> bool {
+        if candidates.iter().all(|&p| view.links[p as usize].up) {
+            return false;
+        }
+        self.up_candidates.clear();
+        self.up_candidates.extend(candidates.iter().copied().filter(|&p| view.links[p as usize].up));
+        !self.up_candidates.is_empty()
+    }
+
     /// With deflection on, another port for a packet that `refused` could not take: the first,
     /// from a random start, that leads to a switch, is up and admits it (the admission is made).
+    #[cold]
+    #[inline(never)]
     fn deflect_port(&mut self, view: &FabricView, iface: u32, refused: u32, class: u8, size: u32) -> Option<u32> {
         let rng = self.deflect.as_mut()?;
         let n = self.port_count;

@@ -140,6 +140,7 @@ impl World {
                         lb_timer: None,
                         deflect: s.switch.deflection.then(|| rng::stream(seed, "deflect", v as u64)),
                         local_failover: s.routing.local_failover,
+                        ports_down: 0,
                         up_candidates: Vec::new(),
                         ecn,
                         ecn_rng: rng::stream(seed, "ecn", v as u64),

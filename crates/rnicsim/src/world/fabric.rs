@@ -143,7 +143,7 @@ impl World {
         }
         match verdict {
             Forward::Queue { out, class, size, iface, pause, deflected } => {
-                if deflected.is_some() {
+                if deflected {
                     self.stats.deflected += 1;
                 }
                 if pause {
@@ -244,6 +244,8 @@ impl World {
     }
 
     /// Takes a link down or up (both directions); routes follow after the recompute delay.
+    #[cold]
+    #[inline(never)]
     pub(super) fn link_event(&mut self, i: u32) {
         let e = self.link_events[i as usize].clone();
         if e.state == LinkState::Down {
@@ -253,9 +255,18 @@ impl World {
         let ports: Vec<u32> = self.adjacency[a as usize].iter().filter(|adj| adj.neighbor == b).map(|adj| adj.port).collect();
         for p in ports {
             for q in [p, self.ports[p as usize].peer] {
+                let was_up = self.links[q as usize].up;
                 match e.state {
                     LinkState::Down => self.take_down(q),
                     LinkState::Up => self.links[q as usize].up = true,
+                }
+                if let NodeRole::Switch(s) = self.roles[self.ports[q as usize].node as usize] {
+                    let sw = &mut self.switches[s as usize];
+                    match (was_up, e.state) {
+                        (true, LinkState::Down) => sw.ports_down += 1,
+                        (false, LinkState::Up) => sw.ports_down -= 1,
+                        _ => {}
+                    }
                 }
             }
         }
