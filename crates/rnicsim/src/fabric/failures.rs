@@ -8,7 +8,6 @@ use crate::fabric::topology::{NodeKind, Topology};
 use crate::scenario::schema::{LinkEventSpec, LinkState};
 use crate::sim::rng;
 use crate::units::Time;
-use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -63,13 +62,9 @@ impl FailureSpec {
             let ev = |between, state| LinkEventSpec { at, between, state };
             out.extend(down.drain(..).map(|b| ev(b, LinkState::Up)));
             if at < stop {
-                // The first `n` of a partial Fisher–Yates shuffle, in topology order.
-                let mut r = rng::stream(seed, "failures", round);
+                // `n` random pairs, failed in topology order.
                 let mut idx: Vec<usize> = (0..pairs.len()).collect();
-                for i in 0..n {
-                    let j = r.random_range(i..idx.len());
-                    idx.swap(i, j);
-                }
+                rng::choose_front(&mut idx, n, &mut rng::stream(seed, "failures", round));
                 let mut picked = idx[..n].to_vec();
                 picked.sort_unstable();
                 down = picked.into_iter().map(|i| pairs[i]).collect();

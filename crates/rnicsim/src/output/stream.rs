@@ -137,6 +137,20 @@ impl Spill {
     }
 }
 
+/// The 0-based position of the nearest-rank `q`-quantile among `n > 0` sorted values.
+pub fn nearest_rank(n: usize, q: f64) -> usize {
+    ((q * n as f64).ceil() as usize).clamp(1, n) - 1
+}
+
+/// The nearest-rank `q`-quantile of `v`, which it sorts; 0 when `v` is empty.
+pub fn quantile_of(v: &mut [f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[nearest_rank(v.len(), q)]
+}
+
 /// Nearest-rank quantiles (`q` in (0, 1]) of non-negative values, exact, in a few passes over
 /// them and constant memory: non-negative f64s order as their bit patterns do, so each rank is
 /// narrowed to the values sharing its top 16 bits, then its top 32, and the few values left
@@ -147,7 +161,7 @@ pub fn quantiles<const N: usize>(n: u64, qs: [f64; N], mut pass: impl FnMut(&mut
         return Ok(out);
     }
     for (k, q) in qs.into_iter().enumerate() {
-        let mut rank = ((q * n as f64).ceil() as u64).clamp(1, n) - 1;
+        let mut rank = nearest_rank(n as usize, q) as u64;
         // The bits fixed so far, and how many of the top bits they cover.
         let (mut prefix, mut fixed) = (0u64, 0u32);
         for _ in 0..2 {

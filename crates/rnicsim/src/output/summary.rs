@@ -182,8 +182,7 @@ pub fn percentile(v: &[crate::units::Time], q: f64) -> f64 {
     }
     let mut s: Vec<u64> = v.iter().map(|t| t.0).collect();
     s.sort_unstable();
-    let i = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1;
-    s[i] as f64
+    s[super::stream::nearest_rank(s.len(), q)] as f64
 }
 
 pub fn mean(v: &[crate::units::Time]) -> f64 {
@@ -218,7 +217,7 @@ fn rdma(world: &World) -> std::io::Result<RdmaSummary> {
         pcie_read_utilization: world.nics.iter().map(|n| n.pcie.bytes_read as f64 * 8.0 / (bw * secs)).sum::<f64>() / n,
         pcie_write_utilization: world.nics.iter().map(|n| n.pcie.bytes_written as f64 * 8.0 / (bw * secs)).sum::<f64>() / n,
         queries: world.apps.flows.query_summary(),
-        by_size: world.apps.flows.by_size(&world.apps.flows.size_bounds.iter().map(|&b| crate::units::Bytes(b).to_string()).collect::<Vec<_>>()),
+        by_size: world.apps.flows.by_size(),
         met_failure: (!world.link_events.is_empty()).then(|| FailureFlows { flows: finished.met_failure.done, fct_mean_us: finished.met_failure.fct_mean_ps() / 1e6, slowdown_mean: finished.met_failure.slowdown_mean() }),
     })
 }

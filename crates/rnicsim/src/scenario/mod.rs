@@ -89,15 +89,27 @@ impl LoadedScenario {
     /// Parses a scenario whose keys are overridden: `overrides` holds `("links.rate", "\"25Gbps\"")`
     /// pairs of a dotted key and a TOML value, applied to the text before validation.
     pub fn with_overrides(&self, overrides: &[(String, String)]) -> Result<LoadedScenario, ScenarioError> {
-        let mut doc: toml::Table = toml::from_str(&self.text).map_err(|e| toml_error(&self.text, &self.file, &e, &[]))?;
+        let mut doc = self.table()?;
         for (key, value) in overrides {
             let bad = |m: String| ScenarioError { file: "--set".into(), line: None, column: None, key: Some(key.clone()), message: m };
             let v: toml::Value = toml::from_str::<toml::Table>(&format!("v = {value}")).map_err(|e| bad(format!("not a TOML value: {}", e.message())))?.remove("v").expect("parsed key");
             set_key(&mut doc, key, Some(v)).map_err(bad)?;
         }
-        let text = toml::to_string(&doc).expect("a TOML table serializes");
-        let mut loaded = Self::from_str(&text, &format!("{} (with overrides)", self.file), &self.base_dir)?;
+        let mut loaded = self.reloaded(&doc, "with overrides")?;
         loaded.warnings = self.warnings.clone();
+        Ok(loaded)
+    }
+
+    /// This scenario's text as a TOML table, to rewrite.
+    fn table(&self) -> Result<toml::Table, ScenarioError> {
+        toml::from_str(&self.text).map_err(|e| toml_error(&self.text, &self.file, &e, &[]))
+    }
+
+    /// Rewritten text `doc` loaded as a scenario named in errors as this file `(what)`, keeping
+    /// this one's ns-3 origin.
+    fn reloaded(&self, doc: &toml::Table, what: &str) -> Result<LoadedScenario, ScenarioError> {
+        let text = toml::to_string(doc).expect("a TOML table serializes");
+        let mut loaded = Self::from_str(&text, &format!("{} ({what})", self.file), &self.base_dir)?;
         loaded.ns3 = self.ns3.clone();
         Ok(loaded)
     }
@@ -106,7 +118,7 @@ impl LoadedScenario {
     /// and without baselines, claims or figures of its own.
     pub fn baseline(&self, i: usize) -> Result<LoadedScenario, ScenarioError> {
         let b = &self.scenario.baseline[i];
-        let mut doc: toml::Table = toml::from_str(&self.text).map_err(|e| toml_error(&self.text, &self.file, &e, &[]))?;
+        let mut doc = self.table()?;
         for k in ["baseline", "paper", "figure"] {
             doc.remove(k);
         }
@@ -117,10 +129,7 @@ impl LoadedScenario {
         for (key, v) in &b.set {
             set_key(&mut doc, key, Some(v.clone())).map_err(|m| ScenarioError { message: m, ..at(&format!("set.{key}")) })?;
         }
-        let text = toml::to_string(&doc).expect("a TOML table serializes");
-        let mut loaded = Self::from_str(&text, &format!("{} (baseline {})", self.file, b.name), &self.base_dir).map_err(|e| ScenarioError { message: format!("baseline `{}`: {}", b.name, e), ..at("set") })?;
-        loaded.ns3 = self.ns3.clone();
-        Ok(loaded)
+        self.reloaded(&doc, &format!("baseline {}", b.name)).map_err(|e| ScenarioError { message: format!("baseline `{}`: {}", b.name, e), ..at("set") })
     }
 
     /// An error at a dotted key path of this scenario.

@@ -63,6 +63,15 @@ pub fn det_ln(x: f64) -> f64 {
     2.0 * s * p + e as f64 * LN2
 }
 
+/// Moves `k` distinct items of `items`, drawn uniformly, to its front (the first `k` steps of a
+/// Fisher–Yates shuffle; the rest keep no particular order).
+pub fn choose_front<T>(items: &mut [T], k: usize, r: &mut Rng) {
+    for i in 0..k.min(items.len()) {
+        let j = rand::Rng::random_range(r, i..items.len());
+        items.swap(i, j);
+    }
+}
+
 /// A random permutation of `hosts` that is a single cycle (Sattolo's shuffle), so nobody is
 /// paired with itself.
 pub fn derangement(hosts: &[u32], r: &mut Rng) -> Vec<u32> {

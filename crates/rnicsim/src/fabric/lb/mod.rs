@@ -105,23 +105,14 @@ pub enum LbKind {
     Flowlet,
 }
 
-/// DRILL's parameters (`[switch.drill]`).
+/// DRILL's parameters (`[switch.drill]`); a key left out keeps its default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct DrillSpec {
     /// Random candidates looked at per packet (d).
-    #[serde(default = "two")]
     pub samples: u32,
     /// Least-loaded ports remembered from the previous decision (m).
-    #[serde(default = "one")]
     pub memory: u32,
-}
-
-fn two() -> u32 {
-    2
-}
-fn one() -> u32 {
-    1
 }
 
 /// DRILL(2, 1), the configuration DRILL's paper recommends.

@@ -10,8 +10,8 @@ use crate::scenario::schema::{FlowPattern, FlowVerb};
 use crate::scenario::{LoadedScenario, ScenarioError};
 use crate::sim::rng::{self, det_ln, Rng};
 use crate::sim::TimerId;
-use crate::units::Time;
-use crate::output::stream::FlowStream;
+use crate::units::{Bytes, Time};
+use crate::output::stream::{nearest_rank, quantile_of, FlowStream};
 use crate::world::World;
 use rand::Rng as _;
 use std::io::Write as _;
@@ -152,7 +152,7 @@ pub struct Flows {
 }
 
 /// Completed flows of one size bucket (`rdma/by_size/<name>`): `name` is the bucket's upper
-/// bound as the scenario wrote it, or `more`.
+/// bound as rnicsim prints sizes (`16KB`), or `more`.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct SizeBucket {
     pub name: String,
@@ -350,11 +350,7 @@ impl Flows {
         let (receiver, workload, verb, k) = (gen.src, gen.workload, gen.verb, gen.fan_in as usize);
         self.senders.clear();
         self.senders.extend(w.host_nodes().iter().copied().filter(|&h| h != receiver));
-        // The first k of a partial Fisher–Yates shuffle.
-        for i in 0..k {
-            let j = gen.rng.random_range(i..self.senders.len());
-            self.senders.swap(i, j);
-        }
+        rng::choose_front(&mut self.senders, k, &mut gen.rng);
         let sizes: Vec<u64> = (0..k).map(|_| self.cdfs[gen.cdf as usize].sample(gen.rng.random::<f64>()).max(1)).collect();
         let u: f64 = 1.0 - gen.rng.random::<f64>();
         if let Some(next) = after(now, (gen.mean_gap_ps * -det_ln(u)).max(1.0)).filter(|&t| t < gen.stop) {
@@ -377,7 +373,7 @@ impl Flows {
         let n = self.qcts.len();
         let mut sorted = self.qcts.clone();
         sorted.sort_unstable();
-        let p99 = if n == 0 { 0 } else { sorted[((0.99 * n as f64).ceil() as usize).clamp(1, n) - 1] };
+        let p99 = if n == 0 { 0 } else { sorted[nearest_rank(n, 0.99)] };
         Some(QuerySummary {
             queries: self.queries.len() as u64,
             completed: n as u64,
@@ -529,7 +525,7 @@ impl Flows {
             if met_failure(&self.link_downs, rec) {
                 self.written_met_failure.add(rec);
             }
-            if let (false, Some(i), Some(fct), Some(sd)) = (self.size_bounds.is_empty(), size_bucket(&self.size_bounds, rec.size), rec.fct(), rec.slowdown()) {
+            if let (Some(i), Some(fct), Some(sd)) = (size_bucket(&self.size_bounds, rec.size), rec.fct(), rec.slowdown()) {
                 self.written_by_size[i].push((fct.0, sd));
             }
             if let Some(s) = self.written_totals.add(rec) {
@@ -606,7 +602,7 @@ fn size_bucket(bounds: &[u64], size: u64) -> Option<usize> {
 impl Flows {
     /// Per size bucket (`outputs.fct_by_size`), the completed flows' FCT and slowdown: means and
     /// nearest-rank 99th percentiles. Empty when no bounds are set.
-    pub fn by_size(&self, names: &[String]) -> Vec<SizeBucket> {
+    pub fn by_size(&self) -> Vec<SizeBucket> {
         if self.size_bounds.is_empty() {
             return Vec::new();
         }
@@ -616,24 +612,17 @@ impl Flows {
                 all[i].push((fct.0, sd));
             }
         }
-        let p99 = |mut v: Vec<f64>| {
-            if v.is_empty() {
-                return 0.0;
-            }
-            v.sort_by(f64::total_cmp);
-            v[((0.99 * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1]
-        };
         all.into_iter()
             .enumerate()
             .map(|(i, v)| {
                 let n = v.len().max(1) as f64;
                 SizeBucket {
-                    name: names.get(i).cloned().unwrap_or_else(|| "more".into()),
+                    name: self.size_bounds.get(i).map_or_else(|| "more".into(), |&b| Bytes(b).to_string()),
                     flows: v.len() as u64,
                     fct_mean_us: v.iter().map(|x| x.0 as f64).sum::<f64>() / n / 1e6,
-                    fct_p99_us: p99(v.iter().map(|x| x.0 as f64).collect()) / 1e6,
+                    fct_p99_us: quantile_of(&mut v.iter().map(|x| x.0 as f64).collect::<Vec<_>>(), 0.99) / 1e6,
                     slowdown_mean: v.iter().map(|x| x.1).sum::<f64>() / n,
-                    slowdown_p99: p99(v.iter().map(|x| x.1).collect()),
+                    slowdown_p99: quantile_of(&mut v.iter().map(|x| x.1).collect::<Vec<_>>(), 0.99),
                 }
             })
             .collect()
@@ -664,7 +653,7 @@ mod tests {
             f.records.push(FlowRecord { size, ..flow(0, Some(fct_us)) });
         }
         f.records.push(FlowRecord { size: 500, ..flow(0, None) });
-        let b = f.by_size(&["1KB".into(), "10KB".into()]);
+        let b = f.by_size();
         let names: Vec<&str> = b.iter().map(|x| x.name.as_str()).collect();
         assert_eq!(names, ["1KB", "10KB", "more"]);
         assert_eq!(b.iter().map(|x| x.flows).collect::<Vec<_>>(), [1, 2, 1]);
@@ -672,9 +661,9 @@ mod tests {
         assert_eq!((b[2].fct_mean_us, b[2].slowdown_p99), (20.0, 20.0));
         // Written-out flows count as well.
         f.written_by_size[0].push((4_000_000, 4.0));
-        assert_eq!(f.by_size(&[]).first().map(|x| (x.flows, x.fct_mean_us)), Some((2, 3.0)));
+        assert_eq!(f.by_size().first().map(|x| (x.flows, x.fct_mean_us)), Some((2, 3.0)));
         // No bounds, no buckets.
-        assert!(Flows::default().by_size(&[]).is_empty());
+        assert!(Flows::default().by_size().is_empty());
     }
 
     #[test]
