@@ -234,3 +234,23 @@ fn shipped_fig1_at_a_smaller_scale_orders_the_load_balancers_as_the_paper_does()
     let ecmp = s.baselines.iter().find(|b| b.name == "ecmp").unwrap();
     assert!(s.paused_seconds < 0.05 * ecmp.paused_seconds, "{} vs ECMP {}", s.paused_seconds, ecmp.paused_seconds);
 }
+
+#[test]
+fn shipped_fig15_srpt_shortens_short_flows_and_grows_the_bitmaps() {
+    // The shipped 128-host Fig. 15 shrunk to 4 leaves x 4 spines x 8 hosts (still 1:2) and 2.5 ms.
+    let loaded = LoadedScenario::from_file(&common::root().join("scenarios/eunomia/fig15_srpt.toml")).unwrap();
+    let loaded = loaded
+        .with_overrides(&[("topology.leaf_spine.leaves".into(), "4".into()), ("topology.leaf_spine.spines".into(), "4".into()), ("topology.leaf_spine.hosts_per_leaf".into(), "8".into()), ("duration".into(), "\"2500us\"".into())])
+        .unwrap();
+    let s = common::run_summary(&loaded, "fig15-small");
+    let run = |name: &str| if name == "po2-srpt" { &s } else { s.baselines.iter().find(|b| b.name == name).unwrap() };
+    let shortest = |name: &str| run(name).rdma.by_size.iter().find(|b| b.name == "4KB").unwrap().fct_mean_us;
+    // SRPT lets the shortest flows past the queues of long ones, under either balancer.
+    assert!(shortest("po2-srpt") < shortest("po2-fifo"), "{} vs {}", shortest("po2-srpt"), shortest("po2-fifo"));
+    assert!(shortest("po2-srpt") < 0.6 * shortest("ecmp-fifo"), "{} vs {}", shortest("po2-srpt"), shortest("ecmp-fifo"));
+    assert!(shortest("ecmp-srpt") < 0.7 * shortest("ecmp-fifo"), "{} vs {}", shortest("ecmp-srpt"), shortest("ecmp-fifo"));
+    // The later packets of long messages overtake their earlier ones: the bitmaps grow.
+    let bitmap = |name: &str| run(name).ordering.as_ref().unwrap().total.mean_bitmap_bytes_per_connection;
+    assert!(bitmap("po2-srpt") > 4.0 * bitmap("po2-fifo"), "{} vs {}", bitmap("po2-srpt"), bitmap("po2-fifo"));
+    assert!(run("ecmp-srpt").rdma.retransmits == 0 || run("ecmp-srpt").rdma.timeouts > 0, "SACKs never trigger recovery");
+}

@@ -1,13 +1,22 @@
 //! An egress port: eight class queues plus a control queue, a class scheduler (strict priority
 //! or deficit-weighted round robin), and the PFC pause state its peer imposes on it.
 //!
+//! Within a class, packets leave first in, first out, or, on a switch with
+//! `switch.queue_order = "srpt"`, shortest remaining first: the packet whose message has the
+//! fewest bytes left to send at the time it was sent goes first, ties in arrival order (pFabric's
+//! per-packet priority, Alizadeh et al., SIGCOMM 2013, §4.1, as the Eunomia paper's §5.4 uses it:
+//! the later packets of a long message overtake its earlier ones, so SRPT reorders).
+//!
 //! The port serializes one packet at a time. A packet goes onto the link as its serialization
 //! starts (its arrival at the far end is then known); the port's single timer is armed for the
 //! end of serialization only when another packet is waiting, so an idle port costs no event.
 
-use crate::wire::packet::{PacketFifo, PacketId, PacketPool};
+use crate::wire::packet::{Packet, PacketFifo, PacketId, PacketKind, PacketPool};
 use crate::sim::TimerId;
 use crate::units::{BitsPerSec, Time};
+use serde::{Deserialize, Serialize};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 pub const CLASSES: usize = 8;
 
@@ -18,6 +27,36 @@ pub enum ClassService {
     Strict,
     /// Deficit round robin; each class's quantum is its weight times `quantum` bytes.
     Weighted { weights: [u32; CLASSES], quantum: u32 },
+}
+
+/// The order packets of one class leave a switch port in (`switch.queue_order`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueOrder {
+    #[default]
+    Fifo,
+    /// Shortest remaining message first ([`srpt_rank`]).
+    Srpt,
+}
+
+/// A packet's SRPT rank: the bytes its message had left to send from this packet on (a RoCE
+/// data packet or READ response), 0 for transport control (ACKs, NAKs, READ requests, StaR
+/// packets) so that it is never stuck behind data, and the largest rank for raw traffic, whose
+/// flows have no size.
+#[inline]
+pub fn srpt_rank(pkt: &Packet) -> u32 {
+    match pkt.kind {
+        PacketKind::Roce if pkt.roce.payload > 0 => pkt.roce.dma_len.saturating_sub(pkt.roce.offset).max(1),
+        PacketKind::Data => u32::MAX,
+        _ => 0,
+    }
+}
+
+/// The class queues of an SRPT port: a heap per class on (rank, arrival number).
+#[derive(Default)]
+struct RankedQueues {
+    heaps: [BinaryHeap<Reverse<(u32, u64, PacketId)>>; CLASSES],
+    arrivals: u64,
 }
 
 /// Per-port counters, reported in `counters.parquet`.
@@ -53,6 +92,8 @@ pub struct Port {
     pub timer: TimerId,
     /// The class queues, linked through the packet pool: a port holds no packet memory.
     queues: [PacketFifo; CLASSES],
+    /// On an SRPT port, the class queues in rank order instead (`queues` then stay empty).
+    ranked: Option<Box<RankedQueues>>,
     queue_bytes: [u64; CLASSES],
     total_bytes: u64,
     control: PacketFifo,
@@ -68,6 +109,14 @@ pub struct Port {
     pub counters: PortCounters,
 }
 
+impl RankedQueues {
+    #[inline]
+    fn push(&mut self, class: u8, rank: u32, id: PacketId) {
+        self.arrivals += 1;
+        self.heaps[class as usize].push(Reverse((rank, self.arrivals, id)));
+    }
+}
+
 impl Port {
     pub fn new(node: u32, iface: u32, peer: u32, rate: BitsPerSec, timer: TimerId, service: ClassService) -> Port {
         Port {
@@ -77,6 +126,7 @@ impl Port {
             rate,
             timer,
             queues: Default::default(),
+            ranked: None,
             queue_bytes: [0; CLASSES],
             total_bytes: 0,
             control: PacketFifo::default(),
@@ -90,9 +140,18 @@ impl Port {
         }
     }
 
+    /// Serves each class in `order` from now on (set while the port is empty).
+    pub fn set_order(&mut self, order: QueueOrder) {
+        debug_assert!(self.total_bytes == 0);
+        self.ranked = (order == QueueOrder::Srpt).then(Box::default);
+    }
+
     #[inline]
     pub fn enqueue(&mut self, class: u8, id: PacketId, size: u32, pool: &mut PacketPool) {
-        self.queues[class as usize].push_back(pool, id);
+        match &mut self.ranked {
+            None => self.queues[class as usize].push_back(pool, id),
+            Some(r) => r.push(class, srpt_rank(pool.get(id)), id),
+        }
         self.count_queued(class, size);
     }
 
@@ -107,8 +166,12 @@ impl Port {
     }
 
     /// Queues a packet at the head of its class (a NIC's ACKs bypass its transmit pipeline).
+    /// On an SRPT port it takes rank 0.
     pub fn enqueue_front(&mut self, class: u8, id: PacketId, size: u32, pool: &mut PacketPool) {
-        self.queues[class as usize].push_front(pool, id);
+        match &mut self.ranked {
+            None => self.queues[class as usize].push_front(pool, id),
+            Some(r) => r.push(class, 0, id),
+        }
         self.count_queued(class, size);
     }
 
@@ -153,12 +216,46 @@ impl Port {
     }
 
     /// Every packet waiting in the class queues (not the control queue), class by class.
-    pub fn queued<'a>(&'a self, pool: &'a PacketPool) -> impl Iterator<Item = PacketId> + 'a {
-        self.queues.iter().flat_map(move |q| q.iter(pool))
+    /// On an SRPT port, each class's packets in rank order.
+    pub fn queued<'a>(&'a self, pool: &'a PacketPool) -> Box<dyn Iterator<Item = PacketId> + 'a> {
+        match &self.ranked {
+            None => Box::new(self.queues.iter().flat_map(move |q| q.iter(pool))),
+            Some(r) => Box::new(r.heaps.iter().flat_map(|h| {
+                let mut keys: Vec<_> = h.iter().map(|k| k.0).collect();
+                keys.sort_unstable();
+                keys.into_iter().map(|k| k.2)
+            })),
+        }
     }
 
     pub fn queue_packets(&self, class: u8) -> usize {
-        self.queues[class as usize].len()
+        match &self.ranked {
+            None => self.queues[class as usize].len(),
+            Some(r) => r.heaps[class as usize].len(),
+        }
+    }
+
+    /// Whether class `c` holds a packet (every packet has a size).
+    #[inline]
+    fn holds(&self, c: usize) -> bool {
+        self.queue_bytes[c] > 0
+    }
+
+    /// The packet class `c` would send next.
+    #[inline]
+    fn head(&self, c: usize) -> Option<PacketId> {
+        match &self.ranked {
+            None => self.queues[c].front(),
+            Some(r) => r.heaps[c].peek().map(|k| k.0 .2),
+        }
+    }
+
+    #[inline]
+    fn pop(&mut self, c: usize, pool: &PacketPool) -> Option<PacketId> {
+        match &mut self.ranked {
+            None => self.queues[c].pop_front(pool),
+            Some(r) => r.heaps[c].pop().map(|k| k.0 .2),
+        }
     }
 
     /// Bytes waiting in all class queues (not counting the packet being serialized).
@@ -178,7 +275,7 @@ impl Port {
     }
 
     pub fn next_unpause(&self, now: Time) -> Option<Time> {
-        (0..CLASSES).filter(|&c| !self.queues[c].is_empty() && self.is_paused(c, now)).map(|c| self.paused_until[c]).min()
+        (0..CLASSES).filter(|&c| self.holds(c) && self.is_paused(c, now)).map(|c| self.paused_until[c]).min()
     }
 
     /// Applies a received PFC frame for `class` that pauses until `until` (`until <= now` resumes).
@@ -208,15 +305,15 @@ impl Port {
             return None;
         }
         let c = match &self.service {
-            ClassService::Strict => (0..CLASSES).find(|&c| !self.queues[c].is_empty() && !self.is_paused(c, now))?,
+            ClassService::Strict => (0..CLASSES).find(|&c| self.holds(c) && !self.is_paused(c, now))?,
             ClassService::Weighted { weights, quantum } => {
                 let (weights, quantum) = (*weights, *quantum as u64);
-                if !(0..CLASSES).any(|c| !self.queues[c].is_empty() && !self.is_paused(c, now)) {
+                if !(0..CLASSES).any(|c| self.holds(c) && !self.is_paused(c, now)) {
                     return None;
                 }
                 loop {
                     let c = self.rr_next;
-                    match self.queues[c].front() {
+                    match self.head(c) {
                         Some(head) if !self.is_paused(c, now) => {
                             let need = pool.get(head).size as u64;
                             if self.deficit[c] >= need {
@@ -232,7 +329,7 @@ impl Port {
                 }
             }
         };
-        let id = self.queues[c].pop_front(pool).expect("class chosen non-empty");
+        let id = self.pop(c, pool).expect("class chosen non-empty");
         let s = pool.get(id).size as u64;
         self.queue_bytes[c] -= s;
         self.total_bytes -= s;
@@ -243,6 +340,9 @@ impl Port {
     pub fn drain_all(&mut self, pool: &PacketPool) -> Vec<(PacketId, u8)> {
         let mut out = Vec::new();
         for c in 0..CLASSES {
+            if let Some(r) = &mut self.ranked {
+                out.extend(std::mem::take(&mut r.heaps[c]).into_sorted_vec().into_iter().rev().map(|k| (k.0 .2, c as u8)));
+            }
             while let Some(id) = self.queues[c].pop_front(pool) {
                 out.push((id, c as u8));
             }
@@ -314,6 +414,31 @@ mod tests {
             served[c.unwrap() as usize] += 1;
         }
         assert_eq!(served, [300, 100]);
+    }
+
+    #[test]
+    fn srpt_serves_the_fewest_bytes_left_first_and_ties_in_arrival_order() {
+        let mut p = port(ClassService::Strict);
+        p.set_order(QueueOrder::Srpt);
+        let mut pool = PacketPool::default();
+        // (bytes of the message left from this packet on, class)
+        let left = [(50_000, 3), (2_000, 3), (49_000, 3), (2_000, 3), (0, 0), (7_000, 3)];
+        for &(rest, class) in &left {
+            let mut pkt = crate::wire::packet::Packet::pause(0, 1, 1000);
+            pkt.kind = PacketKind::Roce;
+            pkt.priority = class;
+            pkt.roce.payload = if rest > 0 { 1000 } else { 0 };
+            pkt.roce.dma_len = 60_000;
+            pkt.roce.offset = 60_000 - rest;
+            let id = pool.alloc(pkt);
+            p.enqueue(class, id, 1000, &mut pool);
+        }
+        assert_eq!(p.queue_packets(3), 5);
+        assert_eq!(p.queued(&pool).collect::<Vec<_>>(), [4, 1, 3, 5, 2, 0].map(PacketId));
+        let order: Vec<u32> = std::iter::from_fn(|| p.dequeue(Time(0), &pool)).map(|(id, _)| id.0).collect();
+        // Class 0 (an ACK) first under strict priority, then by bytes left, equal ranks FIFO.
+        assert_eq!(order, [4, 1, 3, 5, 2, 0]);
+        assert_eq!(srpt_rank(&crate::wire::packet::Packet::pause(0, 1, 64)), 0);
     }
 
     #[test]

@@ -101,18 +101,19 @@ pub struct Comparison {
 
 /// Looks a metric path up in a JSON value.
 pub fn lookup(v: &serde_json::Value, path: &str) -> Option<f64> {
-    let mut cur = v;
-    for seg in path.split('/') {
-        cur = match cur {
-            serde_json::Value::Object(m) => m.get(seg)?,
-            serde_json::Value::Array(a) => match seg.parse::<usize>() {
-                Ok(i) => a.get(i)?,
-                Err(_) => a.iter().find(|e| e.get("name").and_then(|n| n.as_str()) == Some(seg))?,
-            },
-            _ => return None,
-        };
-    }
-    cur.as_f64()
+    walk(v, path)?.as_f64()
+}
+
+/// The value at a path: an object's key, or a list's index or the element with that `name`.
+fn walk<'a>(v: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Value> {
+    path.split('/').try_fold(v, |cur, seg| match cur {
+        serde_json::Value::Object(m) => m.get(seg),
+        serde_json::Value::Array(a) => match seg.parse::<usize>() {
+            Ok(i) => a.get(i),
+            Err(_) => a.iter().find(|e| e.get("name").and_then(|n| n.as_str()) == Some(seg)),
+        },
+        _ => None,
+    })
 }
 
 /// A metric, divided by `per` if given (`None` if either is missing or `per` is zero).
@@ -128,7 +129,7 @@ pub fn lookup_ratio(v: &serde_json::Value, metric: &str, per: Option<&str>) -> O
 pub fn lookup_all(v: &serde_json::Value, path: &str) -> Vec<(String, f64)> {
     let Some((head, tail)) = path.split_once("/*") else { return Vec::new() };
     let tail = tail.strip_prefix('/').unwrap_or(tail);
-    let list = if head.is_empty() { Some(v) } else { head.split('/').try_fold(v, |cur, seg| cur.get(seg)) };
+    let list = if head.is_empty() { Some(v) } else { walk(v, head) };
     let Some(serde_json::Value::Array(items)) = list else { return Vec::new() };
     items
         .iter()
@@ -288,6 +289,8 @@ mod tests {
             "baselines": [{"name": "ecmp", "rdma": {"by_size": [{"name": "1MB", "fct": 40.0}, {"name": "4KB", "fct": 10.0}]}}]
         });
         assert_eq!(lookup_all(&s, "rdma/by_size/*/fct"), vec![("4KB".to_string(), 2.0), ("1MB".to_string(), 30.0)]);
+        // A star under a baseline: the list of runs is found by name on the way down.
+        assert_eq!(lookup_all(&s, "baselines/ecmp/rdma/by_size/*/fct"), vec![("1MB".to_string(), 40.0), ("4KB".to_string(), 10.0)]);
         let claim = |over| PaperValue { metric: "rdma/by_size/*/fct".into(), per: Some("baselines/ecmp/rdma/by_size/*/fct".into()), value: 0.2, relation: Relation::Near, tolerance: 0.1, source: String::new(), unit: String::new(), over: Some(over) };
         // 4KB: 2/10 = 0.2 (paired by name, not position); 1MB: 30/40 = 0.75.
         let c = compare(&s, &[claim(Over::Min), claim(Over::Max)]);

@@ -4,6 +4,7 @@
 
 use crate::fabric::ecn::EcnCurve;
 use crate::fabric::lb::{DrillSpec, LbKind};
+use crate::fabric::port::QueueOrder;
 use crate::units::{BitsPerSec, Bytes, Time};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -197,6 +198,10 @@ pub struct SwitchSpec {
     /// Per-class weights for `service = "weighted"`.
     #[serde(default = "default_weights", deserialize_with = "exact::array")]
     pub weights: [u32; 8],
+    /// The order a class's packets leave a switch port in: `fifo`, or `srpt` (the packet whose
+    /// message has the fewest bytes left first).
+    #[serde(default, skip_serializing_if = "is_fifo")]
+    pub queue_order: QueueOrder,
     #[serde(default)]
     pub load_balancer: LbKind,
     /// Idle gap that starts a new flowlet (`load_balancer = "flowlet"`).
@@ -222,6 +227,9 @@ fn default_flowlet_gap() -> Time {
 fn is_default_flowlet_gap(t: &Time) -> bool {
     *t == default_flowlet_gap()
 }
+fn is_fifo(o: &QueueOrder) -> bool {
+    *o == QueueOrder::Fifo
+}
 fn is_default_drill(d: &DrillSpec) -> bool {
     *d == DrillSpec::default()
 }
@@ -242,6 +250,7 @@ impl Default for SwitchSpec {
             dt_alpha: 1.0,
             service: ServiceKind::Strict,
             weights: default_weights(),
+            queue_order: QueueOrder::Fifo,
             load_balancer: LbKind::Ecmp,
             flowlet_gap: default_flowlet_gap(),
             deflection: false,

@@ -84,7 +84,11 @@ impl World {
                 let l = &topo.links[li];
                 let (peer, neighbor) = if at_a { (port_of_link[li].1, l.b) } else { (port_of_link[li].0, l.a) };
                 let svc = if topo.kinds[v] == NodeKind::Switch { service.clone() } else { ClassService::Strict };
-                ports.push(Port::new(v as u32, k as u32, peer, l.rate, timers.add_timer(Wake::Port(p)), svc));
+                let mut port = Port::new(v as u32, k as u32, peer, l.rate, timers.add_timer(Wake::Port(p)), svc);
+                if topo.kinds[v] == NodeKind::Switch {
+                    port.set_order(s.switch.queue_order);
+                }
+                ports.push(port);
                 links.push(Link::new(l.delay, l.loss));
                 link_timers.push(timers.add_timer(Wake::Link(p)));
                 link_rngs.push((l.loss > 0.0).then(|| rng::stream(seed, "link-loss", p as u64)));

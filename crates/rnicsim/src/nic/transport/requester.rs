@@ -85,7 +85,8 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         let idx = job.next;
         let payload = payload_at(job.len, mtu, idx);
         let op = opcode_at(Family::ReadResponse, idx, job.npkts, false);
-        let hdr = RoceHeader { opcode: op, payload, va: job.va + idx as u64 * mtu as u64, msn: qp.msn, ..Default::default() };
+        let off = idx * mtu;
+        let hdr = RoceHeader { opcode: op, payload, va: job.va + off as u64, offset: off, dma_len: job.len as u32, msn: qp.msn, ..Default::default() };
         let psn = job.first_psn + idx as u64;
         job.next += 1;
         if job.next == job.npkts {
