@@ -183,13 +183,13 @@ fn fct_file_is_written_in_the_dialect_of_the_configs_simulator() {
 fn conweaves_load_balancer_modes_pick_our_balancers() {
     let dir = data();
     let text = std::fs::read_to_string(dir.join("config.txt")).unwrap();
-    for (mode, lb) in [("0", "ecmp"), ("2", "drill"), ("6", "flowlet")] {
+    for (mode, lb) in [("0", "ecmp"), ("2", "drill"), ("3", "conga"), ("6", "flowlet")] {
         let t = translate(&format!("{text}\nLB_MODE {mode}\n"), "config.txt", &dir).unwrap_or_else(|e| panic!("{e}"));
         let loaded = LoadedScenario::from_str(&t.toml, "config.txt", &dir).unwrap();
         let got = serde_json::to_value(loaded.scenario.switch.load_balancer).unwrap();
         assert_eq!(got, lb, "LB_MODE {mode}");
     }
-    // ConWeave (9) and CONGA (3) are not here yet: refused, naming the key and its line.
+    // ConWeave (9) is not here yet: refused, naming the key and its line.
     let bad = format!("{text}\nLB_MODE 9\n");
     let e = translate(&bad, "config.txt", &dir).err().expect("LB_MODE 9 refused");
     assert_eq!((e.key.as_deref(), e.line), (Some("LB_MODE"), Some(bad.lines().count())), "{e}");

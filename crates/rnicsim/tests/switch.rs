@@ -313,3 +313,78 @@ fn srpt_sends_a_short_message_past_the_queue_of_long_ones() {
     // 80 ns).
     assert!(srpt <= alone + Time::from_ns(200), "srpt {srpt:?} alone {alone:?}");
 }
+
+/// Hosts 0 and 1 on leaf 4 WRITE to hosts 2 and 3 on leaf 5 over spines 6 and 7, and back;
+/// spine 7's link to leaf 5 runs at 25 Gbps, which leaf 4 cannot see on its own links. A
+/// flowlet ends after a 2 µs gap (between messages), and receivers order what flowlets
+/// reorder. Returns the bytes each spine sent to leaf 5 and the WRITEs' Gbps.
+fn asymmetric(lb: &str) -> ([u64; 2], f64) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("topo.txt"),
+        "8 4 8\n4 5 6 7\n0 4 100Gbps 1000ns 0\n1 4 100Gbps 1000ns 0\n2 5 100Gbps 1000ns 0\n3 5 100Gbps 1000ns 0\n4 6 100Gbps 1000ns 0\n4 7 100Gbps 1000ns 0\n6 5 100Gbps 1000ns 0\n7 5 25Gbps 1000ns 0\n",
+    )
+    .unwrap();
+    let toml = format!(
+        r#"
+        duration = "2ms"
+        [topology.file]
+        path = "topo.txt"
+        [switch]
+        load_balancer = "{lb}"
+        flowlet_gap = "2us"
+        [nic]
+        mtu = 1000
+        [nic.cc.none]
+        [nic.ordering]
+        [[perftest]]
+        test = "write_bw"
+        client = 0
+        server = 2
+        message = "64KB"
+        qps = 8
+        depth = 1
+        [[perftest]]
+        test = "write_bw"
+        client = 1
+        server = 3
+        message = "64KB"
+        qps = 8
+        depth = 1
+        [[perftest]]
+        test = "write_bw"
+        client = 2
+        server = 0
+        message = "64KB"
+        qps = 8
+        depth = 1
+        [[perftest]]
+        test = "write_bw"
+        client = 3
+        server = 1
+        message = "64KB"
+        qps = 8
+        depth = 1
+        "#
+    );
+    let mut w = build(&toml, dir.path());
+    w.run(|_| true);
+    let to_leaf5 = |spine| w.ports[port_to(&w, spine, 5) as usize].counters.tx_bytes;
+    let gbps = w.apps.perftests.tests.iter().map(|p| p.completed_gbps(w.end)).sum::<f64>();
+    ([to_leaf5(6), to_leaf5(7)], gbps)
+}
+
+#[test]
+fn conga_steers_flowlets_away_from_a_remote_slow_link() {
+    let (ecmp, ecmp_gbps) = asymmetric("ecmp");
+    let (letflow, letflow_gbps) = asymmetric("flowlet");
+    let (conga, conga_gbps) = asymmetric("conga");
+    let slow_share = |b: [u64; 2]| b[1] as f64 / (b[0] + b[1]) as f64;
+    // Hashing and random flowlets put about half the flows on the slow path, which then runs
+    // full (25 Gbps for 2 ms is 6.25 MB) and, through PFC, holds back the rest. CONGA hears
+    // from leaf 5 (on leaf 5's own data packets) that paths through spine 7 are congested
+    // and sends fewer flowlets there: the fast spine carries most of the bytes.
+    assert!(slow_share(ecmp) > 0.35 && slow_share(letflow) > 0.35, "{ecmp:?} {letflow:?}");
+    assert!(slow_share(conga) < 0.25, "{conga:?}");
+    assert!(conga_gbps > 1.05 * ecmp_gbps && conga_gbps > 1.5 * letflow_gbps, "CONGA {conga_gbps}, ECMP {ecmp_gbps}, LetFlow {letflow_gbps}");
+}

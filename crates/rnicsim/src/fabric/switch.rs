@@ -21,7 +21,7 @@ use crate::sim::rng::Rng;
 use crate::sim::TimerId;
 use crate::units::Time;
 use crate::wire::int::IntHop;
-use crate::wire::packet::{Packet, ECN_CE, ECN_ECT0};
+use crate::wire::packet::{LbTag, Packet, ECN_CE, ECN_ECT0};
 use rand::Rng as _;
 
 pub struct Switch {
@@ -79,9 +79,10 @@ pub enum Forward {
 impl Switch {
     /// Chooses the egress port of `pkt`, which arrived by global port `in_port`, and admits it.
     /// `path` is the path the packet carries (egress ports), if any: the switch follows it when
-    /// it is on it.
+    /// it is on it. `tag` is the packet's load-balancing header, given when the policy
+    /// [`LoadBalancer::uses_tags`].
     #[inline]
-    pub fn forward(&mut self, view: &FabricView, in_port: u32, pkt: &mut Packet, path: Option<&[u32]>) -> Forward {
+    pub fn forward(&mut self, view: &FabricView, in_port: u32, pkt: &mut Packet, path: Option<&[u32]>, tag: Option<&mut LbTag>) -> Forward {
         if pkt.ttl <= 1 {
             return Forward::TtlExpired;
         }
@@ -103,7 +104,10 @@ impl Switch {
                     candidates[0]
                 } else {
                     let ctx = LbContext { switch: self.node, ingress: in_port, candidates, first_port: self.first_port, port_count: self.port_count, view };
-                    let out = self.lb.choose(pkt, &ctx);
+                    let out = match tag {
+                        Some(tag) => self.lb.choose_tagged(pkt, tag, &ctx),
+                        None => self.lb.choose(pkt, &ctx),
+                    };
                     // Only a policy written outside the crate can name another node's port.
                     if matches!(self.lb, LbPolicy::Custom(_)) && !ctx.ports().contains(&out) {
                         return Forward::Unroutable;

@@ -309,13 +309,15 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 }
             }
             // The modes of ConWeave's ns-3 fork: 0 ECMP, 2 DRILL (two samples and the last best
-            // port per destination), 6 LetFlow (its 100 µs flowlet timeout is our default gap).
+            // port per destination), 3 CONGA and 6 LetFlow (both with its 100 µs flowlet
+            // timeout, our default gap; CONGA's other constants are the fork's, our defaults).
             "LB_MODE" => {
                 let lb = match one(l)?.as_str() {
                     "0" => "ecmp",
                     "2" => "drill",
+                    "3" => "conga",
                     "6" => "flowlet",
-                    v => return Err(err(l, format!("load balancer mode {v} is not available yet (0 = ECMP, 2 = DRILL and 6 = LetFlow are)"))),
+                    v => return Err(err(l, format!("load balancer mode {v} is not available yet (0 = ECMP, 2 = DRILL, 3 = CONGA and 6 = LetFlow are)"))),
                 };
                 switch.insert("load_balancer".into(), Value::String(lb.into()));
             }

@@ -3,7 +3,7 @@
 //! Every table rejects unknown keys. Field docs here are the reference for `docs/scenario.md`.
 
 use crate::fabric::ecn::EcnCurve;
-use crate::fabric::lb::{DrillSpec, LbKind};
+use crate::fabric::lb::{CongaSpec, DrillSpec, LbKind};
 use crate::fabric::port::QueueOrder;
 use crate::units::{BitsPerSec, Bytes, Time};
 use serde::{Deserialize, Serialize};
@@ -213,6 +213,9 @@ pub struct SwitchSpec {
     /// DRILL's d and m (`load_balancer = "drill"`).
     #[serde(default, skip_serializing_if = "is_default_drill")]
     pub drill: DrillSpec,
+    /// CONGA's parameters (`load_balancer = "conga"`).
+    #[serde(default, skip_serializing_if = "is_default_conga")]
+    pub conga: CongaSpec,
     #[serde(default)]
     pub ecn: EcnSpec,
     #[serde(default)]
@@ -226,6 +229,9 @@ fn default_flowlet_gap() -> Time {
 }
 fn is_default_flowlet_gap(t: &Time) -> bool {
     *t == default_flowlet_gap()
+}
+fn is_default_conga(c: &CongaSpec) -> bool {
+    *c == CongaSpec::default()
 }
 fn is_fifo(o: &QueueOrder) -> bool {
     *o == QueueOrder::Fifo
@@ -255,6 +261,7 @@ impl Default for SwitchSpec {
             flowlet_gap: default_flowlet_gap(),
             deflection: false,
             drill: DrillSpec::default(),
+            conga: CongaSpec::default(),
             ecn: EcnSpec::default(),
             pfc: PfcSpec::default(),
         }

@@ -201,6 +201,9 @@ pub fn fields(s: &Scenario) -> Problems {
     if s.switch.drill.memory > max {
         out.push(("switch.drill.memory".into(), format!("expected at most {max} remembered ports, got {}", s.switch.drill.memory)));
     }
+    for (key, why) in s.switch.conga.check() {
+        out.push((format!("switch.conga.{key}"), why));
+    }
     for (i, t) in s.traffic.iter().enumerate() {
         let p = |k: &str| format!("traffic[{i}].{k}");
         if !(t.load > 0.0 && t.load <= 1.0) {

@@ -124,6 +124,40 @@ impl Packet {
     }
 }
 
+/// The load-balancing header a switch policy may put on a packet for the switches after it
+/// (CONGA's overlay header, Alizadeh et al., SIGCOMM 2014, §3.2: the path, its congestion
+/// so far, and one piggybacked feedback entry for the reverse direction). Kept in the pool's
+/// side slot, so runs whose policy carries none pay nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LbTag {
+    /// Whether a source switch put the header on (the destination switch takes it off).
+    pub live: bool,
+    /// The path: a label the source switch chose among the paths to the destination switch.
+    pub path: u32,
+    /// What is left of the label for the switches still to come: each takes its candidate
+    /// index as the label's remainder by its number of candidates and passes the quotient on.
+    pub rest: u32,
+    /// The switch that put the header on.
+    pub src_switch: u32,
+    /// The largest congestion estimate of the links crossed so far (quantized).
+    pub ce: u16,
+    /// Feedback for the source switch of the reverse direction: a path label of its and that
+    /// path's congestion as this direction's source switch last heard it ([`LbTag::NO_FEEDBACK`]).
+    pub fb_path: u32,
+    pub fb_ce: u16,
+}
+
+impl LbTag {
+    pub const NO_FEEDBACK: u32 = u32::MAX;
+    pub const NONE: LbTag = LbTag { live: false, path: 0, rest: 0, src_switch: u32::MAX, ce: 0, fb_path: LbTag::NO_FEEDBACK, fb_ce: 0 };
+}
+
+impl Default for LbTag {
+    fn default() -> Self {
+        LbTag::NONE
+    }
+}
+
 /// A slab of packets with a free list, and the packets' extension slots (indexed like the
 /// packets, grown only when a run uses them): the INT stack and real payload bytes.
 #[derive(Default)]
@@ -138,6 +172,8 @@ pub struct PacketPool {
     path: Vec<u32>,
     /// StaR packets' headers and descriptors, when a run has StaR connections.
     star: Vec<StarMeta>,
+    /// Load-balancing headers ([`LbTag`]), when the switches' policy carries them.
+    lb: Vec<LbTag>,
 }
 
 impl PacketPool {
@@ -147,6 +183,9 @@ impl PacketPool {
             self.slots[i as usize] = p;
             if let Some(path) = self.path.get_mut(i as usize) {
                 *path = NO_PATH;
+            }
+            if let Some(tag) = self.lb.get_mut(i as usize) {
+                *tag = LbTag::NONE;
             }
             PacketId(i)
         } else {
@@ -223,6 +262,19 @@ impl PacketPool {
     /// A StaR packet's header and descriptor.
     pub fn star(&self, id: PacketId) -> StarMeta {
         self.star.get(id.0 as usize).copied().unwrap_or_default()
+    }
+    /// Packet `id` and its load-balancing header, both to change.
+    #[inline]
+    pub fn with_lb_tag(&mut self, id: PacketId) -> (&mut Packet, &mut LbTag) {
+        let i = id.0 as usize;
+        if self.lb.len() <= i {
+            self.lb.resize(self.slots.len().max(i + 1), LbTag::NONE);
+        }
+        (&mut self.slots[i], &mut self.lb[i])
+    }
+    /// Packet `id`'s load-balancing header ([`LbTag::NONE`] if it carries none).
+    pub fn lb_tag(&self, id: PacketId) -> LbTag {
+        self.lb.get(id.0 as usize).copied().unwrap_or_default()
     }
     /// The path packet `id` carries, or [`NO_PATH`].
     #[inline]

@@ -140,7 +140,7 @@ impl World {
                         first_port: range.start,
                         port_count: range.len() as u32,
                         buffer: SharedBuffer::new(s.switch.buffer, s.switch.dt_alpha, pfc_settings.clone(), &headroom),
-                        lb: s.switch.load_balancer.build(seed, v as u32, s.switch.flowlet_gap, s.switch.drill),
+                        lb: s.switch.load_balancer.build(seed, v as u32, s.switch.flowlet_gap, s.switch.drill, s.switch.conga),
                         lb_timer: None,
                         deflect: s.switch.deflection.then(|| rng::stream(seed, "deflect", v as u64)),
                         local_failover: s.routing.local_failover,

@@ -137,7 +137,12 @@ impl World {
             None => None,
         };
         let view = FabricView { now: self.now, ports: &self.ports, links: &self.links, is_host: &self.is_host, routes: &self.routes };
-        let verdict = sw.forward(&view, in_port, self.pool.get_mut(id), path);
+        let verdict = if sw.lb.uses_tags() {
+            let (pkt, tag) = self.pool.with_lb_tag(id);
+            sw.forward(&view, in_port, pkt, path, Some(tag))
+        } else {
+            sw.forward(&view, in_port, self.pool.get_mut(id), path, None)
+        };
         if sw.lb_timer.is_some() {
             self.rearm_lb(s);
         }

@@ -10,14 +10,17 @@
 //! [`crate::world::World::set_load_balancer`].
 //!
 //! Shipped: [`ecmp`] (5-tuple hash with a per-switch seed), [`spray`] (a random candidate per
-//! packet), [`drill`] (DRILL, the power of two choices, and round-robin spraying) and [`flowlet`]
-//! (LetFlow: a new random candidate after an idle gap).
+//! packet), [`drill`] (DRILL, the power of two choices, and round-robin spraying), [`flowlet`]
+//! (LetFlow: a new random candidate after an idle gap) and [`conga`] (CONGA: flowlets on the
+//! least congested path, with congestion carried in packets and fed back between switches).
 
+pub mod conga;
 pub mod drill;
 pub mod ecmp;
 pub mod flowlet;
 pub mod spray;
 
+pub use conga::{Conga, CongaSpec};
 pub use drill::{Drill, RoundRobin};
 pub use ecmp::Ecmp;
 pub use flowlet::Flowlet;
@@ -26,7 +29,7 @@ pub use spray::Spray;
 use crate::fabric::switch::FabricView;
 use crate::sim::rng::{self, mix64};
 use crate::units::Time;
-use crate::wire::packet::Packet;
+use crate::wire::packet::{LbTag, Packet};
 use serde::{Deserialize, Serialize};
 
 /// What a policy may look at besides the packet.
@@ -86,6 +89,16 @@ pub trait LoadBalancer {
     fn sees_single_paths(&self) -> bool {
         false
     }
+    /// Whether the policy reads and writes packets' load-balancing headers; it is then asked
+    /// through [`LoadBalancer::choose_tagged`].
+    fn uses_tags(&self) -> bool {
+        false
+    }
+    /// [`LoadBalancer::choose`] with the packet's load-balancing header, which the policy may
+    /// put on, change or take off.
+    fn choose_tagged(&mut self, pkt: &Packet, _tag: &mut LbTag, ctx: &LbContext) -> u32 {
+        self.choose(pkt, ctx)
+    }
 }
 
 /// The scenario's name for a policy (`switch.load_balancer`).
@@ -103,6 +116,8 @@ pub enum LbKind {
     /// The shorter queue of two random candidates (DRILL(2, 0)).
     PowerOfTwo,
     Flowlet,
+    /// CONGA with `switch.conga`'s parameters and `switch.flowlet_gap`.
+    Conga,
 }
 
 /// DRILL's parameters (`[switch.drill]`); a key left out keeps its default.
@@ -124,7 +139,7 @@ impl Default for DrillSpec {
 
 impl LbKind {
     /// The policy for switch node `node`, with its own seed or random stream.
-    pub fn build(self, seed: u64, node: u32, flowlet_gap: Time, drill: DrillSpec) -> LbPolicy {
+    pub fn build(self, seed: u64, node: u32, flowlet_gap: Time, drill: DrillSpec, conga: CongaSpec) -> LbPolicy {
         let stream = |name: &str| rng::stream(seed, name, node as u64);
         match self {
             LbKind::Ecmp => LbPolicy::Ecmp(Ecmp { seed: rng::stream_seed(seed, "ecmp", node as u64) }),
@@ -133,6 +148,7 @@ impl LbKind {
             LbKind::Drill => LbPolicy::Drill(Drill::new(drill.samples as usize, drill.memory as usize, stream("drill"))),
             LbKind::PowerOfTwo => LbPolicy::Drill(Drill::new(2, 0, stream("power_of_two"))),
             LbKind::Flowlet => LbPolicy::Flowlet(Flowlet::new(flowlet_gap, stream("flowlet"))),
+            LbKind::Conga => LbPolicy::Conga(Box::new(Conga::new(conga, flowlet_gap, stream("conga"), rng::stream_seed(seed, "conga-ecmp", node as u64)))),
         }
     }
 }
@@ -145,6 +161,7 @@ pub enum LbPolicy {
     RoundRobin(RoundRobin),
     Drill(Drill),
     Flowlet(Flowlet),
+    Conga(Box<Conga>),
     Custom(Box<dyn LoadBalancer + Send>),
 }
 
@@ -157,7 +174,24 @@ impl LoadBalancer for LbPolicy {
             LbPolicy::RoundRobin(p) => p.choose(pkt, ctx),
             LbPolicy::Drill(p) => p.choose(pkt, ctx),
             LbPolicy::Flowlet(p) => p.choose(pkt, ctx),
+            LbPolicy::Conga(p) => p.choose(pkt, ctx),
             LbPolicy::Custom(p) => p.choose(pkt, ctx),
+        }
+    }
+    #[inline]
+    fn choose_tagged(&mut self, pkt: &Packet, tag: &mut LbTag, ctx: &LbContext) -> u32 {
+        match self {
+            LbPolicy::Conga(p) => p.choose_tagged(pkt, tag, ctx),
+            LbPolicy::Custom(p) => p.choose_tagged(pkt, tag, ctx),
+            _ => self.choose(pkt, ctx),
+        }
+    }
+    #[inline]
+    fn uses_tags(&self) -> bool {
+        match self {
+            LbPolicy::Conga(_) => true,
+            LbPolicy::Custom(p) => p.uses_tags(),
+            _ => false,
         }
     }
     fn next_timer(&self) -> Option<Time> {
@@ -180,6 +214,7 @@ impl LoadBalancer for LbPolicy {
     #[inline]
     fn sees_single_paths(&self) -> bool {
         match self {
+            LbPolicy::Conga(_) => true,
             LbPolicy::Custom(p) => p.sees_single_paths(),
             _ => false,
         }
