@@ -2,6 +2,7 @@
 
 use rnicsim::scenario::ns3::{is_ns3_config, translate};
 use rnicsim::scenario::LoadedScenario;
+use rnicsim::units::Time;
 use rnicsim::world::World;
 use std::path::{Path, PathBuf};
 
@@ -183,14 +184,20 @@ fn fct_file_is_written_in_the_dialect_of_the_configs_simulator() {
 fn conweaves_load_balancer_modes_pick_our_balancers() {
     let dir = data();
     let text = std::fs::read_to_string(dir.join("config.txt")).unwrap();
-    for (mode, lb) in [("0", "ecmp"), ("2", "drill"), ("3", "conga"), ("6", "flowlet")] {
+    for (mode, lb) in [("0", "ecmp"), ("2", "drill"), ("3", "conga"), ("6", "flowlet"), ("9", "conweave")] {
         let t = translate(&format!("{text}\nLB_MODE {mode}\n"), "config.txt", &dir).unwrap_or_else(|e| panic!("{e}"));
         let loaded = LoadedScenario::from_str(&t.toml, "config.txt", &dir).unwrap();
         let got = serde_json::to_value(loaded.scenario.switch.load_balancer).unwrap();
         assert_eq!(got, lb, "LB_MODE {mode}");
     }
-    // ConWeave (9) is not here yet: refused, naming the key and its line.
-    let bad = format!("{text}\nLB_MODE 9\n");
-    let e = translate(&bad, "config.txt", &dir).err().expect("LB_MODE 9 refused");
+    // ConWeave's timing keys, in microseconds, as its run.py writes them for a leaf-spine.
+    let keys = "LB_MODE 9\nCONWEAVE_TX_EXPIRY_TIME 300\nCONWEAVE_REPLY_TIMEOUT_EXTRA 4\nCONWEAVE_PATH_PAUSE_TIME 16\nCONWEAVE_EXTRA_VOQ_FLUSH_TIME 16\nCONWEAVE_DEFAULT_VOQ_WAITING_TIME 200\n";
+    let t = translate(&format!("{text}\n{keys}"), "config.txt", &dir).unwrap();
+    let cw = LoadedScenario::from_str(&t.toml, "config.txt", &dir).unwrap().scenario.switch.conweave;
+    assert_eq!((cw.tx_expiry, cw.reply_timeout_extra, cw.path_pause), (Time::from_us(300), Time::from_us(4), Time::from_us(16)));
+    assert_eq!((cw.extra_voq_flush, cw.default_voq_waiting), (Time::from_us(16), Time::from_us(200)));
+    // A mode the fork does not define is refused, naming the key and its line.
+    let bad = format!("{text}\nLB_MODE 7\n");
+    let e = translate(&bad, "config.txt", &dir).err().expect("LB_MODE 7 refused");
     assert_eq!((e.key.as_deref(), e.line), (Some("LB_MODE"), Some(bad.lines().count())), "{e}");
 }

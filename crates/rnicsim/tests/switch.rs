@@ -319,6 +319,10 @@ fn srpt_sends_a_short_message_past_the_queue_of_long_ones() {
 /// flowlet ends after a 2 µs gap (between messages), and receivers order what flowlets
 /// reorder. Returns the bytes each spine sent to leaf 5 and the WRITEs' Gbps.
 fn asymmetric(lb: &str) -> ([u64; 2], f64) {
+    asymmetric_with(lb, "[nic.ordering]").0
+}
+
+fn asymmetric_with(lb: &str, nic: &str) -> (([u64; 2], f64), rnicsim::output::Summary) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("topo.txt"),
@@ -336,7 +340,7 @@ fn asymmetric(lb: &str) -> ([u64; 2], f64) {
         [nic]
         mtu = 1000
         [nic.cc.none]
-        [nic.ordering]
+        {nic}
         [[perftest]]
         test = "write_bw"
         client = 0
@@ -371,8 +375,10 @@ fn asymmetric(lb: &str) -> ([u64; 2], f64) {
     w.run(|_| true);
     let to_leaf5 = |spine| w.ports[port_to(&w, spine, 5) as usize].counters.tx_bytes;
     let gbps = w.apps.perftests.tests.iter().map(|p| p.completed_gbps(w.end)).sum::<f64>();
-    ([to_leaf5(6), to_leaf5(7)], gbps)
+    let summary = rnicsim::output::Summary::of(&w, "asymmetric");
+    (([to_leaf5(6), to_leaf5(7)], gbps), summary)
 }
+
 
 #[test]
 fn conga_steers_flowlets_away_from_a_remote_slow_link() {
@@ -387,4 +393,23 @@ fn conga_steers_flowlets_away_from_a_remote_slow_link() {
     assert!(slow_share(ecmp) > 0.35 && slow_share(letflow) > 0.35, "{ecmp:?} {letflow:?}");
     assert!(slow_share(conga) < 0.25, "{conga:?}");
     assert!(conga_gbps > 1.05 * ecmp_gbps && conga_gbps > 1.5 * letflow_gbps, "CONGA {conga_gbps}, ECMP {ecmp_gbps}, LetFlow {letflow_gbps}");
+}
+
+#[test]
+fn conweave_reroutes_from_a_slow_path_and_reorders_at_the_destination_tor() {
+    // No ordering layer at the NICs: ConWeave's destination ToR puts rerouted packets back in
+    // order, so go-back-N receivers can take them.
+    let ((ecmp, ecmp_gbps), _) = asymmetric_with("ecmp", "");
+    let ((cw, cw_gbps), s) = asymmetric_with("conweave", "");
+    let lb = s.load_balancing.expect("ConWeave's counters in the summary");
+    // Flows whose RTT_REPLY misses its deadline on the slow path move; the rerouted packets
+    // that overtake the old path's last one wait at leaf 5 until it comes (mostly) or until
+    // its predicted arrival.
+    assert!(lb.reroutes > 10 && lb.control_packets > 100, "{lb:?}");
+    assert!(lb.held_packets > 100 && lb.released_by_tail > lb.released_by_timeout, "{lb:?}");
+    let fast = |b: [u64; 2]| b[0] as f64;
+    assert!(fast(cw) > 1.5 * fast(ecmp) && cw_gbps > 1.1 * ecmp_gbps, "ConWeave {cw:?} {cw_gbps}, ECMP {ecmp:?} {ecmp_gbps}");
+    // Few packets reach a receiver out of order: go-back-N resends under 3% of what was sent.
+    let sent = s.packets_sent as f64;
+    assert!((s.rdma.retransmits as f64) < 0.03 * sent, "{} retransmits of {sent}", s.rdma.retransmits);
 }

@@ -13,7 +13,7 @@
 
 use super::buffer::{Admit, SharedBuffer};
 use super::ecn::EcnCurve;
-use super::lb::{LbContext, LbPolicy, LoadBalancer};
+use super::lb::{LbAction, LbContext, LbDecision, LbPolicy, LoadBalancer};
 use super::link::Link;
 use super::port::{Port, CLASSES};
 use super::routing::Routes;
@@ -21,7 +21,8 @@ use crate::sim::rng::Rng;
 use crate::sim::TimerId;
 use crate::units::Time;
 use crate::wire::int::IntHop;
-use crate::wire::packet::{LbTag, Packet, ECN_CE, ECN_ECT0};
+use crate::wire::packet::{LbTag, Packet, PacketId, ECN_CE, ECN_ECT0};
+use std::collections::HashMap;
 use rand::Rng as _;
 
 pub struct Switch {
@@ -33,6 +34,10 @@ pub struct Switch {
     pub lb: LbPolicy,
     /// The load balancer's timer, for policies that use one.
     pub lb_timer: Option<TimerId>,
+    /// Packets the load balancer holds back, by its key, with their egress ports.
+    pub held: HashMap<u64, Vec<(PacketId, u32)>>,
+    /// Scratch for the load balancer's actions, kept to reuse.
+    pub lb_actions: Vec<LbAction>,
     /// Deflection on a full buffer (DIBS), with the switch's own random stream.
     pub deflect: Option<Rng>,
     /// Whether ports whose links are down leave the candidate sets at once (local failover),
@@ -74,6 +79,11 @@ pub enum Forward {
     LinkDown(u32),
     /// The buffer refused it at the chosen egress port.
     BufferFull(u32),
+    /// The load balancer keeps it back under `key`, for egress port `out` (see
+    /// [`crate::fabric::lb::LbAction::Release`]).
+    Held { key: u64, out: u32 },
+    /// It was a control packet for this switch's load balancer.
+    Consumed,
 }
 
 impl Switch {
@@ -105,7 +115,14 @@ impl Switch {
                 } else {
                     let ctx = LbContext { switch: self.node, ingress: in_port, candidates, first_port: self.first_port, port_count: self.port_count, view };
                     let out = match tag {
-                        Some(tag) => self.lb.choose_tagged(pkt, tag, &ctx),
+                        Some(tag) => match self.lb.decide(pkt, tag, &ctx) {
+                            LbDecision::Port(out) => out,
+                            LbDecision::Hold { key, port } => {
+                                pkt.ingress_port = in_port - self.first_port;
+                                return Forward::Held { key, out: port };
+                            }
+                            LbDecision::Consume => return Forward::Consumed,
+                        },
                         None => self.lb.choose(pkt, &ctx),
                     };
                     // Only a policy written outside the crate can name another node's port.
@@ -116,8 +133,14 @@ impl Switch {
                 }
             }
         };
+        self.admit(view, in_port - self.first_port, out, pkt)
+    }
+
+    /// Admits `pkt`, which came in by local port `iface`, to egress port `out` (or, with
+    /// deflection on, to another port if the buffer refuses it there).
+    #[inline]
+    pub fn admit(&mut self, view: &FabricView, iface: u32, out: u32, pkt: &mut Packet) -> Forward {
         let (class, size) = (pkt.priority, pkt.size);
-        let iface = in_port - self.first_port;
         if !view.links[out as usize].up {
             return Forward::LinkDown(out);
         }

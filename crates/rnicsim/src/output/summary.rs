@@ -1,6 +1,7 @@
 //! Totals of a finished run, written as `summary.json` and printed by the CLI.
 
 use crate::world::World;
+use crate::fabric::lb::{LbPolicy, LoadBalancer};
 use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize)]
@@ -70,6 +71,9 @@ pub struct Summary {
     /// Switch deflection, when `switch.deflection` is on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deflection: Option<DeflectionSummary>,
+    /// What the switches' load balancer did, summed over switches, when it is ConWeave.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_balancing: Option<crate::fabric::lb::LbStats>,
     /// Entities sharing offload engines, when `[yama]` is set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub yama: Option<crate::host::apps::yama::YamaSummary>,
@@ -373,6 +377,13 @@ impl Summary {
             state_cache: state_cache(world),
             ordering: ordering(world),
             deflection: world.switches.iter().any(|s| s.deflect.is_some()).then_some(DeflectionSummary { deflected: world.stats.deflected, drops_ttl: world.stats.drops_ttl }),
+            load_balancing: world.switches.iter().any(|s| matches!(s.lb, LbPolicy::ConWeave(_))).then(|| {
+                let mut total = crate::fabric::lb::LbStats::default();
+                for s in &world.switches {
+                    total += s.lb.stats();
+                }
+                total
+            }),
             yama: world.apps.yama.summary(world.end),
             star: crate::nic::star::StarSummary::of(&world.nics),
             rpc: world.apps.rpc.summary(world),

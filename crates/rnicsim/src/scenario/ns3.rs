@@ -152,6 +152,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let mut root = Table::new();
     let mut nic = Table::new();
     let mut switch = Table::new();
+    let mut conweave = Table::new();
     let mut pfc = Table::new();
     let mut ecn = Table::new();
     let mut outputs = Table::new();
@@ -310,16 +311,30 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
             }
             // The modes of ConWeave's ns-3 fork: 0 ECMP, 2 DRILL (two samples and the last best
             // port per destination), 3 CONGA and 6 LetFlow (both with its 100 µs flowlet
-            // timeout, our default gap; CONGA's other constants are the fork's, our defaults).
+            // timeout, our default gap; CONGA's other constants are the fork's, our defaults),
+            // 9 ConWeave (with the CONWEAVE_* keys below).
             "LB_MODE" => {
                 let lb = match one(l)?.as_str() {
                     "0" => "ecmp",
                     "2" => "drill",
                     "3" => "conga",
                     "6" => "flowlet",
-                    v => return Err(err(l, format!("load balancer mode {v} is not available yet (0 = ECMP, 2 = DRILL, 3 = CONGA and 6 = LetFlow are)"))),
+                    "9" => "conweave",
+                    v => return Err(err(l, format!("load balancer mode {v} is not one of ConWeave's fork's (0 = ECMP, 2 = DRILL, 3 = CONGA, 6 = LetFlow, 9 = ConWeave)"))),
                 };
                 switch.insert("load_balancer".into(), Value::String(lb.into()));
+            }
+            // ConWeave's timing, in microseconds (`run.py` writes them per topology).
+            k @ ("CONWEAVE_TX_EXPIRY_TIME" | "CONWEAVE_REPLY_TIMEOUT_EXTRA" | "CONWEAVE_PATH_PAUSE_TIME" | "CONWEAVE_EXTRA_VOQ_FLUSH_TIME" | "CONWEAVE_DEFAULT_VOQ_WAITING_TIME") => {
+                let key = match k {
+                    "CONWEAVE_TX_EXPIRY_TIME" => "tx_expiry",
+                    "CONWEAVE_REPLY_TIMEOUT_EXTRA" => "reply_timeout_extra",
+                    "CONWEAVE_PATH_PAUSE_TIME" => "path_pause",
+                    "CONWEAVE_EXTRA_VOQ_FLUSH_TIME" => "extra_voq_flush",
+                    _ => "default_voq_waiting",
+                };
+                let us: u64 = one(l)?.parse().map_err(|_| err(l, "expected whole microseconds".into()))?;
+                conweave.insert(key.into(), Value::String(format!("{us}us")));
             }
             k if NO_EQUIVALENT.contains(&k) || k.starts_with("CONWEAVE_") => no_equivalent.push(k.to_string()),
             k => unknown.push(k.to_string()),
@@ -394,6 +409,9 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         ecn.insert("per_rate".into(), Value::Table(per));
     } else if ecn_maps.iter().any(Option::is_some) {
         warnings.push(format!("{file}: KMIN_MAP, KMAX_MAP and PMAX_MAP come together; the ECN maps given were ignored"));
+    }
+    if !conweave.is_empty() {
+        switch.insert("conweave".into(), Value::Table(conweave));
     }
     switch.insert("ecn".into(), Value::Table(ecn));
     switch.insert("pfc".into(), Value::Table(pfc));

@@ -3,7 +3,7 @@
 //! Every table rejects unknown keys. Field docs here are the reference for `docs/scenario.md`.
 
 use crate::fabric::ecn::EcnCurve;
-use crate::fabric::lb::{CongaSpec, DrillSpec, LbKind};
+use crate::fabric::lb::{ConWeaveSpec, CongaSpec, DrillSpec, LbKind};
 use crate::fabric::port::QueueOrder;
 use crate::units::{BitsPerSec, Bytes, Time};
 use serde::{Deserialize, Serialize};
@@ -216,6 +216,9 @@ pub struct SwitchSpec {
     /// CONGA's parameters (`load_balancer = "conga"`).
     #[serde(default, skip_serializing_if = "is_default_conga")]
     pub conga: CongaSpec,
+    /// ConWeave's parameters (`load_balancer = "conweave"`).
+    #[serde(default, skip_serializing_if = "is_default_conweave")]
+    pub conweave: ConWeaveSpec,
     #[serde(default)]
     pub ecn: EcnSpec,
     #[serde(default)]
@@ -229,6 +232,9 @@ fn default_flowlet_gap() -> Time {
 }
 fn is_default_flowlet_gap(t: &Time) -> bool {
     *t == default_flowlet_gap()
+}
+fn is_default_conweave(c: &ConWeaveSpec) -> bool {
+    *c == ConWeaveSpec::default()
 }
 fn is_default_conga(c: &CongaSpec) -> bool {
     *c == CongaSpec::default()
@@ -262,6 +268,7 @@ impl Default for SwitchSpec {
             deflection: false,
             drill: DrillSpec::default(),
             conga: CongaSpec::default(),
+            conweave: ConWeaveSpec::default(),
             ecn: EcnSpec::default(),
             pfc: PfcSpec::default(),
         }

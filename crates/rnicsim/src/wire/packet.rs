@@ -124,38 +124,63 @@ impl Packet {
     }
 }
 
-/// The load-balancing header a switch policy may put on a packet for the switches after it
-/// (CONGA's overlay header, Alizadeh et al., SIGCOMM 2014, §3.2: the path, its congestion
-/// so far, and one piggybacked feedback entry for the reverse direction). Kept in the pool's
-/// side slot, so runs whose policy carries none pay nothing.
+/// The load-balancing header a switch policy may put on a packet for the switches after it,
+/// kept in the pool's side slot so that runs whose policy carries none pay nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LbTag {
+    #[default]
+    None,
+    Conga(CongaHeader),
+    ConWeave(ConWeaveHeader),
+}
+
+/// CONGA's overlay header (Alizadeh et al., SIGCOMM 2014, §3.2): the path, its congestion so
+/// far, and one piggybacked feedback entry for the reverse direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LbTag {
-    /// Whether a source switch put the header on (the destination switch takes it off).
-    pub live: bool,
+pub struct CongaHeader {
     /// The path: a label the source switch chose among the paths to the destination switch.
     pub path: u32,
-    /// What is left of the label for the switches still to come: each takes its candidate
-    /// index as the label's remainder by its number of candidates and passes the quotient on.
+    /// What is left of the label for the switches still to come (see [`crate::fabric::lb`]).
     pub rest: u32,
     /// The switch that put the header on.
     pub src_switch: u32,
     /// The largest congestion estimate of the links crossed so far (quantized).
     pub ce: u16,
     /// Feedback for the source switch of the reverse direction: a path label of its and that
-    /// path's congestion as this direction's source switch last heard it ([`LbTag::NO_FEEDBACK`]).
-    pub fb_path: u32,
-    pub fb_ce: u16,
+    /// path's congestion as this direction's source switch last heard it.
+    pub fb: Option<(u32, u16)>,
 }
 
-impl LbTag {
-    pub const NO_FEEDBACK: u32 = u32::MAX;
-    pub const NONE: LbTag = LbTag { live: false, path: 0, rest: 0, src_switch: u32::MAX, ce: 0, fb_path: LbTag::NO_FEEDBACK, fb_ce: 0 };
+/// What a ConWeave packet is (Song et al., SIGCOMM 2023, §4): data, or one of the control
+/// packets the destination ToR sends back to the source ToR.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConWeaveKind {
+    /// A data packet; `init` asks for an RTT_REPLY, `tail` marks the last packet on the old
+    /// path (it asks for a CLEAR).
+    Data { init: bool, tail: bool },
+    /// RTT_REPLY (`clear` false) or CLEAR (`clear` true) for an epoch.
+    Reply { clear: bool },
+    /// The path of a data packet that arrived ECN-marked.
+    Notify,
 }
 
-impl Default for LbTag {
-    fn default() -> Self {
-        LbTag::NONE
-    }
+/// ConWeave's header (§4.1): the path, the epoch and phase (rerouted or not) of the flow's
+/// packets at the source ToR, and the timestamps the destination ToR predicts the arrival of
+/// the old path's last packet from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConWeaveHeader {
+    pub kind: ConWeaveKind,
+    /// The path label (data and NOTIFY) and what is left of it for the switches to come.
+    pub path: u32,
+    pub rest: u32,
+    pub epoch: u32,
+    /// 0 before the reroute of the epoch, 1 after it.
+    pub phase: u8,
+    /// When the source ToR sent the packet, and when it sent the epoch's TAIL (if any).
+    pub tx_at: Time,
+    pub tail_at: Time,
+    /// The switch that put the header on.
+    pub src_switch: u32,
 }
 
 /// A slab of packets with a free list, and the packets' extension slots (indexed like the
@@ -185,7 +210,7 @@ impl PacketPool {
                 *path = NO_PATH;
             }
             if let Some(tag) = self.lb.get_mut(i as usize) {
-                *tag = LbTag::NONE;
+                *tag = LbTag::None;
             }
             PacketId(i)
         } else {
@@ -268,11 +293,11 @@ impl PacketPool {
     pub fn with_lb_tag(&mut self, id: PacketId) -> (&mut Packet, &mut LbTag) {
         let i = id.0 as usize;
         if self.lb.len() <= i {
-            self.lb.resize(self.slots.len().max(i + 1), LbTag::NONE);
+            self.lb.resize(self.slots.len().max(i + 1), LbTag::None);
         }
         (&mut self.slots[i], &mut self.lb[i])
     }
-    /// Packet `id`'s load-balancing header ([`LbTag::NONE`] if it carries none).
+    /// Packet `id`'s load-balancing header ([`LbTag::None`] if it carries none).
     pub fn lb_tag(&self, id: PacketId) -> LbTag {
         self.lb.get(id.0 as usize).copied().unwrap_or_default()
     }

@@ -5,7 +5,9 @@ use super::{HostState, NodeRole, RunStats, Wake, World};
 use crate::fabric::buffer::{PfcSettings, SharedBuffer};
 use crate::fabric::paths::PathTable;
 use crate::fabric::switch::Switch;
+use crate::fabric::lb::LoadBalancer;
 use crate::fabric::link::Link;
+use std::collections::HashMap;
 use crate::wire::packet::PacketPool;
 use crate::fabric::port::{ClassService, Port, CLASSES};
 use crate::fabric::routing::{Adjacent, Routes};
@@ -135,13 +137,17 @@ impl World {
                             })
                         })
                         .collect();
+                    let lb = s.switch.load_balancer.build(seed, v as u32, s.switch.flowlet_gap, s.switch.drill, s.switch.conga, s.switch.conweave);
+                    let lb_timer = lb.uses_timer().then(|| timers.add_timer(Wake::Lb(switches.len() as u32)));
                     switches.push(Switch {
                         node: v as u32,
                         first_port: range.start,
                         port_count: range.len() as u32,
                         buffer: SharedBuffer::new(s.switch.buffer, s.switch.dt_alpha, pfc_settings.clone(), &headroom),
-                        lb: s.switch.load_balancer.build(seed, v as u32, s.switch.flowlet_gap, s.switch.drill, s.switch.conga),
-                        lb_timer: None,
+                        lb,
+                        lb_timer,
+                        held: HashMap::new(),
+                        lb_actions: Vec::new(),
                         deflect: s.switch.deflection.then(|| rng::stream(seed, "deflect", v as u64)),
                         local_failover: s.routing.local_failover,
                         ports_down: 0,

@@ -3,7 +3,7 @@
 //! route recomputation.
 
 use super::{NodeRole, World, PFC_FRAME_BYTES};
-use crate::fabric::lb::{LbPolicy, LoadBalancer};
+use crate::fabric::lb::{LbAction, LbPolicy, LoadBalancer};
 use crate::nic::verbs::VerbsError;
 use crate::fabric::paths::NO_PATH;
 use crate::fabric::switch::{pause_time, FabricView, Forward, Switch};
@@ -137,15 +137,25 @@ impl World {
             None => None,
         };
         let view = FabricView { now: self.now, ports: &self.ports, links: &self.links, is_host: &self.is_host, routes: &self.routes };
-        let verdict = if sw.lb.uses_tags() {
+        let tagged = sw.lb.uses_tags();
+        let verdict = if tagged {
             let (pkt, tag) = self.pool.with_lb_tag(id);
             sw.forward(&view, in_port, pkt, path, Some(tag))
         } else {
             sw.forward(&view, in_port, self.pool.get_mut(id), path, None)
         };
-        if sw.lb_timer.is_some() {
+        self.carry_out(s, id, verdict);
+        if tagged {
+            self.lb_actions(s);
+        }
+        if self.switches[s as usize].lb_timer.is_some() {
             self.rearm_lb(s);
         }
+    }
+
+    /// Carries out switch `s`'s verdict on packet `id`: queue it, hold it, or drop and count it.
+    #[inline]
+    fn carry_out(&mut self, s: u32, id: PacketId, verdict: Forward) {
         match verdict {
             Forward::Queue { out, class, size, iface, pause, deflected } => {
                 if deflected {
@@ -173,7 +183,40 @@ impl World {
                 self.ports[out as usize].counters.drops_buffer += 1;
                 self.pool.free(id);
             }
+            Forward::Held { key, out } => self.switches[s as usize].held.entry(key).or_default().push((id, out)),
+            Forward::Consumed => self.pool.free(id),
         }
+    }
+
+    /// Does what switch `s`'s load balancer asked for: sends its control packets, and forwards
+    /// the packets it releases (admitted to the buffer now, as they were held outside it).
+    #[cold]
+    #[inline(never)]
+    fn lb_actions(&mut self, s: u32) {
+        let mut actions = std::mem::take(&mut self.switches[s as usize].lb_actions);
+        self.switches[s as usize].lb.actions(&mut actions);
+        for a in actions.drain(..) {
+            match a {
+                LbAction::Emit { mut pkt, tag, ingress } => {
+                    let NodeRole::Host(h) = self.roles[pkt.dst as usize] else { continue };
+                    pkt.dst_host = h;
+                    let id = self.pool.alloc(pkt);
+                    *self.pool.with_lb_tag(id).1 = tag;
+                    self.switch_forward(s, ingress, id);
+                }
+                LbAction::Release { key } => {
+                    let Some(held) = self.switches[s as usize].held.remove(&key) else { continue };
+                    for (id, out) in held {
+                        let view = FabricView { now: self.now, ports: &self.ports, links: &self.links, is_host: &self.is_host, routes: &self.routes };
+                        let pkt = self.pool.get_mut(id);
+                        let iface = pkt.ingress_port;
+                        let verdict = self.switches[s as usize].admit(&view, iface, out, pkt);
+                        self.carry_out(s, id, verdict);
+                    }
+                }
+            }
+        }
+        self.switches[s as usize].lb_actions = actions;
     }
 
     /// Sends PAUSE (`quanta > 0`) or RESUME for `class` out of switch `s`'s port `iface`.
@@ -205,6 +248,9 @@ impl World {
     /// A switch's load-balancer timer.
     pub(super) fn lb_timer(&mut self, s: u32) {
         self.switches[s as usize].lb.on_timer(self.now);
+        if self.switches[s as usize].lb.uses_tags() {
+            self.lb_actions(s);
+        }
         self.rearm_lb(s);
     }
 

@@ -3,13 +3,12 @@
 //! destination switch whose congestion is least, judging a path by the larger of its first
 //! link's load and the congestion the destination switch last fed back for it.
 //!
-//! - **Paths** are labels. A switch with `c` candidates for the destination takes candidate
-//!   `label % c` and passes `label / c` on, so the labels `0..n`, with `n` the product of the
-//!   candidate counts along the way, name the paths of a symmetric Clos one to one.
+//! - **Paths** are labels ([`super::path_labels`]): each switch on the way decodes its own
+//!   candidate from the label, so a label names one path of a Clos.
 //! - **Load** of a port is a discounting rate estimator (DRE, §3.3): the bytes sent, times
 //!   `1 - alpha` every `dre_time`. Quantized to `quantize_bits` bits against the bytes the
 //!   link's full rate would leave in it, `rate × dre_time / alpha`.
-//! - **Congestion** (CE) rides in the packet's [`LbTag`]: each switch on the path raises it to
+//! - **Congestion** (CE) rides in the packet's header ([`CongaHeader`]): each switch on the path raises it to
 //!   its own port's quantized load. The destination switch records it per (source switch,
 //!   path) in its congestion-from-leaf table, and every packet it later sends that source
 //!   switch's way carries one of those entries back, chosen at random. The source switch keeps
@@ -24,10 +23,10 @@
 //! defaults are the fork's: DRE every 50 µs, alpha 0.2, 3 bits, ageing after 500 µs, four
 //! samples, and a 100 µs flowlet gap.
 
-use super::{LbContext, LoadBalancer};
+use super::{follow_label, path_labels, LbContext, LbDecision, LoadBalancer};
 use crate::sim::rng::{mix64, Rng};
 use crate::units::Time;
-use crate::wire::packet::{LbTag, Packet, PacketKind};
+use crate::wire::packet::{CongaHeader, LbTag, Packet, PacketKind};
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -82,9 +81,6 @@ struct Heard {
     at: Time,
 }
 
-/// Most labels a source switch tells apart (enough for 256 × 256 two-level choices).
-const MAX_PATHS: u64 = 1 << 16;
-
 pub struct Conga {
     spec: CongaSpec,
     flowlet_gap: Time,
@@ -100,8 +96,6 @@ pub struct Conga {
     to_leaf: HashMap<u32, Vec<Heard>>,
     /// Congestion-from-leaf: per source switch, the congestion its packets met per path.
     from_leaf: HashMap<u32, Vec<Heard>>,
-    /// Per destination host: its switch (found once by following the routes).
-    host_switch: HashMap<u32, u32>,
 }
 
 impl Conga {
@@ -116,7 +110,6 @@ impl Conga {
             swept: Time::ZERO,
             to_leaf: HashMap::new(),
             from_leaf: HashMap::new(),
-            host_switch: HashMap::new(),
         }
     }
 
@@ -160,26 +153,6 @@ impl Conga {
         *x += size as u64;
         let x = *x;
         self.quantize(ctx, p, x)
-    }
-
-    /// The destination host's switch and the number of path labels to it from here, following
-    /// the first candidate at each switch.
-    fn labels_to(&mut self, ctx: &LbContext, dst_host: u32) -> Option<(u32, u32)> {
-        let ports = ctx.view.ports;
-        let mut node = ctx.switch;
-        let mut n = 1u64;
-        for _ in 0..16 {
-            let c = ctx.view.routes.candidates(node, dst_host);
-            let first = *c.first()?;
-            let next = ports[ports[first as usize].peer as usize].node;
-            if ctx.view.is_host[next as usize] {
-                self.host_switch.insert(dst_host, node);
-                return Some((node, n.min(MAX_PATHS) as u32));
-            }
-            n = (n * c.len() as u64).min(MAX_PATHS);
-            node = next;
-        }
-        None
     }
 
     /// The least congested of `samples` consecutive labels from a random start (§3.4).
@@ -273,40 +246,37 @@ impl LoadBalancer for Conga {
         self.hashed(pkt, ctx)
     }
 
-    fn choose_tagged(&mut self, pkt: &Packet, tag: &mut LbTag, ctx: &LbContext) -> u32 {
-        let to_host = !ctx.faces_switch(ctx.candidates[0]);
+    fn decide(&mut self, pkt: &Packet, tag: &mut LbTag, ctx: &LbContext) -> LbDecision {
         if !is_data(pkt) {
-            return self.hashed(pkt, ctx);
+            return LbDecision::Port(self.hashed(pkt, ctx));
         }
         let now = ctx.now();
-        if to_host {
+        if !ctx.faces_switch(ctx.candidates[0]) {
             // The destination switch: take the header off and learn from it.
-            if tag.live {
-                let src = tag.src_switch;
-                if tag.fb_path != LbTag::NO_FEEDBACK {
-                    Self::hear(&mut self.to_leaf, src, tag.fb_path, tag.fb_ce, now);
+            if let LbTag::Conga(h) = *tag {
+                if let Some((path, ce)) = h.fb {
+                    Self::hear(&mut self.to_leaf, h.src_switch, path, ce, now);
                 }
-                Self::hear(&mut self.from_leaf, src, tag.path, tag.ce, now);
-                *tag = LbTag::NONE;
+                Self::hear(&mut self.from_leaf, h.src_switch, h.path, h.ce, now);
+                *tag = LbTag::None;
             }
-            return ctx.candidates[0];
+            return LbDecision::Port(ctx.candidates[0]);
         }
-        if !tag.live {
+        if !matches!(tag, LbTag::Conga(_)) {
             if ctx.faces_switch(ctx.ingress) {
                 // Came in from another switch without a header: not ours to steer.
-                return self.hashed(pkt, ctx);
+                return LbDecision::Port(self.hashed(pkt, ctx));
             }
-            let Some((dst_switch, labels)) = self.labels_to(ctx, pkt.dst_host) else { return self.hashed(pkt, ctx) };
+            let Some((dst_switch, labels, _)) = path_labels(ctx, pkt.dst_host) else { return LbDecision::Port(self.hashed(pkt, ctx)) };
             let path = self.flowlet_path(pkt, ctx, dst_switch, labels);
-            let (fb_path, fb_ce) = self.feedback_for(dst_switch, now).unwrap_or((LbTag::NO_FEEDBACK, 0));
-            *tag = LbTag { live: true, path, rest: path, src_switch: ctx.switch, ce: 0, fb_path, fb_ce };
+            let fb = self.feedback_for(dst_switch, now);
+            *tag = LbTag::Conga(CongaHeader { path, rest: path, src_switch: ctx.switch, ce: 0, fb });
         }
-        let c = ctx.candidates.len() as u32;
-        let out = ctx.candidates[(tag.rest % c) as usize];
-        tag.rest /= c;
+        let LbTag::Conga(h) = tag else { unreachable!("a CONGA header was just put on") };
+        let out = follow_label(ctx, &mut h.rest);
         let ce = self.send_on(ctx, out, pkt.size);
-        tag.ce = tag.ce.max(ce);
-        out
+        h.ce = h.ce.max(ce);
+        LbDecision::Port(out)
     }
 
     fn uses_tags(&self) -> bool {

@@ -11,16 +11,25 @@
 //!
 //! Shipped: [`ecmp`] (5-tuple hash with a per-switch seed), [`spray`] (a random candidate per
 //! packet), [`drill`] (DRILL, the power of two choices, and round-robin spraying), [`flowlet`]
-//! (LetFlow: a new random candidate after an idle gap) and [`conga`] (CONGA: flowlets on the
-//! least congested path, with congestion carried in packets and fed back between switches).
+//! (LetFlow: a new random candidate after an idle gap), [`conga`] (CONGA: flowlets on the
+//! least congested path, with congestion carried in packets and fed back between switches) and
+//! [`conweave`] (ConWeave: rerouting at the source ToR when a path is slow, and reordering at
+//! the destination ToR).
+//!
+//! Policies that carry state from switch to switch put a header ([`LbTag`]) on packets and are
+//! asked through [`LoadBalancer::decide`], which may also hold a packet back or consume it; they
+//! may ask the switch to send control packets of their own and to release held packets
+//! ([`LbAction`]). Such policies name paths by labels ([`path_labels`], [`follow_label`]).
 
 pub mod conga;
+pub mod conweave;
 pub mod drill;
 pub mod ecmp;
 pub mod flowlet;
 pub mod spray;
 
 pub use conga::{Conga, CongaSpec};
+pub use conweave::{ConWeave, ConWeaveSpec};
 pub use drill::{Drill, RoundRobin};
 pub use ecmp::Ecmp;
 pub use flowlet::Flowlet;
@@ -90,15 +99,100 @@ pub trait LoadBalancer {
         false
     }
     /// Whether the policy reads and writes packets' load-balancing headers; it is then asked
-    /// through [`LoadBalancer::choose_tagged`].
+    /// through [`LoadBalancer::decide`], and for its [`LoadBalancer::actions`] after each
+    /// decision and timer.
     fn uses_tags(&self) -> bool {
         false
     }
     /// [`LoadBalancer::choose`] with the packet's load-balancing header, which the policy may
-    /// put on, change or take off.
-    fn choose_tagged(&mut self, pkt: &Packet, _tag: &mut LbTag, ctx: &LbContext) -> u32 {
-        self.choose(pkt, ctx)
+    /// put on, change or take off; it may also keep the packet back or consume it.
+    fn decide(&mut self, pkt: &Packet, _tag: &mut LbTag, ctx: &LbContext) -> LbDecision {
+        LbDecision::Port(self.choose(pkt, ctx))
     }
+    /// Moves what the policy asks the switch to do besides forwarding into `out`.
+    fn actions(&mut self, _out: &mut Vec<LbAction>) {}
+    /// What the policy has done so far, for `summary.json`.
+    fn stats(&self) -> LbStats {
+        LbStats::default()
+    }
+}
+
+/// A tag-carrying policy's verdict on a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LbDecision {
+    /// Send it out of this port.
+    Port(u32),
+    /// Keep it, to the port, until the policy releases `key` ([`LbAction::Release`]).
+    Hold { key: u64, port: u32 },
+    /// It was for this switch (a control packet of the policy): free it.
+    Consume,
+}
+
+/// What a policy asks of its switch besides forwarding the packet in hand.
+#[derive(Clone, Copy, Debug)]
+pub enum LbAction {
+    /// Send a packet the switch makes (a control packet) to host node `pkt.dst`, as if it had
+    /// come in by global port `ingress`; the switch fills in `pkt.dst_host`.
+    Emit { pkt: Packet, tag: LbTag, ingress: u32 },
+    /// Forward every packet held under `key`, in the order they were held.
+    Release { key: u64 },
+}
+
+/// Counters of the tag-carrying policies, summed over switches in `summary.json`'s
+/// `load_balancing`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LbStats {
+    /// Flows moved to another path (ConWeave: reroutes at a reply timeout or a new epoch).
+    pub reroutes: u64,
+    /// Control packets the switches made (ConWeave's RTT_REPLY, CLEAR and NOTIFY).
+    pub control_packets: u64,
+    /// Packets held back at a destination switch to be put in order (ConWeave's reorder queues).
+    pub held_packets: u64,
+    /// Reorder queues released by their timer rather than by the old path's last packet.
+    pub released_by_timeout: u64,
+    pub released_by_tail: u64,
+}
+
+impl std::ops::AddAssign for LbStats {
+    fn add_assign(&mut self, o: LbStats) {
+        self.reroutes += o.reroutes;
+        self.control_packets += o.control_packets;
+        self.held_packets += o.held_packets;
+        self.released_by_timeout += o.released_by_timeout;
+        self.released_by_tail += o.released_by_tail;
+    }
+}
+
+/// The paths from switch `ctx.switch` to host `dst_host`'s switch, as labels: a switch with `c`
+/// candidates takes candidate `label % c` and passes `label / c` on, so the labels `0..n`, with
+/// `n` the product of the candidate counts along the way, name the paths of a symmetric Clos
+/// one to one. Returns the destination switch, `n` (at most 65,536) and the round trip of the
+/// links' propagation delays along the first path.
+pub fn path_labels(ctx: &LbContext, dst_host: u32) -> Option<(u32, u32, Time)> {
+    let ports = ctx.view.ports;
+    let mut node = ctx.switch;
+    let (mut n, mut delay) = (1u64, Time::ZERO);
+    for _ in 0..16 {
+        let c = ctx.view.routes.candidates(node, dst_host);
+        let first = *c.first()?;
+        let next = ports[ports[first as usize].peer as usize].node;
+        if ctx.view.is_host[next as usize] {
+            return Some((node, n as u32, Time(2 * delay.0)));
+        }
+        n = (n * c.len() as u64).min(1 << 16);
+        delay = delay + ctx.view.links[first as usize].delay;
+        node = next;
+    }
+    None
+}
+
+/// The candidate a path label takes at this switch; `rest` becomes what the next switch decodes.
+#[inline]
+pub fn follow_label(ctx: &LbContext, rest: &mut u32) -> u32 {
+    let c = ctx.candidates.len() as u32;
+    let out = ctx.candidates[(*rest % c) as usize];
+    *rest /= c;
+    out
 }
 
 /// The scenario's name for a policy (`switch.load_balancer`).
@@ -118,6 +212,9 @@ pub enum LbKind {
     Flowlet,
     /// CONGA with `switch.conga`'s parameters and `switch.flowlet_gap`.
     Conga,
+    /// ConWeave with `switch.conweave`'s parameters.
+    #[serde(rename = "conweave")]
+    ConWeave,
 }
 
 /// DRILL's parameters (`[switch.drill]`); a key left out keeps its default.
@@ -139,7 +236,7 @@ impl Default for DrillSpec {
 
 impl LbKind {
     /// The policy for switch node `node`, with its own seed or random stream.
-    pub fn build(self, seed: u64, node: u32, flowlet_gap: Time, drill: DrillSpec, conga: CongaSpec) -> LbPolicy {
+    pub fn build(self, seed: u64, node: u32, flowlet_gap: Time, drill: DrillSpec, conga: CongaSpec, conweave: ConWeaveSpec) -> LbPolicy {
         let stream = |name: &str| rng::stream(seed, name, node as u64);
         match self {
             LbKind::Ecmp => LbPolicy::Ecmp(Ecmp { seed: rng::stream_seed(seed, "ecmp", node as u64) }),
@@ -149,6 +246,7 @@ impl LbKind {
             LbKind::PowerOfTwo => LbPolicy::Drill(Drill::new(2, 0, stream("power_of_two"))),
             LbKind::Flowlet => LbPolicy::Flowlet(Flowlet::new(flowlet_gap, stream("flowlet"))),
             LbKind::Conga => LbPolicy::Conga(Box::new(Conga::new(conga, flowlet_gap, stream("conga"), rng::stream_seed(seed, "conga-ecmp", node as u64)))),
+            LbKind::ConWeave => LbPolicy::ConWeave(Box::new(ConWeave::new(conweave, stream("conweave"), rng::stream_seed(seed, "conweave-ecmp", node as u64)))),
         }
     }
 }
@@ -162,6 +260,7 @@ pub enum LbPolicy {
     Drill(Drill),
     Flowlet(Flowlet),
     Conga(Box<Conga>),
+    ConWeave(Box<ConWeave>),
     Custom(Box<dyn LoadBalancer + Send>),
 }
 
@@ -175,38 +274,58 @@ impl LoadBalancer for LbPolicy {
             LbPolicy::Drill(p) => p.choose(pkt, ctx),
             LbPolicy::Flowlet(p) => p.choose(pkt, ctx),
             LbPolicy::Conga(p) => p.choose(pkt, ctx),
+            LbPolicy::ConWeave(p) => p.choose(pkt, ctx),
             LbPolicy::Custom(p) => p.choose(pkt, ctx),
         }
     }
     #[inline]
-    fn choose_tagged(&mut self, pkt: &Packet, tag: &mut LbTag, ctx: &LbContext) -> u32 {
+    fn decide(&mut self, pkt: &Packet, tag: &mut LbTag, ctx: &LbContext) -> LbDecision {
         match self {
-            LbPolicy::Conga(p) => p.choose_tagged(pkt, tag, ctx),
-            LbPolicy::Custom(p) => p.choose_tagged(pkt, tag, ctx),
-            _ => self.choose(pkt, ctx),
+            LbPolicy::Conga(p) => p.decide(pkt, tag, ctx),
+            LbPolicy::ConWeave(p) => p.decide(pkt, tag, ctx),
+            LbPolicy::Custom(p) => p.decide(pkt, tag, ctx),
+            _ => LbDecision::Port(self.choose(pkt, ctx)),
         }
     }
     #[inline]
     fn uses_tags(&self) -> bool {
         match self {
-            LbPolicy::Conga(_) => true,
+            LbPolicy::Conga(_) | LbPolicy::ConWeave(_) => true,
             LbPolicy::Custom(p) => p.uses_tags(),
             _ => false,
         }
     }
+    fn actions(&mut self, out: &mut Vec<LbAction>) {
+        match self {
+            LbPolicy::ConWeave(p) => p.actions(out),
+            LbPolicy::Custom(p) => p.actions(out),
+            _ => {}
+        }
+    }
+    fn stats(&self) -> LbStats {
+        match self {
+            LbPolicy::ConWeave(p) => p.stats(),
+            LbPolicy::Custom(p) => p.stats(),
+            _ => LbStats::default(),
+        }
+    }
     fn next_timer(&self) -> Option<Time> {
         match self {
+            LbPolicy::ConWeave(p) => p.next_timer(),
             LbPolicy::Custom(p) => p.next_timer(),
             _ => None,
         }
     }
     fn on_timer(&mut self, now: Time) {
-        if let LbPolicy::Custom(p) = self {
-            p.on_timer(now)
+        match self {
+            LbPolicy::ConWeave(p) => p.on_timer(now),
+            LbPolicy::Custom(p) => p.on_timer(now),
+            _ => {}
         }
     }
     fn uses_timer(&self) -> bool {
         match self {
+            LbPolicy::ConWeave(_) => true,
             LbPolicy::Custom(p) => p.uses_timer(),
             _ => false,
         }
@@ -214,7 +333,7 @@ impl LoadBalancer for LbPolicy {
     #[inline]
     fn sees_single_paths(&self) -> bool {
         match self {
-            LbPolicy::Conga(_) => true,
+            LbPolicy::Conga(_) | LbPolicy::ConWeave(_) => true,
             LbPolicy::Custom(p) => p.sees_single_paths(),
             _ => false,
         }
