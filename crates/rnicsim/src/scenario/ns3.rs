@@ -26,7 +26,7 @@ const NO_EQUIVALENT: &[&str] = &[
     "TRACE_FILE", "TRACE_OUTPUT_FILE", "ENABLE_TRACE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END", "GLOBAL_T",
     "FAST_REACT", "MULTI_RATE", "SAMPLE_FEEDBACK", "INT_MULTI", "RATE_BOUND", "L2_CHUNK_SIZE", "NIC_DEQUEUE_MODE",
     "PINT_LOG_BASE", "PINT_PROB", "BW_OUTPUT_FILE", "VOQ_OUTPUT_FILE", "UPLINK_OUTPUT_FILE", "CNP_OUTPUT_FILE", "CONN_OUTPUT_FILE",
-    "EST_ERROR_OUTPUT_FILE", "ROOT_OUTPUT_FILE", "DST_OUTPUT_FILE", "SEND_OUTPUT_FILE", "FLOWGEN_START_TIME", "FLOWGEN_STOP_TIME",
+    "EST_ERROR_OUTPUT_FILE", "ROOT_OUTPUT_FILE", "DST_OUTPUT_FILE", "SEND_OUTPUT_FILE", "FLOWGEN_START_TIME",
     "CW_OUTPUT_FILE", "ENABLE_DEBUG", "DEBUG",
 ];
 
@@ -162,6 +162,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let mut timely = Table::new();
     let mut links = Table::new();
     let mut cc_mode: Option<(usize, u32)> = None;
+    let mut flowgen_stop: Option<f64> = None;
     // HAS_WIN and VAR_WIN: the in-flight window of ns-3's NIC.
     let mut has_win = false;
     let mut var_win = false;
@@ -192,6 +193,8 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 }
                 root.insert("duration".into(), Value::String(format!("{}ns", (s * 1e9).round() as u64)));
             }
+            // ConWeave's fork: the flows' last start; it runs on until they finish.
+            "FLOWGEN_STOP_TIME" => flowgen_stop = Some(num(l)?),
             "RANDOM_SEED" => {
                 root.insert("seed".into(), Value::Integer(int(l)?));
             }
@@ -361,7 +364,13 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     root.insert("topology".into(), Value::Table(topology));
     root.entry("name").or_insert(Value::String(Path::new(file).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()));
     if !root.contains_key("duration") {
-        return Err(ScenarioError { file: file.into(), line: None, column: None, key: Some("SIMULATOR_STOP_TIME".into()), message: "an ns-3 config needs SIMULATOR_STOP_TIME".into() });
+        // ConWeave's fork has no stop time: it runs until every flow has finished, at most
+        // 10 s past FLOWGEN_STOP_TIME.
+        let Some(stop) = flowgen_stop else {
+            return Err(ScenarioError { file: file.into(), line: None, column: None, key: Some("SIMULATOR_STOP_TIME".into()), message: "an ns-3 config needs SIMULATOR_STOP_TIME (or ConWeave's FLOWGEN_STOP_TIME)".into() });
+        };
+        root.insert("duration".into(), Value::String(format!("{}ns", ((stop + 10.0) * 1e9).round() as u64)));
+        root.insert("stop_when_flows_done".into(), Value::Boolean(true));
     }
     // ns-3's RDMA NIC, not the commodity one (`NicProfile::Ns3`).
     nic.insert("profile".into(), Value::String("ns3".into()));

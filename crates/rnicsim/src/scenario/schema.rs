@@ -24,6 +24,10 @@ pub struct Scenario {
     /// End the run as soon as the stall detector sees it stalled (outputs up to then are kept).
     #[serde(default, skip_serializing_if = "is_false")]
     pub stop_on_stall: bool,
+    /// End the run as soon as every `[[flows]]` flow has finished (looked at every 100 µs of
+    /// simulated time), `duration` at the latest.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub stop_when_flows_done: bool,
     pub topology: TopologySpec,
     #[serde(default)]
     pub links: LinkDefaults,

@@ -224,6 +224,7 @@ impl World {
             capture: Vec::new(),
             stall_quiet: super::stall::quiet_threshold(s.duration),
             stop_on_stall: s.stop_on_stall,
+            stop_when_flows_done: s.stop_when_flows_done,
             stopped_at: None,
             finalized: false,
         }

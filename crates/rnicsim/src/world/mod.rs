@@ -187,6 +187,8 @@ pub struct World {
     /// The stall detector's quiet time, and whether a stall ends the run (`stop_on_stall`).
     pub(crate) stall_quiet: Time,
     pub stop_on_stall: bool,
+    /// End the run once every `[[flows]]` flow has finished (`stop_when_flows_done`).
+    pub stop_when_flows_done: bool,
     pub(crate) stopped_at: Option<Time>,
     finalized: bool,
 }
@@ -201,7 +203,11 @@ impl World {
     pub fn run(&mut self, mut progress: impl FnMut(Progress) -> bool) -> RunEnd {
         // Progress is also reported every quarter of the stall detector's quiet time of
         // simulated time, events or not, so a run is seen stalling while it stalls.
-        let step = Time((self.stall_quiet.0 / 4).max(1));
+        let mut step = Time((self.stall_quiet.0 / 4).max(1));
+        if self.stop_when_flows_done {
+            // ns-3 (ConWeave's fork) looks every 100 µs whether the flows are done.
+            step = step.min(Time::from_us(100));
+        }
         let mut next_report = self.now + step;
         loop {
             let limit = next_report.min(self.end);
@@ -222,6 +228,10 @@ impl World {
             let p = self.progress();
             if !progress(p) {
                 return RunEnd::Interrupted;
+            }
+            if self.stop_when_flows_done && self.apps.flows.all_done(self.now) {
+                self.end = self.now;
+                break;
             }
             if self.stop_on_stall && p.stalled_since.is_some() {
                 self.end = self.now;

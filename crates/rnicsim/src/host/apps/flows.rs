@@ -505,6 +505,15 @@ impl Application for Flows {
 }
 
 impl Flows {
+    /// Whether there are flows and all are over: every flow list started, every generator past
+    /// its stop, and every flow started has finished.
+    pub fn all_done(&self, now: Time) -> bool {
+        (!self.lists.is_empty() || !self.gens.is_empty())
+            && self.lists.iter().all(|l| l.next == l.flows.len())
+            && self.gens.iter().all(|g| g.stop <= now)
+            && self.records.iter().all(|r| r.status.is_some())
+    }
+
     /// Flows started so far.
     pub fn started(&self) -> u64 {
         self.written as u64 + self.records.len() as u64
