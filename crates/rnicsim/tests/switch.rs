@@ -413,3 +413,42 @@ fn conweave_reroutes_from_a_slow_path_and_reorders_at_the_destination_tor() {
     let sent = s.packets_sent as f64;
     assert!((s.rdma.retransmits as f64) < 0.03 * sent, "{} retransmits of {sent}", s.rdma.retransmits);
 }
+
+#[test]
+fn per_packet_path_choice_spreads_one_connection_over_its_k_paths() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Host 0 (leaf 4) WRITEs 2 MB to host 2 (leaf 5) at 100 Gbps over four 25 Gbps uplinks:
+    // each uplink's share of the bytes and the deepest queue among them.
+    let uplinks = |choice: &str| {
+        let toml = leaf_spine_ksp(4)
+            .replace("hosts_per_leaf = 2", "hosts_per_leaf = 2\nuplink_rate = \"25Gbps\"")
+            .replace("k_shortest_paths = 4", &format!("k_shortest_paths = 4\npath_choice = \"{choice}\""))
+            + "[nic.ordering]\n";
+        let mut w = build(&toml, dir);
+        let src = w.register_mr(0, 0, 2_000_000, Access::LOCAL_WRITE).unwrap();
+        let dst = w.register_mr(2, 0, 2_000_000, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+        let (qa, _) = w.connect(0, 2).unwrap();
+        w.post_send(qa, SendWr { id: 1, verb: Verb::Write, local_addr: 0, len: 2_000_000, lkey: src.lkey, remote_addr: 0, rkey: dst.rkey }).unwrap();
+        w.run_until(Time::from_ms(1));
+        assert_eq!(w.poll_cq(0).unwrap()[0].status, Status::Success);
+        let ports: Vec<u32> = (6..=9u32).map(|s| port_to(&w, 4, s)).collect();
+        let total: f64 = ports.iter().map(|&p| w.ports[p as usize].counters.tx_bytes as f64).sum();
+        let shares: Vec<f64> = ports.iter().map(|&p| w.ports[p as usize].counters.tx_bytes as f64 / total).collect();
+        (shares, ports.iter().map(|&p| w.ports[p as usize].counters.max_queue_bytes).max().unwrap())
+    };
+    // One connection, one path.
+    let (conn, _) = uplinks("connection");
+    assert_eq!(conn.iter().filter(|&&s| s > 0.99).count(), 1, "{conn:?}");
+    // Per packet, at random: about a quarter each (2,000 packets: a share's sd is about 1%).
+    let (random, random_q) = uplinks("packet");
+    assert!(random.iter().all(|s| (s - 0.25).abs() < 0.05), "{random:?}");
+    // Power of two over paths: the less queued first port of two random paths, so the four
+    // queues stay closer together and the deepest is shallower than at random.
+    let (po2, po2_q) = uplinks("packet_power_of_two");
+    assert!(po2.iter().all(|s| (s - 0.25).abs() < 0.02), "{po2:?}");
+    assert!(2 * po2_q < random_q, "deepest uplink queue: {po2_q} B with two choices, {random_q} B at random");
+    // A choice among carried paths needs them.
+    let bad = leaf_spine_ksp(4).replace("k_shortest_paths = 4", "path_choice = \"packet\"");
+    let e = LoadedScenario::from_str(&bad, "t.toml", dir).err().expect("refused").to_string();
+    assert!(e.contains("routing.path_choice") && e.contains("k_shortest_paths"), "{e}");
+}

@@ -391,6 +391,10 @@ pub struct RoutingSpec {
     /// (Jellyfish's k-shortest-path routing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k_shortest_paths: Option<u32>,
+    /// Who picks among the k shortest paths: the connection once (its 5-tuple hash), or the
+    /// source switch for every data packet.
+    #[serde(default, skip_serializing_if = "PathChoice::is_connection")]
+    pub path_choice: PathChoice,
     /// A switch takes its own ports whose links are down out of its candidate sets at once;
     /// `false` models failures the switch does not notice until the routes change (gray ones).
     #[serde(default = "yes", skip_serializing_if = "is_true")]
@@ -403,7 +407,27 @@ fn default_recompute() -> Time {
 
 impl Default for RoutingSpec {
     fn default() -> Self {
-        RoutingSpec { recompute_delay: default_recompute(), k_shortest_paths: None, local_failover: true }
+        RoutingSpec { recompute_delay: default_recompute(), k_shortest_paths: None, path_choice: PathChoice::Connection, local_failover: true }
+    }
+}
+
+/// `routing.path_choice`: how a packet gets one of the k shortest paths.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PathChoice {
+    /// Each connection keeps the path its 5-tuple hash picks (flow-level KSP).
+    #[default]
+    Connection,
+    /// The source switch picks a random path for every data packet.
+    Packet,
+    /// The source switch picks, for every data packet, the one of two random paths whose first
+    /// port has fewer bytes queued (power of two choices over paths).
+    PacketPowerOfTwo,
+}
+
+impl PathChoice {
+    fn is_connection(&self) -> bool {
+        *self == PathChoice::Connection
     }
 }
 

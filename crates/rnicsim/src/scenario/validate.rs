@@ -174,6 +174,9 @@ pub fn fields(s: &Scenario) -> Problems {
         }
     }
     // A zero `routing.recompute_delay` is allowed: routes follow a link change at once.
+    if s.routing.path_choice != crate::scenario::schema::PathChoice::Connection && s.routing.k_shortest_paths.is_none() {
+        out.push(("routing.path_choice".into(), "chooses among carried paths: set routing.k_shortest_paths too".into()));
+    }
     if let Some(k) = s.routing.k_shortest_paths {
         if !(1..=64).contains(&k) {
             out.push(("routing.k_shortest_paths".into(), format!("expected 1 to 64 paths per switch pair, got {k}")));

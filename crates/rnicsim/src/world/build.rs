@@ -198,6 +198,8 @@ impl World {
             host_nodes,
             routes,
             paths: s.routing.k_shortest_paths.map(|k| PathTable::new(k as usize)),
+            path_choice: s.routing.path_choice,
+            path_rng: rng::stream(seed, "path-choice", 0),
             pfc_quanta: pfc.quanta,
             link_events,
             reroute_timer,

@@ -9,7 +9,7 @@ use crate::fabric::paths::NO_PATH;
 use crate::fabric::switch::{pause_time, FabricView, Forward, Switch};
 use crate::wire::packet::{Packet, PacketId, PacketKind};
 use crate::fabric::routing::Routes;
-use crate::scenario::schema::LinkState;
+use crate::scenario::schema::{LinkState, PathChoice};
 use crate::units::Time;
 use rand::Rng as _;
 
@@ -128,6 +128,9 @@ impl World {
     /// A packet arrives at switch `s`: the switch decides, the world queues or drops.
     #[inline]
     fn switch_forward(&mut self, s: u32, in_port: u32, id: PacketId) {
+        if self.path_choice != PathChoice::Connection {
+            self.choose_packet_path(in_port, id);
+        }
         let sw = &mut self.switches[s as usize];
         let path = match &self.paths {
             Some(t) => match self.pool.path(id) {
@@ -151,6 +154,42 @@ impl World {
         if self.switches[s as usize].lb_timer.is_some() {
             self.rearm_lb(s);
         }
+    }
+
+    /// Per-packet path choice (`routing.path_choice`): at the switch a data packet enters from
+    /// its host, one of the k shortest paths to the destination's switch, at random or the less
+    /// queued first port of two random ones.
+    #[cold]
+    #[inline(never)]
+    fn choose_packet_path(&mut self, in_port: u32, id: PacketId) {
+        let pkt = self.pool.get(id);
+        let data = match pkt.kind {
+            PacketKind::Roce => pkt.roce.payload > 0,
+            PacketKind::Data => true,
+            _ => false,
+        };
+        let from = self.ports[self.ports[in_port as usize].peer as usize].node;
+        if !data || !self.is_host[from as usize] || self.pool.path(id) != NO_PATH {
+            return;
+        }
+        let here = self.ports[in_port as usize].node;
+        let (Some(to), Some(table)) = (self.first_hop(pkt.dst), self.paths.as_mut()) else { return };
+        if to == here {
+            return;
+        }
+        let set = table.between(&self.adjacency, &self.is_host, here, to);
+        if set.is_empty() {
+            return;
+        }
+        let a = set[self.path_rng.random_range(0..set.len())];
+        let path = if self.path_choice == PathChoice::PacketPowerOfTwo {
+            let b = set[self.path_rng.random_range(0..set.len())];
+            let queued = |p: u32| self.ports[table.ports(p)[0] as usize].total_bytes();
+            if queued(b) < queued(a) { b } else { a }
+        } else {
+            a
+        };
+        self.pool.set_path(id, path);
     }
 
     /// Carries out switch `s`'s verdict on packet `id`: queue it, hold it, or drop and count it.

@@ -150,6 +150,10 @@ pub struct World {
     pub(crate) is_host: Vec<bool>,
     pub(crate) host_nodes: Vec<u32>,
     pub(crate) routes: Routes,
+    /// Who picks a packet's carried path (`routing.path_choice`), and the source switches'
+    /// random stream for it.
+    pub(crate) path_choice: crate::scenario::schema::PathChoice,
+    pub(crate) path_rng: crate::sim::rng::Rng,
     /// Carried paths (`routing.k_shortest_paths`); `None` when packets follow the routes only.
     pub(crate) paths: Option<PathTable>,
     pub(crate) pfc_quanta: u16,

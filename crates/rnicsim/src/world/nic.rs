@@ -3,6 +3,7 @@
 //! [`crate::nic::transport`]; every call into it is followed by draining its outbox here, in the
 //! order the transport asked.
 
+use crate::scenario::schema::PathChoice;
 use super::{NodeRole, Wake, World};
 use crate::host::apps::AppEvent;
 use crate::nic::pcie::DESCRIPTOR_BYTES;
@@ -181,6 +182,9 @@ impl World {
     /// The carried path from host `a` to `b` that 5-tuple hash `hash` picks (`NO_PATH` when
     /// paths are not carried).
     fn path_for(&mut self, a: u32, b: u32, hash: u32) -> u32 {
+        if self.path_choice != PathChoice::Connection {
+            return NO_PATH;
+        }
         let set = self.paths_between(a, b).unwrap_or_default();
         if set.is_empty() { NO_PATH } else { set[(crate::sim::rng::mix64(hash as u64) % set.len() as u64) as usize] }
     }
