@@ -213,14 +213,19 @@ fn baselines_rerun_the_scenario_with_keys_set_or_removed_and_claims_compare_them
     assert!(e.key.as_deref().is_some_and(|k| k.starts_with("baseline[1]")) && e.message.contains("ecmp-gbn"), "{e}");
 }
 
-#[test]
-fn shipped_fig1_at_a_smaller_scale_orders_the_load_balancers_as_the_paper_does() {
-    // The shipped 128-host Fig. 1 shrunk to 4 leaves x 4 spines x 8 hosts (still 1:2) and 2.5 ms.
-    let loaded = LoadedScenario::from_file(&common::root().join("scenarios/eunomia/fig1_clos.toml")).unwrap();
+/// A shipped 128-host Eunomia scenario (`scenarios/eunomia/<name>.toml`) shrunk to 4 leaves x 4
+/// spines x 8 hosts (still 1:2) and 2.5 ms, run with its baselines.
+fn shrunk(name: &str) -> Summary {
+    let loaded = LoadedScenario::from_file(&common::root().join(format!("scenarios/eunomia/{name}.toml"))).unwrap();
     let loaded = loaded
         .with_overrides(&[("topology.leaf_spine.leaves".into(), "4".into()), ("topology.leaf_spine.spines".into(), "4".into()), ("topology.leaf_spine.hosts_per_leaf".into(), "8".into()), ("duration".into(), "\"2500us\"".into())])
         .unwrap();
-    let s = common::run_summary(&loaded, "fig1-small");
+    common::run_summary(&loaded, name)
+}
+
+#[test]
+fn shipped_fig1_at_a_smaller_scale_orders_the_load_balancers_as_the_paper_does() {
+    let s = shrunk("fig1_clos");
     let fct = |name: &str| if name == "drill-eunomia" { s.rdma.fct_mean_us } else { s.baselines.iter().find(|b| b.name == name).unwrap().rdma.fct_mean_us };
     // Without an ordering layer every per-packet balancer is worse than ECMP; with Eunomia each
     // is better than ECMP, and Eunomia's bounded bitmap is within 10% of the ideal layer.
@@ -243,12 +248,7 @@ fn shipped_fig1_at_a_smaller_scale_orders_the_load_balancers_as_the_paper_does()
 
 #[test]
 fn shipped_fig15_srpt_shortens_short_flows_and_grows_the_bitmaps() {
-    // The shipped 128-host Fig. 15 shrunk to 4 leaves x 4 spines x 8 hosts (still 1:2) and 2.5 ms.
-    let loaded = LoadedScenario::from_file(&common::root().join("scenarios/eunomia/fig15_srpt.toml")).unwrap();
-    let loaded = loaded
-        .with_overrides(&[("topology.leaf_spine.leaves".into(), "4".into()), ("topology.leaf_spine.spines".into(), "4".into()), ("topology.leaf_spine.hosts_per_leaf".into(), "8".into()), ("duration".into(), "\"2500us\"".into())])
-        .unwrap();
-    let s = common::run_summary(&loaded, "fig15-small");
+    let s = shrunk("fig15_srpt");
     let run = |name: &str| if name == "po2-srpt" { &s } else { s.baselines.iter().find(|b| b.name == name).unwrap() };
     let shortest = |name: &str| run(name).rdma.by_size.iter().find(|b| b.name == "4KB").unwrap().fct_mean_us;
     // SRPT lets the shortest flows past the queues of long ones, under either balancer.
