@@ -1,5 +1,6 @@
 //! Golden outputs: every shipped scenario (examples, quickstart, the benchmark at a short
-//! duration, the SCR and Tassel reproductions, and the ns-3 config.txt path) is run and every
+//! duration, the Eunomia, SCR, StaR, Tassel and Yama reproductions, the first part of the longer
+//! ones, and the ns-3 config.txt path) is run and every
 //! file of its run folder is digested (SHA-256). The digests are compared to
 //! `tests/golden/digests.txt`, so a change that alters any output byte of any shipped scenario
 //! fails here.
@@ -23,7 +24,7 @@ use common::root;
 /// The scenarios covered, with the overrides that keep each short enough for a debug build.
 fn cases() -> Vec<(String, LoadedScenario)> {
     let mut files: Vec<PathBuf> = Vec::new();
-    for dir in ["scenarios", "scenarios/examples", "scenarios/bench", "scenarios/scr", "scenarios/star", "scenarios/tassel"] {
+    for dir in ["scenarios", "scenarios/examples", "scenarios/bench", "scenarios/eunomia", "scenarios/scr", "scenarios/star", "scenarios/tassel", "scenarios/yama"] {
         let mut list: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -43,6 +44,16 @@ fn cases() -> Vec<(String, LoadedScenario)> {
         // setup, state migration, the first rounds of calls) is digest enough in a debug build.
         if name.starts_with("scenarios/star/") && !name.starts_with("scenarios/star/fig1_") {
             loaded = loaded.with_overrides(&[("duration".into(), "\"1500us\"".into())]).unwrap();
+        }
+        // Eunomia's 128-host reproductions (each with its baselines) over their first 200 µs,
+        // the Jellyfish one (whose path sets take longest to build) over 50 µs; Yama's over 1 ms.
+        let first = |d: &str| vec![("duration".to_string(), format!("\"{d}\""))];
+        if name.starts_with("scenarios/eunomia/") {
+            let d = if name.contains("jellyfish") { "50us" } else { "200us" };
+            loaded = loaded.with_overrides(&first(d)).unwrap();
+        }
+        if name.starts_with("scenarios/yama/") {
+            loaded = loaded.with_overrides(&first("1ms")).unwrap();
         }
         out.push((name, loaded));
     }
