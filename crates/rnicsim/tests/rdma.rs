@@ -688,8 +688,10 @@ fn a_query_workload_starts_fan_in_flows_to_one_host_and_times_the_last() {
     // About 8 × 2 × 15.6 = 250 queries (Poisson: within five standard deviations).
     assert!((n as f64 - 250.0).abs() < 5.0 * 250f64.sqrt(), "{n} queries");
     assert_eq!(f.records.len(), 4 * n);
-    for q in &f.queries {
+    for (i, q) in f.queries.iter().enumerate() {
         let flows = &f.records[q.first as usize..(q.first + q.count) as usize];
+        // flows.parquet's `query` column: the query each flow belongs to.
+        assert!(flows.iter().all(|r| r.query == Some(i as u32)));
         // One receiver, four distinct senders, all started together.
         assert!(flows.iter().all(|r| r.dst == flows[0].dst && r.start == q.start && r.src != r.dst));
         let mut src: Vec<u32> = flows.iter().map(|r| r.src).collect();
@@ -702,6 +704,9 @@ fn a_query_workload_starts_fan_in_flows_to_one_host_and_times_the_last() {
         assert_eq!(q.last, flows.iter().map(|r| r.finish).max().unwrap());
         assert!(q.last - q.start >= Time::from_ns(12_800));
     }
+    let batch = rnicsim::output::tables::flows_batch(f.records.iter());
+    let col = batch.column_by_name("query").expect("a query column");
+    assert_eq!((col.len(), col.null_count()), (4 * n, 0));
     let s = rnicsim::output::Summary::of(&w, "q");
     let qs = s.rdma.queries.expect("query summary");
     assert_eq!((qs.queries, qs.completed), (n as u64, n as u64));

@@ -121,8 +121,9 @@ pub fn flows_batch<'a>(f: impl Iterator<Item = &'a crate::world::FlowRecord> + C
         ("fct_ps", Arc::new(UInt64Array::from_iter(f.clone().map(fct)))),
         ("ideal_fct_ps", u64s(f.clone().map(|r| r.ideal.0))),
         ("slowdown", Arc::new(Float64Array::from_iter(f.clone().map(|r| r.slowdown())))),
-        ("status", Arc::new(StringArray::from_iter(f.map(|r| r.status.map(|s| format!("{s:?}")))))),
-    ], &["finish_ps", "fct_ps", "slowdown", "status"])
+        ("status", Arc::new(StringArray::from_iter(f.clone().map(|r| r.status.map(|s| format!("{s:?}")))))),
+        ("query", Arc::new(UInt32Array::from_iter(f.map(|r| r.query)))),
+    ], &["finish_ps", "fct_ps", "slowdown", "status", "query"])
 }
 
 /// One row per perftest queue pair.

@@ -35,6 +35,8 @@ pub struct FlowRecord {
     pub ideal: Time,
     pub status: Option<Status>,
     pub qps: (u32, u32),
+    /// The query it belongs to (query workloads: index into the run's queries, in start order).
+    pub query: Option<u32>,
 }
 
 impl FlowRecord {
@@ -339,7 +341,7 @@ impl Flows {
             w.arm(gen.timer, next);
         }
         let prio = w.nic_spec.priority;
-        self.start_flow(w, workload, src, dst, size, prio, None, verb);
+        self.start_flow(w, workload, src, dst, size, prio, None, verb, None);
     }
 
     /// A query generator fires: `fan_in` distinct random other hosts each start a flow (its size
@@ -358,9 +360,10 @@ impl Flows {
         }
         let prio = w.nic_spec.priority;
         self.queries.push(Query { first: self.started() as u32, count: k as u32, start: now, left: k as u32, last: now });
+        let query = Some(self.queries.len() as u32 - 1);
         for (i, size) in sizes.into_iter().enumerate() {
             let src = self.senders[i];
-            self.start_flow(w, workload, src, receiver, size, prio, None, verb);
+            self.start_flow(w, workload, src, receiver, size, prio, None, verb, query);
         }
     }
 
@@ -408,13 +411,13 @@ impl Flows {
             }
             list.next += 1;
             let (workload, verb) = (list.workload, list.verb);
-            self.start_flow(w, workload, f.src, f.dst, f.size, f.priority, f.dport, verb);
+            self.start_flow(w, workload, f.src, f.dst, f.size, f.priority, f.dport, verb, None);
         }
     }
 
     /// Opens a connection from `src` to `dst` and posts one message of `size` bytes.
     #[allow(clippy::too_many_arguments)]
-    fn start_flow(&mut self, w: &mut World, workload: u32, src: u32, dst: u32, size: u64, priority: u8, dport: Option<u16>, verb: FlowVerb) {
+    fn start_flow(&mut self, w: &mut World, workload: u32, src: u32, dst: u32, size: u64, priority: u8, dport: Option<u16>, verb: FlowVerb, query: Option<u32>) {
         let id = self.started() as u32;
         let owner = Owner { app: FLOWS, tag: id };
         let (qa, qb) = w.connect_app(src, dst, owner, owner).expect("flows run between hosts");
@@ -440,6 +443,7 @@ impl Flows {
             ideal,
             status: None,
             qps: (qa, qb),
+            query,
         });
         let (lkey, _) = w.app_keys(src);
         let (dlkey, rkey) = w.app_keys(dst);
@@ -650,7 +654,7 @@ mod tests {
     use super::*;
 
     fn flow(start_us: u64, finish_us: Option<u64>) -> FlowRecord {
-        FlowRecord { id: 0, workload: 0, src: 0, dst: 1, size: 1000, priority: 0, udp_sport: 0, udp_dport: 0, start: Time::from_us(start_us), finish: finish_us.map_or(Time::MAX, Time::from_us), ideal: Time::from_us(1), status: None, qps: (0, 0) }
+        FlowRecord { id: 0, workload: 0, src: 0, dst: 1, size: 1000, priority: 0, udp_sport: 0, udp_dport: 0, start: Time::from_us(start_us), finish: finish_us.map_or(Time::MAX, Time::from_us), ideal: Time::from_us(1), status: None, qps: (0, 0), query: None }
     }
 
     #[test]
