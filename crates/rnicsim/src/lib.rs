@@ -69,6 +69,7 @@ pub fn stream_outputs_every(dir: &RunDir, loaded: &LoadedScenario, world: &mut W
         fct_dialect: o.fct_dialect,
         pending: Vec::new(),
         slowdowns: output::stream::Spill::new(dir.path(".slowdowns.f64")),
+        fcts: output::stream::Spill::new(dir.path(".fcts.f64")),
         error: None,
     });
     let nodes = world.ports.iter().map(|p| p.node + 1).max().unwrap_or(0);

@@ -65,6 +65,6 @@ fn streamed_outputs_equal_outputs_written_at_the_end() {
         for text in ["fct.txt", "pfc.txt", "summary.json", "queues.parquet", "counters.parquet"] {
             assert_eq!(std::fs::read(whole.join(text)).unwrap(), std::fs::read(streamed.join(text)).unwrap(), "{file}: {text}");
         }
-        assert!(!streamed.join(".slowdowns.f64").exists(), "the spill is cleaned up");
+        assert!(!streamed.join(".slowdowns.f64").exists() && !streamed.join(".fcts.f64").exists(), "the spills are cleaned up");
     }
 }

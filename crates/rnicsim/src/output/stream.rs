@@ -66,8 +66,10 @@ pub struct FlowStream {
     pub fct: Option<BufWriter<File>>,
     pub fct_dialect: super::hpcc_text::FctDialect,
     pub pending: Vec<FlowRecord>,
-    /// The slowdowns of the flows written out (raw f64), for exact percentiles at the end.
+    /// The slowdowns and FCTs (ps) of the flows written out (raw f64), for exact percentiles
+    /// at the end.
     pub slowdowns: Spill,
+    pub fcts: Spill,
     /// The first write error; streaming stops and the run's output reports it.
     pub error: Option<io::Error>,
 }

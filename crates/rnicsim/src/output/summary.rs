@@ -104,6 +104,8 @@ pub struct RdmaSummary {
     pub flows_completed: u64,
     pub flows_failed: u64,
     pub fct_mean_us: f64,
+    /// The 99th percentile (nearest rank) of the completed flows' FCTs.
+    pub fct_p99_us: f64,
     pub slowdown_mean: f64,
     pub slowdown_p50: f64,
     pub slowdown_p99: f64,
@@ -207,6 +209,7 @@ fn rdma(world: &World) -> std::io::Result<RdmaSummary> {
         flows_completed: world.stats.flows_completed,
         flows_failed: world.stats.flows_failed,
         fct_mean_us: finished.totals.fct_mean_ps() / 1e6,
+        fct_p99_us: finished.fct_p99_ps / 1e6,
         slowdown_mean: finished.totals.slowdown_mean(),
         slowdown_p50: finished.slowdown_p50,
         slowdown_p99: finished.slowdown_p99,

@@ -206,6 +206,7 @@ pub struct FinishedFlows {
     pub met_failure: FlowTotals,
     pub slowdown_p50: f64,
     pub slowdown_p99: f64,
+    pub fct_p99_ps: f64,
 }
 
 impl Flows {
@@ -542,7 +543,7 @@ impl Flows {
                 self.written_by_size[i].push((fct.0, sd));
             }
             if let Some(s) = self.written_totals.add(rec) {
-                r = r.and_then(|_| st.slowdowns.push(s));
+                r = r.and_then(|_| st.slowdowns.push(s)).and_then(|_| st.fcts.push(rec.fct().map_or(0.0, |t| t.0 as f64)));
             }
         }
         if let Err(e) = r {
@@ -558,7 +559,8 @@ impl Flows {
         if let Some(e) = st.error.take() {
             return Err(e);
         }
-        st.slowdowns.flush()
+        st.slowdowns.flush()?;
+        st.fcts.flush()
     }
 
     /// Streaming set up only after the run: every completed flow in memory still owes its
@@ -582,6 +584,7 @@ impl Flows {
             f.flush()?;
         }
         st.slowdowns.remove();
+        st.fcts.remove();
         Ok(())
     }
 
@@ -595,15 +598,22 @@ impl Flows {
                 met.add(r);
             }
         }
-        let spilled = self.stream.as_ref().map(|s| &s.slowdowns);
+        let spilled = self.stream.as_ref().map(|s| (&s.slowdowns, &s.fcts));
         let [p50, p99] = crate::output::stream::quantiles(totals.done, [0.5, 0.99], |f| {
-            if let Some(s) = spilled {
+            if let Some((s, _)) = spilled {
                 s.for_each(&mut *f)?;
             }
             self.records.iter().filter_map(FlowRecord::slowdown).for_each(f);
             Ok(())
         })?;
-        Ok(FinishedFlows { totals, met_failure: met, slowdown_p50: p50, slowdown_p99: p99 })
+        let [fct_p99] = crate::output::stream::quantiles(totals.done, [0.99], |f| {
+            if let Some((_, t)) = spilled {
+                t.for_each(&mut *f)?;
+            }
+            self.records.iter().filter_map(FlowRecord::fct).for_each(|t| f(t.0 as f64));
+            Ok(())
+        })?;
+        Ok(FinishedFlows { totals, met_failure: met, slowdown_p50: p50, slowdown_p99: p99, fct_p99_ps: fct_p99 })
     }
 }
 
@@ -677,6 +687,20 @@ mod tests {
         assert_eq!(f.by_size().first().map(|x| (x.flows, x.fct_mean_us)), Some((2, 3.0)));
         // No bounds, no buckets.
         assert!(Flows::default().by_size().is_empty());
+    }
+
+    #[test]
+    fn the_fct_p99_is_the_nearest_rank_over_completed_flows() {
+        // FCTs 1..=200 µs and two unfinished flows: the 99th percentile by nearest rank is the
+        // 198th of 200 (ceil(0.99 × 200)), 198 µs.
+        let mut f = Flows::default();
+        for fct in (1..=200u64).rev() {
+            f.records.push(flow(0, Some(fct)));
+        }
+        f.records.push(flow(5, None));
+        f.records.push(flow(7, None));
+        let done = f.finished().unwrap();
+        assert_eq!((done.totals.done, done.fct_p99_ps), (200, 198e6));
     }
 
     #[test]
