@@ -551,3 +551,25 @@ fn a_switch_stops_sending_into_its_own_failed_link_at_once_unless_failover_is_of
     assert!(on < 20, "with failover {on}");
     assert!((400..550).contains(&off), "without failover {off}");
 }
+
+#[test]
+fn ns3s_pfc_pauses_for_every_packet_admitted_over_xoff() {
+    // The same incast with ns-3's switch: a 5 µs PAUSE for every data packet admitted while the
+    // ingress is over XOFF, no refresh timer, RESUME below XON.
+    let every = world(&INCAST.replace("PFC", "true").replace("xoff = \"40KB\"", "xoff = \"40KB\"\nresend = \"every_packet\"\npause_time = \"5us\""));
+    let once = world(&INCAST.replace("PFC", "true"));
+    assert_eq!((drops(&every), drops(&once)), (0, 0));
+    // Each sender keeps sending into the pause's 5 µs of slack only until its link drains
+    // the in-flight packets; every one admitted over XOFF pauses again. Once per episode (plus
+    // refreshes) is a handful of frames per ingress; per packet is many more.
+    let frames = |w: &World| w.stats.pfc_frames_sent;
+    assert!(frames(&every) > 10 * frames(&once), "every packet {} vs once {}", frames(&every), frames(&once));
+    // A 5 µs pause at 100 Gbps is 976 quanta of 512 bit times (5 µs × 100 Gbps / 512 b,
+    // rounded down); RESUMEs carry 0.
+    let q = &every.record.pfc.quanta;
+    assert!(q.iter().all(|&x| x == 976 || x == 0) && q.iter().filter(|&&x| x == 0).count() < q.len() / 4, "{:?}", &q[..q.len().min(20)]);
+    let host_ports: Vec<_> = every.ports.iter().filter(|p| p.node < 4).collect();
+    assert!(host_ports.iter().all(|p| p.counters.pause_rx > 0 && p.counters.paused_rx_ps > 0));
+    let rx: u64 = every.apps.sources.stats.iter().map(|f| f.rx_bytes).sum();
+    assert!(rx as f64 * 8.0 / 300e-6 / 1e9 > 97.0, "the receiver's link stays busy");
+}

@@ -30,6 +30,9 @@ pub struct PfcSettings {
     pub dynamic_alpha: Option<f64>,
     pub xoff: Bytes,
     pub xon_offset: Bytes,
+    /// PAUSE again for every data packet admitted while over XOFF (ns-3's switch), not once
+    /// per episode.
+    pub every_packet: bool,
 }
 
 /// A factor in 16.16 fixed point.
@@ -112,7 +115,7 @@ impl SharedBuffer {
     #[inline]
     pub fn should_pause(&mut self, ingress: u32, class: u8) -> bool {
         let (i, c) = (ingress as usize, class as usize);
-        if !self.is_lossless(class) || self.xoff_sent[i][c] {
+        if !self.is_lossless(class) || (self.xoff_sent[i][c] && !self.pfc.every_packet) {
             return false;
         }
         if self.ingress[i][c] >= self.xoff_threshold() {
@@ -150,7 +153,7 @@ mod tests {
     fn pfc(enabled: bool, dynamic: Option<f64>) -> PfcSettings {
         let mut lossless = [false; CLASSES];
         lossless[3] = true;
-        PfcSettings { enabled, lossless, dynamic_alpha: dynamic, xoff: Bytes(10_000), xon_offset: Bytes(2_000) }
+        PfcSettings { enabled, lossless, dynamic_alpha: dynamic, xoff: Bytes(10_000), xon_offset: Bytes(2_000), every_packet: false }
     }
 
     #[test]

@@ -380,6 +380,11 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     // ConWeave's switch MMU (`switch-mmu.cc`) pauses an ingress priority group once it holds
     // more than 1/16 of the free shared buffer.
     pfc.entry("alpha").or_insert(Value::Float(0.0625));
+    // Its switch sends a PAUSE of 5 µs for every data packet admitted over the threshold, and
+    // nothing refreshes it (`SwitchNode::SendToDev`, `CheckAndSendPfc`; `pause_time` in the
+    // scratch program).
+    pfc.entry("resend").or_insert(Value::String("every_packet".into()));
+    pfc.entry("pause_time").or_insert(Value::String("5us".into()));
     if let Some(f) = flow_file {
         let mut fl = Table::new();
         fl.insert("file".into(), Value::String(f));

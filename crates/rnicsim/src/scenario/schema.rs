@@ -351,6 +351,30 @@ pub struct PfcSpec {
     /// Pause time carried by XOFF frames, in 512-bit-time quanta (refreshed while congested).
     #[serde(default = "default_quanta")]
     pub quanta: u16,
+    /// Pause time carried by XOFF frames as a time (each port's quanta at its rate); replaces
+    /// `quanta` when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_time: Option<Time>,
+    /// When a congested ingress sends PAUSE: `"refresh"`, once when it crosses XOFF and again
+    /// before the pause runs out; `"every_packet"`, for every data packet admitted while it is
+    /// over XOFF, as ns-3's switch does (the upstream resumes by itself when none comes).
+    #[serde(default, skip_serializing_if = "PfcResend::is_refresh")]
+    pub resend: PfcResend,
+}
+
+/// `switch.pfc.resend`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PfcResend {
+    #[default]
+    Refresh,
+    EveryPacket,
+}
+
+impl PfcResend {
+    fn is_refresh(&self) -> bool {
+        *self == PfcResend::Refresh
+    }
 }
 
 fn default_lossless() -> Vec<u8> {
@@ -376,6 +400,8 @@ impl Default for PfcSpec {
             xon_offset: default_xon_offset(),
             headroom: None,
             quanta: default_quanta(),
+            pause_time: None,
+            resend: PfcResend::Refresh,
         }
     }
 }

@@ -113,6 +113,7 @@ impl World {
             dynamic_alpha: if pfc.xoff.is_some() { None } else { Some(pfc.alpha) },
             xoff: pfc.xoff.unwrap_or_default(),
             xon_offset: pfc.xon_offset,
+            every_packet: pfc.resend == crate::scenario::schema::PfcResend::EveryPacket,
         };
         for v in 0..n {
             let range = first_port[v]..first_port[v + 1];
@@ -201,6 +202,8 @@ impl World {
             path_choice: s.routing.path_choice,
             path_rng: rng::stream(seed, "path-choice", 0),
             pfc_quanta: pfc.quanta,
+            pfc_pause_time: pfc.pause_time,
+            pfc_every_packet: pfc.resend == crate::scenario::schema::PfcResend::EveryPacket,
             link_events,
             reroute_timer,
             reroute_at: Vec::new(),

@@ -262,8 +262,16 @@ impl World {
     pub(super) fn send_pfc(&mut self, s: u32, iface: u32, class: u8, quanta: u16) {
         let sw = &mut self.switches[s as usize];
         let p = sw.first_port + iface;
+        // A pause given as a time: the quanta that last it at this port's rate.
+        let quanta = match self.pfc_pause_time {
+            Some(t) if quanta > 0 => (t.0 as u128 * self.ports[p as usize].rate.0 as u128 / (512 * 1_000_000_000_000u128)).clamp(1, u16::MAX as u128) as u16,
+            _ => quanta,
+        };
         if let Some(refresh) = sw.pfc_sent(iface, class, quanta, self.now, &mut self.ports[p as usize]) {
-            self.timers.arm_if_later(sw.pfc_refresh[iface as usize], refresh);
+            // ns-3's switch does not refresh: the next packet admitted over XOFF pauses again.
+            if !self.pfc_every_packet {
+                self.timers.arm_if_later(sw.pfc_refresh[iface as usize], refresh);
+            }
         }
         let id = self.pool.alloc(Packet::pause(class, quanta, PFC_FRAME_BYTES));
         self.stats.pfc_frames_sent += 1;
