@@ -46,8 +46,8 @@ pub enum QueueOrder {
 #[inline]
 pub fn srpt_rank(pkt: &Packet) -> u32 {
     match pkt.kind {
-        PacketKind::Roce if pkt.roce.payload > 0 => pkt.roce.dma_len.saturating_sub(pkt.roce.offset).max(1),
         PacketKind::Data => u32::MAX,
+        _ if pkt.carries_data() => pkt.roce.dma_len.saturating_sub(pkt.roce.offset).max(1),
         _ => 0,
     }
 }

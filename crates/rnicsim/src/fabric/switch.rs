@@ -258,3 +258,9 @@ impl Switch {
 pub fn pause_time(quanta: u16, rate: u64) -> Time {
     crate::units::BitsPerSec(rate).tx_time(quanta as u64 * 512 / 8)
 }
+
+/// The quanta (512 bit times, at least 1) that pause for `t` at `rate` bits per second, rounded
+/// down: the inverse of [`pause_time`].
+pub fn pause_quanta(t: Time, rate: u64) -> u16 {
+    (t.0 as u128 * rate as u128 / (512 * 1_000_000_000_000u128)).clamp(1, u16::MAX as u128) as u16
+}

@@ -102,6 +102,17 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// Whether it carries application data: RDMA payload or a raw traffic packet (what the
+    /// switches' load balancers steer, and not ACKs, NAKs, READ requests, CNPs or PFC).
+    #[inline]
+    pub fn carries_data(&self) -> bool {
+        match self.kind {
+            PacketKind::Roce => self.roce.payload > 0,
+            PacketKind::Data => true,
+            _ => false,
+        }
+    }
+
     pub fn pause(priority: u8, quanta: u16, size: u32) -> Packet {
         Packet {
             kind: PacketKind::Pause { priority, quanta },

@@ -6,7 +6,7 @@ use super::{NodeRole, World, PFC_FRAME_BYTES};
 use crate::fabric::lb::{LbAction, LbPolicy, LoadBalancer};
 use crate::nic::verbs::VerbsError;
 use crate::fabric::paths::NO_PATH;
-use crate::fabric::switch::{pause_time, FabricView, Forward, Switch};
+use crate::fabric::switch::{pause_quanta, pause_time, FabricView, Forward, Switch};
 use crate::wire::packet::{Packet, PacketId, PacketKind};
 use crate::fabric::routing::Routes;
 use crate::scenario::schema::{LinkState, PathChoice};
@@ -163,13 +163,8 @@ impl World {
     #[inline(never)]
     fn choose_packet_path(&mut self, in_port: u32, id: PacketId) {
         let pkt = self.pool.get(id);
-        let data = match pkt.kind {
-            PacketKind::Roce => pkt.roce.payload > 0,
-            PacketKind::Data => true,
-            _ => false,
-        };
         let from = self.ports[self.ports[in_port as usize].peer as usize].node;
-        if !data || !self.is_host[from as usize] || self.pool.path(id) != NO_PATH {
+        if !pkt.carries_data() || !self.is_host[from as usize] || self.pool.path(id) != NO_PATH {
             return;
         }
         let here = self.ports[in_port as usize].node;
@@ -264,7 +259,7 @@ impl World {
         let p = sw.first_port + iface;
         // A pause given as a time: the quanta that last it at this port's rate.
         let quanta = match self.pfc_pause_time {
-            Some(t) if quanta > 0 => (t.0 as u128 * self.ports[p as usize].rate.0 as u128 / (512 * 1_000_000_000_000u128)).clamp(1, u16::MAX as u128) as u16,
+            Some(t) if quanta > 0 => pause_quanta(t, self.ports[p as usize].rate.0),
             _ => quanta,
         };
         if let Some(refresh) = sw.pfc_sent(iface, class, quanta, self.now, &mut self.ports[p as usize]) {

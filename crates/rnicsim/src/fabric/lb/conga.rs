@@ -26,7 +26,7 @@
 use super::{follow_label, path_labels, LbContext, LbDecision, LoadBalancer};
 use crate::sim::rng::{mix64, Rng};
 use crate::units::Time;
-use crate::wire::packet::{CongaHeader, LbTag, Packet, PacketKind};
+use crate::wire::packet::{CongaHeader, LbTag, Packet};
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -231,15 +231,6 @@ impl Conga {
     }
 }
 
-/// Whether CONGA balances the packet: RDMA payload and raw data.
-fn is_data(pkt: &Packet) -> bool {
-    match pkt.kind {
-        PacketKind::Roce => pkt.roce.payload > 0,
-        PacketKind::Data => true,
-        _ => false,
-    }
-}
-
 impl LoadBalancer for Conga {
     /// Without a header (a caller that does not carry them): the flow hash.
     fn choose(&mut self, pkt: &Packet, ctx: &LbContext) -> u32 {
@@ -247,7 +238,7 @@ impl LoadBalancer for Conga {
     }
 
     fn decide(&mut self, pkt: &Packet, tag: &mut LbTag, ctx: &LbContext) -> LbDecision {
-        if !is_data(pkt) {
+        if !pkt.carries_data() {
             return LbDecision::Port(self.hashed(pkt, ctx));
         }
         let now = ctx.now();

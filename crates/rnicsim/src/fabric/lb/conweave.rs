@@ -120,15 +120,6 @@ fn flow_key(src: u32, dst: u32, sport: u16, dport: u16) -> u64 {
     mix64((src as u64) << 32 | dst as u64) ^ ((sport as u64) << 16 | dport as u64)
 }
 
-/// Whether ConWeave steers the packet: RDMA payload and raw data.
-fn is_data(pkt: &Packet) -> bool {
-    match pkt.kind {
-        PacketKind::Roce => pkt.roce.payload > 0,
-        PacketKind::Data => true,
-        _ => false,
-    }
-}
-
 impl ConWeave {
     pub fn new(spec: ConWeaveSpec, rng: Rng, ecmp_seed: u64) -> ConWeave {
         ConWeave {
@@ -348,7 +339,7 @@ impl LoadBalancer for ConWeave {
                 let LbTag::ConWeave(h) = tag else { unreachable!() };
                 LbDecision::Port(follow_label(ctx, &mut h.rest))
             }
-            LbTag::None if is_data(pkt) && !to_host && !ctx.faces_switch(ctx.ingress) => match self.at_source(pkt, ctx) {
+            LbTag::None if pkt.carries_data() && !to_host && !ctx.faces_switch(ctx.ingress) => match self.at_source(pkt, ctx) {
                 Some(mut h) => {
                     let out = follow_label(ctx, &mut h.rest);
                     *tag = LbTag::ConWeave(h);
