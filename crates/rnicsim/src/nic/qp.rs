@@ -310,7 +310,7 @@ impl Qp {
     /// A fresh slot (state Free) with its timer.
     pub fn new_slot(timer: TimerId, spec: &super::NicSpec) -> Qp {
         let cc = super::cc::CcSpec::None {}.build(
-            super::cc::FlowParams { line_rate: crate::units::BitsPerSec(1), base_rtt: Time(1), mtu: spec.mtu },
+            super::cc::FlowParams { line_rate: crate::units::BitsPerSec(1), base_rtt: Time(1), mtu: spec.mtu, seed: 0 },
             Time::ZERO,
         );
         Qp {

@@ -313,6 +313,20 @@ fn nic(out: &mut Problems, s: &Scenario) {
     if n.rto.0 == 0 {
         out.push((p("rto"), "expected a positive timeout".into()));
     }
+    if let crate::nic::cc::CcSpec::Mprdma(m) = &n.cc {
+        if m.delta == 0 {
+            out.push((p("cc.mprdma.delta"), "expected at least 1 packet".into()));
+        }
+        if !(0.0..=1.0).contains(&m.explore) {
+            out.push((p("cc.mprdma.explore"), format!("expected a probability in [0, 1], got {}", m.explore)));
+        }
+        if n.ordering.is_none() {
+            out.push((
+                p("cc.mprdma"),
+                "MP-RDMA's receiver keeps out-of-order packets in a bitmap: add [nic.ordering] with layer = \"static\" and bits = delta".into(),
+            ));
+        }
+    }
     if n.sq_depth == 0 || n.rq_depth == 0 {
         out.push((p(if n.sq_depth == 0 { "sq_depth" } else { "rq_depth" }), "expected a positive depth".into()));
     }

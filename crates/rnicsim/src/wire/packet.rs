@@ -58,6 +58,9 @@ pub struct RoceHeader {
     pub last: bool,
     /// Timestamp echoed back in ACKs for RTT measurement.
     pub ts: Time,
+    /// On an ACK or NAK: the UDP source port (virtual path) of the packet it answers, for a
+    /// multipath sender (MP-RDMA §4.1).
+    pub path: u16,
 }
 
 /// ECN field of the IP header (RFC 3168).

@@ -70,6 +70,7 @@ impl World {
             tap: &mut self.tap,
             out: &mut self.outbox,
             int_enabled: self.int_enabled,
+            seed: self.seed,
         }
     }
 

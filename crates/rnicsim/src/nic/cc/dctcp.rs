@@ -78,12 +78,12 @@ mod tests {
     use super::*;
 
     fn ack(seq: u64, next: u64, ecn: bool) -> Ack<'static> {
-        Ack { acked_bytes: 1000, acked_seq: seq, next_seq: next, rtt: Time::from_us(10), ecn_echo: ecn, int: None }
+        Ack { acked_bytes: 1000, acked_seq: seq, next_seq: next, rtt: Time::from_us(10), ecn_echo: ecn, int: None, una: 0, psn: 0, path: 0, sack: false }
     }
 
     #[test]
     fn cuts_once_per_window_by_half_alpha() {
-        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000 };
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
         let mut d = Dctcp::new(&DctcpParams { g: 0.5, ..Default::default() }, flow);
         // First window: every byte marked → α = 0.5·1 + 0.5·1 = 1, rate halves.
         d.on_ack(Time::ZERO, &ack(1000, 10_000, true));

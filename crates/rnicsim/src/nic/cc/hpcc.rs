@@ -160,11 +160,11 @@ mod tests {
 
     #[test]
     fn overloaded_link_shrinks_the_window_by_u_over_eta() {
-        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000 };
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
         let mut h = Hpcc::new(&HpccParams::default(), flow);
         let bdp = 100e9 * 10e-6 / 8.0; // 125 KB
         assert!((h.window().unwrap() as f64 - bdp).abs() < 2.0, "{:?} vs {bdp}", h.window());
-        let ack = |s: &IntStack, seq| Ack { acked_bytes: 1000, acked_seq: seq, next_seq: seq + 200_000, rtt: Time::from_us(10), ecn_echo: false, int: Some(unsafe_static(s)) };
+        let ack = |s: &IntStack, seq| Ack { acked_bytes: 1000, acked_seq: seq, next_seq: seq + 200_000, rtt: Time::from_us(10), ecn_echo: false, int: Some(unsafe_static(s)), una: 0, psn: 0, path: 0, sack: false };
         h.on_ack(Time::ZERO, &ack(&stack(125_000, 0, 0), 1));
         // 10 µs later: the link sent at line rate (125 KB) and one BDP stayed queued: u = 2.
         h.on_ack(Time::ZERO, &ack(&stack(125_000, 125_000, 10_000), 2));

@@ -3,12 +3,14 @@
 //! an RTT response and a timer. Each algorithm keeps a small fixed per-flow context (its struct)
 //! and outputs a rate, optionally a window, and whether it wants an RTT probe.
 //!
-//! Algorithms, one file each: [`none`] (line rate), [`dcqcn`], [`dctcp`], [`timely`], [`hpcc`].
+//! Algorithms, one file each: [`none`] (line rate), [`dcqcn`], [`dctcp`], [`timely`], [`hpcc`],
+//! and the multipath transport [`mprdma`], which also picks each packet's virtual path.
 //! The NIC calls them through [`Cc`], an enum of the concrete types (no trait objects).
 
 pub mod dcqcn;
 pub mod dctcp;
 pub mod hpcc;
+pub mod mprdma;
 pub mod none;
 pub mod timely;
 
@@ -31,6 +33,15 @@ pub struct Ack<'a> {
     pub ecn_echo: bool,
     /// Switch telemetry (HPCC).
     pub int: Option<&'a IntStack>,
+    /// The oldest PSN not yet acknowledged, after this ACK (the cumulative acknowledgement).
+    pub una: u64,
+    /// The PSN whose arrival this ACK reports (the one that arrived, for per-packet ACKs).
+    pub psn: u64,
+    /// The UDP source port (virtual path) the reported packet was sent on.
+    pub path: u16,
+    /// The reported packet arrived ahead of the expected one and was kept (a SACK): it is
+    /// acknowledged, the cumulative acknowledgement did not move.
+    pub sack: bool,
 }
 
 /// What every algorithm knows of its flow when created.
@@ -41,6 +52,8 @@ pub struct FlowParams {
     pub base_rtt: Time,
     /// Bytes per full packet on the wire.
     pub mtu: u32,
+    /// The flow's own random stream seed (from the scenario seed and the queue pair).
+    pub seed: u64,
 }
 
 /// The hook every algorithm implements. `now` is always passed in; none reads a clock.
@@ -66,6 +79,16 @@ pub trait CongestionControl {
     fn wants_rtt_probe(&self) -> bool {
         false
     }
+    /// The UDP source port (virtual path) of the next packet, for a multipath transport;
+    /// `None` keeps the queue pair's own port.
+    fn next_path(&mut self) -> Option<u16> {
+        None
+    }
+    /// Whether the receiver must acknowledge every packet, and the sender report every ACK and
+    /// SACK (with the path it answers) here.
+    fn acks_every_packet(&self) -> bool {
+        false
+    }
 }
 
 /// Which algorithm, with its parameters (the scenario's `[nic.cc]`).
@@ -77,6 +100,7 @@ pub enum CcSpec {
     Dctcp(dctcp::DctcpParams),
     Timely(timely::TimelyParams),
     Hpcc(hpcc::HpccParams),
+    Mprdma(mprdma::MprdmaParams),
 }
 
 impl Default for CcSpec {
@@ -93,6 +117,7 @@ impl CcSpec {
             CcSpec::Dctcp(_) => "dctcp",
             CcSpec::Timely(_) => "timely",
             CcSpec::Hpcc(_) => "hpcc",
+            CcSpec::Mprdma(_) => "mprdma",
         }
     }
 
@@ -113,6 +138,7 @@ impl CcSpec {
             CcSpec::Dctcp(p) => Cc::Dctcp(dctcp::Dctcp::new(p, flow)),
             CcSpec::Timely(p) => Cc::Timely(timely::Timely::new(p, flow, now)),
             CcSpec::Hpcc(p) => Cc::Hpcc(hpcc::Hpcc::new(p, flow)),
+            CcSpec::Mprdma(p) => Cc::Mprdma(mprdma::Mprdma::new(p, flow)),
         }
     }
 }
@@ -125,6 +151,7 @@ pub enum Cc {
     Dctcp(dctcp::Dctcp),
     Timely(timely::Timely),
     Hpcc(hpcc::Hpcc),
+    Mprdma(mprdma::Mprdma),
 }
 
 macro_rules! dispatch {
@@ -135,6 +162,7 @@ macro_rules! dispatch {
             Cc::Dctcp($cc) => $e,
             Cc::Timely($cc) => $e,
             Cc::Hpcc($cc) => $e,
+            Cc::Mprdma($cc) => $e,
         }
     };
 }
@@ -172,5 +200,13 @@ impl CongestionControl for Cc {
     #[inline]
     fn wants_rtt_probe(&self) -> bool {
         dispatch!(self, c => c.wants_rtt_probe())
+    }
+    #[inline]
+    fn next_path(&mut self) -> Option<u16> {
+        dispatch!(self, c => c.next_path())
+    }
+    #[inline]
+    fn acks_every_packet(&self) -> bool {
+        dispatch!(self, c => c.acks_every_packet())
     }
 }

@@ -122,7 +122,7 @@ mod tests {
 
     #[test]
     fn gradient_rules() {
-        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000 };
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
         let p = TimelyParams { ewma: 1.0, t_low: Time::from_us(5), min_rtt: None, ..Default::default() };
         let mut t = Timely::new(&p, flow, Time::ZERO);
         t.update(20e6);

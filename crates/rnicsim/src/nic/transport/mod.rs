@@ -76,6 +76,8 @@ pub struct Ctx<'a> {
     pub out: &'a mut Outbox,
     /// Whether packets carry an INT stack (HPCC).
     pub int_enabled: bool,
+    /// The scenario's seed, for the random streams of congestion controllers.
+    pub seed: u64,
 }
 
 /// Passes an event of queue pair `q` to its subscribers: the congestion controller, then the tap.
@@ -183,7 +185,8 @@ impl Ctx<'_> {
         qp.peer_node = pn;
         qp.peer_host = ph;
         qp.base_rtt = base_rtt;
-        qp.cc = self.spec.cc.build(FlowParams { line_rate, base_rtt, mtu }, now);
+        let seed = crate::sim::rng::stream_seed(self.seed, "cc", (q as u64) << 32 | peer as u64);
+        qp.cc = self.spec.cc.build(FlowParams { line_rate, base_rtt, mtu, seed }, now);
         qp.flow_hash = crate::fabric::lb::flow_hash(qp.node, pn, qp.udp_sport, ROCE_UDP_PORT);
         self.sync_rate(q);
     }
@@ -345,6 +348,7 @@ impl Ctx<'_> {
             va: echo.seq, // selective NAK: the PSN that arrived
             ts: echo.roce.ts,
             imm: ece as u32,
+            path: echo.udp_sport,
             ..Default::default()
         };
         let pkt = Packet { size: op.header_bytes(), priority: ack_class, ecn: ECN_NOT_ECT, ..qp.packet_to_peer(psn, self.now, hdr) };

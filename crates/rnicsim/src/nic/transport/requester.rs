@@ -164,7 +164,15 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         Family::Write | Family::Send => qp.entry_of(psn).map(|i| qp.sq[i].wr.local_addr + (psn - qp.sq[i].first_psn) * mtu as u64),
         _ => None,
     };
-    let pkt = Packet { size, ecn: ECN_ECT0, ..qp.packet_to_peer(psn, now, RoceHeader { ts: now, ..hdr }) };
+    let mut pkt = Packet { size, ecn: ECN_ECT0, ..qp.packet_to_peer(psn, now, RoceHeader { ts: now, ..hdr }) };
+    // A multipath transport picks each request packet's virtual path (READ responses, which
+    // no ACK clocks, keep the queue pair's port).
+    if op.family() != Family::ReadResponse {
+        if let Some(vp) = qp.cc.next_path() {
+            pkt.udp_sport = vp;
+            pkt.flow_hash = crate::fabric::lb::flow_hash(pkt.src, pkt.dst, vp, pkt.udp_dport);
+        }
+    }
     let end = op.is_last() || op == Opcode::ReadRequest;
     let id = ctx.pool.alloc_on_path(pkt, qp.path);
     if hdr.payload > 0 {
@@ -238,22 +246,22 @@ fn on_ack_syndrome(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     let now = ctx.now;
     let psn = pkt.seq;
     match pkt.roce.syndrome {
-        Syndrome::Ack => ack_upto(ctx, q, psn + 1, pkt, id),
+        Syndrome::Ack => ack_upto(ctx, q, psn + 1, pkt, id, false),
         Syndrome::NakSequence if pkt.roce.va != NO_SACK && ctx.spec.ordering.is_some() => {
             // An ordering layer's SACK: the packet was kept; recovery is not triggered.
-            ack_upto(ctx, q, psn, pkt, id);
+            ack_upto(ctx, q, psn, pkt, id, true);
             let recovery = ctx.spec.recovery;
             recovery.on_sack(ctx.qps.get_mut(q), pkt.roce.va);
         }
         Syndrome::NakSequence => {
-            ack_upto(ctx, q, psn, pkt, id);
+            ack_upto(ctx, q, psn, pkt, id, pkt.roce.va != NO_SACK);
             emit(ctx, q, NicEvent::Nack);
             let recovery = ctx.spec.recovery;
             recovery.on_nak(ctx.qps.get_mut(q), psn, pkt.roce.va);
             ctx.requeue(q);
         }
         Syndrome::RnrNak => {
-            ack_upto(ctx, q, psn, pkt, id);
+            ack_upto(ctx, q, psn, pkt, id, false);
             let qp = ctx.qps.get_mut(q);
             if qp.rnr_left == 0 {
                 let i = qp.entry_of(psn);
@@ -274,8 +282,9 @@ fn on_ack_syndrome(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     }
 }
 
-/// Cumulative acknowledgement of every PSN below `upto`.
-fn ack_upto(ctx: &mut Ctx, q: u32, upto: u64, pkt: &Packet, id: PacketId) {
+/// Cumulative acknowledgement of every PSN below `upto`, by an ACK or NAK that reports the
+/// arrival of PSN `pkt.roce.va` (kept ahead of the expected one if `sack`).
+fn ack_upto(ctx: &mut Ctx, q: u32, upto: u64, pkt: &Packet, id: PacketId, sack: bool) {
     let now = ctx.now;
     let mtu = ctx.spec.mtu as u64;
     let qp = ctx.qps.get_mut(q);
@@ -287,6 +296,11 @@ fn ack_upto(ctx: &mut Ctx, q: u32, upto: u64, pkt: &Packet, id: PacketId) {
         }
     }
     if limit <= qp.snd_una {
+        if sack && qp.cc.acks_every_packet() {
+            // A multipath sender is told of every packet that arrived, in order or not.
+            report_ack(ctx, q, 0, pkt, id, sack);
+            ctx.requeue(q);
+        }
         return;
     }
     let newly = limit - qp.snd_una;
@@ -300,21 +314,11 @@ fn ack_upto(ctx: &mut Ctx, q: u32, upto: u64, pkt: &Packet, id: PacketId) {
     if qp.snd_nxt < limit {
         qp.snd_nxt = limit;
     }
-    let int = if ctx.int_enabled { Some(ctx.pool.int(id)) } else { None };
-    let qp = ctx.qps.get(q);
-    let ack = Ack {
-        acked_bytes: newly * mtu,
-        acked_seq: qp.bytes_acked,
-        next_seq: qp.bytes_sent,
-        rtt: now.saturating_sub(pkt.roce.ts),
-        ecn_echo: pkt.roce.imm != 0,
-        int: int.as_ref(),
-    };
-    emit(ctx, q, NicEvent::Ack(&ack));
+    let rtt = report_ack(ctx, q, newly, pkt, id, sack);
     if ctx.qps.get(q).probe_psn.is_some_and(|p| p < limit) {
         ctx.qps.get_mut(q).probe_psn = None;
         let sport = ctx.qps.get(q).udp_sport;
-        emit(ctx, q, NicEvent::RttProbe { rtt: ack.rtt, sport });
+        emit(ctx, q, NicEvent::RttProbe { rtt, sport });
     }
     let qp = ctx.qps.get_mut(q);
     qp.rto_at = if qp.snd_una < qp.snd_nxt || qp.has_read() { now + ctx.spec.rto } else { Time::MAX };
@@ -322,6 +326,27 @@ fn ack_upto(ctx: &mut Ctx, q: u32, upto: u64, pkt: &Packet, id: PacketId) {
     complete_done(ctx, q);
     ctx.arm_qp_timer(q);
     ctx.requeue(q);
+}
+
+/// Tells `q`'s subscribers of an ACK that newly acknowledged `newly` packets; returns the RTT
+/// it measured.
+fn report_ack(ctx: &mut Ctx, q: u32, newly: u64, pkt: &Packet, id: PacketId, sack: bool) -> Time {
+    let int = if ctx.int_enabled { Some(ctx.pool.int(id)) } else { None };
+    let qp = ctx.qps.get(q);
+    let ack = Ack {
+        acked_bytes: newly * ctx.spec.mtu as u64,
+        acked_seq: qp.bytes_acked,
+        next_seq: qp.bytes_sent,
+        rtt: ctx.now.saturating_sub(pkt.roce.ts),
+        ecn_echo: pkt.roce.imm != 0,
+        int: int.as_ref(),
+        una: qp.snd_una,
+        psn: pkt.roce.va,
+        path: pkt.roce.path,
+        sack,
+    };
+    emit(ctx, q, NicEvent::Ack(&ack));
+    ack.rtt
 }
 
 /// A READ response for queue pair `q`.

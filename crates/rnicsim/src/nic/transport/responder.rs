@@ -6,6 +6,7 @@
 
 use super::recovery::{RecoveryScheme, NO_SACK};
 use super::{emit, requester, Action, Ctx};
+use crate::nic::cc::CongestionControl as _;
 use crate::nic::events::NicEvent;
 use crate::nic::qp::{packets_for, Owner, QpState, ReadJob};
 use crate::nic::verbs::{Access, CompletionKind, Status};
@@ -178,7 +179,7 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
     let qp = ctx.qps.get_mut(q);
     qp.nak_sent = false;
     qp.unacked += 1;
-    if qp.unacked >= ctx.spec.ack_interval || op.is_last() || pkt.roce.ack_req || qp.epsn != psn + 1 {
+    if qp.unacked >= ctx.spec.ack_interval || qp.cc.acks_every_packet() || op.is_last() || pkt.roce.ack_req || qp.epsn != psn + 1 {
         qp.unacked = 0;
         let e = qp.epsn - 1;
         ctx.send_control(q, Opcode::Acknowledge, Syndrome::Ack, e, pkt, Some(id));

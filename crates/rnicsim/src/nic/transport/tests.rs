@@ -43,7 +43,7 @@ impl Pair {
     }
 
     fn ctx(&mut self) -> Ctx<'_> {
-        Ctx { now: self.now, spec: &self.spec, nics: &mut self.nics, qps: &mut self.qps, pool: &mut self.pool, tap: &mut self.tap, out: &mut self.out, int_enabled: false }
+        Ctx { now: self.now, spec: &self.spec, nics: &mut self.nics, qps: &mut self.qps, pool: &mut self.pool, tap: &mut self.tap, out: &mut self.out, int_enabled: false, seed: 0 }
     }
 
     fn actions(&mut self) -> Vec<Action> {
