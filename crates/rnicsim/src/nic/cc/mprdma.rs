@@ -131,6 +131,11 @@ impl CongestionControl for Mprdma {
         let psn = ack.psn;
         let slow = psn + self.prune_lag < self.highest;
         self.highest = self.highest.max(psn + 1);
+        if self.una >= self.highest {
+            // Nothing above the cumulative acknowledgement was reported (a duplicate SACK
+            // cannot leave the count behind).
+            self.sacked = 0;
+        }
         if ack.ecn_echo {
             self.cwnd = (self.cwnd - 0.5).max(1.0);
             let vp = self.fresh_vp();
@@ -253,6 +258,12 @@ mod tests {
         assert!(m.window().unwrap() > base);
         // The hole arrives: the cumulative ACK jumps to 4 and the three leave `sacked`.
         m.on_ack(Time::ZERO, &ack(0, 4, 50_000, false, false));
+        assert_eq!(m.window(), Some(m.cwnd().floor() as u64 * 1000));
+        // A duplicate SACK (PSN 5 reported twice) is forgotten once the cumulative ACK passes it.
+        m.on_ack(Time::ZERO, &ack(5, 4, 50_000, false, true));
+        m.on_ack(Time::ZERO, &ack(5, 4, 50_000, false, true));
+        assert_eq!(m.window(), Some((m.cwnd().floor() as u64 + 2) * 1000));
+        m.on_ack(Time::ZERO, &ack(4, 6, 50_000, false, false));
         assert_eq!(m.window(), Some(m.cwnd().floor() as u64 * 1000));
     }
 }
