@@ -16,6 +16,13 @@
 //!   cuts its rate multiplicatively (`md`) and adds `ai` every `ai_interval` (paced by its TX
 //!   events) until the line rate.
 //!
+//! When the receiver signals (`signal_on`, the three ways the paper's Table 3 lists for peer
+//! signals): `"interval"` (periodically, at most once per `interval`, the default),
+//! `"bytes"` (by sampling: each time the flow has brought `every_bytes` of wire bytes since its
+//! last signal) or `"anomaly"` (only when something changed: in credit mode a credit that moved
+//! by more than `anomaly_permille` of the last one sent; in backpressure mode the first busy
+//! reading after a calm one). The first RX event of a flow always signals.
+//!
 //! RX bandwidth counts wire bytes: each RX event's payload plus the RoCEv2 headers of the
 //! packets it stands for, so credits are in the same units as the sender's dequeue rate. With
 //! several credited flows each is granted what the others leave, so their split is not made
@@ -36,14 +43,37 @@ pub enum Mode {
     Backpressure,
 }
 
+/// What makes the receiver signal a flow's sender.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SignalOn {
+    /// At most once per `interval` (per RTT, periodically).
+    #[default]
+    Interval,
+    /// Every `every_bytes` of the flow's RX wire bytes (sampling).
+    Bytes,
+    /// When the value to send changed (on anomaly).
+    Anomaly,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReceiverDrivenParams {
     #[serde(default)]
     pub mode: Mode,
-    /// How often the receiver signals each flow (at most).
+    /// When the receiver signals.
+    #[serde(default)]
+    pub signal_on: SignalOn,
+    /// How often the receiver signals each flow (at most), with `signal_on = "interval"`.
     #[serde(default = "default_interval")]
     pub interval: Time,
+    /// `signal_on = "bytes"`: the flow's RX wire bytes between two signals.
+    #[serde(default = "default_every_bytes")]
+    pub every_bytes: Bytes,
+    /// `signal_on = "anomaly"`, credits: how far (per mille of the last credit sent) a new
+    /// credit must move to be sent.
+    #[serde(default = "default_anomaly")]
+    pub anomaly_permille: u32,
     /// The RX meter's window.
     #[serde(default = "default_meter")]
     pub meter: Time,
@@ -74,6 +104,12 @@ pub struct ReceiverDrivenParams {
 
 fn default_interval() -> Time {
     Time::from_us(10)
+}
+fn default_every_bytes() -> Bytes {
+    Bytes(64 * 1024)
+}
+fn default_anomaly() -> u32 {
+    100
 }
 fn default_meter() -> Time {
     Time::from_us(10)
@@ -107,7 +143,10 @@ impl Default for ReceiverDrivenParams {
     fn default() -> Self {
         ReceiverDrivenParams {
             mode: Mode::default(),
+            signal_on: SignalOn::default(),
             interval: default_interval(),
+            every_bytes: default_every_bytes(),
+            anomaly_permille: default_anomaly(),
             meter: default_meter(),
             utilization_permille: default_utilization(),
             min_rate: default_min_rate(),
@@ -124,8 +163,11 @@ impl Default for ReceiverDrivenParams {
 impl ReceiverDrivenParams {
     /// What is wrong with the parameters, if anything (key, why).
     pub fn check(&self) -> Result<(), (&'static str, String)> {
-        if self.meter.0 == 0 {
-            return Err(("meter", "the RX meter needs a window above 0".into()));
+        if self.meter < Time::from_ns(100) {
+            return Err(("meter", format!("the RX meter needs a window of at least 100 ns, got {}", self.meter)));
+        }
+        if self.signal_on == SignalOn::Bytes && (self.every_bytes.0 == 0 || self.every_bytes.0 > u32::MAX as u64) {
+            return Err(("every_bytes", format!("expected 1 B to 4 GiB between signals, got {}", self.every_bytes.0)));
         }
         if self.utilization_permille == 0 || self.utilization_permille > 1000 {
             return Err(("utilization_permille", format!("expected 1 to 1000, got {}", self.utilization_permille)));
@@ -150,10 +192,11 @@ pub const BACKPRESSURE: u32 = u32::MAX;
 /// rate (spread over the windows that passed, so an idle gap reads as a low rate) is averaged
 /// half and half with the previous reading. Coalesced events land in the window of their last
 /// packet, so single windows are noisy; the average smooths that.
+/// (16 bytes: the window index is 32 bits, which at the smallest window of 100 ns covers 429 s.)
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Meter {
-    window: u64,
-    bytes: u64,
+    window: u32,
+    bytes: u32,
     pub mbps: u32,
     /// Windows read so far (0: the first reading is taken as it is, not averaged).
     readings: u32,
@@ -161,20 +204,20 @@ pub struct Meter {
 
 impl Meter {
     fn add(&mut self, at: Time, bytes: u64, meter: Time) {
-        let w = at.0 / meter.0.max(1);
+        let w = (at.0 / meter.0.max(1)).min(u32::MAX as u64) as u32;
         if self.readings == 0 && self.bytes == 0 {
             // The first bytes: metering starts in their window.
             self.window = w;
         }
         if w > self.window {
-            let span_ps = (w - self.window) * meter.0.max(1);
-            let sample = (self.bytes * 8 * 1_000_000 / span_ps).min(u32::MAX as u64);
+            let span_ps = (w - self.window) as u64 * meter.0.max(1);
+            let sample = (self.bytes as u64 * 8 * 1_000_000 / span_ps).min(u32::MAX as u64);
             self.mbps = if self.readings == 0 { sample as u32 } else { ((self.mbps as u64 + sample) / 2) as u32 };
             self.readings = self.readings.saturating_add(1);
             self.window = w;
             self.bytes = 0;
         }
-        self.bytes += bytes;
+        self.bytes = self.bytes.saturating_add(bytes.min(u32::MAX as u64) as u32);
     }
 }
 
@@ -189,9 +232,12 @@ pub struct ReceiverDriven {
 /// The per-flow context (48 bytes, the whole of DOCA PCC's).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RdFlow {
-    /// Receiver: the flow's RX meter and when it was last signalled.
+    /// Receiver: the flow's RX meter, when it was last signalled, the wire bytes it brought
+    /// since, and the value last sent.
     pub rx: Meter,
     pub last_signal: Time,
+    pub since_signal: u32,
+    pub last_value: u32,
     /// Sender: the dequeue rate set (Mbps; 0: none yet) and the last additive increase.
     pub rate_mbps: u32,
     pub last_ai: Time,
@@ -204,6 +250,8 @@ impl ReceiverDriven {
 
     fn signal(&mut self, f: &mut RdFlow, flow: u32, value: u32, env: &mut Env) {
         f.last_signal = env.now;
+        f.since_signal = 0;
+        f.last_value = value;
         self.signals += 1;
         env.actions.push(Action::Signal { flow, value, bytes: self.p.signal_bytes.0 as u32 });
     }
@@ -230,23 +278,39 @@ impl Policy for ReceiverDriven {
     fn on_event(&mut self, ev: &ScrEvent, f: &mut RdFlow, env: &mut Env) -> Verdict {
         let line = mbps(env.line_rate);
         let floor = mbps(self.p.min_rate).max(1).min(line);
-        let due = f.last_signal == Time::ZERO || env.now.saturating_sub(f.last_signal) >= self.p.interval;
         match ev.kind {
             Kind::Rx => {
                 let wire = ev.bytes + ev.count as u64 * BASE_HEADER_BYTES as u64;
                 f.rx.add(ev.at, wire, self.p.meter);
                 self.port.add(ev.at, wire, self.p.meter);
+                f.since_signal = f.since_signal.saturating_add(wire.min(u32::MAX as u64) as u32);
+                let first = f.last_signal == Time::ZERO;
+                let due = first
+                    || match self.p.signal_on {
+                        SignalOn::Interval => env.now.saturating_sub(f.last_signal) >= self.p.interval,
+                        SignalOn::Bytes => f.since_signal as u64 >= self.p.every_bytes.0,
+                        // Decided below, once the value is known.
+                        SignalOn::Anomaly => true,
+                    };
                 match self.p.mode {
                     Mode::Credits if due => {
                         let others = self.port.mbps.saturating_sub(f.rx.mbps);
                         let credit = (line as u64 * self.p.utilization_permille as u64 / 1000).saturating_sub(others as u64).max(floor as u64) as u32;
-                        self.last_credit_mbps = credit;
-                        self.signal(f, ev.flow, credit, env);
+                        let moved = credit.abs_diff(f.last_value) as u64 * 1000 > f.last_value as u64 * self.p.anomaly_permille as u64;
+                        if first || self.p.signal_on != SignalOn::Anomaly || moved {
+                            self.last_credit_mbps = credit;
+                            self.signal(f, ev.flow, credit, env);
+                        }
                     }
                     Mode::Backpressure if due => {
-                        let busy = self.port.mbps as u64 * 1000 >= line as u64 * self.p.backpressure_permille as u64;
-                        if busy || ev.value > 0 {
+                        let busy = self.port.mbps as u64 * 1000 >= line as u64 * self.p.backpressure_permille as u64 || ev.value > 0;
+                        // On anomaly: only a busy reading after a calm one (`last_value` holds
+                        // the state the last RX event saw).
+                        let send = busy && (self.p.signal_on != SignalOn::Anomaly || f.last_value != BACKPRESSURE);
+                        if send {
                             self.signal(f, ev.flow, BACKPRESSURE, env);
+                        } else if self.p.signal_on == SignalOn::Anomaly && !busy {
+                            f.last_value = 0;
                         }
                     }
                     _ => {}
@@ -356,6 +420,80 @@ mod tests {
         // A credit below the floor is raised to it.
         p.on_event(&ev(Kind::Peer, 9, 50, 128, 1, 10), &mut sender, &mut env(50, &mut a));
         assert_eq!(sender.rate_mbps, 1000);
+    }
+
+    #[test]
+    fn the_flow_context_stays_within_48_bytes() {
+        assert_eq!(std::mem::size_of::<RdFlow>(), 48);
+    }
+
+    /// Credits for flow 1 alone on the port, one 1,000-byte-payload packet per event every
+    /// `step_us`; returns the times (µs) at which the receiver signalled and the values.
+    fn credits_signalled(params: ReceiverDrivenParams, events: &[(u64, u64)]) -> Vec<(u64, u32)> {
+        let mut p = ReceiverDriven::new(params);
+        let mut f = RdFlow::default();
+        let mut out = Vec::new();
+        for &(t, bytes) in events {
+            let mut a = Vec::new();
+            p.on_event(&ev(Kind::Rx, 1, t, bytes, (bytes / 1000) as u32, 0), &mut f, &mut env(t, &mut a));
+            out.extend(a.iter().filter_map(|x| match x {
+                Action::Signal { value, .. } => Some((t, *value)),
+                _ => None,
+            }));
+        }
+        out
+    }
+
+    #[test]
+    fn signals_go_per_interval_per_n_bytes_or_on_a_changed_credit() {
+        // 10,000 B of payload (10 packets, 10,480 wire bytes) every µs for 60 µs.
+        let steady: Vec<(u64, u64)> = (1..=60).map(|t| (t, 10_000)).collect();
+        // Per interval (10 µs): at the first event, then every 10 µs.
+        let per_interval = credits_signalled(ReceiverDrivenParams::default(), &steady);
+        assert_eq!(per_interval.iter().map(|s| s.0).collect::<Vec<_>>(), vec![1, 11, 21, 31, 41, 51]);
+        // Per 64 KiB of wire bytes: the first event, then every ceil(65,536 / 10,480) = 7 events.
+        let per_bytes = credits_signalled(ReceiverDrivenParams { signal_on: SignalOn::Bytes, ..Default::default() }, &steady);
+        assert_eq!(per_bytes.iter().map(|s| s.0).collect::<Vec<_>>(), vec![1, 8, 15, 22, 29, 36, 43, 50, 57]);
+        // On anomaly: a flow alone gets the whole line whatever its own rate, so after the first
+        // credit nothing changes and nothing more is sent.
+        let anomaly = credits_signalled(ReceiverDrivenParams { signal_on: SignalOn::Anomaly, ..Default::default() }, &steady);
+        assert_eq!(anomaly, vec![(1, 100_000)]);
+    }
+
+    #[test]
+    fn on_anomaly_a_credit_is_sent_when_the_other_flows_change_it() {
+        let mut p = ReceiverDriven::new(ReceiverDrivenParams { signal_on: SignalOn::Anomaly, ..Default::default() });
+        let (mut f, mut other) = (RdFlow::default(), RdFlow::default());
+        let mut a = Vec::new();
+        let signals = |a: &Vec<Action>| a.iter().filter(|x| matches!(x, Action::Signal { flow: 1, .. })).count();
+        p.on_event(&ev(Kind::Rx, 1, 1, 1000, 1, 0), &mut f, &mut env(1, &mut a));
+        assert_eq!(signals(&a), 1, "the first event signals");
+        // Another flow brings 50 Gbps for two windows: flow 1's credit halves, more than 10%.
+        for t in [5u64, 15, 25] {
+            p.on_event(&ev(Kind::Rx, 2, t, 62_500, 0, 0), &mut other, &mut env(t, &mut a));
+            p.on_event(&ev(Kind::Rx, 1, t + 1, 1000, 1, 0), &mut f, &mut env(t + 1, &mut a));
+        }
+        assert_eq!(signals(&a), 2, "{a:?}");
+        assert!(f.last_value < 60_000, "{}", f.last_value);
+        // The same load again: no new signal.
+        p.on_event(&ev(Kind::Rx, 1, 27, 1000, 1, 0), &mut f, &mut env(27, &mut a));
+        assert_eq!(signals(&a), 2);
+    }
+
+    #[test]
+    fn backpressure_on_anomaly_signals_once_per_busy_spell() {
+        let mut p = ReceiverDriven::new(ReceiverDrivenParams { mode: Mode::Backpressure, signal_on: SignalOn::Anomaly, ..Default::default() });
+        let mut f = RdFlow::default();
+        let mut a = Vec::new();
+        // ECN-marked packets are busy readings: one signal for the spell, not one per packet.
+        for t in 1..=5 {
+            p.on_event(&ev(Kind::Rx, 1, t, 1000, 1, 1), &mut f, &mut env(t, &mut a));
+        }
+        assert_eq!(a.len(), 1);
+        // A calm (unmarked, idle port) reading, then busy again: a second signal.
+        p.on_event(&ev(Kind::Rx, 1, 6, 1000, 1, 0), &mut f, &mut env(6, &mut a));
+        p.on_event(&ev(Kind::Rx, 1, 7, 1000, 1, 1), &mut f, &mut env(7, &mut a));
+        assert_eq!(a.len(), 2);
     }
 
     #[test]
