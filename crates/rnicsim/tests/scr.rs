@@ -43,6 +43,40 @@ fn two_tenants(policy: &str) -> Summary {
     tenants(fabric, policy, [("4KB", "4KiB", 128), ("1MB", "1MiB", 128)])
 }
 
+/// The two hungry tenants of [`two_tenants`] with application hints `hints` written for their
+/// queue pairs (SCR's host domain), under `policy`.
+fn hinted_tenants(policy: &str, hints: [u32; 2]) -> Summary {
+    let tests: String = [("4KB", "4KiB"), ("1MB", "1MiB")]
+        .iter()
+        .zip(hints)
+        .map(|((name, message), hint)| format!("[[perftest]]\nname = \"{name}\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"{message}\"\ndepth = 128\nwarmup = \"1ms\"\nhint = {hint}\n"))
+        .collect();
+    let toml = format!(
+        "duration = \"3ms\"\n[topology.star]\nhosts = 2\n[links]\nrate = \"100Gbps\"\ndelay = \"100ns\"\n[switch.pfc]\nenabled = true\n[nic]\nmtu = 4096\n[nic.cc.dcqcn]\n[nic.scheduler.commodity]\nturn_bytes = \"32KiB\"\n{policy}\n{tests}"
+    );
+    run_loaded(&LoadedScenario::from_str(&toml, "hints.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "hints")
+}
+
+#[test]
+fn application_hints_weight_water_filling_and_reach_the_cores_as_host_events() {
+    // Weights 3:1 and 1:3: each hungry tenant gets its weight's share of what the link carries.
+    for (hints, share_4kb) in [([3, 1], 0.75), ([1, 3], 0.25)] {
+        let s = hinted_tenants("[nic.scr.policy.water_filling]", hints);
+        let total = s.perftest_hosts[0].gbps;
+        let got = gbps(&s, "4KB") / total;
+        assert!((got - share_4kb).abs() < 0.04, "hints {hints:?}: the 4 KB tenant has {got:.3} of {total:.1} Gbps");
+        assert!(total > 90.0, "{total}");
+        // Each hint is one host-domain event, handled on the cores.
+        let host = s.scr.as_ref().unwrap().kinds.iter().find(|k| k.name == "host").expect("host events");
+        assert_eq!((host.collected, host.handled), (2, 2));
+    }
+    // Equal hints are the unweighted split; a policy that does not read hints ignores them.
+    let even = hinted_tenants("[nic.scr.policy.water_filling]", [2, 2]);
+    assert!((gbps(&even, "4KB") / even.perftest_hosts[0].gbps - 0.5).abs() < 0.03);
+    let passive = hinted_tenants("[nic.scr.policy.passive]", [3, 1]);
+    assert_eq!(gbps(&passive, "4KB"), gbps(&two_tenants("[nic.scr.policy.passive]"), "4KB"));
+}
+
 /// Every `[[paper]]` claim of these runs holds.
 fn assert_claims(runs: &[&Summary]) {
     for x in runs {

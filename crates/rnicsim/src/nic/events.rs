@@ -30,6 +30,9 @@ pub enum NicEvent<'a> {
     /// The peer's out-of-band signal arrived ([`crate::nic::transport::Ctx::send_signal`]):
     /// its value and the bytes it carried.
     Signal { value: u32, bytes: u32 },
+    /// The application wrote a hint for the queue pair into the region it shares with the NIC
+    /// (SCR Table 3's host domain: an application hint, e.g. its weight).
+    Hint { value: u32 },
     /// The congestion controller's own timer is due.
     Timer,
 }
@@ -45,6 +48,7 @@ impl NicEvent<'_> {
             NicEvent::RttProbe { .. } => "rtt_probe",
             NicEvent::Cnp => "cnp",
             NicEvent::Signal { .. } => "signal",
+            NicEvent::Hint { .. } => "hint",
             NicEvent::Timer => "timer",
         }
     }

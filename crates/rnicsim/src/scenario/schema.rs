@@ -643,6 +643,10 @@ pub struct PerftestSpec {
     /// congestion control).
     #[serde(default)]
     pub rate_limit: Option<BitsPerSec>,
+    /// An application hint written for each client queue pair when the test starts (SCR's
+    /// host domain; `water_filling` takes it as the queue pair's weight).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<u32>,
 }
 
 fn one_u32() -> u32 {

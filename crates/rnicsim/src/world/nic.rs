@@ -252,6 +252,16 @@ impl World {
         Ok(())
     }
 
+    /// Writes application hint `value` for queue pair `q` into the region its application
+    /// shares with the NIC (SCR's host domain): subscribers, SCR's policies among them, see it
+    /// as `NicEvent::Hint` (`water_filling` takes it as the queue pair's weight).
+    pub fn write_hint(&mut self, q: u32, value: u32) -> Result<(), VerbsError> {
+        self.open_qp(q)?;
+        self.transport().write_hint(q, value);
+        self.drain_outbox();
+        Ok(())
+    }
+
     /// Sends an out-of-band signal (`value`, plus `bytes` of padding) from queue pair `q` to its
     /// peer, where subscribers see it as `NicEvent::Signal`.
     pub fn send_signal(&mut self, q: u32, value: u32, bytes: u32) -> Result<(), VerbsError> {

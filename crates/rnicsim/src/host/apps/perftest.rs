@@ -182,6 +182,9 @@ impl Perftests {
             if let Some(r) = spec.rate_limit {
                 w.set_rate_limit(c, r.0).expect("the perftest's queue pair is open");
             }
+            if let Some(h) = spec.hint {
+                w.write_hint(c, h).expect("the perftest's queue pair is open");
+            }
         }
         let now = w.now;
         self.tests[t as usize].measure_from = now + spec.warmup;

@@ -7,8 +7,10 @@ use crate::units::Time;
 use serde::{Deserialize, Serialize};
 
 /// The event kinds of SCR's collectors: the fabric domain's in-band TX, RX, ACK, NACK, CNP and
-/// RTT-probe response; the peer domain's out-of-band signal (credits, peer utilization); and a
-/// policy's own wake-up (`Action::Wake`: a timer on the cores, for deadlines no packet brings).
+/// RTT-probe response; the peer domain's out-of-band signal (credits, peer utilization); the
+/// host domain's application hint (a value the application writes for its queue pair into a
+/// region shared with the NIC); and a policy's own wake-up (`Action::Wake`: a timer on the
+/// cores, for deadlines no packet brings).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
@@ -20,11 +22,12 @@ pub enum Kind {
     Rtt,
     Peer,
     Timer,
+    Host,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 8] = [Kind::Tx, Kind::Rx, Kind::Ack, Kind::Nack, Kind::Cnp, Kind::Rtt, Kind::Peer, Kind::Timer];
-    pub const COUNT: usize = 8;
+    pub const ALL: [Kind; 9] = [Kind::Tx, Kind::Rx, Kind::Ack, Kind::Nack, Kind::Cnp, Kind::Rtt, Kind::Peer, Kind::Timer, Kind::Host];
+    pub const COUNT: usize = 9;
 
     pub fn index(self) -> usize {
         self as usize
@@ -32,9 +35,9 @@ impl Kind {
 
     /// Whether the NIC's ASIC collects it in its TX/RX pipes (and so can coalesce it in
     /// hardware, §4.3.2); RTT-probe responses and peer signals are out-of-band (A.11) and are
-    /// collected by software on the cores.
+    /// collected by software on the cores, as are the host domain's hints (polled from memory).
     pub fn in_band(self) -> bool {
-        !matches!(self, Kind::Rtt | Kind::Peer | Kind::Timer)
+        !matches!(self, Kind::Rtt | Kind::Peer | Kind::Timer | Kind::Host)
     }
 
     pub fn name(self) -> &'static str {
@@ -47,6 +50,7 @@ impl Kind {
             Kind::Rtt => "rtt",
             Kind::Peer => "peer",
             Kind::Timer => "timer",
+            Kind::Host => "host",
         }
     }
 }
@@ -67,8 +71,8 @@ pub struct ScrEvent {
     pub count: u32,
     /// ACK and RTT: the round-trip sample.
     pub rtt: Time,
-    /// Peer: the signal's value (credits, utilization); RX: 1 if ECN-marked; RTT: the UDP source
-    /// port the probe took.
+    /// Peer: the signal's value (credits, utilization); host: the hint; RX: 1 if ECN-marked;
+    /// RTT: the UDP source port the probe took.
     pub value: u32,
 }
 
@@ -84,6 +88,7 @@ impl ScrEvent {
             NicEvent::Cnp => e(Kind::Cnp, 0, Time::ZERO, 0),
             NicEvent::RttProbe { rtt, sport } => e(Kind::Rtt, 0, rtt, sport as u32),
             NicEvent::Signal { value, bytes } => e(Kind::Peer, bytes as u64, Time::ZERO, value),
+            NicEvent::Hint { value } => e(Kind::Host, 0, Time::ZERO, value),
             NicEvent::Timer => None,
         }
     }

@@ -56,6 +56,9 @@ pub struct Strategies {
     /// A policy's wake-ups (one tick stands for any that folded).
     #[serde(default = "keep_latest", skip_serializing_if = "is_keep_latest")]
     pub timer: Strategy,
+    /// Application hints (the latest one written is what counts).
+    #[serde(default = "keep_latest", skip_serializing_if = "is_keep_latest")]
+    pub host: Strategy,
 }
 
 fn keep_latest() -> Strategy {
@@ -68,13 +71,13 @@ fn is_keep_latest(s: &Strategy) -> bool {
 
 impl Default for Strategies {
     fn default() -> Self {
-        Strategies { tx: Strategy::Accumulate, rx: Strategy::Accumulate, ack: Strategy::Accumulate, nack: Strategy::Accumulate, cnp: Strategy::Accumulate, rtt: keep_latest(), peer: keep_latest(), timer: keep_latest() }
+        Strategies { tx: Strategy::Accumulate, rx: Strategy::Accumulate, ack: Strategy::Accumulate, nack: Strategy::Accumulate, cnp: Strategy::Accumulate, rtt: keep_latest(), peer: keep_latest(), timer: keep_latest(), host: keep_latest() }
     }
 }
 
 impl Strategies {
     fn by_kind(&self) -> [Strategy; Kind::COUNT] {
-        [self.tx, self.rx, self.ack, self.nack, self.cnp, self.rtt, self.peer, self.timer]
+        [self.tx, self.rx, self.ack, self.nack, self.cnp, self.rtt, self.peer, self.timer, self.host]
     }
 }
 

@@ -91,7 +91,7 @@ pub fn emit(ctx: &mut Ctx, q: u32, ev: NicEvent) {
         NicEvent::Nack => qp.cc.on_nack(now),
         NicEvent::Cnp => qp.cc.on_cnp(now),
         NicEvent::Timer => qp.cc.on_timer(now),
-        NicEvent::Rx { .. } | NicEvent::RttProbe { .. } | NicEvent::Signal { .. } => {}
+        NicEvent::Rx { .. } | NicEvent::RttProbe { .. } | NicEvent::Signal { .. } | NicEvent::Hint { .. } => {}
     }
     let host = qp.host;
     if let Some((timer, at)) = ctx.tap.publish(now, host, q, &ev) {
@@ -164,6 +164,12 @@ impl Ctx<'_> {
     /// Has queue pair `q`'s packets carry path `path` (`NO_PATH`: follow the switches' routes).
     pub fn set_path(&mut self, q: u32, path: u32) {
         self.qps.get_mut(q).path = path;
+    }
+
+    /// The application owning queue pair `q` writes `value` into the region it shares with
+    /// the NIC: subscribers see it as [`NicEvent::Hint`].
+    pub fn write_hint(&mut self, q: u32, value: u32) {
+        emit(self, q, NicEvent::Hint { value });
     }
 
     /// Has queue pair `q`'s next data packet acknowledged at once (an RTT sample).

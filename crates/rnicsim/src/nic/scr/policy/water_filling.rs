@@ -15,6 +15,9 @@
 //! - otherwise it is stable.
 //!
 //! So the hungry flows meet at one level and the others keep what they use: max-min fairness.
+//! Weighted, if applications give their queue pairs weights: an application hint (SCR's host
+//! domain, `World::write_hint`, perftest's `hint`) is the flow's weight (unhinted flows weigh
+//! 1), and a hungry flow's level is the shared level per unit of weight times its own.
 //! The rates of all flows never add up to more than the line rate. A joining flow (§5.1,
 //! Fig. 9c) scales every other flow to (n−1)/n of its rate and starts at 1/n of the line rate;
 //! Fig. 9a/9b's alternatives (halve the others; start the new flow low) and A.4's restart of
@@ -126,6 +129,8 @@ impl Default for WaterFillingParams {
 pub struct WfFlow {
     /// Whether it filled its rate when last judged.
     pub hungry: bool,
+    /// Its weight, from the application's hint (0: none given, weighs 1).
+    pub weight: u16,
     /// The dequeue rate set, and the measured bandwidth (EWMA), in Mbps.
     pub rate_mbps: u32,
     pub ewma_mbps: u32,
@@ -137,16 +142,16 @@ pub struct WfFlow {
 
 pub struct WaterFilling {
     pub p: WaterFillingParams,
-    /// Sum of the live flows' rates, Mbps (never above the line rate); how many are hungry and
-    /// the sum of their rates.
+    /// Sum of the live flows' rates, Mbps (never above the line rate); the hungry flows' weights
+    /// (each 1 unless hinted) and the sum of their rates.
     pub allocated_mbps: u64,
-    pub hungry: u64,
+    pub hungry_weight: u64,
     pub hungry_mbps: u64,
 }
 
 impl WaterFilling {
     pub fn new(p: WaterFillingParams) -> WaterFilling {
-        WaterFilling { p, allocated_mbps: 0, hungry: 0, hungry_mbps: 0 }
+        WaterFilling { p, allocated_mbps: 0, hungry_weight: 0, hungry_mbps: 0 }
     }
 
     fn set(&mut self, f: &mut FlowEntry<WfFlow>, rate: u32, env: &mut Env) {
@@ -160,6 +165,11 @@ impl WaterFilling {
     }
 }
 
+/// A flow's weight: its hint, 1 if none.
+fn weight(f: &WfFlow) -> u64 {
+    f.weight.max(1) as u64
+}
+
 /// `a × b / c` in 64 bits.
 fn mul_div(a: u64, b: u64, c: u64) -> u64 {
     (a as u128 * b as u128 / c.max(1) as u128) as u64
@@ -171,7 +181,7 @@ impl Policy for WaterFilling {
         "water_filling"
     }
     fn subscribes(&self, kind: Kind) -> bool {
-        kind == Kind::Tx
+        matches!(kind, Kind::Tx | Kind::Host)
     }
     fn cycles(&self, _ev: &ScrEvent) -> u32 {
         self.p.cycles
@@ -209,7 +219,7 @@ impl Policy for WaterFilling {
         let f = &mut flows[slot].ctx;
         self.allocated_mbps -= f.rate_mbps as u64;
         if f.hungry {
-            self.hungry -= 1;
+            self.hungry_weight -= weight(f);
             self.hungry_mbps -= f.rate_mbps as u64;
         }
         *f = WfFlow::default();
@@ -217,6 +227,15 @@ impl Policy for WaterFilling {
     }
 
     fn on_event(&mut self, ev: &ScrEvent, f: &mut WfFlow, env: &mut Env) -> Verdict {
+        if ev.kind == Kind::Host {
+            // The application's hint: the flow's new weight.
+            let old = weight(f);
+            f.weight = ev.value.clamp(1, u16::MAX as u32) as u16;
+            if f.hungry {
+                self.hungry_weight = self.hungry_weight + weight(f) - old;
+            }
+            return Verdict::Adjusting;
+        }
         // Measure: this event's bytes over the time since the previous event's end.
         if f.last_at != Time::ZERO && ev.at > f.last_at {
             let dt = (ev.at - f.last_at).0;
@@ -236,19 +255,20 @@ impl Policy for WaterFilling {
         let hungry = ewma * 1000 >= rate * self.p.saturated_permille as u64;
         if hungry != f.hungry {
             if hungry {
-                self.hungry += 1;
+                self.hungry_weight += weight(f);
                 self.hungry_mbps += rate;
             } else {
-                self.hungry -= 1;
+                self.hungry_weight -= weight(f);
                 self.hungry_mbps -= rate;
             }
             f.hungry = hungry;
         }
         let mut entry = FlowEntry { flow: ev.flow, left: false, ctx: *f };
         let verdict = if hungry {
-            // The water level: what the satisfied flows leave, shared by the hungry ones.
+            // The water level: what the satisfied flows leave, shared by the hungry ones in
+            // proportion to their weights.
             let satisfied = self.allocated_mbps - self.hungry_mbps;
-            let level = line.saturating_sub(satisfied) / self.hungry.max(1);
+            let level = mul_div(line.saturating_sub(satisfied), weight(f), self.hungry_weight.max(1));
             let room = line.saturating_sub(self.allocated_mbps);
             if rate + step <= level {
                 let add = step.min(room);
