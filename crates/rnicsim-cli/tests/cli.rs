@@ -201,3 +201,16 @@ fn an_ns3_config_runs_unchanged_and_writes_its_outputs() {
     assert!(tmp.path().join("pfc.txt").exists());
     assert!(tmp.path().join("run/summary.json").exists());
 }
+
+#[test]
+fn a_reader_that_stops_early_ends_the_output_quietly() {
+    use std::process::Stdio;
+    // `rnicsim validate quickstart.toml | <reader that closes at once>`: the pipe is closed
+    // before the verdict is written; the program ends without a panic report.
+    let q = quickstart();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(["validate", q.to_str().unwrap()]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("the binary runs");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("it ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+}
