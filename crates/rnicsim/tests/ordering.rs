@@ -252,6 +252,20 @@ fn shipped_fig1_at_a_smaller_scale_orders_the_load_balancers_as_the_paper_does()
 }
 
 #[test]
+fn shipped_fig19_holding_the_last_write_packet_costs_a_round_trip_the_main_runs_do_not_pay() {
+    let s = shrunk("fig19_write_hold");
+    let fct = |name: &str| s.baselines.iter().find(|b| b.name == name).unwrap().rdma.fct_mean_us;
+    // The same flows, the same balancer: only the delivery differs, and the hold is dearer.
+    assert!(s.rdma.fct_mean_us > 1.1 * fct("no-hold"), "hold {} vs no hold {}", s.rdma.fct_mean_us, fct("no-hold"));
+    assert_eq!(s.rdma.flows_started, s.baselines.iter().find(|b| b.name == "no-hold").unwrap().rdma.flows_started);
+    // The main runs hold the completion, not the packet.
+    for name in ["fig1_clos", "fig10_load50", "fig11_hadoop", "fig13_jellyfish", "fig15_srpt", "fig16_incast", "fig16b_background", "fig18_failures"] {
+        let l = LoadedScenario::from_file(&common::root().join(format!("scenarios/eunomia/{name}.toml"))).unwrap();
+        assert!(!l.scenario.nic.ordering.unwrap().hold_last_write, "{name}");
+    }
+}
+
+#[test]
 fn shipped_fig15_srpt_shortens_short_flows_and_grows_the_bitmaps() {
     let s = shrunk("fig15_srpt");
     let run = |name: &str| if name == "po2-srpt" { &s } else { s.baselines.iter().find(|b| b.name == name).unwrap() };
