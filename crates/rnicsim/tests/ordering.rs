@@ -74,6 +74,23 @@ fn sprayed_writes_complete_with_an_ordering_layer_where_go_back_n_resends() {
 }
 
 #[test]
+fn sprayed_sends_are_placed_out_of_order_in_their_receive_wqes_and_none_is_resent() {
+    // The same spraying with SENDs: without an ordering layer go-back-N resends; with Eunomia
+    // every early SEND packet lands in the receive WQE its message number names, and the
+    // receive completions wait until each message is whole (§3.5.2).
+    let text = |nic: &str| sprayed_text(nic, "").replace("write_bw", "send_bw");
+    let gbn = run(&text(""));
+    let eu = run(&text("[nic.ordering]"));
+    let o = eu.ordering.as_ref().unwrap();
+    assert!(gbn.rdma.retransmits > 0);
+    assert!(o.total.sacks > 0, "{:?}", o.total);
+    assert_eq!((eu.rdma.retransmits, o.total.nacks), (0, 0), "{:?}", o.total);
+    let gbps = |s: &Summary| s.perftest.iter().map(|p| p.completed_gbps).sum::<f64>();
+    assert!(gbps(&eu) > 1.2 * gbps(&gbn), "eunomia {} Gbps, go-back-N {} Gbps", gbps(&eu), gbps(&gbn));
+    assert_eq!(eu.perftest.iter().map(|p| p.errors).sum::<u64>(), 0);
+}
+
+#[test]
 fn a_static_bitmap_takes_its_bits_and_nine_bytes_per_open_connection() {
     for bits in [64u32, 256] {
         let s = run(&format!(

@@ -10,9 +10,10 @@
 //! - `ideal`: unbounded tracking, no memory accounted (the ideal ordering layer).
 //!
 //! Every layer answers ACK for in-order packets, SACK for tracked out-of-order ones and NACK
-//! (once per gap) for packets it cannot track, which it drops (§3.5.1). Only plain WRITE data
-//! is placed out of order; SEND and WRITE with immediate need their receive WQE in order and
-//! are refused (NACK) ahead of the expected PSN. The sender's side (§3.2): a SACK marks its
+//! (once per gap) for packets it cannot track, which it drops (§3.5.1). WRITE data is placed
+//! out of order at its address, SEND data in the receive WQE its message number names; a message
+//! completes (a SEND's or WRITE with immediate's receive WQE) only once whole in order; a SEND
+//! whose receive WQE is not posted is refused (NACK). The sender's side (§3.2): a SACK marks its
 //! PSN received and never triggers recovery; a NACK or timeout triggers `nic.recovery`; data
 //! packets carry 33 bits more header (5 bytes); the last packet of a multi-packet WRITE waits
 //! until every earlier packet is acknowledged (§3.5.2, `hold_last_write`).
@@ -230,7 +231,8 @@ impl NicOrdering {
     }
 
     /// Data packet `psn` of `qp` arrived at or beyond `qp.epsn`; `last` is the sender's
-    /// last-packet bit, `placeable` whether it could be placed out of order (plain WRITE).
+    /// last-packet bit, `placeable` whether it could be placed out of order (a WRITE with its
+    /// access check passed, or a SEND with its receive WQE posted).
     pub fn arrive(&mut self, now: Time, qp: &mut Qp, psn: u64, last: bool, placeable: bool) -> Verdict {
         self.account(now);
         let d = psn - qp.epsn;

@@ -107,6 +107,18 @@ pub struct PsnBitmap {
 /// How far beyond the cumulative point a selective-repeat endpoint tracks PSNs.
 pub const SACK_RANGE: u64 = 1 << 16;
 
+/// The last packet of a message that an ordering layer placed ahead of the expected PSN: the
+/// message is whole, and delivered, when the expected PSN passes it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HeldEnd {
+    pub psn: u64,
+    /// When its payload was in host memory.
+    pub placed: Time,
+    /// A SEND or a WRITE with immediate: it completes a receive WQE, with this length and
+    /// immediate value.
+    pub recv: Option<(u64, Option<u32>)>,
+}
+
 impl PsnBitmap {
     pub fn set(&mut self, psn: u64) {
         if psn < self.base || psn - self.base >= SACK_RANGE {
@@ -207,11 +219,15 @@ pub struct Qp {
     /// The receive WQE a multi-packet SEND is filling.
     pub recv_cur: Option<RecvWr>,
     pub ooo: PsnBitmap,
+    /// Receive WQEs consumed so far (completed by a SEND or a WRITE with immediate): with an
+    /// ordering layer, message `msg` of the peer (its receive WQE sequence number) finds its
+    /// receive WQE at `rq[msg - recv_taken]`.
+    pub recv_taken: u32,
     /// Ordering layer (`[nic.ordering]`): the Dynamic BM Address of this connection's Eunomia
-    /// bitmap ([`super::ordering::NO_BITMAP`] without one), and the last packets of WRITEs
-    /// placed out of order, with when they were placed, for when the expected PSN passes them.
+    /// bitmap ([`super::ordering::NO_BITMAP`] without one), and the last packets of messages
+    /// placed out of order, for when the expected PSN passes them.
     pub dba: u32,
-    pub held_ends: Vec<(u64, Time)>,
+    pub held_ends: Vec<HeldEnd>,
     pub reads: VecDeque<ReadJob>,
     // ---- counters ----
     pub tx_packets: u64,
@@ -360,6 +376,7 @@ impl Qp {
             recv_cur: None,
             ooo: PsnBitmap::default(),
             dba: super::ordering::NO_BITMAP,
+            recv_taken: 0,
             held_ends: Vec::new(),
             reads: VecDeque::new(),
             tx_packets: 0,
@@ -418,6 +435,7 @@ impl Qp {
         self.ooo.reset(0);
         debug_assert_eq!(self.dba, super::ordering::NO_BITMAP, "a closed connection released its bitmap");
         self.held_ends.clear();
+        self.recv_taken = 0;
         self.tx_packets = 0;
         self.tx_bytes = 0;
         self.retransmits = 0;

@@ -35,8 +35,10 @@ pub fn post_send(ctx: &mut Ctx, q: u32, wr: SendWr, t: Time) -> Result<(), PostE
     let npkts = packets_for(wr.len, ctx.spec.mtu);
     let entry = SqEntry { wr, first_psn: qp.next_psn, npkts, ready_at: ready, msg: qp.messages, read_next: 0 };
     qp.next_psn += npkts as u64;
+    // `msg` numbers the messages that consume a receive WQE (IRN's recv WQE SN), so that an
+    // ordering layer can place a SEND that arrives out of order.
     match wr.verb {
-        Verb::Send | Verb::SendImm(_) => qp.messages += 1,
+        Verb::Send | Verb::SendImm(_) | Verb::WriteImm(_) => qp.messages += 1,
         Verb::Read => qp.reads_posted += 1,
         _ => {}
     }

@@ -8,7 +8,7 @@ use super::recovery::{RecoveryScheme, NO_SACK};
 use super::{emit, requester, Action, Ctx};
 use crate::nic::cc::CongestionControl as _;
 use crate::nic::events::NicEvent;
-use crate::nic::qp::{packets_for, Owner, QpState, ReadJob};
+use crate::nic::qp::{packets_for, HeldEnd, Owner, QpState, ReadJob};
 use crate::nic::verbs::{Access, CompletionKind, Status};
 use crate::units::Time;
 use crate::nic::CnpMode;
@@ -93,7 +93,8 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
         }
         return;
     }
-    // In order.
+    // In order. `placed_at`: when this packet's payload is in host memory.
+    let mut placed_at = now;
     match op.family() {
         Family::Write => {
             if !check_write(ctx, q, pkt) {
@@ -105,14 +106,37 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
                 return;
             }
             let placed = place(ctx, q, pkt, id, pkt.roce.va + pkt.roce.offset as u64);
+            placed_at = placed;
             if op.is_last() {
                 let qp = ctx.qps.get_mut(q);
                 qp.msn += 1;
                 if op.has_imm() {
                     let rwr = qp.rq.pop_front().expect("checked above");
+                    qp.recv_taken += 1;
                     ctx.complete(q, rwr.id, CompletionKind::Recv, Status::Success, pkt.roce.dma_len as u64, Some(pkt.roce.imm), placed);
                 }
                 message_arrived(ctx, q, placed);
+            }
+        }
+        Family::Send if ctx.nics[ctx.qps.get(q).host as usize].ordering.is_some() => {
+            // With an ordering layer a SEND finds its receive WQE by its message number, as
+            // its packets may come in any order (IRN's recv WQE SN).
+            let Some(rwr) = recv_wqe(ctx, q, pkt) else {
+                let qp = ctx.qps.get(q);
+                match qp.rq.get(pkt.roce.msg.wrapping_sub(qp.recv_taken) as usize).copied() {
+                    None => rnr(ctx, q, pkt),
+                    Some(small) => {
+                        ctx.complete(q, small.id, CompletionKind::Recv, Status::LocalLength, 0, None, now);
+                        fail(ctx, q, pkt, Syndrome::NakInvalidRequest);
+                    }
+                }
+                return;
+            };
+            let placed = place(ctx, q, pkt, id, rwr.addr + pkt.roce.offset as u64);
+            placed_at = placed;
+            if op.is_last() {
+                let imm = op.has_imm().then_some(pkt.roce.imm);
+                complete_recv(ctx, q, pkt.roce.dma_len as u64, imm, placed);
             }
         }
         Family::Send => {
@@ -128,6 +152,7 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
                     return;
                 }
                 qp.recv_cur = Some(rwr);
+                qp.recv_taken += 1;
             }
             let Some(rwr) = ctx.qps.get(q).recv_cur else {
                 fail(ctx, q, pkt, Syndrome::NakInvalidRequest);
@@ -158,7 +183,7 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
                 // The request takes `npkts` PSNs: each moves the ordering layer on in turn.
                 for p in psn..psn + npkts {
                     if ctx.qps.get(q).epsn == p {
-                        advance_in_order(ctx, q, p, pkt.roce.last && p + 1 == psn + npkts);
+                        advance_in_order(ctx, q, p, pkt.roce.last && p + 1 == psn + npkts, now);
                     }
                 }
                 return;
@@ -171,7 +196,7 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
     }
     let qp = ctx.qps.get_mut(q);
     if ctx.nics[qp.host as usize].ordering.is_some() {
-        advance_in_order(ctx, q, psn, pkt.roce.last);
+        advance_in_order(ctx, q, psn, pkt.roce.last, placed_at);
     } else {
         qp.epsn = psn + 1;
         ctx.spec.recovery.on_in_order(qp);
@@ -192,18 +217,26 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
 fn out_of_order_layer(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
     use crate::nic::ordering::Verdict;
     let now = ctx.now;
-    let placeable = op.family() == Family::Write && !op.has_imm() && check_write(ctx, q, pkt);
+    // A WRITE is placed at its address, a SEND in the receive WQE its message number names.
+    let target = match op.family() {
+        // A WRITE with immediate's last packet also needs the receive WQE it will complete.
+        Family::Write if check_write(ctx, q, pkt) && !(op.has_imm() && op.is_last() && !recv_posted(ctx, q, pkt)) => Some(pkt.roce.va + pkt.roce.offset as u64),
+        Family::Send => recv_wqe(ctx, q, pkt).map(|r| r.addr + pkt.roce.offset as u64),
+        _ => None,
+    };
+    let placeable = target.is_some();
     let qp = ctx.qps.get_mut(q);
     let h = qp.host as usize;
     let expected = qp.epsn;
     let ordering = ctx.nics[h].ordering.as_mut().expect("checked by the caller");
     match ordering.arrive(now, qp, pkt.seq, pkt.roce.last, placeable) {
         Verdict::Tracked => {
-            let placed = place(ctx, q, pkt, id, pkt.roce.va + pkt.roce.offset as u64);
+            let placed = place(ctx, q, pkt, id, target.expect("tracked only if placeable"));
             if op.is_last() {
+                let recv = (op.family() == Family::Send || op.has_imm()).then(|| (pkt.roce.dma_len as u64, op.has_imm().then_some(pkt.roce.imm)));
                 let ends = &mut ctx.qps.get_mut(q).held_ends;
-                let at = ends.partition_point(|&(p, _)| p < pkt.seq);
-                ends.insert(at, (pkt.seq, placed));
+                let at = ends.partition_point(|e| e.psn < pkt.seq);
+                ends.insert(at, HeldEnd { psn: pkt.seq, placed, recv });
             }
             ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, pkt, Some(id));
         }
@@ -223,10 +256,11 @@ fn out_of_order_layer(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: Packe
     }
 }
 
-/// The expected packet `psn` arrived on a NIC with an ordering layer: the layer moves the
-/// expected PSN past it and past every packet it had tracked beyond, and WRITEs whose last
-/// packet came early are now whole in order (§3.5.2).
-fn advance_in_order(ctx: &mut Ctx, q: u32, psn: u64, last: bool) {
+/// The expected packet `psn` arrived on a NIC with an ordering layer (its payload in memory at
+/// `placed`): the layer moves the expected PSN past it and past every packet it had tracked
+/// beyond, and messages whose last packet came early are now whole in order (§3.5.2), no
+/// sooner than this packet is placed.
+fn advance_in_order(ctx: &mut Ctx, q: u32, psn: u64, last: bool, placed: Time) {
     use crate::nic::ordering::Verdict;
     let now = ctx.now;
     let qp = ctx.qps.get_mut(q);
@@ -234,15 +268,44 @@ fn advance_in_order(ctx: &mut Ctx, q: u32, psn: u64, last: bool) {
     let ordering = ctx.nics[h].ordering.as_mut().expect("checked by the caller");
     let Verdict::InOrder { next } = ordering.arrive(now, qp, psn, last, true) else { unreachable!("the expected PSN is in order") };
     qp.epsn = next;
-    while let Some(&(p, placed)) = ctx.qps.get(q).held_ends.first() {
-        if p >= next {
+    while let Some(&end) = ctx.qps.get(q).held_ends.first() {
+        if end.psn >= next {
             break;
         }
-        let qp = ctx.qps.get_mut(q);
-        qp.held_ends.remove(0);
-        qp.msn += 1;
-        message_arrived(ctx, q, placed);
+        ctx.qps.get_mut(q).held_ends.remove(0);
+        let whole = end.placed.max(placed);
+        match end.recv {
+            Some((len, imm)) => complete_recv(ctx, q, len, imm, whole),
+            None => {
+                ctx.qps.get_mut(q).msn += 1;
+                message_arrived(ctx, q, whole);
+            }
+        }
     }
+}
+
+/// With an ordering layer: the receive WQE SEND packet `pkt` belongs in (its message number
+/// counts the peer's receive-consuming messages), if posted and large enough.
+fn recv_wqe(ctx: &Ctx, q: u32, pkt: &Packet) -> Option<crate::nic::verbs::RecvWr> {
+    let qp = ctx.qps.get(q);
+    let rwr = *qp.rq.get(pkt.roce.msg.wrapping_sub(qp.recv_taken) as usize)?;
+    (rwr.len >= pkt.roce.dma_len as u64).then_some(rwr)
+}
+
+/// Whether the receive WQE message `pkt.roce.msg` will consume is posted.
+fn recv_posted(ctx: &Ctx, q: u32, pkt: &Packet) -> bool {
+    let qp = ctx.qps.get(q);
+    (pkt.roce.msg.wrapping_sub(qp.recv_taken) as usize) < qp.rq.len()
+}
+
+/// A SEND or WRITE with immediate is whole in order: its receive WQE (the oldest) completes.
+fn complete_recv(ctx: &mut Ctx, q: u32, len: u64, imm: Option<u32>, placed: Time) {
+    let qp = ctx.qps.get_mut(q);
+    let rwr = qp.rq.pop_front().expect("the receive WQE was found when its packets were placed");
+    qp.recv_taken += 1;
+    qp.msn += 1;
+    ctx.complete(q, rwr.id, CompletionKind::Recv, Status::Success, len, imm, placed);
+    message_arrived(ctx, q, placed);
 }
 
 /// Whether a WRITE's rkey, whole range and right check out at the responder.
