@@ -117,3 +117,24 @@ fn an_application_drives_the_nic_through_events() {
     let one_way = BitsPerSec::gbps(100).tx_time(LEN + Opcode::SendOnly.header_bytes() as u64) + Time::from_us(1);
     assert!(gaps[0] >= 2 * one_way.0, "{} < {}", gaps[0], 2 * one_way.0);
 }
+
+#[test]
+fn a_long_chain_of_error_completions_is_delivered_without_deep_recursion() {
+    // Messages far larger than memory fail at posting, each with an error completion the
+    // perftest receives while it is still posting: 4,096 events queued behind its own call.
+    // They are delivered one after another in a loop; a recursion per event overflowed the
+    // stack (found by the fuzzer). A 256 KiB stack is plenty for the loop.
+    let text = "duration = \"5us\"\n[topology.star]\nhosts = 2\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"4KB\"\nmessage_max = \"4294967296MB\"\nqps = 64\ndepth = 64\n";
+    let errors = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            let loaded = LoadedScenario::from_str(text, "big.toml", Path::new(".")).unwrap();
+            let mut w = World::build(&loaded).unwrap();
+            w.run(|_| true);
+            rnicsim::output::Summary::of(&w, "big").perftest.iter().map(|p| p.errors).sum::<u64>()
+        })
+        .unwrap()
+        .join()
+        .expect("no overflow");
+    assert_eq!(errors, 64 * 64);
+}

@@ -6,7 +6,9 @@
 //! are fine as long as they say something.
 //!
 //! The seed is fixed, so a failure reproduces; `RNICSIM_FUZZ_CASES` and `RNICSIM_FUZZ_SEED` run
-//! more or other cases (the default is 2,000).
+//! more or other cases (the default is 2,000). `RNICSIM_FUZZ_VERBOSE` names each case as it
+//! starts (a stack overflow aborts before any report) and `RNICSIM_FUZZ_KEEP=<file>` keeps the
+//! input of the last case started.
 //!
 //! A case whose topology would need more than 2^20 routing entries is only validated, not
 //! built, to bound the suite's time; building large worlds is the benchmarks' business.
@@ -201,6 +203,13 @@ fn mutated_inputs_never_panic() {
             t = mutate(&t, &mut g);
         }
         let input = make(t.clone());
+        if std::env::var_os("RNICSIM_FUZZ_VERBOSE").is_some() {
+            // Said before the run: a stack overflow aborts without unwinding to the report.
+            eprintln!("case {case} ({name}) starts");
+            if let Some(keep) = std::env::var_os("RNICSIM_FUZZ_KEEP") {
+                std::fs::write(keep, &t).unwrap();
+            }
+        }
         match catch_unwind(AssertUnwindSafe(|| exercise(&input))) {
             Ok(Ok(())) => ok += 1,
             Ok(Err(e)) => {

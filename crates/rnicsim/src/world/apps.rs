@@ -29,29 +29,31 @@ impl World {
             self.apps_pending.push_back((app, ev));
             return;
         }
-        self.apps_busy[app as usize] = true;
-        match app {
-            FLOWS => call_taken!(self, flows, ev),
-            PERFTEST => call_taken!(self, perftests, ev),
-            SOURCES => call_taken!(self, sources, ev),
-            YAMA => call_taken!(self, yama, ev),
-            RPC => call_taken!(self, rpc, ev),
-            _ => {
-                let i = (app - FIRST_CUSTOM) as usize;
-                if let Some(mut a) = self.apps.custom.get_mut(i).and_then(Option::take) {
-                    a.handle(self, ev);
-                    self.apps.custom[i] = Some(a);
+        let mut ev = ev;
+        loop {
+            self.apps_busy[app as usize] = true;
+            match app {
+                FLOWS => call_taken!(self, flows, ev),
+                PERFTEST => call_taken!(self, perftests, ev),
+                SOURCES => call_taken!(self, sources, ev),
+                YAMA => call_taken!(self, yama, ev),
+                RPC => call_taken!(self, rpc, ev),
+                _ => {
+                    let i = (app - FIRST_CUSTOM) as usize;
+                    if let Some(mut a) = self.apps.custom.get_mut(i).and_then(Option::take) {
+                        a.handle(self, ev);
+                        self.apps.custom[i] = Some(a);
+                    }
                 }
             }
-        }
-        self.apps_busy[app as usize] = false;
-        // Events that arrived for it while it ran, in order.
-        if self.apps_pending.is_empty() {
-            return;
-        }
-        if let Some(k) = self.apps_pending.iter().position(|&(a, _)| a == app) {
-            let (a, ev) = self.apps_pending.remove(k).expect("found");
-            self.app_event(a, ev);
+            self.apps_busy[app as usize] = false;
+            // Events that arrived for it while it ran, in order, one call each: a loop, not
+            // a recursion, since an application may raise one from every call (an error
+            // completion it answers by posting again, which fails again).
+            match self.apps_pending.iter().position(|&(a, _)| a == app) {
+                Some(k) => ev = self.apps_pending.remove(k).expect("found").1,
+                None => return,
+            }
         }
     }
 
