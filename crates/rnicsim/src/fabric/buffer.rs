@@ -78,6 +78,12 @@ impl SharedBuffer {
         self.shared
     }
 
+    /// Whether a congested ingress pauses again for every packet admitted over XOFF (ns-3's
+    /// switch) instead of refreshing its PAUSE before it runs out.
+    pub fn pauses_every_packet(&self) -> bool {
+        self.pfc.every_packet
+    }
+
     #[inline]
     pub fn is_lossless(&self, class: u8) -> bool {
         self.pfc.enabled && self.pfc.lossless[class as usize]

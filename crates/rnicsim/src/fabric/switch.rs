@@ -222,7 +222,8 @@ impl Switch {
 
     /// Bookkeeping for a PAUSE (`quanta > 0`) or RESUME the switch sends for `class` out of its
     /// local port `iface` (`port`): pause-time counters. Returns, for a PAUSE, when to refresh
-    /// it (half its duration) if the class stays congested.
+    /// it (half its duration) if the class stays congested; never when the buffer pauses again
+    /// for every packet admitted over XOFF instead.
     pub fn pfc_sent(&mut self, iface: u32, class: u8, quanta: u16, now: Time, port: &mut Port) -> Option<Time> {
         let since = &mut self.pause_since[iface as usize][class as usize];
         if quanta > 0 {
@@ -230,7 +231,7 @@ impl Switch {
                 *since = now;
                 port.counters.pause_tx += 1;
             }
-            Some(now + Time(pause_time(quanta, port.rate.0).0 / 2))
+            (!self.buffer.pauses_every_packet()).then(|| now + Time(pause_time(quanta, port.rate.0).0 / 2))
         } else {
             let since = std::mem::replace(since, Time::MAX);
             port.counters.paused_tx_ps += (now - since).0;

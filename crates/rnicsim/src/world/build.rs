@@ -203,7 +203,6 @@ impl World {
             path_rng: rng::stream(seed, "path-choice", 0),
             pfc_quanta: pfc.quanta,
             pfc_pause_time: pfc.pause_time,
-            pfc_every_packet: pfc.resend == crate::scenario::schema::PfcResend::EveryPacket,
             link_events,
             reroute_timer,
             reroute_at: Vec::new(),

@@ -263,10 +263,7 @@ impl World {
             _ => quanta,
         };
         if let Some(refresh) = sw.pfc_sent(iface, class, quanta, self.now, &mut self.ports[p as usize]) {
-            // ns-3's switch does not refresh: the next packet admitted over XOFF pauses again.
-            if !self.pfc_every_packet {
-                self.timers.arm_if_later(sw.pfc_refresh[iface as usize], refresh);
-            }
+            self.timers.arm_if_later(sw.pfc_refresh[iface as usize], refresh);
         }
         let id = self.pool.alloc(Packet::pause(class, quanta, PFC_FRAME_BYTES));
         self.stats.pfc_frames_sent += 1;

@@ -157,9 +157,8 @@ pub struct World {
     /// Carried paths (`routing.k_shortest_paths`); `None` when packets follow the routes only.
     pub(crate) paths: Option<PathTable>,
     pub(crate) pfc_quanta: u16,
-    /// `switch.pfc.pause_time` (each port's quanta at its rate) and `resend = "every_packet"`.
+    /// `switch.pfc.pause_time` (each port's quanta at its rate).
     pub(crate) pfc_pause_time: Option<Time>,
-    pub(crate) pfc_every_packet: bool,
     pub(crate) link_events: Vec<LinkEventSpec>,
     pub(crate) reroute_timer: TimerId,
     pub(crate) reroute_at: Vec<Time>,

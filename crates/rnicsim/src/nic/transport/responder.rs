@@ -123,7 +123,7 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
             // its packets may come in any order (IRN's recv WQE SN).
             let Some(rwr) = recv_wqe(ctx, q, pkt) else {
                 let qp = ctx.qps.get(q);
-                match qp.rq.get(pkt.roce.msg.wrapping_sub(qp.recv_taken) as usize).copied() {
+                match qp.rq.get(recv_slot(qp, pkt)).copied() {
                     None => rnr(ctx, q, pkt),
                     Some(small) => {
                         ctx.complete(q, small.id, CompletionKind::Recv, Status::LocalLength, 0, None, now);
@@ -284,18 +284,24 @@ fn advance_in_order(ctx: &mut Ctx, q: u32, psn: u64, last: bool, placed: Time) {
     }
 }
 
-/// With an ordering layer: the receive WQE SEND packet `pkt` belongs in (its message number
-/// counts the peer's receive-consuming messages), if posted and large enough.
+/// Where in `qp.rq` the receive WQE of packet `pkt`'s message is (with an ordering layer; its
+/// message number counts the peer's receive-consuming messages).
+fn recv_slot(qp: &crate::nic::qp::Qp, pkt: &Packet) -> usize {
+    pkt.roce.msg.wrapping_sub(qp.recv_taken) as usize
+}
+
+/// With an ordering layer: the receive WQE SEND packet `pkt` belongs in, if posted and large
+/// enough.
 fn recv_wqe(ctx: &Ctx, q: u32, pkt: &Packet) -> Option<crate::nic::verbs::RecvWr> {
     let qp = ctx.qps.get(q);
-    let rwr = *qp.rq.get(pkt.roce.msg.wrapping_sub(qp.recv_taken) as usize)?;
+    let rwr = *qp.rq.get(recv_slot(qp, pkt))?;
     (rwr.len >= pkt.roce.dma_len as u64).then_some(rwr)
 }
 
 /// Whether the receive WQE message `pkt.roce.msg` will consume is posted.
 fn recv_posted(ctx: &Ctx, q: u32, pkt: &Packet) -> bool {
     let qp = ctx.qps.get(q);
-    (pkt.roce.msg.wrapping_sub(qp.recv_taken) as usize) < qp.rq.len()
+    recv_slot(qp, pkt) < qp.rq.len()
 }
 
 /// A SEND or WRITE with immediate is whole in order: its receive WQE (the oldest) completes.

@@ -427,8 +427,9 @@ mod tests {
         assert_eq!(std::mem::size_of::<RdFlow>(), 48);
     }
 
-    /// Credits for flow 1 alone on the port, one 1,000-byte-payload packet per event every
-    /// `step_us`; returns the times (µs) at which the receiver signalled and the values.
+    /// Credits for flow 1 alone on the port, one RX event per `(µs, payload bytes)` of
+    /// `events` (1,000-byte packets); returns the times (µs) at which the receiver signalled
+    /// and the values.
     fn credits_signalled(params: ReceiverDrivenParams, events: &[(u64, u64)]) -> Vec<(u64, u32)> {
         let mut p = ReceiverDriven::new(params);
         let mut f = RdFlow::default();
