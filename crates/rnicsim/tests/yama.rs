@@ -49,6 +49,29 @@ fn ent(name: &str, weight: f64, nodes: &str, instances: u32, queues: u32, more: 
     format!("[[yama.entity]]\nname = \"{name}\"\nweight = {weight}\nchain = \"kv\"\nnodes = {nodes}\ninstances = {instances}\nqueues = {queues}\ndepth = 32\n{more}\n")
 }
 
+/// A chain "kv" that is host 6's NIC's own RDMA engine (64-byte READs, a `read` fraction, and
+/// WRITEs), clients on hosts 0-5, links of `rate`; `nic` is put before `[yama]`.
+fn nic_rdma(duration: &str, rate: &str, nic: &str, extra: &str, read: f64, entities: &str) -> String {
+    format!(
+        r#"
+        duration = "{duration}"
+        [topology.star]
+        hosts = 7
+        [links]
+        rate = "{rate}"
+        {nic}
+        [yama]
+        {extra}
+        [[yama.chain]]
+        name = "kv"
+        server = 6
+        workload = "rdma"
+        read = {read}
+        {entities}
+    "#
+    )
+}
+
 #[test]
 fn without_yama_queues_win_with_it_weights_do() {
     // Weights 0.7 and 0.3; the light entity opens three times the queue pairs.
@@ -65,7 +88,7 @@ fn without_yama_queues_win_with_it_weights_do() {
     assert!((total(&vanilla) - 3.072).abs() < 0.05, "{}", total(&vanilla));
     assert!(total(&yama) > 0.94 * total(&vanilla), "yama {} vanilla {}", total(&yama), total(&vanilla));
     // The ideal shares from the engine's nominal throughput and the weights.
-    assert!((h.ideal_gbps - 0.7 * 3.072).abs() < 1e-6 && (l.ideal_gbps - 0.3 * 3.072).abs() < 1e-6);
+    assert!((h.ideal_gbps.unwrap() - 0.7 * 3.072).abs() < 1e-6 && (l.ideal_gbps.unwrap() - 0.3 * 3.072).abs() < 1e-6);
 }
 
 #[test]
@@ -95,6 +118,58 @@ fn the_estimate_follows_the_engines_capacity_down_and_up() {
         assert!((est / capacity - 1.05).abs() < 0.06, "factor {factor}: estimate {est} for {capacity}");
         assert!((entity(&s, "a").fraction_of_fair - 1.0).abs() < 0.1);
     }
+}
+
+#[test]
+fn a_chain_that_is_the_nics_own_rdma_engine_runs_at_the_wires_rate() {
+    // Without isolation and without a state cache, many queue pairs keep the 10 Gbps link to
+    // (WRITE) or from (READ) the server full. A 64-byte WRITE is a frame of 64 + 62 (Ethernet,
+    // IPv4, UDP, BTH, ICRC, FCS) + 16 (RETH) = 142 bytes; a READ's answer is 64 + 62 + 4 (AETH)
+    // = 130 bytes: 10 x 64/142 = 4.507 and 10 x 64/130 = 4.923 Gbps of work.
+    let e = "[[yama.entity]]\nname = \"a\"\nweight = 1.0\nchain = \"kv\"\nnodes = [0, 1]\ninstances = 2\nqueues = 4\ndepth = 16\n";
+    for (read, want) in [(0.0, 10.0 * 64.0 / 142.0), (1.0, 10.0 * 64.0 / 130.0)] {
+        let s = run(&nic_rdma("600us", "10Gbps", "", "warmup = \"200us\"\nisolation = false", read, e));
+        let y = s.yama.as_ref().unwrap();
+        assert!((y.total_gbps - want).abs() / want < 0.02, "read {read}: {} Gbps, expected {want:.3}", y.total_gbps);
+        assert_eq!(y.engines.len(), 0);
+        assert!(y.entities[0].ideal_gbps.is_none(), "a NIC's own engine has no configured capacity");
+        assert_eq!((y.post_errors, y.op_errors), (0, 0));
+        // Real verbs: every operation's packets went through the fabric.
+        assert!(s.packets_delivered as f64 >= y.entities[0].mops * 1e6 * 400e-6, "{} packets", s.packets_delivered);
+    }
+}
+
+#[test]
+fn a_nic_rdma_chain_slows_when_its_connections_outgrow_the_cache_and_yama_follows() {
+    // The server's NIC holds 16 connections' state and fetches one at a time (1 us). Two
+    // entities, weights 3:1, the same queue pairs each: 2 + 2 (plus 2 for dummy work) fit; 32 +
+    // 32 do not, and nearly every operation then waits for a fetch.
+    let nic = "[switch.pfc]\nenabled = true\n[nic.state_cache]\ncapacity = \"4096B\"\nfetch_slots = 1\nwhen_full = \"pause\"";
+    // Every entity keeps 256 operations outstanding either way.
+    let ents = |q: u32| {
+        let depth = format!("depth = {}", 256 / q);
+        ent("heavy", 3.0, "[0, 1]", 2, q / 2, "").replace("depth = 32", &depth) + &ent("light", 1.0, "[2, 3]", 2, q / 2, "").replace("depth = 32", &depth)
+    };
+    let fits = run(&nic_rdma("1500us", "100Gbps", nic, "warmup = \"500us\"\nburst = \"512B\"", 0.5, &ents(2)));
+    let outgrows = run(&nic_rdma("1500us", "100Gbps", nic, "warmup = \"500us\"\nburst = \"512B\"", 0.5, &ents(32)));
+    let vanilla = run(&nic_rdma("1500us", "100Gbps", nic, "warmup = \"500us\"\nisolation = false", 0.5, &ents(32)));
+    let (yf, yo) = (fits.yama.as_ref().unwrap(), outgrows.yama.as_ref().unwrap());
+    let misses = |s: &Summary| s.state_cache.as_ref().unwrap().per_nic.iter().find(|n| n.name == "host 6").expect("the server's NIC").counters.misses;
+    assert!(yo.total_gbps < 0.2 * yf.total_gbps, "fits {} Gbps, outgrows {} Gbps", yf.total_gbps, yo.total_gbps);
+    // Outgrowing, the one fetch slot is what bounds the chain: about one fetch per microsecond
+    // of the run, never more.
+    let m = misses(&outgrows);
+    assert!((1350..=1500).contains(&m), "{m} fetches in 1500 us, one at a time");
+    assert!(misses(&fits) < 20, "{} fetches with every connection on chip", misses(&fits));
+    // libYama saw only completions, yet its estimate followed the chain down.
+    let (ef, eo) = (yf.chains[0].estimate_gbps, yo.chains[0].estimate_gbps);
+    assert!(ef > 0.9 * yf.chains[0].gbps && ef < 1.2 * yf.chains[0].gbps, "fits: estimate {ef} for {}", yf.chains[0].gbps);
+    assert!(eo < 0.25 * ef, "outgrows: estimate {eo}, fits {ef}");
+    // The weights still count with the queue pairs equal; without libYama they do not.
+    let ratio = |s: &Summary| entity(s, "heavy").gbps / entity(s, "light").gbps;
+    assert!((ratio(&fits) - 3.0).abs() < 0.3, "fits: {}", ratio(&fits));
+    assert!(ratio(&outgrows) > 1.5, "outgrows: {}", ratio(&outgrows));
+    assert!((ratio(&vanilla) - 1.0).abs() < 0.2, "vanilla: {}", ratio(&vanilla));
 }
 
 #[test]
@@ -142,6 +217,14 @@ fn bad_yama_keys_are_named() {
         (kv("1ms", "beta = -0.5", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "")), "yama.beta"),
         (kv("1ms", "", 0.0, "", &ent("a", 1.0, "[0]", 1, 1, "")), "yama.engine[0].mops"),
         (kv("1ms", "", 4.0, "host_time = \"1us\"\nschedule = [{ at = \"1ms\", factor = 0.0 }]", &ent("a", 1.0, "[0]", 1, 1, "")), "yama.engine[0].schedule"),
+        // A chain with neither engines nor a server; a NIC's own engine asked for KV work or to
+        // count at the target; a server that is not a host, or not where the engines are.
+        (nic_rdma("1ms", "10Gbps", "", "", 0.5, &ent("a", 1.0, "[0]", 1, 1, "")).replace("server = 6", ""), "yama.chain[0].engines"),
+        (nic_rdma("1ms", "10Gbps", "", "", 0.5, &ent("a", 1.0, "[0]", 1, 1, "")).replace("workload = \"rdma\"", "workload = \"kv\""), "yama.chain[0].workload"),
+        (nic_rdma("1ms", "10Gbps", "", "", 0.5, &ent("a", 1.0, "[0]", 1, 1, "")).replace("read = 0.5", "two_sided = true"), "yama.chain[0].two_sided"),
+        (nic_rdma("1ms", "10Gbps", "", "", 0.5, &ent("a", 1.0, "[0]", 1, 1, "")).replace("server = 6", "server = 9"), "yama.chain[0].server"),
+        (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "")).replace("workload = \"kv\"", "workload = \"kv\"\nserver = 5"), "yama.chain[0].server"),
+        (nic_rdma("1ms", "10Gbps", "", "", 0.5, &ent("a", 1.0, "[6]", 1, 1, "")), "yama.entity[0].nodes"),
     ];
     for (text, key) in cases {
         let e = LoadedScenario::from_str(&text, "y.toml", Path::new(".")).and_then(|l| rnicsim::world::World::build(&l).map(|_| ()));
@@ -152,7 +235,7 @@ fn bad_yama_keys_are_named() {
 
 #[test]
 fn shipped_fig1_and_fig5_reproduce() {
-    for f in ["yama/fig1.toml", "yama/fig5.toml"] {
+    for f in ["yama/fig1.toml", "yama/fig5.toml", "yama/fig5_nic.toml"] {
         let s = common::run_shipped(f);
         assert!(!s.paper.is_empty());
         assert!(s.paper.iter().all(|c| c.within), "{f}: {:?}", s.paper.iter().filter(|c| !c.within).collect::<Vec<_>>());

@@ -490,11 +490,16 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
         for (i, e) in y.engine.iter().enumerate() {
             host_check(&mut out, format!("yama.engine[{i}].host"), e.host);
         }
+        for (i, c) in y.chain.iter().enumerate() {
+            if let Some(s) = c.server {
+                host_check(&mut out, format!("yama.chain[{i}].server"), s);
+            }
+        }
         for (i, e) in y.entity.iter().enumerate() {
             for &n in &e.nodes {
                 host_check(&mut out, format!("yama.entity[{i}].nodes"), n);
             }
-            let server = y.chain.iter().find(|c| c.name == e.chain).and_then(|c| c.engines.first()).and_then(|n| y.engine.iter().find(|x| &x.name == n)).map(|x| x.host);
+            let server = y.chain.iter().find(|c| c.name == e.chain).and_then(|c| c.server_of(&y.engine));
             if server.is_some_and(|s| e.nodes.contains(&s)) {
                 out.push((format!("yama.entity[{i}].nodes"), "a client host cannot be its chain's server".into()));
             }

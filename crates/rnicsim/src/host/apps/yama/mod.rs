@@ -18,6 +18,12 @@
 //! chains, at the server, whose libYama reports them to the leader the same way. An instance
 //! whose entities all stopped runs nothing (its cycles came from their polling); if it led, the
 //! others see the estimate go stale and the first to notice takes over.
+//!
+//! A chain with no engines and a `server` is that host NIC's own RDMA engine: an operation is a
+//! real RDMA READ or WRITE of 64 bytes to the server, complete when its completion reaches the
+//! client, and the chain's throughput is whatever the server's NIC gives (its transport, its
+//! queue-pair scheduler, with `[nic.state_cache]` its connection-state misses). libYama sees
+//! only the completions, as for any other chain.
 
 pub mod spec;
 mod summary;
@@ -26,7 +32,7 @@ pub use summary::{ChainSummary, EngineSummary, EntitySummary, YamaSummary};
 
 use super::{Application, Owner, YAMA};
 use crate::nic::offload::{Engine, Work};
-use crate::nic::verbs::{SendWr, Verb};
+use crate::nic::verbs::{Completion, SendWr, Status, Verb};
 use crate::scenario::LoadedScenario;
 use crate::sim::rng::{stream, Rng};
 use crate::sim::TimerId;
@@ -101,6 +107,8 @@ struct Op {
 struct Conn {
     client: u32,
     server: u32,
+    /// Of a chain that is its server NIC's own RDMA engine: operations are the verbs themselves.
+    nic_rdma: bool,
     requests: VecDeque<u32>,
     replies: VecDeque<u32>,
 }
@@ -199,6 +207,8 @@ pub struct Yama {
     end: Time,
     /// WRITEs the NIC refused.
     post_errors: u64,
+    /// Operations of a NIC's own RDMA engine that completed in error.
+    op_errors: u64,
 }
 
 impl Yama {
@@ -230,7 +240,8 @@ impl Yama {
         let burst = spec.burst.0 as f64;
         for (ci, c) in spec.chain.iter().enumerate() {
             let engines: Vec<usize> = c.engines.iter().map(|n| spec.engine.iter().position(|e| &e.name == n).expect("validated")).collect();
-            let server = spec.engine[engines[0]].host;
+            let server = c.server_of(&spec.engine).expect("validated: engines or a server");
+            let nic_rdma = c.is_nic_rdma();
             // Members: every client host of the chain's entities, in order of first mention.
             let mut nodes: Vec<u32> = Vec::new();
             for e in spec.entity.iter().filter(|e| e.chain == c.name) {
@@ -242,7 +253,7 @@ impl Yama {
             }
             let mut members = Vec::new();
             for (mi, &node) in nodes.iter().enumerate() {
-                let tag = self.connect(w, node, server);
+                let tag = self.connect(w, node, server, nic_rdma);
                 members.push(Member {
                     node,
                     sched: ChainScheduler::new(initial, burst),
@@ -293,8 +304,9 @@ impl Yama {
                 let node = e.nodes[inst as usize % e.nodes.len()];
                 let m = self.chains[ci].members.iter().position(|x| x.node == node).expect("a member per client host") as u16;
                 let server = self.chains[ci].server;
+                let nic_rdma = self.chains[ci].spec.is_nic_rdma();
                 for k in 0..e.queues {
-                    let tag = self.connect(w, node, server);
+                    let tag = self.connect(w, node, server, nic_rdma);
                     let slot = self.chains[ci].members[m as usize].sched.add_qp(0.0, 0);
                     self.queues.push(Queue {
                         entity: ei as u32,
@@ -356,10 +368,10 @@ impl Yama {
 
     /// Connects client `node` to `server`; returns the connection's index (owner tags 2i at the
     /// client, 2i + 1 at the server).
-    fn connect(&mut self, w: &mut World, node: u32, server: u32) -> u32 {
+    fn connect(&mut self, w: &mut World, node: u32, server: u32, nic_rdma: bool) -> u32 {
         let i = self.conns.len() as u32;
         let (client, server) = w.connect_app(node, server, Owner { app: YAMA, tag: 2 * i }, Owner { app: YAMA, tag: 2 * i + 1 }).expect("validated: a chain's clients and server are hosts");
-        self.conns.push(Conn { client, server, requests: VecDeque::new(), replies: VecDeque::new() });
+        self.conns.push(Conn { client, server, nic_rdma, requests: VecDeque::new(), replies: VecDeque::new() });
         i
     }
 
@@ -413,6 +425,18 @@ impl Yama {
         let server = self.chains[op.chain as usize].server;
         let client_node = if op.q == DUMMY { self.chains[op.chain as usize].members[op.member as usize].node } else { self.queues[op.q as usize].node };
         let id = self.alloc(op);
+        if self.conns[conn as usize].nic_rdma {
+            // The operation is the verb: a READ of the data, or a WRITE of it.
+            let (lkey, _) = w.app_keys(client_node);
+            let (_, rkey) = w.app_keys(server);
+            let verb = if op.reply == RDMA_WORK { Verb::Read } else { Verb::Write };
+            let wr = SendWr { id: id as u64, verb, local_addr: 0, len: RDMA_WORK, lkey, remote_addr: 0, rkey };
+            if w.post_send_at(self.conns[conn as usize].client, wr, at).is_err() {
+                self.post_errors += 1;
+                self.free.push(id);
+            }
+            return;
+        }
         self.conns[conn as usize].requests.push_back(id);
         let qp = self.conns[conn as usize].client;
         if !self.write(w, qp, client_node, server, op.req, at) {
@@ -628,6 +652,17 @@ impl Yama {
         self.fill(w, q, now);
     }
 
+    /// An operation on a NIC's own RDMA engine completed in error (its queue pair is now in the
+    /// error state): it is lost, as a refused post is, and its queue stops counting it.
+    fn fail(&mut self, id: u32) {
+        let op = self.ops[id as usize];
+        self.free.push(id);
+        self.op_errors += 1;
+        if op.q != DUMMY {
+            self.queues[op.q as usize].outstanding -= 1;
+        }
+    }
+
     /// Member `m`'s period routine (or the server's report for a two-sided chain).
     fn period(&mut self, c: usize, m: u16, now: Time) {
         let period = self.chains[c].period;
@@ -794,8 +829,27 @@ impl Application for Yama {
         self.run_due(w);
     }
 
+    fn on_completion(&mut self, w: &mut World, tag: u32, c: Completion) {
+        // Only a NIC's own RDMA engine's operations complete through the verbs; elsewhere the
+        // WRITEs carrying requests and replies are seen where they land (`on_message`).
+        let conn = (tag / 2) as usize;
+        if tag % 2 == 1 || !self.conns.get(conn).is_some_and(|x| x.nic_rdma) {
+            return;
+        }
+        let id = c.wr_id as u32;
+        if c.status == Status::Success {
+            self.complete(w, id, c.at.max(w.now));
+        } else {
+            self.fail(id);
+        }
+        self.run_due(w);
+    }
+
     fn on_message(&mut self, w: &mut World, tag: u32, placed: Time) {
         let conn = (tag / 2) as usize;
+        if self.conns[conn].nic_rdma {
+            return;
+        }
         if tag % 2 == 1 {
             // At the server: a request.
             if let Some(id) = self.conns[conn].requests.pop_front() {

@@ -78,7 +78,15 @@ pub enum Workload {
 pub struct ChainSpec {
     pub name: String,
     /// Engine names in the order work passes them; all on one host (the chain's server).
+    /// Empty, with a `server`: the chain is that host NIC's own RDMA engine (see `server`).
+    #[serde(default)]
     pub engines: Vec<String>,
+    /// With no `engines`: the host whose NIC's RDMA transport is the offload (workload `rdma`
+    /// only). Operations are then real RDMA READs and WRITEs from the clients' queue pairs to
+    /// this host, and the chain's throughput is whatever its NIC delivers: with
+    /// `[nic.state_cache]`, falling as the connections outgrow the cache (§2, §6.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<u32>,
     pub workload: Workload,
     /// Overrides `yama.isolation` for this chain (one run can hold Yama and vanilla chains).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -100,6 +108,16 @@ pub struct ChainSpec {
 }
 
 impl ChainSpec {
+    /// Whether the chain is a NIC's own RDMA engine (no modeled engines).
+    pub fn is_nic_rdma(&self) -> bool {
+        self.engines.is_empty() && self.server.is_some()
+    }
+
+    /// The chain's server: `server`, or the host of its first engine.
+    pub fn server_of(&self, engines: &[EngineSpec]) -> Option<u32> {
+        self.server.or_else(|| self.engines.first().and_then(|n| engines.iter().find(|e| &e.name == n)).map(|e| e.host))
+    }
+
     pub fn is_two_sided(&self) -> bool {
         self.two_sided.unwrap_or(matches!(self.workload, Workload::Nat | Workload::Aes))
     }
@@ -191,6 +209,17 @@ fn default_depth() -> u32 {
     8
 }
 
+impl Workload {
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Nat => "nat",
+            Workload::Aes => "aes",
+            Workload::Kv => "kv",
+            Workload::Rdma => "rdma",
+        }
+    }
+}
+
 impl YamaSpec {
     /// Problems as (key under `yama.`, what was expected).
     pub fn check(&self) -> Vec<(String, String)> {
@@ -229,8 +258,19 @@ impl YamaSpec {
             }
         }
         for (i, c) in self.chain.iter().enumerate() {
-            if c.engines.is_empty() {
-                bad(format!("chain[{i}].engines"), "a chain needs at least one engine".into());
+            if c.engines.is_empty() && c.server.is_none() {
+                bad(format!("chain[{i}].engines"), "a chain needs at least one engine, or none and a `server` whose NIC's RDMA engine it is".into());
+            }
+            if c.is_nic_rdma() && c.workload != Workload::Rdma {
+                bad(format!("chain[{i}].workload"), format!("a NIC's own RDMA engine (no `engines`) serves workload \"rdma\" only, got \"{}\"", c.workload.name()));
+            }
+            if c.is_nic_rdma() && c.two_sided == Some(true) {
+                bad(format!("chain[{i}].two_sided"), "RDMA READs and WRITEs complete at the initiator: a NIC's own RDMA engine is one-sided".into());
+            }
+            if let (Some(s), Some(h)) = (c.server, c.engines.first().and_then(|n| self.engine.iter().find(|e| &e.name == n)).map(|e| e.host)) {
+                if s != h {
+                    bad(format!("chain[{i}].server"), format!("the chain's engines are on host {h}, not {s} (with engines, `server` may be left out)"));
+                }
             }
             let hosts: Vec<u32> = c.engines.iter().filter_map(|n| self.engine.iter().find(|e| &e.name == n).map(|e| e.host)).collect();
             for n in &c.engines {

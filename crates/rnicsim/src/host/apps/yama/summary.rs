@@ -28,6 +28,8 @@ pub struct YamaSummary {
     pub superseded: usize,
     /// Operations the NIC refused to post (each is lost; 0 in a sane scenario).
     pub post_errors: u64,
+    /// Operations on a NIC's own RDMA engine that completed in error (each is lost).
+    pub op_errors: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -42,8 +44,10 @@ pub struct EntitySummary {
     /// gbps / fair_gbps.
     pub fraction_of_fair: f64,
     /// What the policy gives it with the engines' nominal capacities and every entity
-    /// saturating (weighted max-min over the engines, Table 1).
-    pub ideal_gbps: f64,
+    /// saturating (weighted max-min over the engines, Table 1). Absent on a chain that is a
+    /// NIC's own RDMA engine: its capacity is not a configured number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ideal_gbps: Option<f64>,
     pub mops: f64,
     pub latency_p50_us: f64,
     pub latency_p99_us: f64,
@@ -95,7 +99,15 @@ impl Yama {
                 (0..self.engines.len()).map(|k| c.engines.iter().filter(|&&x| x == k).count() as f64 * self.engines[k].spec.nominal_cost(mean as u64) / 1e12 / mean).collect()
             })
             .collect();
-        let demands: Vec<::yama::Demand> = spec.entity.iter().map(|e| ::yama::Demand { weight: e.weight, chain: spec.chain.iter().position(|c| c.name == e.chain).unwrap_or(0), demand: f64::INFINITY }).collect();
+        // An entity of a NIC's own RDMA engine crosses no configured engine: it takes no part.
+        let demands: Vec<::yama::Demand> = spec
+            .entity
+            .iter()
+            .map(|e| {
+                let chain = spec.chain.iter().position(|c| c.name == e.chain).unwrap_or(0);
+                ::yama::Demand { weight: e.weight, chain, demand: if spec.chain[chain].is_nic_rdma() { 0.0 } else { f64::INFINITY } }
+            })
+            .collect();
         let ideal = if load.is_empty() { Vec::new() } else { ::yama::ideal_shares_by_load(&load, &demands) };
         let entities = spec
             .entity
@@ -115,7 +127,7 @@ impl Yama {
                     gbps: got,
                     fair_gbps: fair,
                     fraction_of_fair: if fair > 0.0 { got / fair } else { 0.0 },
-                    ideal_gbps: ideal.get(i).copied().unwrap_or(0.0) * 8.0 / 1e9,
+                    ideal_gbps: if spec.chain[c].is_nic_rdma() { None } else { Some(ideal.get(i).copied().unwrap_or(0.0) * 8.0 / 1e9) },
                     mops: self.entities[i].ops as f64 / window / 1e6,
                     latency_p50_us: crate::output::summary::percentile(lat, 0.5) / 1e6,
                     latency_p99_us: crate::output::summary::percentile(lat, 0.99) / 1e6,
@@ -163,6 +175,7 @@ impl Yama {
             unconverged,
             superseded,
             post_errors: self.post_errors,
+            op_errors: self.op_errors,
         })
     }
 
