@@ -178,6 +178,38 @@ fn bad_rkey_and_out_of_range_fail_without_touching_memory() {
 }
 
 #[test]
+fn a_memory_window_grants_its_range_and_right_until_it_is_invalidated() {
+    // Host 1's region [1 MiB, +64 KiB) allows binding; a window over [1 MiB + 4096, +256) grants
+    // remote write only. Each case gets a fresh queue pair (a refused access breaks it).
+    let mut w = build(B2B_BYTES);
+    let src = w.register_mr(0, 0, 4096, Access::LOCAL_WRITE).unwrap();
+    let mr = w.register_mr(1, 1 << 20, 64 * 1024, Access::ALL).unwrap();
+    let plain = w.register_mr(1, 2 << 20, 4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+    assert!(w.bind_mw(1, plain.lkey, 2 << 20, 64, Access::REMOTE_WRITE).is_err(), "a region without MW_BIND");
+    let base = (1 << 20) + 4096;
+    let win = w.bind_mw(1, mr.lkey, base, 256, Access::REMOTE_WRITE).unwrap();
+    w.fill_memory(0, 0, &pattern(4096, 3)).unwrap();
+    let mut try_op = |w: &mut World, verb: Verb, remote_addr: u64, len: u64, rkey: u32| {
+        let (qa, _) = w.connect(0, 1).unwrap();
+        w.post_send(qa, SendWr { id: 9, verb, local_addr: 0, len, lkey: src.lkey, remote_addr, rkey }).unwrap();
+        let t = w.now + Time::from_us(200);
+        w.run_until(t);
+        w.poll_cq(0).unwrap()[0].status
+    };
+    assert_eq!(try_op(&mut w, Verb::Write, base + 192, 64, win.rkey), Status::Success);
+    assert_eq!(w.memory(1, base + 192, 64).unwrap(), &pattern(4096, 3)[..64]);
+    assert_eq!(try_op(&mut w, Verb::Write, base + 193, 64, win.rkey), Status::RemoteAccess, "one byte past the window");
+    assert_eq!(try_op(&mut w, Verb::Write, base - 64, 64, win.rkey), Status::RemoteAccess, "inside the region, before the window");
+    assert_eq!(try_op(&mut w, Verb::Read, base, 64, win.rkey), Status::RemoteAccess, "the window grants no read");
+    assert_eq!(try_op(&mut w, Verb::Read, base, 64, mr.rkey), Status::Success, "the region's own key still reads");
+    w.invalidate_mw(1, win.rkey).unwrap();
+    assert!(w.invalidate_mw(1, win.rkey).is_err(), "invalidated twice");
+    assert_eq!(try_op(&mut w, Verb::Write, base, 64, win.rkey), Status::RemoteAccess, "invalidated");
+    assert!(w.memory(1, base, 192).unwrap().iter().all(|&b| b == 0), "nothing refused reached the memory");
+    assert!(w.memory(1, base + 256, 64).unwrap().iter().all(|&b| b == 0));
+}
+
+#[test]
 fn read_without_remote_read_right_is_refused() {
     let mut w = build(B2B_BYTES);
     let src = w.register_mr(0, 0, 4096, Access::LOCAL_WRITE).unwrap();

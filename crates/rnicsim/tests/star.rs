@@ -253,6 +253,41 @@ fn the_whitelist_keeps_forged_and_out_of_range_packets_from_the_stateless_memory
 }
 
 #[test]
+fn a_stateless_hosts_memory_windows_are_whitelisted_while_bound() {
+    // Host 0 (stateless) binds one window before the connection exists and one after; both
+    // reach the stateful NIC's whitelist, grant only their range and right, and stop when
+    // invalidated.
+    let mut w = world(0.0, 1, "");
+    let mr = w.register_mr(0, 256 * 1024, 64 * 1024, Access::ALL).unwrap();
+    let src = w.register_mr(1, 0, 4096, Access::ALL).unwrap();
+    let early = w.bind_mw(0, mr.lkey, 256 * 1024, 128, Access::REMOTE_WRITE).unwrap();
+    let (_, c) = w.connect_star(0, 1, Owner::HOST, Owner::HOST, StarRole::FirstStateless).unwrap();
+    let rules = w.nics[1].star.whitelist.rules();
+    let late = w.bind_mw(0, mr.lkey, 300 * 1024, 128, Access::REMOTE_WRITE | Access::REMOTE_READ).unwrap();
+    assert_eq!(w.nics[1].star.whitelist.rules(), rules + 1, "a window bound later is pushed to the stateful side");
+    w.fill_memory(1, 0, &pattern(4096, 8)).unwrap();
+    let mut id = 0;
+    let mut op = |w: &mut World, verb: Verb, remote_addr: u64, rkey: u32| {
+        id += 1;
+        w.post_send(c, SendWr { id, verb, local_addr: if verb == Verb::Read { 2048 } else { 0 }, len: 64, lkey: src.lkey, remote_addr, rkey }).unwrap();
+        wait_for(w, 1, 1)[0].status
+    };
+    assert_eq!(op(&mut w, Verb::Write, 256 * 1024 + 64, early.rkey), Status::Success);
+    assert_eq!(op(&mut w, Verb::Write, 300 * 1024, late.rkey), Status::Success);
+    assert_eq!(op(&mut w, Verb::Read, 300 * 1024, late.rkey), Status::Success);
+    assert!(w.memory(1, 2048, 64).unwrap() == &pattern(4096, 8)[..64], "the READ through the window brought the WRITE's bytes back");
+    let refused = w.nics[1].star.counters.refused;
+    assert_eq!(op(&mut w, Verb::Write, 256 * 1024 + 65, early.rkey), Status::RemoteAccess, "one byte past the window");
+    assert_eq!(op(&mut w, Verb::Read, 256 * 1024, early.rkey), Status::RemoteAccess, "the early window grants no read");
+    w.invalidate_mw(0, early.rkey).unwrap();
+    assert_eq!(w.nics[1].star.whitelist.rules(), rules, "the invalidated window's rule is gone");
+    assert_eq!(op(&mut w, Verb::Write, 256 * 1024, early.rkey), Status::RemoteAccess, "invalidated");
+    assert_eq!(w.nics[1].star.counters.refused, refused + 3, "each refusal was the whitelist's");
+    assert!(w.memory(0, 256 * 1024, 64).unwrap().iter().all(|&b| b == 0), "nothing refused reached the stateless memory");
+    assert!(w.memory(0, 256 * 1024 + 64, 64).unwrap() == &pattern(4096, 8)[..64]);
+}
+
+#[test]
 fn without_the_security_check_a_forged_packet_lands() {
     let mut w = world(0.0, 1, "security = false");
     let all = Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ;

@@ -11,7 +11,11 @@ impl Access {
     pub const LOCAL_WRITE: Access = Access(1);
     pub const REMOTE_WRITE: Access = Access(2);
     pub const REMOTE_READ: Access = Access(4);
-    pub const ALL: Access = Access(7);
+    /// Memory windows may be bound to the region (IBV_ACCESS_MW_BIND).
+    pub const MW_BIND: Access = Access(8);
+    pub const ALL: Access = Access(15);
+    /// The rights a remote peer may hold.
+    pub const REMOTE: Access = Access(6);
 
     pub fn allows(self, other: Access) -> bool {
         self.0 & other.0 == other.0
@@ -23,6 +27,21 @@ impl std::ops::BitOr for Access {
     fn bitor(self, o: Access) -> Access {
         Access(self.0 | o.0)
     }
+}
+
+/// A memory window (a type 2 window, bound by the host's verbs call): a sub-range of one of the
+/// host's regions with an rkey and remote rights of its own, revoked by invalidating it. A
+/// window's rkey is never reused, so an invalidated window's key stays dead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryWindow {
+    pub host: u32,
+    pub addr: u64,
+    pub len: u64,
+    pub rkey: u32,
+    /// Remote rights only (a subset of the region's).
+    pub access: Access,
+    /// The lkey of the region it is bound to.
+    pub region: u32,
 }
 
 /// A registered memory region of one host.
@@ -155,4 +174,8 @@ pub enum VerbsError {
     UnknownPath(u32),
     #[error("node {0} is not a switch")]
     NotASwitch(u32),
+    #[error("a memory window [{addr}, {addr} + {len}) cannot be bound: {why}")]
+    BadWindow { addr: u64, len: u64, why: &'static str },
+    #[error("no valid memory window with rkey {0:#x}")]
+    UnknownWindow(u32),
 }

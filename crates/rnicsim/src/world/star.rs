@@ -12,7 +12,7 @@ use crate::nic::star::library::{LibActions, StarLib};
 use crate::nic::star::stateless::{react, Reaction};
 use crate::nic::star::whitelist::{MemoryUse, RegionRule};
 use crate::nic::star::{Endpoint, StarRole, StarSpec, STAR_HANDLE};
-use crate::nic::verbs::{Access, Completion, CompletionKind, MemoryRegion, PostError, RecvWr, SendWr, Status, Verb, VerbsError};
+use crate::nic::verbs::{Access, Completion, CompletionKind, MemoryRegion, MemoryWindow, PostError, RecvWr, SendWr, Status, Verb, VerbsError};
 use crate::units::Time;
 use crate::wire::packet::{Packet, PacketId, PacketKind, RoceHeader, ECN_NOT_ECT, TTL};
 use crate::wire::star::{StarBody, StarCqe, StarHeader, StarMeta, StarOp, StarType, StarWqe, DESCRIPTOR_BYTES, FRAME_OVERHEAD, STATEFUL_PORT, STATELESS_PORT};
@@ -91,11 +91,13 @@ impl World {
         self.nics[hl as usize].star.stateless += 1;
         // The library installs the connection's rule, and the domain's regions, on the
         // stateful side's NIC (§III-D1).
-        let regions: Vec<MemoryRegion> = self.nics[hl as usize].memory.regions().iter().filter(|r| self.region_pd(hl, r.lkey) == pd).copied().collect();
+        let mem = &self.nics[hl as usize].memory;
+        let mut rules: Vec<RegionRule> = mem.regions().iter().filter(|r| self.region_pd(hl, r.lkey) == pd).map(rule_of).collect();
+        rules.extend(mem.windows().filter(|w| self.region_pd(hl, w.region) == pd).map(window_rule));
         let wl = &mut self.nics[hf as usize].star.whitelist;
         wl.allow_connection(less, f_ep, pd);
-        for r in regions {
-            wl.allow_region(less, pd, rule_of(&r));
+        for r in rules {
+            wl.allow_region(less, pd, r);
         }
         let timeout = self.star_spec().wqep_timeout;
         let now = self.now;
@@ -122,11 +124,39 @@ impl World {
     }
 
     pub(super) fn star_region_registered(&mut self, node: u32, pd: u32, mr: &MemoryRegion) {
+        self.star_rule_pushed(node, pd, rule_of(mr));
+    }
+
+    fn star_rule_pushed(&mut self, node: u32, pd: u32, rule: RegionRule) {
         for nic in &mut self.nics {
             if nic.star.whitelist.knows(node, pd) {
-                nic.star.whitelist.allow_region(node, pd, rule_of(mr));
+                nic.star.whitelist.allow_region(node, pd, rule);
             }
         }
+    }
+
+    /// Binds a memory window over `[addr, addr + len)` of host `node`'s region `lkey` (registered
+    /// with [`Access::MW_BIND`]), granting `access` (remote read and/or write, within the
+    /// region's) under a new rkey, in the region's protection domain. Remote READs and WRITEs
+    /// may name it like a region's rkey; a StaR stateless host's window goes into its peers'
+    /// whitelists as a memory rule of the domain (§III-D1).
+    pub fn bind_mw(&mut self, node: u32, lkey: u32, addr: u64, len: u64, access: Access) -> Result<MemoryWindow, VerbsError> {
+        let h = self.host_of(node)?;
+        let w = self.nics[h as usize].memory.bind_window(h, lkey, addr, len, access).map_err(|why| VerbsError::BadWindow { addr, len, why })?;
+        let pd = self.region_pd(h, lkey);
+        self.star_rule_pushed(node, pd, window_rule(&w));
+        Ok(w)
+    }
+
+    /// Invalidates host `node`'s memory window `rkey`: from now on no remote access may name
+    /// it, and every whitelist drops its rule.
+    pub fn invalidate_mw(&mut self, node: u32, rkey: u32) -> Result<(), VerbsError> {
+        let h = self.host_of(node)?;
+        self.nics[h as usize].memory.invalidate_window(rkey).ok_or(VerbsError::UnknownWindow(rkey))?;
+        for nic in &mut self.nics {
+            nic.star.whitelist.remove_rkey(node, rkey);
+        }
+        Ok(())
     }
 
     // ------------------------------------------------------------------ verbs
@@ -739,5 +769,9 @@ impl World {
 }
 
 fn rule_of(mr: &MemoryRegion) -> RegionRule {
-    RegionRule { addr: mr.addr, len: mr.len, lkey: mr.lkey, rkey: mr.rkey, access: mr.access }
+    RegionRule { addr: mr.addr, len: mr.len, lkey: Some(mr.lkey), rkey: mr.rkey, access: mr.access }
+}
+
+fn window_rule(w: &MemoryWindow) -> RegionRule {
+    RegionRule { addr: w.addr, len: w.len, lkey: None, rkey: w.rkey, access: w.access }
 }

@@ -6,17 +6,19 @@
 //! domain the stateless side's queue pair belongs to (installed when the connection is made,
 //! removed when it is destroyed), and memory rules say which regions of that server are in the
 //! domain, with their keys, ranges and rights (installed when the server registers a region).
-//! Memory windows are not modeled.
+//! A memory window bound to a region of the domain is a memory rule too, with its own rkey, range
+//! and rights and no lkey, installed when it is bound and removed when it is invalidated.
 
 use crate::nic::verbs::Access;
 use std::collections::BTreeMap;
 
-/// One registered region of a stateless server, as its rule holds it.
+/// One registered region (or bound memory window) of a stateless server, as its rule holds it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RegionRule {
     pub addr: u64,
     pub len: u64,
-    pub lkey: u32,
+    /// `None` for a memory window: it grants remote access only.
+    pub lkey: Option<u32>,
     pub rkey: u32,
     pub access: Access,
 }
@@ -65,6 +67,20 @@ impl Whitelist {
         }
     }
 
+    /// Removes the memory rule with rkey `rkey` of `server` (an invalidated window), in any
+    /// domain; whether there was one.
+    pub fn remove_rkey(&mut self, server: u32, rkey: u32) -> bool {
+        let mut found = false;
+        for ((s, _), v) in self.regions.iter_mut() {
+            if *s == server {
+                let before = v.len();
+                v.retain(|r| r.rkey != rkey);
+                found |= v.len() != before;
+            }
+        }
+        found
+    }
+
     /// Whether the server has a connection rule with this domain here (so its regions matter).
     pub fn knows(&self, server: u32, pd: u32) -> bool {
         self.connections.iter().any(|(&(s, _), &p)| s == server && p == pd)
@@ -82,7 +98,7 @@ impl Whitelist {
         let Some(m) = mem else { return true };
         let Some(regions) = self.regions.get(&(server, pd)) else { return false };
         regions.iter().any(|r| {
-            let key_ok = if m.remote { r.rkey == m.key } else { r.lkey == m.key };
+            let key_ok = if m.remote { r.rkey == m.key } else { r.lkey == Some(m.key) };
             let right = match (m.remote, m.write) {
                 (true, true) => Access::REMOTE_WRITE,
                 (true, false) => Access::REMOTE_READ,
@@ -100,7 +116,24 @@ mod tests {
     use super::*;
 
     fn region() -> RegionRule {
-        RegionRule { addr: 4096, len: 4096, lkey: 0x10, rkey: 0x8000_0010, access: Access::LOCAL_WRITE | Access::REMOTE_READ }
+        RegionRule { addr: 4096, len: 4096, lkey: Some(0x10), rkey: 0x8000_0010, access: Access::LOCAL_WRITE | Access::REMOTE_READ }
+    }
+
+    #[test]
+    fn a_window_rule_grants_its_range_remotely_until_removed() {
+        let mut w = Whitelist::default();
+        w.allow_connection(5, 1, 0);
+        w.allow_region(5, 0, region());
+        let window = RegionRule { addr: 4096 + 512, len: 64, lkey: None, rkey: 0x8000_8000, access: Access::REMOTE_WRITE };
+        w.allow_region(5, 0, window);
+        let write = |key, remote, addr, len| Some(MemoryUse { key, remote, addr, len, write: true });
+        assert!(w.allows(5, 1, write(0x8000_8000, true, 4096 + 512, 64)), "the window grants a remote write the region does not");
+        assert!(!w.allows(5, 1, write(0x8000_8000, true, 4096 + 511, 64)), "outside the window");
+        assert!(!w.allows(5, 1, write(0x8000_8000, false, 4096 + 512, 8)), "a window has no lkey");
+        assert!(w.remove_rkey(5, 0x8000_8000));
+        assert!(!w.allows(5, 1, write(0x8000_8000, true, 4096 + 512, 64)), "invalidated");
+        assert!(!w.remove_rkey(5, 0x8000_8000));
+        assert!(w.allows(5, 1, Some(MemoryUse { key: 0x8000_0010, remote: true, addr: 4096, len: 8, write: false })), "the region's rule stays");
     }
 
     #[test]
