@@ -189,7 +189,7 @@ fn a_memory_window_grants_its_range_and_right_until_it_is_invalidated() {
     let base = (1 << 20) + 4096;
     let win = w.bind_mw(1, mr.lkey, base, 256, Access::REMOTE_WRITE).unwrap();
     w.fill_memory(0, 0, &pattern(4096, 3)).unwrap();
-    let mut try_op = |w: &mut World, verb: Verb, remote_addr: u64, len: u64, rkey: u32| {
+    let try_op = |w: &mut World, verb: Verb, remote_addr: u64, len: u64, rkey: u32| {
         let (qa, _) = w.connect(0, 1).unwrap();
         w.post_send(qa, SendWr { id: 9, verb, local_addr: 0, len, lkey: src.lkey, remote_addr, rkey }).unwrap();
         let t = w.now + Time::from_us(200);

@@ -19,16 +19,17 @@ fn entity<'a>(s: &'a Summary, name: &str) -> &'a EntitySummary {
     s.yama.as_ref().expect("a yama summary").entities.iter().find(|e| e.name == name).unwrap_or_else(|| panic!("no entity {name}"))
 }
 
+/// A star of 7 hosts with links of `rate`; `nic` follows the links.
+fn hosts(duration: &str, rate: &str, nic: &str) -> String {
+    format!("duration = \"{duration}\"\n[topology.star]\nhosts = 7\n[links]\nrate = \"{rate}\"\n{nic}\n")
+}
+
 /// One key-value engine of `mops` on host 6, clients on hosts 0-5; `extra` is appended to
 /// `[yama]`, `entities` after the chain.
 fn kv(duration: &str, extra: &str, mops: f64, engine_extra: &str, entities: &str) -> String {
-    format!(
-        r#"
-        duration = "{duration}"
-        [topology.star]
-        hosts = 7
-        [links]
-        rate = "400Gbps"
+    hosts(duration, "400Gbps", "")
+        + &format!(
+            r#"
         [yama]
         {extra}
         [[yama.engine]]
@@ -42,7 +43,7 @@ fn kv(duration: &str, extra: &str, mops: f64, engine_extra: &str, entities: &str
         workload = "kv"
         {entities}
     "#
-    )
+        )
 }
 
 fn ent(name: &str, weight: f64, nodes: &str, instances: u32, queues: u32, more: &str) -> String {
@@ -52,14 +53,9 @@ fn ent(name: &str, weight: f64, nodes: &str, instances: u32, queues: u32, more: 
 /// A chain "kv" that is host 6's NIC's own RDMA engine (64-byte READs, a `read` fraction, and
 /// WRITEs), clients on hosts 0-5, links of `rate`; `nic` is put before `[yama]`.
 fn nic_rdma(duration: &str, rate: &str, nic: &str, extra: &str, read: f64, entities: &str) -> String {
-    format!(
-        r#"
-        duration = "{duration}"
-        [topology.star]
-        hosts = 7
-        [links]
-        rate = "{rate}"
-        {nic}
+    hosts(duration, rate, nic)
+        + &format!(
+            r#"
         [yama]
         {extra}
         [[yama.chain]]
@@ -69,7 +65,7 @@ fn nic_rdma(duration: &str, rate: &str, nic: &str, extra: &str, read: f64, entit
         read = {read}
         {entities}
     "#
-    )
+        )
 }
 
 #[test]

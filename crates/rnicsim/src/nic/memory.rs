@@ -88,26 +88,21 @@ impl HostMemory {
 
     /// Invalidates the window `rkey` names; the window it was, if it was valid.
     pub fn invalidate_window(&mut self, rkey: u32) -> Option<MemoryWindow> {
-        let (w, valid) = self.window_slot(rkey)?;
-        let was = std::mem::replace(valid, false);
-        was.then_some(*w)
+        let slot = self.window_slot(rkey)?;
+        let (w, valid) = &mut self.windows[slot];
+        std::mem::replace(valid, false).then_some(*w)
     }
 
-    fn window_slot(&mut self, rkey: u32) -> Option<(&MemoryWindow, &mut bool)> {
-        if rkey & WINDOW_BIT == 0 {
-            return None;
-        }
-        let (w, valid) = self.windows.get_mut((rkey & (WINDOW_BIT - 1)) as usize)?;
-        (w.rkey == rkey).then_some((&*w, valid))
+    /// The slot of the window `rkey` names (valid or not), if it is one of this host's.
+    fn window_slot(&self, rkey: u32) -> Option<usize> {
+        let slot = (rkey & (WINDOW_BIT - 1)) as usize;
+        (rkey & WINDOW_BIT != 0 && self.windows.get(slot).is_some_and(|(w, _)| w.rkey == rkey)).then_some(slot)
     }
 
     /// The valid window an rkey names, if it is one of this host's.
     pub fn window(&self, rkey: u32) -> Option<&MemoryWindow> {
-        if rkey & WINDOW_BIT == 0 {
-            return None;
-        }
-        let (w, valid) = self.windows.get((rkey & (WINDOW_BIT - 1)) as usize)?;
-        (*valid && w.rkey == rkey).then_some(w)
+        let (w, valid) = &self.windows[self.window_slot(rkey)?];
+        valid.then_some(w)
     }
 
     /// Every valid window, in binding order.
@@ -118,8 +113,7 @@ impl HostMemory {
     /// Checks a remote access: key (a region's or a valid window's), range and right.
     pub fn check_remote(&self, rkey: u32, addr: u64, len: u64, right: Access) -> bool {
         if let Some(w) = self.window(rkey) {
-            let inside = addr >= w.addr && addr.checked_add(len).is_some_and(|e| e <= w.addr + w.len);
-            return w.access.allows(right) && inside;
+            return w.access.allows(right) && w.contains(addr, len);
         }
         self.by_rkey(rkey).is_some_and(|mr| mr.access.allows(right) && mr.contains(addr, len))
     }

@@ -55,10 +55,22 @@ pub struct MemoryRegion {
     pub access: Access,
 }
 
+/// Whether `[addr, addr + len)` lies inside `[base, base + size)`.
+fn inside(base: u64, size: u64, addr: u64, len: u64) -> bool {
+    addr >= base && addr.checked_add(len).is_some_and(|end| end <= base + size)
+}
+
 impl MemoryRegion {
     /// Whether `[addr, addr + len)` lies inside the region.
     pub fn contains(&self, addr: u64, len: u64) -> bool {
-        addr >= self.addr && addr.checked_add(len).is_some_and(|end| end <= self.addr + self.len)
+        inside(self.addr, self.len, addr, len)
+    }
+}
+
+impl MemoryWindow {
+    /// Whether `[addr, addr + len)` lies inside the window.
+    pub fn contains(&self, addr: u64, len: u64) -> bool {
+        inside(self.addr, self.len, addr, len)
     }
 }
 

@@ -426,7 +426,8 @@ impl Yama {
         let client_node = if op.q == DUMMY { self.chains[op.chain as usize].members[op.member as usize].node } else { self.queues[op.q as usize].node };
         let id = self.alloc(op);
         if self.conns[conn as usize].nic_rdma {
-            // The operation is the verb: a READ of the data, or a WRITE of it.
+            // The operation is the verb: a READ of the data (`generate` answers a READ with
+            // the data), or a WRITE of it.
             let (lkey, _) = w.app_keys(client_node);
             let (_, rkey) = w.app_keys(server);
             let verb = if op.reply == RDMA_WORK { Verb::Read } else { Verb::Write };

@@ -115,7 +115,12 @@ impl ChainSpec {
 
     /// The chain's server: `server`, or the host of its first engine.
     pub fn server_of(&self, engines: &[EngineSpec]) -> Option<u32> {
-        self.server.or_else(|| self.engines.first().and_then(|n| engines.iter().find(|e| &e.name == n)).map(|e| e.host))
+        self.server.or_else(|| self.engines_host(engines))
+    }
+
+    /// The host of its first engine, if that engine exists.
+    fn engines_host(&self, engines: &[EngineSpec]) -> Option<u32> {
+        self.engines.first().and_then(|n| engines.iter().find(|e| &e.name == n)).map(|e| e.host)
     }
 
     pub fn is_two_sided(&self) -> bool {
@@ -267,7 +272,7 @@ impl YamaSpec {
             if c.is_nic_rdma() && c.two_sided == Some(true) {
                 bad(format!("chain[{i}].two_sided"), "RDMA READs and WRITEs complete at the initiator: a NIC's own RDMA engine is one-sided".into());
             }
-            if let (Some(s), Some(h)) = (c.server, c.engines.first().and_then(|n| self.engine.iter().find(|e| &e.name == n)).map(|e| e.host)) {
+            if let (Some(s), Some(h)) = (c.server, c.engines_host(&self.engine)) {
                 if s != h {
                     bad(format!("chain[{i}].server"), format!("the chain's engines are on host {h}, not {s} (with engines, `server` may be left out)"));
                 }
