@@ -119,14 +119,12 @@ impl World {
         if pd != 0 {
             self.nics[h as usize].star_region_pd.insert(mr.lkey, pd);
         }
-        self.star_region_registered(node, pd, &mr);
+        self.star_rule_pushed(node, pd, rule_of(&mr));
         Ok(mr)
     }
 
-    pub(super) fn star_region_registered(&mut self, node: u32, pd: u32, mr: &MemoryRegion) {
-        self.star_rule_pushed(node, pd, rule_of(mr));
-    }
-
+    /// The library pushes a memory rule of host `node`'s domain `pd` to every NIC whose
+    /// whitelist has that host and domain (§III-D1).
     fn star_rule_pushed(&mut self, node: u32, pd: u32, rule: RegionRule) {
         for nic in &mut self.nics {
             if nic.star.whitelist.knows(node, pd) {

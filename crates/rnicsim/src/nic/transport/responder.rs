@@ -9,7 +9,7 @@ use super::{emit, requester, Action, Ctx};
 use crate::nic::cc::CongestionControl as _;
 use crate::nic::events::NicEvent;
 use crate::nic::qp::{packets_for, HeldEnd, Owner, QpState, ReadJob};
-use crate::nic::verbs::{Access, CompletionKind, Status};
+use crate::nic::verbs::{Access, CompletionKind, RecvWr, Status};
 use crate::units::Time;
 use crate::nic::CnpMode;
 use crate::wire::packet::{Packet, PacketId, ECN_CE};
@@ -121,16 +121,17 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
         Family::Send if ctx.nics[ctx.qps.get(q).host as usize].ordering.is_some() => {
             // With an ordering layer a SEND finds its receive WQE by its message number, as
             // its packets may come in any order (IRN's recv WQE SN).
-            let Some(rwr) = recv_wqe(ctx, q, pkt) else {
-                let qp = ctx.qps.get(q);
-                match qp.rq.get(recv_slot(qp, pkt)).copied() {
-                    None => rnr(ctx, q, pkt),
-                    Some(small) => {
-                        ctx.complete(q, small.id, CompletionKind::Recv, Status::LocalLength, 0, None, now);
-                        fail(ctx, q, pkt, Syndrome::NakInvalidRequest);
-                    }
+            let rwr = match posted_recv(ctx, q, pkt) {
+                None => {
+                    rnr(ctx, q, pkt);
+                    return;
                 }
-                return;
+                Some(small) if !fits(&small, pkt) => {
+                    ctx.complete(q, small.id, CompletionKind::Recv, Status::LocalLength, 0, None, now);
+                    fail(ctx, q, pkt, Syndrome::NakInvalidRequest);
+                    return;
+                }
+                Some(rwr) => rwr,
             };
             let placed = place(ctx, q, pkt, id, rwr.addr + pkt.roce.offset as u64);
             placed_at = placed;
@@ -146,7 +147,7 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
                     rnr(ctx, q, pkt);
                     return;
                 };
-                if rwr.len < pkt.roce.dma_len as u64 {
+                if !fits(&rwr, pkt) {
                     ctx.complete(q, rwr.id, CompletionKind::Recv, Status::LocalLength, 0, None, now);
                     fail(ctx, q, pkt, Syndrome::NakInvalidRequest);
                     return;
@@ -220,8 +221,8 @@ fn out_of_order_layer(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: Packe
     // A WRITE is placed at its address, a SEND in the receive WQE its message number names.
     let target = match op.family() {
         // A WRITE with immediate's last packet also needs the receive WQE it will complete.
-        Family::Write if check_write(ctx, q, pkt) && !(op.has_imm() && op.is_last() && !recv_posted(ctx, q, pkt)) => Some(pkt.roce.va + pkt.roce.offset as u64),
-        Family::Send => recv_wqe(ctx, q, pkt).map(|r| r.addr + pkt.roce.offset as u64),
+        Family::Write if check_write(ctx, q, pkt) && !(op.has_imm() && op.is_last() && posted_recv(ctx, q, pkt).is_none()) => Some(pkt.roce.va + pkt.roce.offset as u64),
+        Family::Send => posted_recv(ctx, q, pkt).filter(|r| fits(r, pkt)).map(|r| r.addr + pkt.roce.offset as u64),
         _ => None,
     };
     let placeable = target.is_some();
@@ -290,18 +291,15 @@ fn recv_slot(qp: &crate::nic::qp::Qp, pkt: &Packet) -> usize {
     pkt.roce.msg.wrapping_sub(qp.recv_taken) as usize
 }
 
-/// With an ordering layer: the receive WQE SEND packet `pkt` belongs in, if posted and large
-/// enough.
-fn recv_wqe(ctx: &Ctx, q: u32, pkt: &Packet) -> Option<crate::nic::verbs::RecvWr> {
+/// With an ordering layer: the receive WQE packet `pkt`'s message will consume, if posted.
+fn posted_recv(ctx: &Ctx, q: u32, pkt: &Packet) -> Option<RecvWr> {
     let qp = ctx.qps.get(q);
-    let rwr = *qp.rq.get(recv_slot(qp, pkt))?;
-    (rwr.len >= pkt.roce.dma_len as u64).then_some(rwr)
+    qp.rq.get(recv_slot(qp, pkt)).copied()
 }
 
-/// Whether the receive WQE message `pkt.roce.msg` will consume is posted.
-fn recv_posted(ctx: &Ctx, q: u32, pkt: &Packet) -> bool {
-    let qp = ctx.qps.get(q);
-    recv_slot(qp, pkt) < qp.rq.len()
+/// Whether receive WQE `rwr` holds packet `pkt`'s whole message.
+fn fits(rwr: &RecvWr, pkt: &Packet) -> bool {
+    rwr.len >= pkt.roce.dma_len as u64
 }
 
 /// A SEND or WRITE with immediate is whole in order: its receive WQE (the oldest) completes.
