@@ -157,6 +157,35 @@ def test_star_rpc_from_python_sweeping_connections(tmp_path: Path) -> None:
     assert server["peak_stateful"] == 0 and server["stateless"] == 360
 
 
+def test_a_python_scr_policy_sees_the_nics_telemetry(tmp_path: Path) -> None:
+    # One WRITE stream at 100 Gbps over 200 Gbps PCIe; the policy takes only the telemetry,
+    # sampled every 20 µs, on a separate per-node pool.
+    s = rnicsim.Scenario.from_file(ROOT / "scenarios" / "scr" / "fig13_static.toml").set("duration", "1ms")
+    s.set("perftest", [{"name": "w", "test": "write_bw", "client": 0, "server": 1, "message": "64KiB", "depth": 16}])
+    s.set("nic.scr", {"hosts": [0, 1], "telemetry": "20us", "node_threads": 2, "policy": {"external": {"kinds": ["pcie", "port"], "cycles": 200}}})
+
+    class Watch:
+        def __init__(self) -> None:
+            self.seen: list[tuple[int, str, int, int, int]] = []
+
+        def on_event(self, host, event, now_ps, line_bps):
+            self.seen.append((host, event["kind"], event["value"], event["aux"], event["rtt_ps"]))
+            assert event["flow"] == 2**32 - 1 and event["at_ps"] < now_ps
+
+    w = Watch()
+    run = s.run(tmp_path / "watch", scr_policy=w)
+    late = [e for e in w.seen[len(w.seen) // 4 :]]
+    port_tx = [v for h, k, v, a, r in late if h == 0 and k == "port"]
+    pcie_in = [a for h, k, v, a, r in late if h == 1 and k == "pcie"]
+    assert port_tx and min(port_tx) > 900  # per mille of the line rate
+    assert pcie_in and 400 < sum(pcie_in) / len(pcie_in) < 520  # payload written at ~100 of 200 Gbps
+    assert all(r >= 1_005_000 for h, k, v, a, r in late if k == "pcie")  # two 500 ns hops at least
+    nic = {n["name"]: n for n in run.summary["scr"]["per_nic"]}
+    assert nic["host 0"]["telemetry"]["samples"] == 50
+    kinds = {k["name"]: k for k in run.summary["scr"]["kinds"]}
+    assert kinds["pcie"]["handled"] > 0 and kinds["port"]["handled"] > 0
+
+
 def test_a_python_scr_policy_gives_the_same_run_as_its_rust_twin(tmp_path: Path) -> None:
     # SCR Fig. 13's static allocation, once with the Rust policy and once with its Python twin
     # (same costs): the same decisions at the same times, so the same results.

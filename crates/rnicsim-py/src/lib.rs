@@ -95,6 +95,7 @@ impl ExternalPolicy for PyPolicy {
                 d.set_item("count", e.count)?;
                 d.set_item("rtt_ps", e.rtt.0)?;
                 d.set_item("value", e.value)?;
+                d.set_item("aux", e.aux)?;
                 Ok(pyo3::types::PyTuple::new(py, [host.into_pyobject(py)?.into_any(), d.into_any(), now.0.into_pyobject(py)?.into_any(), line_bps.into_pyobject(py)?.into_any()])?.unbind())
             },
             actions,

@@ -255,17 +255,18 @@ pub fn scr_feed_tx(core: &mut dyn crate::nic::scr::processor::ScrCore, flows: u3
     let mut timers: TimerQueue<u32> = TimerQueue::new();
     let slots: Vec<_> = (0..core.threads()).map(|t| timers.add_timer(t)).collect();
     let mut now = Time::ZERO;
-    for i in 0..events {
+    let mut flow = 0u32;
+    for _ in 0..events {
         while let Some((at, t)) = timers.pop_until(now) {
             if let Some(next) = core.run_thread(at, t) {
                 timers.arm_if_later(slots[t as usize], next);
             }
             while core.pop_install(at).is_some() {}
         }
-        let flow = (i % flows as u64) as u32;
         if let Some((t, at)) = core.collect(now, flow, &NicEvent::Tx { bytes: pkt, packets: 1 }) {
             timers.arm_if_later(slots[t as usize], at);
         }
+        flow = if flow + 1 == flows { 0 } else { flow + 1 };
         now += gap;
     }
 }

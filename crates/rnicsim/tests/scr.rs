@@ -212,6 +212,8 @@ fn scr_scenarios_are_deterministic_and_bad_keys_are_named() {
         ("[nic.scr.policy.receiver_driven]\nbackpressure_permille = 1200", "nic.scr.policy.receiver_driven.backpressure_permille"),
         ("[nic.scr.policy.swift]\nfs_min_rate = \"1kbps\"", "nic.scr.policy.swift.fs_min_rate"),
         ("hosts = []", "nic.scr.hosts"),
+        ("telemetry = \"50ns\"", "nic.scr.telemetry"),
+        ("node_threads = 65", "nic.scr.node_threads"),
     ] {
         let text = zero.replace("threads = 0", bad);
         let e = LoadedScenario::from_str(&text, "bad.toml", Path::new(".")).err().unwrap_or_else(|| panic!("{bad} accepted"));
@@ -417,4 +419,50 @@ fn fig9_scrs_join_strategy_settles_soonest_after_the_last_join_and_ends_fair() {
         let h = &s.perftest_hosts[0];
         assert!(h.jain_tests > 0.99 && h.gbps > 90.0, "{}: {h:?}", s.name);
     }
+}
+
+/// One 64 KB WRITE stream, host 0 → 1 at 100 Gbps, with SCR's telemetry every 10 µs and a
+/// PCIe link of `pcie` (500 ns each way).
+fn telemetry_run(pcie: &str) -> Summary {
+    let toml = format!(
+        "duration = \"2ms\"\n[topology.star]\nhosts = 2\n[links]\nrate = \"100Gbps\"\ndelay = \"100ns\"\n[nic]\nmtu = 4096\n[nic.pcie]\nbandwidth = \"{pcie}\"\n[nic.cc.none]\n[nic.scr]\ntelemetry = \"10us\"\n[[perftest]]\nname = \"w\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 16\nwarmup = \"1ms\"\n"
+    );
+    run_loaded(&LoadedScenario::from_str(&toml, "telemetry.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "telemetry")
+}
+
+fn telemetry<'a>(s: &'a Summary, host: &str) -> &'a rnicsim::nic::scr::telemetry::TelemetrySummary {
+    let nic = s.scr.as_ref().unwrap().per_nic.iter().find(|n| n.name == host).unwrap_or_else(|| panic!("no SCR on {host}"));
+    nic.telemetry.as_ref().expect("telemetry figures")
+}
+
+#[test]
+fn host_telemetry_reads_pcie_and_port_utilization_and_the_ping_pong_rises_behind_dma_writes() {
+    for (pcie, gbps) in [("200Gbps", 200.0), ("400Gbps", 400.0)] {
+        let s = telemetry_run(pcie);
+        let goodput = perf(&s, "w").gbps;
+        assert!(goodput > 97.0, "{goodput}");
+        let (tx, rx) = (telemetry(&s, "host 0"), telemetry(&s, "host 1"));
+        assert_eq!((tx.samples, rx.samples), (200, 200));
+        // The port runs at line rate: the sender's TX and the receiver's RX readings.
+        for u in [tx.port_tx_utilization, rx.port_rx_utilization] {
+            assert!((u - 1.0).abs() < 0.01, "{pcie}: port {u}");
+        }
+        // PCIe carries the payload: read at the sender, written at the receiver, each at the
+        // goodput over the PCIe rate (WQEs, CQEs and the pings add a fraction of a percent).
+        let want = goodput / gbps;
+        for u in [tx.pcie_read_utilization, rx.pcie_write_utilization] {
+            assert!((u / want - 1.0).abs() < 0.02, "{pcie}: PCIe {u} vs {want}");
+        }
+        assert!(tx.pcie_write_utilization < 0.01 && rx.pcie_read_utilization < 0.01);
+        // The ping-pong: two 500 ns latencies and two 64-byte transfers when the channels are
+        // idle (the sender's writes are only CQEs), and behind at most one 4 KB payload write
+        // at the receiver.
+        let x64 = 2.0 * 64.0 * 8.0 / gbps;
+        assert!((tx.pcie_latency_mean_ns - (1000.0 + x64)).abs() < 0.01, "{}", tx.pcie_latency_mean_ns);
+        assert!(rx.pcie_latency_mean_ns > tx.pcie_latency_mean_ns + 5.0, "{}", rx.pcie_latency_mean_ns);
+        assert!(rx.pcie_latency_max_ns <= 1000.0 + x64 + (4096.0 + 64.0) * 8.0 / gbps, "{}", rx.pcie_latency_max_ns);
+    }
+    // Without the key there are no samples and no figures.
+    let s = two_tenants("[nic.scr]\n[nic.scr.policy.passive]");
+    assert!(s.scr.as_ref().unwrap().per_nic.iter().all(|n| n.telemetry.is_none()));
 }

@@ -99,6 +99,19 @@ impl Pcie {
         self.write.transfer(now, DESCRIPTOR_BYTES).max(after.max(now) + tx) + self.spec.latency
     }
 
+    /// A 64-byte ping-pong across PCIe started at `now` (SCR's telemetry, A.10): the ping is a
+    /// DMA write to host memory, queued behind the NIC → host traffic; the host answers at once
+    /// with a write to the NIC, behind the host → NIC data already under way. Returns the round
+    /// trip: two latencies and two transfers when PCIe is idle. The pong does not hold up the
+    /// payload reads (64 bytes per sample; it is counted but takes no channel place).
+    pub fn ping_pong(&mut self, now: Time) -> Time {
+        self.bytes_written += DESCRIPTOR_BYTES;
+        self.bytes_read += DESCRIPTOR_BYTES;
+        let tx = self.spec.bandwidth.tx_time(DESCRIPTOR_BYTES);
+        let at_host = self.write.transfer(now, DESCRIPTOR_BYTES) + self.spec.latency;
+        at_host.max(self.read.free_at()) + tx + self.spec.latency - now
+    }
+
     /// The first payload byte of a newly fetched WQE arrives one read round trip later.
     pub fn first_payload(&self, ready: Time) -> Time {
         ready + self.spec.latency + self.spec.latency
@@ -128,5 +141,24 @@ mod tests {
         }
         assert_eq!(last, Time::from_ns(100_000 - 2_000));
         assert_eq!(p.bytes_read, 100_000);
+    }
+
+    #[test]
+    fn ping_pong_is_two_latencies_when_idle_and_waits_behind_traffic() {
+        let mut p = Pcie::new(PcieSpec { latency: Time::from_ns(500), bandwidth: BitsPerSec(64_000_000_000) });
+        // 500 + 8 (64 B at 64 Gbps) each way.
+        assert_eq!(p.ping_pong(Time::from_us(5)), Time::from_ns(1016));
+        // 64 KB of received payload just issued to host memory (8.192 µs of the write channel):
+        // the ping waits behind it.
+        let t = Time::from_us(10);
+        p.write_payload(t, 65_536);
+        assert_eq!(p.ping_pong(t), Time::from_ns(8_192 + 1016));
+        // Reads backed up 3 µs beyond the prefetch depth hold the pong back.
+        let mut p = Pcie::new(PcieSpec { latency: Time::from_ns(500), bandwidth: BitsPerSec(8_000_000_000) });
+        let t = Time::from_us(100);
+        for _ in 0..5 {
+            p.read_payload(t, 1000); // 1 µs each, from t - prefetch: the channel is busy to t + 3 µs
+        }
+        assert_eq!(p.ping_pong(t), Time::from_ns(3_000 + 64 + 500));
     }
 }

@@ -286,14 +286,14 @@ fn scr(world: &World) -> Option<crate::nic::scr::stats::ScrSummary> {
     for c in scr.cores.iter().flatten() {
         total.add(c.stats());
     }
-    // NICs whose processor saw events (the others idled).
+    // NICs whose processor saw events or took telemetry samples (the others idled).
     let secs = world.end.as_secs_f64();
     let per_nic: Vec<_> = scr
         .cores
         .iter()
         .enumerate()
         .filter_map(|(h, c)| Some((h, c.as_ref()?)))
-        .filter(|(_, c)| c.stats().collected.iter().sum::<u64>() > 0)
+        .filter(|(_, c)| c.stats().collected.iter().sum::<u64>() > 0 || c.stats().telemetry.port_samples > 0)
         .map(|(h, c)| crate::nic::scr::stats::NicScrSummary::new(format!("host {}", world.host_nodes()[h]), c.stats(), secs, c.report()))
         .collect();
     let active = per_nic.len().max(1) as u32;

@@ -265,13 +265,27 @@ impl World {
             let cores: Vec<_> = self.nics.iter().map(|n| on(n.node).then(|| scr.build(n.line_rate))).collect();
             let mut thread_timers = Vec::new();
             let mut install_timers = Vec::new();
+            let mut telemetry_timers = Vec::new();
             for (h, c) in cores.iter().enumerate() {
                 let host = h as u32;
-                let threads = c.as_ref().map_or(0, |c| c.threads());
+                let threads = c.as_ref().map_or(0, |c| c.threads() + c.node_threads());
                 thread_timers.push((0..threads).map(|thread| self.timers.add_timer(Wake::ScrThread { host, thread })).collect());
                 install_timers.push(self.timers.add_timer(Wake::ScrInstall(host)));
+                // The first sample one period in (it reads the counters since time 0).
+                telemetry_timers.push(match (c, scr.telemetry) {
+                    (Some(_), Some(period)) => {
+                        let t = self.timers.add_timer(Wake::ScrTelemetry(host));
+                        self.timers.arm(t, period);
+                        Some(t)
+                    }
+                    _ => None,
+                });
             }
-            self.tap.scr = Some(crate::nic::scr::Scr { cores, thread_timers, install_timers });
+            let meters = vec![Default::default(); cores.len()];
+            self.tap.scr = Some(crate::nic::scr::Scr { cores, thread_timers, install_timers, telemetry_timers, meters });
+            for m in &mut self.tap.scr.as_mut().expect("just set").meters {
+                m.next = scr.telemetry.unwrap_or(crate::units::Time::ZERO);
+            }
         }
         if let Some(sc) = &self.nic_spec.state_cache {
             for h in 0..self.nics.len() as u32 {

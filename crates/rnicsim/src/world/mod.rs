@@ -64,6 +64,8 @@ pub enum Wake {
     ScrThread { host: u32, thread: u32 },
     /// An SCR decision of a host's NIC takes effect.
     ScrInstall(u32),
+    /// A host's SCR telemetry samples, or a ping-pong of it comes back.
+    ScrTelemetry(u32),
     /// Connection state a host's NIC fetched has arrived: packets held for it go on.
     StateCache(u32),
     /// A StaR connection end's timer.
@@ -267,6 +269,7 @@ impl World {
             Wake::Lb(s) => self.lb_timer(s),
             Wake::ScrThread { host, thread } => self.scr_thread(host, thread),
             Wake::ScrInstall(host) => self.scr_install(host),
+            Wake::ScrTelemetry(host) => self.scr_telemetry(host),
             Wake::StateCache(host) => self.state_timer(host),
             Wake::Star(ep) => self.star_timer(ep),
         }

@@ -43,6 +43,40 @@ impl World {
         }
     }
 
+    /// A host's telemetry timer (`nic.scr.telemetry`): PCIe readings whose pong is back go to
+    /// the processor; if a sample is due, the counters are read, the port's reading goes to the
+    /// processor at once and the PCIe one waits for its ping-pong.
+    pub(super) fn scr_telemetry(&mut self, host: u32) {
+        let now = self.now;
+        let h = host as usize;
+        let Some(period) = self.nic_spec.scr.as_ref().and_then(|s| s.telemetry) else { return };
+        let mut raised = Vec::new();
+        let Some(scr) = self.tap.scr.as_mut() else { return };
+        let meter = &mut scr.meters[h];
+        while meter.pending.front().is_some_and(|e| e.at <= now) {
+            raised.extend(meter.pending.pop_front());
+        }
+        if meter.next <= now {
+            let nic = &mut self.nics[h];
+            let port = &self.ports[nic.port as usize];
+            let rx = self.ports[port.peer as usize].counters.tx_bytes;
+            let r = crate::nic::scr::telemetry::Readings { pcie_read: nic.pcie.bytes_read, pcie_written: nic.pcie.bytes_written, port_tx: port.counters.tx_bytes, port_rx: rx };
+            let rtt = nic.pcie.ping_pong(now);
+            let [pcie, port] = meter.sample(now, r, rtt, nic.pcie.spec.bandwidth, nic.line_rate);
+            raised.push(port);
+            meter.pending.push_back(pcie);
+            meter.next = now + period;
+        }
+        let next = meter.pending.front().map_or(meter.next, |e| e.at.min(meter.next));
+        self.timers.arm(scr.telemetry_timers[h].expect("a telemetry timer fired"), next);
+        let Some(core) = scr.cores[h].as_mut() else { return };
+        for e in raised {
+            if let Some((t, at)) = core.collect_node(e) {
+                self.timers.arm_if_later(scr.thread_timers[h][t as usize], at);
+            }
+        }
+    }
+
     pub(super) fn scr_install(&mut self, host: u32) {
         let now = self.now;
         let mut kick = false;

@@ -9,8 +9,10 @@ use serde::{Deserialize, Serialize};
 /// The event kinds of SCR's collectors: the fabric domain's in-band TX, RX, ACK, NACK, CNP and
 /// RTT-probe response; the peer domain's out-of-band signal (credits, peer utilization); the
 /// host domain's application hint (a value the application writes for its queue pair into a
-/// region shared with the NIC); and a policy's own wake-up (`Action::Wake`: a timer on the
-/// cores, for deadlines no packet brings).
+/// region shared with the NIC); a policy's own wake-up (`Action::Wake`: a timer on the
+/// cores, for deadlines no packet brings); and the host domain's node-level telemetry, sampled
+/// by the NIC's telemetry threads every `nic.scr.telemetry` (A.10): PCIe utilization with a
+/// ping-pong latency, and the NIC port's utilization.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
@@ -23,11 +25,15 @@ pub enum Kind {
     Peer,
     Timer,
     Host,
+    Pcie,
+    Port,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 9] = [Kind::Tx, Kind::Rx, Kind::Ack, Kind::Nack, Kind::Cnp, Kind::Rtt, Kind::Peer, Kind::Timer, Kind::Host];
-    pub const COUNT: usize = 9;
+    pub const ALL: [Kind; 11] = [Kind::Tx, Kind::Rx, Kind::Ack, Kind::Nack, Kind::Cnp, Kind::Rtt, Kind::Peer, Kind::Timer, Kind::Host, Kind::Pcie, Kind::Port];
+    pub const COUNT: usize = 11;
+    /// The node-level kinds (no flow: [`NODE_FLOW`]), handled by the per-node thread pool.
+    pub const NODE: [Kind; 2] = [Kind::Pcie, Kind::Port];
 
     pub fn index(self) -> usize {
         self as usize
@@ -37,7 +43,12 @@ impl Kind {
     /// hardware, §4.3.2); RTT-probe responses and peer signals are out-of-band (A.11) and are
     /// collected by software on the cores, as are the host domain's hints (polled from memory).
     pub fn in_band(self) -> bool {
-        !matches!(self, Kind::Rtt | Kind::Peer | Kind::Timer | Kind::Host)
+        !matches!(self, Kind::Rtt | Kind::Peer | Kind::Timer | Kind::Host | Kind::Pcie | Kind::Port)
+    }
+
+    /// Whether it is about the whole NIC rather than one flow (the telemetry samples).
+    pub fn node_level(self) -> bool {
+        matches!(self, Kind::Pcie | Kind::Port)
     }
 
     pub fn name(self) -> &'static str {
@@ -51,9 +62,14 @@ impl Kind {
             Kind::Peer => "peer",
             Kind::Timer => "timer",
             Kind::Host => "host",
+            Kind::Pcie => "pcie",
+            Kind::Port => "port",
         }
     }
 }
+
+/// The `flow` of a node-level event.
+pub const NODE_FLOW: u32 = u32::MAX;
 
 /// One event, or several coalesced into one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,14 +88,18 @@ pub struct ScrEvent {
     /// ACK and RTT: the round-trip sample.
     pub rtt: Time,
     /// Peer: the signal's value (credits, utilization); host: the hint; RX: 1 if ECN-marked;
-    /// RTT: the UDP source port the probe took.
+    /// RTT: the UDP source port the probe took; PCIe: the host → NIC direction's utilization
+    /// over the sampling period, per mille; port: the transmit utilization, per mille.
     pub value: u32,
+    /// PCIe: the NIC → host direction's utilization, per mille; port: the receive utilization,
+    /// per mille. (PCIe's `rtt` is the ping-pong's round trip.)
+    pub aux: u32,
 }
 
 impl ScrEvent {
     /// The SCR view of a transport event, if SCR collects that kind.
     pub fn from_nic(at: Time, flow: u32, ev: &NicEvent) -> Option<ScrEvent> {
-        let e = |kind, bytes, rtt, value| Some(ScrEvent { kind, flow, at, first_at: at, bytes, count: 1, rtt, value });
+        let e = |kind, bytes, rtt, value| Some(ScrEvent { kind, flow, at, first_at: at, bytes, count: 1, rtt, value, aux: 0 });
         match *ev {
             NicEvent::Tx { bytes, .. } => e(Kind::Tx, bytes, Time::ZERO, 0),
             NicEvent::Rx { bytes, ecn } => e(Kind::Rx, bytes, Time::ZERO, ecn as u32),

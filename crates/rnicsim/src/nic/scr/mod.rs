@@ -15,6 +15,7 @@ pub mod policy;
 pub mod processor;
 pub mod queue;
 pub mod stats;
+pub mod telemetry;
 
 use crate::units::{BitsPerSec, Bytes, Time};
 use event::Kind;
@@ -59,6 +60,11 @@ pub struct Strategies {
     /// Application hints (the latest one written is what counts).
     #[serde(default = "keep_latest", skip_serializing_if = "is_keep_latest")]
     pub host: Strategy,
+    /// Telemetry samples (PCIe, port): a newer reading replaces one not yet handled.
+    #[serde(default = "keep_latest", skip_serializing_if = "is_keep_latest")]
+    pub pcie: Strategy,
+    #[serde(default = "keep_latest", skip_serializing_if = "is_keep_latest")]
+    pub port: Strategy,
 }
 
 fn keep_latest() -> Strategy {
@@ -71,13 +77,13 @@ fn is_keep_latest(s: &Strategy) -> bool {
 
 impl Default for Strategies {
     fn default() -> Self {
-        Strategies { tx: Strategy::Accumulate, rx: Strategy::Accumulate, ack: Strategy::Accumulate, nack: Strategy::Accumulate, cnp: Strategy::Accumulate, rtt: keep_latest(), peer: keep_latest(), timer: keep_latest(), host: keep_latest() }
+        Strategies { tx: Strategy::Accumulate, rx: Strategy::Accumulate, ack: Strategy::Accumulate, nack: Strategy::Accumulate, cnp: Strategy::Accumulate, rtt: keep_latest(), peer: keep_latest(), timer: keep_latest(), host: keep_latest(), pcie: keep_latest(), port: keep_latest() }
     }
 }
 
 impl Strategies {
     fn by_kind(&self) -> [Strategy; Kind::COUNT] {
-        [self.tx, self.rx, self.ack, self.nack, self.cnp, self.rtt, self.peer, self.timer, self.host]
+        [self.tx, self.rx, self.ack, self.nack, self.cnp, self.rtt, self.peer, self.timer, self.host, self.pcie, self.port]
     }
 }
 
@@ -132,6 +138,16 @@ pub struct ScrSpec {
     pub install_latency: Time,
     #[serde(default)]
     pub policy: PolicySpec,
+    /// Threads of the separate per-node pool (§4.3.3): node-level work (joins, leaves and the
+    /// telemetry samples) runs there, apart from the per-flow threads. 0 (the default): no
+    /// separate pool; a join is charged to its flow's thread, telemetry to a flow thread.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub node_threads: u32,
+    /// The host-domain collectors' sampling period (A.10's telemetry threads): every period the
+    /// NIC reads its PCIe utilization per direction, times a 64-byte ping-pong across PCIe, and
+    /// reads its port's utilization, as `pcie` and `port` events. Off if unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<Time>,
     /// The hosts (node ids, as `client`/`server` name them) whose NICs run SCR; all if unset
     /// (A.6/A.8's testbeds mix SCR-capable BlueField-3s with plain NICs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -140,6 +156,9 @@ pub struct ScrSpec {
 
 fn default_threads() -> u32 {
     64
+}
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 fn default_clock() -> u32 {
     505
@@ -173,6 +192,8 @@ impl Default for ScrSpec {
             trigger_latency: default_trigger(),
             install_latency: default_install(),
             policy: PolicySpec::default(),
+            node_threads: 0,
+            telemetry: None,
             hosts: None,
         }
     }
@@ -187,6 +208,12 @@ impl ScrSpec {
         }
         if self.clock_mhz == 0 {
             return bad("clock_mhz", "the core clock must be above 0 MHz".into());
+        }
+        if self.node_threads > 64 {
+            return bad("node_threads", format!("{} node threads; a NIC has 0 to 64", self.node_threads));
+        }
+        if self.telemetry.is_some_and(|p| p < Time::from_ns(100)) {
+            return bad("telemetry", "sample at most every 100ns (a ping-pong across PCIe takes about 1µs)".into());
         }
         if self.queue_depth == 0 {
             return bad("queue_depth", "a software ring needs at least one entry".into());
@@ -236,6 +263,7 @@ impl ScrSpec {
     pub fn build(&self, line_rate: BitsPerSec) -> Box<dyn ScrCore + Send> {
         let cfg = Config {
             threads: self.threads,
+            node_threads: self.node_threads,
             clock_mhz: self.clock_mhz,
             hardware: self.coalescing == Coalescing::Hardware,
             depth: self.queue_depth,
@@ -262,7 +290,12 @@ impl ScrSpec {
 pub struct Scr {
     /// Per host: its processor, if SCR runs on that host's NIC (`nic.scr.hosts`).
     pub cores: Vec<Option<Box<dyn ScrCore + Send>>>,
-    /// Per host: each thread's timer, and the install timer.
+    /// Per host: each thread's timer (the per-flow threads, then the per-node pool), and the
+    /// install timer.
     pub thread_timers: Vec<Vec<crate::sim::TimerId>>,
     pub install_timers: Vec<crate::sim::TimerId>,
+    /// Per host: the telemetry collector's timer and its readings at the previous sample
+    /// (`nic.scr.telemetry`; none without it).
+    pub telemetry_timers: Vec<Option<crate::sim::TimerId>>,
+    pub meters: Vec<telemetry::Meter>,
 }

@@ -14,7 +14,10 @@
 //! - **Latency** (A.11): an event reaches a thread `trigger_latency` after the NIC raised it;
 //!   a rate (or path, or probe request) takes effect `install_latency` after the thread decided.
 //! - **New flows** (node-level work): a flow's first collected event makes it join; the
-//!   policy's join work (rescaling other flows, say) is charged to the flow's thread.
+//!   policy's join work (rescaling other flows, say) is charged to the flow's thread, or with
+//!   a separate per-node pool (`node_threads`) to one of its threads, as are leaves.
+//! - **Node-level events** (the host domain's telemetry, [`super::telemetry`]) queue per kind
+//!   and run on the per-node pool (on a flow thread without one), with every flow at hand.
 
 use super::event::{Kind, ScrEvent};
 use super::policy::{Action, Env, FlowEntry, Policy, Verdict, FLOW_CONTEXT_BYTES};
@@ -29,6 +32,8 @@ use std::collections::{BinaryHeap, VecDeque};
 #[derive(Clone, Debug)]
 pub struct Config {
     pub threads: u32,
+    /// The separate per-node pool's threads (0: node-level work shares the flow threads).
+    pub node_threads: u32,
     pub clock_mhz: u32,
     /// In-band events coalesce in the ASIC (accumulate, hash-steered); else all in software.
     pub hardware: bool,
@@ -81,18 +86,69 @@ pub struct Processor<P: Policy> {
     decided: u64,
     scratch: Vec<Action>,
     next_thread: u32,
+    /// The node-level kinds' queues ([`Kind::NODE`] order).
+    node_queues: [EventQueue; 2],
+    /// The last `cycles_time` conversion (policies charge the same cycles event after event,
+    /// and the division is a good part of an event's cost on the real CPU).
+    last_cycles: (u64, Time),
     pub stats: ScrStats,
 }
 
 impl<P: Policy> Processor<P> {
     pub fn new(cfg: Config, policy: P) -> Processor<P> {
-        let threads = vec![Thread::default(); cfg.threads.max(1) as usize];
-        Processor { cfg, policy, flows: Vec::new(), meta: Vec::new(), slot_of: Vec::new(), queues: Vec::new(), threads, installs: BinaryHeap::new(), decided: 0, scratch: Vec::new(), next_thread: 0, stats: ScrStats::default() }
+        let threads = vec![Thread::default(); (cfg.threads.max(1) + cfg.node_threads) as usize];
+        Processor {
+            cfg,
+            policy,
+            flows: Vec::new(),
+            meta: Vec::new(),
+            slot_of: Vec::new(),
+            queues: Vec::new(),
+            threads,
+            installs: BinaryHeap::new(),
+            decided: 0,
+            scratch: Vec::new(),
+            next_thread: 0,
+            node_queues: Default::default(),
+            last_cycles: (0, Time::ZERO),
+            stats: ScrStats::default(),
+        }
     }
 
     /// Bytes of the policy's per-flow context.
     pub fn context_bytes() -> usize {
         std::mem::size_of::<P::Flow>()
+    }
+
+    /// [`Config::cycles_time`], remembering the last answer.
+    #[inline]
+    fn cycles_time(&mut self, cycles: u64) -> Time {
+        if self.last_cycles.0 != cycles {
+            self.last_cycles = (cycles, self.cfg.cycles_time(cycles));
+        }
+        self.last_cycles.1
+    }
+
+    /// The per-flow threads (the per-node pool's follow them).
+    fn flow_threads(&self) -> u32 {
+        self.cfg.threads.max(1)
+    }
+
+    /// The per-node pool's thread for node-level work number `n`, if there is a pool.
+    fn node_thread(&self, n: usize) -> Option<usize> {
+        (self.cfg.node_threads > 0).then(|| (self.flow_threads() + n as u32 % self.cfg.node_threads) as usize)
+    }
+
+    /// Node-level work of `cycles` that may start at `at` on the per-node pool's thread for
+    /// work number `n`: returns when it is done, or `None` without a pool.
+    fn charge_node(&mut self, n: usize, at: Time, cycles: u32) -> Option<Time> {
+        let t = self.node_thread(n)?;
+        let cost = self.cycles_time(cycles as u64);
+        let th = &mut self.threads[t];
+        let done = th.busy_until.max(at) + cost;
+        th.busy_until = done;
+        self.stats.busy_ps += cost.0;
+        Some(done)
     }
 
     fn slot(&self, qp: u32) -> Option<usize> {
@@ -110,7 +166,7 @@ impl<P: Policy> Processor<P> {
             self.slot_of.resize(qp as usize + 1, 0);
         }
         self.slot_of[qp as usize] = slot as u32 + 1;
-        let t = self.threads.len() as u32;
+        let t = self.flow_threads();
         let thread = if self.cfg.hardware { (crate::sim::rng::mix64(qp as u64) % t as u64) as u32 } else { self.next_thread };
         self.next_thread = (self.next_thread + 1) % t;
         self.flows.push(FlowEntry { flow: qp, left: false, ctx: P::Flow::default() });
@@ -118,9 +174,13 @@ impl<P: Policy> Processor<P> {
         let at = now + self.cfg.trigger_latency;
         let mut env = Env { now: at, line_rate: self.cfg.line_rate, install_latency: self.cfg.install_latency, in_force: at + self.cfg.install_latency, actions: &mut self.scratch };
         let cycles = self.policy.on_join(&mut self.flows, &mut env);
-        self.meta.push(FlowMeta { thread, stable: false, owed_cycles: cycles });
+        // With a per-node pool the join runs there; else it is owed by the flow's thread.
+        let (done, owed_cycles) = match self.charge_node(slot, at, cycles) {
+            Some(done) => (done, 0),
+            None => (at + self.cfg.cycles_time(cycles as u64), cycles),
+        };
+        self.meta.push(FlowMeta { thread, stable: false, owed_cycles });
         self.stats.flows += 1;
-        let done = at + self.cfg.cycles_time(cycles as u64);
         self.schedule(done);
         slot
     }
@@ -148,11 +208,38 @@ impl<P: Policy> Processor<P> {
         self.enqueue(now, qp, e)
     }
 
+    /// A node-level event (a telemetry sample, raised at `e.at`): counted in the telemetry
+    /// figures, and queued for the per-node pool if the policy wants its kind.
+    pub fn collect_node(&mut self, e: ScrEvent) -> Option<(u32, Time)> {
+        debug_assert!(e.kind.node_level());
+        self.stats.telemetry.record(&e);
+        if !self.policy.subscribes(e.kind) {
+            return None;
+        }
+        let k = e.kind.index();
+        self.stats.collected[k] += 1;
+        let n = Kind::NODE.iter().position(|&x| x == e.kind).expect("a node-level kind");
+        let q = &mut self.node_queues[n];
+        if !q.push(e, self.cfg.strategies[k], Some(self.cfg.depth)) {
+            self.stats.dropped[k] += 1;
+            return None;
+        }
+        if q.ready {
+            return None;
+        }
+        q.ready = true;
+        let t = self.node_thread(n).unwrap_or(n % self.flow_threads() as usize);
+        let th = &mut self.threads[t];
+        let at = e.at + self.cfg.trigger_latency;
+        th.ready.push_back((NODE_QUEUE + n as u32, at));
+        Some((t as u32, at.max(th.busy_until)))
+    }
+
     /// A policy's wake-up of flow `qp` is due (`Action::Wake`): a `Kind::Timer` event, queued
     /// like any other (a flow that left gets none).
     pub fn wake(&mut self, now: Time, qp: u32) -> Option<(u32, Time)> {
         self.slot(qp)?;
-        let e = ScrEvent { kind: Kind::Timer, flow: qp, at: now, first_at: now, bytes: 0, count: 1, rtt: Time::ZERO, value: 0 };
+        let e = ScrEvent { kind: Kind::Timer, flow: qp, at: now, first_at: now, bytes: 0, count: 1, rtt: Time::ZERO, value: 0, aux: 0 };
         self.enqueue(now, qp, e)
     }
 
@@ -194,7 +281,8 @@ impl<P: Policy> Processor<P> {
         for q in &mut self.queues[slot * Kind::COUNT..(slot + 1) * Kind::COUNT] {
             q.take();
         }
-        self.schedule(at + self.cfg.cycles_time(cycles as u64));
+        let done = self.charge_node(slot, at, cycles).unwrap_or_else(|| at + self.cfg.cycles_time(cycles as u64));
+        self.schedule(done);
     }
 
     /// Thread `t`'s timer: if free, it takes the next ready queue. Returns when to wake it again.
@@ -208,6 +296,9 @@ impl<P: Policy> Processor<P> {
             return Some(at);
         }
         th.ready.pop_front();
+        if qi >= NODE_QUEUE {
+            return Some(self.run_node(now, t, (qi - NODE_QUEUE) as usize));
+        }
         let (qi, slot) = (qi as usize, qi as usize / Kind::COUNT);
         let k = qi % Kind::COUNT;
         let q = &mut self.queues[qi];
@@ -223,7 +314,7 @@ impl<P: Policy> Processor<P> {
         } else {
             let ev = q.take().expect("a ready queue holds events");
             let cycles = self.policy.cycles(&ev) + std::mem::take(&mut self.meta[slot].owed_cycles);
-            let in_force = now + self.cfg.cycles_time(cycles as u64) + self.cfg.install_latency;
+            let in_force = now + self.cycles_time(cycles as u64) + self.cfg.install_latency;
             let mut env = Env { now, line_rate: self.cfg.line_rate, install_latency: self.cfg.install_latency, in_force, actions: &mut self.scratch };
             let verdict = self.policy.on_event(&ev, &mut self.flows[slot].ctx, &mut env);
             self.meta[slot].stable = verdict == Verdict::Stable;
@@ -232,11 +323,31 @@ impl<P: Policy> Processor<P> {
             self.stats.coalesced[k] += ev.count as u64;
             cycles
         };
-        let done = now + self.cfg.cycles_time(cycles as u64);
+        let done = now + self.cycles_time(cycles as u64);
         self.stats.busy_ps += (done - now).0;
         self.schedule(done);
         self.threads[t as usize].busy_until = done;
         Some(done)
+    }
+
+    /// Thread `t`, free at `now`, runs node-level queue `n`; returns when to wake it again.
+    fn run_node(&mut self, now: Time, t: u32, n: usize) -> Time {
+        let q = &mut self.node_queues[n];
+        q.ready = false;
+        let Some(ev) = q.take() else {
+            return self.threads[t as usize].ready.front().map_or(now, |&(_, a)| a.max(now));
+        };
+        let k = ev.kind.index();
+        let cycles = self.policy.cycles(&ev);
+        let done = now + self.cycles_time(cycles as u64);
+        let mut env = Env { now, line_rate: self.cfg.line_rate, install_latency: self.cfg.install_latency, in_force: done + self.cfg.install_latency, actions: &mut self.scratch };
+        self.policy.on_node_event(&ev, &mut self.flows, &mut env);
+        self.stats.handled[k] += 1;
+        self.stats.coalesced[k] += ev.count as u64;
+        self.stats.busy_ps += (done - now).0;
+        self.schedule(done);
+        self.threads[t as usize].busy_until = done;
+        done
     }
 
     /// When the next decided action takes effect.
@@ -265,9 +376,13 @@ impl<P: Policy> Processor<P> {
     }
 }
 
+/// Ready-list entries from this number up are node-level queues.
+const NODE_QUEUE: u32 = u32::MAX - 8;
+
 /// The processor as the NIC holds it, whatever its policy.
 pub trait ScrCore {
     fn collect(&mut self, now: Time, qp: u32, ev: &NicEvent) -> Option<(u32, Time)>;
+    fn collect_node(&mut self, ev: ScrEvent) -> Option<(u32, Time)>;
     fn wake(&mut self, now: Time, qp: u32) -> Option<(u32, Time)>;
     fn leave(&mut self, now: Time, qp: u32);
     fn run_thread(&mut self, now: Time, t: u32) -> Option<Time>;
@@ -276,7 +391,10 @@ pub trait ScrCore {
     fn stats(&self) -> &ScrStats;
     fn policy_name(&self) -> &'static str;
     fn context_bytes(&self) -> usize;
+    /// The per-flow threads.
     fn threads(&self) -> u32;
+    /// The per-node pool's threads (their timers follow the per-flow threads').
+    fn node_threads(&self) -> u32;
     /// The policy's own figures (see [`Policy::report`]).
     fn report(&self) -> Vec<(&'static str, f64)>;
     /// For handing an outside policy to a processor built for one (`Processor<External>`).
@@ -287,6 +405,9 @@ pub trait ScrCore {
 impl<P: Policy + 'static> ScrCore for Processor<P> {
     fn collect(&mut self, now: Time, qp: u32, ev: &NicEvent) -> Option<(u32, Time)> {
         Processor::collect(self, now, qp, ev)
+    }
+    fn collect_node(&mut self, ev: ScrEvent) -> Option<(u32, Time)> {
+        Processor::collect_node(self, ev)
     }
     fn wake(&mut self, now: Time, qp: u32) -> Option<(u32, Time)> {
         Processor::wake(self, now, qp)
@@ -313,7 +434,10 @@ impl<P: Policy + 'static> ScrCore for Processor<P> {
         Self::context_bytes()
     }
     fn threads(&self) -> u32 {
-        self.threads.len() as u32
+        self.flow_threads()
+    }
+    fn node_threads(&self) -> u32 {
+        self.cfg.node_threads
     }
     fn report(&self) -> Vec<(&'static str, f64)> {
         self.policy.report(&self.flows)
@@ -344,6 +468,7 @@ mod tests {
     fn cfg(threads: u32, hardware: bool) -> Config {
         Config {
             threads,
+            node_threads: 0,
             clock_mhz: 500,
             hardware,
             depth: 1024,
@@ -448,5 +573,61 @@ mod tests {
         // 150 cycles for the event and the 40 of its join owed, at 500 MHz: 380 ns.
         assert_eq!(p.run_thread(at, t), Some(at + Time::from_ns(380)));
         assert_eq!(p.stats.handled[Kind::Tx.index()], 1);
+    }
+
+    #[test]
+    fn a_per_node_pool_runs_joins_one_after_another_and_spares_the_flow_threads() {
+        let mut c = cfg(2, false);
+        c.node_threads = 1;
+        let mut p = Processor::new(c, StaticShare(StaticParams::default()));
+        let t0 = Time::from_us(10);
+        let at = t0 + Time::from_us(2);
+        // The first join (one rate set, 40 ns) and the second (two, 80 ns) queue on the one
+        // node thread: the second's rates are decided 120 ns after the trigger.
+        p.collect(t0, 1, &NicEvent::Tx { bytes: 1000, packets: 1 });
+        let (t, _) = p.collect(t0, 2, &NicEvent::Tx { bytes: 1000, packets: 1 }).unwrap();
+        assert_eq!(p.threads[2].busy_until, at + Time::from_ns(120));
+        let mut got = Vec::new();
+        while let Some(a) = p.pop_install(at + Time::from_ns(120) + Time::from_us(3)) {
+            got.push(a);
+        }
+        assert_eq!(got.len(), 3);
+        assert_eq!(p.next_install(), None);
+        // The flow thread pays only its event's 150 cycles (300 ns), no join owed.
+        assert_eq!(p.run_thread(at, t), Some(at + Time::from_ns(300)));
+    }
+
+    #[test]
+    fn node_level_events_queue_for_the_node_pool_and_a_newer_reading_replaces_an_unhandled_one() {
+        use crate::nic::scr::event::NODE_FLOW;
+        use crate::nic::scr::policy::external::{External, ExternalParams, ExternalPolicy};
+        struct Log(std::sync::Arc<std::sync::Mutex<Vec<(Kind, u32, Time)>>>);
+        impl ExternalPolicy for Log {
+            fn on_event(&mut self, now: Time, _l: u64, ev: &ScrEvent, _a: &mut Vec<Action>) {
+                self.0.lock().unwrap().push((ev.kind, ev.value, now));
+            }
+        }
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut c = cfg(4, false);
+        c.node_threads = 2;
+        c.strategies[Kind::Pcie.index()] = Strategy::KeepLatest;
+        let mut policy = External::new(ExternalParams { kinds: vec![Kind::Pcie, Kind::Port], cycles: 500, set_cycles: 0 });
+        policy.inner = Box::new(Log(seen.clone()));
+        let mut p = Processor::new(c, policy);
+        let ev = |kind, at_us: u64, value| ScrEvent { kind, flow: NODE_FLOW, at: Time::from_us(at_us), first_at: Time::from_us(at_us), bytes: 0, count: 1, rtt: Time::from_ns(1005), value, aux: 0 };
+        // PCIe on node thread 4, port on node thread 5 (after the 4 flow threads).
+        let (tp, at) = p.collect_node(ev(Kind::Pcie, 10, 300)).unwrap();
+        assert_eq!((tp, at), (4, Time::from_us(12)));
+        let (tq, _) = p.collect_node(ev(Kind::Port, 10, 900)).unwrap();
+        assert_eq!(tq, 5);
+        // A second PCIe reading before the first is handled folds into it (keep latest).
+        assert_eq!(p.collect_node(ev(Kind::Pcie, 11, 700)), None);
+        assert_eq!(p.run_thread(at, tp), Some(at + Time::from_us(1)));
+        assert_eq!(p.run_thread(at, tq), Some(at + Time::from_us(1)));
+        assert_eq!(*seen.lock().unwrap(), vec![(Kind::Pcie, 700, at), (Kind::Port, 900, at)]);
+        let k = Kind::Pcie.index();
+        assert_eq!((p.stats.collected[k], p.stats.handled[k], p.stats.coalesced[k]), (2, 1, 2));
+        // Every reading counts in the telemetry figures, handled or not.
+        assert_eq!((p.stats.telemetry.pcie_samples, p.stats.telemetry.port_samples), (2, 1));
     }
 }

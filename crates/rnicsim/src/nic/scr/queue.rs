@@ -82,9 +82,10 @@ pub fn fold(old: ScrEvent, new: ScrEvent, strategy: Strategy) -> ScrEvent {
             first_at: old.first_at,
             bytes: old.bytes + new.bytes,
             count,
-            // The newest RTT sample and signal value.
+            // The newest RTT sample and signal value (and telemetry reading).
             rtt: new.rtt,
             value: new.value,
+            aux: new.aux,
             ..old
         },
         Strategy::KeepLatest => ScrEvent { first_at: old.first_at, count, ..new },
@@ -100,7 +101,7 @@ mod tests {
 
     fn ev(at_ns: u64, bytes: u64, rtt_ns: u64, value: u32) -> ScrEvent {
         let at = Time::from_ns(at_ns);
-        ScrEvent { kind: Kind::Tx, flow: 3, at, first_at: at, bytes, count: 1, rtt: Time::from_ns(rtt_ns), value }
+        ScrEvent { kind: Kind::Tx, flow: 3, at, first_at: at, bytes, count: 1, rtt: Time::from_ns(rtt_ns), value, aux: 0 }
     }
 
     fn run(strategy: Strategy, depth: Option<u32>) -> (Option<ScrEvent>, u64) {

@@ -3,6 +3,7 @@
 //! (event rate × granularity), queue overflows, and how busy the threads were.
 
 use super::event::Kind;
+use super::telemetry::{TelemetryStats, TelemetrySummary};
 use crate::units::Time;
 use serde::Serialize;
 
@@ -25,6 +26,8 @@ pub struct ScrStats {
     pub busy_ps: u64,
     pub rate_sets: u64,
     pub last_rate_set: Time,
+    /// The host-domain telemetry's samples (`nic.scr.telemetry`).
+    pub telemetry: TelemetryStats,
 }
 
 impl ScrStats {
@@ -41,6 +44,7 @@ impl ScrStats {
         self.busy_ps += o.busy_ps;
         self.rate_sets += o.rate_sets;
         self.last_rate_set = self.last_rate_set.max(o.last_rate_set);
+        self.telemetry.add(&o.telemetry);
     }
 }
 
@@ -101,6 +105,9 @@ pub struct NicScrSummary {
     /// The policy's own figures at the end of the run (Swift: rates and target delays).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub policy: std::collections::BTreeMap<String, f64>,
+    /// Its host-domain telemetry (`nic.scr.telemetry`), means over the samples.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<TelemetrySummary>,
 }
 
 impl NicScrSummary {
@@ -117,6 +124,7 @@ impl NicScrSummary {
             dropped: s.dropped.iter().sum(),
             last_rate_set_us: s.last_rate_set.0 as f64 / 1e6,
             policy: policy.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            telemetry: TelemetrySummary::new(&s.telemetry),
         }
     }
 }

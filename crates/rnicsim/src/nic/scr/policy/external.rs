@@ -41,7 +41,9 @@ impl Default for ExternalParams {
 }
 
 /// What an outside policy answers. `flows` lists the NIC's live flows (queue pairs), in the
-/// order they joined; each call appends its decisions to `actions`.
+/// order they joined; each call appends its decisions to `actions`. Node-level events (the
+/// telemetry's `pcie` and `port`, if `kinds` lists them) come to `on_event` too, with the flow
+/// [`crate::nic::scr::event::NODE_FLOW`].
 pub trait ExternalPolicy: Send {
     fn on_join(&mut self, _now: Time, _line_bps: u64, _flows: &[u32], _actions: &mut Vec<Action>) {}
     fn on_leave(&mut self, _now: Time, _line_bps: u64, _flow: u32, _flows: &[u32], _actions: &mut Vec<Action>) {}
@@ -96,5 +98,8 @@ impl Policy for External {
     fn on_event(&mut self, ev: &ScrEvent, _flow: &mut (), env: &mut Env) -> Verdict {
         self.inner.on_event(env.now, env.line_rate.0, ev, env.actions);
         Verdict::Adjusting
+    }
+    fn on_node_event(&mut self, ev: &ScrEvent, _flows: &mut [FlowEntry<()>], env: &mut Env) {
+        self.inner.on_event(env.now, env.line_rate.0, ev, env.actions);
     }
 }

@@ -106,6 +106,9 @@ pub trait Policy {
     }
     /// One event of one flow.
     fn on_event(&mut self, ev: &ScrEvent, flow: &mut Self::Flow, env: &mut Env) -> Verdict;
+    /// A node-level event (a telemetry sample: `Kind::Pcie`, `Kind::Port`) the policy
+    /// subscribes to, with every flow at hand; it costs [`Policy::cycles`] of the event.
+    fn on_node_event(&mut self, _ev: &ScrEvent, _flows: &mut [FlowEntry<Self::Flow>], _env: &mut Env) {}
     /// Named figures of the policy's state at the end of a run, for `summary.json`
     /// (`scr/per_nic/<host>/policy/<name>`).
     fn report(&self, _flows: &[FlowEntry<Self::Flow>]) -> Vec<(&'static str, f64)> {

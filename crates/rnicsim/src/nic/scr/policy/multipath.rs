@@ -279,7 +279,7 @@ mod tests {
 
     fn ev(kind: Kind, at_us: u64, rtt_ns: u64, value: u32) -> ScrEvent {
         let at = Time::from_us(at_us);
-        ScrEvent { kind, flow: 3, at, first_at: at, bytes: 0, count: 1, rtt: Time::from_ns(rtt_ns), value }
+        ScrEvent { kind, flow: 3, at, first_at: at, bytes: 0, count: 1, rtt: Time::from_ns(rtt_ns), value, aux: 0 }
     }
 
     /// Runs the policy for one flow from time 0 to `until_us`: its wake-ups, the answers to its

@@ -355,7 +355,7 @@ mod tests {
 
     fn ev(kind: Kind, flow: u32, at_us: u64, bytes: u64, count: u32, value: u32) -> ScrEvent {
         let at = Time::from_us(at_us);
-        ScrEvent { kind, flow, at, first_at: at, bytes, count, rtt: Time::ZERO, value }
+        ScrEvent { kind, flow, at, first_at: at, bytes, count, rtt: Time::ZERO, value, aux: 0 }
     }
 
     fn env(now_us: u64, actions: &mut Vec<Action>) -> Env<'_> {

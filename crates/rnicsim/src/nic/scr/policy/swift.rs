@@ -257,7 +257,7 @@ mod tests {
 
     fn ack(at_us: u64, rtt_ns: u64, bytes: u64) -> ScrEvent {
         let at = Time::from_us(at_us);
-        ScrEvent { kind: Kind::Ack, flow: 7, at, first_at: at, bytes, count: 1, rtt: Time::from_ns(rtt_ns), value: 0 }
+        ScrEvent { kind: Kind::Ack, flow: 7, at, first_at: at, bytes, count: 1, rtt: Time::from_ns(rtt_ns), value: 0, aux: 0 }
     }
 
     #[test]

@@ -170,9 +170,14 @@ fn weight(f: &WfFlow) -> u64 {
     f.weight.max(1) as u64
 }
 
-/// `a × b / c` in 64 bits.
+/// `a × b / c` (c at least 1), in 64-bit arithmetic unless the product needs 128 bits.
+#[inline]
 fn mul_div(a: u64, b: u64, c: u64) -> u64 {
-    (a as u128 * b as u128 / c.max(1) as u128) as u64
+    let c = c.max(1);
+    match a.checked_mul(b) {
+        Some(p) => p / c,
+        None => (a as u128 * b as u128 / c as u128) as u64,
+    }
 }
 
 impl Policy for WaterFilling {

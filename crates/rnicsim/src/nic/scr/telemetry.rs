@@ -1,0 +1,175 @@
+//! SCR's host-domain collectors (paper §4.3.1, Table 3; A.10's telemetry threads): every
+//! `nic.scr.telemetry` period the NIC reads its PCIe traffic per direction and its port's, and
+//! times a 64-byte ping-pong across PCIe ([`crate::nic::pcie::Pcie::ping_pong`]), which queues
+//! behind the DMA traffic and so rises with it. The readings become two node-level events
+//! ([`Kind::Pcie`], [`Kind::Port`]) for the per-node thread pool, and their running figures go
+//! to `summary.json` (`scr.per_nic[].telemetry`).
+//!
+//! Utilization is bytes × 8 over the period at the channel's rate, in per mille, counted when
+//! the transfers are issued (a payload read the NIC prefetches counts when it is asked for).
+
+use super::event::{Kind, ScrEvent, NODE_FLOW};
+use crate::units::{BitsPerSec, Time};
+use serde::Serialize;
+
+/// The counters a sample reads: PCIe bytes each way and the port's bytes each way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Readings {
+    pub pcie_read: u64,
+    pub pcie_written: u64,
+    pub port_tx: u64,
+    pub port_rx: u64,
+}
+
+/// One NIC's collector: the readings at its previous sample, when the next is due, and the
+/// PCIe readings whose pong is still on its way back.
+#[derive(Clone, Debug, Default)]
+pub struct Meter {
+    at: Time,
+    last: Readings,
+    pub next: Time,
+    pub pending: std::collections::VecDeque<ScrEvent>,
+}
+
+/// `bytes` over `dt` at `rate`, per mille.
+pub fn permille(bytes: u64, rate: BitsPerSec, dt: Time) -> u32 {
+    let cap = rate.0 as u128 * dt.0 as u128; // bits × 10¹² per period
+    if cap == 0 {
+        return 0;
+    }
+    (bytes as u128 * 8 * 1000 * 1_000_000_000_000 / cap).min(u32::MAX as u128) as u32
+}
+
+impl Meter {
+    /// The sample taken at `now` with counters `r`; the ping-pong's round trip is `rtt`
+    /// (it came back at `now + rtt`, when the PCIe event is raised). Returns the PCIe and port
+    /// events.
+    pub fn sample(&mut self, now: Time, r: Readings, rtt: Time, pcie: BitsPerSec, line: BitsPerSec) -> [ScrEvent; 2] {
+        let dt = now.saturating_sub(self.at);
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        let back = now + rtt;
+        let ev = |kind, at, rtt, value, aux| ScrEvent { kind, flow: NODE_FLOW, at, first_at: at, bytes: 0, count: 1, rtt, value, aux };
+        let out = [
+            ev(Kind::Pcie, back, rtt, permille(d(r.pcie_read, self.last.pcie_read), pcie, dt), permille(d(r.pcie_written, self.last.pcie_written), pcie, dt)),
+            ev(Kind::Port, now, Time::ZERO, permille(d(r.port_tx, self.last.port_tx), line, dt), permille(d(r.port_rx, self.last.port_rx), line, dt)),
+        ];
+        self.at = now;
+        self.last = r;
+        out
+    }
+}
+
+/// Running figures of one NIC's samples (or several NICs' summed).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TelemetryStats {
+    /// Readings of each kind (a PCIe reading still on its way back at the end is not counted).
+    pub pcie_samples: u64,
+    pub port_samples: u64,
+    pub pcie_rtt_sum_ps: u64,
+    pub pcie_rtt_max_ps: u64,
+    pub pcie_read_permille_sum: u64,
+    pub pcie_write_permille_sum: u64,
+    pub port_tx_permille_sum: u64,
+    pub port_rx_permille_sum: u64,
+}
+
+impl TelemetryStats {
+    /// Adds a sample's event (PCIe or port; others are ignored).
+    pub fn record(&mut self, e: &ScrEvent) {
+        match e.kind {
+            Kind::Pcie => {
+                self.pcie_samples += 1;
+                self.pcie_rtt_sum_ps += e.rtt.0;
+                self.pcie_rtt_max_ps = self.pcie_rtt_max_ps.max(e.rtt.0);
+                self.pcie_read_permille_sum += e.value as u64;
+                self.pcie_write_permille_sum += e.aux as u64;
+            }
+            Kind::Port => {
+                self.port_samples += 1;
+                self.port_tx_permille_sum += e.value as u64;
+                self.port_rx_permille_sum += e.aux as u64;
+            }
+            _ => {}
+        }
+    }
+
+    pub fn add(&mut self, o: &TelemetryStats) {
+        self.pcie_samples += o.pcie_samples;
+        self.port_samples += o.port_samples;
+        self.pcie_rtt_sum_ps += o.pcie_rtt_sum_ps;
+        self.pcie_rtt_max_ps = self.pcie_rtt_max_ps.max(o.pcie_rtt_max_ps);
+        self.pcie_read_permille_sum += o.pcie_read_permille_sum;
+        self.pcie_write_permille_sum += o.pcie_write_permille_sum;
+        self.port_tx_permille_sum += o.port_tx_permille_sum;
+        self.port_rx_permille_sum += o.port_rx_permille_sum;
+    }
+}
+
+/// A NIC's telemetry in `summary.json`: means over its samples (utilizations as fractions).
+#[derive(Clone, Debug, Serialize)]
+pub struct TelemetrySummary {
+    /// Samples taken (each a port reading and a PCIe one; the PCIe figures are over the
+    /// ping-pongs that came back before the end).
+    pub samples: u64,
+    pub pcie_latency_mean_ns: f64,
+    pub pcie_latency_max_ns: f64,
+    /// Host → NIC (DMA reads: WQEs, payload to send) and NIC → host (payload received, CQEs).
+    pub pcie_read_utilization: f64,
+    pub pcie_write_utilization: f64,
+    pub port_tx_utilization: f64,
+    pub port_rx_utilization: f64,
+}
+
+impl TelemetrySummary {
+    pub fn new(s: &TelemetryStats) -> Option<TelemetrySummary> {
+        if s.port_samples == 0 {
+            return None;
+        }
+        let (n, m) = (s.pcie_samples.max(1) as f64, s.port_samples as f64);
+        Some(TelemetrySummary {
+            samples: s.port_samples,
+            pcie_latency_mean_ns: s.pcie_rtt_sum_ps as f64 / n / 1e3,
+            pcie_latency_max_ns: s.pcie_rtt_max_ps as f64 / 1e3,
+            pcie_read_utilization: s.pcie_read_permille_sum as f64 / n / 1000.0,
+            pcie_write_utilization: s.pcie_write_permille_sum as f64 / n / 1000.0,
+            port_tx_utilization: s.port_tx_permille_sum as f64 / m / 1000.0,
+            port_rx_utilization: s.port_rx_permille_sum as f64 / m / 1000.0,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utilization_of_known_byte_counts() {
+        // 125,000 bytes in 10 µs is 100 Gbps: 500‰ of 200 Gbps, 1000‰ of 100 Gbps.
+        let dt = Time::from_us(10);
+        assert_eq!(permille(125_000, BitsPerSec::gbps(200), dt), 500);
+        assert_eq!(permille(125_000, BitsPerSec::gbps(100), dt), 1000);
+        assert_eq!(permille(0, BitsPerSec::gbps(100), dt), 0);
+        assert_eq!(permille(1, BitsPerSec::gbps(100), Time::ZERO), 0);
+    }
+
+    #[test]
+    fn a_sample_reads_the_counters_since_the_previous_one() {
+        let mut m = Meter::default();
+        let (p, l) = (BitsPerSec::gbps(200), BitsPerSec::gbps(100));
+        let r = Readings { pcie_read: 125_000, pcie_written: 25_000, port_tx: 62_500, port_rx: 0 };
+        let [pcie, port] = m.sample(Time::from_us(10), r, Time::from_ns(1005), p, l);
+        assert_eq!((pcie.kind, pcie.flow, pcie.value, pcie.aux, pcie.rtt), (Kind::Pcie, NODE_FLOW, 500, 100, Time::from_ns(1005)));
+        // The PCIe reading is raised when the pong is back.
+        assert_eq!(pcie.at, Time::from_us(10) + Time::from_ns(1005));
+        assert_eq!((port.kind, port.value, port.aux, port.at), (Kind::Port, 500, 0, Time::from_us(10)));
+        // The next period counts only what moved in it: 20 µs later, 250,000 more bytes read.
+        let r2 = Readings { pcie_read: 375_000, ..r };
+        let [pcie, port] = m.sample(Time::from_us(30), r2, Time::from_ns(1005), p, l);
+        assert_eq!((pcie.value, pcie.aux, port.value), (500, 0, 0));
+        let mut s = TelemetryStats::default();
+        s.record(&pcie);
+        s.record(&port);
+        let t = TelemetrySummary::new(&s).unwrap();
+        assert_eq!((t.samples, t.pcie_latency_mean_ns, t.pcie_read_utilization), (1, 1005.0, 0.5));
+    }
+}
