@@ -466,3 +466,51 @@ fn host_telemetry_reads_pcie_and_port_utilization_and_the_ping_pong_rises_behind
     let s = two_tenants("[nic.scr]\n[nic.scr.policy.passive]");
     assert!(s.scr.as_ref().unwrap().per_nic.iter().all(|n| n.telemetry.is_none()));
 }
+
+/// One 64 KB WRITE stream host 0 → 1 at 100 Gbps with its buffers in `memory`, a GPU path of
+/// `gpu` beside each NIC and the default 200 Gbps host PCIe.
+fn gpu_stream(memory: &str, gpu: &str) -> Summary {
+    let toml = format!(
+        "duration = \"2ms\"\n[topology.star]\nhosts = 2\n[links]\nrate = \"100Gbps\"\ndelay = \"100ns\"\n[nic]\nmtu = 4096\n[nic.gpu]\nbandwidth = \"{gpu}\"\n[nic.cc.none]\n[[perftest]]\nname = \"w\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 16\nwarmup = \"1ms\"\nmemory = \"{memory}\"\n"
+    );
+    run_loaded(&LoadedScenario::from_str(&toml, "gpu.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "gpu")
+}
+
+#[test]
+fn gpu_direct_payload_takes_the_gpu_path_and_a_slow_gpu_path_caps_the_stream() {
+    // Host memory: the payload crosses the host's PCIe at both ends; the GPU path idles.
+    let host = gpu_stream("host", "50Gbps");
+    let r = &host.rdma;
+    assert!(perf(&host, "w").gbps > 97.0);
+    assert!(r.pcie_read_utilization > 0.2 && r.gpu_read_utilization == Some(0.0), "{r:?}");
+    // GPU memory: the payload crosses the 50 Gbps GPU path instead (read at the sender,
+    // written at the receiver), which now sets the pace: 50 Gbps less the WRITE headers' share
+    // of nothing (only payload crosses PCIe), so the goodput is the path's rate.
+    let gpu = gpu_stream("gpu", "50Gbps");
+    let g = &gpu.rdma;
+    let goodput = perf(&gpu, "w").gbps;
+    assert!((goodput - 50.0).abs() < 1.0, "{goodput}");
+    // Two NICs: the sender's read path full, the receiver's write path full, host PCIe idle
+    // but for WQEs and CQEs.
+    assert!((g.gpu_read_utilization.unwrap() * 2.0 - 1.0).abs() < 0.03 && (g.gpu_write_utilization.unwrap() * 2.0 - 1.0).abs() < 0.03, "{g:?}");
+    assert!(g.pcie_read_utilization < 0.01 && g.pcie_write_utilization < 0.01, "{g:?}");
+    // A GPU path faster than the wire gives the wire's rate back.
+    assert!(perf(&gpu_stream("gpu", "200Gbps"), "w").gbps > 97.0);
+    // GPU memory needs a GPU.
+    let bad = "duration = \"1ms\"\n[topology.back_to_back]\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"4KiB\"\nmemory = \"gpu\"\n";
+    let e = LoadedScenario::from_str(bad, "bad.toml", Path::new(".")).err().expect("no [nic.gpu]");
+    assert!(e.to_string().contains("perftest[0].memory") && e.to_string().contains("nic.gpu"), "{e}");
+}
+
+#[test]
+fn fig21a_water_filling_shares_gpu_direct_evenly_where_the_default_favours_large_messages() {
+    let s = shipped("fig21a_gpu_direct.toml");
+    assert_claims(&[&s]);
+    let hosts = &s.perftest_hosts;
+    let (default, wf) = (hosts.iter().find(|h| h.name == "host 0").unwrap(), hosts.iter().find(|h| h.name == "host 2").unwrap());
+    assert!(default.jain_tests < 0.6 && wf.jain_tests > 0.99, "{} {}", default.jain_tests, wf.jain_tests);
+    // The small-message tenants gain what the 1 MB one gives up.
+    assert!(perf(&s, "wf 4KB").gbps > 5.0 * perf(&s, "default 4KB").gbps);
+    let r = &s.rdma;
+    assert!(r.pcie_read_utilization < 0.01 && r.gpu_read_utilization.unwrap() > 0.2, "{r:?}");
+}

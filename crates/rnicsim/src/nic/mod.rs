@@ -96,6 +96,11 @@ pub struct NicSpec {
     pub cc: CcSpec,
     #[serde(default)]
     pub pcie: PcieSpec,
+    /// A GPU beside the NIC (`[nic.gpu]`, SCR A.9's GPUDirect RDMA): queue pairs whose buffers
+    /// are in its memory move their payload over this peer-to-peer PCIe path instead of the
+    /// host's; WQEs and CQEs stay in host memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<PcieSpec>,
     /// Host memory per host, and whether it holds real bytes.
     #[serde(default = "default_memory_size")]
     pub memory_size: Bytes,
@@ -282,6 +287,8 @@ pub struct Nic {
     /// Whether the scheduler was told the data class is paused.
     pub sched_paused: bool,
     pub pcie: Pcie,
+    /// The GPU's peer-to-peer path (`[nic.gpu]`).
+    pub gpu: Option<Pcie>,
     pub memory: HostMemory,
     /// Queue pairs held back because their class is paused by PFC, per class.
     pub parked: [Vec<u32>; 8],
@@ -309,6 +316,15 @@ pub struct Nic {
 }
 
 impl Nic {
+    /// The PCIe path a queue pair's payload takes: the GPU's if its buffers are there.
+    #[inline]
+    pub fn payload_path(&mut self, gpu: bool) -> &mut Pcie {
+        match (&mut self.gpu, gpu) {
+            (Some(g), true) => g,
+            _ => &mut self.pcie,
+        }
+    }
+
     pub fn new(host: u32, node: u32, port: u32, spec: &NicSpec, link: crate::units::BitsPerSec) -> Nic {
         Nic {
             host,
@@ -319,6 +335,7 @@ impl Nic {
             sched_stage: stage::Stage::default(),
             sched_paused: false,
             pcie: Pcie::new(spec.pcie),
+            gpu: spec.gpu.map(Pcie::new),
             memory: HostMemory::new(spec.memory_size.0, spec.memory == MemoryMode::Bytes),
             parked: Default::default(),
             cq: VecDeque::new(),

@@ -229,6 +229,9 @@ pub struct Qp {
     pub dba: u32,
     pub held_ends: Vec<HeldEnd>,
     pub reads: VecDeque<ReadJob>,
+    /// Its buffers are in the GPU's memory (`World::use_gpu_memory`): payload DMA takes the
+    /// NIC's GPU path.
+    pub gpu_memory: bool,
     // ---- counters ----
     pub tx_packets: u64,
     pub tx_bytes: u64,
@@ -359,6 +362,7 @@ impl Qp {
             bytes_sent: 0,
             bytes_acked: 0,
             payload_acked: 0,
+            gpu_memory: false,
             sacked: PsnBitmap::default(),
             resend: VecDeque::new(),
             resend_high: 0,

@@ -190,4 +190,6 @@ pub enum VerbsError {
     BadWindow { addr: u64, len: u64, why: &'static str },
     #[error("no valid memory window with rkey {0:#x}")]
     UnknownWindow(u32),
+    #[error("host {0}'s NIC has no GPU beside it (set [nic.gpu])")]
+    NoGpu(u32),
 }

@@ -124,6 +124,11 @@ pub struct RdmaSummary {
     /// Mean PCIe utilization over NICs, read (NIC ← host) and write directions.
     pub pcie_read_utilization: f64,
     pub pcie_write_utilization: f64,
+    /// Mean utilization of the GPUs' peer-to-peer paths (`[nic.gpu]`, GPUDirect RDMA) each way.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_read_utilization: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_write_utilization: Option<f64>,
     /// Of the completed flows, those a link failure met while they ran (scenarios with link
     /// events or `[failures]` only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -223,6 +228,8 @@ fn rdma(world: &World) -> std::io::Result<RdmaSummary> {
         peak_qp_context_bytes: peak as u64 * world.nic_spec.qp_context_bytes as u64,
         pcie_read_utilization: world.nics.iter().map(|n| n.pcie.bytes_read as f64 * 8.0 / (bw * secs)).sum::<f64>() / n,
         pcie_write_utilization: world.nics.iter().map(|n| n.pcie.bytes_written as f64 * 8.0 / (bw * secs)).sum::<f64>() / n,
+        gpu_read_utilization: world.nic_spec.gpu.map(|g| world.nics.iter().filter_map(|n| n.gpu.as_ref()).map(|p| p.bytes_read as f64 * 8.0 / (g.bandwidth.0 as f64 * secs)).sum::<f64>() / n),
+        gpu_write_utilization: world.nic_spec.gpu.map(|g| world.nics.iter().filter_map(|n| n.gpu.as_ref()).map(|p| p.bytes_written as f64 * 8.0 / (g.bandwidth.0 as f64 * secs)).sum::<f64>() / n),
         queries: world.apps.flows.query_summary(),
         by_size: world.apps.flows.by_size(),
         met_failure: (!world.link_events.is_empty()).then(|| FailureFlows { flows: finished.met_failure.done, fct_mean_us: finished.met_failure.fct_mean_ps() / 1e6, slowdown_mean: finished.met_failure.slowdown_mean() }),

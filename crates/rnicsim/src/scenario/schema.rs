@@ -647,6 +647,25 @@ pub struct PerftestSpec {
     /// host domain; `water_filling` takes it as the queue pair's weight).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hint: Option<u32>,
+    /// Where both ends' buffers are: host memory, or the GPU beside each NIC (perftest's
+    /// `--use_cuda`, GPUDirect RDMA; needs `[nic.gpu]`).
+    #[serde(default, skip_serializing_if = "BufferMemory::is_host")]
+    pub memory: BufferMemory,
+}
+
+/// Where an application's buffers are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BufferMemory {
+    #[default]
+    Host,
+    Gpu,
+}
+
+impl BufferMemory {
+    fn is_host(&self) -> bool {
+        *self == BufferMemory::Host
+    }
 }
 
 fn one_u32() -> u32 {

@@ -272,6 +272,9 @@ pub fn fields(s: &Scenario) -> Problems {
         if t.message.0 > s.nic.memory_size.0 {
             out.push((p("message"), format!("larger than nic.memory_size ({})", s.nic.memory_size)));
         }
+        if t.memory == crate::scenario::schema::BufferMemory::Gpu && s.nic.gpu.is_none() {
+            out.push((p("memory"), "GPU memory needs a GPU beside the NICs: set [nic.gpu]".into()));
+        }
     }
     if s.outputs.rate_interval.is_some_and(|t| t.0 == 0) {
         out.push(("outputs.rate_interval".into(), "expected a positive interval".into()));
@@ -329,6 +332,9 @@ fn nic(out: &mut Problems, s: &Scenario) {
     }
     if n.sq_depth == 0 || n.rq_depth == 0 {
         out.push((p(if n.sq_depth == 0 { "sq_depth" } else { "rq_depth" }), "expected a positive depth".into()));
+    }
+    if n.gpu.is_some_and(|g| g.bandwidth.0 == 0) {
+        out.push((p("gpu.bandwidth"), "expected a positive bandwidth".into()));
     }
     if n.pcie.bandwidth.0 == 0 {
         out.push((p("pcie.bandwidth"), "expected a positive bandwidth".into()));

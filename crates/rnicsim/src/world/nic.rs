@@ -262,6 +262,19 @@ impl World {
         Ok(())
     }
 
+    /// Queue pair `q`'s buffers are in the GPU's memory (GPUDirect RDMA, SCR A.9): its payload
+    /// is read and written over the NIC's peer-to-peer GPU path (`[nic.gpu]`), not the host's
+    /// PCIe link. (Addresses still name the host's registered memory; only the path moves.)
+    pub fn use_gpu_memory(&mut self, q: u32) -> Result<(), VerbsError> {
+        self.open_qp(q)?;
+        let host = self.qps.get(q).host;
+        if self.nics[host as usize].gpu.is_none() {
+            return Err(VerbsError::NoGpu(self.nics[host as usize].node));
+        }
+        self.qps.get_mut(q).gpu_memory = true;
+        Ok(())
+    }
+
     /// Sends an out-of-band signal (`value`, plus `bytes` of padding) from queue pair `q` to its
     /// peer, where subscribers see it as `NicEvent::Signal`.
     pub fn send_signal(&mut self, q: u32, value: u32, bytes: u32) -> Result<(), VerbsError> {

@@ -185,6 +185,11 @@ impl Perftests {
             if let Some(h) = spec.hint {
                 w.write_hint(c, h).expect("the perftest's queue pair is open");
             }
+            if spec.memory == crate::scenario::schema::BufferMemory::Gpu {
+                for q in [c, s] {
+                    w.use_gpu_memory(q).expect("validation checked [nic.gpu]");
+                }
+            }
         }
         let now = w.now;
         self.tests[t as usize].measure_from = now + spec.warmup;

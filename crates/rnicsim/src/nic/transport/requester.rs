@@ -179,8 +179,9 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
     let id = ctx.pool.alloc_on_path(pkt, qp.path);
     if hdr.payload > 0 {
         let inline = op.family() != Family::ReadResponse && hdr.dma_len <= ctx.spec.inline_bytes;
+        let gpu = ctx.qps.get(q).gpu_memory;
         let nic = &mut ctx.nics[h];
-        let at = if inline { now } else { nic.pcie.read_payload(now, hdr.payload as u64) };
+        let at = if inline { now } else { nic.payload_path(gpu).read_payload(now, hdr.payload as u64) };
         if let Some(a) = src_addr {
             let mut buf = std::mem::take(&mut nic.scratch);
             nic.memory.read(a, &mut buf, hdr.payload as usize);

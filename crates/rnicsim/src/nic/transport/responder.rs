@@ -319,10 +319,11 @@ fn check_write(ctx: &Ctx, q: u32, pkt: &Packet) -> bool {
     r.offset as u64 + r.payload as u64 <= r.dma_len as u64 && mem.check_remote(r.rkey, r.va, r.dma_len as u64, Access::REMOTE_WRITE)
 }
 
-/// DMA-writes a packet's payload to `addr`; returns when it is in host memory.
+/// DMA-writes a packet's payload to `addr`; returns when it is in host (or GPU) memory.
 pub(super) fn place(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId, addr: u64) -> Time {
-    let nic = &mut ctx.nics[ctx.qps.get(q).host as usize];
-    let done = nic.pcie.write_payload(ctx.now, pkt.roce.payload as u64);
+    let qp = ctx.qps.get(q);
+    let nic = &mut ctx.nics[qp.host as usize];
+    let done = nic.payload_path(qp.gpu_memory).write_payload(ctx.now, pkt.roce.payload as u64);
     if nic.memory.has_bytes() && pkt.roce.payload > 0 {
         let data = ctx.pool.payload(id);
         let end = (addr + data.len() as u64).min(nic.memory.size());
