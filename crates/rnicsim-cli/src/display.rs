@@ -83,6 +83,12 @@ pub fn summary_table(s: &Summary, wall: Duration) -> Table {
             format!("{:.3} M calls/s, load {:.3} (wire {:.3}), latency mean {:.1} µs p99 {:.1} µs", r.mcalls, r.load, r.wire_load, r.latency_mean_us, r.latency_p99_us),
         ]);
     }
+    for n in &s.nvmf {
+        t.add_row(vec![
+            format!("nvmf {} ({} B writes, depth {})", n.name, n.io_bytes, n.depth),
+            format!("{:.1} K IOPS, {:.3} Gbps, latency mean {:.1} µs p99 {:.1} µs, errors {}", n.kiops, n.gbps, n.latency_mean_us, n.latency_p99_us, n.errors),
+        ]);
+    }
     if let Some(st) = &s.star {
         let c = &st.total;
         t.add_row(vec![

@@ -514,3 +514,16 @@ fn fig21a_water_filling_shares_gpu_direct_evenly_where_the_default_favours_large
     let r = &s.rdma;
     assert!(r.pcie_read_utilization < 0.01 && r.gpu_read_utilization.unwrap() > 0.2, "{r:?}");
 }
+
+#[test]
+fn fig21b_water_filling_gives_the_shallow_nvmf_queue_its_share_without_losing_utilization() {
+    let s = shipped("fig21b_nvmf.toml");
+    assert_claims(&[&s]);
+    let t = |name: &str| s.nvmf.iter().find(|t| t.name == name).unwrap();
+    // The default scheduler: the depth-16 queue waits behind the depth-128 one's turns.
+    assert!(t("default depth 16").gbps < 0.8 * t("default depth 128").gbps);
+    assert!(t("default depth 16").latency_mean_us > t("wf depth 16").latency_mean_us);
+    let wf = s.nvmf_hosts.iter().find(|h| h.name == "host 2").unwrap();
+    assert!(wf.jain > 0.99, "{}", wf.jain);
+    assert!(s.nvmf.iter().all(|t| t.errors == 0));
+}

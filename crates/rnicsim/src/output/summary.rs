@@ -84,6 +84,11 @@ pub struct Summary {
     /// StaR's RPC and parameter-server workloads (`[[rpc]]`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rpc: Vec<crate::host::apps::rpc::RpcSummary>,
+    /// NVMe-oF tenants (`[[nvmf]]`), and per initiator host their total and Jain's index.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nvmf: Vec<crate::host::apps::nvmf::NvmfSummary>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nvmf_hosts: Vec<crate::host::apps::nvmf::NvmfHost>,
     /// The summaries of the scenario's `[[baseline]]` variants, each named by its baseline.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub baselines: Vec<Summary>,
@@ -397,6 +402,8 @@ impl Summary {
             yama: world.apps.yama.summary(world.end),
             star: crate::nic::star::StarSummary::of(&world.nics),
             rpc: world.apps.rpc.summary(world),
+            nvmf: world.apps.nvmf.summary(world),
+            nvmf_hosts: world.apps.nvmf.hosts(world),
             baselines: Vec::new(),
             paper: Vec::new(),
             figures: Vec::new(),

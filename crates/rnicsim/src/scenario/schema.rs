@@ -57,6 +57,9 @@ pub struct Scenario {
     /// StaR's RPC and parameter-server workloads over RDMA, StaR or ScalaRDMA (`[[rpc]]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rpc: Vec<crate::host::apps::rpc::RpcSpec>,
+    /// NVMe-oF tenants writing to a null-device target (`[[nvmf]]`, SCR A.9).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nvmf: Vec<crate::host::apps::nvmf::NvmfSpec>,
     #[serde(default)]
     pub outputs: OutputSpec,
     /// Published values this scenario reproduces, reported beside ours after the run.

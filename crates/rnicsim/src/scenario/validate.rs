@@ -489,6 +489,13 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
             host_check(&mut out, format!("rpc[{i}].clients"), c);
         }
     }
+    for (i, n) in s.nvmf.iter().enumerate() {
+        for (k, why) in n.check(s.nic.sq_depth, s.nic.rq_depth) {
+            out.push((format!("nvmf[{i}].{k}"), why));
+        }
+        host_check(&mut out, format!("nvmf[{i}].initiator"), n.initiator);
+        host_check(&mut out, format!("nvmf[{i}].target"), n.target);
+    }
     if let Some(y) = &s.yama {
         for (k, why) in y.check() {
             out.push((format!("yama.{k}"), why));

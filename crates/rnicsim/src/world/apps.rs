@@ -7,7 +7,7 @@
 //! and is delivered as soon as the call returns.
 
 use super::{Wake, World};
-use crate::host::apps::{AppEvent, AppId, Application, Owner, FIRST_CUSTOM, FLOWS, PERFTEST, RPC, SOURCES, YAMA};
+use crate::host::apps::{AppEvent, AppId, Application, Owner, FIRST_CUSTOM, FLOWS, NVMF, PERFTEST, RPC, SOURCES, YAMA};
 use crate::nic::verbs::VerbsError;
 use crate::sim::TimerId;
 use crate::units::{BitsPerSec, Time};
@@ -38,6 +38,7 @@ impl World {
                 SOURCES => call_taken!(self, sources, ev),
                 YAMA => call_taken!(self, yama, ev),
                 RPC => call_taken!(self, rpc, ev),
+                NVMF => call_taken!(self, nvmf, ev),
                 _ => {
                     let i = (app - FIRST_CUSTOM) as usize;
                     if let Some(mut a) = self.apps.custom.get_mut(i).and_then(Option::take) {

@@ -38,6 +38,7 @@ impl World {
         w.apps.perftests = Perftests::build(&mut w, loaded);
         w.apps.yama = Yama::build(&mut w, loaded);
         w.apps.rpc = Rpcs::build(&mut w, loaded);
+        w.apps.nvmf = crate::host::apps::nvmf::Nvmf::build(&mut w, loaded);
         w.check_limits(loaded)?;
         w.add_captures(loaded)?;
         Ok(w)
@@ -251,7 +252,7 @@ impl World {
             let link = self.ports.get(port as usize).map_or(crate::units::BitsPerSec(1), |p| p.rate);
             let mut nic = Nic::new(h as u32, node, port, spec, link);
             // Workloads get one region over the whole memory; verbs users register their own.
-            if !loaded.scenario.flows.is_empty() || !loaded.scenario.perftest.is_empty() || loaded.scenario.yama.is_some() || !loaded.scenario.rpc.is_empty() {
+            if !loaded.scenario.flows.is_empty() || !loaded.scenario.perftest.is_empty() || loaded.scenario.yama.is_some() || !loaded.scenario.rpc.is_empty() || !loaded.scenario.nvmf.is_empty() {
                 let mr = nic.memory.register(h as u32, 0, spec.memory_size.0, Access::ALL).expect("the whole memory is a valid region");
                 self.app_mr.push((mr.lkey, mr.rkey));
             }

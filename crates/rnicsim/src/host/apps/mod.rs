@@ -12,10 +12,11 @@
 //! a flow file), [`perftest`] (perftest-like bandwidth and latency tests) and [`sources`] (plain
 //! packet sources and sinks for fabric-only studies) and [`yama`] (entities posting work to
 //! offload chains, through libYama or not) and [`rpc`] (StaR's RPC and parameter-server
-//! workloads over RDMA, StaR or ScalaRDMA). A program using the library adds its own
+//! workloads over RDMA, StaR or ScalaRDMA) and [`nvmf`] (NVMe-oF writes to a null device). A program using the library adds its own
 //! with [`crate::world::World::add_application`].
 
 pub mod flows;
+pub mod nvmf;
 pub mod perftest;
 pub mod rpc;
 pub mod sources;
@@ -41,8 +42,9 @@ pub const PERFTEST: AppId = 1;
 pub const SOURCES: AppId = 2;
 pub const YAMA: AppId = 3;
 pub const RPC: AppId = 4;
+pub const NVMF: AppId = 5;
 /// The first id of an application added through the library.
-pub const FIRST_CUSTOM: AppId = 5;
+pub const FIRST_CUSTOM: AppId = 6;
 
 /// What an application is woken for.
 #[derive(Clone, Copy, Debug)]
@@ -84,6 +86,7 @@ pub struct Apps {
     pub sources: Sources,
     pub yama: Yama,
     pub rpc: Rpcs,
+    pub nvmf: nvmf::Nvmf,
     /// Added through the library; `None` while one is being called.
     pub(crate) custom: Vec<Option<Box<dyn Application + Send>>>,
 }

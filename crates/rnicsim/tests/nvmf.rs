@@ -1,0 +1,83 @@
+//! NVMe-oF tenants (`[[nvmf]]`): a closed loop of writes per I/O queue, with the data in the
+//! command capsule or pulled by the target's READ, against hand-computed bounds.
+
+use rnicsim::host::apps::nvmf::{NvmfSummary, COMMAND_BYTES};
+use rnicsim::output::Summary;
+use rnicsim::scenario::LoadedScenario;
+use rnicsim::wire::roce::BASE_HEADER_BYTES;
+use std::path::Path;
+
+mod common;
+
+/// Tenants `(depth, in_capsule)` of 4 KB writes from host 0 to host 1 at 100 Gbps (no
+/// congestion control), measured from 0.5 ms to 2 ms.
+fn run(tenants: &[(u32, &str)]) -> Summary {
+    let entries: String = tenants
+        .iter()
+        .enumerate()
+        .map(|(i, (d, cap))| format!("[[nvmf]]\nname = \"t{i}\"\ninitiator = 0\ntarget = 1\ndepth = {d}\nin_capsule = \"{cap}\"\nwarmup = \"500us\"\n"))
+        .collect();
+    let toml = format!("duration = \"2ms\"\n[topology.star]\nhosts = 2\n[links]\nrate = \"100Gbps\"\ndelay = \"100ns\"\n[nic]\nmtu = 4096\n[nic.cc.none]\n{entries}");
+    common::run_summary(&LoadedScenario::from_str(&toml, "nvmf.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "nvmf")
+}
+
+fn little(t: &NvmfSummary) -> f64 {
+    t.kiops * 1e3 * t.latency_mean_us * 1e-6
+}
+
+#[test]
+fn a_closed_loop_keeps_depth_writes_in_flight_little_s_law() {
+    for (depth, cap) in [(1, "4KiB"), (4, "4KiB"), (4, "0B"), (24, "0B")] {
+        let s = run(&[(depth, cap)]);
+        let t = &s.nvmf[0];
+        assert_eq!(t.errors, 0);
+        assert!(t.ios > 100, "{t:?}");
+        // IOPS × mean latency = writes outstanding.
+        assert!((little(t) / depth as f64 - 1.0).abs() < 0.02, "depth {depth} {cap}: {}", little(t));
+        assert!((t.gbps - t.kiops * 1e3 * 4096.0 * 8.0 / 1e9).abs() < 1e-9);
+    }
+    // One write at a time waits a whole round trip: a READ of the data adds another one.
+    let (one, pulled) = (run(&[(1, "4KiB")]), run(&[(1, "0B")]));
+    assert!(pulled.nvmf[0].latency_mean_us > one.nvmf[0].latency_mean_us + 1.0);
+}
+
+#[test]
+fn deep_queues_fill_the_link_with_capsules_or_read_responses() {
+    // In-capsule: each write is a 64 B command plus 4 KB of data in two packets, so the data
+    // rate is at most 100 Gbps × 4096 / (4160 + two packets' headers).
+    let bound = 100.0 * 4096.0 / (4096.0 + COMMAND_BYTES as f64 + 2.0 * BASE_HEADER_BYTES as f64);
+    let s = run(&[(64, "4KiB")]);
+    let g = s.nvmf[0].gbps;
+    assert!(g <= bound && g > 0.97 * bound, "{g} vs {bound}");
+    // Pulled by READ: the data comes back in one 4 KB response packet per write (with its
+    // AETH), which bounds the rate; deeper queues get closer to it. (The initiator's queue pair
+    // sends the capsules and the READ responses alike, so each capsule's payload DMA holds the
+    // responses behind it for a moment, and depth 64 gets about 80% of the bound.)
+    let bound = 100.0 * 4096.0 / (4096.0 + BASE_HEADER_BYTES as f64 + 4.0);
+    let g: Vec<f64> = [16, 64, 128].iter().map(|&d| run(&[(d, "0B")]).nvmf[0].gbps).collect();
+    assert!(g[0] < g[1] && g[1] < g[2] && g[2] <= bound && g[2] > 0.8 * bound, "{g:?} vs {bound}");
+    // Two equal tenants split it evenly.
+    let s = run(&[(32, "4KiB"), (32, "4KiB")]);
+    assert!((s.nvmf[0].gbps / s.nvmf[1].gbps - 1.0).abs() < 0.02, "{:?}", s.nvmf);
+    assert_eq!(s.nvmf_hosts[0].tenants, 2);
+    assert!(s.nvmf_hosts[0].jain > 0.999);
+}
+
+#[test]
+fn bad_nvmf_keys_are_named() {
+    for (bad, key) in [
+        ("initiator = 0\ntarget = 0", "nvmf[0].target"),
+        ("initiator = 0\ntarget = 1\ndepth = 0", "nvmf[0].depth"),
+        ("initiator = 0\ntarget = 1\ndepth = 5000", "nvmf[0].depth"),
+        ("initiator = 0\ntarget = 7", "nvmf[0].target"),
+        ("initiator = 0\ntarget = 1\nio = \"0B\"", "nvmf[0].io"),
+        ("initiator = 0\ntarget = 1\nqueues = 2", "queues"),
+    ] {
+        let text = format!("duration = \"1ms\"\n[topology.back_to_back]\n[[nvmf]]\n{bad}\n");
+        let e = match LoadedScenario::from_str(&text, "bad.toml", Path::new(".")) {
+            Err(e) => e.to_string(),
+            Ok(l) => l.topology().err().map(|e| e.to_string()).unwrap_or_else(|| panic!("{bad} accepted")),
+        };
+        assert!(e.contains(key), "{bad}: {e}");
+    }
+}
