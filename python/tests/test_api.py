@@ -182,6 +182,11 @@ def test_a_python_scr_policy_sees_the_nics_telemetry(tmp_path: Path) -> None:
     assert all(r >= 1_005_000 for h, k, v, a, r in late if k == "pcie")  # two 500 ns hops at least
     nic = {n["name"]: n for n in run.summary["scr"]["per_nic"]}
     assert nic["host 0"]["telemetry"]["samples"] == 50
+    # The same samples as a time series: 50 per NIC, every 20 µs; their mean is the summary's.
+    t = run.table("scr_telemetry")
+    assert t.height == 100 and t["time_ps"].filter(t["node"] == 0).diff().drop_nulls().unique().to_list() == [20_000_000]
+    rx = t.filter(pl.col("node") == 1)["port_rx_permille"].mean() / 1000
+    assert abs(rx - nic["host 1"]["telemetry"]["port_rx_utilization"]) < 1e-9
     kinds = {k["name"]: k for k in run.summary["scr"]["kinds"]}
     assert kinds["pcie"]["handled"] > 0 and kinds["port"]["handled"] > 0
 

@@ -145,6 +145,9 @@ pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World) -
     if world.nic_spec.ordering.is_some() {
         tables::write_parquet(&dir.path("ordering.parquet"), &tables::ordering(&world.record))?;
     }
+    if let Some(scr) = world.tap.scr.as_ref().filter(|_| world.nic_spec.scr.as_ref().is_some_and(|s| s.telemetry.is_some())) {
+        tables::write_parquet(&dir.path("scr_telemetry.parquet"), &tables::scr_telemetry(&scr.telemetry_log))?;
+    }
     if let Some(y) = &loaded.scenario.yama {
         tables::write_parquet(&dir.path("yama_timeline.parquet"), &tables::yama_timeline(&world.apps.yama, y))?;
     }

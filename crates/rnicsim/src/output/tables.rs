@@ -225,6 +225,20 @@ pub fn yama_timeline(y: &crate::host::apps::Yama, spec: &crate::host::apps::yama
     ])
 }
 
+/// One row per SCR telemetry sample (`nic.scr.telemetry`): per mille of the PCIe and port
+/// rates over the period ending at `time_ps`, and the PCIe ping-pong's round trip.
+pub fn scr_telemetry(rows: &[crate::nic::scr::telemetry::Row]) -> RecordBatch {
+    batch(vec![
+        ("time_ps", u64s(rows.iter().map(|r| r.at.0))),
+        ("node", u32s(rows.iter().map(|r| r.node))),
+        ("pcie_read_permille", u32s(rows.iter().map(|r| r.pcie_read_permille))),
+        ("pcie_write_permille", u32s(rows.iter().map(|r| r.pcie_write_permille))),
+        ("pcie_rtt_ps", u64s(rows.iter().map(|r| r.pcie_rtt.0))),
+        ("port_tx_permille", u32s(rows.iter().map(|r| r.port_tx_permille))),
+        ("port_rx_permille", u32s(rows.iter().map(|r| r.port_rx_permille))),
+    ])
+}
+
 pub fn pfc(r: &Recorder) -> RecordBatch {
     pfc_batch(&r.pfc)
 }

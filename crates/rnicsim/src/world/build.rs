@@ -283,7 +283,7 @@ impl World {
                 });
             }
             let meters = vec![Default::default(); cores.len()];
-            self.tap.scr = Some(crate::nic::scr::Scr { cores, thread_timers, install_timers, telemetry_timers, meters });
+            self.tap.scr = Some(crate::nic::scr::Scr { cores, thread_timers, install_timers, telemetry_timers, meters, telemetry_log: Vec::new() });
             for m in &mut self.tap.scr.as_mut().expect("just set").meters {
                 m.next = scr.telemetry.unwrap_or(crate::units::Time::ZERO);
             }

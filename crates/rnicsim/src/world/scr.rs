@@ -62,7 +62,9 @@ impl World {
             let rx = self.ports[port.peer as usize].counters.tx_bytes;
             let r = crate::nic::scr::telemetry::Readings { pcie_read: nic.pcie.bytes_read, pcie_written: nic.pcie.bytes_written, port_tx: port.counters.tx_bytes, port_rx: rx };
             let rtt = nic.pcie.ping_pong(now);
-            let [pcie, port] = meter.sample(now, r, rtt, nic.pcie.spec.bandwidth, nic.line_rate);
+            let sample = meter.sample(now, r, rtt, nic.pcie.spec.bandwidth, nic.line_rate);
+            scr.telemetry_log.push(crate::nic::scr::telemetry::Row::new(nic.node, &sample));
+            let [pcie, port] = sample;
             raised.push(port);
             meter.pending.push_back(pcie);
             meter.next = now + period;

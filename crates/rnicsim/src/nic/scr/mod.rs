@@ -298,4 +298,6 @@ pub struct Scr {
     /// (`nic.scr.telemetry`; none without it).
     pub telemetry_timers: Vec<Option<crate::sim::TimerId>>,
     pub meters: Vec<telemetry::Meter>,
+    /// Every sample taken, in time order (`scr_telemetry.parquet`).
+    pub telemetry_log: Vec<telemetry::Row>,
 }

@@ -59,6 +59,26 @@ impl Meter {
     }
 }
 
+/// One sample as `scr_telemetry.parquet` keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub at: Time,
+    /// The NIC's host node.
+    pub node: u32,
+    pub pcie_read_permille: u32,
+    pub pcie_write_permille: u32,
+    pub pcie_rtt: Time,
+    pub port_tx_permille: u32,
+    pub port_rx_permille: u32,
+}
+
+impl Row {
+    /// The sample of `node` whose events are `pcie` and `port` (taken at `port.at`).
+    pub fn new(node: u32, [pcie, port]: &[ScrEvent; 2]) -> Row {
+        Row { at: port.at, node, pcie_read_permille: pcie.value, pcie_write_permille: pcie.aux, pcie_rtt: pcie.rtt, port_tx_permille: port.value, port_rx_permille: port.aux }
+    }
+}
+
 /// Running figures of one NIC's samples (or several NICs' summed).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TelemetryStats {
