@@ -1,6 +1,6 @@
 """`rnicsim report`: an HTML page (with PNG and SVG files) of the plots a run is read by:
 FCT slowdown CDF, slowdown by flow size (mean and p99), per-QP rates, queue lengths, PFC pause
-fraction per port and fairness over time (Jain's index of QP rates). Several runs are drawn side
+fraction per port, fairness over time (Jain's index of QP rates) and SCR's NIC telemetry. Several runs are drawn side
 by side, each in its own colour."""
 
 from __future__ import annotations
@@ -142,6 +142,28 @@ def fairness(ax, runs: Sequence[Run]) -> None:
     _finish(ax, drawn, "rate samples (set outputs.rate_interval)")
 
 
+def nic_telemetry(ax, runs: Sequence[Run]) -> None:
+    """SCR's host-domain telemetry (``nic.scr.telemetry``): each NIC's PCIe and port utilization
+    over time, the busier direction of each."""
+    drawn = False
+    for r in runs:
+        if not (r.path / "scr_telemetry.parquet").exists():
+            continue
+        t = r.table("scr_telemetry")
+        for node in sorted(set(t["node"].to_list()))[:4]:
+            d = t.filter(pl.col("node") == node).sort("time_ps")
+            x = (d["time_ps"] / 1e6).to_list()
+            pcie = d.select(pl.max_horizontal("pcie_read_permille", "pcie_write_permille") / 1000).to_series().to_list()
+            port = d.select(pl.max_horizontal("port_tx_permille", "port_rx_permille") / 1000).to_series().to_list()
+            ax.plot(x, port, label=f"{_label(r)} host {node} port")
+            ax.plot(x, pcie, linestyle="--", label=f"{_label(r)} host {node} PCIe")
+            drawn = True
+    ax.set_xlabel("time (µs)")
+    ax.set_ylabel("utilization (busier direction)")
+    ax.set_title("NIC telemetry (SCR host domain)")
+    _finish(ax, drawn, "SCR telemetry (set nic.scr.telemetry)", small=True)
+
+
 PLOTS: list[tuple[str, Callable]] = [
     ("slowdown_cdf", slowdown_cdf),
     ("slowdown_by_size", slowdown_by_size),
@@ -149,6 +171,7 @@ PLOTS: list[tuple[str, Callable]] = [
     ("queue_lengths", queue_lengths),
     ("pause_fraction", pause_fraction),
     ("fairness", fairness),
+    ("nic_telemetry", nic_telemetry),
 ]
 
 SUMMARY_ROWS = [

@@ -57,3 +57,20 @@ def test_the_page_renders_in_headless_chromium(report: Path, tmp_path: Path) -> 
     assert "Uncaught" not in r.stderr, r.stderr
     dom = subprocess.run(flags + ["--dump-dom", url], capture_output=True, text=True, timeout=120).stdout
     assert 'data-images-ok="yes"' in dom, "every image loaded"
+
+
+def test_the_telemetry_plot_draws_each_nics_port_and_pcie_lines(tmp_path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    from rnicsim.report import nic_telemetry
+
+    run = rnicsim.run(ROOT / "scenarios" / "quickstart.toml", out=tmp_path / "t", progress=False, duration="200us", nic__scr__telemetry="20us", nic__scr__hosts=[0, 1])
+    fig, ax = plt.subplots()
+    nic_telemetry(ax, [run])
+    assert len(ax.lines) == 4  # a port and a PCIe line for each of the two NICs
+    assert all(len(line.get_xdata()) == 10 for line in ax.lines)  # 200 µs / 20 µs
+    fig2, ax2 = plt.subplots()
+    nic_telemetry(ax2, [])
+    assert len(ax2.lines) == 0 and ax2.texts  # nothing to draw: a note says what is missing
+    plt.close(fig)
+    plt.close(fig2)
