@@ -43,6 +43,10 @@ pub struct EngineSpec {
     /// How waiting work is picked: `per_queue` (round robin over source queues) or `fcfs`.
     #[serde(default)]
     pub discipline: Discipline,
+    /// Bounded rings: at most this many pieces wait per source queue (`per_queue`) or in all
+    /// (`fcfs`); a piece that finds its ring full is dropped. Unbounded if unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring: Option<u32>,
 }
 
 fn default_host_time() -> Time {
@@ -68,6 +72,9 @@ impl EngineSpec {
         }
         if self.schedule.windows(2).any(|w| w[1].at < w[0].at) {
             out.push(("schedule", "steps must be in time order".into()));
+        }
+        if self.ring == Some(0) {
+            out.push(("ring", "a ring holds at least one piece (leave the key out for an unbounded one)".into()));
         }
         out
     }
@@ -101,6 +108,17 @@ pub enum Discipline {
     Fcfs,
 }
 
+/// What became of a piece that reached an engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// The engine was idle: it is in service, done at this time.
+    Started(Time),
+    /// It waits in its ring.
+    Queued,
+    /// Its ring was full: it is lost.
+    Dropped,
+}
+
 /// A running engine: its queues, the piece in service and its counters.
 #[derive(Clone, Debug)]
 pub struct Engine {
@@ -117,11 +135,13 @@ pub struct Engine {
     /// Most pieces waiting at once.
     pub peak_waiting: u64,
     waiting_now: u64,
+    /// Pieces dropped at a full ring.
+    pub dropped: u64,
 }
 
 impl Engine {
     pub fn new(spec: EngineSpec) -> Engine {
-        Engine { spec, waiting: Vec::new(), ready: VecDeque::new(), in_service: None, ops: 0, bytes: 0, busy: Time(0), host_trips: 0, peak_waiting: 0, waiting_now: 0 }
+        Engine { spec, waiting: Vec::new(), ready: VecDeque::new(), in_service: None, ops: 0, bytes: 0, busy: Time(0), host_trips: 0, peak_waiting: 0, waiting_now: 0, dropped: 0 }
     }
 
     /// The throughput factor in force at `t`.
@@ -138,11 +158,11 @@ impl Engine {
         now + cost
     }
 
-    /// Piece `item` arrives at `now` from source queue `from`; if the engine was idle it starts
-    /// at once and this returns when it will be done.
-    pub fn arrive(&mut self, now: Time, from: u32, item: u32, w: Work) -> Option<Time> {
+    /// Piece `item` arrives at `now` from source queue `from`: it starts at once if the engine
+    /// was idle, waits in its ring, or is dropped if the ring is full.
+    pub fn arrive(&mut self, now: Time, from: u32, item: u32, w: Work) -> Arrival {
         if self.in_service.is_none() {
-            return Some(self.start(now, item, w));
+            return Arrival::Started(self.start(now, item, w));
         }
         let q = match self.spec.discipline {
             Discipline::PerQueue => from as usize,
@@ -151,13 +171,17 @@ impl Engine {
         if self.waiting.len() <= q {
             self.waiting.resize_with(q + 1, VecDeque::new);
         }
+        if self.spec.ring.is_some_and(|r| self.waiting[q].len() >= r as usize) {
+            self.dropped += 1;
+            return Arrival::Dropped;
+        }
         if self.waiting[q].is_empty() {
             self.ready.push_back(q as u32);
         }
         self.waiting[q].push_back((item, w));
         self.waiting_now += 1;
         self.peak_waiting = self.peak_waiting.max(self.waiting_now);
-        None
+        Arrival::Queued
     }
 
     /// The piece in service leaves at `now`: it, whether it goes to the host too (a key-value
@@ -189,7 +213,7 @@ mod tests {
     use super::*;
 
     fn spec(mops: Option<f64>, gbps: Option<u64>) -> EngineSpec {
-        EngineSpec { name: "e".into(), host: 0, mops, gbps: gbps.map(BitsPerSec::gbps), schedule: Vec::new(), cached_keys: None, host_time: Time::from_ns(2000), discipline: Discipline::PerQueue }
+        EngineSpec { name: "e".into(), host: 0, mops, gbps: gbps.map(BitsPerSec::gbps), schedule: Vec::new(), cached_keys: None, host_time: Time::from_ns(2000), discipline: Discipline::PerQueue, ring: None }
     }
 
     fn w(bytes: u64) -> Work {
@@ -207,7 +231,7 @@ mod tests {
             match (arrival, next_done) {
                 (Some(t), d) if d.is_none_or(|(_, dt)| t < dt) => {
                     let (_, from, bytes) = arrivals[i];
-                    if let Some(done) = e.arrive(t, from, i as u32, w(bytes)) {
+                    if let Arrival::Started(done) = e.arrive(t, from, i as u32, w(bytes)) {
                         next_done = Some((i as u32, done));
                     }
                     i += 1;
@@ -232,7 +256,7 @@ mod tests {
         assert_eq!(out.last().unwrap().2, Time::from_ns(90_000));
         assert_eq!(e.busy, Time::from_ns(90_000));
         // Arriving after the queue drained: served at once.
-        assert_eq!(e.arrive(Time::from_ns(100_000), 0, 0, w(1000)), Some(Time::from_ns(100_900)));
+        assert_eq!(e.arrive(Time::from_ns(100_000), 0, 0, w(1000)), Arrival::Started(Time::from_ns(100_900)));
     }
 
     #[test]
@@ -254,11 +278,38 @@ mod tests {
         let mut s = spec(Some(1.0), None);
         s.schedule = vec![CapacityStep { at: Time::from_us(10), factor: 0.5 }, CapacityStep { at: Time::from_us(20), factor: 2.0 }];
         let mut e = Engine::new(s);
-        assert_eq!(e.arrive(Time::from_us(1), 0, 0, w(64)), Some(Time::from_us(2)));
+        assert_eq!(e.arrive(Time::from_us(1), 0, 0, w(64)), Arrival::Started(Time::from_us(2)));
         e.depart(Time::from_us(2));
-        assert_eq!(e.arrive(Time::from_us(10), 0, 1, w(64)), Some(Time::from_us(12)));
+        assert_eq!(e.arrive(Time::from_us(10), 0, 1, w(64)), Arrival::Started(Time::from_us(12)));
         e.depart(Time::from_us(12));
-        assert_eq!(e.arrive(Time::from_us(20), 0, 2, w(64)), Some(Time::from_ns(20_500)));
+        assert_eq!(e.arrive(Time::from_us(20), 0, 2, w(64)), Arrival::Started(Time::from_ns(20_500)));
+    }
+
+    #[test]
+    fn a_full_ring_drops_per_source_queue_or_in_all() {
+        // Per queue, rings of 2: source 0's third and fourth waiting pieces are dropped, source
+        // 1 still gets its two in; the one in service does not count.
+        let mut s = spec(Some(1.0), None);
+        s.ring = Some(2);
+        let mut e = Engine::new(s.clone());
+        let got: Vec<Arrival> = [0, 0, 0, 0, 0, 1, 1].iter().enumerate().map(|(i, &from)| e.arrive(Time(0), from, i as u32, w(64))).collect();
+        use Arrival::*;
+        assert_eq!(got, [Started(Time::from_us(1)), Queued, Queued, Dropped, Dropped, Queued, Queued]);
+        assert_eq!((e.dropped, e.peak_waiting), (2, 4));
+        // A departure frees a slot of the ring it takes from.
+        e.depart(Time::from_us(1));
+        assert_eq!(e.arrive(Time::from_us(1), 0, 9, w(64)), Queued);
+        // FCFS: one ring for all sources.
+        s.discipline = Discipline::Fcfs;
+        let mut f = Engine::new(s);
+        let got: Vec<Arrival> = [0, 1, 2, 3].iter().map(|&from| f.arrive(Time(0), from, from, w(64))).collect();
+        assert_eq!(got, [Started(Time::from_us(1)), Queued, Queued, Dropped]);
+        // Drained, everything that was not dropped is served.
+        let mut n = 0;
+        while f.depart(Time::from_us(10)).2.is_some() || n == 0 {
+            n += 1;
+        }
+        assert_eq!(f.ops, 3);
     }
 
     #[test]

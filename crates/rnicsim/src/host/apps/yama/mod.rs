@@ -31,7 +31,7 @@ mod summary;
 pub use summary::{ChainSummary, EngineSummary, EntitySummary, YamaSummary};
 
 use super::{Application, Owner, YAMA};
-use crate::nic::offload::{Engine, Work};
+use crate::nic::offload::{Arrival, Engine, Work};
 use crate::nic::verbs::{Completion, SendWr, Status, Verb};
 use crate::scenario::LoadedScenario;
 use crate::sim::rng::{stream, Rng};
@@ -209,6 +209,8 @@ pub struct Yama {
     post_errors: u64,
     /// Operations of a NIC's own RDMA engine that completed in error.
     op_errors: u64,
+    /// Operations dropped at an engine's full ring (`ring`).
+    ring_drops: u64,
 }
 
 impl Yama {
@@ -561,12 +563,22 @@ impl Yama {
         }
     }
 
-    /// Operation `id` enters engine stage `op.stage` of its chain at `now`.
-    fn enter(&mut self, id: u32, now: Time) {
+    /// Operation `id` enters engine stage `op.stage` of its chain at `now`. If the engine's
+    /// ring is full the operation is lost; its application learns so at once (as of a refused
+    /// post) and its queue pair may post again.
+    fn enter(&mut self, w: &mut World, id: u32, now: Time) {
         let op = self.ops[id as usize];
         let e = self.chains[op.chain as usize].engines[op.stage as usize];
-        if let Some(done) = self.engines[e].arrive(now, op.conn, id, op.work) {
-            self.at(done, Ev::StageDone { op: id });
+        match self.engines[e].arrive(now, op.conn, id, op.work) {
+            Arrival::Started(done) => self.at(done, Ev::StageDone { op: id }),
+            Arrival::Queued => {}
+            Arrival::Dropped => {
+                self.ring_drops += 1;
+                self.lose(id);
+                if op.q != DUMMY {
+                    self.fill(w, op.q, now);
+                }
+            }
         }
     }
 
@@ -594,7 +606,7 @@ impl Yama {
         let op = *op;
         let chain = &mut self.chains[op.chain as usize];
         if (op.stage as usize) < chain.engines.len() {
-            self.enter(id, now);
+            self.enter(w, id, now);
             return;
         }
         if chain.two_sided {
@@ -656,9 +668,15 @@ impl Yama {
     /// An operation on a NIC's own RDMA engine completed in error (its queue pair is now in the
     /// error state): it is lost, as a refused post is, and its queue stops counting it.
     fn fail(&mut self, id: u32) {
+        self.op_errors += 1;
+        self.lose(id);
+    }
+
+    /// Operation `id` is gone without completing: its slot is freed and its queue stops
+    /// counting it.
+    fn lose(&mut self, id: u32) {
         let op = self.ops[id as usize];
         self.free.push(id);
-        self.op_errors += 1;
         if op.q != DUMMY {
             self.queues[op.q as usize].outstanding -= 1;
         }
@@ -742,7 +760,7 @@ impl Yama {
             Ev::Start => self.start(w),
             Ev::StageDone { op } => self.stage_done(op, now),
             Ev::Forward { op } => self.forward(w, op, now),
-            Ev::Enter { op } => self.enter(op, now),
+            Ev::Enter { op } => self.enter(w, op, now),
             Ev::Wake { q } => {
                 self.queues[q as usize].wake_armed = false;
                 self.fill(w, q, now);

@@ -30,6 +30,9 @@ pub struct YamaSummary {
     pub post_errors: u64,
     /// Operations on a NIC's own RDMA engine that completed in error (each is lost).
     pub op_errors: u64,
+    /// Operations dropped at engines' full rings (each is lost).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ring_drops: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -82,6 +85,13 @@ pub struct EngineSummary {
     /// Busy fraction over the whole run.
     pub utilization: f64,
     pub host_trips: u64,
+    /// Pieces dropped at its full rings (`ring`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dropped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Yama {
@@ -162,7 +172,7 @@ impl Yama {
                 }
             })
             .collect();
-        let engines = self.engines.iter().map(|e| EngineSummary { name: e.spec.name.clone(), gbps: e.bytes as f64 * 8.0 / whole / 1e9, utilization: e.busy.as_secs_f64() / whole, host_trips: e.host_trips }).collect();
+        let engines = self.engines.iter().map(|e| EngineSummary { name: e.spec.name.clone(), gbps: e.bytes as f64 * 8.0 / whole / 1e9, utilization: e.busy.as_secs_f64() / whole, host_trips: e.host_trips, dropped: e.dropped }).collect();
         let (conv, unconverged, superseded) = self.convergence();
         Some(YamaSummary {
             entities,
@@ -176,6 +186,7 @@ impl Yama {
             superseded,
             post_errors: self.post_errors,
             op_errors: self.op_errors,
+            ring_drops: self.ring_drops,
         })
     }
 
