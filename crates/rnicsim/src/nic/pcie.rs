@@ -112,6 +112,12 @@ impl Pcie {
         at_host.max(self.read.free_at()) + tx + self.spec.latency - now
     }
 
+    /// Read and write utilization over `secs` seconds.
+    pub fn utilization(&self, secs: f64) -> [f64; 2] {
+        let bw = self.spec.bandwidth.0 as f64;
+        [self.bytes_read as f64 * 8.0 / (bw * secs), self.bytes_written as f64 * 8.0 / (bw * secs)]
+    }
+
     /// The first payload byte of a newly fetched WQE arrives one read round trip later.
     pub fn first_payload(&self, ready: Time) -> Time {
         ready + self.spec.latency + self.spec.latency

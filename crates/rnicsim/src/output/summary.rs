@@ -212,7 +212,9 @@ fn rdma(world: &World) -> std::io::Result<RdmaSummary> {
     let finished = world.apps.flows.finished()?;
     let secs = world.end.as_secs_f64();
     let n = world.nics.len().max(1) as f64;
-    let bw = world.nic_spec.pcie.bandwidth.0 as f64;
+    let pcie: Vec<[f64; 2]> = world.nics.iter().map(|n| n.pcie.utilization(secs)).collect();
+    let gpu: Vec<[f64; 2]> = world.nics.iter().filter_map(|n| n.gpu.as_ref()).map(|p| p.utilization(secs)).collect();
+    let mean = |u: &[[f64; 2]], k: usize| u.iter().map(|x| x[k]).sum::<f64>() / n;
     let peak = world.nics.iter().map(|n| n.peak_qps).max().unwrap_or(0);
     Ok(RdmaSummary {
         flows_started: world.apps.flows.started(),
@@ -231,10 +233,10 @@ fn rdma(world: &World) -> std::io::Result<RdmaSummary> {
         scheduler_dropped_fetches: world.nics.iter().map(|n| crate::nic::sched::QpScheduler::fetch_stats(&n.sched).1).sum(),
         peak_qps_per_nic: peak,
         peak_qp_context_bytes: peak as u64 * world.nic_spec.qp_context_bytes as u64,
-        pcie_read_utilization: world.nics.iter().map(|n| n.pcie.bytes_read as f64 * 8.0 / (bw * secs)).sum::<f64>() / n,
-        pcie_write_utilization: world.nics.iter().map(|n| n.pcie.bytes_written as f64 * 8.0 / (bw * secs)).sum::<f64>() / n,
-        gpu_read_utilization: world.nic_spec.gpu.map(|g| world.nics.iter().filter_map(|n| n.gpu.as_ref()).map(|p| p.bytes_read as f64 * 8.0 / (g.bandwidth.0 as f64 * secs)).sum::<f64>() / n),
-        gpu_write_utilization: world.nic_spec.gpu.map(|g| world.nics.iter().filter_map(|n| n.gpu.as_ref()).map(|p| p.bytes_written as f64 * 8.0 / (g.bandwidth.0 as f64 * secs)).sum::<f64>() / n),
+        pcie_read_utilization: mean(&pcie, 0),
+        pcie_write_utilization: mean(&pcie, 1),
+        gpu_read_utilization: world.nic_spec.gpu.map(|_| mean(&gpu, 0)),
+        gpu_write_utilization: world.nic_spec.gpu.map(|_| mean(&gpu, 1)),
         queries: world.apps.flows.query_summary(),
         by_size: world.apps.flows.by_size(),
         met_failure: (!world.link_events.is_empty()).then(|| FailureFlows { flows: finished.met_failure.done, fct_mean_us: finished.met_failure.fct_mean_ps() / 1e6, slowdown_mean: finished.met_failure.slowdown_mean() }),
@@ -342,6 +344,7 @@ impl Summary {
             })
             .collect();
         let goodput: Vec<Vec<f64>> = world.apps.perftests.tests.iter().map(|p| p.qp_goodput_gbps(world.end)).collect();
+        let nvmf = world.apps.nvmf.summary(world);
         Ok(Summary {
             name: name.to_string(),
             seed: world.seed,
@@ -402,8 +405,8 @@ impl Summary {
             yama: world.apps.yama.summary(world.end),
             star: crate::nic::star::StarSummary::of(&world.nics),
             rpc: world.apps.rpc.summary(world),
-            nvmf: world.apps.nvmf.summary(world),
-            nvmf_hosts: world.apps.nvmf.hosts(world),
+            nvmf_hosts: crate::host::apps::nvmf::hosts(&nvmf),
+            nvmf,
             baselines: Vec::new(),
             paper: Vec::new(),
             figures: Vec::new(),

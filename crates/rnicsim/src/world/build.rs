@@ -282,11 +282,8 @@ impl World {
                     _ => None,
                 });
             }
-            let meters = vec![Default::default(); cores.len()];
+            let meters = vec![crate::nic::scr::telemetry::Meter::first_at(scr.telemetry.unwrap_or_default()); cores.len()];
             self.tap.scr = Some(crate::nic::scr::Scr { cores, thread_timers, install_timers, telemetry_timers, meters, telemetry_log: Vec::new() });
-            for m in &mut self.tap.scr.as_mut().expect("just set").meters {
-                m.next = scr.telemetry.unwrap_or(crate::units::Time::ZERO);
-            }
         }
         if let Some(sc) = &self.nic_spec.state_cache {
             for h in 0..self.nics.len() as u32 {

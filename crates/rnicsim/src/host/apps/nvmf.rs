@@ -89,7 +89,7 @@ struct Tenant {
     issued: VecDeque<Time>,
     measure_from: Time,
     ios: u64,
-    latencies: Vec<u64>,
+    latencies: Vec<Time>,
     errors: u64,
 }
 
@@ -138,7 +138,7 @@ impl Nvmf {
         }
     }
 
-    /// `wr` on queue pair `q` of `node` at `t`, counting a refusal as an error.
+    /// Tenant `i` posts `wr` on its queue pair `q` at `t`, counting a refusal as an error.
     fn post(&mut self, w: &mut World, i: usize, q: u32, wr: SendWr, t: Time) {
         if w.post_send_at(q, wr, t).is_err() {
             self.tenants[i].errors += 1;
@@ -170,10 +170,6 @@ impl Nvmf {
             .map(|t| {
                 let secs = w.end.saturating_sub(t.measure_from).as_secs_f64();
                 let per_s = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
-                let mut lat = t.latencies.clone();
-                lat.sort_unstable();
-                let mean = if lat.is_empty() { 0.0 } else { lat.iter().sum::<u64>() as f64 / lat.len() as f64 / 1e6 };
-                let p99 = if lat.is_empty() { 0.0 } else { lat[((lat.len() as f64 * 0.99).ceil() as usize).clamp(1, lat.len()) - 1] as f64 / 1e6 };
                 NvmfSummary {
                     name: t.spec.name.clone(),
                     initiator: t.spec.initiator,
@@ -183,28 +179,27 @@ impl Nvmf {
                     ios: t.ios,
                     kiops: per_s(t.ios as f64) / 1e3,
                     gbps: per_s(t.ios as f64 * t.spec.io.0 as f64 * 8.0) / 1e9,
-                    latency_mean_us: mean,
-                    latency_p99_us: p99,
+                    latency_mean_us: crate::output::summary::mean(&t.latencies) / 1e6,
+                    latency_p99_us: crate::output::summary::percentile(&t.latencies, 0.99) / 1e6,
                     errors: t.errors,
                 }
             })
             .collect()
     }
+}
 
-    /// Per initiator host: its tenants' total bandwidth and Jain's index over them.
-    pub fn hosts(&self, w: &World) -> Vec<NvmfHost> {
-        let tenants = self.summary(w);
-        let mut hosts: Vec<u32> = tenants.iter().map(|t| t.initiator).collect();
-        hosts.sort_unstable();
-        hosts.dedup();
-        hosts
-            .into_iter()
-            .map(|h| {
-                let g: Vec<f64> = tenants.iter().filter(|t| t.initiator == h).map(|t| t.gbps).collect();
-                NvmfHost { name: format!("host {h}"), tenants: g.len() as u32, gbps: g.iter().sum(), jain: crate::nic::scr::stats::jain(&g) }
-            })
-            .collect()
-    }
+/// Per initiator host of `tenants`: its tenants' total bandwidth and Jain's index over them.
+pub fn hosts(tenants: &[NvmfSummary]) -> Vec<NvmfHost> {
+    let mut hosts: Vec<u32> = tenants.iter().map(|t| t.initiator).collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    hosts
+        .into_iter()
+        .map(|h| {
+            let g: Vec<f64> = tenants.iter().filter(|t| t.initiator == h).map(|t| t.gbps).collect();
+            NvmfHost { name: format!("host {h}"), tenants: g.len() as u32, gbps: g.iter().sum(), jain: crate::nic::scr::stats::jain(&g) }
+        })
+        .collect()
 }
 
 impl Application for Nvmf {
@@ -244,7 +239,7 @@ impl Application for Nvmf {
                 let issued = tn.issued.pop_front().unwrap_or(done.at);
                 if done.at >= tn.measure_from {
                     tn.ios += 1;
-                    tn.latencies.push((done.at - issued).0);
+                    tn.latencies.push(done.at - issued);
                 }
                 self.issue(w, i, done.at);
             }

@@ -139,16 +139,22 @@ impl<P: Policy> Processor<P> {
         (self.cfg.node_threads > 0).then(|| (self.flow_threads() + n as u32 % self.cfg.node_threads) as usize)
     }
 
-    /// Node-level work of `cycles` that may start at `at` on the per-node pool's thread for
-    /// work number `n`: returns when it is done, or `None` without a pool.
-    fn charge_node(&mut self, n: usize, at: Time, cycles: u32) -> Option<Time> {
-        let t = self.node_thread(n)?;
-        let cost = self.cycles_time(cycles as u64);
+    /// Thread `t` works `cycles`, starting at `at` or when it is free if later; returns when
+    /// it is done.
+    fn occupy(&mut self, t: usize, at: Time, cycles: u64) -> Time {
+        let cost = self.cycles_time(cycles);
         let th = &mut self.threads[t];
         let done = th.busy_until.max(at) + cost;
         th.busy_until = done;
         self.stats.busy_ps += cost.0;
-        Some(done)
+        done
+    }
+
+    /// Node-level work of `cycles` that may start at `at` on the per-node pool's thread for
+    /// work number `n`: returns when it is done, or `None` without a pool.
+    fn charge_node(&mut self, n: usize, at: Time, cycles: u32) -> Option<Time> {
+        let t = self.node_thread(n)?;
+        Some(self.occupy(t, at, cycles as u64))
     }
 
     fn slot(&self, qp: u32) -> Option<usize> {
@@ -297,7 +303,7 @@ impl<P: Policy> Processor<P> {
         }
         th.ready.pop_front();
         if qi >= NODE_QUEUE {
-            return Some(self.run_node(now, t, (qi - NODE_QUEUE) as usize));
+            return self.run_node(now, t, (qi - NODE_QUEUE) as usize);
         }
         let (qi, slot) = (qi as usize, qi as usize / Kind::COUNT);
         let k = qi % Kind::COUNT;
@@ -323,31 +329,28 @@ impl<P: Policy> Processor<P> {
             self.stats.coalesced[k] += ev.count as u64;
             cycles
         };
-        let done = now + self.cycles_time(cycles as u64);
-        self.stats.busy_ps += (done - now).0;
+        let done = self.occupy(t as usize, now, cycles as u64);
         self.schedule(done);
-        self.threads[t as usize].busy_until = done;
         Some(done)
     }
 
     /// Thread `t`, free at `now`, runs node-level queue `n`; returns when to wake it again.
-    fn run_node(&mut self, now: Time, t: u32, n: usize) -> Time {
+    fn run_node(&mut self, now: Time, t: u32, n: usize) -> Option<Time> {
         let q = &mut self.node_queues[n];
         q.ready = false;
         let Some(ev) = q.take() else {
-            return self.threads[t as usize].ready.front().map_or(now, |&(_, a)| a.max(now));
+            return self.threads[t as usize].ready.front().map(|&(_, a)| a.max(now));
         };
         let k = ev.kind.index();
         let cycles = self.policy.cycles(&ev);
-        let done = now + self.cycles_time(cycles as u64);
-        let mut env = Env { now, line_rate: self.cfg.line_rate, install_latency: self.cfg.install_latency, in_force: done + self.cfg.install_latency, actions: &mut self.scratch };
+        let in_force = now + self.cycles_time(cycles as u64) + self.cfg.install_latency;
+        let mut env = Env { now, line_rate: self.cfg.line_rate, install_latency: self.cfg.install_latency, in_force, actions: &mut self.scratch };
         self.policy.on_node_event(&ev, &mut self.flows, &mut env);
         self.stats.handled[k] += 1;
         self.stats.coalesced[k] += ev.count as u64;
-        self.stats.busy_ps += (done - now).0;
+        let done = self.occupy(t as usize, now, cycles as u64);
         self.schedule(done);
-        self.threads[t as usize].busy_until = done;
-        done
+        Some(done)
     }
 
     /// When the next decided action takes effect.

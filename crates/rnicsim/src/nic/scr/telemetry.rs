@@ -31,6 +31,13 @@ pub struct Meter {
     pub pending: std::collections::VecDeque<ScrEvent>,
 }
 
+impl Meter {
+    /// A collector whose first sample is due at `first`.
+    pub fn first_at(first: Time) -> Meter {
+        Meter { next: first, ..Meter::default() }
+    }
+}
+
 /// `bytes` over `dt` at `rate`, per mille.
 pub fn permille(bytes: u64, rate: BitsPerSec, dt: Time) -> u32 {
     let cap = rate.0 as u128 * dt.0 as u128; // bits × 10¹² per period
