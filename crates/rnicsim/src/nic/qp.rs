@@ -168,6 +168,9 @@ pub struct Qp {
     pub peer_host: u32,
     pub priority: u8,
     pub udp_sport: u16,
+    /// The UDP destination port of its packets: RoCEv2's 4791, or the peer's own port where
+    /// ports are numbered as ns-3 numbers them (`flows.ports = "ns3"`).
+    pub udp_dport: u16,
     pub flow_hash: u32,
     /// The path its packets carry ([`crate::fabric::paths`]), or `NO_PATH` to follow the routes.
     pub path: u32,
@@ -341,6 +344,7 @@ impl Qp {
             peer_host: 0,
             priority: 0,
             udp_sport: 0,
+            udp_dport: crate::wire::roce::ROCE_UDP_PORT,
             flow_hash: 0,
             path: crate::fabric::paths::NO_PATH,
             owner: Owner::HOST,
@@ -400,6 +404,7 @@ impl Qp {
         self.owner = owner;
         self.priority = spec.priority;
         self.udp_sport = udp_sport;
+        self.udp_dport = crate::wire::roce::ROCE_UDP_PORT;
         self.path = crate::fabric::paths::NO_PATH;
     }
 

@@ -385,9 +385,12 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     // scratch program).
     pfc.entry("resend").or_insert(Value::String("every_packet".into()));
     pfc.entry("pause_time").or_insert(Value::String("5us".into()));
+    // Flows take ns-3's ports and its switches' hash, so each flow takes ns-3's path.
+    switch.entry("ecmp_hash").or_insert(Value::String("ns3".into()));
     if let Some(f) = flow_file {
         let mut fl = Table::new();
         fl.insert("file".into(), Value::String(f));
+        fl.insert("ports".into(), Value::String("ns3".into()));
         root.insert("flows".into(), Value::Array(vec![Value::Table(fl)]));
     }
     let cc = match cc_mode {

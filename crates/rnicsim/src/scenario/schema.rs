@@ -211,6 +211,11 @@ pub struct SwitchSpec {
     pub queue_order: QueueOrder,
     #[serde(default)]
     pub load_balancer: LbKind,
+    /// How flows are hashed onto equal-cost ports (ECMP, and CONGA's and ConWeave's fallback):
+    /// `seeded` (a seed per switch from the run's seed) or `ns3` (the ns-3 switch's hash, so
+    /// that flows take ns-3's paths; `config.txt` runs use it).
+    #[serde(default, skip_serializing_if = "is_seeded_hash")]
+    pub ecmp_hash: crate::fabric::lb::EcmpHash,
     /// Idle gap that starts a new flowlet (`load_balancer = "flowlet"`).
     #[serde(default = "default_flowlet_gap", skip_serializing_if = "is_default_flowlet_gap")]
     pub flowlet_gap: Time,
@@ -246,6 +251,10 @@ fn is_default_conweave(c: &ConWeaveSpec) -> bool {
 fn is_default_conga(c: &CongaSpec) -> bool {
     *c == CongaSpec::default()
 }
+fn is_seeded_hash(h: &crate::fabric::lb::EcmpHash) -> bool {
+    *h == crate::fabric::lb::EcmpHash::Seeded
+}
+
 fn is_fifo(o: &QueueOrder) -> bool {
     *o == QueueOrder::Fifo
 }
@@ -271,6 +280,7 @@ impl Default for SwitchSpec {
             weights: default_weights(),
             queue_order: QueueOrder::Fifo,
             load_balancer: LbKind::Ecmp,
+            ecmp_hash: crate::fabric::lb::EcmpHash::Seeded,
             flowlet_gap: default_flowlet_gap(),
             deflection: false,
             drill: DrillSpec::default(),
@@ -578,6 +588,20 @@ pub enum FlowVerb {
     Send,
 }
 
+/// How a flow workload numbers its connections' UDP ports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PortNumbering {
+    /// A source port drawn per queue pair, destination port RoCEv2's 4791 (a flow file's
+    /// destination port, when it gives one, is folded into the source port).
+    #[default]
+    Random,
+    /// As ns-3's scratch programs number them: each host's flows take source ports 10000,
+    /// 10001, … in the order they start, and the flows to a host destination ports 100, 101, …
+    /// (or the flow file's port, in HPCC's format); the receiver's packets swap the two.
+    Ns3,
+}
+
 /// An RDMA flow workload: every flow is a new connection carrying one message, closed when the
 /// message completes (as HPCC's simulator does). Give either `cdf` (with `load` and `pattern`)
 /// or `file`.
@@ -602,6 +626,14 @@ pub struct FlowsSpec {
     /// No new flows after this (default: the end of the run).
     #[serde(default)]
     pub stop: Option<Time>,
+    /// UDP port numbering: `random` or `ns3` (what ns-3 gives, so that ECMP with
+    /// `switch.ecmp_hash = "ns3"` puts each flow on ns-3's path).
+    #[serde(default, skip_serializing_if = "is_random_ports")]
+    pub ports: PortNumbering,
+}
+
+fn is_random_ports(p: &PortNumbering) -> bool {
+    *p == PortNumbering::Random
 }
 
 /// The perftest benchmark to run.

@@ -139,7 +139,7 @@ impl World {
                             })
                         })
                         .collect();
-                    let lb = s.switch.load_balancer.build(seed, v as u32, s.switch.flowlet_gap, s.switch.drill, s.switch.conga, s.switch.conweave);
+                    let lb = s.switch.load_balancer.build(seed, v as u32, s.switch.ecmp_hash, s.switch.flowlet_gap, s.switch.drill, s.switch.conga, s.switch.conweave);
                     let lb_timer = lb.uses_timer().then(|| timers.add_timer(Wake::Lb(switches.len() as u32)));
                     switches.push(Switch {
                         node: v as u32,

@@ -246,8 +246,15 @@ impl World {
     /// Changes a queue pair's UDP source port (steers ECMP onto another path).
     /// With carried paths on, the new 5-tuple picks the path again.
     pub fn set_udp_sport(&mut self, q: u32, sport: u16) -> Result<(), VerbsError> {
+        let dport = self.open_qp(q)?.udp_dport;
+        self.set_udp_ports(q, sport, dport)
+    }
+
+    /// Changes both UDP ports of a queue pair's packets (the destination port is RoCEv2's 4791
+    /// unless changed; ns-3 numbers both per host, see `flows.ports`).
+    pub fn set_udp_ports(&mut self, q: u32, sport: u16, dport: u16) -> Result<(), VerbsError> {
         self.open_qp(q)?;
-        self.transport().set_udp_sport(q, sport);
+        self.transport().set_udp_ports(q, sport, dport);
         self.pick_path(q);
         Ok(())
     }

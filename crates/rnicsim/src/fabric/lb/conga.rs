@@ -85,7 +85,7 @@ pub struct Conga {
     spec: CongaSpec,
     flowlet_gap: Time,
     rng: Rng,
-    ecmp_seed: u64,
+    ecmp: super::EcmpHasher,
     /// Per local port: (bytes in the estimate, the DRE period it was last brought up to).
     dre: Vec<(u64, u64)>,
     /// Flowlets by flow: (path label, last packet).
@@ -99,12 +99,12 @@ pub struct Conga {
 }
 
 impl Conga {
-    pub fn new(spec: CongaSpec, flowlet_gap: Time, rng: Rng, ecmp_seed: u64) -> Conga {
+    pub fn new(spec: CongaSpec, flowlet_gap: Time, rng: Rng, ecmp: super::EcmpHasher) -> Conga {
         Conga {
             spec,
             flowlet_gap,
             rng,
-            ecmp_seed,
+            ecmp,
             dre: Vec::new(),
             flowlets: HashMap::new(),
             swept: Time::ZERO,
@@ -226,8 +226,7 @@ impl Conga {
 
     /// The flow-hash choice, for control packets and traffic CONGA does not balance.
     fn hashed(&self, pkt: &Packet, ctx: &LbContext) -> u32 {
-        let h = mix64(pkt.flow_hash as u64 ^ self.ecmp_seed);
-        ctx.candidates[(h % ctx.candidates.len() as u64) as usize]
+        self.ecmp.pick(pkt, ctx)
     }
 }
 
@@ -290,7 +289,7 @@ mod tests {
     use crate::units::BitsPerSec;
 
     fn conga() -> Conga {
-        Conga::new(CongaSpec::default(), Time::from_us(100), rng::stream(1, "conga", 0), 7)
+        Conga::new(CongaSpec::default(), Time::from_us(100), rng::stream(1, "conga", 0), super::super::EcmpHasher { kind: super::super::EcmpHash::Seeded, seed: 7 })
     }
 
     /// Four 100 Gbps ports (ids 0-3) of switch 0, each to a switch.

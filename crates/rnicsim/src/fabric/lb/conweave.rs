@@ -104,7 +104,7 @@ impl Default for RxFlow {
 pub struct ConWeave {
     spec: ConWeaveSpec,
     rng: Rng,
-    ecmp_seed: u64,
+    ecmp: super::EcmpHasher,
     tx: HashMap<u64, TxFlow>,
     rx: HashMap<u64, RxFlow>,
     /// (destination switch, path label) → paused until.
@@ -121,11 +121,11 @@ fn flow_key(src: u32, dst: u32, sport: u16, dport: u16) -> u64 {
 }
 
 impl ConWeave {
-    pub fn new(spec: ConWeaveSpec, rng: Rng, ecmp_seed: u64) -> ConWeave {
+    pub fn new(spec: ConWeaveSpec, rng: Rng, ecmp: super::EcmpHasher) -> ConWeave {
         ConWeave {
             spec,
             rng,
-            ecmp_seed,
+            ecmp,
             tx: HashMap::new(),
             rx: HashMap::new(),
             paused: HashMap::new(),
@@ -136,8 +136,7 @@ impl ConWeave {
     }
 
     fn hashed(&self, pkt: &Packet, ctx: &LbContext) -> u32 {
-        let h = mix64(pkt.flow_hash as u64 ^ self.ecmp_seed);
-        ctx.candidates[(h % ctx.candidates.len() as u64) as usize]
+        self.ecmp.pick(pkt, ctx)
     }
 
     /// Two random paths: the first unless it is paused, else the second unless it is paused
@@ -433,7 +432,7 @@ mod tests {
 
     #[test]
     fn rerouted_packets_wait_for_the_tail_then_go_in_order() {
-        let mut cw = ConWeave::new(ConWeaveSpec::default(), rng::stream(1, "cw", 0), 0);
+        let mut cw = ConWeave::new(ConWeaveSpec::default(), rng::stream(1, "cw", 0), super::super::EcmpHasher { kind: super::super::EcmpHash::Seeded, seed: 0 });
         // Epoch 1 starts with an RTT_REQUEST sent at 10 µs, arriving at 14 µs: answered.
         assert!(!arrive(&mut cw, 14, data(1, 0, 10, 0, true, false)));
         assert_eq!(replies(&mut cw), vec![ConWeaveKind::Reply { clear: false }]);
@@ -464,7 +463,7 @@ mod tests {
 
     #[test]
     fn a_lost_tail_is_waited_for_until_its_predicted_arrival_and_marks_notify_the_source() {
-        let mut cw = ConWeave::new(ConWeaveSpec::default(), rng::stream(1, "cw", 0), 0);
+        let mut cw = ConWeave::new(ConWeaveSpec::default(), rng::stream(1, "cw", 0), super::super::EcmpHasher { kind: super::super::EcmpHash::Seeded, seed: 0 });
         assert!(!arrive(&mut cw, 14, data(1, 0, 10, 0, true, false)));
         let (mut pkt, h) = data(1, 0, 12, 0, false, false);
         pkt.ecn = ECN_CE;

@@ -31,7 +31,7 @@ pub mod spray;
 pub use conga::{Conga, CongaSpec};
 pub use conweave::{ConWeave, ConWeaveSpec};
 pub use drill::{Drill, RoundRobin};
-pub use ecmp::Ecmp;
+pub use ecmp::{Ecmp, EcmpHash, EcmpHasher};
 pub use flowlet::Flowlet;
 pub use spray::Spray;
 
@@ -236,17 +236,21 @@ impl Default for DrillSpec {
 
 impl LbKind {
     /// The policy for switch node `node`, with its own seed or random stream.
-    pub fn build(self, seed: u64, node: u32, flowlet_gap: Time, drill: DrillSpec, conga: CongaSpec, conweave: ConWeaveSpec) -> LbPolicy {
+    /// `ecmp` is how it hashes flows onto candidates (ECMP itself, and CONGA's and ConWeave's
+    /// fallback).
+    #[allow(clippy::too_many_arguments)]
+    pub fn build(self, seed: u64, node: u32, ecmp: EcmpHash, flowlet_gap: Time, drill: DrillSpec, conga: CongaSpec, conweave: ConWeaveSpec) -> LbPolicy {
         let stream = |name: &str| rng::stream(seed, name, node as u64);
+        let hasher = |name: &str| EcmpHasher { kind: ecmp, seed: rng::stream_seed(seed, name, node as u64) };
         match self {
-            LbKind::Ecmp => LbPolicy::Ecmp(Ecmp { seed: rng::stream_seed(seed, "ecmp", node as u64) }),
+            LbKind::Ecmp => LbPolicy::Ecmp(Ecmp { hasher: hasher("ecmp") }),
             LbKind::Spray => LbPolicy::Spray(Spray { rng: stream("spray") }),
             LbKind::RoundRobin => LbPolicy::RoundRobin(RoundRobin::new()),
             LbKind::Drill => LbPolicy::Drill(Drill::new(drill.samples as usize, drill.memory as usize, stream("drill"))),
             LbKind::PowerOfTwo => LbPolicy::Drill(Drill::new(2, 0, stream("power_of_two"))),
             LbKind::Flowlet => LbPolicy::Flowlet(Flowlet::new(flowlet_gap, stream("flowlet"))),
-            LbKind::Conga => LbPolicy::Conga(Box::new(Conga::new(conga, flowlet_gap, stream("conga"), rng::stream_seed(seed, "conga-ecmp", node as u64)))),
-            LbKind::ConWeave => LbPolicy::ConWeave(Box::new(ConWeave::new(conweave, stream("conweave"), rng::stream_seed(seed, "conweave-ecmp", node as u64)))),
+            LbKind::Conga => LbPolicy::Conga(Box::new(Conga::new(conga, flowlet_gap, stream("conga"), hasher("conga-ecmp")))),
+            LbKind::ConWeave => LbPolicy::ConWeave(Box::new(ConWeave::new(conweave, stream("conweave"), hasher("conweave-ecmp")))),
         }
     }
 }

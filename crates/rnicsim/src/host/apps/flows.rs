@@ -6,7 +6,7 @@ use super::{Application, Owner, FLOWS};
 use crate::host::cdf::FlowSizeCdf;
 use crate::host::flow_file::{parse_flow_file, FlowSpec};
 use crate::nic::verbs::{Completion, CompletionKind, RecvWr, SendWr, Status, Verb};
-use crate::scenario::schema::{FlowPattern, FlowVerb};
+use crate::scenario::schema::{FlowPattern, FlowVerb, PortNumbering};
 use crate::scenario::{LoadedScenario, ScenarioError};
 use crate::sim::rng::{self, det_ln, Rng};
 use crate::sim::TimerId;
@@ -151,6 +151,11 @@ pub struct Flows {
     pub queries: Vec<Query>,
     pub qcts: Vec<u64>,
     senders: Vec<u32>,
+    /// Per workload, how its flows number their UDP ports.
+    ports: Vec<PortNumbering>,
+    /// ns-3's port counters, per node: the next source port of flows from it and the next
+    /// destination port of flows to it.
+    ns3_ports: Vec<(u16, u16)>,
 }
 
 /// Completed flows of one size bucket (`rdma/by_size/<name>`): `name` is the bucket's upper
@@ -219,6 +224,7 @@ impl Flows {
         if !flows.size_bounds.is_empty() {
             flows.written_by_size = vec![Vec::new(); flows.size_bounds.len() + 1];
         }
+        flows.ports = s.flows.iter().map(|f| f.ports).collect();
         for (wi, f) in s.flows.iter().enumerate() {
             let stop = f.stop.unwrap_or(s.duration).min(s.duration);
             if let Some(path) = &f.file {
@@ -424,10 +430,30 @@ impl Flows {
         let (qa, qb) = w.connect_app(src, dst, owner, owner).expect("flows run between hosts");
         w.set_priority(qa, priority).expect("the flow's queue pair is open");
         w.set_priority(qb, priority).expect("the flow's queue pair is open");
-        if let Some(d) = dport {
-            // The flow file's destination port steers ECMP like the UDP source port does.
-            let sport = w.udp_sport(qa) ^ d;
-            w.set_udp_sport(qa, sport).expect("the flow's queue pair is open");
+        match self.ports[workload as usize] {
+            PortNumbering::Ns3 => {
+                // ns-3's numbering (`ScheduleFlowInputs`): per source from 10000, per
+                // destination from 100 unless the file names the port; replies swap them.
+                if self.ns3_ports.is_empty() {
+                    self.ns3_ports = vec![(10_000, 100); w.roles.len()];
+                }
+                let sport = self.ns3_ports[src as usize].0;
+                self.ns3_ports[src as usize].0 = sport.wrapping_add(1);
+                let dport = dport.unwrap_or_else(|| {
+                    let d = self.ns3_ports[dst as usize].1;
+                    self.ns3_ports[dst as usize].1 = d.wrapping_add(1);
+                    d
+                });
+                w.set_udp_ports(qa, sport, dport).expect("the flow's queue pair is open");
+                w.set_udp_ports(qb, dport, sport).expect("the flow's queue pair is open");
+            }
+            PortNumbering::Random => {
+                if let Some(d) = dport {
+                    // The flow file's destination port steers ECMP like the UDP source port does.
+                    let sport = w.udp_sport(qa) ^ d;
+                    w.set_udp_sport(qa, sport).expect("the flow's queue pair is open");
+                }
+            }
         }
         let ideal = w.ideal_fct(src, dst, size, verb);
         self.records.push(FlowRecord {
@@ -438,7 +464,10 @@ impl Flows {
             size,
             priority,
             udp_sport: w.udp_sport(qa),
-            udp_dport: dport.unwrap_or(crate::wire::roce::ROCE_UDP_PORT),
+            udp_dport: match self.ports[workload as usize] {
+                PortNumbering::Ns3 => w.udp_sport(qb),
+                PortNumbering::Random => dport.unwrap_or(crate::wire::roce::ROCE_UDP_PORT),
+            },
             start: w.now,
             finish: Time::MAX,
             ideal,

@@ -11,7 +11,7 @@
 //!
 //! Every congestion-relevant event goes through [`emit`] (the NIC event tap,
 //! [`crate::nic::events`]); the control a subscriber may use is [`Ctx::set_rate_limit`],
-//! [`Ctx::set_udp_sport`] and [`Ctx::request_rtt_probe`].
+//! [`Ctx::set_udp_ports`] and [`Ctx::request_rtt_probe`].
 
 pub mod recovery;
 pub mod requester;
@@ -28,7 +28,7 @@ use super::{Nic, NicSpec};
 use crate::sim::TimerId;
 use crate::units::Time;
 use crate::wire::packet::{Packet, PacketId, PacketKind, PacketPool, RoceHeader, ECN_NOT_ECT, TTL};
-use crate::wire::roce::{Opcode, Syndrome, ROCE_UDP_PORT};
+use crate::wire::roce::{Opcode, Syndrome};
 use recovery::RecoveryScheme;
 
 /// What the transport asks of the world around the NIC.
@@ -108,11 +108,12 @@ impl Ctx<'_> {
         self.sync_rate(q);
     }
 
-    /// Moves queue pair `q` to another UDP source port (ECMP then hashes it onto another path).
-    pub fn set_udp_sport(&mut self, q: u32, sport: u16) {
+    /// Moves queue pair `q` to other UDP ports (ECMP then hashes it onto another path).
+    pub fn set_udp_ports(&mut self, q: u32, sport: u16, dport: u16) {
         let qp = self.qps.get_mut(q);
         qp.udp_sport = sport;
-        qp.flow_hash = crate::fabric::lb::flow_hash(qp.node, qp.peer_node, sport, ROCE_UDP_PORT);
+        qp.udp_dport = dport;
+        qp.flow_hash = crate::fabric::lb::flow_hash(qp.node, qp.peer_node, sport, dport);
     }
 
     /// Sends an out-of-band signal from queue pair `q` to its peer: `value`, padded to `bytes`
@@ -193,7 +194,7 @@ impl Ctx<'_> {
         qp.base_rtt = base_rtt;
         let seed = crate::sim::rng::stream_seed(self.seed, "cc", (q as u64) << 32 | peer as u64);
         qp.cc = self.spec.cc.build(FlowParams { line_rate, base_rtt, mtu, seed }, now);
-        qp.flow_hash = crate::fabric::lb::flow_hash(qp.node, pn, qp.udp_sport, ROCE_UDP_PORT);
+        qp.flow_hash = crate::fabric::lb::flow_hash(qp.node, pn, qp.udp_sport, qp.udp_dport);
         self.sync_rate(q);
     }
 
@@ -380,7 +381,7 @@ impl Qp {
             priority: self.priority,
             ecn: ECN_NOT_ECT,
             udp_sport: self.udp_sport,
-            udp_dport: ROCE_UDP_PORT,
+            udp_dport: self.udp_dport,
             flow_hash: self.flow_hash,
             flow: self.peer,
             seq: psn,
