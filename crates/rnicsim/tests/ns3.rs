@@ -132,6 +132,14 @@ fn the_reference_experiment_gives_ns3s_slowdowns() {
 }
 
 #[test]
+fn the_reference_experiment_on_a_fat_tree_gives_ns3s_slowdowns() {
+    // Three tiers (`scenarios/ns3/fbhdp50-fat`): ns-3's paths through edge, aggregation and
+    // core switches.
+    let (_, close) = matches_ns3("fbhdp50-fat");
+    assert!(close >= 0.60, "{:.1}% of flows within 10% of ns-3's slowdown", 100.0 * close);
+}
+
+#[test]
 fn the_reference_experiment_with_hpcc_gives_ns3s_slowdowns() {
     // HPCC as its run.py sets it (window of a BDP scaled with the rate, per-ACK reaction),
     // ECMP, PFC (`scenarios/ns3/fbhdp50-hpcc`).
