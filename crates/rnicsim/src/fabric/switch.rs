@@ -13,7 +13,7 @@
 
 use super::buffer::{Admit, SharedBuffer};
 use super::ecn::EcnCurve;
-use super::lb::{LbAction, LbContext, LbDecision, LbPolicy, LoadBalancer};
+use super::lb::{EcmpHasher, LbAction, LbContext, LbDecision, LbPolicy, LoadBalancer};
 use super::link::Link;
 use super::port::{Port, CLASSES};
 use super::routing::Routes;
@@ -21,7 +21,7 @@ use crate::sim::rng::Rng;
 use crate::sim::TimerId;
 use crate::units::Time;
 use crate::wire::int::IntHop;
-use crate::wire::packet::{LbTag, Packet, PacketId, ECN_CE, ECN_ECT0};
+use crate::wire::packet::{LbTag, Packet, PacketId, PacketKind, ECN_CE, ECN_ECT0};
 use std::collections::HashMap;
 use rand::Rng as _;
 
@@ -32,6 +32,10 @@ pub struct Switch {
     pub port_count: u32,
     pub buffer: SharedBuffer,
     pub lb: LbPolicy,
+    /// With `switch.control_by_hash`: the flow hash that transport control packets (ACKs, NAKs,
+    /// CNPs) follow instead of the load balancer, as ns-3's switch sends them
+    /// (`SwitchNode::GetOutDev`), so that a flow's ACKs and NAKs stay in order.
+    pub control_hash: Option<EcmpHasher>,
     /// The load balancer's timer, for policies that use one.
     pub lb_timer: Option<TimerId>,
     /// Packets the load balancer holds back, by its key, with their egress ports.
@@ -112,6 +116,9 @@ impl Switch {
                 }
                 if candidates.len() == 1 && !self.lb.sees_single_paths() {
                     candidates[0]
+                } else if let Some(h) = self.control_hash.filter(|_| tag.is_none() && pkt.kind == PacketKind::Roce && !pkt.carries_data()) {
+                    let ctx = LbContext { switch: self.node, ingress: in_port, candidates, first_port: self.first_port, port_count: self.port_count, view };
+                    h.pick(pkt, &ctx)
                 } else {
                     let ctx = LbContext { switch: self.node, ingress: in_port, candidates, first_port: self.first_port, port_count: self.port_count, view };
                     let out = match tag {

@@ -78,6 +78,11 @@ pub struct NicSpec {
     /// `rate_reduce_monitor_period`; the DCQCN paper used 50 µs).
     #[serde(default = "default_cnp_interval")]
     pub cnp_interval: Time,
+    /// Go-back-N: a responder still waiting for the same PSN NAKs it again once this long has
+    /// passed since its last NAK (ns-3's NIC, `RdmaHw::ReceiverCheckSeq` with its 4 µs
+    /// `NACK Generation Interval`). Unset (the default): one NAK per gap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nak_interval: Option<Time>,
     /// How the receiver tells the sender of ECN marks: CNP packets (RoCEv2), or a flag on the
     /// ACK or NAK of every marked packet (HPCC's and ConWeave's ns-3 NIC).
     #[serde(default)]
@@ -251,6 +256,9 @@ impl NicSpec {
         }
         if !has(&["cnp"]) {
             self.cnp = CnpMode::AckFlag;
+        }
+        if !has(&["nak_interval"]) {
+            self.nak_interval = Some(Time::from_us(4));
         }
         if !has(&["ack_priority"]) {
             self.ack_priority = Some(0);

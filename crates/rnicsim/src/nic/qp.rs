@@ -216,6 +216,8 @@ pub struct Qp {
     pub msn: u32,
     pub unacked: u32,
     pub nak_sent: bool,
+    /// When the responder may NAK the same expected PSN again (`nic.nak_interval`).
+    pub nak_again_at: Time,
     pub last_cnp: Option<Time>,
     pub ecn_seen: bool,
     pub rq: VecDeque<RecvWr>,
@@ -378,6 +380,7 @@ impl Qp {
             msn: 0,
             unacked: 0,
             nak_sent: false,
+            nak_again_at: Time::ZERO,
             last_cnp: None,
             ecn_seen: false,
             rq: VecDeque::new(),
@@ -438,6 +441,7 @@ impl Qp {
         self.msn = 0;
         self.unacked = 0;
         self.nak_sent = false;
+        self.nak_again_at = Time::ZERO;
         self.last_cnp = None;
         self.ecn_seen = false;
         self.recv_cur = None;

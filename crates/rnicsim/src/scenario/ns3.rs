@@ -387,6 +387,8 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     pfc.entry("pause_time").or_insert(Value::String("5us".into()));
     // Flows take ns-3's ports and its switches' hash, so each flow takes ns-3's path.
     switch.entry("ecmp_hash").or_insert(Value::String("ns3".into()));
+    // Its switches send ACKs and NACKs by that hash whatever LB_MODE says (`GetOutDev`).
+    switch.entry("control_by_hash").or_insert(Value::Boolean(true));
     if let Some(f) = flow_file {
         let mut fl = Table::new();
         fl.insert("file".into(), Value::String(f));

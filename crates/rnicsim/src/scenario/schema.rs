@@ -216,6 +216,11 @@ pub struct SwitchSpec {
     /// that flows take ns-3's paths; `config.txt` runs use it).
     #[serde(default, skip_serializing_if = "is_seeded_hash")]
     pub ecmp_hash: crate::fabric::lb::EcmpHash,
+    /// Transport control packets (ACKs, NAKs, CNPs) follow the flow hash (`ecmp_hash`) whatever
+    /// the load balancer, as ns-3's switch sends them; `config.txt` runs set it. Off: the load
+    /// balancer places them like data.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub control_by_hash: bool,
     /// Idle gap that starts a new flowlet (`load_balancer = "flowlet"`).
     #[serde(default = "default_flowlet_gap", skip_serializing_if = "is_default_flowlet_gap")]
     pub flowlet_gap: Time,
@@ -281,6 +286,7 @@ impl Default for SwitchSpec {
             queue_order: QueueOrder::Fifo,
             load_balancer: LbKind::Ecmp,
             ecmp_hash: crate::fabric::lb::EcmpHash::Seeded,
+            control_by_hash: false,
             flowlet_gap: default_flowlet_gap(),
             deflection: false,
             drill: DrillSpec::default(),

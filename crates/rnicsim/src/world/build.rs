@@ -5,7 +5,7 @@ use super::{HostState, NodeRole, RunStats, Wake, World};
 use crate::fabric::buffer::{PfcSettings, SharedBuffer};
 use crate::fabric::paths::PathTable;
 use crate::fabric::switch::Switch;
-use crate::fabric::lb::LoadBalancer;
+use crate::fabric::lb::{EcmpHasher, LoadBalancer};
 use crate::fabric::link::Link;
 use std::collections::HashMap;
 use crate::wire::packet::PacketPool;
@@ -148,6 +148,7 @@ impl World {
                         buffer: SharedBuffer::new(s.switch.buffer, s.switch.dt_alpha, pfc_settings.clone(), &headroom),
                         lb,
                         lb_timer,
+                        control_hash: s.switch.control_by_hash.then(|| EcmpHasher { kind: s.switch.ecmp_hash, seed: rng::stream_seed(seed, "ecmp", v as u64) }),
                         held: HashMap::new(),
                         lb_actions: Vec::new(),
                         deflect: s.switch.deflection.then(|| rng::stream(seed, "deflect", v as u64)),
