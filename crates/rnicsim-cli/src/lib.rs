@@ -46,6 +46,14 @@ enum Command {
     },
     /// Measure simulator speed on a fixed fabric workload.
     Bench(bench::BenchArgs),
+    /// Compare two FCT files flow by flow (an ns-3 FCT_OUTPUT_FILE and a config.txt run's, in
+    /// HPCC's or ConWeave's format; .gz files are read too).
+    CompareFct {
+        /// The first file (e.g. the one rnicsim wrote).
+        a: PathBuf,
+        /// The second (e.g. ns-3's own).
+        b: PathBuf,
+    },
     /// SQL over a run folder's tables (DuckDB; runs `python -m rnicsim query`).
     #[command(disable_help_flag = true)]
     Query {
@@ -86,6 +94,7 @@ pub fn main_with(args: Vec<String>, stop: &dyn Fn() -> bool) -> u8 {
         Command::Run { scenario, out, force, overrides, quiet } => run(&scenario, out, force, &overrides, quiet, stop),
         Command::Validate { scenario, overrides } => validate(&scenario, &overrides),
         Command::Bench(args) => bench::run(&args).map(|_| 0),
+        Command::CompareFct { a, b } => compare_fct(&a, &b),
         Command::Query { args } => python("query", &args),
         Command::Report { args } => python("report", &args),
         Command::Sweep { args } => python("sweep", &args),
@@ -110,6 +119,43 @@ fn python(command: &str, args: &[String]) -> anyhow::Result<u8> {
         .status()
         .with_context(|| format!("cannot start {exe} for `rnicsim {command}`; install the Python package (`pip install .`) or set RNICSIM_PYTHON"))?;
     Ok(status.code().map_or(1, |c| c.clamp(0, 255) as u8))
+}
+
+/// Reads an FCT file (gzip-compressed when its name ends in `.gz`).
+fn read_fct(path: &Path) -> anyhow::Result<Vec<rnicsim::output::fct_compare::FctLine>> {
+    let raw = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = if path.extension().is_some_and(|e| e == "gz") {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&raw[..]), &mut s).with_context(|| format!("{}: not a gzip file of text", path.display()))?;
+        s
+    } else {
+        String::from_utf8(raw).with_context(|| format!("{}: not a text file", path.display()))?
+    };
+    rnicsim::output::fct_compare::parse_fct(&text).map_err(|(line, m)| anyhow::anyhow!("{}:{line}: {m}", path.display()))
+}
+
+fn compare_fct(a: &Path, b: &Path) -> anyhow::Result<u8> {
+    use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+    let c = rnicsim::output::fct_compare::compare(&read_fct(a)?, &read_fct(b)?);
+    if c.matched == 0 {
+        anyhow::bail!("no flow of {} is in {} (flows match by source, destination, size and start time)", a.display(), b.display());
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec!["slowdown", "flows", "mean", "p50", "p99", "< 10 KB", "10–100 KB", "100 KB–1 MB", "≥ 1 MB"]);
+    let name = |p: &Path| p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned());
+    for (label, s) in [(name(a), c.a), (name(b), c.b)] {
+        let mut row = vec![label, s.flows.to_string(), format!("{:.3}", s.mean), format!("{:.3}", s.p50), format!("{:.2}", s.p99)];
+        row.extend(s.by_size.iter().map(|v| format!("{v:.3}")));
+        t.add_row(row);
+    }
+    let ratio = |x: f64, y: f64| format!("{:.3}", x / y);
+    let mut row = vec!["first / second".to_string(), String::new(), ratio(c.a.mean, c.b.mean), ratio(c.a.p50, c.b.p50), ratio(c.a.p99, c.b.p99)];
+    row.extend((0..4).map(|i| ratio(c.a.by_size[i], c.b.by_size[i])));
+    t.add_row(row);
+    println!("{t}");
+    println!("{} flows in both ({} lines in the first file, {} in the second); {:.1}% of them have a slowdown within 10% of the other's", c.matched, c.lines.0, c.lines.1, 100.0 * c.within_10pct);
+    Ok(0)
 }
 
 /// Loads a scenario and applies `--set` overrides.

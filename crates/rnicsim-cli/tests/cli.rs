@@ -214,3 +214,37 @@ fn a_reader_that_stops_early_ends_the_output_quietly() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn compare_fct_tables_two_fct_files_flow_by_flow() {
+    // ns-3's reference FCT file (gzip) against itself written in HPCC's dialect with every FCT
+    // 10% longer for flows under 10 KB: the table says so, and the flows all match.
+    let ns3 = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/ns3/fbhdp50-dcqcn/ns3_fct.txt.gz");
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(std::fs::File::open(&ns3).unwrap()), &mut text).unwrap();
+    let ip = |n: u64| format!("{:08x}", 0x0b00_0001 + (n / 256) * 0x1_0000 + (n % 256) * 0x100);
+    let slower: String = text
+        .lines()
+        .map(|l| {
+            let v: Vec<u64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+            let fct = if v[4] < 10_000 && v[6] * 11 / 10 > v[7] { v[6] * 11 / 10 } else { v[6] };
+            format!("{} {} {} {} {} {} {fct} {}\n", ip(v[0]), ip(v[1]), v[2], v[3], v[4], v[5], v[7])
+        })
+        .collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let ours = tmp.path().join("fct.txt");
+    std::fs::write(&ours, slower).unwrap();
+    let o = rnicsim(&["compare-fct", ours.to_str().unwrap(), ns3.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("16245 flows in both (16245 lines in the first file, 16245 in the second)"), "{s}");
+    let ratio_row = s.lines().find(|l| l.contains("first / second")).expect("a ratio row");
+    let ratios: Vec<&str> = ratio_row.split(['┆', '│']).map(str::trim).filter(|c| !c.is_empty()).collect();
+    assert_eq!(ratios[7], "1.000", "≥ 1 MB untouched: {ratio_row}");
+    assert!(ratios[4].parse::<f64>().unwrap() > 1.05, "< 10 KB slower: {ratio_row}");
+    // A malformed line is named with its file and line.
+    std::fs::write(&ours, "1 2 3\n").unwrap();
+    let o = rnicsim(&["compare-fct", ours.to_str().unwrap(), ns3.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("fct.txt:1: 3 fields"), "{}", String::from_utf8_lossy(&o.stderr));
+}

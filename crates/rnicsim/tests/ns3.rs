@@ -1,5 +1,6 @@
 //! Running ns-3 (HPCC/ConWeave) experiments unchanged: config.txt translation and import.
 
+use rnicsim::output::fct_compare::SlowdownStats;
 use rnicsim::scenario::ns3::{is_ns3_config, translate};
 use rnicsim::scenario::LoadedScenario;
 use rnicsim::units::Time;
@@ -50,21 +51,6 @@ fn config_txt_gives_the_same_flows_as_the_equivalent_toml() {
     assert_eq!(d.reaction, rnicsim::nic::cc::dcqcn::Reaction::Polled);
 }
 
-/// Slowdown statistics of a set of flows: count, mean, p50, p99, and the mean per size bucket
-/// (< 10 KB, 10–100 KB, 100 KB–1 MB, ≥ 1 MB). Slowdowns below 1 count as 1, as ns-3's scripts do.
-fn slowdown_table(flows: &[(u64, f64)]) -> (usize, f64, f64, f64, [f64; 4]) {
-    let mut s: Vec<f64> = flows.iter().map(|f| f.1.max(1.0)).collect();
-    let mean = s.iter().sum::<f64>() / s.len() as f64;
-    let mut buckets = [0.0; 4];
-    for (i, (lo, hi)) in [(0, 10_000), (10_000, 100_000), (100_000, 1_000_000), (1_000_000, u64::MAX)].into_iter().enumerate() {
-        let b: Vec<f64> = flows.iter().filter(|f| f.0 >= lo && f.0 < hi).map(|f| f.1.max(1.0)).collect();
-        buckets[i] = b.iter().sum::<f64>() / b.len() as f64;
-    }
-    s.sort_by(f64::total_cmp);
-    let q = |p: f64| s[((s.len() - 1) as f64 * p).round() as usize];
-    (s.len(), mean, q(0.5), q(0.99), buckets)
-}
-
 /// Runs the ns-3 experiment in `scenarios/ns3/<name>` unchanged and compares its slowdowns
 /// with ns-3's own FCT file flow by flow: mean within 10% overall and 15% per size bucket, p99
 /// within 20% (the parity issue's goals); where ns-3's PFC file is kept, the PFC frames
@@ -103,13 +89,13 @@ fn matches_ns3(name: &str, agree: f64) -> World {
     }
     let close = close as f64 / ours.len() as f64;
     assert_eq!(ours.len(), ns3.len(), "{name}: every flow ns-3 finished, finished here and is matched");
-    let (a, b) = (slowdown_table(&ours), slowdown_table(&theirs));
+    let (a, b) = (SlowdownStats::of(&ours), SlowdownStats::of(&theirs));
     println!("{name}\nns-3:    {b:.3?}\nrnicsim: {a:.3?}");
     let near = |x: f64, y: f64, tol: f64| (x - y).abs() <= tol * y;
-    assert!(near(a.1, b.1, 0.10), "{name}: mean {:.3} vs ns-3 {:.3}", a.1, b.1);
-    assert!(near(a.3, b.3, 0.20), "{name}: p99 {:.3} vs ns-3 {:.3}", a.3, b.3);
+    assert!(near(a.mean, b.mean, 0.10), "{name}: mean {:.3} vs ns-3 {:.3}", a.mean, b.mean);
+    assert!(near(a.p99, b.p99, 0.20), "{name}: p99 {:.3} vs ns-3 {:.3}", a.p99, b.p99);
     for i in 0..4 {
-        assert!(near(a.4[i], b.4[i], 0.15), "{name}: bucket {i}: {:.3} vs ns-3 {:.3}", a.4[i], b.4[i]);
+        assert!(near(a.by_size[i], b.by_size[i], 0.15), "{name}: bucket {i}: {:.3} vs ns-3 {:.3}", a.by_size[i], b.by_size[i]);
     }
     // ns-3's PFC file has a line per PFC frame a node received.
     if let Ok(gz) = std::fs::File::open(dir.join("ns3_pfc.txt.gz")) {

@@ -3,6 +3,7 @@
 //! atomically ([`RunDir`]). The schema is documented in `docs/outputs.md`.
 
 mod run_dir;
+pub mod fct_compare;
 pub mod hpcc_text;
 pub mod paper;
 pub mod stream;
