@@ -15,6 +15,7 @@
 use super::{LbContext, LoadBalancer};
 use crate::sim::rng::mix64;
 use crate::wire::packet::Packet;
+use crate::wire::pcap::node_ip;
 use serde::{Deserialize, Serialize};
 
 /// How a switch hashes a flow onto one of its candidates (`switch.ecmp_hash`).
@@ -28,16 +29,11 @@ pub enum EcmpHash {
     Ns3,
 }
 
-/// ns-3's IPv4 address of node `id` (`node_id_to_ip` in the scratch programs).
-pub fn ns3_ip(id: u32) -> u32 {
-    0x0b00_0001 + (id / 256) * 0x0001_0000 + (id % 256) * 0x0000_0100
-}
-
 /// ns-3's ECMP hash of a packet at switch node `switch`.
 pub fn ns3_hash(pkt: &Packet, switch: u32) -> u32 {
     let ports = pkt.udp_sport as u32 | (pkt.udp_dport as u32) << 16;
     let mut key = [0u8; 12];
-    for (i, w) in [ns3_ip(pkt.src), ns3_ip(pkt.dst), ports].into_iter().enumerate() {
+    for (i, w) in [node_ip(pkt.src), node_ip(pkt.dst), ports].into_iter().enumerate() {
         key[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
     }
     murmur3::murmur3_32(&mut &key[..], switch).expect("hashing a byte slice cannot fail")
@@ -92,9 +88,10 @@ mod tests {
 
     #[test]
     fn ns3_addresses_and_hash() {
-        assert_eq!(ns3_ip(0), 0x0b00_0001);
-        assert_eq!(ns3_ip(34), 0x0b00_2201);
-        assert_eq!(ns3_ip(300), 0x0b01_2c01);
+        // ns-3's addresses (`node_id_to_ip`), as our pcap and HPCC FCT files write them.
+        assert_eq!(node_ip(0), 0x0b00_0001);
+        assert_eq!(node_ip(34), 0x0b00_2201);
+        assert_eq!(node_ip(300), 0x0b01_2c01);
         // MurmurHash3 x86_32 reference values (the algorithm's published test vectors).
         assert_eq!(murmur3::murmur3_32(&mut &b""[..], 0).unwrap(), 0);
         assert_eq!(murmur3::murmur3_32(&mut &b""[..], 1).unwrap(), 0x514e_28b7);
