@@ -116,13 +116,12 @@ impl Switch {
                 }
                 if candidates.len() == 1 && !self.lb.sees_single_paths() {
                     candidates[0]
-                } else if let Some(h) = self.control_hash.filter(|_| tag.is_none() && pkt.kind == PacketKind::Roce && !pkt.carries_data()) {
-                    let ctx = LbContext { switch: self.node, ingress: in_port, candidates, first_port: self.first_port, port_count: self.port_count, view };
-                    h.pick(pkt, &ctx)
                 } else {
                     let ctx = LbContext { switch: self.node, ingress: in_port, candidates, first_port: self.first_port, port_count: self.port_count, view };
-                    let out = match tag {
-                        Some(tag) => match self.lb.decide(pkt, tag, &ctx) {
+                    let control = self.control_hash.filter(|_| tag.is_none() && pkt.kind == PacketKind::Roce && !pkt.carries_data());
+                    let out = match (control, tag) {
+                        (Some(h), _) => h.pick(pkt, &ctx),
+                        (None, Some(tag)) => match self.lb.decide(pkt, tag, &ctx) {
                             LbDecision::Port(out) => out,
                             LbDecision::Hold { key, port } => {
                                 pkt.ingress_port = in_port - self.first_port;
@@ -130,7 +129,7 @@ impl Switch {
                             }
                             LbDecision::Consume => return Forward::Consumed,
                         },
-                        None => self.lb.choose(pkt, &ctx),
+                        (None, None) => self.lb.choose(pkt, &ctx),
                     };
                     // Only a policy written outside the crate can name another node's port.
                     if matches!(self.lb, LbPolicy::Custom(_)) && !ctx.ports().contains(&out) {

@@ -430,7 +430,8 @@ impl Flows {
         let (qa, qb) = w.connect_app(src, dst, owner, owner).expect("flows run between hosts");
         w.set_priority(qa, priority).expect("the flow's queue pair is open");
         w.set_priority(qb, priority).expect("the flow's queue pair is open");
-        match self.ports[workload as usize] {
+        // The destination port of the flow's packets, as its FCT line reports it.
+        let udp_dport = match self.ports[workload as usize] {
             PortNumbering::Ns3 => {
                 // ns-3's numbering (`ScheduleFlowInputs`): per source from 10000, per
                 // destination from 100 unless the file names the port; replies swap them.
@@ -446,6 +447,7 @@ impl Flows {
                 });
                 w.set_udp_ports(qa, sport, dport).expect("the flow's queue pair is open");
                 w.set_udp_ports(qb, dport, sport).expect("the flow's queue pair is open");
+                dport
             }
             PortNumbering::Random => {
                 if let Some(d) = dport {
@@ -453,8 +455,9 @@ impl Flows {
                     let sport = w.udp_sport(qa) ^ d;
                     w.set_udp_sport(qa, sport).expect("the flow's queue pair is open");
                 }
+                dport.unwrap_or(crate::wire::roce::ROCE_UDP_PORT)
             }
-        }
+        };
         let ideal = w.ideal_fct(src, dst, size, verb);
         self.records.push(FlowRecord {
             id,
@@ -464,10 +467,7 @@ impl Flows {
             size,
             priority,
             udp_sport: w.udp_sport(qa),
-            udp_dport: match self.ports[workload as usize] {
-                PortNumbering::Ns3 => w.udp_sport(qb),
-                PortNumbering::Random => dport.unwrap_or(crate::wire::roce::ROCE_UDP_PORT),
-            },
+            udp_dport,
             start: w.now,
             finish: Time::MAX,
             ideal,

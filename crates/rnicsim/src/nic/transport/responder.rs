@@ -4,7 +4,7 @@
 //! whole RETH range, placement by DMA, receive WQEs for SEND and WRITE-with-immediate, READ jobs,
 //! and ACK coalescing (every `nic.ack_interval` packets and at every message end).
 
-use super::recovery::{Recovery, RecoveryScheme, NO_SACK};
+use super::recovery::{RecoveryScheme, NO_SACK};
 use super::{emit, requester, Action, Ctx};
 use crate::nic::cc::CongestionControl as _;
 use crate::nic::events::NicEvent;
@@ -77,14 +77,7 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
     if psn > qp.epsn {
         let expected = qp.epsn;
         let recovery = ctx.spec.recovery;
-        let mut action = recovery.on_out_of_order(qp, psn, op);
-        if let (Some(again), Recovery::GoBackN) = (ctx.spec.nak_interval, recovery) {
-            // ns-3's NIC NAKs the same gap again once the interval has passed.
-            action.nak |= now >= qp.nak_again_at;
-            if action.nak {
-                qp.nak_again_at = now + again;
-            }
-        }
+        let action = recovery.on_out_of_order(qp, psn, op, now, ctx.spec.nak_interval);
         if action.keep && check_write(ctx, q, pkt) {
             place(ctx, q, pkt, id, pkt.roce.va + pkt.roce.offset as u64);
             ctx.qps.get_mut(q).ooo.set(psn);

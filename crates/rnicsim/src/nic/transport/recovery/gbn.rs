@@ -4,6 +4,7 @@
 
 use super::{OutOfOrder, RecoveryScheme};
 use crate::nic::qp::Qp;
+use crate::units::Time;
 use crate::wire::roce::Opcode;
 
 pub struct GoBackN;
@@ -19,9 +20,14 @@ impl RecoveryScheme for GoBackN {
         qp.snd_nxt = from;
     }
 
-    fn on_out_of_order(&self, qp: &mut Qp, _psn: u64, _op: Opcode) -> OutOfOrder {
-        let nak = !qp.nak_sent;
+    /// One NAK per gap; with a NAK interval (ns-3's NIC, `RdmaHw::ReceiverCheckSeq`), the same
+    /// gap is NAKed again once the interval has passed since the last NAK.
+    fn on_out_of_order(&self, qp: &mut Qp, _psn: u64, _op: Opcode, now: Time, nak_interval: Option<Time>) -> OutOfOrder {
+        let nak = !qp.nak_sent || nak_interval.is_some_and(|_| now >= qp.nak_again_at);
         qp.nak_sent = true;
+        if let (true, Some(again)) = (nak, nak_interval) {
+            qp.nak_again_at = now + again;
+        }
         OutOfOrder { keep: false, nak }
     }
 }

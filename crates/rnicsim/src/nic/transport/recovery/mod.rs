@@ -11,7 +11,7 @@ pub mod gbn;
 pub mod selective;
 
 use crate::nic::qp::Qp;
-use crate::units::BitsPerSec;
+use crate::units::{BitsPerSec, Time};
 use crate::wire::roce::Opcode;
 use serde::{Deserialize, Serialize};
 
@@ -43,8 +43,9 @@ pub trait RecoveryScheme {
     fn on_sack(&self, _qp: &mut Qp, _sack: u64) {}
     /// Requester: the retransmission timer fired; `from` is the oldest PSN not acknowledged.
     fn on_timeout(&self, qp: &mut Qp, from: u64);
-    /// Responder: packet `psn` arrived while `qp.epsn` is still expected.
-    fn on_out_of_order(&self, qp: &mut Qp, psn: u64, op: Opcode) -> OutOfOrder;
+    /// Responder: packet `psn` arrived at `now` while `qp.epsn` is still expected;
+    /// `nak_interval` is `nic.nak_interval`.
+    fn on_out_of_order(&self, qp: &mut Qp, psn: u64, op: Opcode, now: Time, nak_interval: Option<Time>) -> OutOfOrder;
     /// Responder: the expected packet arrived and `qp.epsn` moved past it; advance over
     /// packets already kept.
     fn on_in_order(&self, _qp: &mut Qp) {}
@@ -92,8 +93,8 @@ impl RecoveryScheme for Recovery {
     fn on_timeout(&self, qp: &mut Qp, from: u64) {
         dispatch!(self, r => r.on_timeout(qp, from))
     }
-    fn on_out_of_order(&self, qp: &mut Qp, psn: u64, op: Opcode) -> OutOfOrder {
-        dispatch!(self, r => r.on_out_of_order(qp, psn, op))
+    fn on_out_of_order(&self, qp: &mut Qp, psn: u64, op: Opcode, now: Time, nak_interval: Option<Time>) -> OutOfOrder {
+        dispatch!(self, r => r.on_out_of_order(qp, psn, op, now, nak_interval))
     }
     #[inline]
     fn on_in_order(&self, qp: &mut Qp) {

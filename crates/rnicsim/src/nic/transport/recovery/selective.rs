@@ -7,7 +7,7 @@
 
 use super::{OutOfOrder, RecoveryScheme, NO_SACK};
 use crate::nic::qp::{Qp, SACK_RANGE};
-use crate::units::BitsPerSec;
+use crate::units::{BitsPerSec, Time};
 use crate::wire::roce::{Family, Opcode};
 
 pub struct SelectiveRepeat;
@@ -52,7 +52,7 @@ impl RecoveryScheme for SelectiveRepeat {
         qp.resend_high = end;
     }
 
-    fn on_out_of_order(&self, qp: &mut Qp, psn: u64, op: Opcode) -> OutOfOrder {
+    fn on_out_of_order(&self, qp: &mut Qp, psn: u64, op: Opcode, _now: Time, _nak_interval: Option<Time>) -> OutOfOrder {
         // Plain WRITE data within the tracked range can be placed where it belongs.
         let keep = op.family() == Family::Write && !op.has_imm() && psn - qp.epsn < SACK_RANGE;
         OutOfOrder { keep, nak: true }
