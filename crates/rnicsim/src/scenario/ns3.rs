@@ -234,6 +234,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 let r = rate(l)?;
                 dcqcn.insert("min_rate".into(), Value::String(r.clone()));
                 dctcp.insert("min_rate".into(), Value::String(r.clone()));
+                hpcc.insert("min_rate".into(), Value::String(r.clone()));
                 timely.insert("min_rate".into(), Value::String(r));
             }
             "DCTCP_RATE_AI" => {

@@ -383,6 +383,9 @@ fn nic(out: &mut Problems, s: &Scenario) {
             if h.rate_ai.0 == 0 || h.rate_ai > s.links.rate {
                 out.push((p("cc.hpcc.rate_ai"), format!("expected an additive increase above 0 and at most the link rate ({}), got {}", s.links.rate, h.rate_ai)));
             }
+            if h.min_rate.is_some_and(|r| r.0 == 0 || r > s.links.rate) {
+                out.push((p("cc.hpcc.min_rate"), format!("expected a rate above 0 and at most the link rate ({})", s.links.rate)));
+            }
         }
         _ => {}
     }

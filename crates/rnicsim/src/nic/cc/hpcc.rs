@@ -26,11 +26,13 @@ pub struct HpccParams {
     pub rate_ai: BitsPerSec,
     /// T: the base RTT (default: the flow's path).
     pub base_rtt: Option<Time>,
+    /// No rate below this (default: none but the additive step; ns-3's `MIN_RATE`).
+    pub min_rate: Option<BitsPerSec>,
 }
 
 impl Default for HpccParams {
     fn default() -> Self {
-        HpccParams { eta: 0.95, max_stage: 5, rate_ai: BitsPerSec(50_000_000), base_rtt: None }
+        HpccParams { eta: 0.95, max_stage: 5, rate_ai: BitsPerSec(50_000_000), base_rtt: None, min_rate: None }
     }
 }
 
@@ -42,6 +44,8 @@ pub struct Hpcc {
     /// T in seconds.
     t: f64,
     w_ai: f64,
+    /// The smallest window: one additive step, or `min_rate` over T if larger.
+    w_min: f64,
     w_init: f64,
     wc: f64,
     w: f64,
@@ -56,16 +60,21 @@ impl Hpcc {
         let t = p.base_rtt.unwrap_or(flow.base_rtt).0.max(1) as f64 * 1e-12;
         let line = flow.line_rate.0 as f64;
         let w_init = line * t / 8.0;
+        let w_ai = p.rate_ai.0 as f64 * t / 8.0;
+        let w_min = w_ai.max(p.min_rate.map_or(0.0, |r| r.0 as f64 * t / 8.0)).max(1.0).min(w_init);
         Hpcc {
             eta: p.eta,
             max_stage: p.max_stage,
             line,
             t,
-            w_ai: p.rate_ai.0 as f64 * t / 8.0,
+            w_ai,
+            w_min,
             w_init,
             wc: w_init,
             w: w_init,
-            u: 0.0,
+            // As ns-3's reference implementation starts it (`RdmaQueuePair`'s `hp.u`): a
+            // new flow reads its first measurements as a full link and backs off from there.
+            u: 1.0,
             stage: 0,
             last_update_seq: 0,
             last: None,
@@ -114,9 +123,10 @@ impl Hpcc {
             }
             w
         };
-        // The floor is one additive step (at least a byte), never above the BDP cap, whatever
-        // the parameters (W_AI above the BDP is refused by validation; this keeps it total).
-        self.w = w.clamp(self.w_ai.max(1.0).min(self.w_init), self.w_init);
+        // The floor is one additive step (at least a byte) or the minimum rate's window, never
+        // above the BDP cap, whatever the parameters (W_AI above the BDP is refused by
+        // validation; this keeps it total).
+        self.w = w.clamp(self.w_min, self.w_init);
         self.wc = self.wc.min(self.w_init);
     }
 
@@ -128,7 +138,13 @@ impl Hpcc {
 impl CongestionControl for Hpcc {
     fn on_ack(&mut self, _now: Time, ack: &Ack) {
         let Some(int) = ack.int else { return };
+        let first = self.last.is_none();
         if !self.measure(int) {
+            if first {
+                // The first telemetry is only the reference; the first full update waits for
+                // what was sent by now to be acknowledged, one RTT on.
+                self.last_update_seq = ack.next_seq;
+            }
             return;
         }
         let update = ack.acked_seq > self.last_update_seq;
@@ -171,6 +187,54 @@ mod tests {
         assert!((h.utilization() - 2.0).abs() < 1e-9, "{}", h.utilization());
         let expect = bdp / (2.0 / 0.95) + 50e6 * 10e-6 / 8.0;
         assert!((h.window().unwrap() as f64 - expect).abs() < 2.0, "{} vs {expect}", h.window().unwrap());
+    }
+
+    fn ack(s: &IntStack, acked_seq: u64, next_seq: u64) -> Ack<'static> {
+        Ack { acked_bytes: 1000, acked_seq, next_seq, rtt: Time::from_us(10), ecn_echo: false, int: Some(unsafe_static(s)), una: 0, psn: 0, path: 0, sack: false }
+    }
+
+    #[test]
+    fn a_new_flow_starts_from_a_full_link_and_its_first_rtt_only_reacts() {
+        // As ns-3's reference HPCC: U starts at 1, the first ACK's telemetry is only the
+        // reference, and W_c is first committed by an ACK beyond what was sent by then.
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
+        let mut h = Hpcc::new(&HpccParams { max_stage: 0, ..Default::default() }, flow);
+        let (bdp, w_ai) = (125_000.0, 50e6 * 10e-6 / 8.0);
+        h.on_ack(Time::ZERO, &ack(&stack(0, 0, 0), 1, 200_001));
+        // 1 µs later the link ran at line rate with no queue: u = 1, and U = 0.9 × 1 + 0.1 × 1
+        // (from a start at 0 it would be 0.1, and the window would stay at the BDP).
+        h.on_ack(Time::ZERO, &ack(&stack(0, 12_500, 1_000), 2, 200_002));
+        assert!((h.utilization() - 1.0).abs() < 1e-9, "{}", h.utilization());
+        let once = bdp * 0.95 + w_ai;
+        assert!((h.window().unwrap() as f64 - once).abs() < 2.0, "{:?} vs {once}", h.window());
+        // Still within the first RTT: the window comes from the same W_c again.
+        h.on_ack(Time::ZERO, &ack(&stack(0, 25_000, 2_000), 3, 200_003));
+        assert!((h.window().unwrap() as f64 - once).abs() < 2.0, "{:?} vs {once}", h.window());
+        // Past 200,001: this update commits, and the next one builds on it.
+        h.on_ack(Time::ZERO, &ack(&stack(0, 37_500, 3_000), 200_002, 400_000));
+        assert!((h.window().unwrap() as f64 - once).abs() < 2.0, "{:?} vs {once}", h.window());
+        h.on_ack(Time::ZERO, &ack(&stack(0, 50_000, 4_000), 400_001, 600_000));
+        let twice = once * 0.95 + w_ai;
+        assert!((h.window().unwrap() as f64 - twice).abs() < 2.0, "{:?} vs {twice}", h.window());
+    }
+
+    #[test]
+    fn the_minimum_rate_bounds_the_window_from_below() {
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
+        let overload = |h: &mut Hpcc| {
+            // A queue of 100 BDPs held for a whole T: u = 101.
+            h.on_ack(Time::ZERO, &ack(&stack(12_500_000, 0, 0), 1, 2));
+            h.on_ack(Time::ZERO, &ack(&stack(12_500_000, 125_000, 10_000), 3, 4));
+        };
+        let mut free = Hpcc::new(&HpccParams::default(), flow);
+        overload(&mut free);
+        // 125 KB / (101 / 0.95) + 62.5 B ≈ 1,238 B: about 1 Gbps.
+        assert!((free.window().unwrap() as f64 - (125_000.0 * 0.95 / 101.0 + 62.5)).abs() < 2.0, "{:?}", free.window());
+        let mut floored = Hpcc::new(&HpccParams { min_rate: Some(BitsPerSec::gbps(10)), ..Default::default() }, flow);
+        overload(&mut floored);
+        // 10 Gbps × 10 µs = 12,500 B.
+        assert!(floored.window().unwrap().abs_diff(12_500) <= 1, "{:?}", floored.window());
+        assert!(floored.rate().0.abs_diff(10_000_000_000) <= 1_000, "{}", floored.rate());
     }
 
     fn unsafe_static(s: &IntStack) -> &'static IntStack {
