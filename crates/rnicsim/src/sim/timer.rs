@@ -132,7 +132,9 @@ impl<W: Copy> TimerQueue<W> {
     /// Arms the slot at `at`, moving it if it was already armed.
     #[inline]
     pub fn arm(&mut self, id: TimerId, at: Time) {
-        self.detach(id.0);
+        if self.slots[id.0 as usize].loc != Loc::Idle {
+            self.detach(id.0);
+        }
         let seq = self.seq;
         self.seq += 1;
         let s = &mut self.slots[id.0 as usize];
@@ -206,7 +208,7 @@ impl<W: Copy> TimerQueue<W> {
     }
 
     /// Takes a slot out of wherever it is (no-op when idle).
-    #[inline]
+    #[inline(never)]
     fn detach(&mut self, id: u32) {
         match self.slots[id as usize].loc {
             Loc::Idle => return,
@@ -245,8 +247,20 @@ impl<W: Copy> TimerQueue<W> {
                 self.near.push(id);
                 id = self.slots[id as usize].next;
             }
-            if self.near.len() > 1 {
-                let slots = &self.slots;
+            let slots = &self.slots;
+            if self.near.len() <= 16 {
+                // A bucket holds a handful of slots: an insertion sort, descending.
+                for i in 1..self.near.len() {
+                    let x = self.near[i];
+                    let key = slots[x as usize].key();
+                    let mut j = i;
+                    while j > 0 && slots[self.near[j - 1] as usize].key() < key {
+                        self.near[j] = self.near[j - 1];
+                        j -= 1;
+                    }
+                    self.near[j] = x;
+                }
+            } else {
                 self.near.sort_unstable_by_key(|&i| std::cmp::Reverse(slots[i as usize].key()));
             }
         }
