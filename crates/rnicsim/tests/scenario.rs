@@ -219,6 +219,7 @@ fn inputs_that_used_to_panic_are_errors_naming_their_key() {
         // HPCC's additive step above the line rate, and a zero base RTT (clamp with min > max).
         (format!("{b2b}[links]\nrate = \"40Mbps\"\n[nic.cc.hpcc]\n{perftest}"), "nic.cc.hpcc.rate_ai"),
         (format!("{b2b}[nic.cc.hpcc]\nbase_rtt = \"0ns\"\n{perftest}"), "nic.cc.hpcc.base_rtt"),
+        (format!("{b2b}[nic.cc.hpcc]\nmin_rate = \"200Gbps\"\n{perftest}"), "nic.cc.hpcc.min_rate"),
         // A host without a link as a perftest client, or in an all-to-all CDF workload.
         ("duration = \"10us\"\n[topology.file]\npath = \"unlinked.txt\"\n[[perftest]]\ntest = \"write_bw\"\nclient = 2\nserver = 0\nmessage = \"64KB\"\n".to_string(), "perftest[0].client"),
         (format!("duration = \"10us\"\n[topology.file]\npath = \"unlinked.txt\"\n[[flows]]\ncdf = \"{cdf}\"\nload = 0.3\n"), "flows[0].pattern"),
