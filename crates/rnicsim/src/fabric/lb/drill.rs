@@ -3,7 +3,10 @@
 //! sends the packet to the one with the shortest queue (bytes queued, all classes). With
 //! `m = 0` and `d = 2` this is the power of two choices (Mitzenmacher), the Eunomia paper's PO2.
 //!
-//! Samples are distinct ports. DRILL's memory belongs to a forwarding engine that always
+//! The `d` samples are distinct from each other but may fall on a remembered port, which is
+//! then looked at once (so fewer than `d + m` ports may be compared), as in DRILL's description
+//! and ConWeave's ns-3 fork (`SwitchNode::DoLbDrill`: the first `d` of a shuffle of the
+//! candidates, beside the remembered port). DRILL's memory belongs to a forwarding engine that always
 //! balances over the same uplinks; here one switch may balance over different candidate sets
 //! (Jellyfish, or after a failure), so the memory is kept per destination host, as ConWeave's
 //! ns-3 fork keeps it, and a remembered port counts only while it is still a candidate. Ties go
@@ -51,20 +54,19 @@ impl LoadBalancer for Drill {
             }
         }
         let draws = self.samples.min(c.len());
-        let mut drawn = 0;
-        while drawn < draws {
+        let mut drawn = [u32::MAX; DRILL_MAX];
+        let mut k = 0;
+        while k < draws {
             let p = c[self.rng.random_range(0..c.len())];
-            if seen[..n].iter().any(|s| s.1 == p) {
-                // Already looked at (remembered or drawn): draw again, unless every candidate has
-                // been looked at.
-                if n >= c.len() {
-                    break;
-                }
+            if drawn[..k].contains(&p) {
                 continue;
             }
-            seen[n] = (ctx.queued(p), p);
-            n += 1;
-            drawn += 1;
+            drawn[k] = p;
+            k += 1;
+            if !seen[..n].iter().any(|s| s.1 == p) {
+                seen[n] = (ctx.queued(p), p);
+                n += 1;
+            }
         }
         // A stable sort keeps remembered ports and earlier samples first among equals.
         let looked = &mut seen[..n];
@@ -182,6 +184,23 @@ mod tests {
         assert!(c[3] > 980, "{c:?}");
         let c = tally(&mut lb, &p, &[0, 1], 3, 2000);
         assert!(c[1] > 1980, "{c:?}");
+    }
+
+    #[test]
+    fn a_sample_may_fall_on_the_remembered_port() {
+        // DRILL(1, 1) over two ports. Port 0 is remembered while empty; then it fills and port
+        // 1 empties. The next packet samples port 0 or port 1 alike: on port 0 it looks at port
+        // 0 alone and stays there (ns-3's DoLbDrill, DRILL's d random samples); on port 1 it
+        // moves. Samples kept apart from the memory would move every time.
+        let (before, after) = (ports(&[0, 5000]), ports(&[5000, 0]));
+        let mut stayed = 0;
+        for trial in 0..400 {
+            let mut lb = Drill::new(1, 1, rng::stream(trial, "drill", 0));
+            // Once sampled, the empty port 0 is remembered and kept.
+            assert!(tally(&mut lb, &before, &[0, 1], 9, 50)[0] >= 40);
+            stayed += tally(&mut lb, &after, &[0, 1], 9, 1)[0];
+        }
+        assert!((160..=240).contains(&stayed), "{stayed} of 400 stayed on the remembered port");
     }
 
     #[test]
