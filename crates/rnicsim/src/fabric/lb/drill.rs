@@ -54,15 +54,18 @@ impl LoadBalancer for Drill {
             }
         }
         let draws = self.samples.min(c.len());
-        let mut drawn = [u32::MAX; DRILL_MAX];
+        // Distinct positions in the candidate list (there are always `draws` of them, whatever
+        // the list holds), each looked at unless already seen.
+        let mut drawn = [usize::MAX; DRILL_MAX];
         let mut k = 0;
         while k < draws {
-            let p = c[self.rng.random_range(0..c.len())];
-            if drawn[..k].contains(&p) {
+            let i = self.rng.random_range(0..c.len());
+            if drawn[..k].contains(&i) {
                 continue;
             }
-            drawn[k] = p;
+            drawn[k] = i;
             k += 1;
+            let p = c[i];
             if !seen[..n].iter().any(|s| s.1 == p) {
                 seen[n] = (ctx.queued(p), p);
                 n += 1;
@@ -210,6 +213,9 @@ mod tests {
         let mut lb = Drill::new(8, 2, rng::stream(4, "drill", 0));
         let c = tally(&mut lb, &p, &[0, 1, 2], 0, 100);
         assert_eq!(c, vec![0, 100, 0]);
+        // A candidate listed twice is drawn by position: the draws end, and it is looked at once.
+        let mut lb = Drill::new(2, 1, rng::stream(4, "drill", 0));
+        assert_eq!(tally(&mut lb, &p, &[2, 2], 0, 10), vec![0, 0, 10]);
     }
 
     #[test]
