@@ -1,6 +1,6 @@
 //! Running ns-3 (HPCC/ConWeave) experiments unchanged: config.txt translation and import.
 
-use rnicsim::output::fct_compare::SlowdownStats;
+use rnicsim::output::fct_compare::{compare, parse_fct, FctLine};
 use rnicsim::scenario::ns3::{is_ns3_config, translate};
 use rnicsim::scenario::LoadedScenario;
 use rnicsim::units::Time;
@@ -51,6 +51,13 @@ fn config_txt_gives_the_same_flows_as_the_equivalent_toml() {
     assert_eq!(d.reaction, rnicsim::nic::cc::dcqcn::Reaction::Polled);
 }
 
+/// ns-3's own FCT file of a reference (`ns3_fct.txt.gz`).
+fn ns3_fct(dir: &Path) -> Vec<FctLine> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(std::fs::File::open(dir.join("ns3_fct.txt.gz")).unwrap()), &mut text).unwrap();
+    parse_fct(&text).unwrap()
+}
+
 /// Runs the ns-3 experiment in `scenarios/ns3/<name>` unchanged and compares its slowdowns
 /// with ns-3's own FCT file flow by flow: mean within 10% overall and 15% per size bucket, p99
 /// within 20% (the parity issue's goals); where ns-3's PFC file is kept, the PFC frames
@@ -68,28 +75,12 @@ fn matches_ns3(name: &str, agree: f64) -> World {
     let w = run(&loaded);
     let last = w.apps.flows.records.iter().filter_map(|r| r.fct().map(|f| r.start + f)).max().unwrap();
     assert!(w.end >= last && w.end <= last + Time::from_us(100), "ended at {:?}, last flow done at {last:?}", w.end);
-    let mut ns3 = std::collections::HashMap::new();
-    let gz = std::fs::File::open(dir.join("ns3_fct.txt.gz")).unwrap();
-    for line in std::io::BufRead::lines(std::io::BufReader::new(flate2::read::GzDecoder::new(gz))) {
-        let v: Vec<u64> = line.unwrap().split_whitespace().map(|x| x.parse().unwrap()).collect();
-        // src dst sport dport size start_ns fct_ns ideal_ns
-        ns3.insert((v[0] as u32, v[1] as u32, v[4], v[5]), v[6] as f64 / v[7] as f64);
-    }
-    let (mut ours, mut theirs, mut close) = (Vec::new(), Vec::new(), 0usize);
-    for r in &w.apps.flows.records {
-        let Some(sd) = r.slowdown() else { continue };
-        // ns-3 truncates the start to whole ns; ours may round the other way.
-        let start = r.start.0 / 1000;
-        let hit = [start, start.wrapping_sub(1), start + 1].into_iter().find_map(|s| ns3.get(&(r.src, r.dst, r.size, s)));
-        if let Some(&n) = hit {
-            ours.push((r.size, sd));
-            theirs.push((r.size, n));
-            close += usize::from((sd.max(1.0) / n.max(1.0) - 1.0).abs() <= 0.10);
-        }
-    }
-    let close = close as f64 / ours.len() as f64;
-    assert_eq!(ours.len(), ns3.len(), "{name}: every flow ns-3 finished, finished here and is matched");
-    let (a, b) = (SlowdownStats::of(&ours), SlowdownStats::of(&theirs));
+    // Our flows as our FCT file has them, matched with ns-3's file as `rnicsim compare-fct`
+    // matches them.
+    let ours: Vec<FctLine> = w.apps.flows.records.iter().filter_map(FctLine::of).collect();
+    let c = compare(&ours, &ns3_fct(&dir));
+    assert_eq!(c.matched, c.lines.1, "{name}: every flow ns-3 finished, finished here and is matched");
+    let (a, b, close) = (c.a, c.b, c.within_10pct);
     println!("{name}\nns-3:    {b:.3?}\nrnicsim: {a:.3?}");
     let near = |x: f64, y: f64, tol: f64| (x - y).abs() <= tol * y;
     assert!(near(a.mean, b.mean, 0.10), "{name}: mean {:.3} vs ns-3 {:.3}", a.mean, b.mean);
@@ -303,9 +294,8 @@ fn every_shipped_ns3_reference_is_ns3s_own_output() {
     dirs.sort();
     assert!(dirs.len() >= 7, "{dirs:?}");
     for d in dirs {
-        let gz = std::fs::File::open(d.join("ns3_fct.txt.gz")).unwrap();
-        let lines: Vec<Vec<u64>> = std::io::BufRead::lines(std::io::BufReader::new(flate2::read::GzDecoder::new(gz))).map(|l| l.unwrap().split_whitespace().map(|x| x.parse().unwrap()).collect()).collect();
+        let lines = ns3_fct(&d);
         assert_eq!(lines.len(), 16245, "{}", d.display());
-        assert!(lines.iter().all(|v| v.len() == 8 && v[2] >= 10_000 && (100..10_000).contains(&v[3])), "{}: not ns-3's port numbering", d.display());
+        assert!(lines.iter().all(|l| l.sport >= 10_000 && (100..10_000).contains(&l.dport)), "{}: not ns-3's port numbering", d.display());
     }
 }

@@ -5,6 +5,7 @@
 //! `rnicsim compare-fct` prints the result.
 
 use super::stream::quantile_of;
+use crate::host::apps::flows::FlowRecord;
 use crate::wire::pcap::node_ip;
 use std::collections::HashMap;
 
@@ -23,6 +24,21 @@ pub struct FctLine {
 }
 
 impl FctLine {
+    /// The line `fct.txt` has for flow `r` if it completed (times in whole ns, truncated).
+    pub fn of(r: &FlowRecord) -> Option<FctLine> {
+        let fct = r.fct()?;
+        Some(FctLine {
+            src: r.src,
+            dst: r.dst,
+            sport: r.udp_sport as u32,
+            dport: r.udp_dport as u32,
+            size: r.size,
+            start_ns: r.start.0 / 1000,
+            fct_ns: fct.0 / 1000,
+            ideal_ns: r.ideal.0 / 1000,
+        })
+    }
+
     pub fn slowdown(&self) -> f64 {
         (self.fct_ns as f64 / self.ideal_ns.max(1) as f64).max(1.0)
     }

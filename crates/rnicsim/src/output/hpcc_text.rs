@@ -11,6 +11,7 @@
 //!   type 1 for PAUSE, 0 for RESUME.
 
 use crate::host::apps::flows::FlowRecord;
+use crate::output::fct_compare::FctLine;
 use crate::output::PfcLog;
 use crate::wire::pcap::node_ip;
 use serde::{Deserialize, Serialize};
@@ -35,11 +36,11 @@ impl FctDialect {
 
 /// One `fct.txt` line: a completed flow.
 pub fn fct_line(out: &mut impl Write, r: &FlowRecord, dialect: FctDialect) -> io::Result<()> {
-    let fct = r.fct().expect("a completed flow").0;
-    let tail = format_args!("{} {} {} {} {} {}", r.udp_sport, r.udp_dport, r.size, r.start.0 / 1000, fct / 1000, r.ideal.0 / 1000);
+    let l = FctLine::of(r).expect("a completed flow");
+    let tail = format_args!("{} {} {} {} {} {}", l.sport, l.dport, l.size, l.start_ns, l.fct_ns, l.ideal_ns);
     match dialect {
-        FctDialect::Hpcc => writeln!(out, "{:08x} {:08x} {tail}", node_ip(r.src), node_ip(r.dst)),
-        FctDialect::Conweave => writeln!(out, "{} {} {tail}", r.src, r.dst),
+        FctDialect::Hpcc => writeln!(out, "{:08x} {:08x} {tail}", node_ip(l.src), node_ip(l.dst)),
+        FctDialect::Conweave => writeln!(out, "{} {} {tail}", l.src, l.dst),
     }
 }
 
