@@ -4,11 +4,22 @@
 //! Hosts never forward, so every path to a host ends with one of the links that attach it. Hosts
 //! attached (by links that are up) to the same set of nodes, such as the hosts of one rack, are
 //! one *destination group*: from any switch not attached to them, their candidate sets are the
-//! same. So the table has one row per switch and one column per group, not per host, and each
-//! entry names an interned candidate set: a 16,384-host fat-tree needs 1,280 switches × 512
-//! edge groups, and a Jellyfish one switch × switch table, where an all-pairs table would need
-//! nodes × hosts entries. At a switch attached to the destination, the candidates are its own
-//! links to that host.
+//! same. So the table has one row per switch and one column per group, not per host: a
+//! 16,384-host fat-tree needs 1,280 switches × 512 edge groups, and a Jellyfish one switch ×
+//! switch table, where an all-pairs table would need nodes × hosts entries. At a switch attached
+//! to the destination, the candidates are its own links to that host.
+//!
+//! An entry is kept in one of two layouts, whichever suits the fabric:
+//! - **sets**: the entry names a candidate set interned per switch, whose ports a lookup returns
+//!   as they are stored. Clos fabrics repeat a few sets per switch (the up-links, one down-link),
+//!   so this costs little beyond the table.
+//! - **masks**: the entry is a bitmask over the switch's switch-facing ports (2, 4 or 8 bytes,
+//!   by the largest switch degree), which a lookup turns into ports. In a random graph almost
+//!   every entry is a set of its own, and storing each set's ports would take several times the
+//!   table (a 10,000-host Jellyfish: 79 MB of sets beside a 25 MB table); masks are chosen when
+//!   the sets would outweigh the table of set numbers.
+//!
+//! Both give the same candidates in the same order (port order).
 //!
 //! Each group's distances come from a breadth-first search backwards over the links that are
 //! up, starting from the nodes that attach the group (distance 1) and crossing switches only; a
@@ -25,8 +36,9 @@ pub struct Adjacent {
 
 /// No switch row: the node is a host.
 const NO_ROW: u32 = u32::MAX;
-/// A table entry of a switch that attaches the group: its candidates are its own links to the
-/// destination host.
+/// A set-layout entry of a switch that attaches the group: its candidates are its own links to
+/// the destination host. (A mask-layout entry says so with every bit set, which no mask of
+/// switch-facing ports can be: the mask is wider than the switch's degree.)
 const ATTACHED: u32 = u32::MAX;
 
 /// Numbers the destination groups: hosts whose attachment sets (each sorted, without repeats)
@@ -48,17 +60,90 @@ pub fn destination_groups(keys: impl IntoIterator<Item = Vec<u32>>) -> (Vec<u32>
     (group, sets)
 }
 
+/// How the switch × group table keeps its entries (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Masks if the interned sets would take more bytes than the table of set numbers.
+    Auto,
+    Sets,
+    Masks,
+}
+
+enum Table {
+    /// Set numbers (into `Routes::sets`) or [`ATTACHED`].
+    Sets(Vec<u32>),
+    /// Masks over the switch-facing ports; all ones for an attached group.
+    Masks16(Vec<u16>),
+    Masks32(Vec<u32>),
+    Masks64(Vec<u64>),
+}
+
+/// The candidate ports a lookup found: stored as they are, or as a mask over the switch's
+/// switch-facing ports (`ports`), bit i standing for `ports[i]`.
+#[derive(Clone, Copy, Debug)]
+pub enum Candidates<'a> {
+    Ports(&'a [u32]),
+    Mask { mask: u64, ports: &'a [u32] },
+}
+
+impl<'a> Candidates<'a> {
+    #[inline]
+    pub fn len(&self) -> usize {
+        match self {
+            Candidates::Ports(p) => p.len(),
+            Candidates::Mask { mask, .. } => mask.count_ones() as usize,
+        }
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The first candidate in port order.
+    #[inline]
+    pub fn first(&self) -> Option<u32> {
+        match *self {
+            Candidates::Ports(p) => p.first().copied(),
+            Candidates::Mask { mask, ports } => (mask != 0).then(|| ports[mask.trailing_zeros() as usize]),
+        }
+    }
+
+    /// The candidates as a slice in port order; a mask is written out into `buf`.
+    #[inline]
+    pub fn as_slice<'b>(self, buf: &'b mut Vec<u32>) -> &'b [u32]
+    where
+        'a: 'b,
+    {
+        match self {
+            Candidates::Ports(p) => p,
+            Candidates::Mask { mut mask, ports } => {
+                buf.clear();
+                while mask != 0 {
+                    buf.push(ports[mask.trailing_zeros() as usize]);
+                    mask &= mask - 1;
+                }
+                buf
+            }
+        }
+    }
+}
+
 pub struct Routes {
     /// Per node: its row in `table` (switches only).
     row: Vec<u32>,
     /// Per host: its destination group.
     group: Vec<u32>,
     groups: usize,
-    /// `row × groups + group`: an index into `sets`, or [`ATTACHED`].
-    table: Vec<u32>,
-    /// Interned candidate sets: `(start, len)` into `ports`; set 0 is empty.
+    /// `row × groups + group`.
+    table: Table,
+    /// Set layout: interned candidate sets, `(start, len)` into `ports`; set 0 is empty.
     sets: Vec<(u32, u32)>,
     ports: Vec<u32>,
+    /// Mask layout: per switch row, `(start, len)` into `nbr_ports`, its ports that lead to a
+    /// switch, in port order.
+    nbr: Vec<(u32, u32)>,
+    nbr_ports: Vec<u32>,
     /// Per host: `(start, len)` into `attach_node` / `attach_port`, its usable links as seen from
     /// the nodes that attach it, in (node, port) order.
     attach: Vec<(u32, u32)>,
@@ -70,6 +155,12 @@ impl Routes {
     /// `adjacency[n]` lists node n's ports; `is_host[n]` marks hosts; `host_nodes[h]` is host h's
     /// node id; `usable(port)` says whether a port's link is up.
     pub fn compute(adjacency: &[Vec<Adjacent>], is_host: &[bool], host_nodes: &[u32], usable: impl Fn(u32) -> bool) -> Routes {
+        Routes::compute_with(adjacency, is_host, host_nodes, usable, Layout::Auto)
+    }
+
+    /// [`Routes::compute`] with the table's layout chosen (a switch of 64 or more switch-facing
+    /// ports always gets the set layout).
+    pub fn compute_with(adjacency: &[Vec<Adjacent>], is_host: &[bool], host_nodes: &[u32], usable: impl Fn(u32) -> bool, layout: Layout) -> Routes {
         let nodes = adjacency.len();
         let mut host_index = vec![u32::MAX; nodes];
         for (h, &n) in host_nodes.iter().enumerate() {
@@ -100,114 +191,138 @@ impl Routes {
         let groups = group_attach.len();
 
         let mut row = vec![NO_ROW; nodes];
-        let mut switches = 0u32;
+        let (mut nbr, mut nbr_ports) = (Vec::new(), Vec::new());
         for n in 0..nodes {
             if !is_host[n] {
-                row[n] = switches;
-                switches += 1;
+                row[n] = nbr.len() as u32;
+                let start = nbr_ports.len() as u32;
+                nbr_ports.extend(adjacency[n].iter().filter(|a| !is_host[a.neighbor as usize]).map(|a| a.port));
+                nbr.push((start, nbr_ports.len() as u32 - start));
             }
         }
-        // reverse[v]: the switches with a usable link to v.
-        let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); nodes];
-        for (n, adj) in adjacency.iter().enumerate() {
-            if is_host[n] {
-                continue;
-            }
-            for a in adj.iter().filter(|a| usable(a.port)) {
-                reverse[a.neighbor as usize].push(n as u32);
-            }
-        }
-        let mut table = vec![0u32; switches as usize * groups];
-        let mut sets = vec![(0u32, 0u32)];
-        let mut ports = Vec::new();
-        // Interned by (switch, mask of positions in its adjacency list); a switch of more than
-        // 64 ports keeps its sets uninterned.
-        let mut set_of: HashMap<(u32, u64), u32> = HashMap::new();
-        let mut dist = vec![u32::MAX; nodes];
-        let mut reached: Vec<u32> = Vec::new();
-        let mut frontier = Vec::new();
-        let mut next = Vec::new();
-        let mut set = Vec::new();
-        for (g, attaching) in group_attach.iter().enumerate() {
-            for &v in &reached {
-                dist[v as usize] = u32::MAX;
-            }
-            reached.clear();
-            frontier.clear();
-            for &v in attaching {
-                dist[v as usize] = 1;
-                reached.push(v);
-                if !is_host[v as usize] {
-                    frontier.push(v);
+        let switches = nbr.len();
+        let degree = nbr.iter().map(|&(_, l)| l).max().unwrap_or(0);
+        let mut routes = Routes { row, group, groups, table: Table::Sets(Vec::new()), sets: vec![(0, 0)], ports: Vec::new(), nbr, nbr_ports, attach, attach_node, attach_port };
+        if degree >= 64 {
+            // Too wide for a mask: each entry's set is stored as found.
+            let mut table = vec![0u32; switches * groups];
+            let mut set = Vec::new();
+            shortest_paths(adjacency, is_host, &usable, &group_attach, |n, g, closer| {
+                let entry = &mut table[routes.row[n] as usize * groups + g];
+                let Some(closer) = closer else {
+                    *entry = ATTACHED;
+                    return;
+                };
+                set.clear();
+                set.extend(adjacency[n].iter().filter(|a| closer(a)).map(|a| a.port));
+                if !set.is_empty() {
+                    *entry = routes.sets.len() as u32;
+                    routes.sets.push((routes.ports.len() as u32, set.len() as u32));
+                    routes.ports.extend_from_slice(&set);
                 }
-            }
-            let mut level = 1;
-            while !frontier.is_empty() {
-                level += 1;
-                next.clear();
-                for &v in &frontier {
-                    for &u in &reverse[v as usize] {
-                        if dist[u as usize] == u32::MAX {
-                            dist[u as usize] = level;
-                            reached.push(u);
-                            next.push(u);
+            });
+            routes.table = Table::Sets(table);
+            return routes;
+        }
+        // Masks over each switch's switch-facing ports (bit i: its i-th such port).
+        let mut masks = vec![0u64; switches * groups];
+        shortest_paths(adjacency, is_host, &usable, &group_attach, |n, g, closer| {
+            let mut mask = 0u64;
+            match closer {
+                None => mask = u64::MAX,
+                Some(closer) => {
+                    for (i, a) in adjacency[n].iter().filter(|a| !is_host[a.neighbor as usize]).enumerate() {
+                        if closer(a) {
+                            mask |= 1 << i;
                         }
                     }
                 }
-                std::mem::swap(&mut frontier, &mut next);
             }
-            for &n in &reached {
-                let (n, d) = (n as usize, dist[n as usize]);
-                if is_host[n] {
-                    continue;
-                }
-                if d == 1 {
-                    table[row[n] as usize * groups + g] = ATTACHED;
-                    continue;
-                }
-                set.clear();
-                let mut mask = 0u64;
-                for (i, a) in adjacency[n].iter().enumerate() {
-                    let m = a.neighbor as usize;
-                    if usable(a.port) && !is_host[m] && dist[m] + 1 == d {
-                        set.push(a.port);
-                        mask |= 1u64.checked_shl(i as u32).unwrap_or(0);
-                    }
-                }
-                let key = (adjacency[n].len() <= 64).then_some((n as u32, mask));
-                let id = match key.and_then(|k| set_of.get(&k)) {
-                    Some(&id) => id,
-                    None if set.is_empty() => 0,
-                    None => {
-                        let id = sets.len() as u32;
-                        sets.push((ports.len() as u32, set.len() as u32));
-                        ports.extend_from_slice(&set);
-                        if let Some(k) = key {
-                            set_of.insert(k, id);
+            masks[routes.row[n] as usize * groups + g] = mask;
+        });
+        // Intern the masks per switch, in table order.
+        let mut ids: HashMap<u64, u32> = HashMap::new();
+        let mut table = vec![0u32; if layout == Layout::Masks { 0 } else { masks.len() }];
+        let width = if degree < 16 { 2 } else if degree < 32 { 4 } else { 8 };
+        for r in 0..switches {
+            ids.clear();
+            let (s, l) = routes.nbr[r];
+            let ports = &routes.nbr_ports[s as usize..(s + l) as usize];
+            for g in 0..groups {
+                let m = masks[r * groups + g];
+                let id = match m {
+                    0 => 0,
+                    u64::MAX => ATTACHED,
+                    _ => *ids.entry(m).or_insert_with(|| {
+                        let id = routes.sets.len() as u32;
+                        routes.sets.push((routes.ports.len() as u32, m.count_ones()));
+                        let mut bits = m;
+                        while bits != 0 {
+                            routes.ports.push(ports[bits.trailing_zeros() as usize]);
+                            bits &= bits - 1;
                         }
                         id
-                    }
+                    }),
                 };
-                table[row[n] as usize * groups + g] = id;
+                if let Some(e) = table.get_mut(r * groups + g) {
+                    *e = id;
+                }
+            }
+            // Decided as soon as the sets' layout is known to be too large.
+            if layout == Layout::Masks || (layout == Layout::Auto && prefer_masks(4 * masks.len() + 8 * routes.sets.len() + 4 * routes.ports.len(), width * masks.len())) {
+                table = Vec::new();
+                break;
             }
         }
-        Routes { row, group, groups, table, sets, ports, attach, attach_node, attach_port }
+        if table.is_empty() && !masks.is_empty() {
+            routes.sets = vec![(0, 0)];
+            routes.ports = Vec::new();
+            let all = |bits: u32| if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+            let narrow = |m: u64, bits: u32| if m == u64::MAX { all(bits) } else { m };
+            routes.table = match width {
+                2 => Table::Masks16(masks.iter().map(|&m| narrow(m, 16) as u16).collect()),
+                4 => Table::Masks32(masks.iter().map(|&m| narrow(m, 32) as u32).collect()),
+                _ => Table::Masks64(masks),
+            };
+        } else {
+            routes.table = Table::Sets(table);
+        }
+        routes
     }
 
     /// Candidate egress ports at switch `node` towards host index `dst` (empty if unreachable
     /// or if `node` is a host).
-    #[inline]
-    pub fn candidates(&self, node: u32, dst: u32) -> &[u32] {
+    #[inline(always)]
+    pub fn candidates(&self, node: u32, dst: u32) -> Candidates<'_> {
         let r = self.row[node as usize];
         if r == NO_ROW {
-            return &[];
+            return Candidates::Ports(&[]);
         }
-        let entry = self.table[r as usize * self.groups + self.group[dst as usize] as usize];
-        if entry == ATTACHED {
-            return self.attached(node, dst);
+        let i = r as usize * self.groups + self.group[dst as usize] as usize;
+        if let Table::Sets(t) = &self.table {
+            let entry = t[i];
+            if entry == ATTACHED {
+                return Candidates::Ports(self.attached(node, dst));
+            }
+            let (s, l) = self.sets[entry as usize];
+            return Candidates::Ports(&self.ports[s as usize..(s + l) as usize]);
         }
-        let (s, l) = self.sets[entry as usize];
-        &self.ports[s as usize..(s + l) as usize]
+        self.mask_candidates(r, i, node, dst)
+    }
+
+    #[inline(never)]
+    fn mask_candidates(&self, r: u32, i: usize, node: u32, dst: u32) -> Candidates<'_> {
+        let (mask, all) = match &self.table {
+            Table::Sets(_) => unreachable!("a set entry is looked up in `candidates`"),
+            Table::Masks16(t) => (t[i] as u64, u16::MAX as u64),
+            Table::Masks32(t) => (t[i] as u64, u32::MAX as u64),
+            Table::Masks64(t) => (t[i], u64::MAX),
+        };
+        if mask == all {
+            return Candidates::Ports(self.attached(node, dst));
+        }
+        let (s, l) = self.nbr[r as usize];
+        Candidates::Mask { mask, ports: &self.nbr_ports[s as usize..(s + l) as usize] }
     }
 
     /// The links of switch `node`, which attaches host `dst`, to that host.
@@ -221,13 +336,107 @@ impl Routes {
 
     /// Entries in the switch × destination-group table.
     pub fn table_entries(&self) -> usize {
-        self.table.len()
+        match &self.table {
+            Table::Sets(t) => t.len(),
+            Table::Masks16(t) => t.len(),
+            Table::Masks32(t) => t.len(),
+            Table::Masks64(t) => t.len(),
+        }
+    }
+
+    /// The layout the table was given ([`Layout::Sets`] or [`Layout::Masks`]).
+    pub fn layout(&self) -> Layout {
+        match self.table {
+            Table::Sets(_) => Layout::Sets,
+            _ => Layout::Masks,
+        }
     }
 
     /// Bytes the tables hold.
     pub fn memory_bytes(&self) -> usize {
-        4 * (self.row.len() + self.group.len() + self.table.len() + self.ports.len() + self.attach_node.len() + self.attach_port.len())
-            + 8 * (self.sets.len() + self.attach.len())
+        let table = match &self.table {
+            Table::Sets(t) => 4 * t.len(),
+            Table::Masks16(t) => 2 * t.len(),
+            Table::Masks32(t) => 4 * t.len(),
+            Table::Masks64(t) => 8 * t.len(),
+        };
+        table
+            + 4 * (self.row.len() + self.group.len() + self.ports.len() + self.nbr_ports.len() + self.attach_node.len() + self.attach_port.len())
+            + 8 * (self.sets.len() + self.nbr.len() + self.attach.len())
+    }
+}
+
+/// The set layout is kept unless it would take more than [`MASKS_ABOVE`] bytes and more than
+/// twice the mask layout: a mask is turned into ports on every lookup, which costs little next
+/// to a table that no longer fits the caches.
+fn prefer_masks(sets_bytes: usize, masks_bytes: usize) -> bool {
+    sets_bytes > MASKS_ABOVE && sets_bytes > 2 * masks_bytes
+}
+
+const MASKS_ABOVE: usize = 8 << 20;
+
+/// The breadth-first search of each group (module documentation): calls `entry(n, g, closer)`
+/// for every switch `n` that reaches group `g`, with `closer` telling which of `n`'s links lead
+/// to a switch one hop closer, or `None` if `n` attaches the group.
+fn shortest_paths(adjacency: &[Vec<Adjacent>], is_host: &[bool], usable: &impl Fn(u32) -> bool, group_attach: &[Vec<u32>], mut entry: impl FnMut(usize, usize, Option<&dyn Fn(&Adjacent) -> bool>)) {
+    let nodes = adjacency.len();
+    // reverse[v]: the switches with a usable link to v.
+    let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); nodes];
+    for (n, adj) in adjacency.iter().enumerate() {
+        if is_host[n] {
+            continue;
+        }
+        for a in adj.iter().filter(|a| usable(a.port)) {
+            reverse[a.neighbor as usize].push(n as u32);
+        }
+    }
+    let mut dist = vec![u32::MAX; nodes];
+    let mut reached: Vec<u32> = Vec::new();
+    let mut frontier = Vec::new();
+    let mut next = Vec::new();
+    for (g, attaching) in group_attach.iter().enumerate() {
+        for &v in &reached {
+            dist[v as usize] = u32::MAX;
+        }
+        reached.clear();
+        frontier.clear();
+        for &v in attaching {
+            dist[v as usize] = 1;
+            reached.push(v);
+            if !is_host[v as usize] {
+                frontier.push(v);
+            }
+        }
+        let mut level = 1;
+        while !frontier.is_empty() {
+            level += 1;
+            next.clear();
+            for &v in &frontier {
+                for &u in &reverse[v as usize] {
+                    if dist[u as usize] == u32::MAX {
+                        dist[u as usize] = level;
+                        reached.push(u);
+                        next.push(u);
+                    }
+                }
+            }
+            std::mem::swap(&mut frontier, &mut next);
+        }
+        for &n in &reached {
+            let (n, d) = (n as usize, dist[n as usize]);
+            if is_host[n] {
+                continue;
+            }
+            if d == 1 {
+                entry(n, g, None);
+                continue;
+            }
+            let closer = |a: &Adjacent| {
+                let m = a.neighbor as usize;
+                usable(a.port) && !is_host[m] && dist[m] != u32::MAX && dist[m] + 1 == d
+            };
+            entry(n, g, Some(&closer));
+        }
     }
 }
 
@@ -284,6 +493,14 @@ mod tests {
         (adj, is_host, (5..11).collect())
     }
 
+    /// The candidates of `node` towards host index `dst`, whatever the layout.
+    fn cands(routes: &Routes, node: u32, dst: u32) -> Vec<u32> {
+        let c = routes.candidates(node, dst);
+        let v = c.as_slice(&mut Vec::new()).to_vec();
+        assert_eq!((c.len(), c.first()), (v.len(), v.first().copied()));
+        v
+    }
+
     #[test]
     fn group_tables_give_the_all_pairs_candidates_with_links_up_and_down() {
         let (adj, is_host, hosts) = fabric();
@@ -292,13 +509,72 @@ mod tests {
         let downs: [&[u32]; 3] = [&[], &[22, 23], &[8, 9, 26, 27]];
         for down in downs {
             let up = |p: u32| !down.contains(&p);
-            let routes = Routes::compute(&adj, &is_host, &hosts, up);
-            for (h, &dst) in hosts.iter().enumerate() {
-                for node in 0..5u32 {
-                    assert_eq!(routes.candidates(node, h as u32), all_pairs(&adj, &is_host, dst, node, &up).as_slice(), "switch {node} to host node {dst}, links down {down:?}");
+            for layout in [Layout::Sets, Layout::Masks] {
+                let routes = Routes::compute_with(&adj, &is_host, &hosts, up, layout);
+                assert_eq!(routes.layout(), layout);
+                for (h, &dst) in hosts.iter().enumerate() {
+                    for node in 0..5u32 {
+                        assert_eq!(cands(&routes, node, h as u32), all_pairs(&adj, &is_host, dst, node, &up), "switch {node} to host node {dst}, links down {down:?}, {layout:?}");
+                    }
                 }
             }
         }
+    }
+
+    /// A random graph of `switches` switches of `degree` switch links (a Jellyfish without its
+    /// rewiring, from a fixed seed) and one host each.
+    fn random_graph(switches: u32, degree: usize) -> (Vec<Vec<Adjacent>>, Vec<bool>, Vec<u32>) {
+        use rand::Rng as _;
+        let mut rng = crate::sim::rng::stream(7, "test graph", 0);
+        let mut links = Vec::new();
+        let mut deg = vec![0usize; switches as usize];
+        for _ in 0..switches as usize * degree * 4 {
+            let (a, b) = (rng.random_range(0..switches), rng.random_range(0..switches));
+            if a != b && deg[a as usize] < degree && deg[b as usize] < degree && !links.contains(&(a.min(b), a.max(b))) {
+                links.push((a.min(b), a.max(b)));
+                deg[a as usize] += 1;
+                deg[b as usize] += 1;
+            }
+        }
+        links.extend((0..switches).map(|s| (s, switches + s)));
+        let adj = graph(2 * switches as usize, &links);
+        let is_host = (0..2 * switches).map(|n| n >= switches).collect();
+        (adj, is_host, (switches..2 * switches).collect())
+    }
+
+    #[test]
+    fn on_a_random_graph_masks_take_a_fraction_of_the_sets_and_give_the_same_candidates() {
+        let (adj, is_host, hosts) = random_graph(200, 8);
+        let masks = Routes::compute_with(&adj, &is_host, &hosts, |_| true, Layout::Masks);
+        let sets = Routes::compute_with(&adj, &is_host, &hosts, |_| true, Layout::Sets);
+        // Nearly every (switch, destination) has a set of its own: at 2 bytes an entry the masks
+        // take less than a third of the sets' layout. (At this size `Auto` keeps the sets.)
+        assert!(3 * masks.memory_bytes() < sets.memory_bytes(), "{} against {}", masks.memory_bytes(), sets.memory_bytes());
+        assert_eq!(Routes::compute(&adj, &is_host, &hosts, |_| true).layout(), Layout::Sets);
+        for (h, &dst) in hosts.iter().enumerate() {
+            for node in 0..200u32 {
+                assert_eq!(cands(&masks, node, h as u32), cands(&sets, node, h as u32));
+                // The search the tables replace, on a sample.
+                if (h as u32 + node) % 50 == 0 {
+                    assert_eq!(cands(&masks, node, h as u32), all_pairs(&adj, &is_host, dst, node, &|_| true));
+                }
+            }
+        }
+        // `Auto` takes the masks once the sets pass 8 MB and twice the masks.
+        assert!(prefer_masks(104 << 20, 13 << 20) && !prefer_masks(4 << 20, 1 << 20) && !prefer_masks(20 << 20, 12 << 20));
+        // A leaf-spine (16 leaves of 4 hosts, 8 spines) repeats a few sets per switch: it keeps
+        // the sets.
+        let (leaves, spines, per_leaf) = (16u32, 8u32, 4u32);
+        let mut links: Vec<(u32, u32)> = (0..leaves).flat_map(|l| (0..spines).map(move |s| (l, leaves + s))).collect();
+        let first_host = leaves + spines;
+        links.extend((0..leaves * per_leaf).map(|h| (h / per_leaf, first_host + h)));
+        let n = (first_host + leaves * per_leaf) as usize;
+        let adj = graph(n, &links);
+        let is_host: Vec<bool> = (0..n as u32).map(|v| v >= first_host).collect();
+        let hosts: Vec<u32> = (first_host..n as u32).collect();
+        let clos = Routes::compute(&adj, &is_host, &hosts, |_| true);
+        assert_eq!(clos.layout(), Layout::Sets);
+        assert_eq!(cands(&clos, 0, 63), (0..spines).map(|s| 2 * s).collect::<Vec<_>>(), "a leaf's up-links towards another leaf's host");
     }
 
     #[test]
@@ -309,8 +585,8 @@ mod tests {
         assert_eq!(routes.group[0], routes.group[1]);
         assert_eq!(routes.groups, 5);
         assert_eq!(routes.table_entries(), 5 * 5);
-        assert_eq!(routes.candidates(4, 5), &[26, 28], "both parallel links of switch 4 to host 10");
-        assert_eq!(routes.candidates(0, 4), &[0, 2, 4], "switch 0 reaches the dual-homed host 9 through 1 (two links) and 2");
-        assert_eq!(routes.candidates(5, 1), &[] as &[u32], "hosts have no row");
+        assert_eq!(cands(&routes, 4, 5), [26, 28], "both parallel links of switch 4 to host 10");
+        assert_eq!(cands(&routes, 0, 4), [0, 2, 4], "switch 0 reaches the dual-homed host 9 through 1 (two links) and 2");
+        assert_eq!(cands(&routes, 5, 1), [] as [u32; 0], "hosts have no row");
     }
 }

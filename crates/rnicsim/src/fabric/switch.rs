@@ -16,7 +16,7 @@ use super::ecn::EcnCurve;
 use super::lb::{EcmpHasher, LbAction, LbContext, LbDecision, LbPolicy, LoadBalancer};
 use super::link::Link;
 use super::port::{Port, CLASSES};
-use super::routing::Routes;
+use super::routing::{Candidates, Routes};
 use crate::sim::rng::Rng;
 use crate::sim::TimerId;
 use crate::units::Time;
@@ -50,6 +50,8 @@ pub struct Switch {
     pub ports_down: u32,
     /// Scratch for the candidates whose links are up (local failover), kept to reuse.
     pub up_candidates: Vec<u32>,
+    /// Scratch for candidates the routing table keeps as a mask.
+    pub route_buf: Vec<u32>,
     /// ECN curve per local port (`None`: marking off).
     pub ecn: Vec<Option<EcnCurve>>,
     pub ecn_rng: Rng,
@@ -104,14 +106,17 @@ impl Switch {
         let out = match path.and_then(|p| self.next_on_path(p, view.ports)) {
             Some(out) => out,
             None => {
-                let mut candidates = view.routes.candidates(self.node, pkt.dst_host);
+                let mut candidates = match view.routes.candidates(self.node, pkt.dst_host) {
+                    Candidates::Ports(p) => p,
+                    mask => mask.as_slice(&mut self.route_buf),
+                };
                 if candidates.is_empty() {
                     return Forward::Unroutable;
                 }
                 // Local failover: a port of this switch whose link is down is out of the group
                 // at once (the routes learn of it only after the recompute delay). When every
                 // candidate is down the packet goes to the chosen one and is lost there.
-                if self.local_failover && self.ports_down > 0 && self.keep_up(view, candidates) {
+                if self.local_failover && self.ports_down > 0 && keep_up(&mut self.up_candidates, view, candidates) {
                     candidates = &self.up_candidates;
                 }
                 if candidates.len() == 1 && !self.lb.sees_single_paths() {
@@ -162,18 +167,6 @@ impl Switch {
         Forward::Queue { out, class, size, iface, pause: self.buffer.should_pause(iface, class), deflected }
     }
 
-    /// Local failover: puts the `candidates` whose links are up into `up_candidates`; true if
-    /// some are down and some are up (then those are the candidates).
-    #[cold]
-    #[inline(never)]
-    fn keep_up(&mut self, view: &FabricView, candidates: &[u32]) -> bool {
-        if candidates.iter().all(|&p| view.links[p as usize].up) {
-            return false;
-        }
-        self.up_candidates.clear();
-        self.up_candidates.extend(candidates.iter().copied().filter(|&p| view.links[p as usize].up));
-        !self.up_candidates.is_empty()
-    }
 
     /// With deflection on, another port for a packet that `refused` could not take: the first,
     /// from a random start, that leads to a switch, is up and admits it (the admission is made).
@@ -270,4 +263,17 @@ pub fn pause_time(quanta: u16, rate: u64) -> Time {
 /// down: the inverse of [`pause_time`].
 pub fn pause_quanta(t: Time, rate: u64) -> u16 {
     (t.0 as u128 * rate as u128 / (512 * 1_000_000_000_000u128)).clamp(1, u16::MAX as u128) as u16
+}
+
+/// Local failover: puts the `candidates` whose links are up into `up`; true if some are down and
+/// some are up (then those are the candidates).
+#[cold]
+#[inline(never)]
+fn keep_up(up: &mut Vec<u32>, view: &FabricView, candidates: &[u32]) -> bool {
+    if candidates.iter().all(|&p| view.links[p as usize].up) {
+        return false;
+    }
+    up.clear();
+    up.extend(candidates.iter().copied().filter(|&p| view.links[p as usize].up));
+    !up.is_empty()
 }

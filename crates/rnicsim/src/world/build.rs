@@ -155,6 +155,7 @@ impl World {
                         local_failover: s.routing.local_failover,
                         ports_down: 0,
                         up_candidates: Vec::new(),
+                        route_buf: Vec::new(),
                         ecn,
                         ecn_rng: rng::stream(seed, "ecn", v as u64),
                         pause_since: vec![[Time::MAX; CLASSES]; range.len()],

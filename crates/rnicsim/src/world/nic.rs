@@ -648,7 +648,7 @@ impl World {
                 }
             } else {
                 match self.routes.candidates(node, dst_host).first() {
-                    Some(&p) => p,
+                    Some(p) => p,
                     None => break,
                 }
             };

@@ -174,7 +174,7 @@ pub fn path_labels(ctx: &LbContext, dst_host: u32) -> Option<(u32, u32, Time)> {
     let (mut n, mut delay) = (1u64, Time::ZERO);
     for _ in 0..16 {
         let c = ctx.view.routes.candidates(node, dst_host);
-        let first = *c.first()?;
+        let first = c.first()?;
         let next = ports[ports[first as usize].peer as usize].node;
         if ctx.view.is_host[next as usize] {
             return Some((node, n as u32, Time(2 * delay.0)));
