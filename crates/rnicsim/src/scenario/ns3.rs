@@ -58,6 +58,7 @@ const FROM_NS3: &[(&str, &[&str])] = &[
     ("nic.cc.dcqcn.clamp_target", &["CLAMP_TARGET_RATE"]),
     ("nic.cc.dcqcn.fast_recovery", &["FAST_RECOVERY_TIMES"]),
     ("nic.cc.dcqcn.rate_hai", &["RATE_HAI"]),
+    ("nic.cc.timely.rate_hai", &["RATE_HAI"]),
     ("nic.cc.dctcp.rate_ai", &["DCTCP_RATE_AI"]),
     ("nic.cc.timely.delta", &["RATE_AI"]),
     ("nic.cc.hpcc.eta", &["U_TARGET"]),
@@ -228,7 +229,9 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 timely.insert("delta".into(), Value::String(r));
             }
             "RATE_HAI" => {
-                dcqcn.insert("rate_hai".into(), Value::String(rate(l)?));
+                let r = rate(l)?;
+                dcqcn.insert("rate_hai".into(), Value::String(r.clone()));
+                timely.insert("rate_hai".into(), Value::String(r));
             }
             "MIN_RATE" => {
                 let r = rate(l)?;
@@ -399,7 +402,11 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let cc = match cc_mode {
         None | Some((_, 1)) => ("dcqcn", dcqcn),
         Some((_, 3)) => ("hpcc", hpcc),
-        Some((_, 7)) => ("timely", timely),
+        Some((_, 7)) => {
+            // ns-3's TIMELY, not the paper's (`nic/cc/timely.rs`).
+            timely.insert("rules".into(), Value::String("ns3".into()));
+            ("timely", timely)
+        }
         Some((_, 8)) => ("dctcp", dctcp),
         Some((no, m)) => {
             return Err(ScenarioError { file: file.into(), line: Some(no), column: None, key: Some("CC_MODE".into()), message: format!("congestion control mode {m} is not available (1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP are)") });

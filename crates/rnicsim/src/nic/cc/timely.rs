@@ -6,6 +6,13 @@
 //! - otherwise, with the EWMA of RTT differences normalized by the minimum RTT:
 //!   - gradient ≤ 0: increase by δ, or by N·δ after five such updates in a row (HAI);
 //!   - gradient > 0: decrease by β·min(gradient, 1).
+//!
+//! `rules = "ns3"` follows the HPCC ns-3 simulator's TIMELY instead (`RdmaHw::HandleAckTimely`
+//! and `UpdateRateTimely` in `rdma-hw.cc`), which `config.txt` runs with `CC_MODE 7` get: one
+//! update per window of data (when an ACK passes the byte that was next to send at the last
+//! update; the first such ACK only takes the reference RTT), every increase counting towards
+//! HAI (from the sixth increase in a row, `rate_hai` instead of δ), and a gradient cut of
+//! β·gradient uncapped, down to `min_rate`.
 
 use super::{Ack, CongestionControl, FlowParams};
 use crate::units::{BitsPerSec, Bytes, Time};
@@ -26,6 +33,18 @@ pub struct TimelyParams {
     pub segment: Bytes,
     pub hai_n: u32,
     pub min_rate: BitsPerSec,
+    pub rules: TimelyRules,
+    /// The hyper-active increase of the ns-3 rules (ns-3's RATE_HAI); `hai_n` × δ if unset.
+    pub rate_hai: Option<BitsPerSec>,
+}
+
+/// Which TIMELY: the paper's Algorithm 1 or the HPCC ns-3 simulator's (module documentation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimelyRules {
+    #[default]
+    Paper,
+    Ns3,
 }
 
 impl Default for TimelyParams {
@@ -40,6 +59,8 @@ impl Default for TimelyParams {
             segment: Bytes(16 * 1024),
             hai_n: 5,
             min_rate: BitsPerSec(100_000_000),
+            rules: TimelyRules::Paper,
+            rate_hai: None,
         }
     }
 }
@@ -54,6 +75,10 @@ pub struct Timely {
     rtt_diff: f64,
     negative_run: u32,
     bytes: u64,
+    /// ns-3 rules: the byte next to send at the last update (0: none yet), and the increases in
+    /// a row.
+    last_update_seq: u64,
+    inc_stage: u32,
 }
 
 impl Timely {
@@ -68,6 +93,34 @@ impl Timely {
             rtt_diff: 0.0,
             negative_run: 0,
             bytes: 0,
+            last_update_seq: 0,
+            inc_stage: 0,
+        }
+    }
+
+    /// One update under the ns-3 rules, from an RTT sample (ps) against the last one.
+    fn update_ns3(&mut self, rtt: f64, last: f64) {
+        self.rtt_diff = (1.0 - self.p.ewma) * self.rtt_diff + self.p.ewma * (rtt - last);
+        let gradient = self.rtt_diff / self.min_rtt;
+        let cut = if rtt < self.p.t_low.0 as f64 {
+            None
+        } else if rtt > self.p.t_high.0 as f64 {
+            Some(1.0 - self.p.beta * (1.0 - self.p.t_high.0 as f64 / rtt))
+        } else if gradient <= 0.0 {
+            None
+        } else {
+            Some((1.0 - self.p.beta * gradient).max(0.0))
+        };
+        match cut {
+            None => {
+                let hai = self.p.rate_hai.map_or(self.p.hai_n as f64 * self.p.delta.0 as f64, |r| r.0 as f64);
+                self.rate = (self.rate + if self.inc_stage < self.p.hai_n { self.p.delta.0 as f64 } else { hai }).min(self.line);
+                self.inc_stage += 1;
+            }
+            Some(c) => {
+                self.rate = (self.rate * c).max(self.p.min_rate.0 as f64);
+                self.inc_stage = 0;
+            }
         }
     }
 
@@ -99,6 +152,21 @@ impl Timely {
 
 impl CongestionControl for Timely {
     fn on_ack(&mut self, _now: Time, ack: &Ack) {
+        if self.p.rules == TimelyRules::Ns3 {
+            if ack.acked_seq <= self.last_update_seq {
+                return;
+            }
+            let rtt = ack.rtt.0 as f64;
+            if self.last_update_seq != 0 {
+                let last = self.prev_rtt.unwrap_or(rtt);
+                self.update_ns3(rtt, last);
+            }
+            if ack.next_seq > self.last_update_seq {
+                self.last_update_seq = ack.next_seq;
+                self.prev_rtt = Some(rtt);
+            }
+            return;
+        }
         self.bytes += ack.acked_bytes;
         if self.bytes < self.p.segment.0 {
             return;
@@ -136,5 +204,37 @@ mod tests {
         // Above T_high: cut by β(1 − T_high/RTT) = 0.8 · 0.5.
         t.update(1000e6);
         assert_eq!(t.rate().0, (84_010_000_000f64 * 0.6) as u64);
+    }
+
+    fn ack(acked_seq: u64, next_seq: u64, rtt_us: u64) -> Ack<'static> {
+        Ack { acked_bytes: 1000, acked_seq, next_seq, rtt: Time::from_us(rtt_us), ecn_echo: false, int: None, una: 0, psn: 0, path: 0, sack: false }
+    }
+
+    #[test]
+    fn ns3_rules_update_once_per_window_count_every_increase_and_do_not_cap_the_cut() {
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
+        let p = TimelyParams { rules: TimelyRules::Ns3, delta: BitsPerSec(100_000_000), rate_hai: Some(BitsPerSec(500_000_000)), ..Default::default() };
+        let mut t = Timely::new(&p, flow, Time::ZERO);
+        // The first ACK takes the reference (RTT 60 µs, window up to byte 100,000).
+        t.on_ack(Time::ZERO, &ack(1000, 100_000, 60));
+        t.rate = 50e9;
+        // ACKs inside the window change nothing, whatever their RTT.
+        t.on_ack(Time::ZERO, &ack(50_000, 150_000, 400));
+        assert_eq!(t.rate().0, 50_000_000_000);
+        // Past it: RTT 64 µs against 60, diff EWMA 0.875 · 4 µs = 3.5 µs, gradient 3.5/20:
+        // cut by 0.8 · 0.175 = 14%.
+        t.on_ack(Time::ZERO, &ack(100_001, 200_000, 64));
+        let near = |got: u64, want: u64| got.abs_diff(want) <= 1;
+        assert!(near(t.rate().0, 43_000_000_000), "{}", t.rate().0);
+        // RTT below T_low six windows running: five increases of δ, then `rate_hai`.
+        for (i, seq) in (200_001..).step_by(100_000).take(6).enumerate() {
+            t.on_ack(Time::ZERO, &ack(seq, seq + 99_999, 40));
+            let want = 43_000_000_000 + 100_000_000 * (i as u64 + 1).min(5) + 500_000_000 * (i as u64).saturating_sub(4);
+            assert!(near(t.rate().0, want), "increase {}: {} against {want}", i + 1, t.rate().0);
+        }
+        // A gradient of more than 1/β: the rate falls to the minimum, not to (1 − β) of itself.
+        t.rtt_diff = 0.0;
+        t.on_ack(Time::ZERO, &ack(900_000, 1_000_000, 40 + 30));
+        assert_eq!(t.rate().0, 100_000_000);
     }
 }
