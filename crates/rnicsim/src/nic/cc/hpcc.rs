@@ -109,25 +109,25 @@ impl Hpcc {
 
     fn compute_window(&mut self, update_wc: bool) {
         let w = if self.u >= self.eta || self.stage >= self.max_stage {
-            let w = self.wc / (self.u / self.eta).max(1e-9) + self.w_ai;
             if update_wc {
                 self.stage = 0;
-                self.wc = w;
             }
-            w
+            self.wc / (self.u / self.eta).max(1e-9) + self.w_ai
         } else {
-            let w = self.wc + self.w_ai;
             if update_wc {
                 self.stage += 1;
-                self.wc = w;
             }
-            w
+            self.wc + self.w_ai
         };
         // The floor is one additive step (at least a byte) or the minimum rate's window, never
         // above the BDP cap, whatever the parameters (W_AI above the BDP is refused by
-        // validation; this keeps it total).
+        // validation; this keeps it total). The reference window is the window as clamped, as
+        // ns-3's reference rate is the rate as clamped (`UpdateRateHp`): after a cut below
+        // the floor, the next steps start from the floor.
         self.w = w.clamp(self.w_min, self.w_init);
-        self.wc = self.wc.min(self.w_init);
+        if update_wc {
+            self.wc = self.w;
+        }
     }
 
     pub fn utilization(&self) -> f64 {
@@ -235,6 +235,10 @@ mod tests {
         // 10 Gbps × 10 µs = 12,500 B.
         assert!(floored.window().unwrap().abs_diff(12_500) <= 1, "{:?}", floored.window());
         assert!(floored.rate().0.abs_diff(10_000_000_000) <= 1_000, "{}", floored.rate());
+        // The committed reference is the floored window (ns-3 keeps the clamped rate): a light
+        // RTT after it (u = 0.1) adds one step to 12,500 B, not to the 1,238 B of the cut.
+        floored.on_ack(Time::ZERO, &ack(&stack(0, 137_500, 20_000), 5, 6));
+        assert!((floored.window().unwrap() as f64 - 12_562.5).abs() < 2.0, "{:?}", floored.window());
     }
 
     fn unsafe_static(s: &IntStack) -> &'static IntStack {
