@@ -17,7 +17,7 @@
 //!   by the largest switch degree), which a lookup turns into ports. In a random graph almost
 //!   every entry is a set of its own, and storing each set's ports would take several times the
 //!   table (a 10,000-host Jellyfish: 79 MB of sets beside a 25 MB table); masks are chosen when
-//!   the sets would outweigh the table of set numbers.
+//!   the set layout would take more than 8 MB and more than twice the masks.
 //!
 //! Both give the same candidates in the same order (port order).
 //!
@@ -63,7 +63,8 @@ pub fn destination_groups(keys: impl IntoIterator<Item = Vec<u32>>) -> (Vec<u32>
 /// How the switch × group table keeps its entries (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layout {
-    /// Masks if the interned sets would take more bytes than the table of set numbers.
+    /// Masks if the set layout would take more than 8 MB and more than twice the masks
+    /// ([`prefer_masks`]).
     Auto,
     Sets,
     Masks,
@@ -117,12 +118,9 @@ impl<'a> Candidates<'a> {
     {
         match self {
             Candidates::Ports(p) => p,
-            Candidates::Mask { mut mask, ports } => {
+            Candidates::Mask { mask, ports } => {
                 buf.clear();
-                while mask != 0 {
-                    buf.push(ports[mask.trailing_zeros() as usize]);
-                    mask &= mask - 1;
-                }
+                buf.extend(mask_ports(mask, ports));
                 buf
             }
         }
@@ -240,48 +238,44 @@ impl Routes {
             }
             masks[routes.row[n] as usize * groups + g] = mask;
         });
-        // Intern the masks per switch, in table order.
-        let mut ids: HashMap<u64, u32> = HashMap::new();
-        let mut table = vec![0u32; if layout == Layout::Masks { 0 } else { masks.len() }];
+        // Intern the masks per switch, in table order, unless the masks are asked for; with
+        // `Auto`, stop as soon as the set layout is known to be too large.
         let width = if degree < 16 { 2 } else if degree < 32 { 4 } else { 8 };
-        for r in 0..switches {
-            ids.clear();
-            let (s, l) = routes.nbr[r];
-            let ports = &routes.nbr_ports[s as usize..(s + l) as usize];
-            for g in 0..groups {
-                let m = masks[r * groups + g];
-                let id = match m {
-                    0 => 0,
-                    u64::MAX => ATTACHED,
-                    _ => *ids.entry(m).or_insert_with(|| {
-                        let id = routes.sets.len() as u32;
-                        routes.sets.push((routes.ports.len() as u32, m.count_ones()));
-                        let mut bits = m;
-                        while bits != 0 {
-                            routes.ports.push(ports[bits.trailing_zeros() as usize]);
-                            bits &= bits - 1;
-                        }
-                        id
-                    }),
-                };
-                if let Some(e) = table.get_mut(r * groups + g) {
-                    *e = id;
+        let mut table = Vec::new();
+        if layout != Layout::Masks {
+            table = vec![0u32; masks.len()];
+            let mut ids: HashMap<u64, u32> = HashMap::new();
+            for r in 0..switches {
+                ids.clear();
+                let (s, l) = routes.nbr[r];
+                let ports = &routes.nbr_ports[s as usize..(s + l) as usize];
+                for g in 0..groups {
+                    let m = masks[r * groups + g];
+                    table[r * groups + g] = match m {
+                        0 => 0,
+                        u64::MAX => ATTACHED,
+                        _ => *ids.entry(m).or_insert_with(|| {
+                            let id = routes.sets.len() as u32;
+                            routes.sets.push((routes.ports.len() as u32, m.count_ones()));
+                            routes.ports.extend(mask_ports(m, ports));
+                            id
+                        }),
+                    };
                 }
-            }
-            // Decided as soon as the sets' layout is known to be too large.
-            if layout == Layout::Masks || (layout == Layout::Auto && prefer_masks(4 * masks.len() + 8 * routes.sets.len() + 4 * routes.ports.len(), width * masks.len())) {
-                table = Vec::new();
-                break;
+                if layout == Layout::Auto && prefer_masks(4 * masks.len() + 8 * routes.sets.len() + 4 * routes.ports.len(), width * masks.len()) {
+                    table = Vec::new();
+                    break;
+                }
             }
         }
         if table.is_empty() && !masks.is_empty() {
             routes.sets = vec![(0, 0)];
             routes.ports = Vec::new();
-            let all = |bits: u32| if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
-            let narrow = |m: u64, bits: u32| if m == u64::MAX { all(bits) } else { m };
+            // A mask is narrower than its width, so only the attached marker (all ones) is
+            // cut down, to the narrow all-ones.
             routes.table = match width {
-                2 => Table::Masks16(masks.iter().map(|&m| narrow(m, 16) as u16).collect()),
-                4 => Table::Masks32(masks.iter().map(|&m| narrow(m, 32) as u32).collect()),
+                2 => Table::Masks16(masks.iter().map(|&m| m.min(u16::MAX as u64) as u16).collect()),
+                4 => Table::Masks32(masks.iter().map(|&m| m.min(u32::MAX as u64) as u32).collect()),
                 _ => Table::Masks64(masks),
             };
         } else {
@@ -364,6 +358,17 @@ impl Routes {
             + 4 * (self.row.len() + self.group.len() + self.ports.len() + self.nbr_ports.len() + self.attach_node.len() + self.attach_port.len())
             + 8 * (self.sets.len() + self.nbr.len() + self.attach.len())
     }
+}
+
+/// The ports a mask over `ports` names, in order (bit i stands for `ports[i]`).
+fn mask_ports(mut mask: u64, ports: &[u32]) -> impl Iterator<Item = u32> + '_ {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let p = ports[mask.trailing_zeros() as usize];
+            mask &= mask - 1;
+            p
+        })
+    })
 }
 
 /// The set layout is kept unless it would take more than [`MASKS_ABOVE`] bytes and more than

@@ -98,18 +98,28 @@ impl Timely {
         }
     }
 
+    /// Folds the RTT difference from `prev` into the EWMA and says what the sample calls for
+    /// (the branches both rule sets share).
+    fn judge(&mut self, rtt: f64, prev: f64) -> Judgement {
+        self.rtt_diff = (1.0 - self.p.ewma) * self.rtt_diff + self.p.ewma * (rtt - prev);
+        let gradient = self.rtt_diff / self.min_rtt;
+        if rtt < self.p.t_low.0 as f64 {
+            Judgement::BelowTLow
+        } else if rtt > self.p.t_high.0 as f64 {
+            Judgement::AboveTHigh(1.0 - self.p.beta * (1.0 - self.p.t_high.0 as f64 / rtt))
+        } else if gradient <= 0.0 {
+            Judgement::Falling
+        } else {
+            Judgement::Rising(gradient)
+        }
+    }
+
     /// One update under the ns-3 rules, from an RTT sample (ps) against the last one.
     fn update_ns3(&mut self, rtt: f64, last: f64) {
-        self.rtt_diff = (1.0 - self.p.ewma) * self.rtt_diff + self.p.ewma * (rtt - last);
-        let gradient = self.rtt_diff / self.min_rtt;
-        let cut = if rtt < self.p.t_low.0 as f64 {
-            None
-        } else if rtt > self.p.t_high.0 as f64 {
-            Some(1.0 - self.p.beta * (1.0 - self.p.t_high.0 as f64 / rtt))
-        } else if gradient <= 0.0 {
-            None
-        } else {
-            Some((1.0 - self.p.beta * gradient).max(0.0))
+        let cut = match self.judge(rtt, last) {
+            Judgement::BelowTLow | Judgement::Falling => None,
+            Judgement::AboveTHigh(c) => Some(c),
+            Judgement::Rising(gradient) => Some((1.0 - self.p.beta * gradient).max(0.0)),
         };
         match cut {
             None => {
@@ -127,27 +137,38 @@ impl Timely {
     /// One rate update from an RTT sample (ps).
     pub fn update(&mut self, rtt: f64) {
         let Some(prev) = self.prev_rtt.replace(rtt) else { return };
-        let new_diff = rtt - prev;
-        self.rtt_diff = (1.0 - self.p.ewma) * self.rtt_diff + self.p.ewma * new_diff;
-        let gradient = self.rtt_diff / self.min_rtt;
         let delta = self.p.delta.0 as f64;
-        if rtt < self.p.t_low.0 as f64 {
-            self.rate += delta;
-            self.negative_run = 0;
-        } else if rtt > self.p.t_high.0 as f64 {
-            self.rate *= 1.0 - self.p.beta * (1.0 - self.p.t_high.0 as f64 / rtt);
-            self.negative_run = 0;
-        } else if gradient <= 0.0 {
-            self.negative_run += 1;
-            let n = if self.negative_run >= self.p.hai_n { self.p.hai_n as f64 } else { 1.0 };
-            self.rate += n * delta;
-        } else {
-            self.negative_run = 0;
-            // A gradient above 1 would drive the rate negative; cap the cut at β.
-            self.rate *= 1.0 - self.p.beta * gradient.min(1.0);
+        match self.judge(rtt, prev) {
+            Judgement::BelowTLow => {
+                self.rate += delta;
+                self.negative_run = 0;
+            }
+            Judgement::AboveTHigh(c) => {
+                self.rate *= c;
+                self.negative_run = 0;
+            }
+            Judgement::Falling => {
+                self.negative_run += 1;
+                let n = if self.negative_run >= self.p.hai_n { self.p.hai_n as f64 } else { 1.0 };
+                self.rate += n * delta;
+            }
+            Judgement::Rising(gradient) => {
+                self.negative_run = 0;
+                // A gradient above 1 would drive the rate negative; cap the cut at β.
+                self.rate *= 1.0 - self.p.beta * gradient.min(1.0);
+            }
         }
         self.rate = self.rate.clamp(self.p.min_rate.0 as f64, self.line);
     }
+}
+
+/// What an RTT sample calls for: below T_low, above T_high (with its cut factor), or between
+/// them with the RTT falling or rising (with the normalized gradient).
+enum Judgement {
+    BelowTLow,
+    AboveTHigh(f64),
+    Falling,
+    Rising(f64),
 }
 
 impl CongestionControl for Timely {
