@@ -279,19 +279,27 @@ impl<W: Copy> TimerQueue<W> {
         let start = (self.cur + 1) & MASK;
         let words = self.occupied.len();
         let (w0, bit0) = ((start / 64) as usize, start % 64);
-        for k in 0..=words {
+        let found = |w: usize, bits: u64| {
+            let idx = (w as u64) * 64 + bits.trailing_zeros() as u64;
+            let ahead = (idx.wrapping_sub(self.cur)) & MASK;
+            Some(self.cur + if ahead == 0 { WHEEL } else { ahead })
+        };
+        // The start word from the start bit, the other words whole, then the start word's
+        // bits before the start bit (the wheel wrapped round).
+        let bits = self.occupied[w0] & (!0u64 << bit0);
+        if bits != 0 {
+            return found(w0, bits);
+        }
+        for k in 1..words {
             let w = (w0 + k) & (words - 1);
-            let mut bits = self.occupied[w];
-            if k == 0 {
-                bits &= !0u64 << bit0;
-            } else if k == words {
-                bits &= !(!0u64 << bit0);
-            }
+            let bits = self.occupied[w];
             if bits != 0 {
-                let idx = (w as u64) * 64 + bits.trailing_zeros() as u64;
-                let ahead = (idx.wrapping_sub(self.cur)) & MASK;
-                return Some(self.cur + if ahead == 0 { WHEEL } else { ahead });
+                return found(w, bits);
             }
+        }
+        let bits = self.occupied[w0] & !(!0u64 << bit0);
+        if bits != 0 {
+            return found(w0, bits);
         }
         None
     }

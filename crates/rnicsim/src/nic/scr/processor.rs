@@ -193,7 +193,11 @@ impl<P: Policy> Processor<P> {
 
     /// Queues the scratch actions to take effect `install_latency` after `done` (a wake-up:
     /// its own delay after `done`).
+    #[inline]
     fn schedule(&mut self, done: Time) {
+        if self.scratch.is_empty() {
+            return;
+        }
         for a in self.scratch.drain(..) {
             self.decided += 1;
             let at = match a {
@@ -291,7 +295,8 @@ impl<P: Policy> Processor<P> {
         self.schedule(done);
     }
 
-    /// Thread `t`'s timer: if free, it takes the next ready queue. Returns when to wake it again.
+    /// Thread `t`'s timer: if free, it takes the next ready queue. Returns when to wake it again
+    /// (`None`: when an event next makes one of its queues ready).
     pub fn run_thread(&mut self, now: Time, t: u32) -> Option<Time> {
         let th = &mut self.threads[t as usize];
         if th.busy_until > now {
@@ -331,7 +336,15 @@ impl<P: Policy> Processor<P> {
         };
         let done = self.occupy(t as usize, now, cycles as u64);
         self.schedule(done);
-        Some(done)
+        self.wake_after(t, done)
+    }
+
+    /// When thread `t`, busy until `done`, must wake again: then if a queue waits for it, else
+    /// never (an event that makes a queue ready meanwhile names its own wake-up, and a wake-up
+    /// that would find nothing to take is one timer event fewer per handled event).
+    #[inline]
+    fn wake_after(&self, t: u32, done: Time) -> Option<Time> {
+        self.threads[t as usize].ready.front().map(|_| done)
     }
 
     /// Thread `t`, free at `now`, runs node-level queue `n`; returns when to wake it again.
@@ -350,7 +363,7 @@ impl<P: Policy> Processor<P> {
         self.stats.coalesced[k] += ev.count as u64;
         let done = self.occupy(t as usize, now, cycles as u64);
         self.schedule(done);
-        Some(done)
+        self.wake_after(t, done)
     }
 
     /// When the next decided action takes effect.
@@ -573,9 +586,30 @@ mod tests {
         assert_eq!(got, vec![Action::SetRate { flow: 1, bps: 100_000_000_000 }, Action::SetRate { flow: 1, bps: 50_000_000_000 }, Action::SetRate { flow: 2, bps: 50_000_000_000 }]);
         // Not before the trigger latency: the thread has nothing to take yet.
         assert_eq!(p.run_thread(t0, t), Some(at));
-        // 150 cycles for the event and the 40 of its join owed, at 500 MHz: 380 ns.
-        assert_eq!(p.run_thread(at, t), Some(at + Time::from_ns(380)));
+        // 150 cycles for the event and the 40 of its join owed, at 500 MHz: 380 ns. Nothing else
+        // waits for the thread, so it needs no wake-up of its own.
+        assert_eq!(p.run_thread(at, t), None);
+        assert_eq!(p.threads[t as usize].busy_until, at + Time::from_ns(380));
+        // The flow's next event names its own wake-up, a trigger latency after it.
+        let later = at + Time::from_ns(100);
+        assert_eq!(p.collect(later, 2, &NicEvent::Tx { bytes: 1000, packets: 1 }), Some((t, later + Time::from_us(2))));
         assert_eq!(p.stats.handled[Kind::Tx.index()], 1);
+    }
+
+    #[test]
+    fn a_thread_with_another_queue_waiting_wakes_when_it_is_free() {
+        // One thread, two flows: the second flow's queue waits while the first's event runs.
+        let mut p = Processor::new(cfg(1, false), Passive(PassiveParams { cycles: 500 }));
+        let t0 = Time::from_us(10);
+        let at = t0 + Time::from_us(2);
+        assert_eq!(p.collect(t0, 1, &NicEvent::Tx { bytes: 1000, packets: 1 }), Some((0, at)));
+        assert_eq!(p.collect(t0, 2, &NicEvent::Tx { bytes: 1000, packets: 1 }), Some((0, at)));
+        // 500 cycles at 500 MHz: 1 µs each.
+        let done = at + Time::from_us(1);
+        assert_eq!(p.run_thread(at, 0), Some(done));
+        assert_eq!(p.run_thread(done, 0), None);
+        assert_eq!(p.stats.handled[Kind::Tx.index()], 2);
+        assert_eq!(p.threads[0].busy_until, done + Time::from_us(1));
     }
 
     #[test]
@@ -597,7 +631,8 @@ mod tests {
         assert_eq!(got.len(), 3);
         assert_eq!(p.next_install(), None);
         // The flow thread pays only its event's 150 cycles (300 ns), no join owed.
-        assert_eq!(p.run_thread(at, t), Some(at + Time::from_ns(300)));
+        assert_eq!(p.run_thread(at, t), None);
+        assert_eq!(p.threads[t as usize].busy_until, at + Time::from_ns(300));
     }
 
     #[test]
@@ -625,8 +660,9 @@ mod tests {
         assert_eq!(tq, 5);
         // A second PCIe reading before the first is handled folds into it (keep latest).
         assert_eq!(p.collect_node(ev(Kind::Pcie, 11, 700)), None);
-        assert_eq!(p.run_thread(at, tp), Some(at + Time::from_us(1)));
-        assert_eq!(p.run_thread(at, tq), Some(at + Time::from_us(1)));
+        assert_eq!(p.run_thread(at, tp), None);
+        assert_eq!(p.run_thread(at, tq), None);
+        assert_eq!((p.threads[4].busy_until, p.threads[5].busy_until), (at + Time::from_us(1), at + Time::from_us(1)));
         assert_eq!(*seen.lock().unwrap(), vec![(Kind::Pcie, 700, at), (Kind::Port, 900, at)]);
         let k = Kind::Pcie.index();
         assert_eq!((p.stats.collected[k], p.stats.handled[k], p.stats.coalesced[k]), (2, 1, 2));

@@ -245,9 +245,15 @@ impl Policy for WaterFilling {
         if f.last_at != Time::ZERO && ev.at > f.last_at {
             let dt = (ev.at - f.last_at).0;
             let inst = mul_div(ev.bytes * 8, 1_000_000, dt) as i64; // Mbps (bytes·8/ps·1e6)
-            let w = dt.min(self.p.ewma.0.max(1)) as i64;
-            let e = f.ewma_mbps as i64;
-            f.ewma_mbps = (e + (inst - e) * w / self.p.ewma.0.max(1) as i64).max(0) as u32;
+            let tau = self.p.ewma.0.max(1);
+            f.ewma_mbps = if dt >= tau {
+                // A gap of a whole time constant or more: the sample replaces the average
+                // (the weighted step below with w = τ, without its division).
+                inst as u32
+            } else {
+                let e = f.ewma_mbps as i64;
+                (e + (inst - e) * dt as i64 / tau as i64).max(0) as u32
+            };
         }
         f.last_at = ev.at;
         if env.now < f.judge_at {
