@@ -527,3 +527,48 @@ fn fig21b_water_filling_gives_the_shallow_nvmf_queue_its_share_without_losing_ut
     assert!(wf.jain > 0.99, "{}", wf.jain);
     assert!(s.nvmf.iter().all(|t| t.errors == 0));
 }
+
+#[test]
+fn a_leaving_flows_rate_returns_to_the_others_without_waiting_for_another_event() {
+    // Static shares on host 0: two queue pairs each send one small write and go quiet. Closing
+    // one re-shares the line (one rate set for the other), which must take effect a trigger
+    // latency, the leave's work and the install latency after the close, with no further event
+    // on the NIC to wake a thread.
+    use rnicsim::nic::verbs::{Access, SendWr, Verb};
+    use rnicsim::units::Time;
+    let toml = r#"
+        duration = "1ms"
+        [topology.star]
+        hosts = 2
+        [nic]
+        memory = "bytes"
+        memory_size = "1MiB"
+        [nic.scr]
+        hosts = [0]
+        [nic.scr.policy.static]
+    "#;
+    let loaded = LoadedScenario::from_str(toml, "leave.toml", Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let mut w = rnicsim::world::World::build(&loaded).unwrap();
+    let src = w.register_mr(0, 0, 4096, Access::LOCAL_WRITE).unwrap();
+    let dst = w.register_mr(1, 1 << 16, 4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+    let (q1, _) = w.connect(0, 1).unwrap();
+    let (q2, _) = w.connect(0, 1).unwrap();
+    for q in [q1, q2] {
+        w.post_send(q, SendWr { id: q as u64, verb: Verb::Write, local_addr: 0, len: 1024, lkey: src.lkey, remote_addr: 1 << 16, rkey: dst.rkey }).unwrap();
+    }
+    w.run_until(Time::from_us(100));
+    let stats = |w: &rnicsim::world::World| {
+        let s = w.tap.scr.as_ref().unwrap().cores[0].as_ref().unwrap().stats();
+        (s.rate_sets, s.last_rate_set)
+    };
+    // Joins: the first flow's rate, then both flows' halves.
+    assert_eq!(stats(&w).0, 3);
+    let closed = w.now;
+    w.destroy_qp(q1);
+    w.run_until(Time::from_us(200));
+    let (sets, last) = stats(&w);
+    assert_eq!(sets, 4, "the leave's rate set was carried out");
+    // The defaults: 2 µs trigger latency, then the leave's one rate set (20 cycles at 505 MHz,
+    // 39,604 ps rounded up), then 4 µs install latency.
+    assert_eq!(last - closed, Time::from_us(6) + Time(39_604));
+}

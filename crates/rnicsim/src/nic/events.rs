@@ -110,10 +110,12 @@ impl EventTap {
         Some((scr.thread_timers[host as usize][t as usize], when))
     }
 
-    /// Queue pair `qp` of host `host` closed.
-    pub fn closed(&mut self, at: Time, host: u32, qp: u32) {
-        if let Some(core) = self.scr.as_mut().and_then(|s| s.cores[host as usize].as_mut()) {
-            core.leave(at, qp);
-        }
+    /// Queue pair `qp` of host `host` closed. Returns SCR's install timer to arm, and when, if
+    /// the flow's leave left decisions to carry out (the other flows' rates, say).
+    pub fn closed(&mut self, at: Time, host: u32, qp: u32) -> Option<(crate::sim::TimerId, Time)> {
+        let scr = self.scr.as_mut()?;
+        let core = scr.cores[host as usize].as_mut()?;
+        core.leave(at, qp);
+        Some((scr.install_timers[host as usize], core.next_install()?))
     }
 }

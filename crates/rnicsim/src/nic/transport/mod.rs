@@ -201,7 +201,9 @@ impl Ctx<'_> {
     /// Destroys queue pair `q`; its slot is reused after a quarantine.
     pub fn destroy(&mut self, q: u32) {
         if let Some((timer, h)) = self.qps.close(q, self.now) {
-            self.tap.closed(self.now, h, q);
+            if let Some((timer, at)) = self.tap.closed(self.now, h, q) {
+                self.out.push(Action::ArmIfLater { timer, at });
+            }
             self.out.push(Action::Cancel(timer));
             self.nics[h as usize].active_qps -= 1;
             if let Some(st) = &mut self.nics[h as usize].state {
