@@ -330,6 +330,9 @@ impl Port {
             }
         };
         let id = self.pop(c, pool).expect("class chosen non-empty");
+        if let Some(next) = self.head(c) {
+            pool.prefetch(next);
+        }
         let s = pool.get(id).size as u64;
         self.queue_bytes[c] -= s;
         self.total_bytes -= s;

@@ -242,6 +242,27 @@ impl PacketPool {
     pub fn get(&self, id: PacketId) -> &Packet {
         &self.slots[id.0 as usize]
     }
+
+    /// Hints the CPU to bring packet `id`'s slot into its second-level cache (no effect on any
+    /// result). For the packet a queue or a link will hand over next, about a serialization
+    /// time from now: with many packets waiting, that slot was last touched when the packet
+    /// was queued, long enough ago to have left the caches.
+    #[inline]
+    pub fn prefetch(&self, id: PacketId) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(p) = self.slots.get(id.0 as usize) {
+            let at = p as *const Packet as *const i8;
+            // SAFETY: a prefetch reads nothing and writes nothing; both addresses are inside the
+            // slot (the second only when a packet is longer than a cache line).
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+                _mm_prefetch(at, _MM_HINT_T1);
+                if std::mem::size_of::<Packet>() > 64 {
+                    _mm_prefetch(at.wrapping_add(64), _MM_HINT_T1);
+                }
+            }
+        }
+    }
     #[inline]
     pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
         &mut self.slots[id.0 as usize]

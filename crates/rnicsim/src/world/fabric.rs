@@ -90,8 +90,9 @@ impl World {
     pub(super) fn link_fire(&mut self, l: u32) {
         let link = &mut self.links[l as usize];
         let (_, id) = link.in_flight.pop_front().expect("a link fires only with packets in flight");
-        if let Some(&(next, _)) = link.in_flight.front() {
+        if let Some(&(next, following)) = link.in_flight.front() {
             self.timers.arm(self.link_timers[l as usize], next);
+            self.pool.prefetch(following);
         }
         self.stats.packet_hops += 1;
         let in_port = self.ports[l as usize].peer;
