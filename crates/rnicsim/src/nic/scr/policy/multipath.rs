@@ -242,18 +242,18 @@ impl Policy for Multipath {
     fn report(&self, flows: &[FlowEntry<MpFlow>]) -> Vec<(&'static str, f64)> {
         const NAMES: [&str; MAX_PATHS] = ["path0_rtt_us", "path1_rtt_us", "path2_rtt_us", "path3_rtt_us"];
         let live: Vec<_> = flows.iter().filter(|f| !f.left).collect();
-        let us = |t: Option<Time>| t.map_or(-1.0, |t| t.0 as f64 / 1e6);
-        let mut out = vec![
-            ("switches", self.switches as f64),
-            ("failures", self.failures as f64),
-            ("recoveries", self.recoveries as f64),
-            ("first_failure_us", us(self.first_failure)),
-            ("first_recovery_us", us(self.first_recovery)),
-            ("current_path", live.iter().map(|f| f.ctx.current as f64).sum::<f64>() / live.len().max(1) as f64),
-        ];
+        // A figure of something that has not happened (no failure yet, a path never answered)
+        // is left out, so a claim about it reads as missing rather than as a number.
+        let us = |t: Time| t.0 as f64 / 1e6;
+        let mut out = vec![("switches", self.switches as f64), ("failures", self.failures as f64), ("recoveries", self.recoveries as f64)];
+        out.extend(self.first_failure.map(|t| ("first_failure_us", us(t))));
+        out.extend(self.first_recovery.map(|t| ("first_recovery_us", us(t))));
+        out.push(("current_path", live.iter().map(|f| f.ctx.current as f64).sum::<f64>() / live.len().max(1) as f64));
         for (i, name) in NAMES.iter().enumerate().take(self.n) {
             let known: Vec<f64> = live.iter().filter(|f| f.ctx.rtt_ns[i] != NO_RTT).map(|f| f.ctx.rtt_ns[i] as f64 / 1e3).collect();
-            out.push((name, if known.is_empty() { -1.0 } else { known.iter().sum::<f64>() / known.len() as f64 }));
+            if !known.is_empty() {
+                out.push((name, known.iter().sum::<f64>() / known.len() as f64));
+            }
         }
         // The largest gap between one flow's fastest and slowest known path.
         let spread = live
