@@ -369,3 +369,21 @@ fn overrides_reach_into_lists_of_tables_by_index() {
         assert_eq!((e.file.as_str(), e.key.as_deref()), ("--set", Some(key)), "{e}");
     }
 }
+
+#[test]
+fn settings_that_would_run_but_measure_nothing_or_contradict_themselves_are_named() {
+    let perf = |extra: &str| format!("{GOOD}\n[[perftest]]\nname = \"p\"\ntest = \"write_bw\"\nclient = 1\nserver = 2\nmessage = \"4KiB\"\n{extra}\n");
+    for (text, key, says) in [
+        (GOOD.replace("senders = [1, 2]", "senders = []"), "traffic[0].pattern.incast.senders", "at least one sender"),
+        (perf("message_max = \"1KiB\""), "perftest[0].message_max", "at least message"),
+        (perf("warmup = \"50us\""), "perftest[0].warmup", "nothing of the 50us run"),
+        (perf("start = \"40us\"\nwarmup = \"10us\""), "perftest[0].warmup", "nothing"),
+        (format!("{GOOD}\n[failures]\nfraction = 0.5\ninterval = \"5us\"\nstart = \"20us\"\nstop = \"10us\"\n"), "failures.stop", "after failures.start"),
+    ] {
+        let e = err(&text);
+        assert_eq!(e.key.as_deref(), Some(key), "{e}");
+        assert!(e.message.contains(says) && e.line.is_some(), "{e}");
+    }
+    // Just inside the limits, they build.
+    check(&perf("message_max = \"4KiB\"\nwarmup = \"49us\"")).unwrap();
+}

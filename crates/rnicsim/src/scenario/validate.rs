@@ -192,6 +192,9 @@ pub fn fields(s: &Scenario) -> Problems {
         if f.interval.0 == 0 {
             out.push(("failures.interval".into(), "expected a positive interval".into()));
         }
+        if f.stop.is_some_and(|stop| stop <= f.start) {
+            out.push(("failures.stop".into(), format!("expected a time after failures.start ({})", f.start)));
+        }
     }
     let b = &s.outputs.fct_by_size;
     if b.first().is_some_and(|x| x.0 == 0) || b.windows(2).any(|w| w[0] >= w[1]) {
@@ -271,6 +274,12 @@ pub fn fields(s: &Scenario) -> Problems {
         }
         if t.message.0 > s.nic.memory_size.0 {
             out.push((p("message"), format!("larger than nic.memory_size ({})", s.nic.memory_size)));
+        }
+        if t.message_max.is_some_and(|m| m.0 < t.message.0) {
+            out.push((p("message_max"), format!("expected at least message ({})", t.message)));
+        }
+        if t.start.0.saturating_add(t.warmup.0) >= s.duration.0 {
+            out.push((p("warmup"), format!("start + warmup ({} + {}) leaves nothing of the {} run to measure", t.start, t.warmup, s.duration)));
         }
         if t.memory == crate::scenario::schema::BufferMemory::Gpu && s.nic.gpu.is_none() {
             out.push((p("memory"), "GPU memory needs a GPU beside the NICs: set [nic.gpu]".into()));
@@ -432,6 +441,9 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
                 if senders.is_none() {
                     every_host(&mut out, format!("traffic[{i}].pattern"));
                 }
+                if senders.as_ref().is_some_and(|v| v.is_empty()) {
+                    out.push((format!("traffic[{i}].pattern.incast.senders"), "expected at least one sender (leave the key out for every other host)".into()));
+                }
                 host_check(&mut out, format!("traffic[{i}].pattern.incast.receiver"), *receiver);
                 for (j, &h) in senders.iter().flatten().enumerate() {
                     host_check(&mut out, format!("traffic[{i}].pattern.incast.senders[{j}]"), h);
@@ -441,6 +453,9 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
                 }
             }
             Pattern::Pairs { pairs } => {
+                if pairs.is_empty() {
+                    out.push((format!("traffic[{i}].pattern.pairs.pairs"), "expected at least one pair".into()));
+                }
                 for (j, [a, b]) in pairs.iter().enumerate() {
                     let path = format!("traffic[{i}].pattern.pairs.pairs[{j}]");
                     host_check(&mut out, path.clone(), *a);
@@ -458,6 +473,9 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
                 host_check(&mut out, format!("flows[{i}].pattern.incast.receiver"), *receiver);
                 if senders.is_none() {
                     every_host(&mut out, format!("flows[{i}].pattern"));
+                }
+                if senders.as_ref().is_some_and(|v| v.is_empty()) {
+                    out.push((format!("flows[{i}].pattern.incast.senders"), "expected at least one sender (leave the key out for every other host)".into()));
                 }
                 for (j, &h) in senders.iter().flatten().enumerate() {
                     host_check(&mut out, format!("flows[{i}].pattern.incast.senders[{j}]"), h);
