@@ -379,6 +379,7 @@ fn settings_that_would_run_but_measure_nothing_or_contradict_themselves_are_name
         (perf("warmup = \"50us\""), "perftest[0].warmup", "nothing of the 50us run"),
         (perf("start = \"40us\"\nwarmup = \"10us\""), "perftest[0].warmup", "nothing"),
         (format!("{GOOD}\n[failures]\nfraction = 0.5\ninterval = \"5us\"\nstart = \"20us\"\nstop = \"10us\"\n"), "failures.stop", "after failures.start"),
+        (format!("{GOOD}\n[nic.cc.timely]\nt_low = \"100us\"\nt_high = \"80us\"\n"), "nic.cc.timely.t_high", "above t_low"),
     ] {
         let e = err(&text);
         assert_eq!(e.key.as_deref(), Some(key), "{e}");

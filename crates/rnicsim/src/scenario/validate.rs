@@ -382,6 +382,7 @@ fn nic(out: &mut Problems, s: &Scenario) {
         CcSpec::Timely(t) if !(t.ewma > 0.0 && t.ewma <= 1.0 && t.beta > 0.0 && t.beta < 1.0) => {
             out.push((p("cc.timely"), "expected ewma in (0, 1] and beta in (0, 1)".into()))
         }
+        CcSpec::Timely(t) if t.t_low >= t.t_high => out.push((p("cc.timely.t_high"), format!("expected above t_low ({}), got {}", t.t_low, t.t_high))),
         CcSpec::Hpcc(h) => {
             if !(h.eta > 0.0 && h.eta <= 1.0) {
                 out.push((p("cc.hpcc.eta"), format!("expected a target utilization in (0, 1], got {}", h.eta)));
