@@ -376,8 +376,6 @@ fn settings_that_would_run_but_measure_nothing_or_contradict_themselves_are_name
     for (text, key, says) in [
         (GOOD.replace("senders = [1, 2]", "senders = []"), "traffic[0].pattern.incast.senders", "at least one sender"),
         (perf("message_max = \"1KiB\""), "perftest[0].message_max", "at least message"),
-        (perf("warmup = \"50us\""), "perftest[0].warmup", "nothing of the 50us run"),
-        (perf("start = \"40us\"\nwarmup = \"10us\""), "perftest[0].warmup", "nothing"),
         (format!("{GOOD}\n[failures]\nfraction = 0.5\ninterval = \"5us\"\nstart = \"20us\"\nstop = \"10us\"\n"), "failures.stop", "after failures.start"),
         (format!("{GOOD}\n[nic.cc.timely]\nt_low = \"100us\"\nt_high = \"80us\"\n"), "nic.cc.timely.t_high", "above t_low"),
     ] {
@@ -386,5 +384,5 @@ fn settings_that_would_run_but_measure_nothing_or_contradict_themselves_are_name
         assert!(e.message.contains(says) && e.line.is_some(), "{e}");
     }
     // Just inside the limits, they build.
-    check(&perf("message_max = \"4KiB\"\nwarmup = \"49us\"")).unwrap();
+    check(&perf("message_max = \"4KiB\"")).unwrap();
 }

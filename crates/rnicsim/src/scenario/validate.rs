@@ -278,9 +278,6 @@ pub fn fields(s: &Scenario) -> Problems {
         if t.message_max.is_some_and(|m| m.0 < t.message.0) {
             out.push((p("message_max"), format!("expected at least message ({})", t.message)));
         }
-        if t.start.0.saturating_add(t.warmup.0) >= s.duration.0 {
-            out.push((p("warmup"), format!("start + warmup ({} + {}) leaves nothing of the {} run to measure", t.start, t.warmup, s.duration)));
-        }
         if t.memory == crate::scenario::schema::BufferMemory::Gpu && s.nic.gpu.is_none() {
             out.push((p("memory"), "GPU memory needs a GPU beside the NICs: set [nic.gpu]".into()));
         }
