@@ -225,6 +225,8 @@ fn inputs_that_used_to_panic_are_errors_naming_their_key() {
         (format!("duration = \"10us\"\n[topology.file]\npath = \"unlinked.txt\"\n[[flows]]\ncdf = \"{cdf}\"\nload = 0.3\n"), "flows[0].pattern"),
         // An incast whose senders include its receiver (0 → 0 flows "completed").
         (format!("duration = \"10us\"\n[topology.star]\nhosts = 3\n[[flows]]\ncdf = \"{cdf}\"\nload = 0.3\npattern = {{ incast = {{ receiver = 0, senders = [0, 1] }} }}\n"), "flows[0].pattern.incast.senders[0]"),
+        // An incast listing no senders at all.
+        (format!("duration = \"10us\"\n[topology.star]\nhosts = 3\n[[flows]]\ncdf = \"{cdf}\"\nload = 0.3\npattern = {{ incast = {{ receiver = 0, senders = [] }} }}\n"), "flows[0].pattern.incast.senders"),
         // Flow sizes all 0 B (a flow per picosecond per host), and absurd queue pair counts.
         (format!("{b2b}[[flows]]\ncdf = \"zero.cdf\"\nload = 0.3\n"), "flows[0].cdf"),
         (format!("{b2b}{perftest}qps = 4294967295\n"), "perftest[0].qps"),

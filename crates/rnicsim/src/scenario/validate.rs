@@ -427,6 +427,19 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
             out.push((path, format!("host {h} has no link, and this pattern uses every host")));
         }
     };
+    // An incast's listed senders (under `pattern`, e.g. `traffic[0].pattern`): at least one, each
+    // a linked host and not the receiver.
+    let incast_senders = |out: &mut Problems, pattern: &str, receiver: u32, senders: &Option<Vec<u32>>| {
+        if senders.as_ref().is_some_and(|v| v.is_empty()) {
+            out.push((format!("{pattern}.incast.senders"), "expected at least one sender (leave the key out for every other host)".into()));
+        }
+        for (j, &h) in senders.iter().flatten().enumerate() {
+            host_check(out, format!("{pattern}.incast.senders[{j}]"), h);
+            if h == receiver {
+                out.push((format!("{pattern}.incast.senders[{j}]"), format!("host {h} is the receiver")));
+            }
+        }
+    };
     for (i, tr) in s.traffic.iter().enumerate() {
         match &tr.pattern {
             Pattern::Permutation => {
@@ -439,16 +452,8 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
                 if senders.is_none() {
                     every_host(&mut out, format!("traffic[{i}].pattern"));
                 }
-                if senders.as_ref().is_some_and(|v| v.is_empty()) {
-                    out.push((format!("traffic[{i}].pattern.incast.senders"), "expected at least one sender (leave the key out for every other host)".into()));
-                }
                 host_check(&mut out, format!("traffic[{i}].pattern.incast.receiver"), *receiver);
-                for (j, &h) in senders.iter().flatten().enumerate() {
-                    host_check(&mut out, format!("traffic[{i}].pattern.incast.senders[{j}]"), h);
-                    if h == *receiver {
-                        out.push((format!("traffic[{i}].pattern.incast.senders[{j}]"), format!("host {h} is the receiver")));
-                    }
-                }
+                incast_senders(&mut out, &format!("traffic[{i}].pattern"), *receiver, senders);
             }
             Pattern::Pairs { pairs } => {
                 if pairs.is_empty() {
@@ -472,15 +477,7 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
                 if senders.is_none() {
                     every_host(&mut out, format!("flows[{i}].pattern"));
                 }
-                if senders.as_ref().is_some_and(|v| v.is_empty()) {
-                    out.push((format!("flows[{i}].pattern.incast.senders"), "expected at least one sender (leave the key out for every other host)".into()));
-                }
-                for (j, &h) in senders.iter().flatten().enumerate() {
-                    host_check(&mut out, format!("flows[{i}].pattern.incast.senders[{j}]"), h);
-                    if h == *receiver {
-                        out.push((format!("flows[{i}].pattern.incast.senders[{j}]"), format!("host {h} is the receiver")));
-                    }
-                }
+                incast_senders(&mut out, &format!("flows[{i}].pattern"), *receiver, senders);
             }
             _ if f.cdf.is_some() => every_host(&mut out, format!("flows[{i}].pattern")),
             _ => {}
