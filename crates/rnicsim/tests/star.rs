@@ -204,7 +204,8 @@ fn a_stateful_write_completes_in_the_analytic_time() {
     let l = Time::from_ns(500);
     let pcie = BitsPerSec::gbps(200);
     let line = BitsPerSec::gbps(100);
-    let fetch = l + l + l + pcie.tx_time(64);
+    // The 8-byte doorbell crosses, the WQE is read (a round trip and its 64 bytes).
+    let fetch = pcie.tx_time(8) + l + l + l + pcie.tx_time(64);
     let read = pcie.tx_time(32) + l + l;
     let rd = line.tx_time(32 + FRAME_OVERHEAD as u64);
     let rda = line.tx_time(FRAME_OVERHEAD as u64);

@@ -1,23 +1,46 @@
 //! The PCIe link between host and NIC: a fixed one-way latency and a bandwidth per direction.
 //!
-//! - A doorbell (MMIO write) reaches the NIC one latency after the post.
-//! - The NIC then fetches the WQE: a DMA read round trip (2 × latency) plus 64 bytes of transfer.
-//! - Payload DMA reads are pipelined ahead of the wire: the read channel is a token bucket at the
-//!   PCIe rate with [`PREFETCH`] of depth, so the first packet of a message waits for a read
-//!   round trip and later ones are limited only when PCIe is slower than the port.
-//! - Payload writes (receive side) and CQE writes take one latency plus their transfer time on
-//!   the write channel.
+//! Every transfer takes its time on the channel of its direction, so neither channel carries
+//! more than its bandwidth and utilization is the channel's busy time within the run.
 //!
-//! Every transfer is counted, so utilization per direction is `bytes × 8 / (bandwidth × time)`.
+//! - Host → NIC (the `read` channel): the doorbell, an 8-byte MMIO write that reaches the NIC
+//!   one latency after the post; the WQE the NIC then fetches (a DMA read: a request one latency
+//!   to the host, the WQE one latency back); payload reads; WQEs fetched and dropped by a packet
+//!   filter (Tassel §3.5); the host's answer to a telemetry ping.
+//! - NIC → host (the `write` channel): received payload, completion entries, telemetry pings.
+//!
+//! The NIC issues payload reads ahead of the wire, so the host → NIC channel is a token bucket
+//! at the PCIe rate, [`PREFETCH`] deep: a transfer waits only when the channel's work exceeds
+//! its rate over that window. The first packet of a message still waits for a read round trip
+//! ([`Pcie::first_payload`]); later ones are held back only when PCIe is slower than the port,
+//! and descriptors crowd the payload out only when there are many of them (a hundred thousand
+//! queue pairs posting at once spend 7.2 MB of the channel on doorbells and WQEs).
+//!
+//! A WQE is 64 bytes; one that carries its payload inline (mlx5's layout: 16 bytes of control,
+//! 16 of remote address, 4 of inline header, then the data) is that header and data rounded up
+//! to 64-byte blocks.
 
 use super::stage::Stage;
 use crate::units::{BitsPerSec, Time};
 use serde::{Deserialize, Serialize};
 
-/// Bytes of a WQE, a CQE or a doorbell record.
+/// Bytes of a WQE (without inline data) or a CQE.
 pub const DESCRIPTOR_BYTES: u64 = 64;
-/// How far the payload read channel may run ahead of the wire.
-pub const PREFETCH: Time = Time(2_000_000);
+/// Bytes of a doorbell, an MMIO write of the queue's producer index.
+pub const DOORBELL_BYTES: u64 = 8;
+/// Bytes of an inline WQE's segments before its data.
+const INLINE_HEADER_BYTES: u64 = 36;
+/// How far the payload read channel may run ahead of the wire (100 KB at 200 Gbps).
+pub const PREFETCH: Time = Time(4_000_000);
+
+/// Bytes of the WQE of a message, `inline` bytes of whose payload ride in it.
+pub fn wqe_bytes(inline: u64) -> u64 {
+    if inline == 0 {
+        DESCRIPTOR_BYTES
+    } else {
+        (INLINE_HEADER_BYTES + inline).div_ceil(DESCRIPTOR_BYTES) * DESCRIPTOR_BYTES
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -59,19 +82,34 @@ impl Pcie {
         Pcie { spec, read: Stage::new(spec.bandwidth), write: Stage::new(spec.bandwidth), bytes_read: 0, bytes_written: 0 }
     }
 
-    /// A WQE posted at `now` is in the NIC and ready to schedule at the returned time.
-    pub fn doorbell_and_fetch(&mut self, now: Time) -> Time {
+    /// `bytes` for the host → NIC channel, asked for at `now`: they take their place in the
+    /// token bucket and are through at the returned time (`now` while the channel keeps up).
+    fn host_to_nic(&mut self, now: Time, bytes: u64) -> Time {
+        self.bytes_read += bytes;
+        self.read.transfer(now.saturating_sub(PREFETCH), bytes).max(now)
+    }
+
+    /// A WQE of `wqe` bytes (see [`wqe_bytes`]) posted at `now`: the doorbell crosses, the NIC
+    /// fetches the WQE, and it is on the NIC and ready to schedule at the returned time.
+    pub fn doorbell_and_fetch(&mut self, now: Time, wqe: u64) -> Time {
         let l = self.spec.latency;
-        self.bytes_written += DESCRIPTOR_BYTES; // the doorbell record
-        self.bytes_read += DESCRIPTOR_BYTES;
-        now + l + l + l + self.spec.bandwidth.tx_time(DESCRIPTOR_BYTES)
+        let bw = self.spec.bandwidth;
+        let rung = self.host_to_nic(now, DOORBELL_BYTES).max(now + bw.tx_time(DOORBELL_BYTES)) + l;
+        // The read request reaches the host one latency after the doorbell rang.
+        let at_host = rung + l;
+        self.host_to_nic(at_host, wqe).max(at_host + bw.tx_time(wqe)) + l
+    }
+
+    /// `n` WQEs fetched at `now` and dropped (Tassel's fetch-and-drop filter, §3.5): they cost
+    /// the host → NIC channel their bytes.
+    pub fn fetch_dropped(&mut self, now: Time, n: u64) {
+        self.host_to_nic(now, n * DESCRIPTOR_BYTES);
     }
 
     /// The payload of one packet is read for transmission at `now`; returns when it can leave
     /// (`now` unless PCIe is the bottleneck).
     pub fn read_payload(&mut self, now: Time, bytes: u64) -> Time {
-        self.bytes_read += bytes;
-        self.read.transfer(now.saturating_sub(PREFETCH), bytes).saturating_sub(PREFETCH).max(now)
+        self.host_to_nic(now, bytes)
     }
 
     /// Received payload written to host memory starting at `now`; returns when it is there.
@@ -82,11 +120,11 @@ impl Pcie {
 
     /// A DMA read of `bytes` asked for at `now` and issued no earlier than `at` (not ahead of
     /// the wire: a StaR GD, or an RD's payload once its WQE is fetched); returns when the data
-    /// is on the NIC. Like [`Pcie::write_cqe`], it takes its channel place now.
+    /// is on the NIC: a request one latency out, the data back behind what the channel holds.
     pub fn read_now(&mut self, now: Time, at: Time, bytes: u64) -> Time {
-        self.bytes_read += bytes;
-        let tx = self.spec.bandwidth.tx_time(bytes);
-        self.read.transfer(now, bytes).max(at.max(now) + tx) + self.spec.latency + self.spec.latency
+        let l = self.spec.latency;
+        let at_host = at.max(now) + l;
+        self.host_to_nic(at_host, bytes).max(at_host + self.spec.bandwidth.tx_time(bytes)) + l
     }
 
     /// A completion entry issued at `now`, behind data that is in host memory at `after`
@@ -101,21 +139,20 @@ impl Pcie {
 
     /// A 64-byte ping-pong across PCIe started at `now` (SCR's telemetry, A.10): the ping is a
     /// DMA write to host memory, queued behind the NIC → host traffic; the host answers at once
-    /// with a write to the NIC, behind the host → NIC data already under way. Returns the round
-    /// trip: two latencies and two transfers when PCIe is idle. The pong does not hold up the
-    /// payload reads (64 bytes per sample; it is counted but takes no channel place).
+    /// with a write to the NIC, which waits only if the host → NIC channel is backed up beyond
+    /// its prefetch depth. Returns the round trip: two latencies and two transfers when PCIe
+    /// is idle.
     pub fn ping_pong(&mut self, now: Time) -> Time {
         self.bytes_written += DESCRIPTOR_BYTES;
-        self.bytes_read += DESCRIPTOR_BYTES;
         let tx = self.spec.bandwidth.tx_time(DESCRIPTOR_BYTES);
         let at_host = self.write.transfer(now, DESCRIPTOR_BYTES) + self.spec.latency;
-        at_host.max(self.read.free_at()) + tx + self.spec.latency - now
+        self.host_to_nic(at_host, DESCRIPTOR_BYTES).max(at_host + tx) + self.spec.latency - now
     }
 
-    /// Read and write utilization over `secs` seconds.
-    pub fn utilization(&self, secs: f64) -> [f64; 2] {
-        let bw = self.spec.bandwidth.0 as f64;
-        [self.bytes_read as f64 * 8.0 / (bw * secs), self.bytes_written as f64 * 8.0 / (bw * secs)]
+    /// Read (host → NIC) and write (NIC → host) utilization over `[0, end)`: each channel's
+    /// busy time within it, over its length.
+    pub fn utilization(&self, end: Time) -> [f64; 2] {
+        [self.read.utilization(end), self.write.utilization(end)]
     }
 
     /// The first payload byte of a newly fetched WQE arrives one read round trip later.
@@ -131,22 +168,55 @@ mod tests {
     #[test]
     fn fetch_latency_and_read_pipelining() {
         let mut p = Pcie::new(PcieSpec { latency: Time::from_ns(500), bandwidth: BitsPerSec(64_000_000_000) });
-        // Doorbell 500 ns + read round trip 1000 ns + 64 B at 64 Gbps (8 ns).
-        assert_eq!(p.doorbell_and_fetch(Time::ZERO), Time::from_ns(1508));
-        // Reads within the prefetch depth do not delay packets.
-        let mut t = Time::ZERO;
+        // Doorbell 8 B at 64 Gbps (1 ns) and 500 ns, read request 500 ns, 64 B WQE (8 ns) and 500 ns.
+        assert_eq!(p.doorbell_and_fetch(Time::ZERO, DESCRIPTOR_BYTES), Time::from_ns(1509));
+        // 100 bytes inline: 36 + 100 bytes take three 64-byte blocks (24 ns).
+        assert_eq!(wqe_bytes(100), 192);
+        assert_eq!(p.doorbell_and_fetch(Time::from_us(10), wqe_bytes(100)), Time::from_ns(10_000 + 1525));
+        // Both went host → NIC; nothing was written to the host.
+        assert_eq!((p.bytes_read, p.bytes_written), (8 + 64 + 8 + 192, 0));
+        // Reads within the channel's rate do not delay packets.
+        let mut t = Time::from_us(20);
         for _ in 0..10 {
             assert_eq!(p.read_payload(t, 1000), t);
             t = t + Time::from_ns(125); // 1000 B at 64 Gbps
         }
-        // Back-to-back reads faster than PCIe: after the prefetch is used up, PCIe sets the pace.
+        // Back-to-back reads faster than PCIe: the first prefetch depth's worth passes at once,
+        // then PCIe sets the pace.
         let mut p = Pcie::new(PcieSpec { latency: Time::from_ns(500), bandwidth: BitsPerSec(8_000_000_000) });
-        let mut last = Time::ZERO;
-        for _ in 0..100 {
-            last = p.read_payload(Time::ZERO, 1000); // 1 µs each
-        }
-        assert_eq!(last, Time::from_ns(100_000 - 2_000));
+        let t = Time::from_us(10);
+        let done: Vec<Time> = (0..100).map(|_| p.read_payload(t, 1000)).collect(); // 1 µs each
+        assert_eq!(done[3], t);
+        assert_eq!(done[4], t + Time::from_us(1));
+        assert_eq!(done[99], t + Time::from_us(96));
         assert_eq!(p.bytes_read, 100_000);
+        // Within [0, 50 µs) the channel carried the reads from 6 µs (4 µs ahead of the wire).
+        let [read, write] = p.utilization(Time::from_us(50));
+        assert!((read - 44.0 / 50.0).abs() < 1e-12 && write == 0.0, "{read} {write}");
+        assert!(p.utilization(Time::from_us(20))[0] <= 1.0);
+    }
+
+    #[test]
+    fn descriptors_take_their_share_of_the_channel() {
+        // 100 000 queue pairs post at once on PCIe at 200 Gbps: 72 bytes each (7.2 MB, 288 µs).
+        let mut p = Pcie::new(PcieSpec::default());
+        let mut last = Time::ZERO;
+        for _ in 0..100_000 {
+            last = p.doorbell_and_fetch(Time::ZERO, DESCRIPTOR_BYTES);
+        }
+        assert_eq!(p.bytes_read, 7_200_000);
+        // The last doorbell's bytes are through 2.56 ns before 288 µs; its WQE is read a
+        // round trip later and is on the NIC a latency after that.
+        assert_eq!(last, Time::from_us(288) + Time::from_ns(1500));
+        let u = p.utilization(Time::from_us(100));
+        assert!((u[0] - 1.0).abs() < 1e-12 && u[1] == 0.0, "{u:?}");
+        // A payload read behind them waits its turn.
+        assert_eq!(p.read_payload(Time::from_us(1), 1000), Time::from_us(288) + Time::from_ns(40));
+        // Fetch-and-drop's WQEs cost the channel too.
+        let mut p = Pcie::new(PcieSpec::default());
+        p.fetch_dropped(Time::from_us(10), 1000);
+        assert_eq!(p.bytes_read, 64_000);
+        assert_eq!(p.read.busy, Time::from_ns(2560));
     }
 
     #[test]
@@ -162,7 +232,7 @@ mod tests {
         // Reads backed up 3 µs beyond the prefetch depth hold the pong back.
         let mut p = Pcie::new(PcieSpec { latency: Time::from_ns(500), bandwidth: BitsPerSec(8_000_000_000) });
         let t = Time::from_us(100);
-        for _ in 0..5 {
+        for _ in 0..7 {
             p.read_payload(t, 1000); // 1 µs each, from t - prefetch: the channel is busy to t + 3 µs
         }
         assert_eq!(p.ping_pong(t), Time::from_ns(3_000 + 64 + 500));

@@ -55,12 +55,16 @@ impl Stage {
         self.occupy(at, self.rate.tx_time(bytes))
     }
 
-    /// Fraction of `[0, over)` the stage was busy.
+    /// Fraction of `[0, over)` the stage was busy, for a span that ends no earlier than any
+    /// item's earliest start (the end of a run).
     pub fn utilization(&self, over: Time) -> f64 {
         if over == Time::ZERO {
             return 0.0;
         }
-        self.busy.0 as f64 / over.0 as f64
+        // Items are served in order, so the stage is busy without a gap from `over` until
+        // `free_at` when that is later: that work is not within the span.
+        let beyond = self.free_at.saturating_sub(over);
+        self.busy.saturating_sub(beyond).0 as f64 / over.0 as f64
     }
 }
 
@@ -74,10 +78,13 @@ mod tests {
         // 1250 bytes at 100 Gbps take 100 ns.
         assert_eq!(s.transfer(Time::ZERO, 1250), Time::from_ns(100));
         assert_eq!(s.transfer(Time::from_ns(20), 1250), Time::from_ns(200), "waits for the first");
+        // Over the first 150 ns only the first 150 ns of work count: the stage was busy all along.
+        assert!((s.utilization(Time::from_ns(150)) - 1.0).abs() < 1e-12);
         assert_eq!(s.transfer(Time::from_ns(500), 1250), Time::from_ns(600), "idle stage starts at once");
         assert_eq!(s.occupy(Time::from_ns(550), Time::from_ns(8)), Time::from_ns(608));
         assert_eq!((s.ops, s.bytes, s.busy), (4, 3750, Time::from_ns(308)));
         assert!((s.utilization(Time::from_ns(616)) - 0.5).abs() < 1e-12);
+        assert!((s.utilization(Time::from_ns(550)) - 250.0 / 550.0).abs() < 1e-12);
         assert!(!s.is_free(Time::from_ns(607)) && s.is_free(Time::from_ns(608)));
     }
 }

@@ -210,10 +210,9 @@ pub fn mean(v: &[crate::units::Time]) -> f64 {
 
 fn rdma(world: &World) -> std::io::Result<RdmaSummary> {
     let finished = world.apps.flows.finished()?;
-    let secs = world.end.as_secs_f64();
     let n = world.nics.len().max(1) as f64;
-    let pcie: Vec<[f64; 2]> = world.nics.iter().map(|n| n.pcie.utilization(secs)).collect();
-    let gpu: Vec<[f64; 2]> = world.nics.iter().filter_map(|n| n.gpu.as_ref()).map(|p| p.utilization(secs)).collect();
+    let pcie: Vec<[f64; 2]> = world.nics.iter().map(|n| n.pcie.utilization(world.end)).collect();
+    let gpu: Vec<[f64; 2]> = world.nics.iter().filter_map(|n| n.gpu.as_ref()).map(|p| p.utilization(world.end)).collect();
     let mean = |u: &[[f64; 2]], k: usize| u.iter().map(|x| x[k]).sum::<f64>() / n;
     let peak = world.nics.iter().map(|n| n.peak_qps).max().unwrap_or(0);
     Ok(RdmaSummary {

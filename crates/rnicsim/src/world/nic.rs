@@ -505,7 +505,7 @@ impl World {
             // Fetch-and-drop (Tassel §3.5): WQEs fetched and discarded by the filter cost PCIe reads.
             let dropped = nic.sched.fetch_stats().1;
             if dropped > nic.dropped_seen {
-                nic.pcie.bytes_read += (dropped - nic.dropped_seen) * crate::nic::pcie::DESCRIPTOR_BYTES;
+                nic.pcie.fetch_dropped(now, dropped - nic.dropped_seen);
                 nic.dropped_seen = dropped;
             }
             let qp = self.qps.get_mut(q);
@@ -605,12 +605,14 @@ impl World {
         let last_payload = size - (n - 1) * mtu;
         let l = self.nic_spec.pcie.latency;
         let bw = self.nic_spec.pcie.bandwidth;
-        let fetch = l + l + l + bw.tx_time(DESCRIPTOR_BYTES);
+        let inline = verb != FlowVerb::Read && size <= self.nic_spec.inline_bytes as u64;
+        let wqe = crate::nic::pcie::wqe_bytes(if inline { size } else { 0 });
+        let fetch = bw.tx_time(crate::nic::pcie::DOORBELL_BYTES) + l + l + bw.tx_time(wqe) + l;
         let cqe = bw.tx_time(DESCRIPTOR_BYTES) + l;
         let rate = |w: &World, node: u32| w.ports[w.hosts[w.host_index(node) as usize].port as usize].rate;
         match verb {
             FlowVerb::Write | FlowVerb::Send => {
-                let payload_read = if size <= self.nic_spec.inline_bytes as u64 { Time::ZERO } else { l + l };
+                let payload_read = if inline { Time::ZERO } else { l + l };
                 let path = self.path_time(src, dst, first) + self.path_time(dst, src, Opcode::Acknowledge.header_bytes() as u64);
                 fetch + payload_read + cqe + path + rate(self, src).tx_time(wire - first)
             }

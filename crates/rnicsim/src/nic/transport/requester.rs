@@ -6,6 +6,7 @@ use super::recovery::{RecoveryScheme, NO_SACK};
 use super::{emit, Action, Ctx};
 use crate::nic::cc::{Ack, CongestionControl};
 use crate::nic::events::NicEvent;
+use crate::nic::pcie::wqe_bytes;
 use crate::nic::qp::{opcode_at, packets_for, payload_at, QpState, SqEntry};
 use crate::nic::sched::QpScheduler;
 use crate::nic::verbs::{PostError, SendWr, Status, Verb};
@@ -27,9 +28,10 @@ pub fn post_send(ctx: &mut Ctx, q: u32, wr: SendWr, t: Time) -> Result<(), PostE
     let local_ok = wr.len == 0 || ctx.nics[h].memory.check_local(wr.lkey, wr.local_addr, wr.len);
     let ready = {
         let pcie = &mut ctx.nics[h].pcie;
-        let fetched = pcie.doorbell_and_fetch(t);
         // READs carry no payload out; small messages ride inline in the WQE.
-        if wr.verb == Verb::Read || wr.len <= ctx.spec.inline_bytes as u64 { fetched } else { pcie.first_payload(fetched) }
+        let inline = wr.verb != Verb::Read && wr.len <= ctx.spec.inline_bytes as u64;
+        let fetched = pcie.doorbell_and_fetch(t, wqe_bytes(if inline { wr.len } else { 0 }));
+        if wr.verb == Verb::Read || inline { fetched } else { pcie.first_payload(fetched) }
     };
     let qp = ctx.qps.get_mut(q);
     let npkts = packets_for(wr.len, ctx.spec.mtu);

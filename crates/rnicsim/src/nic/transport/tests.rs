@@ -62,15 +62,16 @@ impl Pair {
         requester::post_send(&mut self.ctx(), 0, wr, now).unwrap();
     }
 
-    /// Queue pair `q`'s next packet, at the time its WQE is ready, if the transport has put it
+    /// Queue pair `q`'s next packet, at the time it is eligible, if the transport has put it
     /// in the scheduler (as the NIC would pick it).
     fn send(&mut self, q: u32) -> Option<PacketId> {
         if !self.qps.get(q).in_sched {
             return None;
         }
         self.qps.get_mut(q).in_sched = false;
-        let ready = self.qps.get(q).sq.front().map_or(self.now, |e| e.ready_at);
-        self.now = self.now.max(ready).max(self.qps.get(q).next_send);
+        // When the transport would let it send: its next packet's WQE fetched and its pacing.
+        let ready = self.ctx().eligible_at(q).unwrap_or(self.now);
+        self.now = self.now.max(ready);
         requester::next_packet(&mut self.ctx(), q)
     }
 
