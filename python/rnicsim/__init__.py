@@ -7,6 +7,6 @@
 """
 
 from . import policies, query
-from .api import Run, Scenario, ScenarioError, StallWarning, open_run, run
+from .api import Run, Scenario, ScenarioError, ScenarioWarning, StallWarning, open_run, run
 
-__all__ = ["Run", "Scenario", "ScenarioError", "StallWarning", "open_run", "run"]
+__all__ = ["Run", "Scenario", "ScenarioError", "ScenarioWarning", "StallWarning", "open_run", "run"]

@@ -90,9 +90,12 @@ class Scenario:
     def validate(self) -> str:
         """Checks the scenario (and the files it names); returns it resolved, as TOML."""
         try:
-            return _native.validate(self.to_toml(), self.label, str(self.base_dir))
+            resolved, notes = _native.validate(self.to_toml(), self.label, str(self.base_dir))
         except ValueError as e:
             raise ScenarioError(str(e)) from None
+        for note in notes:
+            warnings.warn(note, ScenarioWarning, stacklevel=2)
+        return resolved
 
     def run(self, out: Union[str, Path, None] = None, force: bool = False, progress: Optional[bool] = None, scr_policy: Any = None) -> "Run":
         """Runs in this process and writes the results to `out` (default ``runs/<name>``).
@@ -109,6 +112,8 @@ class Scenario:
         finally:
             close()
         run = Run(path)
+        for note in run.summary.get("warnings", []):
+            warnings.warn(note, ScenarioWarning, stacklevel=2)
         stall = run.summary.get("stall")
         if stall:
             ended = f"; stop_on_stall ended the run at {stall['stopped_at_ps']} ps" if "stopped_at_ps" in stall else ""
@@ -151,6 +156,11 @@ def _progress(progress: Optional[bool]) -> tuple[Optional[Callable[[int, int, in
         bar.refresh()
 
     return update, bar.close
+
+
+class ScenarioWarning(UserWarning):
+    """A scenario runs but a setting is unlikely to be what was meant (summary key `warnings`);
+    the message names the file, line and key."""
 
 
 class StallWarning(RuntimeWarning):

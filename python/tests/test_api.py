@@ -122,6 +122,23 @@ def test_a_stalled_run_warns_and_can_stop_early(tmp_path: Path) -> None:
     assert early.summary["stall"]["stopped_at_ps"] == early.summary["duration_ps"] < 1_000_000_000
 
 
+def test_settings_unlikely_to_be_meant_warn_and_are_kept_in_the_summary(tmp_path: Path) -> None:
+    data = {
+        "duration": "50us",
+        "topology": {"back_to_back": {}},
+        "perftest": [{"test": "write_bw", "client": 0, "server": 1, "message": "4KiB", "warmup": "60us"}],
+    }
+    scenario = rnicsim.Scenario.from_dict(data)
+    with pytest.warns(rnicsim.ScenarioWarning, match=r"perftest\[0\]\.warmup.*nothing of the 50us run"):
+        scenario.validate()
+    with pytest.warns(rnicsim.ScenarioWarning, match="warmup"):
+        run = scenario.run(tmp_path / "short", progress=False)
+    assert len(run.summary["warnings"]) == 1 and run.summary["perftest"][0]["gbps"] == 0
+    # Long enough to measure: no warning, and no `warnings` key.
+    ok = rnicsim.Scenario.from_dict({**data, "duration": "100us"}).run(tmp_path / "ok", progress=False)
+    assert "warnings" not in ok.summary and ok.summary["perftest"][0]["gbps"] > 0
+
+
 def test_yama_from_python_weights_and_timeline(tmp_path: Path) -> None:
     """Offload isolation through the API: a shipped Yama scenario with other weights, its
     summary and its per-entity timeline table."""

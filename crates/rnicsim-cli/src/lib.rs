@@ -161,10 +161,8 @@ fn compare_fct(a: &Path, b: &Path) -> anyhow::Result<u8> {
 /// Loads a scenario and applies `--set` overrides.
 pub(crate) fn load(path: &Path, overrides: &[String]) -> anyhow::Result<LoadedScenario> {
     let loaded = LoadedScenario::from_file(path)?;
-    for w in &loaded.warnings {
-        eprintln!("warning: {w}");
-    }
     if overrides.is_empty() {
+        warn(&loaded);
         return Ok(loaded);
     }
     let pairs = overrides
@@ -176,7 +174,16 @@ pub(crate) fn load(path: &Path, overrides: &[String]) -> anyhow::Result<LoadedSc
                 .with_context(|| format!("--set expects KEY=VALUE with both given, got \"{s}\""))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    Ok(loaded.with_overrides(&pairs)?)
+    let loaded = loaded.with_overrides(&pairs)?;
+    warn(&loaded);
+    Ok(loaded)
+}
+
+/// Prints a scenario's warnings to stderr.
+fn warn(loaded: &LoadedScenario) {
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
 }
 
 fn validate(path: &Path, overrides: &[String]) -> anyhow::Result<u8> {

@@ -116,12 +116,13 @@ fn json_to_toml(json: &str) -> PyResult<String> {
     toml::to_string(&v).map_err(|e| PyValueError::new_err(format!("not representable as TOML: {e}")))
 }
 
-/// Checks scenario text; raises ValueError naming file, line and key.
+/// Checks scenario text; raises ValueError naming file, line and key. Returns the resolved
+/// scenario and its warnings.
 #[pyfunction]
-fn validate(text: &str, label: &str, base_dir: &str) -> PyResult<String> {
+fn validate(text: &str, label: &str, base_dir: &str) -> PyResult<(String, Vec<String>)> {
     let loaded = LoadedScenario::from_str(text, label, Path::new(base_dir)).map_err(|e| PyValueError::new_err(e.to_string()))?;
     World::build(&loaded).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok(loaded.resolved_toml())
+    Ok((loaded.resolved_toml(), loaded.warnings.clone()))
 }
 
 /// Runs scenario text and writes its results into `out` (created whole or not at all).

@@ -380,6 +380,7 @@ fn settings_that_would_run_but_measure_nothing_or_contradict_themselves_are_name
         (perf("message_max = \"1KiB\""), "perftest[0].message_max", "at least message"),
         (format!("{GOOD}\n[failures]\nfraction = 0.5\ninterval = \"5us\"\nstart = \"20us\"\nstop = \"10us\"\n"), "failures.stop", "after failures.start"),
         (format!("{GOOD}\n[nic.cc.timely]\nt_low = \"100us\"\nt_high = \"80us\"\n"), "nic.cc.timely.t_high", "above t_low"),
+        (format!("{GOOD}\n[switch.pfc]\npause_time = \"0ns\"\n"), "switch.pfc.pause_time", "positive pause time"),
     ] {
         let e = err(&text);
         assert_eq!(e.key.as_deref(), Some(key), "{e}");
@@ -387,4 +388,31 @@ fn settings_that_would_run_but_measure_nothing_or_contradict_themselves_are_name
     }
     // Just inside the limits, they build.
     check(&perf("message_max = \"4KiB\"")).unwrap();
+}
+
+#[test]
+fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_key() {
+    let perf = |extra: &str| format!("{GOOD}\n[[perftest]]\nname = \"p\"\ntest = \"write_bw\"\nclient = 1\nserver = 2\nmessage = \"4KiB\"\n{extra}\n");
+    let warnings = |text: &str| LoadedScenario::from_str(text, "s.toml", Path::new(".")).unwrap().warnings;
+    for (text, key, says) in [
+        (perf("warmup = \"50us\""), "perftest[0].warmup", "nothing of the 50us run"),
+        (perf("start = \"40us\"\nwarmup = \"10us\""), "perftest[0].warmup", "nothing"),
+    ] {
+        let w = warnings(&text);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].starts_with("s.toml:") && w[0].contains(&format!("key `{key}`")) && w[0].contains(says), "{}", w[0]);
+        // They still build and run.
+        check(&text).unwrap();
+    }
+    assert!(warnings(&perf("warmup = \"49us\"")).is_empty());
+    // An override that fixes the setting clears the warning; one that causes it raises it.
+    let loaded = LoadedScenario::from_str(&perf("warmup = \"50us\""), "s.toml", Path::new(".")).unwrap();
+    assert!(loaded.with_overrides(&[("duration".into(), "\"100us\"".into())]).unwrap().warnings.is_empty());
+    let loaded = LoadedScenario::from_str(&perf("warmup = \"10us\""), "s.toml", Path::new(".")).unwrap();
+    assert!(loaded.warnings.is_empty());
+    let w = loaded.with_overrides(&[("duration".into(), "\"10us\"".into())]).unwrap().warnings;
+    // Located in the user's file, at the warmup's own line.
+    let line = perf("warmup = \"10us\"").lines().position(|l| l.starts_with("warmup")).unwrap() + 1;
+    assert_eq!(w.len(), 1);
+    assert!(w[0].starts_with(&format!("s.toml:{line}:")), "{}", w[0]);
 }

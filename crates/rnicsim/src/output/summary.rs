@@ -101,6 +101,10 @@ pub struct Summary {
     /// 100 µs) while work was pending.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stall: Option<crate::world::Stall>,
+    /// The scenario's warnings: settings that ran but are unlikely to be what was meant, each
+    /// naming its file, line and key (absent when there are none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -410,6 +414,7 @@ impl Summary {
             paper: Vec::new(),
             figures: Vec::new(),
             stall: world.stall(),
+            warnings: Vec::new(),
         })
     }
 

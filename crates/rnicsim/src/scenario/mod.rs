@@ -27,8 +27,11 @@ pub struct LoadedScenario {
     /// Relative paths inside the scenario resolve against this folder.
     pub base_dir: PathBuf,
     pub(crate) text: String,
-    /// Things a user should know that do not stop the run (e.g. ns-3 keys with no equivalent).
+    /// Things a user should know that do not stop the run: ns-3 keys with no equivalent, then
+    /// settings that run but are unlikely to be meant, each naming its file, line and key.
     pub warnings: Vec<String>,
+    /// The ns-3 translation's own warnings (kept across `--set` overrides).
+    translation: Vec<String>,
     /// For a translated ns-3 config: its keys and lines, so errors name the user's file.
     pub(crate) ns3: Option<ns3::Origin>,
 }
@@ -46,8 +49,9 @@ impl LoadedScenario {
             let origin = t.origin;
             let map = |e: ScenarioError| if e.file == label { origin.map(e) } else { e };
             let mut loaded = Self::from_str(&t.toml, &label, &cwd).map_err(&map)?;
-            loaded.warnings = t.warnings;
             loaded.ns3 = Some(origin.clone());
+            loaded.translation = t.warnings;
+            loaded.warnings = loaded.advisories();
             return Ok(loaded);
         }
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -76,14 +80,29 @@ impl LoadedScenario {
             let doc: toml::Table = toml::from_str(text).map_err(|e| toml_error(text, file, &e, &[]))?;
             scenario.nic.apply_profile(doc.get("nic").and_then(toml::Value::as_table));
         }
-        let loaded = LoadedScenario { scenario, file: file.to_string(), base_dir: base_dir.to_path_buf(), text: text.to_string(), warnings: Vec::new(), ns3: None };
+        let loaded = LoadedScenario { scenario, file: file.to_string(), base_dir: base_dir.to_path_buf(), text: text.to_string(), warnings: Vec::new(), translation: Vec::new(), ns3: None };
         if let Some((path, message)) = validate::fields(&loaded.scenario).into_iter().next() {
             return Err(loaded.error_at(&path, message));
         }
         for i in 0..loaded.scenario.baseline.len() {
             loaded.baseline(i)?;
         }
+        let mut loaded = loaded;
+        loaded.warnings = loaded.advisories();
         Ok(loaded)
+    }
+
+    /// The translation's warnings and this scenario's advisories, as messages naming file,
+    /// line and key.
+    fn advisories(&self) -> Vec<String> {
+        self.advisories_of(&self.scenario)
+    }
+
+    /// The translation's warnings and `scenario`'s advisories, located in this scenario's text
+    /// (the user's file, when `scenario` is this one with `--set` overrides).
+    fn advisories_of(&self, scenario: &Scenario) -> Vec<String> {
+        let own = validate::advisories(scenario).into_iter().map(|(path, m)| self.error_at(&path, m).to_string());
+        self.translation.iter().cloned().chain(own).collect()
     }
 
     /// Parses a scenario whose keys are overridden: `overrides` holds `("links.rate", "\"25Gbps\"")`
@@ -96,7 +115,8 @@ impl LoadedScenario {
             set_key(&mut doc, key, Some(v)).map_err(bad)?;
         }
         let mut loaded = self.reloaded(&doc, "with overrides")?;
-        loaded.warnings = self.warnings.clone();
+        loaded.translation = self.translation.clone();
+        loaded.warnings = self.advisories_of(&loaded.scenario);
         Ok(loaded)
     }
 
@@ -111,6 +131,8 @@ impl LoadedScenario {
         let text = toml::to_string(doc).expect("a TOML table serializes");
         let mut loaded = Self::from_str(&text, &format!("{} ({what})", self.file), &self.base_dir)?;
         loaded.ns3 = self.ns3.clone();
+        // Re-point the advisories at the user's ns-3 file.
+        loaded.warnings = loaded.advisories();
         Ok(loaded)
     }
 

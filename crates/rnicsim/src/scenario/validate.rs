@@ -165,6 +165,9 @@ pub fn fields(s: &Scenario) -> Problems {
         if pfc.quanta == 0 {
             out.push(("switch.pfc.quanta".into(), "expected a positive pause time in quanta".into()));
         }
+        if pfc.pause_time.is_some_and(|t| t.0 == 0) {
+            out.push(("switch.pfc.pause_time".into(), "expected a positive pause time (a zero one makes every PAUSE a resume)".into()));
+        }
         if let Some(x) = pfc.xoff {
             if x.0 == 0 {
                 out.push(("switch.pfc.xoff".into(), "expected a positive threshold".into()));
@@ -287,6 +290,22 @@ pub fn fields(s: &Scenario) -> Problems {
     }
     if s.outputs.queue_interval.is_some_and(|t| t.0 == 0) {
         out.push(("outputs.queue_interval".into(), "expected a positive interval".into()));
+    }
+    out
+}
+
+/// Settings that run but are unlikely to be what the user meant (a measurement window with
+/// nothing in it, which a quick shortened look at a scenario legitimately gives): reported as warnings
+/// (`summary.json`'s `warnings`, the command line's stderr, Python's `ScenarioWarning`).
+pub fn advisories(s: &Scenario) -> Problems {
+    let mut out = Problems::new();
+    for (i, t) in s.perftest.iter().enumerate() {
+        if t.start.0.saturating_add(t.warmup.0) >= s.duration.0 {
+            out.push((
+                format!("perftest[{i}].warmup"),
+                format!("start + warmup ({} + {}) leaves nothing of the {} run to measure: its rates will be 0", t.start, t.warmup, s.duration),
+            ));
+        }
     }
     out
 }
