@@ -80,14 +80,13 @@ impl LoadedScenario {
             let doc: toml::Table = toml::from_str(text).map_err(|e| toml_error(text, file, &e, &[]))?;
             scenario.nic.apply_profile(doc.get("nic").and_then(toml::Value::as_table));
         }
-        let loaded = LoadedScenario { scenario, file: file.to_string(), base_dir: base_dir.to_path_buf(), text: text.to_string(), warnings: Vec::new(), translation: Vec::new(), ns3: None };
+        let mut loaded = LoadedScenario { scenario, file: file.to_string(), base_dir: base_dir.to_path_buf(), text: text.to_string(), warnings: Vec::new(), translation: Vec::new(), ns3: None };
         if let Some((path, message)) = validate::fields(&loaded.scenario).into_iter().next() {
             return Err(loaded.error_at(&path, message));
         }
         for i in 0..loaded.scenario.baseline.len() {
             loaded.baseline(i)?;
         }
-        let mut loaded = loaded;
         loaded.warnings = loaded.advisories();
         Ok(loaded)
     }
@@ -131,8 +130,6 @@ impl LoadedScenario {
         let text = toml::to_string(doc).expect("a TOML table serializes");
         let mut loaded = Self::from_str(&text, &format!("{} ({what})", self.file), &self.base_dir)?;
         loaded.ns3 = self.ns3.clone();
-        // Re-point the advisories at the user's ns-3 file.
-        loaded.warnings = loaded.advisories();
         Ok(loaded)
     }
 
