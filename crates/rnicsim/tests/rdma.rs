@@ -770,3 +770,27 @@ fn descriptors_take_pcie_time_so_a_pcie_bound_stream_runs_at_its_analytic_rate()
         assert!(u <= 0.5 + 1e-9 && u > 0.49, "{u}");
     }
 }
+
+#[test]
+fn port_utilization_counts_the_packet_on_the_wire_by_the_part_sent() {
+    // A saturated 100 Gbps sender (4 KB writes, back to back) whose run ends at 10 ns steps
+    // across several packet times: counters.parquet's busy time (utilization × duration) grows
+    // by exactly the step, where counting a packet whole when it starts would jump by a packet.
+    let busy_at = |end_ns: u64| {
+        let toml = format!("name = \"u\"\nduration = \"{end_ns}ns\"\n[topology.back_to_back]\n[nic]\nmtu = 4096\n[nic.cc.none]\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\n");
+        let mut w = build(&toml);
+        w.run(|_| true);
+        let batch = rnicsim::output::tables::counters(&w);
+        let col = batch.column_by_name("utilization").unwrap().as_any().downcast_ref::<arrow_array::Float64Array>().unwrap();
+        let sender = w.ports.iter().position(|p| p.node == 0).unwrap();
+        let u = col.value(sender);
+        assert!(u <= 1.0, "{u}");
+        u * end_ns as f64
+    };
+    let mut last = busy_at(20_000);
+    for end in (20_010..=21_000).step_by(10) {
+        let b = busy_at(end);
+        assert!((b - last - 10.0).abs() < 0.01, "busy {last} → {b} ns at {end} ns");
+        last = b;
+    }
+}

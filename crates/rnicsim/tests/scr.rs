@@ -438,6 +438,30 @@ fn telemetry_run(pcie: &str) -> Summary {
     run_loaded(&LoadedScenario::from_str(&toml, "telemetry.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "telemetry")
 }
 
+/// Every telemetry reading is a share of its period: a PCIe-bound sender (50 Gbps of PCIe under a
+/// 100 Gbps port), sampled every 500 ns, shorter than a 4 KB packet's PCIe read (655 ns) and the
+/// prefetch depth, reads its host → NIC channel busy (about 1000‰ in every period) and never
+/// above 1000‰, and its port never above 1000‰ though a sample falls mid-packet.
+#[test]
+fn telemetry_readings_of_short_periods_are_busy_shares_that_never_pass_the_whole_period() {
+    let toml = "duration = \"300us\"\n[topology.star]\nhosts = 2\n[links]\nrate = \"100Gbps\"\ndelay = \"100ns\"\n[nic]\nmtu = 4096\n[nic.pcie]\nbandwidth = \"50Gbps\"\n[nic.cc.none]\n[nic.scr]\ntelemetry = \"500ns\"\n[[perftest]]\nname = \"w\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 16\n";
+    let loaded = LoadedScenario::from_str(toml, "short.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    let mut w = rnicsim::world::World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
+    w.run(|_| true);
+    let log = &w.tap.scr.as_ref().unwrap().telemetry_log;
+    let sender: Vec<_> = log.iter().filter(|r| r.node == 0 && r.at > rnicsim::units::Time::from_us(50)).collect();
+    assert!(sender.len() > 400, "{}", sender.len());
+    for r in log {
+        assert!(r.pcie_read_permille <= 1000 && r.pcie_write_permille <= 1000 && r.port_tx_permille <= 1000 && r.port_rx_permille <= 1000, "{r:?}");
+    }
+    // The sender's PCIe reads are the bottleneck: busy through every period once running.
+    let mean = sender.iter().map(|r| r.pcie_read_permille as f64).sum::<f64>() / sender.len() as f64;
+    assert!(mean > 990.0, "{mean}");
+    // Its port sends what PCIe delivers, half the line rate, however the samples cut packets.
+    let port = sender.iter().map(|r| r.port_tx_permille as f64).sum::<f64>() / sender.len() as f64;
+    assert!((port - 500.0).abs() < 15.0, "{port}");
+}
+
 fn telemetry<'a>(s: &'a Summary, host: &str) -> &'a rnicsim::nic::scr::telemetry::TelemetrySummary {
     let nic = s.scr.as_ref().unwrap().per_nic.iter().find(|n| n.name == host).unwrap_or_else(|| panic!("no SCR on {host}"));
     nic.telemetry.as_ref().expect("telemetry figures")

@@ -199,6 +199,11 @@ impl Port {
         done
     }
 
+    /// Bytes sent by `now`: the packet on the wire counts by the part already serialized.
+    pub fn tx_bytes_by(&self, now: Time) -> u64 {
+        self.counters.tx_bytes.saturating_sub(self.rate.bytes_in(self.busy_until.saturating_sub(now)))
+    }
+
     /// Whether the port can start a packet at `now`.
     #[inline]
     pub fn is_idle(&self, now: Time) -> bool {

@@ -61,10 +61,14 @@ impl Stage {
         if over == Time::ZERO {
             return 0.0;
         }
-        // Items are served in order, so the stage is busy without a gap from `over` until
-        // `free_at` when that is later: that work is not within the span.
-        let beyond = self.free_at.saturating_sub(over);
-        self.busy.saturating_sub(beyond).0 as f64 / over.0 as f64
+        self.busy_by(over).0 as f64 / over.0 as f64
+    }
+
+    /// Busy time within `[0, t)`, for a `t` no earlier than any item's earliest start: items
+    /// are served in order, so the stage is busy without a gap from `t` until `free_at` when
+    /// that is later, and that work is not within the span.
+    pub fn busy_by(&self, t: Time) -> Time {
+        self.busy.saturating_sub(self.free_at.saturating_sub(t))
     }
 }
 
@@ -85,6 +89,9 @@ mod tests {
         assert_eq!((s.ops, s.bytes, s.busy), (4, 3750, Time::from_ns(308)));
         assert!((s.utilization(Time::from_ns(616)) - 0.5).abs() < 1e-12);
         assert!((s.utilization(Time::from_ns(550)) - 250.0 / 550.0).abs() < 1e-12);
+        // Half of the item started at 500 ns is done at 550 ns.
+        assert_eq!(s.busy_by(Time::from_ns(550)), Time::from_ns(250));
+        assert_eq!(s.busy_by(Time::from_ns(5000)), Time::from_ns(308));
         assert!(!s.is_free(Time::from_ns(607)) && s.is_free(Time::from_ns(608)));
     }
 }

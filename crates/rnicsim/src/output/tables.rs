@@ -44,7 +44,7 @@ pub fn counters(w: &World) -> RecordBatch {
         ("delay_ps", u64s(w.links.iter().map(|l| l.delay.0))),
         ("tx_packets", c(|c| c.tx_packets)),
         ("tx_bytes", c(|c| c.tx_bytes)),
-        ("utilization", f64s(p.iter().map(|x| x.counters.tx_bytes as f64 * 8.0 / (x.rate.0 as f64 * secs)))),
+        ("utilization", f64s(p.iter().map(|x| x.tx_bytes_by(w.end) as f64 * 8.0 / (x.rate.0 as f64 * secs)))),
         ("drops_buffer", c(|c| c.drops_buffer)),
         ("drops_link_down", c(|c| c.drops_link_down)),
         ("drops_corrupt", c(|c| c.drops_corrupt)),

@@ -59,10 +59,10 @@ impl World {
         if meter.next <= now {
             let nic = &mut self.nics[h];
             let port = &self.ports[nic.port as usize];
-            let rx = self.ports[port.peer as usize].counters.tx_bytes;
-            let r = crate::nic::scr::telemetry::Readings { pcie_read: nic.pcie.bytes_read, pcie_written: nic.pcie.bytes_written, port_tx: port.counters.tx_bytes, port_rx: rx };
+            let rx = self.ports[port.peer as usize].tx_bytes_by(now);
+            let r = crate::nic::scr::telemetry::Readings { pcie_read_busy: nic.pcie.read.busy_by(now), pcie_write_busy: nic.pcie.write.busy_by(now), port_tx: port.tx_bytes_by(now), port_rx: rx };
             let rtt = nic.pcie.ping_pong(now);
-            let sample = meter.sample(now, r, rtt, nic.pcie.spec.bandwidth, nic.line_rate);
+            let sample = meter.sample(now, r, rtt, nic.line_rate);
             scr.telemetry_log.push(crate::nic::scr::telemetry::Row::new(nic.node, &sample));
             let [pcie, port] = sample;
             raised.push(port);

@@ -5,18 +5,21 @@
 //! ([`Kind::Pcie`], [`Kind::Port`]) for the per-node thread pool, and their running figures go
 //! to `summary.json` (`scr.per_nic[].telemetry`).
 //!
-//! Utilization is bytes × 8 over the period at the channel's rate, in per mille, counted when
-//! the transfers are issued (a payload read the NIC prefetches counts when it is asked for).
+//! Utilization is the share of the period a channel was busy, in per mille: for PCIe, each
+//! direction's busy time up to the sample (work queued beyond it counts in the next period); for
+//! the port, the bytes serialized in the period (the packet on the wire by the part sent) × 8
+//! at the line rate.
 
 use super::event::{Kind, ScrEvent, NODE_FLOW};
 use crate::units::{BitsPerSec, Time};
 use serde::Serialize;
 
-/// The counters a sample reads: PCIe bytes each way and the port's bytes each way.
+/// The counters a sample reads: PCIe busy time each way and the port's bytes each way, all up
+/// to the sample's time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Readings {
-    pub pcie_read: u64,
-    pub pcie_written: u64,
+    pub pcie_read_busy: Time,
+    pub pcie_write_busy: Time,
     pub port_tx: u64,
     pub port_rx: u64,
 }
@@ -47,17 +50,27 @@ pub fn permille(bytes: u64, rate: BitsPerSec, dt: Time) -> u32 {
     (bytes as u128 * 8 * 1000 * 1_000_000_000_000 / cap).min(u32::MAX as u128) as u32
 }
 
+/// `busy` time over `dt`, per mille. At most 1000: a payload read the NIC prefetched is dated
+/// up to the prefetch depth back ([`crate::nic::pcie`]), so a period can be handed busy time
+/// from before it that the previous sample, taken while that time was still idle, did not see.
+pub fn busy_permille(busy: Time, dt: Time) -> u32 {
+    if dt == Time::ZERO {
+        return 0;
+    }
+    (busy.0 as u128 * 1000 / dt.0 as u128).min(1000) as u32
+}
+
 impl Meter {
     /// The sample taken at `now` with counters `r`; the ping-pong's round trip is `rtt`
     /// (it came back at `now + rtt`, when the PCIe event is raised). Returns the PCIe and port
     /// events.
-    pub fn sample(&mut self, now: Time, r: Readings, rtt: Time, pcie: BitsPerSec, line: BitsPerSec) -> [ScrEvent; 2] {
+    pub fn sample(&mut self, now: Time, r: Readings, rtt: Time, line: BitsPerSec) -> [ScrEvent; 2] {
         let dt = now.saturating_sub(self.at);
         let d = |a: u64, b: u64| a.saturating_sub(b);
         let back = now + rtt;
         let ev = |kind, at, rtt, value, aux| ScrEvent { kind, flow: NODE_FLOW, at, first_at: at, bytes: 0, count: 1, rtt, value, aux };
         let out = [
-            ev(Kind::Pcie, back, rtt, permille(d(r.pcie_read, self.last.pcie_read), pcie, dt), permille(d(r.pcie_written, self.last.pcie_written), pcie, dt)),
+            ev(Kind::Pcie, back, rtt, busy_permille(r.pcie_read_busy.saturating_sub(self.last.pcie_read_busy), dt), busy_permille(r.pcie_write_busy.saturating_sub(self.last.pcie_write_busy), dt)),
             ev(Kind::Port, now, Time::ZERO, permille(d(r.port_tx, self.last.port_tx), line, dt), permille(d(r.port_rx, self.last.port_rx), line, dt)),
         ];
         self.at = now;
@@ -177,21 +190,26 @@ mod tests {
         assert_eq!(permille(125_000, BitsPerSec::gbps(100), dt), 1000);
         assert_eq!(permille(0, BitsPerSec::gbps(100), dt), 0);
         assert_eq!(permille(1, BitsPerSec::gbps(100), Time::ZERO), 0);
+        assert_eq!(busy_permille(Time::from_us(3), Time::from_us(4)), 750);
+        // Busy time backdated into a period (a prefetched read) cannot make it more than busy.
+        assert_eq!(busy_permille(Time::from_us(5), Time::from_us(4)), 1000);
+        assert_eq!(busy_permille(Time::from_us(5), Time::ZERO), 0);
     }
 
     #[test]
     fn a_sample_reads_the_counters_since_the_previous_one() {
         let mut m = Meter::default();
-        let (p, l) = (BitsPerSec::gbps(200), BitsPerSec::gbps(100));
-        let r = Readings { pcie_read: 125_000, pcie_written: 25_000, port_tx: 62_500, port_rx: 0 };
-        let [pcie, port] = m.sample(Time::from_us(10), r, Time::from_ns(1005), p, l);
+        let l = BitsPerSec::gbps(100);
+        // PCIe busy 5 µs reading and 1 µs writing of the first 10 µs.
+        let r = Readings { pcie_read_busy: Time::from_us(5), pcie_write_busy: Time::from_us(1), port_tx: 62_500, port_rx: 0 };
+        let [pcie, port] = m.sample(Time::from_us(10), r, Time::from_ns(1005), l);
         assert_eq!((pcie.kind, pcie.flow, pcie.value, pcie.aux, pcie.rtt), (Kind::Pcie, NODE_FLOW, 500, 100, Time::from_ns(1005)));
         // The PCIe reading is raised when the pong is back.
         assert_eq!(pcie.at, Time::from_us(10) + Time::from_ns(1005));
         assert_eq!((port.kind, port.value, port.aux, port.at), (Kind::Port, 500, 0, Time::from_us(10)));
-        // The next period counts only what moved in it: 20 µs later, 250,000 more bytes read.
-        let r2 = Readings { pcie_read: 375_000, ..r };
-        let [pcie, port] = m.sample(Time::from_us(30), r2, Time::from_ns(1005), p, l);
+        // The next period counts only what moved in it: 20 µs later, 10 µs more reading.
+        let r2 = Readings { pcie_read_busy: Time::from_us(15), ..r };
+        let [pcie, port] = m.sample(Time::from_us(30), r2, Time::from_ns(1005), l);
         assert_eq!((pcie.value, pcie.aux, port.value), (500, 0, 0));
         let mut s = TelemetryStats::default();
         s.record(&pcie);
