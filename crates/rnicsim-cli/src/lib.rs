@@ -243,6 +243,10 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
     }
     let summary = rnicsim::write_outputs(&dir, &loaded, &mut world).with_context(|| format!("cannot write results to {}", out.display()))?;
     let out = dir.commit().with_context(|| format!("cannot move results into {}", out.display()))?;
+    // What the run itself found (the scenario's own warnings were printed when it was loaded).
+    for w in &summary.warnings[loaded.warnings.len()..] {
+        eprintln!("warning: {w}");
+    }
     if let Some(st) = &summary.stall {
         eprintln!(
             "warning: the run stalled: nothing reached its destination after {} while {} packets were alive and {} flows and {} queue pairs waited{}{}; see `stall` in summary.json",

@@ -104,6 +104,7 @@ pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World) -
     summary.baselines = run_baselines(loaded)?;
     summary.compare_with(&loaded.scenario);
     summary.warnings = loaded.warnings.clone();
+    summary.warnings.extend(world.record.rates.warning());
     std::fs::write(dir.path("scenario.toml"), loaded.resolved_toml())?;
     tables::write_parquet(&dir.path("counters.parquet"), &tables::counters(world))?;
     tables::write_parquet(&dir.path("sources.parquet"), &tables::sources(world))?;

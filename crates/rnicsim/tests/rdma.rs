@@ -794,3 +794,29 @@ fn port_utilization_counts_the_packet_on_the_wire_by_the_part_sent() {
         last = b;
     }
 }
+
+#[test]
+fn rate_samples_stop_at_their_cap_and_the_run_says_where() {
+    // Eight write_bw queue pairs sampled every 100 ns: eight rows a sample, so a cap of 2,000
+    // rows is reached at the 250th sample, and the summary warns of it.
+    let toml = "name = \"r\"\nduration = \"100us\"\n[topology.back_to_back]\n[nic.cc.dcqcn]\n[outputs]\nrate_interval = \"100ns\"\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nqps = 8\nmessage = \"64KiB\"\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let loaded = LoadedScenario::from_str(toml, "r.toml", tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+    let mut w = World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
+    w.record.rates.cap = 2000;
+    w.run(|_| true);
+    let r = &w.record.rates;
+    assert_eq!(r.time.len(), 2000);
+    // The queue pairs have posted by the second sample; the 250th with rows is the last.
+    assert_eq!((r.time[0], r.time[7], r.time[8]), (100_000, 100_000, 200_000));
+    assert_eq!(*r.time.last().unwrap(), Time::from_ns(25_000).0);
+    assert_eq!(r.stopped_at, Some(Time::from_ns(25_100)));
+    let out = rnicsim::output::RunDir::create(&tmp.path().join("run"), false).unwrap();
+    let s = rnicsim::write_outputs(&out, &loaded, &mut w).unwrap();
+    assert!(s.warnings.iter().any(|m| m.starts_with("outputs.rate_interval: rates.parquet stops at 25.1us,")), "{:?}", s.warnings);
+    // Without the cap the run samples to its end (100 ns to 100 µs, both included) and warns of
+    // nothing.
+    let mut w = World::build(&loaded).unwrap();
+    w.run(|_| true);
+    assert_eq!((w.record.rates.time.len(), w.record.rates.stopped_at), (8 * 1000, None));
+}

@@ -392,11 +392,17 @@ fn settings_that_would_run_but_measure_nothing_or_contradict_themselves_are_name
 
 #[test]
 fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_key() {
+    let jelly = |switches: u32, degree: u32| GOOD.replace("[topology.leaf_spine]\nleaves = 2\nspines = 2\nhosts_per_leaf = 2", &format!("[topology.jellyfish]\nswitches = {switches}\ndegree = {degree}\nhosts_per_switch = 1"));
     let perf = |extra: &str| format!("{GOOD}\n[[perftest]]\nname = \"p\"\ntest = \"write_bw\"\nclient = 1\nserver = 2\nmessage = \"4KiB\"\n{extra}\n");
     let warnings = |text: &str| LoadedScenario::from_str(text, "s.toml", Path::new(".")).unwrap().warnings;
     for (text, key, says) in [
         (perf("warmup = \"50us\""), "perftest[0].warmup", "nothing of the 50us run"),
         (perf("start = \"40us\"\nwarmup = \"10us\""), "perftest[0].warmup", "nothing"),
+        (GOOD.replace("senders = [1, 2]", "senders = [1, 2, 1]"), "traffic[0].pattern.incast.senders[2]", "sender 1 is listed already (entry 0)"),
+        (GOOD.replace("pattern = { incast = { receiver = 0, senders = [1, 2] } }", "pattern = { pairs = { pairs = [[1, 0], [2, 3], [1, 0]] } }"), "traffic[0].pattern.pairs.pairs[2]", "pair [1, 0] is listed already"),
+        (jelly(5, 3), "topology.jellyfish.degree", "one switch keeps a port unconnected"),
+        (format!("{GOOD}[nic.scr.policy.static]\nmin_rate = \"100Gbps\"\n"), "nic.scr.policy.static.min_rate", "limits nothing"),
+        (format!("{GOOD}[failures]\nfraction = 0.5\ninterval = \"10ns\"\n"), "failures.interval", "within one link round trip (2us)"),
     ] {
         let w = warnings(&text);
         assert_eq!(w.len(), 1, "{w:?}");
@@ -405,6 +411,16 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         check(&text).unwrap();
     }
     assert!(warnings(&perf("warmup = \"49us\"")).is_empty());
+    // Their sensible neighbours pass without a word.
+    for ok in [
+        jelly(6, 3),
+        jelly(5, 4),
+        format!("{GOOD}[nic.scr.policy.static]\nmin_rate = \"99Gbps\"\n"),
+        format!("{GOOD}[failures]\nfraction = 0.5\ninterval = \"2us\"\n"),
+        GOOD.replace("pattern = { incast = { receiver = 0, senders = [1, 2] } }", "pattern = { pairs = { pairs = [[1, 0], [0, 1]] } }"),
+    ] {
+        assert!(warnings(&ok).is_empty(), "{ok}: {:?}", warnings(&ok));
+    }
     // An override that fixes the setting clears the warning; one that causes it raises it.
     let loaded = LoadedScenario::from_str(&perf("warmup = \"50us\""), "s.toml", Path::new(".")).unwrap();
     assert!(loaded.with_overrides(&[("duration".into(), "\"100us\"".into())]).unwrap().warnings.is_empty());

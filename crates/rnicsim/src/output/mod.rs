@@ -56,8 +56,7 @@ pub struct StateCacheLog {
     pub tx_held_bytes: Vec<u64>,
 }
 
-/// Per-queue-pair rate and window samples.
-#[derive(Default)]
+/// Per-queue-pair rate and window samples, kept in memory until the end of the run.
 pub struct RateLog {
     pub time: Vec<u64>,
     pub qp: Vec<u32>,
@@ -65,6 +64,27 @@ pub struct RateLog {
     pub dst: Vec<u32>,
     pub rate_bps: Vec<u64>,
     pub window: Vec<Option<u64>>,
+    /// Sampling stops once this many rows are held ([`MAX_RATE_ROWS`]): how many queue pairs
+    /// are active is only known as the run goes, so the scenario check cannot bound it.
+    pub cap: usize,
+    /// When sampling stopped at the cap (the run's warnings say so).
+    pub stopped_at: Option<Time>,
+}
+
+/// The most rows `rates.parquet` holds: about 450 MB in memory.
+pub const MAX_RATE_ROWS: usize = 10_000_000;
+
+impl Default for RateLog {
+    fn default() -> RateLog {
+        RateLog { time: Vec::new(), qp: Vec::new(), src: Vec::new(), dst: Vec::new(), rate_bps: Vec::new(), window: Vec::new(), cap: MAX_RATE_ROWS, stopped_at: None }
+    }
+}
+
+impl RateLog {
+    /// The warning of a log that reached its cap.
+    pub fn warning(&self) -> Option<String> {
+        self.stopped_at.map(|t| format!("outputs.rate_interval: rates.parquet stops at {t}, where it reached its cap of {} rows; sample less often or over a shorter run", self.cap))
+    }
 }
 
 /// Where a streaming run writes its PFC frames: `pfc.parquet`, and `pfc.txt` if asked for.

@@ -2,7 +2,7 @@
 
 use super::schema::*;
 use crate::fabric::topology::{NodeKind, Topology};
-use crate::units::BitsPerSec;
+use crate::units::{BitsPerSec, Time};
 
 type Problems = Vec<(String, String)>;
 
@@ -305,6 +305,42 @@ pub fn advisories(s: &Scenario) -> Problems {
                 format!("perftest[{i}].warmup"),
                 format!("start + warmup ({} + {}) leaves nothing of the {} run to measure: its rates will be 0", t.start, t.warmup, s.duration),
             ));
+        }
+    }
+    if let TopologySpec::Jellyfish { switches, degree, .. } = &s.topology {
+        if (*switches as u64 * *degree as u64) % 2 == 1 {
+            out.push(("topology.jellyfish.degree".into(), format!("{switches} switches of odd degree {degree} cannot all use every port (switches × degree is odd): one switch keeps a port unconnected")));
+        }
+    }
+    // A sender or pair listed twice doubles its traffic.
+    let repeats = |out: &mut Problems, key: &dyn Fn(usize) -> String, what: &str, items: &[String]| {
+        for (j, x) in items.iter().enumerate() {
+            if let Some(k) = items[..j].iter().position(|y| y == x) {
+                out.push((key(j), format!("{what} {x} is listed already (entry {k}): it sends twice as much")));
+            }
+        }
+    };
+    for (i, t) in s.traffic.iter().enumerate() {
+        match &t.pattern {
+            Pattern::Pairs { pairs } => repeats(&mut out, &|j| format!("traffic[{i}].pattern.pairs.pairs[{j}]"), "pair", &pairs.iter().map(|p| format!("{p:?}")).collect::<Vec<_>>()),
+            Pattern::Incast { senders: Some(v), .. } => repeats(&mut out, &|j| format!("traffic[{i}].pattern.incast.senders[{j}]"), "sender", &v.iter().map(|h| h.to_string()).collect::<Vec<_>>()),
+            _ => {}
+        }
+    }
+    for (i, f) in s.flows.iter().enumerate() {
+        if let Some(FlowPattern::Incast { senders: Some(v), .. }) = &f.pattern {
+            repeats(&mut out, &|j| format!("flows[{i}].pattern.incast.senders[{j}]"), "sender", &v.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+        }
+    }
+    if let Some(crate::nic::scr::PolicySpec::Static(p)) = s.nic.scr.as_ref().map(|c| &c.policy) {
+        if p.min_rate >= s.links.rate {
+            out.push(("nic.scr.policy.static.min_rate".into(), format!("a floor of {} is at or above the links' {}: every flow is set to it or more, so the policy limits nothing", p.min_rate, s.links.rate)));
+        }
+    }
+    if let Some(f) = &s.failures {
+        let rtt = s.links.delay.0.saturating_mul(2);
+        if f.interval.0 > 0 && f.interval.0 < rtt {
+            out.push(("failures.interval".into(), format!("links fail and recover every {}, within one link round trip ({}): a packet barely crosses before its path changes, and every change recomputes routes, which makes the run crawl", f.interval, Time(rtt))));
         }
     }
     out

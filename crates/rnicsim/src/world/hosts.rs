@@ -34,6 +34,10 @@ impl World {
     /// Records every queue pair's rate and window.
     pub(super) fn sample_rates(&mut self) {
         let Some((timer, interval)) = self.rate_sampler else { return };
+        if self.record.rates.time.len() >= self.record.rates.cap {
+            self.record.rates.stopped_at = Some(self.now);
+            return;
+        }
         for (i, qp) in self.qps.iter() {
             if qp.state == crate::nic::qp::QpState::Ready && qp.snd_una < qp.next_psn {
                 use crate::nic::cc::CongestionControl;
