@@ -680,6 +680,33 @@ fn a_stall_is_seen_while_it_happens_and_can_end_the_run() {
 }
 
 #[test]
+fn a_slow_link_busy_with_one_packet_after_another_is_not_a_stall() {
+    // 4 KB packets over 100 Mbps arrive 335 µs apart, more than a tenth of a 3 ms run: the
+    // detector waits eight full-packet times of the slowest link before it calls a stall.
+    let text = |rate: &str, down: bool| {
+        let cut = if down { "[[link_events]]\nat = \"50us\"\nbetween = [0, 1]\nstate = \"down\"\n" } else { "" };
+        format!("duration = \"3ms\"\n[topology.back_to_back]\n[links]\nrate = \"{rate}\"\n[nic]\nmtu = 4096\nrto = \"100ms\"\n[nic.cc.none]\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\n{cut}")
+    };
+    let stalls = |text: &str| {
+        let mut w = World::build(&LoadedScenario::from_str(text, "t.toml", Path::new(".")).unwrap()).unwrap();
+        let mut seen = Vec::new();
+        w.run(|p| {
+            seen.extend(p.stalled_since);
+            true
+        });
+        (seen, w.stall().is_some())
+    };
+    let (seen, at_end) = stalls(&text("100Mbps", false));
+    assert!(seen.is_empty() && !at_end, "{seen:?}");
+    // A real stall on the same slow link is still seen, once the longer quiet time has passed.
+    let (seen, at_end) = stalls(&text("100Mbps", true));
+    assert!(at_end && !seen.is_empty(), "{seen:?}");
+    // On a fast link the patience is the usual tenth of the run.
+    let (seen, at_end) = stalls(&text("100Gbps", true));
+    assert!(at_end && !seen.is_empty());
+}
+
+#[test]
 fn a_bandwidth_tests_message_latency_obeys_littles_law() {
     // Depth D outstanding messages completing at rate X wait D / X each on average; per queue
     // pair and over the test. Two queue pairs of 64 KB at depth 8 on one 100 Gbps link.

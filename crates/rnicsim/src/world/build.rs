@@ -184,6 +184,9 @@ impl World {
             timers.arm(t, Time::ZERO);
             (t, iv)
         });
+        // A full data packet's serialization on the slowest link (the stall detector's patience).
+        let full_packet = s.nic.mtu as u64 + crate::wire::roce::BASE_HEADER_BYTES as u64 + 16;
+        let slowest_packet = ports.iter().filter(|p| p.rate.0 > 0).map(|p| p.rate.tx_time(full_packet)).max().unwrap_or(Time::ZERO);
         World {
             now: Time::ZERO,
             end: s.duration,
@@ -229,7 +232,7 @@ impl World {
             rate_sampler: None,
             capture_ports: Vec::new(),
             capture: Vec::new(),
-            stall_quiet: super::stall::quiet_threshold(s.duration),
+            stall_quiet: super::stall::quiet_threshold(s.duration, slowest_packet),
             stop_on_stall: s.stop_on_stall,
             stop_when_flows_done: s.stop_when_flows_done,
             stopped_at: None,

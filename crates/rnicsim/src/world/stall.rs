@@ -8,9 +8,11 @@ use crate::units::Time;
 use serde::Serialize;
 
 /// How long nothing must arrive before a run with pending work counts as stalled: a tenth of
-/// the run, and at least 100 µs.
-pub(super) fn quiet_threshold(duration: Time) -> Time {
-    Time((duration.0 / 10).max(Time::from_us(100).0))
+/// the run, at least 100 µs, and at least eight times a full packet's serialization on the
+/// slowest link (`slowest_packet`), so that a slow link busy with one packet after another
+/// (a full 4 KB packet takes 335 µs at 100 Mbps) is not taken for a stalled one.
+pub(super) fn quiet_threshold(duration: Time, slowest_packet: Time) -> Time {
+    Time((duration.0 / 10).max(Time::from_us(100).0).max(slowest_packet.0.saturating_mul(8)))
 }
 
 /// A port class that is paused with packets waiting in it.
