@@ -133,6 +133,25 @@ fn overrides_apply_and_are_validated() {
 }
 
 #[test]
+fn a_dotted_override_of_another_kind_switches_a_one_of_table_to_it() {
+    // The file has [nic.cc.dcqcn] on a leaf-spine; `nic.cc.hpcc.eta` asks for HPCC, which
+    // replaces DCQCN (merging the two was "wanted exactly 1 element"), as does a topology kind.
+    let text = format!("{GOOD}[nic.cc.dcqcn]\ng = 0.01\n");
+    let loaded = LoadedScenario::from_str(&text, "s.toml", Path::new(".")).unwrap();
+    let o = loaded.with_overrides(&[("nic.cc.hpcc.eta".into(), "0.9".into())]).unwrap();
+    assert!(matches!(&o.scenario.nic.cc, rnicsim::nic::cc::CcSpec::Hpcc(p) if p.eta == 0.9), "{:?}", o.scenario.nic.cc);
+    let o = loaded.with_overrides(&[("topology.star.hosts".into(), "4".into())]).unwrap();
+    assert!(matches!(o.scenario.topology, rnicsim::scenario::TopologySpec::Star { hosts: 4, .. }), "{:?}", o.scenario.topology);
+    // A key of the kind already there still only sets that key.
+    let o = loaded.with_overrides(&[("nic.cc.dcqcn.alpha_interval".into(), "\"2us\"".into())]).unwrap();
+    assert!(matches!(&o.scenario.nic.cc, rnicsim::nic::cc::CcSpec::Dcqcn(p) if p.g == 0.01 && p.alpha_interval.0 == 2_000_000), "{:?}", o.scenario.nic.cc);
+    // A baseline's `set` switches kinds the same way, without a `remove`.
+    let b = format!("{text}[[baseline]]\nname = \"hpcc\"\nset = {{ \"nic.cc.hpcc.eta\" = 0.9 }}\n");
+    let loaded = LoadedScenario::from_str(&b, "s.toml", Path::new(".")).unwrap();
+    assert!(matches!(loaded.baseline(0).unwrap().scenario.nic.cc, rnicsim::nic::cc::CcSpec::Hpcc(_)));
+}
+
+#[test]
 fn resolved_scenario_round_trips() {
     let loaded = LoadedScenario::from_str(GOOD, "s.toml", Path::new(".")).unwrap();
     let text = loaded.resolved_toml();

@@ -230,7 +230,28 @@ impl LoadedScenario {
 /// Sets (`Some`) or removes (`None`) dotted key `key` of `doc` (`flows[0].load` reaches into
 /// an array of tables), making tables on the way when setting; removing a key that is not there
 /// is an error (a misspelt key would do nothing), and so is an index past an array's end.
+/// Tables that hold exactly one of several kinds (`[nic.cc.dcqcn]` or `[nic.cc.hpcc]`, ...).
+const ONE_OF: [&str; 4] = ["topology", "nic.cc", "nic.scheduler", "nic.scr.policy"];
+
+/// Setting a key of a kind that a one-of table does not hold yet (`nic.cc.hpcc.eta` where the
+/// file has `[nic.cc.dcqcn]`) switches the table to that kind: the other kinds are dropped.
+fn switch_kind(doc: &mut toml::Table, key: &str) {
+    for table in ONE_OF {
+        let Some(kind) = key.strip_prefix(table).and_then(|r| r.strip_prefix('.')).map(|r| r.split(['.', '[']).next().unwrap_or(r)) else { continue };
+        let mut t = Some(&mut *doc);
+        for seg in table.split('.') {
+            t = t.and_then(|t| t.get_mut(seg)).and_then(|v| v.as_table_mut());
+        }
+        if let Some(t) = t.filter(|t| !t.contains_key(kind)) {
+            t.clear();
+        }
+    }
+}
+
 fn set_key(doc: &mut toml::Table, key: &str, value: Option<toml::Value>) -> Result<(), String> {
+    if value.is_some() {
+        switch_kind(doc, key);
+    }
     let segs = parse_path(key);
     let Some((Seg::Key(last), path)) = segs.split_last() else { return Err("expected a key, not an array index, last".into()) };
     let missing = || format!("there is no `{key}` to remove");
