@@ -133,6 +133,23 @@ fn overrides_apply_and_are_validated() {
 }
 
 #[test]
+fn an_error_under_overrides_points_at_the_override_or_at_the_users_own_line() {
+    let loaded = LoadedScenario::from_str(GOOD, "s.toml", Path::new(".")).unwrap();
+    // The override itself is wrong: named as --set and its key.
+    let e = loaded.with_overrides(&[("traffic[0].load".into(), "7".into())]).unwrap_err();
+    assert_eq!((e.file.as_str(), e.key.as_deref(), e.line), ("--set", Some("traffic[0].load"), None), "{e}");
+    // A key inside an overridden table: the override, and the key within it.
+    let e = loaded.with_overrides(&[("links".into(), "{ rate = \"0Gbps\" }".into())]).unwrap_err();
+    assert_eq!((e.file.as_str(), e.key.as_deref()), ("--set", Some("links")), "{e}");
+    assert!(e.message.starts_with("key `links.rate`"), "{e}");
+    // The override makes a line of the file wrong (two hosts left, and the incast names host 2):
+    // that line of the user's file, not one of the rewritten text.
+    let e = loaded.with_overrides(&[("topology.leaf_spine.hosts_per_leaf".into(), "1".into())]).and_then(|l| World::build(&l).map(|_| ())).unwrap_err();
+    let line = GOOD.lines().position(|l| l.starts_with("pattern")).unwrap() + 1;
+    assert_eq!((e.file.as_str(), e.line), ("s.toml", Some(line)), "{e}");
+}
+
+#[test]
 fn a_dotted_override_of_another_kind_switches_a_one_of_table_to_it() {
     // The file has [nic.cc.dcqcn] on a leaf-spine; `nic.cc.hpcc.eta` asks for HPCC, which
     // replaces DCQCN (merging the two was "wanted exactly 1 element"), as does a topology kind.

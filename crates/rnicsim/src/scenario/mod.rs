@@ -34,6 +34,52 @@ pub struct LoadedScenario {
     translation: Vec<String>,
     /// For a translated ns-3 config: its keys and lines, so errors name the user's file.
     pub(crate) ns3: Option<ns3::Origin>,
+    /// For a scenario rewritten by `--set` overrides: the user's own text, so errors point there.
+    overridden: Option<std::sync::Arc<Overridden>>,
+}
+
+/// The user's scenario under `--set` overrides, where errors in the rewritten one are told.
+#[derive(Clone, Debug)]
+struct Overridden {
+    file: String,
+    text: String,
+    ns3: Option<ns3::Origin>,
+    keys: Vec<String>,
+}
+
+impl Overridden {
+    /// An error at `path`: at `--set KEY` when the path is an overridden key, inside one, or
+    /// holds one; else at the path in the user's file.
+    fn error_at(&self, path: &str, message: String) -> ScenarioError {
+        let under = |outer: &str, inner: &str| inner == outer || inner.starts_with(&format!("{outer}.")) || inner.starts_with(&format!("{outer}["));
+        match self.keys.iter().find(|k| under(k, path) || under(path, k)) {
+            Some(k) => {
+                let message = if k == path { message } else { format!("key `{path}`: {message}") };
+                ScenarioError { file: "--set".into(), line: None, column: None, key: Some(k.clone()), message }
+            }
+            None => locate_error(&self.file, &self.text, self.ns3.as_ref(), path, message),
+        }
+    }
+}
+
+/// An error at a dotted key path of scenario text `text` read from `file` (a translated ns-3
+/// config's errors name the config's own lines).
+fn locate_error(file: &str, text: &str, ns3: Option<&ns3::Origin>, path: &str, message: String) -> ScenarioError {
+    let segs = parse_path(path);
+    // A defaulted key is not in the file: point at the nearest table that is.
+    let span = (1..=segs.len()).rev().find_map(|n| locate(text, &segs[..n]));
+    let (line, column) = match span {
+        Some(span) => {
+            let (l, c) = line_col(text, span.start);
+            (Some(l), Some(c))
+        }
+        None => (None, None),
+    };
+    let e = ScenarioError { file: file.to_string(), line, column, key: Some(path.to_string()), message };
+    match ns3 {
+        Some(origin) => origin.map(e),
+        None => e,
+    }
 }
 
 impl LoadedScenario {
@@ -80,7 +126,7 @@ impl LoadedScenario {
             let doc: toml::Table = toml::from_str(text).map_err(|e| toml_error(text, file, &e, &[]))?;
             scenario.nic.apply_profile(doc.get("nic").and_then(toml::Value::as_table));
         }
-        let mut loaded = LoadedScenario { scenario, file: file.to_string(), base_dir: base_dir.to_path_buf(), text: text.to_string(), warnings: Vec::new(), translation: Vec::new(), ns3: None };
+        let mut loaded = LoadedScenario { scenario, file: file.to_string(), base_dir: base_dir.to_path_buf(), text: text.to_string(), warnings: Vec::new(), translation: Vec::new(), ns3: None, overridden: None };
         if let Some((path, message)) = validate::fields(&loaded.scenario).into_iter().next() {
             return Err(loaded.error_at(&path, message));
         }
@@ -113,7 +159,17 @@ impl LoadedScenario {
             let v: toml::Value = toml::from_str::<toml::Table>(&format!("v = {value}")).map_err(|e| bad(format!("not a TOML value: {}", e.message())))?.remove("v").expect("parsed key");
             set_key(&mut doc, key, Some(v)).map_err(bad)?;
         }
-        let mut loaded = self.reloaded(&doc, "with overrides")?;
+        // Errors are told in the user's own file (overrides of overrides add their keys).
+        let new_keys = overrides.iter().map(|(k, _)| k.clone());
+        let user = std::sync::Arc::new(match &self.overridden {
+            Some(u) => Overridden { keys: u.keys.iter().cloned().chain(new_keys).collect(), ..Overridden::clone(u) },
+            None => Overridden { file: self.file.clone(), text: self.text.clone(), ns3: self.ns3.clone(), keys: new_keys.collect() },
+        });
+        let mut loaded = self.reloaded(&doc, "with overrides").map_err(|e| match e.key {
+            Some(k) => user.error_at(&k, e.message),
+            None => e,
+        })?;
+        loaded.overridden = Some(user);
         loaded.translation = self.translation.clone();
         loaded.warnings = self.advisories_of(&loaded.scenario);
         Ok(loaded)
@@ -153,24 +209,12 @@ impl LoadedScenario {
 
     /// An error at a dotted key path of this scenario.
     pub fn error_at(&self, path: &str, message: impl Into<String>) -> ScenarioError {
-        let segs = parse_path(path);
-        // A defaulted key is not in the file: point at the nearest table that is.
-        let span = (1..=segs.len()).rev().find_map(|n| locate(&self.text, &segs[..n]));
-        let (line, column) = match span {
-            Some(span) => {
-                let (l, c) = line_col(&self.text, span.start);
-                (Some(l), Some(c))
-            }
-            None => (None, None),
-        };
-        let e = ScenarioError { file: self.file.clone(), line, column, key: Some(path.to_string()), message: message.into() };
-        match &self.ns3 {
-            Some(origin) => origin.map(e),
-            None => e,
+        match &self.overridden {
+            Some(user) => user.error_at(path, message.into()),
+            None => locate_error(&self.file, &self.text, self.ns3.as_ref(), path, message.into()),
         }
     }
 
-    /// The scenario with every default filled in, as TOML.
     /// The scenario with every default filled in and every input path made absolute, so the
     /// file reruns identically from anywhere.
     pub fn resolved_toml(&self) -> String {
