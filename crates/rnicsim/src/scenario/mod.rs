@@ -271,9 +271,6 @@ impl LoadedScenario {
     }
 }
 
-/// Sets (`Some`) or removes (`None`) dotted key `key` of `doc` (`flows[0].load` reaches into
-/// an array of tables), making tables on the way when setting; removing a key that is not there
-/// is an error (a misspelt key would do nothing), and so is an index past an array's end.
 /// Tables that hold exactly one of several kinds (`[nic.cc.dcqcn]` or `[nic.cc.hpcc]`, ...).
 const ONE_OF: [&str; 4] = ["topology", "nic.cc", "nic.scheduler", "nic.scr.policy"];
 
@@ -292,6 +289,10 @@ fn switch_kind(doc: &mut toml::Table, key: &str) {
     }
 }
 
+/// Sets (`Some`) or removes (`None`) dotted key `key` of `doc` (`flows[0].load` reaches into
+/// an array of tables), making tables on the way when setting; removing a key that is not there
+/// is an error (a misspelt key would do nothing), and so is an index past an array's end.
+/// Setting a key of another kind in a one-kind table switches it ([`switch_kind`]).
 fn set_key(doc: &mut toml::Table, key: &str, value: Option<toml::Value>) -> Result<(), String> {
     if value.is_some() {
         switch_kind(doc, key);
