@@ -244,29 +244,34 @@ pub fn scr_events(flows: u32, events: u64) -> ScrBenchResult {
 }
 
 /// Feeds `events` TX events of `pkt` wire bytes to `core`: `flows` flows in turn, one packet
-/// time at 100 Gbps apart, from time 0. Thread wake-ups live in the world's own timer queue, one
-/// slot per thread armed at its earliest wake-up, as the world keeps them; due decisions are
-/// taken off after each thread runs.
+/// time at 100 Gbps apart, from time 0. The processor's timer lives in the world's own timer
+/// queue, armed at its `due` as the world keeps it; when it fires the runs catch up and the
+/// decisions in effect are taken off. At the end the runs catch up with the last event.
 pub fn scr_feed_tx(core: &mut dyn crate::nic::scr::processor::ScrCore, flows: u32, pkt: u64, events: u64) {
     use crate::nic::events::NicEvent;
     use crate::sim::timer::TimerQueue;
     use crate::units::{BitsPerSec, Time};
     let gap = BitsPerSec::gbps(100).tx_time(pkt);
-    let mut timers: TimerQueue<u32> = TimerQueue::new();
-    let slots: Vec<_> = (0..core.threads()).map(|t| timers.add_timer(t)).collect();
+    let mut timers: TimerQueue<()> = TimerQueue::new();
+    let slot = timers.add_timer(());
     let mut now = Time::ZERO;
+    let mut last = now;
     let mut flow = 0u32;
     for _ in 0..events {
-        while let Some((at, t)) = timers.pop_until(now) {
-            if let Some(next) = core.run_thread(at, t) {
-                timers.arm_if_later(slots[t as usize], next);
-            }
+        while let Some((at, ())) = timers.pop_until(now) {
+            core.advance(at);
             while core.pop_install(at).is_some() {}
+            if let Some(due) = core.due() {
+                timers.arm(slot, due);
+            }
         }
-        if let Some((t, at)) = core.collect(now, flow, &NicEvent::Tx { bytes: pkt, packets: 1 }) {
-            timers.arm_if_later(slots[t as usize], at);
+        core.collect(now, flow, &NicEvent::Tx { bytes: pkt, packets: 1 });
+        if let Some(due) = core.due() {
+            timers.arm_if_later(slot, due);
         }
         flow = if flow + 1 == flows { 0 } else { flow + 1 };
+        last = now;
         now += gap;
     }
+    core.advance(last);
 }

@@ -99,15 +99,16 @@ impl EventTap {
         EventTap { log: Some(EventLog::default()), scr: None }
     }
 
-    /// Hands the event to the subscribers; returns an SCR thread timer to arm, and when.
+    /// Hands the event to the subscribers; returns SCR's timer to arm (if later), and when.
     #[inline]
     pub fn publish(&mut self, at: Time, host: u32, qp: u32, ev: &NicEvent) -> Option<(crate::sim::TimerId, Time)> {
         if let Some(log) = &mut self.log {
             log.record(at, host, qp, ev);
         }
         let scr = self.scr.as_mut()?;
-        let (t, when) = scr.cores[host as usize].as_mut()?.collect(at, qp, ev)?;
-        Some((scr.thread_timers[host as usize][t as usize], when))
+        let core = scr.cores[host as usize].as_mut()?;
+        core.collect(at, qp, ev);
+        Some((scr.timers[host as usize], core.due()?))
     }
 
     /// Queue pair `qp` of host `host` closed. Returns SCR's install timer to arm, and when, if
@@ -116,6 +117,6 @@ impl EventTap {
         let scr = self.scr.as_mut()?;
         let core = scr.cores[host as usize].as_mut()?;
         core.leave(at, qp);
-        Some((scr.install_timers[host as usize], core.next_install()?))
+        Some((scr.timers[host as usize], core.due()?))
     }
 }

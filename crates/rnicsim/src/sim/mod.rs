@@ -1,5 +1,7 @@
-//! The simulation kernel: the timer queue that orders all events and the seeded random streams.
+//! The simulation kernel: the timer queue that orders all events, components' private
+//! timelines and the seeded random streams.
 
+pub mod agenda;
 pub mod rng;
 pub mod timer;
 

@@ -270,14 +270,11 @@ impl World {
         if let Some(scr) = &self.nic_spec.scr {
             let on = |node: u32| scr.hosts.as_ref().is_none_or(|l| l.contains(&node));
             let cores: Vec<_> = self.nics.iter().map(|n| on(n.node).then(|| scr.build(n.line_rate))).collect();
-            let mut thread_timers = Vec::new();
-            let mut install_timers = Vec::new();
+            let mut timers = Vec::new();
             let mut telemetry_timers = Vec::new();
             for (h, c) in cores.iter().enumerate() {
                 let host = h as u32;
-                let threads = c.as_ref().map_or(0, |c| c.threads() + c.node_threads());
-                thread_timers.push((0..threads).map(|thread| self.timers.add_timer(Wake::ScrThread { host, thread })).collect());
-                install_timers.push(self.timers.add_timer(Wake::ScrInstall(host)));
+                timers.push(self.timers.add_timer(Wake::Scr(host)));
                 // The first sample one period in (it reads the counters since time 0).
                 telemetry_timers.push(match (c, scr.telemetry) {
                     (Some(_), Some(period)) => {
@@ -289,7 +286,7 @@ impl World {
                 });
             }
             let meters = vec![crate::nic::scr::telemetry::Meter::first_at(scr.telemetry.unwrap_or_default()); cores.len()];
-            self.tap.scr = Some(crate::nic::scr::Scr { cores, thread_timers, install_timers, telemetry_timers, meters, telemetry_log: Vec::new() });
+            self.tap.scr = Some(crate::nic::scr::Scr { cores, timers, telemetry_timers, meters, telemetry_log: Vec::new() });
         }
         if let Some(sc) = &self.nic_spec.state_cache {
             for h in 0..self.nics.len() as u32 {

@@ -60,10 +60,8 @@ pub enum Wake {
     RateSampler,
     /// A switch's load-balancer timer.
     Lb(u32),
-    /// An SCR thread of a host's NIC may take its next event.
-    ScrThread { host: u32, thread: u32 },
-    /// An SCR decision of a host's NIC takes effect.
-    ScrInstall(u32),
+    /// A host's SCR processor is due: a decision of it may take effect.
+    Scr(u32),
     /// A host's SCR telemetry samples, or a ping-pong of it comes back.
     ScrTelemetry(u32),
     /// Connection state a host's NIC fetched has arrived: packets held for it go on.
@@ -267,8 +265,7 @@ impl World {
             Wake::App { app, tag } => self.app_event(app, AppEvent::Timer(tag)),
             Wake::RateSampler => self.sample_rates(),
             Wake::Lb(s) => self.lb_timer(s),
-            Wake::ScrThread { host, thread } => self.scr_thread(host, thread),
-            Wake::ScrInstall(host) => self.scr_install(host),
+            Wake::Scr(host) => self.scr_due(host),
             Wake::ScrTelemetry(host) => self.scr_telemetry(host),
             Wake::StateCache(host) => self.state_timer(host),
             Wake::Star(ep) => self.star_timer(ep),
@@ -295,6 +292,7 @@ impl World {
             self.ports[p as usize].counters.paused_tx_ps += open;
         }
         self.stats.peak_packets = self.pool.capacity() as u64;
+        self.scr_catch_up();
         let mut apps = std::mem::take(&mut self.apps);
         use crate::host::apps::Application;
         apps.flows.on_end(self);

@@ -363,6 +363,7 @@ impl World {
             self.stats.events += 1;
         }
         self.now = self.end;
+        self.scr_catch_up();
         self.end = end;
     }
 

@@ -1,6 +1,7 @@
-//! Wiring of SCR ([`crate::nic::scr`]) to the event loop: a thread's timer lets it take its next
-//! event; the install timer carries out decisions that have taken effect, through the same
-//! control interface any subscriber uses.
+//! Wiring of SCR ([`crate::nic::scr`]) to the event loop: one timer per processor, armed when
+//! it is due ([`crate::nic::scr::processor::ScrCore::due`]), lets its runs catch up and carries
+//! out the decisions that have taken effect, through the same control interface any subscriber
+//! uses.
 
 use super::World;
 use crate::nic::scr::policy::external::{External, ExternalPolicy};
@@ -31,15 +32,12 @@ impl World {
         self.tap.scr.iter().flat_map(|s| s.cores.iter().flatten()).any(|c| c.as_any().downcast_ref::<Processor<External>>().is_some_and(|p| !p.policy.set))
     }
 
-    pub(super) fn scr_thread(&mut self, host: u32, thread: u32) {
+    /// Every SCR processor's runs due by now are done (at the end of a run, before its
+    /// counters are read).
+    pub(super) fn scr_catch_up(&mut self) {
         let now = self.now;
-        let Some(scr) = self.tap.scr.as_mut() else { return };
-        let Some(core) = scr.cores[host as usize].as_mut() else { return };
-        if let Some(at) = core.run_thread(now, thread) {
-            self.timers.arm_if_later(scr.thread_timers[host as usize][thread as usize], at);
-        }
-        if let Some(at) = core.next_install() {
-            self.timers.arm_if_later(scr.install_timers[host as usize], at);
+        for core in self.tap.scr.iter_mut().flat_map(|s| s.cores.iter_mut().flatten()) {
+            core.advance(now);
         }
     }
 
@@ -73,15 +71,21 @@ impl World {
         self.timers.arm(scr.telemetry_timers[h].expect("a telemetry timer fired"), next);
         let Some(core) = scr.cores[h].as_mut() else { return };
         for e in raised {
-            if let Some((t, at)) = core.collect_node(e) {
-                self.timers.arm_if_later(scr.thread_timers[h][t as usize], at);
-            }
+            core.collect_node(now, e);
+        }
+        if let Some(at) = core.due() {
+            self.timers.arm_if_later(scr.timers[h], at);
         }
     }
 
-    pub(super) fn scr_install(&mut self, host: u32) {
+    /// A host's SCR processor is due: its runs catch up with now, and the decisions that
+    /// take effect by now are carried out.
+    pub(super) fn scr_due(&mut self, host: u32) {
         let now = self.now;
         let mut kick = false;
+        if let Some(core) = self.tap.scr.as_mut().and_then(|s| s.cores[host as usize].as_mut()) {
+            core.advance(now);
+        }
         loop {
             let Some(scr) = self.tap.scr.as_mut() else { return };
             let Some(a) = scr.cores[host as usize].as_mut().and_then(|c| c.pop_install(now)) else { break };
@@ -99,12 +103,8 @@ impl World {
                 Action::ProbePath { flow, sport } => {
                     let _ = self.send_path_probe(flow, sport);
                 }
-                Action::Wake { flow, .. } => {
-                    let scr = self.tap.scr.as_mut().expect("checked above");
-                    if let Some((t, at)) = scr.cores[host as usize].as_mut().and_then(|c| c.wake(now, flow)) {
-                        self.timers.arm_if_later(scr.thread_timers[host as usize][t as usize], at);
-                    }
-                }
+                // The processor keeps its wake-ups on its own timeline.
+                Action::Wake { .. } => {}
                 Action::Signal { flow, value, bytes } => {
                     let _ = self.send_signal(flow, value, bytes);
                 }
@@ -114,8 +114,8 @@ impl World {
             self.kick_host_port(host);
         }
         let scr = self.tap.scr.as_ref().expect("checked above");
-        if let Some(at) = scr.cores[host as usize].as_ref().and_then(|c| c.next_install()) {
-            self.timers.arm(scr.install_timers[host as usize], at);
+        if let Some(at) = scr.cores[host as usize].as_ref().and_then(|c| c.due()) {
+            self.timers.arm(scr.timers[host as usize], at);
         }
     }
 }

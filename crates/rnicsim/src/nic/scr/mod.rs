@@ -290,10 +290,10 @@ impl ScrSpec {
 pub struct Scr {
     /// Per host: its processor, if SCR runs on that host's NIC (`nic.scr.hosts`).
     pub cores: Vec<Option<Box<dyn ScrCore + Send>>>,
-    /// Per host: each thread's timer (the per-flow threads, then the per-node pool), and the
-    /// install timer.
-    pub thread_timers: Vec<Vec<crate::sim::TimerId>>,
-    pub install_timers: Vec<crate::sim::TimerId>,
+    /// Per host: the processor's timer, armed at its [`ScrCore::due`] (its threads and
+    /// wake-ups keep their own timeline; the world hands it the time when a decision may take
+    /// effect).
+    pub timers: Vec<crate::sim::TimerId>,
     /// Per host: the telemetry collector's timer and its readings at the previous sample
     /// (`nic.scr.telemetry`; none without it).
     pub telemetry_timers: Vec<Option<crate::sim::TimerId>>,

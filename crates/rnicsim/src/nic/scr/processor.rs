@@ -18,6 +18,14 @@
 //!   a separate per-node pool (`node_threads`) to one of its threads, as are leaves.
 //! - **Node-level events** (the host domain's telemetry, [`super::telemetry`]) queue per kind
 //!   and run on the per-node pool (on a flow thread without one), with every flow at hand.
+//! - **The agenda**: the threads' runs and the policies' wake-ups are the processor's own
+//!   timeline, kept in time order here rather than in the world's event queue. Nothing a run
+//!   decides reaches the data path before `install_latency` has passed, so the world needs the
+//!   processor only when a decision takes effect or a run might make one
+//!   ([`Processor::due`]); in between, runs catch up on their own timeline whenever the NIC
+//!   hands over an event ([`Processor::advance`] first, so a queue's state is the one its
+//!   thread left at that moment). Runs keep their own times, so results do not depend on
+//!   when they are caught up.
 
 use super::event::{Kind, ScrEvent};
 use super::policy::{Action, Env, FlowEntry, Policy, Verdict, FLOW_CONTEXT_BYTES};
@@ -25,8 +33,8 @@ use super::queue::{EventQueue, Strategy};
 use super::stats::ScrStats;
 use crate::nic::events::NicEvent;
 use crate::units::{BitsPerSec, Time};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use crate::sim::agenda::Agenda;
+use std::collections::VecDeque;
 
 /// The processor's fixed configuration (from `[nic.scr]`).
 #[derive(Clone, Debug)]
@@ -56,11 +64,28 @@ impl Config {
     }
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Thread {
     busy_until: Time,
     /// Queues with events, and when their events reach this thread.
-    ready: VecDeque<(u32, Time)>,
+    ready: VecDeque<Ready>,
+    /// Its live agenda entry (when, sequence number); `Time::MAX`: none.
+    wake: (Time, u64),
+}
+
+impl Default for Thread {
+    fn default() -> Thread {
+        Thread { busy_until: Time::ZERO, ready: VecDeque::new(), wake: (Time::MAX, 0) }
+    }
+}
+
+/// A queue on a thread's ready list: flow slot (or [`NODE_QUEUE`] + node-level queue) and
+/// lane, and when its events reach the thread.
+#[derive(Clone, Copy, Debug)]
+struct Ready {
+    slot: u32,
+    lane: u32,
+    at: Time,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -79,11 +104,21 @@ pub struct Processor<P: Policy> {
     meta: Vec<FlowMeta>,
     /// Queue pair → flow slot + 1 (0: none).
     slot_of: Vec<u32>,
+    /// Each flow's queues, one per lane: the per-flow kinds the policy subscribes to, and
+    /// `Timer` (its wake-ups); `lanes` of them per flow slot, side by side.
     queues: Vec<EventQueue>,
+    lanes: usize,
+    /// Kind → lane (`NO_LANE`: not collected per flow), and back.
+    lane_of: [u8; Kind::COUNT],
+    kind_of_lane: [Kind; Kind::COUNT],
     threads: Vec<Thread>,
-    /// Decided actions by when they take effect (and the order decided, for ties).
-    installs: BinaryHeap<Reverse<(Time, u64, Action)>>,
-    decided: u64,
+    /// Decided actions by when they take effect (ties in the order decided).
+    installs: Agenda<Action>,
+    /// Thread runs due; an entry whose sequence number is no longer its thread's `wake` was
+    /// superseded by an earlier one and is skipped.
+    agenda: Agenda<u32>,
+    /// Policy wake-ups (`Action::Wake`) due, by queue pair.
+    wakes: Agenda<u32>,
     scratch: Vec<Action>,
     next_thread: u32,
     /// The node-level kinds' queues ([`Kind::NODE`] order).
@@ -97,6 +132,16 @@ pub struct Processor<P: Policy> {
 impl<P: Policy> Processor<P> {
     pub fn new(cfg: Config, policy: P) -> Processor<P> {
         let threads = vec![Thread::default(); (cfg.threads.max(1) + cfg.node_threads) as usize];
+        let mut lane_of = [NO_LANE; Kind::COUNT];
+        let mut kind_of_lane = [Kind::Timer; Kind::COUNT];
+        let mut lanes = 0;
+        for k in Kind::ALL {
+            if !k.node_level() && (k == Kind::Timer || policy.subscribes(k)) {
+                lane_of[k.index()] = lanes as u8;
+                kind_of_lane[lanes] = k;
+                lanes += 1;
+            }
+        }
         Processor {
             cfg,
             policy,
@@ -104,9 +149,13 @@ impl<P: Policy> Processor<P> {
             meta: Vec::new(),
             slot_of: Vec::new(),
             queues: Vec::new(),
+            lanes,
+            lane_of,
+            kind_of_lane,
             threads,
-            installs: BinaryHeap::new(),
-            decided: 0,
+            installs: Agenda::default(),
+            agenda: Agenda::default(),
+            wakes: Agenda::default(),
             scratch: Vec::new(),
             next_thread: 0,
             node_queues: Default::default(),
@@ -176,7 +225,7 @@ impl<P: Policy> Processor<P> {
         let thread = if self.cfg.hardware { (crate::sim::rng::mix64(qp as u64) % t as u64) as u32 } else { self.next_thread };
         self.next_thread = (self.next_thread + 1) % t;
         self.flows.push(FlowEntry { flow: qp, left: false, ctx: P::Flow::default() });
-        self.queues.extend([EventQueue::default(); Kind::COUNT]);
+        self.queues.resize(self.queues.len() + self.lanes, EventQueue::default());
         let at = now + self.cfg.trigger_latency;
         let mut env = Env { now: at, line_rate: self.cfg.line_rate, install_latency: self.cfg.install_latency, in_force: at + self.cfg.install_latency, actions: &mut self.scratch };
         let cycles = self.policy.on_join(&mut self.flows, &mut env);
@@ -199,88 +248,141 @@ impl<P: Policy> Processor<P> {
             return;
         }
         for a in self.scratch.drain(..) {
-            self.decided += 1;
-            let at = match a {
-                Action::Wake { after, .. } => done + after,
-                _ => done + self.cfg.install_latency,
-            };
-            self.installs.push(Reverse((at, self.decided, a)));
+            if let Action::Wake { flow, after } = a {
+                // A timer on the cores: it stays on the processor's own timeline.
+                self.wakes.push(done + after, flow);
+                continue;
+            }
+            self.installs.push(done + self.cfg.install_latency, a);
         }
     }
 
-    /// The NIC raised an event of queue pair `qp`: collect it if the policy wants it. Returns
-    /// the thread to wake and when, if the event made a queue ready.
-    pub fn collect(&mut self, now: Time, qp: u32, ev: &NicEvent) -> Option<(u32, Time)> {
-        let e = ScrEvent::from_nic(now, qp, ev)?;
-        if !self.policy.subscribes(e.kind) {
-            return None;
+    /// The NIC raised an event of queue pair `qp` at `now`: collect it if the policy wants it
+    /// (after the runs due by `now`). [`Self::due`] may be earlier afterwards.
+    #[inline]
+    pub fn collect(&mut self, now: Time, qp: u32, ev: &NicEvent) {
+        let Some(e) = ScrEvent::from_nic(now, qp, ev) else { return };
+        if self.lane_of[e.kind.index()] == NO_LANE {
+            return;
         }
-        self.enqueue(now, qp, e)
+        self.advance(now);
+        self.enqueue(now, qp, e);
     }
 
-    /// A node-level event (a telemetry sample, raised at `e.at`): counted in the telemetry
-    /// figures, and queued for the per-node pool if the policy wants its kind.
-    pub fn collect_node(&mut self, e: ScrEvent) -> Option<(u32, Time)> {
+    /// A node-level event (a telemetry sample taken at `e.at`, handed over at `now`): counted
+    /// in the telemetry figures, and queued for the per-node pool if the policy wants its kind.
+    /// It reaches its thread a trigger latency after it was taken, and not before `now`.
+    pub fn collect_node(&mut self, now: Time, e: ScrEvent) {
         debug_assert!(e.kind.node_level());
         self.stats.telemetry.record(&e);
         if !self.policy.subscribes(e.kind) {
-            return None;
+            return;
         }
+        self.advance(now);
         let k = e.kind.index();
         self.stats.collected[k] += 1;
         let n = Kind::NODE.iter().position(|&x| x == e.kind).expect("a node-level kind");
         let q = &mut self.node_queues[n];
         if !q.push(e, self.cfg.strategies[k], Some(self.cfg.depth)) {
             self.stats.dropped[k] += 1;
-            return None;
+            return;
         }
         if q.ready {
-            return None;
+            return;
         }
         q.ready = true;
         let t = self.node_thread(n).unwrap_or(n % self.flow_threads() as usize);
         let th = &mut self.threads[t];
-        let at = e.at + self.cfg.trigger_latency;
-        th.ready.push_back((NODE_QUEUE + n as u32, at));
-        Some((t as u32, at.max(th.busy_until)))
+        let at = (e.at + self.cfg.trigger_latency).max(now);
+        th.ready.push_back(Ready { slot: NODE_QUEUE + n as u32, lane: 0, at });
+        let when = at.max(th.busy_until);
+        self.schedule_thread(t, when);
     }
 
     /// A policy's wake-up of flow `qp` is due (`Action::Wake`): a `Kind::Timer` event, queued
     /// like any other (a flow that left gets none).
-    pub fn wake(&mut self, now: Time, qp: u32) -> Option<(u32, Time)> {
-        self.slot(qp)?;
-        let e = ScrEvent { kind: Kind::Timer, flow: qp, at: now, first_at: now, bytes: 0, count: 1, rtt: Time::ZERO, value: 0, aux: 0 };
-        self.enqueue(now, qp, e)
+    fn wake(&mut self, now: Time, qp: u32) {
+        if self.slot(qp).is_some() {
+            let e = ScrEvent { kind: Kind::Timer, flow: qp, at: now, first_at: now, bytes: 0, count: 1, rtt: Time::ZERO, value: 0, aux: 0 };
+            self.enqueue(now, qp, e);
+        }
     }
 
-    fn enqueue(&mut self, now: Time, qp: u32, e: ScrEvent) -> Option<(u32, Time)> {
+    /// Thread `t` is to run at `at`, unless it already runs earlier.
+    #[inline]
+    fn schedule_thread(&mut self, t: usize, at: Time) {
+        let th = &mut self.threads[t];
+        if at < th.wake.0 {
+            th.wake = (at, self.agenda.push(at, t as u32));
+        }
+    }
+
+    /// Runs the threads and wake-ups due by `now`, in time order (ties in the order they were
+    /// scheduled; a wake-up before a run).
+    #[inline]
+    pub fn advance(&mut self, now: Time) {
+        loop {
+            let run = self.agenda.next_at().unwrap_or(Time::MAX);
+            if !self.wakes.is_empty() {
+                if let Some((at, _, qp)) = self.wakes.pop_until(now.min(run)) {
+                    self.wake(at, qp);
+                    continue;
+                }
+            }
+            let Some((at, seq, t)) = self.agenda.pop_until(now) else { return };
+            let th = &mut self.threads[t as usize];
+            if th.wake.1 != seq {
+                continue;
+            }
+            th.wake = (Time::MAX, 0);
+            if let Some(next) = self.run_thread(at, t) {
+                self.schedule_thread(t as usize, next);
+            }
+        }
+    }
+
+    /// When the world must next hand the processor the time ([`Self::advance`], then
+    /// [`Self::pop_install`]): a decision takes effect, or a run or wake-up comes due whose
+    /// decisions could take effect then (not before `install_latency` after it).
+    #[inline]
+    pub fn due(&self) -> Option<Time> {
+        let run = self.agenda.next_at().unwrap_or(Time::MAX);
+        let wake = self.wakes.next_at().unwrap_or(Time::MAX);
+        let install = self.installs.next_at().unwrap_or(Time::MAX);
+        let at = install.min(Time(run.min(wake).0.saturating_add(self.cfg.install_latency.0)));
+        (at < Time::MAX).then_some(at)
+    }
+
+    fn enqueue(&mut self, now: Time, qp: u32, e: ScrEvent) {
         let k = e.kind.index();
         self.stats.collected[k] += 1;
         let slot = match self.slot(qp) {
             Some(s) => s,
             None => self.join(now, qp),
         };
-        let qi = slot * Kind::COUNT + k;
+        let lane = self.lane_of[k] as usize;
         let depth = if self.cfg.hardware && e.kind.in_band() { None } else { Some(self.cfg.depth) };
-        let q = &mut self.queues[qi];
+        let q = &mut self.queues[slot * self.lanes + lane];
         if !q.push(e, self.cfg.strategies[k], depth) {
             self.stats.dropped[k] += 1;
-            return None;
+            return;
         }
         if q.ready {
-            return None;
+            return;
         }
         q.ready = true;
-        let t = self.meta[slot].thread;
-        let th = &mut self.threads[t as usize];
+        let t = self.meta[slot].thread as usize;
+        let th = &mut self.threads[t];
         let at = now + self.cfg.trigger_latency;
-        th.ready.push_back((qi as u32, at));
-        Some((t, at.max(th.busy_until)))
+        th.ready.push_back(Ready { slot: slot as u32, lane: lane as u32, at });
+        let when = at.max(th.busy_until);
+        self.schedule_thread(t, when);
     }
 
     /// Queue pair `qp` closed: its flow leaves (the policy reclaims), its events are dropped.
     pub fn leave(&mut self, now: Time, qp: u32) {
         let Some(slot) = self.slot(qp) else { return };
+        self.advance(now);
         self.slot_of[qp as usize] = 0;
         let at = now + self.cfg.trigger_latency;
         let mut env = Env { now: at, line_rate: self.cfg.line_rate, install_latency: self.cfg.install_latency, in_force: at + self.cfg.install_latency, actions: &mut self.scratch };
@@ -288,34 +390,34 @@ impl<P: Policy> Processor<P> {
         let cycles = self.policy.on_leave(slot, &mut self.flows, &mut env);
         // Nothing is installed for the closed queue pair itself.
         self.scratch.retain(|a| !matches!(a, Action::SetRate { flow, .. } | Action::ProbeRtt { flow } | Action::SetSport { flow, .. } | Action::ProbePath { flow, .. } | Action::Signal { flow, .. } | Action::Wake { flow, .. } if *flow == qp));
-        for q in &mut self.queues[slot * Kind::COUNT..(slot + 1) * Kind::COUNT] {
+        for q in &mut self.queues[slot * self.lanes..(slot + 1) * self.lanes] {
             q.take();
         }
         let done = self.charge_node(slot, at, cycles).unwrap_or_else(|| at + self.cfg.cycles_time(cycles as u64));
         self.schedule(done);
     }
 
-    /// Thread `t`'s timer: if free, it takes the next ready queue. Returns when to wake it again
-    /// (`None`: when an event next makes one of its queues ready).
-    pub fn run_thread(&mut self, now: Time, t: u32) -> Option<Time> {
+    /// Thread `t`'s turn at `now`: if free, it takes the next ready queue. Returns when to run
+    /// it again (`None`: when an event next makes one of its queues ready).
+    fn run_thread(&mut self, now: Time, t: u32) -> Option<Time> {
         let th = &mut self.threads[t as usize];
         if th.busy_until > now {
             return Some(th.busy_until);
         }
-        let (qi, at) = *th.ready.front()?;
+        let Ready { slot, lane, at } = *th.ready.front()?;
         if at > now {
             return Some(at);
         }
         th.ready.pop_front();
-        if qi >= NODE_QUEUE {
-            return self.run_node(now, t, (qi - NODE_QUEUE) as usize);
+        if slot >= NODE_QUEUE {
+            return self.run_node(now, t, (slot - NODE_QUEUE) as usize);
         }
-        let (qi, slot) = (qi as usize, qi as usize / Kind::COUNT);
-        let k = qi % Kind::COUNT;
-        let q = &mut self.queues[qi];
+        let (slot, lane) = (slot as usize, lane as usize);
+        let k = self.kind_of_lane[lane].index();
+        let q = &mut self.queues[slot * self.lanes + lane];
         q.ready = false;
         if self.flows[slot].left || q.entries == 0 {
-            return self.threads[t as usize].ready.front().map(|&(_, a)| a.max(now));
+            return self.threads[t as usize].ready.front().map(|r| r.at.max(now));
         }
         let parks = self.cfg.strategies[k] == Strategy::Threshold && self.meta[slot].stable && q.bytes() < self.cfg.threshold;
         let cycles = if parks {
@@ -352,7 +454,7 @@ impl<P: Policy> Processor<P> {
         let q = &mut self.node_queues[n];
         q.ready = false;
         let Some(ev) = q.take() else {
-            return self.threads[t as usize].ready.front().map(|&(_, a)| a.max(now));
+            return self.threads[t as usize].ready.front().map(|r| r.at.max(now));
         };
         let k = ev.kind.index();
         let cycles = self.policy.cycles(&ev);
@@ -367,23 +469,19 @@ impl<P: Policy> Processor<P> {
     }
 
     /// When the next decided action takes effect.
-    pub fn next_install(&self) -> Option<Time> {
-        self.installs.peek().map(|Reverse((at, _, _))| *at)
+    #[cfg(test)]
+    fn next_install(&self) -> Option<Time> {
+        self.installs.next_at()
     }
 
-    /// The next action due by `now`.
+    /// The next action due by `now` (with the runs due by then [`Self::advance`]d first).
     pub fn pop_install(&mut self, now: Time) -> Option<Action> {
-        match self.installs.peek() {
-            Some(Reverse((at, _, _))) if *at <= now => {
-                let Reverse((at, _, a)) = self.installs.pop().expect("peeked");
-                if let Action::SetRate { .. } = a {
-                    self.stats.rate_sets += 1;
-                    self.stats.last_rate_set = at;
-                }
-                Some(a)
-            }
-            _ => None,
+        let (at, _, a) = self.installs.pop_until(now)?;
+        if let Action::SetRate { .. } = a {
+            self.stats.rate_sets += 1;
+            self.stats.last_rate_set = at;
         }
+        Some(a)
     }
 
     /// Every live flow's queue pair and context.
@@ -392,24 +490,25 @@ impl<P: Policy> Processor<P> {
     }
 }
 
-/// Ready-list entries from this number up are node-level queues.
+/// Ready-list entries from this slot number up are node-level queues.
 const NODE_QUEUE: u32 = u32::MAX - 8;
+/// `lane_of` for a kind with no per-flow queue.
+const NO_LANE: u8 = u8::MAX;
 
 /// The processor as the NIC holds it, whatever its policy.
 pub trait ScrCore {
-    fn collect(&mut self, now: Time, qp: u32, ev: &NicEvent) -> Option<(u32, Time)>;
-    fn collect_node(&mut self, ev: ScrEvent) -> Option<(u32, Time)>;
-    fn wake(&mut self, now: Time, qp: u32) -> Option<(u32, Time)>;
+    fn collect(&mut self, now: Time, qp: u32, ev: &NicEvent);
+    fn collect_node(&mut self, now: Time, ev: ScrEvent);
     fn leave(&mut self, now: Time, qp: u32);
-    fn run_thread(&mut self, now: Time, t: u32) -> Option<Time>;
-    fn next_install(&self) -> Option<Time>;
+    fn advance(&mut self, now: Time);
+    fn due(&self) -> Option<Time>;
     fn pop_install(&mut self, now: Time) -> Option<Action>;
     fn stats(&self) -> &ScrStats;
     fn policy_name(&self) -> &'static str;
     fn context_bytes(&self) -> usize;
     /// The per-flow threads.
     fn threads(&self) -> u32;
-    /// The per-node pool's threads (their timers follow the per-flow threads').
+    /// The per-node pool's threads.
     fn node_threads(&self) -> u32;
     /// The policy's own figures (see [`Policy::report`]).
     fn report(&self) -> Vec<(&'static str, f64)>;
@@ -419,23 +518,20 @@ pub trait ScrCore {
 }
 
 impl<P: Policy + 'static> ScrCore for Processor<P> {
-    fn collect(&mut self, now: Time, qp: u32, ev: &NicEvent) -> Option<(u32, Time)> {
+    fn collect(&mut self, now: Time, qp: u32, ev: &NicEvent) {
         Processor::collect(self, now, qp, ev)
     }
-    fn collect_node(&mut self, ev: ScrEvent) -> Option<(u32, Time)> {
-        Processor::collect_node(self, ev)
-    }
-    fn wake(&mut self, now: Time, qp: u32) -> Option<(u32, Time)> {
-        Processor::wake(self, now, qp)
+    fn collect_node(&mut self, now: Time, ev: ScrEvent) {
+        Processor::collect_node(self, now, ev)
     }
     fn leave(&mut self, now: Time, qp: u32) {
         Processor::leave(self, now, qp)
     }
-    fn run_thread(&mut self, now: Time, t: u32) -> Option<Time> {
-        Processor::run_thread(self, now, t)
+    fn advance(&mut self, now: Time) {
+        Processor::advance(self, now)
     }
-    fn next_install(&self) -> Option<Time> {
-        Processor::next_install(self)
+    fn due(&self) -> Option<Time> {
+        Processor::due(self)
     }
     fn pop_install(&mut self, now: Time) -> Option<Action> {
         Processor::pop_install(self, now)
@@ -568,6 +664,12 @@ mod tests {
         }
     }
 
+    /// When thread `t` is next to run, if it is on the agenda.
+    fn scheduled<P: Policy>(p: &Processor<P>, t: usize) -> Option<Time> {
+        let at = p.threads[t].wake.0;
+        (at < Time::MAX).then_some(at)
+    }
+
     #[test]
     fn a_decision_takes_effect_after_trigger_processing_and_install_latency() {
         // Static 1/n: the second flow's join halves both. Join work: 2 rate sets × 20 cycles
@@ -576,8 +678,10 @@ mod tests {
         let t0 = Time::from_us(10);
         p.collect(t0, 1, &NicEvent::Tx { bytes: 1000, packets: 1 });
         assert_eq!(p.next_install(), Some(t0 + Time::from_us(2) + Time::from_ns(40) + Time::from_us(3)));
-        let (t, at) = p.collect(t0, 2, &NicEvent::Tx { bytes: 1000, packets: 1 }).unwrap();
-        assert_eq!(at, t0 + Time::from_us(2));
+        p.collect(t0, 2, &NicEvent::Tx { bytes: 1000, packets: 1 });
+        let t = p.meta[1].thread as usize;
+        let at = t0 + Time::from_us(2);
+        assert_eq!(scheduled(&p, t), Some(at));
         let due = t0 + Time::from_us(5) + Time::from_ns(80);
         let mut got = Vec::new();
         while let Some(a) = p.pop_install(due) {
@@ -585,31 +689,113 @@ mod tests {
         }
         assert_eq!(got, vec![Action::SetRate { flow: 1, bps: 100_000_000_000 }, Action::SetRate { flow: 1, bps: 50_000_000_000 }, Action::SetRate { flow: 2, bps: 50_000_000_000 }]);
         // Not before the trigger latency: the thread has nothing to take yet.
-        assert_eq!(p.run_thread(t0, t), Some(at));
+        p.advance(at - Time(1));
+        assert_eq!((p.stats.handled[Kind::Tx.index()], scheduled(&p, t)), (0, Some(at)));
         // 150 cycles for the event and the 40 of its join owed, at 500 MHz: 380 ns. Nothing else
-        // waits for the thread, so it needs no wake-up of its own.
-        assert_eq!(p.run_thread(at, t), None);
-        assert_eq!(p.threads[t as usize].busy_until, at + Time::from_ns(380));
-        // The flow's next event names its own wake-up, a trigger latency after it.
+        // waits for the thread, so it is off the agenda.
+        p.advance(at);
+        assert_eq!(p.threads[t].busy_until, at + Time::from_ns(380));
+        assert_eq!(scheduled(&p, t), None);
+        // The flow's next event puts the thread back, a trigger latency after it; nothing it
+        // decides can take effect before the install latency after that.
         let later = at + Time::from_ns(100);
-        assert_eq!(p.collect(later, 2, &NicEvent::Tx { bytes: 1000, packets: 1 }), Some((t, later + Time::from_us(2))));
-        assert_eq!(p.stats.handled[Kind::Tx.index()], 1);
+        p.collect(later, 2, &NicEvent::Tx { bytes: 1000, packets: 1 });
+        assert_eq!(scheduled(&p, t), Some(later + Time::from_us(2)));
+        assert_eq!(p.due(), Some(later + Time::from_us(5)));
+        // Flow 1's first event ran on the other thread at the same time.
+        assert_eq!(p.stats.handled[Kind::Tx.index()], 2);
     }
 
     #[test]
-    fn a_thread_with_another_queue_waiting_wakes_when_it_is_free() {
+    fn a_thread_with_another_queue_waiting_runs_again_when_it_is_free() {
         // One thread, two flows: the second flow's queue waits while the first's event runs.
         let mut p = Processor::new(cfg(1, false), Passive(PassiveParams { cycles: 500 }));
         let t0 = Time::from_us(10);
         let at = t0 + Time::from_us(2);
-        assert_eq!(p.collect(t0, 1, &NicEvent::Tx { bytes: 1000, packets: 1 }), Some((0, at)));
-        assert_eq!(p.collect(t0, 2, &NicEvent::Tx { bytes: 1000, packets: 1 }), Some((0, at)));
+        p.collect(t0, 1, &NicEvent::Tx { bytes: 1000, packets: 1 });
+        p.collect(t0, 2, &NicEvent::Tx { bytes: 1000, packets: 1 });
+        assert_eq!(scheduled(&p, 0), Some(at));
         // 500 cycles at 500 MHz: 1 µs each.
         let done = at + Time::from_us(1);
-        assert_eq!(p.run_thread(at, 0), Some(done));
-        assert_eq!(p.run_thread(done, 0), None);
-        assert_eq!(p.stats.handled[Kind::Tx.index()], 2);
+        p.advance(at);
+        assert_eq!((p.stats.handled[Kind::Tx.index()], scheduled(&p, 0)), (1, Some(done)));
+        p.advance(done);
+        assert_eq!((p.stats.handled[Kind::Tx.index()], scheduled(&p, 0)), (2, None));
         assert_eq!(p.threads[0].busy_until, done + Time::from_us(1));
+    }
+
+    #[test]
+    fn runs_give_the_same_decisions_whenever_they_catch_up() {
+        // Water filling over 24 flows on 4 threads, 200 µs: one processor is handed the time
+        // at every event and takes off decisions as they come due (as the world does when its
+        // timer fires); the other catches up only as events arrive and once at the end.
+        use crate::nic::scr::policy::water_filling::{WaterFilling, WaterFillingParams};
+        let make = || Processor::new(cfg(4, true), WaterFilling::new(WaterFillingParams { cycles: 300, ..Default::default() }));
+        let (mut eager, mut lazy) = (make(), make());
+        let gap = BitsPerSec::gbps(100).tx_time(1082);
+        let (mut now, mut taken) = (Time::ZERO, Vec::new());
+        for i in 0..(Time::from_us(200).0 / gap.0) {
+            // Uneven flows: flow f sends every (f % 3 + 1)-th turn of its own.
+            let f = (i % 24) as u32;
+            if (i / 24) % (f as u64 % 3 + 1) == 0 {
+                eager.collect(now, f, &NicEvent::Tx { bytes: 1082, packets: 1 });
+                lazy.collect(now, f, &NicEvent::Tx { bytes: 1082, packets: 1 });
+            }
+            eager.advance(now);
+            while let Some(a) = eager.pop_install(now) {
+                taken.push(a);
+            }
+            now += gap;
+        }
+        let end = now + Time::from_us(20);
+        for p in [&mut eager, &mut lazy] {
+            p.advance(end);
+        }
+        while let Some(a) = eager.pop_install(end) {
+            taken.push(a);
+        }
+        let lazy_taken: Vec<_> = std::iter::from_fn(|| lazy.pop_install(end)).collect();
+        assert!(taken.len() > 24, "{} decisions", taken.len());
+        assert_eq!(taken, lazy_taken);
+        let k = Kind::Tx.index();
+        let (e, l) = (&eager.stats, &lazy.stats);
+        assert_eq!((e.handled[k], e.coalesced[k], e.busy_ps, e.rate_sets, e.last_rate_set), (l.handled[k], l.coalesced[k], l.busy_ps, l.rate_sets, l.last_rate_set));
+    }
+
+    #[test]
+    fn a_policy_wake_up_is_a_timer_event_on_the_processors_own_timeline() {
+        use crate::nic::scr::policy::external::{External, ExternalParams, ExternalPolicy};
+        // On a TX event, ask for a wake-up 5 µs after the decision; log what runs when.
+        struct Waker(std::sync::Arc<std::sync::Mutex<Vec<(Kind, Time)>>>);
+        impl ExternalPolicy for Waker {
+            fn on_event(&mut self, now: Time, _l: u64, ev: &ScrEvent, a: &mut Vec<Action>) {
+                self.0.lock().unwrap().push((ev.kind, now));
+                if ev.kind == Kind::Tx {
+                    a.push(Action::Wake { flow: ev.flow, after: Time::from_us(5) });
+                }
+            }
+        }
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut policy = External::new(ExternalParams { kinds: vec![Kind::Tx, Kind::Timer], cycles: 500, set_cycles: 0 });
+        policy.inner = Box::new(Waker(seen.clone()));
+        let mut p = Processor::new(cfg(2, false), policy);
+        let t0 = Time::from_us(10);
+        p.collect(t0, 7, &NicEvent::Tx { bytes: 1000, packets: 1 });
+        // The TX event runs at 12 µs and takes 1 µs; the wake-up is due at 18 µs and its Timer
+        // event reaches the thread a trigger latency later, at 20 µs. Nothing is installed.
+        p.advance(Time::from_us(17));
+        assert_eq!(p.due(), Some(Time::from_us(18) + Time::from_us(3)));
+        p.advance(Time::from_us(19));
+        assert_eq!(p.due(), Some(Time::from_us(20) + Time::from_us(3)));
+        p.advance(Time::from_us(100));
+        assert_eq!(*seen.lock().unwrap(), vec![(Kind::Tx, Time::from_us(12)), (Kind::Timer, Time::from_us(20))]);
+        assert_eq!((p.pop_install(Time::from_us(100)), p.due()), (None, None));
+        // A flow that left gets no wake-up.
+        p.collect(Time::from_us(200), 7, &NicEvent::Tx { bytes: 1000, packets: 1 });
+        p.advance(Time::from_us(203));
+        p.leave(Time::from_us(204), 7);
+        p.advance(Time::from_us(300));
+        assert_eq!(seen.lock().unwrap().len(), 3);
     }
 
     #[test]
@@ -622,7 +808,8 @@ mod tests {
         // The first join (one rate set, 40 ns) and the second (two, 80 ns) queue on the one
         // node thread: the second's rates are decided 120 ns after the trigger.
         p.collect(t0, 1, &NicEvent::Tx { bytes: 1000, packets: 1 });
-        let (t, _) = p.collect(t0, 2, &NicEvent::Tx { bytes: 1000, packets: 1 }).unwrap();
+        p.collect(t0, 2, &NicEvent::Tx { bytes: 1000, packets: 1 });
+        let t = p.meta[1].thread as usize;
         assert_eq!(p.threads[2].busy_until, at + Time::from_ns(120));
         let mut got = Vec::new();
         while let Some(a) = p.pop_install(at + Time::from_ns(120) + Time::from_us(3)) {
@@ -631,8 +818,9 @@ mod tests {
         assert_eq!(got.len(), 3);
         assert_eq!(p.next_install(), None);
         // The flow thread pays only its event's 150 cycles (300 ns), no join owed.
-        assert_eq!(p.run_thread(at, t), None);
-        assert_eq!(p.threads[t as usize].busy_until, at + Time::from_ns(300));
+        p.advance(at);
+        assert_eq!(scheduled(&p, t), None);
+        assert_eq!(p.threads[t].busy_until, at + Time::from_ns(300));
     }
 
     #[test]
@@ -654,19 +842,23 @@ mod tests {
         let mut p = Processor::new(c, policy);
         let ev = |kind, at_us: u64, value| ScrEvent { kind, flow: NODE_FLOW, at: Time::from_us(at_us), first_at: Time::from_us(at_us), bytes: 0, count: 1, rtt: Time::from_ns(1005), value, aux: 0 };
         // PCIe on node thread 4, port on node thread 5 (after the 4 flow threads).
-        let (tp, at) = p.collect_node(ev(Kind::Pcie, 10, 300)).unwrap();
-        assert_eq!((tp, at), (4, Time::from_us(12)));
-        let (tq, _) = p.collect_node(ev(Kind::Port, 10, 900)).unwrap();
-        assert_eq!(tq, 5);
+        let at = Time::from_us(12);
+        p.collect_node(Time::from_us(10), ev(Kind::Pcie, 10, 300));
+        p.collect_node(Time::from_us(10), ev(Kind::Port, 10, 900));
+        assert_eq!((scheduled(&p, 4), scheduled(&p, 5)), (Some(at), Some(at)));
         // A second PCIe reading before the first is handled folds into it (keep latest).
-        assert_eq!(p.collect_node(ev(Kind::Pcie, 11, 700)), None);
-        assert_eq!(p.run_thread(at, tp), None);
-        assert_eq!(p.run_thread(at, tq), None);
+        p.collect_node(Time::from_us(11), ev(Kind::Pcie, 11, 700));
+        p.advance(at);
+        assert_eq!((scheduled(&p, 4), scheduled(&p, 5)), (None, None));
         assert_eq!((p.threads[4].busy_until, p.threads[5].busy_until), (at + Time::from_us(1), at + Time::from_us(1)));
         assert_eq!(*seen.lock().unwrap(), vec![(Kind::Pcie, 700, at), (Kind::Port, 900, at)]);
         let k = Kind::Pcie.index();
         assert_eq!((p.stats.collected[k], p.stats.handled[k], p.stats.coalesced[k]), (2, 1, 2));
         // Every reading counts in the telemetry figures, handled or not.
         assert_eq!((p.stats.telemetry.pcie_samples, p.stats.telemetry.port_samples), (2, 1));
+        // A reading handed over later than a trigger latency after it was taken reaches its
+        // thread when it is handed over, not in the past.
+        p.collect_node(Time::from_us(30), ev(Kind::Port, 20, 500));
+        assert_eq!(scheduled(&p, 5), Some(Time::from_us(30)));
     }
 }

@@ -32,48 +32,60 @@ impl Default for Strategy {
     }
 }
 
-/// One flow's queue of one event kind.
-#[derive(Clone, Copy, Debug, Default)]
+/// One flow's queue of one event kind: one cache line (the folded event and its count), so a
+/// collector's push and a thread's take touch one line each.
+#[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 pub struct EventQueue {
-    /// The waiting events folded into one (valid when `entries > 0`).
-    pub folded: Option<ScrEvent>,
+    /// The waiting events folded into one (meaningful while `entries > 0`).
+    folded: ScrEvent,
     /// Collected events waiting (software: ring entries in use).
     pub entries: u32,
     /// Whether the queue is on its thread's ready list.
     pub ready: bool,
-    /// Events dropped because the ring was full.
-    pub dropped: u64,
+}
+
+impl Default for EventQueue {
+    fn default() -> EventQueue {
+        let zero = crate::units::Time::ZERO;
+        let folded = ScrEvent { kind: super::event::Kind::Tx, flow: 0, at: zero, first_at: zero, bytes: 0, count: 0, rtt: zero, value: 0, aux: 0 };
+        EventQueue { folded, entries: 0, ready: false }
+    }
 }
 
 impl EventQueue {
     /// Adds an event; false if the ring (of `depth` entries; `None`: a hardware counter) was
-    /// full and the event was dropped.
+    /// full and the event was dropped (the caller counts it).
+    #[inline]
     pub fn push(&mut self, ev: ScrEvent, strategy: Strategy, depth: Option<u32>) -> bool {
         if depth.is_some_and(|d| self.entries >= d) {
-            self.dropped += 1;
             return false;
         }
+        self.folded = if self.entries == 0 { ev } else { fold(self.folded, ev, strategy) };
         self.entries += 1;
-        self.folded = Some(match self.folded {
-            None => ev,
-            Some(old) => fold(old, ev, strategy),
-        });
         true
     }
 
     /// Takes the folded event, emptying the queue.
+    #[inline]
     pub fn take(&mut self) -> Option<ScrEvent> {
+        let had = self.entries > 0;
         self.entries = 0;
-        self.folded.take()
+        had.then_some(self.folded)
     }
 
     /// Bytes waiting.
     pub fn bytes(&self) -> u64 {
-        self.folded.map_or(0, |e| e.bytes)
+        if self.entries > 0 {
+            self.folded.bytes
+        } else {
+            0
+        }
     }
 }
 
 /// Folds a newer event into an older one of the same flow and kind.
+#[inline]
 pub fn fold(old: ScrEvent, new: ScrEvent, strategy: Strategy) -> ScrEvent {
     let count = old.count + new.count;
     match strategy {
@@ -106,11 +118,11 @@ mod tests {
 
     fn run(strategy: Strategy, depth: Option<u32>) -> (Option<ScrEvent>, u64) {
         let mut q = EventQueue::default();
+        let mut dropped = 0;
         for (i, b) in [1000u64, 2000, 4000, 8000].iter().enumerate() {
-            q.push(ev(10 * (i as u64 + 1), *b, 100 + i as u64, i as u32), strategy, depth);
+            dropped += !q.push(ev(10 * (i as u64 + 1), *b, 100 + i as u64, i as u32), strategy, depth) as u64;
         }
-        let d = q.dropped;
-        (q.take(), d)
+        (q.take(), dropped)
     }
 
     #[test]
