@@ -265,8 +265,7 @@ pub fn scr_feed_tx(core: &mut dyn crate::nic::scr::processor::ScrCore, flows: u3
                 timers.arm(slot, due);
             }
         }
-        core.collect(now, flow, &NicEvent::Tx { bytes: pkt, packets: 1 });
-        if let Some(due) = core.due() {
+        if let Some(due) = core.collect(now, flow, &NicEvent::Tx { bytes: pkt, packets: 1 }) {
             timers.arm_if_later(slot, due);
         }
         flow = if flow + 1 == flows { 0 } else { flow + 1 };

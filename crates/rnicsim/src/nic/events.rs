@@ -106,17 +106,16 @@ impl EventTap {
             log.record(at, host, qp, ev);
         }
         let scr = self.scr.as_mut()?;
-        let core = scr.cores[host as usize].as_mut()?;
-        core.collect(at, qp, ev);
-        Some((scr.timers[host as usize], core.due()?))
+        let due = scr.cores[host as usize].as_mut()?.collect(at, qp, ev)?;
+        Some((scr.timers[host as usize], due))
     }
 
-    /// Queue pair `qp` of host `host` closed. Returns SCR's install timer to arm, and when, if
-    /// the flow's leave left decisions to carry out (the other flows' rates, say).
+    /// Queue pair `qp` of host `host` closed. Returns SCR's timer to arm (if later), and when,
+    /// if the flow's leave left decisions to carry out (the other flows' rates, say).
     pub fn closed(&mut self, at: Time, host: u32, qp: u32) -> Option<(crate::sim::TimerId, Time)> {
         let scr = self.scr.as_mut()?;
         let core = scr.cores[host as usize].as_mut()?;
-        core.leave(at, qp);
-        Some((scr.timers[host as usize], core.due()?))
+        let due = core.leave(at, qp)?;
+        Some((scr.timers[host as usize], due))
     }
 }

@@ -71,10 +71,9 @@ impl World {
         self.timers.arm(scr.telemetry_timers[h].expect("a telemetry timer fired"), next);
         let Some(core) = scr.cores[h].as_mut() else { return };
         for e in raised {
-            core.collect_node(now, e);
-        }
-        if let Some(at) = core.due() {
-            self.timers.arm_if_later(scr.timers[h], at);
+            if let Some(at) = core.collect_node(now, e) {
+                self.timers.arm_if_later(scr.timers[h], at);
+            }
         }
     }
 

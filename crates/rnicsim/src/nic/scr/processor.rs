@@ -119,6 +119,9 @@ pub struct Processor<P: Policy> {
     agenda: Agenda<u32>,
     /// Policy wake-ups (`Action::Wake`) due, by queue pair.
     wakes: Agenda<u32>,
+    /// The earliest moment the entries made since the last hand-over could need the world
+    /// (see [`Self::collect`]).
+    fresh: Time,
     scratch: Vec<Action>,
     next_thread: u32,
     /// The node-level kinds' queues ([`Kind::NODE`] order).
@@ -156,6 +159,7 @@ impl<P: Policy> Processor<P> {
             installs: Agenda::default(),
             agenda: Agenda::default(),
             wakes: Agenda::default(),
+            fresh: Time::MAX,
             scratch: Vec::new(),
             next_thread: 0,
             node_queues: Default::default(),
@@ -190,6 +194,7 @@ impl<P: Policy> Processor<P> {
 
     /// Thread `t` works `cycles`, starting at `at` or when it is free if later; returns when
     /// it is done.
+    #[inline]
     fn occupy(&mut self, t: usize, at: Time, cycles: u64) -> Time {
         let cost = self.cycles_time(cycles);
         let th = &mut self.threads[t];
@@ -248,36 +253,56 @@ impl<P: Policy> Processor<P> {
             return;
         }
         for a in self.scratch.drain(..) {
-            if let Action::Wake { flow, after } = a {
+            let at = match a {
                 // A timer on the cores: it stays on the processor's own timeline.
-                self.wakes.push(done + after, flow);
-                continue;
-            }
-            self.installs.push(done + self.cfg.install_latency, a);
+                Action::Wake { flow, after } => {
+                    self.wakes.push(done + after, flow);
+                    done + after + self.cfg.install_latency
+                }
+                _ => {
+                    self.installs.push(done + self.cfg.install_latency, a);
+                    done + self.cfg.install_latency
+                }
+            };
+            self.fresh = self.fresh.min(at);
         }
     }
 
     /// The NIC raised an event of queue pair `qp` at `now`: collect it if the policy wants it
-    /// (after the runs due by `now`). [`Self::due`] may be earlier afterwards.
+    /// (after the runs due by `now`). Returns when the world must hand the processor the time
+    /// at the latest, if this call made that earlier ([`Self::due`] without looking at
+    /// everything: the world's timer, armed at or before the previous `due`, is moved earlier
+    /// if need be).
     #[inline]
-    pub fn collect(&mut self, now: Time, qp: u32, ev: &NicEvent) {
-        let Some(e) = ScrEvent::from_nic(now, qp, ev) else { return };
+    pub fn collect(&mut self, now: Time, qp: u32, ev: &NicEvent) -> Option<Time> {
+        let e = ScrEvent::from_nic(now, qp, ev)?;
         if self.lane_of[e.kind.index()] == NO_LANE {
-            return;
+            return None;
         }
+        self.fresh = Time::MAX;
         self.advance(now);
         self.enqueue(now, qp, e);
+        self.take_fresh()
+    }
+
+    /// The earliest moment the entries made since the last call could need the world.
+    #[inline]
+    fn take_fresh(&mut self) -> Option<Time> {
+        let f = std::mem::replace(&mut self.fresh, Time::MAX);
+        (f < Time::MAX).then_some(f)
     }
 
     /// A node-level event (a telemetry sample taken at `e.at`, handed over at `now`): counted
     /// in the telemetry figures, and queued for the per-node pool if the policy wants its kind.
     /// It reaches its thread a trigger latency after it was taken, and not before `now`.
-    pub fn collect_node(&mut self, now: Time, e: ScrEvent) {
+    /// Returns as [`Self::collect`] does.
+    pub fn collect_node(&mut self, now: Time, e: ScrEvent) -> Option<Time> {
         debug_assert!(e.kind.node_level());
         self.stats.telemetry.record(&e);
         if !self.policy.subscribes(e.kind) {
-            return;
+            return None;
         }
+        self.fresh = Time::MAX;
         self.advance(now);
         let k = e.kind.index();
         self.stats.collected[k] += 1;
@@ -285,18 +310,18 @@ impl<P: Policy> Processor<P> {
         let q = &mut self.node_queues[n];
         if !q.push(e, self.cfg.strategies[k], Some(self.cfg.depth)) {
             self.stats.dropped[k] += 1;
-            return;
+            return self.take_fresh();
         }
-        if q.ready {
-            return;
+        if !q.ready {
+            q.ready = true;
+            let t = self.node_thread(n).unwrap_or(n % self.flow_threads() as usize);
+            let th = &mut self.threads[t];
+            let at = (e.at + self.cfg.trigger_latency).max(now);
+            th.ready.push_back(Ready { slot: NODE_QUEUE + n as u32, lane: 0, at });
+            let when = at.max(th.busy_until);
+            self.schedule_thread(t, when);
         }
-        q.ready = true;
-        let t = self.node_thread(n).unwrap_or(n % self.flow_threads() as usize);
-        let th = &mut self.threads[t];
-        let at = (e.at + self.cfg.trigger_latency).max(now);
-        th.ready.push_back(Ready { slot: NODE_QUEUE + n as u32, lane: 0, at });
-        let when = at.max(th.busy_until);
-        self.schedule_thread(t, when);
+        self.take_fresh()
     }
 
     /// A policy's wake-up of flow `qp` is due (`Action::Wake`): a `Kind::Timer` event, queued
@@ -314,6 +339,7 @@ impl<P: Policy> Processor<P> {
         let th = &mut self.threads[t];
         if at < th.wake.0 {
             th.wake = (at, self.agenda.push(at, t as u32));
+            self.fresh = self.fresh.min(at + self.cfg.install_latency);
         }
     }
 
@@ -322,8 +348,8 @@ impl<P: Policy> Processor<P> {
     #[inline]
     pub fn advance(&mut self, now: Time) {
         loop {
-            let run = self.agenda.next_at().unwrap_or(Time::MAX);
             if !self.wakes.is_empty() {
+                let run = self.agenda.next_at().unwrap_or(Time::MAX);
                 if let Some((at, _, qp)) = self.wakes.pop_until(now.min(run)) {
                     self.wake(at, qp);
                     continue;
@@ -353,6 +379,7 @@ impl<P: Policy> Processor<P> {
         (at < Time::MAX).then_some(at)
     }
 
+    #[inline]
     fn enqueue(&mut self, now: Time, qp: u32, e: ScrEvent) {
         let k = e.kind.index();
         self.stats.collected[k] += 1;
@@ -380,8 +407,10 @@ impl<P: Policy> Processor<P> {
     }
 
     /// Queue pair `qp` closed: its flow leaves (the policy reclaims), its events are dropped.
-    pub fn leave(&mut self, now: Time, qp: u32) {
-        let Some(slot) = self.slot(qp) else { return };
+    /// Returns as [`Self::collect`] does.
+    pub fn leave(&mut self, now: Time, qp: u32) -> Option<Time> {
+        let slot = self.slot(qp)?;
+        self.fresh = Time::MAX;
         self.advance(now);
         self.slot_of[qp as usize] = 0;
         let at = now + self.cfg.trigger_latency;
@@ -395,10 +424,12 @@ impl<P: Policy> Processor<P> {
         }
         let done = self.charge_node(slot, at, cycles).unwrap_or_else(|| at + self.cfg.cycles_time(cycles as u64));
         self.schedule(done);
+        self.take_fresh()
     }
 
     /// Thread `t`'s turn at `now`: if free, it takes the next ready queue. Returns when to run
     /// it again (`None`: when an event next makes one of its queues ready).
+    #[inline]
     fn run_thread(&mut self, now: Time, t: u32) -> Option<Time> {
         let th = &mut self.threads[t as usize];
         if th.busy_until > now {
@@ -497,9 +528,9 @@ const NO_LANE: u8 = u8::MAX;
 
 /// The processor as the NIC holds it, whatever its policy.
 pub trait ScrCore {
-    fn collect(&mut self, now: Time, qp: u32, ev: &NicEvent);
-    fn collect_node(&mut self, now: Time, ev: ScrEvent);
-    fn leave(&mut self, now: Time, qp: u32);
+    fn collect(&mut self, now: Time, qp: u32, ev: &NicEvent) -> Option<Time>;
+    fn collect_node(&mut self, now: Time, ev: ScrEvent) -> Option<Time>;
+    fn leave(&mut self, now: Time, qp: u32) -> Option<Time>;
     fn advance(&mut self, now: Time);
     fn due(&self) -> Option<Time>;
     fn pop_install(&mut self, now: Time) -> Option<Action>;
@@ -508,8 +539,6 @@ pub trait ScrCore {
     fn context_bytes(&self) -> usize;
     /// The per-flow threads.
     fn threads(&self) -> u32;
-    /// The per-node pool's threads.
-    fn node_threads(&self) -> u32;
     /// The policy's own figures (see [`Policy::report`]).
     fn report(&self) -> Vec<(&'static str, f64)>;
     /// For handing an outside policy to a processor built for one (`Processor<External>`).
@@ -518,13 +547,13 @@ pub trait ScrCore {
 }
 
 impl<P: Policy + 'static> ScrCore for Processor<P> {
-    fn collect(&mut self, now: Time, qp: u32, ev: &NicEvent) {
+    fn collect(&mut self, now: Time, qp: u32, ev: &NicEvent) -> Option<Time> {
         Processor::collect(self, now, qp, ev)
     }
-    fn collect_node(&mut self, now: Time, ev: ScrEvent) {
+    fn collect_node(&mut self, now: Time, ev: ScrEvent) -> Option<Time> {
         Processor::collect_node(self, now, ev)
     }
-    fn leave(&mut self, now: Time, qp: u32) {
+    fn leave(&mut self, now: Time, qp: u32) -> Option<Time> {
         Processor::leave(self, now, qp)
     }
     fn advance(&mut self, now: Time) {
@@ -547,9 +576,6 @@ impl<P: Policy + 'static> ScrCore for Processor<P> {
     }
     fn threads(&self) -> u32 {
         self.flow_threads()
-    }
-    fn node_threads(&self) -> u32 {
-        self.cfg.node_threads
     }
     fn report(&self) -> Vec<(&'static str, f64)> {
         self.policy.report(&self.flows)
@@ -699,9 +725,12 @@ mod tests {
         // The flow's next event puts the thread back, a trigger latency after it; nothing it
         // decides can take effect before the install latency after that.
         let later = at + Time::from_ns(100);
-        p.collect(later, 2, &NicEvent::Tx { bytes: 1000, packets: 1 });
+        // The collector says so, for the world to move its timer.
+        assert_eq!(p.collect(later, 2, &NicEvent::Tx { bytes: 1000, packets: 1 }), Some(later + Time::from_us(5)));
         assert_eq!(scheduled(&p, t), Some(later + Time::from_us(2)));
         assert_eq!(p.due(), Some(later + Time::from_us(5)));
+        // An event that only folds into a waiting queue needs nothing earlier.
+        assert_eq!(p.collect(later + Time(1), 2, &NicEvent::Tx { bytes: 1000, packets: 1 }), None);
         // Flow 1's first event ran on the other thread at the same time.
         assert_eq!(p.stats.handled[Kind::Tx.index()], 2);
     }

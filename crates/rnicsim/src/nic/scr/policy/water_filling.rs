@@ -155,13 +155,19 @@ impl WaterFilling {
     }
 
     fn set(&mut self, f: &mut FlowEntry<WfFlow>, rate: u32, env: &mut Env) {
-        if f.ctx.hungry {
-            self.hungry_mbps = self.hungry_mbps + rate as u64 - f.ctx.rate_mbps as u64;
+        self.set_ctx(f.flow, &mut f.ctx, rate, env);
+    }
+
+    /// Sets queue pair `flow`'s rate (its context `f`), keeping the sums.
+    #[inline]
+    fn set_ctx(&mut self, flow: u32, f: &mut WfFlow, rate: u32, env: &mut Env) {
+        if f.hungry {
+            self.hungry_mbps = self.hungry_mbps + rate as u64 - f.rate_mbps as u64;
         }
-        self.allocated_mbps = self.allocated_mbps + rate as u64 - f.ctx.rate_mbps as u64;
-        f.ctx.rate_mbps = rate;
-        f.ctx.judge_at = env.now + env.install_latency + self.p.settle;
-        env.actions.push(Action::SetRate { flow: f.flow, bps: bps(rate) });
+        self.allocated_mbps = self.allocated_mbps + rate as u64 - f.rate_mbps as u64;
+        f.rate_mbps = rate;
+        f.judge_at = env.now + env.install_latency + self.p.settle;
+        env.actions.push(Action::SetRate { flow, bps: bps(rate) });
     }
 }
 
@@ -274,7 +280,6 @@ impl Policy for WaterFilling {
             }
             f.hungry = hungry;
         }
-        let mut entry = FlowEntry { flow: ev.flow, left: false, ctx: *f };
         let verdict = if hungry {
             // The water level: what the satisfied flows leave, shared by the hungry ones in
             // proportion to their weights.
@@ -284,14 +289,14 @@ impl Policy for WaterFilling {
             if rate + step <= level {
                 let add = step.min(room);
                 if add > 0 {
-                    self.set(&mut entry, (rate + add) as u32, env);
+                    self.set_ctx(ev.flow, f, (rate + add) as u32, env);
                 }
                 Verdict::Adjusting
             } else if rate > level + step && rate > floor {
-                self.set(&mut entry, (rate - step).max(floor) as u32, env);
+                self.set_ctx(ev.flow, f, (rate - step).max(floor) as u32, env);
                 Verdict::Adjusting
             } else if rate < level && room > 0 {
-                self.set(&mut entry, (rate + room.min(level - rate)) as u32, env);
+                self.set_ctx(ev.flow, f, (rate + room.min(level - rate)) as u32, env);
                 Verdict::Adjusting
             } else {
                 Verdict::Stable
@@ -299,13 +304,12 @@ impl Policy for WaterFilling {
         } else if ewma * 1000 < rate * self.p.reclaim_permille as u64 {
             let to = (ewma + step).max(floor).min(rate);
             if to < rate {
-                self.set(&mut entry, to as u32, env);
+                self.set_ctx(ev.flow, f, to as u32, env);
             }
             Verdict::Adjusting
         } else {
             Verdict::Stable
         };
-        *f = entry.ctx;
         verdict
     }
 }
