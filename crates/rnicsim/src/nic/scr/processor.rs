@@ -220,6 +220,8 @@ impl<P: Policy> Processor<P> {
 
     /// A new flow: its slot, its thread, and the policy's join work (actions take effect once
     /// the join has run on its thread).
+    #[cold]
+    #[inline(never)]
     fn join(&mut self, now: Time, qp: u32) -> usize {
         let slot = self.flows.len();
         if self.slot_of.len() <= qp as usize {
@@ -247,11 +249,15 @@ impl<P: Policy> Processor<P> {
 
     /// Queues the scratch actions to take effect `install_latency` after `done` (a wake-up:
     /// its own delay after `done`).
-    #[inline]
+    #[inline(always)]
     fn schedule(&mut self, done: Time) {
-        if self.scratch.is_empty() {
-            return;
+        if !self.scratch.is_empty() {
+            self.schedule_actions(done);
         }
+    }
+
+    #[inline(never)]
+    fn schedule_actions(&mut self, done: Time) {
         for a in self.scratch.drain(..) {
             let at = match a {
                 // A timer on the cores: it stays on the processor's own timeline.
@@ -379,7 +385,7 @@ impl<P: Policy> Processor<P> {
         (at < Time::MAX).then_some(at)
     }
 
-    #[inline]
+    #[inline(always)]
     fn enqueue(&mut self, now: Time, qp: u32, e: ScrEvent) {
         let k = e.kind.index();
         self.stats.collected[k] += 1;
