@@ -99,12 +99,6 @@ impl<T> Agenda<T> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-
-    /// Keeps only the entries for which `keep` is true.
-    pub fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) {
-        self.in_order.retain(|e| keep(&e.item));
-        self.ahead.retain(|e| keep(&e.0.item));
-    }
 }
 
 #[cfg(test)]

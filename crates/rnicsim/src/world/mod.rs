@@ -233,6 +233,7 @@ impl World {
             next_report = self.now + step;
             let p = self.progress();
             if !progress(p) {
+                self.scr_catch_up();
                 return RunEnd::Interrupted;
             }
             if self.stop_when_flows_done && self.apps.flows.all_done(self.now) {
