@@ -321,11 +321,8 @@ impl<P: Policy> Processor<P> {
         if !q.ready {
             q.ready = true;
             let t = self.node_thread(n).unwrap_or(n % self.flow_threads() as usize);
-            let th = &mut self.threads[t];
             let at = (e.at + self.cfg.trigger_latency).max(now);
-            th.ready.push_back(Ready { slot: NODE_QUEUE + n as u32, lane: 0, at });
-            let when = at.max(th.busy_until);
-            self.schedule_thread(t, when);
+            self.make_ready(t, Ready { slot: NODE_QUEUE + n as u32, lane: 0, at });
         }
         self.take_fresh()
     }
@@ -337,6 +334,16 @@ impl<P: Policy> Processor<P> {
             let e = ScrEvent { kind: Kind::Timer, flow: qp, at: now, first_at: now, bytes: 0, count: 1, rtt: Time::ZERO, value: 0, aux: 0 };
             self.enqueue(now, qp, e);
         }
+    }
+
+    /// A queue joins thread `t`'s ready list; the thread runs when its events arrive, or when
+    /// it is free if later.
+    #[inline]
+    fn make_ready(&mut self, t: usize, r: Ready) {
+        let th = &mut self.threads[t];
+        th.ready.push_back(r);
+        let when = r.at.max(th.busy_until);
+        self.schedule_thread(t, when);
     }
 
     /// Thread `t` is to run at `at`, unless it already runs earlier.
@@ -405,11 +412,8 @@ impl<P: Policy> Processor<P> {
         }
         q.ready = true;
         let t = self.meta[slot].thread as usize;
-        let th = &mut self.threads[t];
         let at = now + self.cfg.trigger_latency;
-        th.ready.push_back(Ready { slot: slot as u32, lane: lane as u32, at });
-        let when = at.max(th.busy_until);
-        self.schedule_thread(t, when);
+        self.make_ready(t, Ready { slot: slot as u32, lane: lane as u32, at });
     }
 
     /// Queue pair `qp` closed: its flow leaves (the policy reclaims), its events are dropped.
