@@ -707,6 +707,33 @@ fn a_slow_link_busy_with_one_packet_after_another_is_not_a_stall() {
 }
 
 #[test]
+fn a_queue_pair_paced_far_below_its_link_is_not_a_stall() {
+    // A 1 Mbps rate limit sends a full packet every ~8.5 ms, longer than a tenth of a 50 ms run:
+    // the detector waits eight of the slowest waiting queue pair's packets before it calls a
+    // stall. The same pace behind a link that goes down is still a stall, seen later.
+    let text = |limit: &str, down: bool| {
+        let cut = if down { "[[link_events]]\nat = \"50us\"\nbetween = [0, 1]\nstate = \"down\"\n" } else { "" };
+        format!("duration = \"50ms\"\n[topology.back_to_back]\n[nic]\nrto = \"1s\"\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"4KB\"\nrate_limit = \"{limit}\"\n{cut}")
+    };
+    let stalls = |text: &str| {
+        let mut w = World::build(&LoadedScenario::from_str(text, "t.toml", Path::new(".")).unwrap()).unwrap();
+        let mut seen = Vec::new();
+        w.run(|p| {
+            seen.extend(p.stalled_since);
+            true
+        });
+        let delivered = w.stats.packets_delivered;
+        (seen, w.stall().is_some(), delivered)
+    };
+    let (seen, at_end, delivered) = stalls(&text("1Mbps", false));
+    assert!(seen.is_empty() && !at_end, "{seen:?}");
+    assert!((5..=7).contains(&delivered), "1 Mbps for 50 ms is about six packets, got {delivered}");
+    // Paced at 20 Mbps (a packet each ~0.4 ms) behind a link cut at 50 µs: a stall, reported.
+    let (seen, at_end, _) = stalls(&text("20Mbps", true));
+    assert!(at_end && !seen.is_empty(), "{seen:?}");
+}
+
+#[test]
 fn a_bandwidth_tests_message_latency_obeys_littles_law() {
     // Depth D outstanding messages completing at rate X wait D / X each on average; per queue
     // pair and over the test. Two queue pairs of 64 KB at depth 8 on one 100 Gbps link.

@@ -3,6 +3,7 @@
 //! so, with the ports and classes held by PFC and the flows left waiting.
 
 use super::World;
+use crate::nic::cc::CongestionControl;
 use crate::nic::qp::QpState;
 use crate::units::Time;
 use serde::Serialize;
@@ -48,14 +49,34 @@ pub struct Stall {
 impl World {
     /// Since when the run has been stalled, judged now: work is pending (packets alive, flows
     /// started and unfinished, queue pairs with work posted) and nothing has reached its
-    /// destination for the quiet time. Cheap enough to ask at every progress report.
+    /// destination for the quiet time, and for eight packet times of the slowest-paced waiting
+    /// queue pair. Cheap enough to ask at every progress report.
     pub fn stalled_since(&self) -> Option<Time> {
         let since = self.stats.last_delivery;
         if self.now.saturating_sub(since) < self.stall_quiet {
             return None;
         }
         let flows_waiting = self.apps.flows.started() > self.stats.flows_completed + self.stats.flows_failed;
-        (flows_waiting || self.pool.live() > 0 || self.waiting_qps() > 0).then_some(since)
+        if !(flows_waiting || self.pool.live() > 0 || self.waiting_qps() > 0) {
+            return None;
+        }
+        // A queue pair paced far below its link (a rate limit, or congestion control holding it
+        // low) sends one packet long after another: quiet is a stall only once it has lasted
+        // eight of the slowest waiting queue pair's packets.
+        (self.now.saturating_sub(since).0 >= self.slowest_pace().0.saturating_mul(8)).then_some(since)
+    }
+
+    /// The time a full data packet takes at the lowest rate any waiting queue pair is held to.
+    fn slowest_pace(&self) -> Time {
+        let full_packet = (self.nic_spec.mtu + crate::wire::roce::BASE_HEADER_BYTES + crate::wire::roce::RETH_BYTES) as u64;
+        self.qps
+            .iter()
+            .filter(|(_, q)| q.state == QpState::Ready && !q.sq.is_empty())
+            .map(|(_, q)| q.cc.rate().0.min(q.rate_limit))
+            .filter(|&rate| rate > 0)
+            .map(|rate| crate::units::BitsPerSec(rate).tx_time(full_packet))
+            .max()
+            .unwrap_or(Time::ZERO)
     }
 
     fn waiting_qps(&self) -> u64 {
