@@ -11,6 +11,7 @@ variants."""
 from __future__ import annotations
 
 import html
+import textwrap
 from pathlib import Path
 from typing import Sequence, Union
 
@@ -74,12 +75,32 @@ def _figure(run: Run, claims: list[dict], out: Path, name: str) -> str:
     return f"{name}.svg"
 
 
-def _paper_axes(figures: list[dict], out: Path, name: str) -> list[str]:
-    """Each `[[figure]]` on the paper's own axes: our series as lines, the paper's points as
-    black markers."""
+def _trace(run: Run, ax, table: str) -> None:
+    """Our curves from a table of the run: `scr_rates`, each queue pair's dequeue rate as steps
+    (µs, Gbps), held to the end of the run."""
+    if table != "scr_rates":
+        raise ValueError(f"no trace of table {table!r}")
+    t = run.table("scr_rates").sort("time_ps", maintain_order=True)
+    end_us = run.summary["duration_ps"] / 1e6 if "duration_ps" in run.summary else None
+    keys = t.select(["node", "qp"]).unique(maintain_order=True).rows()
+    for node, qp in keys:
+        q = t.filter((t["node"] == node) & (t["qp"] == qp))
+        x = (q["time_ps"] / 1e6).to_list()
+        y = (q["rate_bps"] / 1e9).to_list()
+        if end_us is not None and x and end_us > x[-1]:
+            x, y = x + [end_us], y + [y[-1]]
+        label = f"QP {qp}" if len(keys) <= 10 else None
+        ax.step(x, y, where="post", linewidth=1, label=label)
+
+
+def _paper_axes(figures: list[dict], out: Path, name: str, run: Run = None) -> list[str]:
+    """Each `[[figure]]` on the paper's own axes: our series as lines (or a traced table's rows
+    as steps), the paper's points as black markers."""
     images = []
     for i, f in enumerate(figures):
         fig, ax = plt.subplots(figsize=(6.5, 4))
+        if f.get("trace") and run is not None:
+            _trace(run, ax, f["trace"])
         for s in f["series"]:
             ax.plot(s["x"], s["y"], marker="o", label=s["label"])
         for p, m in zip(f["paper"], "xv^sD*"):
@@ -88,7 +109,7 @@ def _paper_axes(figures: list[dict], out: Path, name: str) -> list[str]:
             ax.set_xscale("log")
         ax.set_xlabel(f["x_label"])
         ax.set_ylabel(f["y_label"])
-        ax.set_title(f["title"])
+        ax.set_title(textwrap.fill(f["title"], 64), fontsize="medium")
         ax.grid(alpha=0.3)
         ax.legend(fontsize="small")
         fig.tight_layout()
@@ -109,11 +130,12 @@ def reproduce(papers: Sequence[str], out: Union[str, Path], scenarios: Union[str
         name = f"{paper}-{path.stem}"
         run = Scenario.from_file(path).run(out / "runs" / name, force=True, progress=progress)
         claims = run.summary.get("paper", [])
-        if not claims:
+        figures = run.summary.get("figures", [])
+        if not claims and not figures:
             continue
         total += len(claims)
         passed += sum(c["within"] for c in claims)
-        imgs = _paper_axes(run.summary.get("figures", []), out, name) + [_figure(run, claims, out, name)]
+        imgs = _paper_axes(figures, out, name, run) + ([_figure(run, claims, out, name)] if claims else [])
         rows = "".join(
             f"<tr class='{'pass' if c['within'] else 'miss'}'><td>{html.escape(_claim_metric(c))}</td><td>{html.escape(c['source'])}</td>"
             f"<td>{_BOUND.get(c.get('relation', 'near'), '')}{c['paper']:.4g} {html.escape(c['unit'])}</td><td>{_num(c['ours'])} {html.escape(c['unit'])}</td>"

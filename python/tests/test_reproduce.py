@@ -62,3 +62,22 @@ def test_figures_are_redrawn_on_the_papers_axes(tmp_path: Path) -> None:
     (curve,) = run["figures"][0]["series"]
     assert curve["x"] == [90, 300, 450, 600, 900, 1500, 3000, 4500]
     assert max(curve["y"]) == curve["y"][2] == 1.0
+
+
+def test_a_traced_figure_draws_the_dequeue_rates_scr_set(tmp_path: Path) -> None:
+    # SCR Table 5 at 0.1 GB/s: eight flows' dequeue rates over time from scr_rates.parquet, the
+    # paper's convergence time marked.
+    (tmp_path / "s" / "scr").mkdir(parents=True)
+    shutil.copy(ROOT / "scenarios" / "scr" / "table5_step010.toml", tmp_path / "s" / "scr")
+    reproduce(["scr"], tmp_path / "g", tmp_path / "s")
+    page = (tmp_path / "g" / "index.html").read_text()
+    assert "scr-table5_step010-fig0.svg" in page
+    svg = (tmp_path / "g" / "scr-table5_step010-fig0.svg").read_text()
+    assert "QP 0" in svg and "49 µs" in svg
+    run_dir = tmp_path / "g" / "runs" / "scr-table5_step010"
+    (fig,) = json.loads((run_dir / "summary.json").read_text())["figures"]
+    assert fig["trace"] == "scr_rates" and fig["series"] == []
+    from rnicsim.api import Run
+
+    rates = Run(run_dir).table("scr_rates")
+    assert rates.height > 8 * 15 and rates["qp"].n_unique() == 8

@@ -66,6 +66,21 @@ depth = 4
 start = "{start}us"
 warmup = "{MEASURE_FROM_US - start}us"
 """
+    # The trace (scr_rates.parquet) on Fig. 9's axes, with the max-min fair share (line rate
+    # over the flows running) just before each join, where every flow should have settled.
+    xs = ", ".join(str((k + 1) * GAP_US - 20) for k in range(len(SIZES)))
+    ys = ", ".join(f"{100 / (k + 1):.2f}" for k in range(len(SIZES)))
+    text += f"""
+[[figure]]
+title = "SCR Fig. 9{letter}: dequeue rates, eight flows joining {GAP_US} µs apart ({join})"
+x_label = "time (µs)"
+y_label = "dequeue rate (Gbps)"
+trace = "scr_rates"
+[[figure.paper]]
+label = "fair share: line rate / flows running"
+x = [{xs}]
+y = [{ys}]
+"""
     if letter == "c":
         # The paper plots traces; its text claims fairness for SCR's strategy (9c) only.
         text += """

@@ -105,6 +105,7 @@ pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World) -
     summary.compare_with(&loaded.scenario);
     summary.warnings = loaded.warnings.clone();
     summary.warnings.extend(world.record.rates.warning());
+    summary.warnings.extend(world.tap.scr.as_ref().and_then(|s| s.rate_log.warning()));
     std::fs::write(dir.path("scenario.toml"), loaded.resolved_toml())?;
     tables::write_parquet(&dir.path("counters.parquet"), &tables::counters(world))?;
     tables::write_parquet(&dir.path("sources.parquet"), &tables::sources(world))?;
@@ -149,6 +150,9 @@ pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World) -
     }
     if let Some(scr) = world.tap.scr.as_ref().filter(|_| world.nic_spec.scr.as_ref().is_some_and(|s| s.telemetry.is_some())) {
         tables::write_parquet(&dir.path("scr_telemetry.parquet"), &tables::scr_telemetry(&scr.telemetry_log))?;
+    }
+    if let Some(scr) = world.tap.scr.as_ref() {
+        tables::write_parquet(&dir.path("scr_rates.parquet"), &tables::scr_rates(&scr.rate_log))?;
     }
     if let Some(y) = &loaded.scenario.yama {
         tables::write_parquet(&dir.path("yama_timeline.parquet"), &tables::yama_timeline(&world.apps.yama, y))?;

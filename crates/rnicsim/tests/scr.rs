@@ -172,6 +172,46 @@ fn table5_a_smaller_filling_step_converges_later_to_the_same_fair_rates() {
     }
 }
 
+/// `scr_rates.parquet`'s log: every rate put in force, in time order. In Table 5's 0.1 GB/s run
+/// each flow climbs from `start_rate` by at most one step (0.8 Gbps) at a time to within a step
+/// of the fair 12.5 Gbps, the rates never add up past the line rate, and the log's count and last time are
+/// the summary's `rate_sets` and `last_rate_set_us`.
+#[test]
+fn the_rate_log_traces_each_flow_climbing_one_step_at_a_time_to_its_share() {
+    let loaded = LoadedScenario::from_file(&common::root().join("scenarios/scr/table5_step010.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let mut w = rnicsim::world::World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
+    w.run(|_| true);
+    let summary = Summary::of(&w, "t5");
+    let scr = summary.scr.as_ref().unwrap();
+    let log = &w.tap.scr.as_ref().unwrap().rate_log.rows;
+    assert_eq!(log.len() as u64, scr.rate_sets);
+    assert!(log.windows(2).all(|p| p[0].time <= p[1].time));
+    assert!((log.last().unwrap().time.0 as f64 / 1e6 - scr.last_rate_set_us).abs() < 1e-9);
+    let mut current = std::collections::BTreeMap::new();
+    let mut ups = 0;
+    for r in log {
+        assert_eq!(r.node, 0, "only the client's NIC sets rates");
+        if let Some(old) = current.insert(r.qp, r.bps) {
+            if r.bps > old {
+                // One step, or less where it meets the level or the link's room.
+                assert!(r.bps - old <= 800_000_000, "{} → {}", old, r.bps);
+                ups += (r.bps - old == 800_000_000) as u32;
+            }
+        }
+        assert!(current.values().sum::<u64>() <= 100_000_000_000, "{current:?}");
+    }
+    // The last join restarts every flow at 0.5 Gbps: 15 full steps each to 12.5 Gbps.
+    assert!(ups >= 8 * 14, "{ups}");
+    assert_eq!(current.len(), 8);
+    // Each ends within one step of the fair 12.5 Gbps (a flow a step below whose measured rate
+    // lags its new one is left there, and the hungry ones share what it leaves: water filling's
+    // granularity is its step), and together they fill the link to within a step.
+    for (&qp, &bps) in &current {
+        assert!((11_700_000_000..=13_300_000_000).contains(&bps), "queue pair {qp} ends at {bps}");
+    }
+    assert!(current.values().sum::<u64>() >= 99_200_000_000, "{current:?}");
+}
+
 #[test]
 fn scr_scenarios_are_deterministic_and_bad_keys_are_named() {
     let a = serde_json::to_string(&two_tenants("[nic.scr.policy.water_filling]")).unwrap();
@@ -219,6 +259,12 @@ fn scr_scenarios_are_deterministic_and_bad_keys_are_named() {
         let e = LoadedScenario::from_str(&text, "bad.toml", Path::new(".")).err().unwrap_or_else(|| panic!("{bad} accepted"));
         assert!(e.to_string().contains(key), "{bad}: {e}");
     }
+    // A figure tracing SCR's rates in a scenario without SCR: named, with the key.
+    let traced = "[[figure]]\ntitle = \"t\"\nx_label = \"x\"\ny_label = \"y\"\ntrace = \"scr_rates\"\n";
+    let plain = format!("duration = \"1ms\"\n[topology.star]\nhosts = 2\n{traced}");
+    let e = LoadedScenario::from_str(&plain, "plain.toml", Path::new(".")).err().expect("no SCR to trace");
+    assert!(e.to_string().contains("figure[0].trace") && e.to_string().contains("[nic.scr]"), "{e}");
+    assert!(LoadedScenario::from_str(&format!("duration = \"1ms\"\n[topology.star]\nhosts = 2\n[nic.scr]\n{traced}"), "scr.toml", Path::new(".")).is_ok());
 }
 
 /// A star of `hosts` hosts at 100 Gbps, PFC, no congestion control, SCR (if `scr` is not empty)

@@ -198,6 +198,17 @@ pub struct FigureSpec {
     /// The paper's points (or stated bounds), drawn as markers.
     #[serde(default)]
     pub paper: Vec<PaperPoints>,
+    /// Our curves from a table of the run instead of summary metrics: one line per queue pair.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Trace>,
+}
+
+/// The tables a figure can trace over time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trace {
+    /// `scr_rates.parquet`: each queue pair's dequeue rate (Gbps) over time (µs), as steps.
+    ScrRates,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -232,6 +243,9 @@ pub struct Figure {
     pub x_log: bool,
     pub series: Vec<PaperPoints>,
     pub paper: Vec<PaperPoints>,
+    /// A table the plot draws our curves from (the reproduction gallery reads it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Trace>,
 }
 
 impl FigureSpec {
@@ -274,6 +288,7 @@ pub fn figures(summary: &serde_json::Value, specs: &[FigureSpec]) -> Vec<Figure>
                 })
                 .collect(),
             paper: f.paper.clone(),
+            trace: f.trace,
         })
         .collect()
 }
@@ -333,6 +348,7 @@ mod tests {
             x_log: false,
             series: vec![SeriesSpec { label: "ours".into(), x: vec![1.0, 2.0, 3.0], metrics: vec!["h/a/m".into(), "h/b/m".into(), "h/c/m".into()], per: Some("h/b/m".into()), per_each: Vec::new() }],
             paper: vec![PaperPoints { label: "paper".into(), x: vec![2.0], y: vec![1.0] }],
+            trace: None,
         };
         let out = figures(&s, std::slice::from_ref(&f));
         assert_eq!((out[0].series[0].x.clone(), out[0].series[0].y.clone()), (vec![1.0, 2.0], vec![0.5, 1.0]));

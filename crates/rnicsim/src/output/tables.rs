@@ -239,6 +239,17 @@ pub fn scr_telemetry(rows: &[crate::nic::scr::telemetry::Row]) -> RecordBatch {
     ])
 }
 
+/// One row per dequeue rate an SCR policy put in force: when it took effect, the NIC's host
+/// node, the queue pair and the rate.
+pub fn scr_rates(log: &crate::nic::scr::RateLog) -> RecordBatch {
+    batch(vec![
+        ("time_ps", u64s(log.rows.iter().map(|r| r.time.0))),
+        ("node", u32s(log.rows.iter().map(|r| r.node))),
+        ("qp", u32s(log.rows.iter().map(|r| r.qp))),
+        ("rate_bps", u64s(log.rows.iter().map(|r| r.bps))),
+    ])
+}
+
 pub fn pfc(r: &Recorder) -> RecordBatch {
     pfc_batch(&r.pfc)
 }

@@ -351,6 +351,9 @@ fn figures(out: &mut Problems, s: &Scenario) {
         for (key, why) in f.check() {
             out.push((format!("figure[{i}].{key}"), why));
         }
+        if f.trace == Some(crate::output::paper::Trace::ScrRates) && s.nic.scr.is_none() {
+            out.push((format!("figure[{i}].trace"), "\"scr_rates\" traces the dequeue rates SCR sets: the scenario needs [nic.scr]".into()));
+        }
     }
     for (i, p) in s.paper.iter().enumerate() {
         for (key, why) in p.check() {

@@ -90,7 +90,14 @@ impl World {
             let Some(a) = scr.cores[host as usize].as_mut().and_then(|c| c.pop_install(now)) else { break };
             // A queue pair that closed since the decision is left alone (the verbs refuse it).
             match a {
-                Action::SetRate { flow, bps } => kick |= self.set_rate_limit(flow, bps).is_ok(),
+                Action::SetRate { flow, bps } => {
+                    if self.set_rate_limit(flow, bps).is_ok() {
+                        kick = true;
+                        let node = self.nics[host as usize].node;
+                        let scr = self.tap.scr.as_mut().expect("checked above");
+                        scr.rate_log.push(crate::nic::scr::RateSet { time: now, node, qp: flow, bps });
+                    }
+                }
                 Action::ProbeRtt { flow } => {
                     if self.qps.find(flow).is_some() {
                         self.transport().request_rtt_probe(flow);

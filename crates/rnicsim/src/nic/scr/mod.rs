@@ -300,4 +300,40 @@ pub struct Scr {
     pub meters: Vec<telemetry::Meter>,
     /// Every sample taken, in time order (`scr_telemetry.parquet`).
     pub telemetry_log: Vec<telemetry::Row>,
+    /// Every dequeue rate put in force, in time order (`scr_rates.parquet`).
+    pub rate_log: RateLog,
+}
+
+/// The dequeue rates SCR's policies put in force: when, on which NIC, for which queue pair
+/// (the trace of paper Fig. 9 and Fig. 16).
+#[derive(Debug, Default)]
+pub struct RateLog {
+    pub rows: Vec<RateSet>,
+    /// When the log stopped at [`crate::output::MAX_RATE_ROWS`] rows (the run's warnings say so).
+    pub stopped_at: Option<crate::units::Time>,
+}
+
+/// One rate installed: `time` is when it took effect (the decision plus `install_latency`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateSet {
+    pub time: crate::units::Time,
+    /// The NIC's host node.
+    pub node: u32,
+    pub qp: u32,
+    pub bps: u64,
+}
+
+impl RateLog {
+    pub fn push(&mut self, row: RateSet) {
+        if self.rows.len() < crate::output::MAX_RATE_ROWS {
+            self.rows.push(row);
+        } else if self.stopped_at.is_none() {
+            self.stopped_at = Some(row.time);
+        }
+    }
+
+    /// The warning of a log that reached its cap.
+    pub fn warning(&self) -> Option<String> {
+        self.stopped_at.map(|t| format!("nic.scr: scr_rates.parquet stops at {t}, where it reached its cap of {} rows", crate::output::MAX_RATE_ROWS))
+    }
 }
