@@ -77,7 +77,14 @@ def _figure(run: Run, claims: list[dict], out: Path, name: str) -> str:
 
 def _trace(run: Run, ax, table: str) -> None:
     """Our curves from a table of the run: `scr_rates`, each queue pair's dequeue rate as steps
-    (µs, Gbps), held to the end of the run."""
+    (µs, Gbps), held to the end of the run; `yama_timeline`, each entity's throughput per
+    sample."""
+    if table == "yama_timeline":
+        t = run.table("yama_timeline").sort("time_ps", maintain_order=True)
+        for (entity,) in t.select("entity").unique(maintain_order=True).rows():
+            e = t.filter(t["entity"] == entity)
+            ax.plot((e["time_ps"] / 1e6).to_list(), e["gbps"].to_list(), linewidth=1, label=entity)
+        return
     if table != "scr_rates":
         raise ValueError(f"no trace of table {table!r}")
     t = run.table("scr_rates").sort("time_ps", maintain_order=True)
@@ -107,11 +114,17 @@ def _paper_axes(figures: list[dict], out: Path, name: str, run: Run = None) -> l
             ax.scatter(p["x"], p["y"], marker=m, color="black", s=60, zorder=3, label=p["label"])
         if f.get("x_log"):
             ax.set_xscale("log")
+        if f.get("y_log"):
+            ax.set_yscale("log")
+        elif ax.get_ylim()[0] >= 0:
+            # Rates, indices and times from zero: a narrow band of values is not magnified.
+            ax.set_ylim(0, ax.get_ylim()[1] * 1.08)
         ax.set_xlabel(f["x_label"])
         ax.set_ylabel(f["y_label"])
         ax.set_title(textwrap.fill(f["title"], 64), fontsize="medium")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize="small")
+        many = len(ax.get_legend_handles_labels()[1]) > 6
+        ax.legend(fontsize="x-small" if many else "small", ncol=2 if many else 1)
         fig.tight_layout()
         stem = f"{name}-fig{i}"
         fig.savefig(out / f"{stem}.svg")

@@ -119,10 +119,16 @@ value = 1.0
 tolerance = 0.05
 source = "SCR Fig. 11a: equal sizes are shared fairly (the diagonal)"
 """
-    # Fig. 11 as a line: Jain's index against the second tenant's size, the first at 4 KB.
+    out += figure("water filling", "paper: water filling ~1, 1.78x the default at 1 MB")
+    return out
+
+
+
+def figure(label, paper):
+    """Fig. 11 as a line: Jain's index against the second tenant's size, the first at 4 KB."""
     xs = list(range(1, len(SIZES)))
     row = [(SIZES[1], b) for b in SIZES[1:]]
-    out += f"""
+    return f"""
 [[figure]]
 title = "SCR Fig. 11a/c: fairness of a 4 KB tenant beside another"
 x_label = "other tenant's message size (1: 4 KB, 2: 64 KB, 3: 256 KB, 4: 1 MB)"
@@ -134,17 +140,15 @@ x = {xs}
 metrics = [{", ".join(f'"perftest_hosts/host {host_of(0, a, b)}/jain_tests"' for a, b in row)}]
 
 [[figure.series]]
-label = "ours (water filling)"
+label = "ours ({label})"
 x = {xs}
 metrics = [{", ".join(f'"perftest_hosts/host {host_of(1, a, b)}/jain_tests"' for a, b in row)}]
 
 [[figure.paper]]
-label = "paper: water filling ~1, 1.78x the default at 1 MB"
+label = "{paper}"
 x = [1, 4]
 y = [1.0, 1.0]
 """
-    return out
-
 
 def claims_static(_hosts):
     d, st = host_of(0, SIZES[0], SIZES[4]), host_of(1, SIZES[0], SIZES[4])
@@ -162,7 +166,7 @@ value = 1.0
 relation = "below"
 source = "SCR Fig. 11e: static underuses the link when a 256 B tenant cannot fill its half beside a 1 MB one (utilization over the default's)"
 unit = "x"
-"""
+""" + figure("static", "paper: static the fairest (Fig. 11b)")
 
 
 write("fig11.toml", "scr-fig11", ": the default scheduler beside water filling",

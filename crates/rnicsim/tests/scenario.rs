@@ -231,6 +231,23 @@ fn every_shipped_scenario_is_valid() {
     }
 }
 
+/// Every paper reproduction that makes claims also redraws its figure on the paper's axes
+/// (`rnicsim reproduce` shows our curve with the paper's points), except the paper's tables and
+/// runs with no figure of their own.
+#[test]
+fn every_shipped_reproduction_with_claims_draws_its_figure() {
+    let without = ["scr/table2.toml", "scr/fig19.toml", "yama/handover.toml"];
+    let mut missing = Vec::new();
+    for f in common::shipped_scenarios() {
+        let rel = f.strip_prefix(common::root().join("scenarios")).unwrap().to_string_lossy().replace('\\', "/");
+        let loaded = LoadedScenario::from_file(&f).unwrap_or_else(|e| panic!("{e}"));
+        if !loaded.scenario.paper.is_empty() && loaded.scenario.figure.is_empty() && !without.contains(&rel.as_str()) {
+            missing.push(rel);
+        }
+    }
+    assert!(missing.is_empty(), "claims without a [[figure]]: {missing:?}");
+}
+
 /// Builds and runs a scenario for a few microseconds; any error must name a key (and a line).
 fn run_briefly(text: &str, dir: &Path) -> Result<(), ScenarioError> {
     let loaded = LoadedScenario::from_str(text, "s.toml", dir)?;

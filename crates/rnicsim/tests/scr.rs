@@ -265,6 +265,8 @@ fn scr_scenarios_are_deterministic_and_bad_keys_are_named() {
     let e = LoadedScenario::from_str(&plain, "plain.toml", Path::new(".")).err().expect("no SCR to trace");
     assert!(e.to_string().contains("figure[0].trace") && e.to_string().contains("[nic.scr]"), "{e}");
     assert!(LoadedScenario::from_str(&format!("duration = \"1ms\"\n[topology.star]\nhosts = 2\n[nic.scr]\n{traced}"), "scr.toml", Path::new(".")).is_ok());
+    let e = LoadedScenario::from_str(&plain.replace("scr_rates", "yama_timeline"), "plain.toml", Path::new(".")).err().expect("no Yama to trace");
+    assert!(e.to_string().contains("figure[0].trace") && e.to_string().contains("[yama]"), "{e}");
 }
 
 /// A star of `hosts` hosts at 100 Gbps, PFC, no congestion control, SCR (if `scr` is not empty)

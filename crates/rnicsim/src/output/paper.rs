@@ -192,13 +192,16 @@ pub struct FigureSpec {
     pub y_label: String,
     #[serde(default)]
     pub x_log: bool,
+    #[serde(default)]
+    pub y_log: bool,
     /// Our curves: metrics read from this run's summary.
     #[serde(default)]
     pub series: Vec<SeriesSpec>,
     /// The paper's points (or stated bounds), drawn as markers.
     #[serde(default)]
     pub paper: Vec<PaperPoints>,
-    /// Our curves from a table of the run instead of summary metrics: one line per queue pair.
+    /// Our curves from a table of the run instead of summary metrics: one line per queue pair
+    /// or entity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<Trace>,
 }
@@ -209,6 +212,8 @@ pub struct FigureSpec {
 pub enum Trace {
     /// `scr_rates.parquet`: each queue pair's dequeue rate (Gbps) over time (µs), as steps.
     ScrRates,
+    /// `yama_timeline.parquet`: each entity's throughput (Gbps) per sample over time (µs).
+    YamaTimeline,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -224,6 +229,18 @@ pub struct SeriesSpec {
     /// Or each point by its own metric (one per x value).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_each: Vec<String>,
+    /// Every point times this, after normalizing (a unit change: Gbps over 100 flows to Mbps
+    /// per flow is 10).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub scale: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn is_one(v: &f64) -> bool {
+    *v == 1.0
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -241,6 +258,7 @@ pub struct Figure {
     pub x_label: String,
     pub y_label: String,
     pub x_log: bool,
+    pub y_log: bool,
     pub series: Vec<PaperPoints>,
     pub paper: Vec<PaperPoints>,
     /// A table the plot draws our curves from (the reproduction gallery reads it).
@@ -255,6 +273,9 @@ impl FigureSpec {
         for (i, s) in self.series.iter().enumerate() {
             if s.x.len() != s.metrics.len() {
                 bad.push((format!("series[{i}].metrics"), format!("expected one metric per x value ({}), got {}", s.x.len(), s.metrics.len())));
+            }
+            if !(s.scale.is_finite() && s.scale > 0.0) {
+                bad.push((format!("series[{i}].scale"), format!("expected a positive factor, got {}", s.scale)));
             }
             if !s.per_each.is_empty() && (s.per_each.len() != s.x.len() || s.per.is_some()) {
                 bad.push((format!("series[{i}].per_each"), format!("expected one metric per x value ({}) and no `per`, got {}", s.x.len(), s.per_each.len())));
@@ -278,12 +299,13 @@ pub fn figures(summary: &serde_json::Value, specs: &[FigureSpec]) -> Vec<Figure>
             x_label: f.x_label.clone(),
             y_label: f.y_label.clone(),
             x_log: f.x_log,
+            y_log: f.y_log,
             series: f
                 .series
                 .iter()
                 .map(|s| {
                     let per = |i: usize| s.per_each.get(i).or(s.per.as_ref()).map(String::as_str);
-                    let (x, y) = s.x.iter().zip(&s.metrics).enumerate().filter_map(|(i, (&x, m))| lookup_ratio(summary, m, per(i)).map(|y| (x, y))).unzip();
+                    let (x, y) = s.x.iter().zip(&s.metrics).enumerate().filter_map(|(i, (&x, m))| lookup_ratio(summary, m, per(i)).map(|y| (x, y * s.scale))).unzip();
                     PaperPoints { label: s.label.clone(), x, y }
                 })
                 .collect(),
@@ -346,7 +368,8 @@ mod tests {
             x_label: "x".into(),
             y_label: "y".into(),
             x_log: false,
-            series: vec![SeriesSpec { label: "ours".into(), x: vec![1.0, 2.0, 3.0], metrics: vec!["h/a/m".into(), "h/b/m".into(), "h/c/m".into()], per: Some("h/b/m".into()), per_each: Vec::new() }],
+            y_log: false,
+            series: vec![SeriesSpec { label: "ours".into(), x: vec![1.0, 2.0, 3.0], metrics: vec!["h/a/m".into(), "h/b/m".into(), "h/c/m".into()], per: Some("h/b/m".into()), per_each: Vec::new(), scale: 1.0 }],
             paper: vec![PaperPoints { label: "paper".into(), x: vec![2.0], y: vec![1.0] }],
             trace: None,
         };
@@ -360,6 +383,11 @@ mod tests {
         assert_eq!(out[0].series[0].y, vec![1.0, 2.0]);
         let bad_each = FigureSpec { series: vec![SeriesSpec { per_each: vec!["h/a/m".into()], ..each }], ..f.clone() };
         assert_eq!(bad_each.check()[0].0, "series[0].per_each");
+        // A unit change after normalizing: (2/2, 4/2) × 10.
+        let scaled = FigureSpec { series: vec![SeriesSpec { scale: 10.0, ..f.series[0].clone() }], ..f.clone() };
+        assert_eq!(figures(&s, &[scaled])[0].series[0].y, vec![5.0, 10.0]);
+        let bad_scale = FigureSpec { series: vec![SeriesSpec { scale: 0.0, ..f.series[0].clone() }], ..f.clone() };
+        assert_eq!(bad_scale.check()[0].0, "series[0].scale");
         let bad = FigureSpec { series: vec![SeriesSpec { metrics: vec![], ..f.series[0].clone() }], ..f };
         assert_eq!(bad.check()[0].0, "series[0].metrics");
     }

@@ -351,8 +351,14 @@ fn figures(out: &mut Problems, s: &Scenario) {
         for (key, why) in f.check() {
             out.push((format!("figure[{i}].{key}"), why));
         }
-        if f.trace == Some(crate::output::paper::Trace::ScrRates) && s.nic.scr.is_none() {
-            out.push((format!("figure[{i}].trace"), "\"scr_rates\" traces the dequeue rates SCR sets: the scenario needs [nic.scr]".into()));
+        match f.trace {
+            Some(crate::output::paper::Trace::ScrRates) if s.nic.scr.is_none() => {
+                out.push((format!("figure[{i}].trace"), "\"scr_rates\" traces the dequeue rates SCR sets: the scenario needs [nic.scr]".into()));
+            }
+            Some(crate::output::paper::Trace::YamaTimeline) if s.yama.is_none() => {
+                out.push((format!("figure[{i}].trace"), "\"yama_timeline\" traces the entities' throughput: the scenario needs [yama]".into()));
+            }
+            _ => {}
         }
     }
     for (i, p) in s.paper.iter().enumerate() {
