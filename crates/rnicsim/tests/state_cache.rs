@@ -135,6 +135,9 @@ fn bad_keys_name_the_key() {
     let toml = "duration = \"1ms\"\n[topology.star]\nhosts = 2\n[nic.state_cache]\ncapacity = \"1KiB\"\nfetch_slots = 0\n";
     let e = LoadedScenario::from_str(toml, "bad.toml", Path::new(".")).err().expect("refused").to_string();
     assert!(e.contains("nic.state_cache.fetch_slots") && e.contains("bad.toml"), "{e}");
+    // So many fetch slots that keeping them would take 34 GB per NIC (the fuzz test found it).
+    let e = LoadedScenario::from_str(&toml.replace("fetch_slots = 0", "fetch_slots = 4294967295"), "bad.toml", Path::new(".")).err().expect("refused").to_string();
+    assert!(e.contains("nic.state_cache.fetch_slots") && e.contains("at most 65536"), "{e}");
     let toml = "duration = \"1ms\"\n[topology.star]\nhosts = 2\n[nic.state_cache]\ncapacity = \"1KiB\"\nreplacement = \"mru\"\n";
     let e = LoadedScenario::from_str(toml, "bad.toml", Path::new(".")).err().expect("refused").to_string();
     assert!(e.contains("replacement"), "{e}");

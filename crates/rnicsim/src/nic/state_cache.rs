@@ -97,12 +97,19 @@ impl StateCacheSpec {
         if self.fetch_slots == 0 {
             bad.push(("fetch_slots", "must be at least 1".to_string()));
         }
+        // Each slot is kept per NIC; no NIC overlaps anywhere near this many fetches.
+        if self.fetch_slots > MAX_FETCH_SLOTS {
+            bad.push(("fetch_slots", format!("expected at most {MAX_FETCH_SLOTS} fetches in flight, got {}", self.fetch_slots)));
+        }
         if self.rx_buffer.0 == 0 {
             bad.push(("rx_buffer", "must hold at least one packet".to_string()));
         }
         bad
     }
 }
+
+/// The most fetches a NIC may overlap (`fetch_slots`).
+pub const MAX_FETCH_SLOTS: u32 = 65_536;
 
 /// The outcome of one lookup.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
