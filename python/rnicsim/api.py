@@ -21,7 +21,7 @@ import polars as pl
 from . import _native
 
 #: The Parquet tables every run folder holds (see docs/outputs.md).
-TABLES = ("flows", "perftest", "rates", "counters", "queues", "pfc", "sources", "nic_events", "state_cache", "ordering", "yama_timeline", "scr_telemetry", "scr_rates")
+TABLES = ("flows", "perftest", "rates", "counters", "queues", "pfc", "sources", "nic_events", "state_cache", "ordering", "yama_timeline", "scr_telemetry", "scr_rates", "scr_rtt")
 
 
 class ScenarioError(ValueError):
@@ -193,7 +193,7 @@ class Run:
             raise KeyError(f"no table {name!r}; tables are {', '.join(TABLES)}")
         path = self.path / f"{name}.parquet"
         if not path.exists():
-            raise FileNotFoundError(f"{path} was not written (nic_events needs outputs.nic_events = true, state_cache [nic.state_cache], ordering [nic.ordering], yama_timeline [yama], scr_telemetry nic.scr.telemetry, scr_rates [nic.scr])")
+            raise FileNotFoundError(f"{path} was not written (nic_events needs outputs.nic_events = true, state_cache [nic.state_cache], ordering [nic.ordering], yama_timeline [yama], scr_telemetry nic.scr.telemetry, scr_rates and scr_rtt [nic.scr])")
         return pl.read_parquet(path)
 
     flows = property(lambda self: self.table("flows"))

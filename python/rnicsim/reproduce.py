@@ -77,13 +77,20 @@ def _figure(run: Run, claims: list[dict], out: Path, name: str) -> str:
 
 def _trace(run: Run, ax, table: str) -> None:
     """Our curves from a table of the run: `scr_rates`, each queue pair's dequeue rate as steps
-    (µs, Gbps), held to the end of the run; `yama_timeline`, each entity's throughput per
-    sample."""
+    (µs, Gbps), held to the end of the run; `scr_rtt`, each path's RTT probe answers (µs) as
+    points (a gap is a path that did not answer); `yama_timeline`, each entity's throughput
+    per sample."""
     if table == "yama_timeline":
         t = run.table("yama_timeline").sort("time_ps", maintain_order=True)
         for (entity,) in t.select("entity").unique(maintain_order=True).rows():
             e = t.filter(t["entity"] == entity)
             ax.plot((e["time_ps"] / 1e6).to_list(), e["gbps"].to_list(), linewidth=1, label=entity)
+        return
+    if table == "scr_rtt":
+        t = run.table("scr_rtt").sort("time_ps", maintain_order=True)
+        for node, qp, sport in t.select(["node", "qp", "sport"]).unique(maintain_order=True).rows():
+            p = t.filter((t["node"] == node) & (t["qp"] == qp) & (t["sport"] == sport))
+            ax.plot((p["time_ps"] / 1e6).to_list(), (p["rtt_ps"] / 1e6).to_list(), linestyle="none", marker=".", markersize=4, label=f"QP {qp}, port {sport}")
         return
     if table != "scr_rates":
         raise ValueError(f"no trace of table {table!r}")

@@ -105,7 +105,10 @@ pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World) -
     summary.compare_with(&loaded.scenario);
     summary.warnings = loaded.warnings.clone();
     summary.warnings.extend(world.record.rates.warning());
-    summary.warnings.extend(world.tap.scr.as_ref().and_then(|s| s.rate_log.warning()));
+    if let Some(scr) = world.tap.scr.as_ref() {
+        summary.warnings.extend(scr.rate_log.warning("scr_rates.parquet"));
+        summary.warnings.extend(scr.rtt_log.warning("scr_rtt.parquet"));
+    }
     std::fs::write(dir.path("scenario.toml"), loaded.resolved_toml())?;
     tables::write_parquet(&dir.path("counters.parquet"), &tables::counters(world))?;
     tables::write_parquet(&dir.path("sources.parquet"), &tables::sources(world))?;
@@ -153,6 +156,7 @@ pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World) -
     }
     if let Some(scr) = world.tap.scr.as_ref() {
         tables::write_parquet(&dir.path("scr_rates.parquet"), &tables::scr_rates(&scr.rate_log))?;
+        tables::write_parquet(&dir.path("scr_rtt.parquet"), &tables::scr_rtt(&scr.rtt_log))?;
     }
     if let Some(y) = &loaded.scenario.yama {
         tables::write_parquet(&dir.path("yama_timeline.parquet"), &tables::yama_timeline(&world.apps.yama, y))?;

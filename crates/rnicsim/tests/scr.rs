@@ -446,6 +446,34 @@ fn multipath_probes_see_the_slow_path_detect_its_failure_by_timeout_and_its_reco
     assert_eq!((claim.ours, claim.within), (None, false));
 }
 
+/// Fig. 19a: the probes of one path see 100 Gbps of cross traffic into the same receiver (1 to
+/// 2 ms): idle, the RTT is the path's round trip; with the port 10% oversubscribed it grows at
+/// the excess rate; once the cross traffic stops it falls back. `scr_rtt`'s log holds every
+/// answer, and the summary's per-port figures are its own.
+#[test]
+fn fig19a_probes_see_the_rtt_rise_with_cross_traffic_and_fall_when_it_ends() {
+    let loaded = LoadedScenario::from_file(&common::root().join("scenarios/scr/fig19a_cross_traffic.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let mut w = rnicsim::world::World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
+    w.run(|_| true);
+    let mut s = Summary::of(&w, "fig19a");
+    s.compare_with(&loaded.scenario);
+    assert_claims(&[&s]);
+    let log = &w.tap.scr.as_ref().unwrap().rtt_log.rows;
+    let us = |t: rnicsim::units::Time| t.0 as f64 / 1e6;
+    let window = |a: f64, b: f64| log.iter().filter(move |r| us(r.time) >= a && us(r.time) < b).map(move |r| us(r.rtt));
+    let idle: Vec<f64> = window(0.0, 1000.0).collect();
+    assert!(idle.len() > 40 && idle.iter().all(|&r| r < 1.0), "{idle:?}");
+    // 1.25 MB at 10 Gbps of excess over 1 ms is 100 µs of queue at 100 Gbps: about 90 µs by the
+    // last probe answered before 2 ms.
+    let loaded_max = window(1500.0, 2100.0).fold(0.0, f64::max);
+    assert!((70.0..=110.0).contains(&loaded_max), "{loaded_max}");
+    assert!(window(2200.0, 3000.0).all(|r| r < 1.0));
+    let nic = &s.scr.as_ref().unwrap().per_nic[0];
+    let port = &nic.rtt_probes[0];
+    assert_eq!((port.name.as_str(), port.samples), ("port 5101", log.len() as u64));
+    assert!((port.max_us - log.iter().map(|r| us(r.rtt)).fold(0.0, f64::max)).abs() < 1e-9);
+}
+
 #[test]
 fn fig17_reads_are_made_fair_by_the_responders_nic() {
     let d = shipped("fig17_passive.toml");

@@ -106,7 +106,11 @@ impl EventTap {
             log.record(at, host, qp, ev);
         }
         let scr = self.scr.as_mut()?;
-        let due = scr.cores[host as usize].as_mut()?.collect(at, qp, ev)?;
+        let core = scr.cores[host as usize].as_mut()?;
+        if let NicEvent::RttProbe { rtt, sport } = *ev {
+            scr.rtt_log.push(at, crate::nic::scr::RttSample { time: at, node: scr.nodes[host as usize], qp, sport, rtt });
+        }
+        let due = core.collect(at, qp, ev)?;
         Some((scr.timers[host as usize], due))
     }
 

@@ -214,6 +214,9 @@ pub enum Trace {
     ScrRates,
     /// `yama_timeline.parquet`: each entity's throughput (Gbps) per sample over time (µs).
     YamaTimeline,
+    /// `scr_rtt.parquet`: each path's (queue pair and source port) RTT probe answers (µs) over
+    /// time (µs).
+    ScrRtt,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

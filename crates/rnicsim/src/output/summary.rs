@@ -311,7 +311,12 @@ fn scr(world: &World) -> Option<crate::nic::scr::stats::ScrSummary> {
         .enumerate()
         .filter_map(|(h, c)| Some((h, c.as_ref()?)))
         .filter(|(_, c)| c.stats().collected.iter().sum::<u64>() > 0 || c.stats().telemetry.port_samples > 0)
-        .map(|(h, c)| crate::nic::scr::stats::NicScrSummary::new(format!("host {}", world.host_nodes()[h]), c.stats(), secs, c.report()))
+        .map(|(h, c)| {
+            let node = world.host_nodes()[h];
+            let mut nic = crate::nic::scr::stats::NicScrSummary::new(format!("host {node}"), c.stats(), secs, c.report());
+            nic.rtt_probes = crate::nic::scr::stats::PathRtt::of(scr.rtt_log.rows.iter().filter(|r| r.node == node).map(|r| (r.sport, r.rtt)));
+            nic
+        })
         .collect();
     let active = per_nic.len().max(1) as u32;
     Some(crate::nic::scr::stats::ScrSummary::new(first.policy_name(), active, first.threads(), first.context_bytes(), &total, secs, per_nic))

@@ -241,12 +241,24 @@ pub fn scr_telemetry(rows: &[crate::nic::scr::telemetry::Row]) -> RecordBatch {
 
 /// One row per dequeue rate an SCR policy put in force: when it took effect, the NIC's host
 /// node, the queue pair and the rate.
-pub fn scr_rates(log: &crate::nic::scr::RateLog) -> RecordBatch {
+pub fn scr_rates(log: &crate::nic::scr::Log<crate::nic::scr::RateSet>) -> RecordBatch {
     batch(vec![
         ("time_ps", u64s(log.rows.iter().map(|r| r.time.0))),
         ("node", u32s(log.rows.iter().map(|r| r.node))),
         ("qp", u32s(log.rows.iter().map(|r| r.qp))),
         ("rate_bps", u64s(log.rows.iter().map(|r| r.bps))),
+    ])
+}
+
+/// One row per RTT probe answer an SCR NIC collected: when, the NIC's host node, the queue
+/// pair, the UDP source port (path) the probe took and its round trip.
+pub fn scr_rtt(log: &crate::nic::scr::Log<crate::nic::scr::RttSample>) -> RecordBatch {
+    batch(vec![
+        ("time_ps", u64s(log.rows.iter().map(|r| r.time.0))),
+        ("node", u32s(log.rows.iter().map(|r| r.node))),
+        ("qp", u32s(log.rows.iter().map(|r| r.qp))),
+        ("sport", u32s(log.rows.iter().map(|r| r.sport as u32))),
+        ("rtt_ps", u64s(log.rows.iter().map(|r| r.rtt.0))),
     ])
 }
 

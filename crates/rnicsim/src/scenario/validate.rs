@@ -355,6 +355,9 @@ fn figures(out: &mut Problems, s: &Scenario) {
             Some(crate::output::paper::Trace::ScrRates) if s.nic.scr.is_none() => {
                 out.push((format!("figure[{i}].trace"), "\"scr_rates\" traces the dequeue rates SCR sets: the scenario needs [nic.scr]".into()));
             }
+            Some(crate::output::paper::Trace::ScrRtt) if s.nic.scr.is_none() => {
+                out.push((format!("figure[{i}].trace"), "\"scr_rtt\" traces the RTT probes SCR collects: the scenario needs [nic.scr]".into()));
+            }
             Some(crate::output::paper::Trace::YamaTimeline) if s.yama.is_none() => {
                 out.push((format!("figure[{i}].trace"), "\"yama_timeline\" traces the entities' throughput: the scenario needs [yama]".into()));
             }

@@ -286,7 +286,7 @@ impl World {
                 });
             }
             let meters = vec![crate::nic::scr::telemetry::Meter::first_at(scr.telemetry.unwrap_or_default()); cores.len()];
-            self.tap.scr = Some(crate::nic::scr::Scr { cores, timers, telemetry_timers, meters, telemetry_log: Vec::new(), rate_log: Default::default() });
+            self.tap.scr = Some(crate::nic::scr::Scr { cores, timers, telemetry_timers, meters, telemetry_log: Vec::new(), rate_log: Default::default(), rtt_log: Default::default(), nodes: self.nics.iter().map(|n| n.node).collect() });
         }
         if let Some(sc) = &self.nic_spec.state_cache {
             for h in 0..self.nics.len() as u32 {

@@ -93,9 +93,9 @@ impl World {
                 Action::SetRate { flow, bps } => {
                     if self.set_rate_limit(flow, bps).is_ok() {
                         kick = true;
-                        let node = self.nics[host as usize].node;
                         let scr = self.tap.scr.as_mut().expect("checked above");
-                        scr.rate_log.push(crate::nic::scr::RateSet { time: now, node, qp: flow, bps });
+                        let node = scr.nodes[host as usize];
+                        scr.rate_log.push(now, crate::nic::scr::RateSet { time: now, node, qp: flow, bps });
                     }
                 }
                 Action::ProbeRtt { flow } => {

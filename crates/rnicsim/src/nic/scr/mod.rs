@@ -301,19 +301,44 @@ pub struct Scr {
     /// Every sample taken, in time order (`scr_telemetry.parquet`).
     pub telemetry_log: Vec<telemetry::Row>,
     /// Every dequeue rate put in force, in time order (`scr_rates.parquet`).
-    pub rate_log: RateLog,
+    pub rate_log: Log<RateSet>,
+    /// Every RTT probe answer the NICs collected, in time order (`scr_rtt.parquet`).
+    pub rtt_log: Log<RttSample>,
+    /// Per host: its node id (the logs name NICs by node).
+    pub nodes: Vec<u32>,
 }
 
-/// The dequeue rates SCR's policies put in force: when, on which NIC, for which queue pair
-/// (the trace of paper Fig. 9 and Fig. 16).
-#[derive(Debug, Default)]
-pub struct RateLog {
-    pub rows: Vec<RateSet>,
-    /// When the log stopped at [`crate::output::MAX_RATE_ROWS`] rows (the run's warnings say so).
+/// Rows kept for a table of the run, at most [`crate::output::MAX_RATE_ROWS`] of them.
+#[derive(Debug)]
+pub struct Log<T> {
+    pub rows: Vec<T>,
+    /// When the log stopped at its cap (the run's warnings say so).
     pub stopped_at: Option<crate::units::Time>,
 }
 
+impl<T> Default for Log<T> {
+    fn default() -> Self {
+        Log { rows: Vec::new(), stopped_at: None }
+    }
+}
+
+impl<T> Log<T> {
+    pub fn push(&mut self, at: crate::units::Time, row: T) {
+        if self.rows.len() < crate::output::MAX_RATE_ROWS {
+            self.rows.push(row);
+        } else if self.stopped_at.is_none() {
+            self.stopped_at = Some(at);
+        }
+    }
+
+    /// The warning of a log that reached its cap.
+    pub fn warning(&self, table: &str) -> Option<String> {
+        self.stopped_at.map(|t| format!("nic.scr: {table} stops at {t}, where it reached its cap of {} rows", crate::output::MAX_RATE_ROWS))
+    }
+}
+
 /// One rate installed: `time` is when it took effect (the decision plus `install_latency`).
+/// The dequeue rates SCR's policies put in force are the trace of paper Fig. 9 and Fig. 16.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RateSet {
     pub time: crate::units::Time,
@@ -323,17 +348,13 @@ pub struct RateSet {
     pub bps: u64,
 }
 
-impl RateLog {
-    pub fn push(&mut self, row: RateSet) {
-        if self.rows.len() < crate::output::MAX_RATE_ROWS {
-            self.rows.push(row);
-        } else if self.stopped_at.is_none() {
-            self.stopped_at = Some(row.time);
-        }
-    }
-
-    /// The warning of a log that reached its cap.
-    pub fn warning(&self) -> Option<String> {
-        self.stopped_at.map(|t| format!("nic.scr: scr_rates.parquet stops at {t}, where it reached its cap of {} rows", crate::output::MAX_RATE_ROWS))
-    }
+/// One RTT probe answer (paper A.7, Fig. 19): when it came back, on which NIC and queue pair,
+/// the UDP source port (path) it took and its round trip.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RttSample {
+    pub time: crate::units::Time,
+    pub node: u32,
+    pub qp: u32,
+    pub sport: u16,
+    pub rtt: crate::units::Time,
 }

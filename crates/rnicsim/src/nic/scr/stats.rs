@@ -108,6 +108,42 @@ pub struct NicScrSummary {
     /// Its host-domain telemetry (`nic.scr.telemetry`), means over the samples.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub telemetry: Option<TelemetrySummary>,
+    /// The RTT probe answers it collected, per UDP source port (path), in port order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rtt_probes: Vec<PathRtt>,
+}
+
+/// One path's RTT probe answers over the run (paper A.7, Fig. 19).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PathRtt {
+    /// `port <sport>`.
+    pub name: String,
+    pub samples: u64,
+    pub min_us: f64,
+    pub mean_us: f64,
+    pub max_us: f64,
+    /// The last answer's.
+    pub last_us: f64,
+}
+
+impl PathRtt {
+    /// Per source port, the answers of `samples` (in time order) as `(sport, rtt)`.
+    pub fn of(samples: impl Iterator<Item = (u16, crate::units::Time)>) -> Vec<PathRtt> {
+        let mut by_port: std::collections::BTreeMap<u16, (u64, u64, u64, u128, u64)> = std::collections::BTreeMap::new();
+        for (sport, rtt) in samples {
+            let e = by_port.entry(sport).or_insert((0, u64::MAX, 0, 0, 0));
+            e.0 += 1;
+            e.1 = e.1.min(rtt.0);
+            e.2 = e.2.max(rtt.0);
+            e.3 += rtt.0 as u128;
+            e.4 = rtt.0;
+        }
+        let us = |ps: u64| ps as f64 / 1e6;
+        by_port
+            .into_iter()
+            .map(|(sport, (n, min, max, sum, last))| PathRtt { name: format!("port {sport}"), samples: n, min_us: us(min), mean_us: sum as f64 / n as f64 / 1e6, max_us: us(max), last_us: us(last) })
+            .collect()
+    }
 }
 
 impl NicScrSummary {
@@ -125,6 +161,7 @@ impl NicScrSummary {
             last_rate_set_us: s.last_rate_set.0 as f64 / 1e6,
             policy: policy.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             telemetry: TelemetrySummary::new(&s.telemetry),
+            rtt_probes: Vec::new(),
         }
     }
 }
