@@ -222,6 +222,8 @@ fn bad_yama_keys_are_named() {
         (nic_rdma("1ms", "10Gbps", "", "", 0.5, &ent("a", 1.0, "[0]", 1, 1, "")).replace("server = 6", "server = 9"), "yama.chain[0].server"),
         (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "")).replace("workload = \"kv\"", "workload = \"kv\"\nserver = 5"), "yama.chain[0].server"),
         (nic_rdma("1ms", "10Gbps", "", "", 0.5, &ent("a", 1.0, "[6]", 1, 1, "")), "yama.entity[0].nodes"),
+        // Four billion operations outstanding, all posted at the start (the fuzz test's hang).
+        (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "").replace("depth = 32", "depth = 4294967295")), "yama.entity[0].depth"),
     ];
     for (text, key) in cases {
         let e = LoadedScenario::from_str(&text, "y.toml", Path::new(".")).and_then(|l| rnicsim::world::World::build(&l).map(|_| ()));

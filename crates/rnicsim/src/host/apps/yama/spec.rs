@@ -164,6 +164,8 @@ pub struct EntitySpec {
 
 /// The most queue pairs one entity may open.
 const MAX_QUEUES: u64 = 1 << 16;
+/// The most operations an entity may keep outstanding (over all its queue pairs).
+const MAX_OUTSTANDING: u64 = 1 << 22;
 
 fn yes() -> bool {
     true
@@ -324,6 +326,9 @@ impl YamaSpec {
             }
             if (e.instances as u64) * (e.queues as u64) > MAX_QUEUES {
                 bad(format!("entity[{i}].queues"), format!("instances × queues is {}, at most {MAX_QUEUES}", e.instances as u64 * e.queues as u64));
+            } else if (e.instances as u64) * (e.queues as u64) * (e.depth as u64) > MAX_OUTSTANDING {
+                // Every outstanding operation is posted at the start and kept until it completes.
+                bad(format!("entity[{i}].depth"), format!("instances × queues × depth is {} operations outstanding, at most {MAX_OUTSTANDING}", e.instances as u64 * e.queues as u64 * e.depth as u64));
             }
             if e.baseline.as_ref().is_some_and(|b| !self.entity.iter().any(|x| &x.name == b)) {
                 bad(format!("entity[{i}].baseline"), format!("no entity is named \"{}\"", e.baseline.as_deref().unwrap_or("")));
