@@ -679,30 +679,42 @@ fn a_stall_is_seen_while_it_happens_and_can_end_the_run() {
     assert_eq!(w.run(|_| true), RunEnd::Finished);
 }
 
+/// Runs a scenario to its end: the stall times its progress reports carried, whether it ended
+/// stalled, and the packets delivered.
+fn stalls(text: &str) -> (Vec<Time>, bool, u64) {
+    let mut w = World::build(&LoadedScenario::from_str(text, "t.toml", Path::new(".")).unwrap()).unwrap();
+    let mut seen = Vec::new();
+    w.run(|p| {
+        seen.extend(p.stalled_since);
+        true
+    });
+    (seen, w.stall().is_some(), w.stats.packets_delivered)
+}
+
+/// A cut of the link between hosts 0 and 1 at 50 µs, if `down`.
+fn cut_at_50us(down: bool) -> &'static str {
+    if down {
+        "[[link_events]]\nat = \"50us\"\nbetween = [0, 1]\nstate = \"down\"\n"
+    } else {
+        ""
+    }
+}
+
 #[test]
 fn a_slow_link_busy_with_one_packet_after_another_is_not_a_stall() {
     // 4 KB packets over 100 Mbps arrive 335 µs apart, more than a tenth of a 3 ms run: the
     // detector waits eight full-packet times of the slowest link before it calls a stall.
     let text = |rate: &str, down: bool| {
-        let cut = if down { "[[link_events]]\nat = \"50us\"\nbetween = [0, 1]\nstate = \"down\"\n" } else { "" };
+        let cut = cut_at_50us(down);
         format!("duration = \"3ms\"\n[topology.back_to_back]\n[links]\nrate = \"{rate}\"\n[nic]\nmtu = 4096\nrto = \"100ms\"\n[nic.cc.none]\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\n{cut}")
     };
-    let stalls = |text: &str| {
-        let mut w = World::build(&LoadedScenario::from_str(text, "t.toml", Path::new(".")).unwrap()).unwrap();
-        let mut seen = Vec::new();
-        w.run(|p| {
-            seen.extend(p.stalled_since);
-            true
-        });
-        (seen, w.stall().is_some())
-    };
-    let (seen, at_end) = stalls(&text("100Mbps", false));
+    let (seen, at_end, _) = stalls(&text("100Mbps", false));
     assert!(seen.is_empty() && !at_end, "{seen:?}");
     // A real stall on the same slow link is still seen, once the longer quiet time has passed.
-    let (seen, at_end) = stalls(&text("100Mbps", true));
+    let (seen, at_end, _) = stalls(&text("100Mbps", true));
     assert!(at_end && !seen.is_empty(), "{seen:?}");
     // On a fast link the patience is the usual tenth of the run.
-    let (seen, at_end) = stalls(&text("100Gbps", true));
+    let (seen, at_end, _) = stalls(&text("100Gbps", true));
     assert!(at_end && !seen.is_empty());
 }
 
@@ -712,18 +724,8 @@ fn a_queue_pair_paced_far_below_its_link_is_not_a_stall() {
     // the detector waits eight of the slowest waiting queue pair's packets before it calls a
     // stall. The same pace behind a link that goes down is still a stall, seen later.
     let text = |limit: &str, down: bool| {
-        let cut = if down { "[[link_events]]\nat = \"50us\"\nbetween = [0, 1]\nstate = \"down\"\n" } else { "" };
+        let cut = cut_at_50us(down);
         format!("duration = \"50ms\"\n[topology.back_to_back]\n[nic]\nrto = \"1s\"\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"4KB\"\nrate_limit = \"{limit}\"\n{cut}")
-    };
-    let stalls = |text: &str| {
-        let mut w = World::build(&LoadedScenario::from_str(text, "t.toml", Path::new(".")).unwrap()).unwrap();
-        let mut seen = Vec::new();
-        w.run(|p| {
-            seen.extend(p.stalled_since);
-            true
-        });
-        let delivered = w.stats.packets_delivered;
-        (seen, w.stall().is_some(), delivered)
     };
     let (seen, at_end, delivered) = stalls(&text("1Mbps", false));
     assert!(seen.is_empty() && !at_end, "{seen:?}");
