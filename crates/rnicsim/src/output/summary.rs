@@ -305,6 +305,7 @@ fn scr(world: &World) -> Option<crate::nic::scr::stats::ScrSummary> {
     }
     // NICs whose processor saw events or took telemetry samples (the others idled).
     let secs = world.end.as_secs_f64();
+    let mut rtt_probes = crate::nic::scr::stats::PathRtt::per_node(scr.rtt_log.rows.iter().map(|r| (r.node, r.sport, r.rtt)));
     let per_nic: Vec<_> = scr
         .cores
         .iter()
@@ -314,7 +315,7 @@ fn scr(world: &World) -> Option<crate::nic::scr::stats::ScrSummary> {
         .map(|(h, c)| {
             let node = world.host_nodes()[h];
             let mut nic = crate::nic::scr::stats::NicScrSummary::new(format!("host {node}"), c.stats(), secs, c.report());
-            nic.rtt_probes = crate::nic::scr::stats::PathRtt::of(scr.rtt_log.rows.iter().filter(|r| r.node == node).map(|r| (r.sport, r.rtt)));
+            nic.rtt_probes = rtt_probes.remove(&node).unwrap_or_default();
             nic
         })
         .collect();

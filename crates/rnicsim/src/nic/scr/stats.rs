@@ -127,22 +127,32 @@ pub struct PathRtt {
 }
 
 impl PathRtt {
-    /// Per source port, the answers of `samples` (in time order) as `(sport, rtt)`.
-    pub fn of(samples: impl Iterator<Item = (u16, crate::units::Time)>) -> Vec<PathRtt> {
-        let mut by_port: std::collections::BTreeMap<u16, (u64, u64, u64, u128, u64)> = std::collections::BTreeMap::new();
-        for (sport, rtt) in samples {
-            let e = by_port.entry(sport).or_insert((0, u64::MAX, 0, 0, 0));
-            e.0 += 1;
-            e.1 = e.1.min(rtt.0);
-            e.2 = e.2.max(rtt.0);
-            e.3 += rtt.0 as u128;
-            e.4 = rtt.0;
+    /// Per NIC (host node) and source port, the answers `(node, sport, rtt)` of a log in time
+    /// order, in one pass.
+    pub fn per_node(samples: impl Iterator<Item = (u32, u16, crate::units::Time)>) -> std::collections::BTreeMap<u32, Vec<PathRtt>> {
+        struct Acc {
+            n: u64,
+            min: u64,
+            max: u64,
+            sum: u128,
+            last: u64,
+        }
+        let mut by_path: std::collections::BTreeMap<(u32, u16), Acc> = std::collections::BTreeMap::new();
+        for (node, sport, rtt) in samples {
+            let a = by_path.entry((node, sport)).or_insert(Acc { n: 0, min: u64::MAX, max: 0, sum: 0, last: 0 });
+            a.n += 1;
+            a.min = a.min.min(rtt.0);
+            a.max = a.max.max(rtt.0);
+            a.sum += rtt.0 as u128;
+            a.last = rtt.0;
         }
         let us = |ps: u64| ps as f64 / 1e6;
-        by_port
-            .into_iter()
-            .map(|(sport, (n, min, max, sum, last))| PathRtt { name: format!("port {sport}"), samples: n, min_us: us(min), mean_us: sum as f64 / n as f64 / 1e6, max_us: us(max), last_us: us(last) })
-            .collect()
+        let mut out: std::collections::BTreeMap<u32, Vec<PathRtt>> = std::collections::BTreeMap::new();
+        for ((node, sport), a) in by_path {
+            let mean_us = a.sum as f64 / a.n as f64 / 1e6;
+            out.entry(node).or_default().push(PathRtt { name: format!("port {sport}"), samples: a.n, min_us: us(a.min), mean_us, max_us: us(a.max), last_us: us(a.last) });
+        }
+        out
     }
 }
 
