@@ -164,6 +164,30 @@ def nic_telemetry(ax, runs: Sequence[Run]) -> None:
     _finish(ax, drawn, "SCR telemetry (set nic.scr.telemetry)", small=True)
 
 
+def scr_dequeue_rates(ax, runs: Sequence[Run]) -> None:
+    """The dequeue rates SCR's policy set (``scr_rates.parquet``), as steps held to the end of
+    the run, for the queue pairs whose rate changed most often (at most six per run)."""
+    drawn = False
+    for r in runs:
+        if not (r.path / "scr_rates.parquet").exists():
+            continue
+        t = r.table("scr_rates")
+        if t.height == 0:
+            continue
+        end_us = r.summary["duration_ps"] / 1e6
+        busiest = t.group_by(["node", "qp"]).len().sort(["len", "node", "qp"], descending=[True, False, False]).head(6)
+        for node, qp in zip(busiest["node"].to_list(), busiest["qp"].to_list()):
+            d = t.filter((pl.col("node") == node) & (pl.col("qp") == qp)).sort("time_ps", maintain_order=True)
+            x = (d["time_ps"] / 1e6).to_list() + [end_us]
+            y = (d["rate_bps"] / 1e9).to_list()
+            ax.step(x, y + [y[-1]], where="post", label=f"{_label(r)} host {node} QP {qp}")
+            drawn = True
+    ax.set_xlabel("time (µs)")
+    ax.set_ylabel("dequeue rate (Gbps)")
+    ax.set_title("SCR dequeue rates")
+    _finish(ax, drawn, "SCR rate decisions ([nic.scr] with a policy that sets rates)", small=True)
+
+
 PLOTS: list[tuple[str, Callable]] = [
     ("slowdown_cdf", slowdown_cdf),
     ("slowdown_by_size", slowdown_by_size),
@@ -172,6 +196,7 @@ PLOTS: list[tuple[str, Callable]] = [
     ("pause_fraction", pause_fraction),
     ("fairness", fairness),
     ("nic_telemetry", nic_telemetry),
+    ("scr_dequeue_rates", scr_dequeue_rates),
 ]
 
 SUMMARY_ROWS = [

@@ -74,3 +74,25 @@ def test_the_telemetry_plot_draws_each_nics_port_and_pcie_lines(tmp_path: Path) 
     assert len(ax2.lines) == 0 and ax2.texts  # nothing to draw: a note says what is missing
     plt.close(fig)
     plt.close(fig2)
+
+
+def test_the_scr_rate_plot_draws_each_queue_pairs_dequeue_rate_as_steps(tmp_path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    from rnicsim.report import scr_dequeue_rates
+
+    # SCR Table 5 at 0.1 GB/s: eight queue pairs, the six busiest drawn, each from 0.5 Gbps up
+    # to its share and held to the end of the run.
+    run = rnicsim.run(ROOT / "scenarios" / "scr" / "table5_step010.toml", out=tmp_path / "t", progress=False)
+    fig, ax = plt.subplots()
+    scr_dequeue_rates(ax, [run])
+    assert len(ax.lines) == 6
+    for line in ax.lines:
+        y = list(line.get_ydata())
+        assert y[0] == 0.5 and 11.7 <= y[-1] <= 13.3
+        assert line.get_xdata()[-1] == 2000.0  # held to the end of the 2 ms run
+    fig2, ax2 = plt.subplots()
+    scr_dequeue_rates(ax2, [])
+    assert len(ax2.lines) == 0 and ax2.texts
+    plt.close(fig)
+    plt.close(fig2)
