@@ -164,6 +164,17 @@ def nic_telemetry(ax, runs: Sequence[Run]) -> None:
     _finish(ax, drawn, "SCR telemetry (set nic.scr.telemetry)", small=True)
 
 
+def scr_rate_steps(rates: pl.DataFrame, node: int, qp: int, end_us: float) -> tuple[list, list]:
+    """One queue pair's rows of ``scr_rates`` as a step line: times (µs) and rates (Gbps), the
+    last rate held to ``end_us`` (the end of the run)."""
+    d = rates.filter((pl.col("node") == node) & (pl.col("qp") == qp)).sort("time_ps", maintain_order=True)
+    x = (d["time_ps"] / 1e6).to_list()
+    y = (d["rate_bps"] / 1e9).to_list()
+    if x and end_us > x[-1]:
+        x, y = x + [end_us], y + [y[-1]]
+    return x, y
+
+
 def scr_dequeue_rates(ax, runs: Sequence[Run]) -> None:
     """The dequeue rates SCR's policy set (``scr_rates.parquet``), as steps held to the end of
     the run, for the queue pairs whose rate changed most often (at most six per run)."""
@@ -177,10 +188,8 @@ def scr_dequeue_rates(ax, runs: Sequence[Run]) -> None:
         end_us = r.summary["duration_ps"] / 1e6
         busiest = t.group_by(["node", "qp"]).len().sort(["len", "node", "qp"], descending=[True, False, False]).head(6)
         for node, qp in zip(busiest["node"].to_list(), busiest["qp"].to_list()):
-            d = t.filter((pl.col("node") == node) & (pl.col("qp") == qp)).sort("time_ps", maintain_order=True)
-            x = (d["time_ps"] / 1e6).to_list() + [end_us]
-            y = (d["rate_bps"] / 1e9).to_list()
-            ax.step(x, y + [y[-1]], where="post", label=f"{_label(r)} host {node} QP {qp}")
+            x, y = scr_rate_steps(t, node, qp, end_us)
+            ax.step(x, y, where="post", label=f"{_label(r)} host {node} QP {qp}")
             drawn = True
     ax.set_xlabel("time (µs)")
     ax.set_ylabel("dequeue rate (Gbps)")

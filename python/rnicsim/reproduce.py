@@ -21,6 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from .api import Run, Scenario  # noqa: E402
+from .report import scr_rate_steps  # noqa: E402
 
 PAPERS = ("scr", "tassel", "eunomia", "star", "yama")
 
@@ -95,14 +96,10 @@ def _trace(run: Run, ax, table: str) -> None:
     if table != "scr_rates":
         raise ValueError(f"no trace of table {table!r}")
     t = run.table("scr_rates").sort("time_ps", maintain_order=True)
-    end_us = run.summary["duration_ps"] / 1e6 if "duration_ps" in run.summary else None
+    end_us = run.summary["duration_ps"] / 1e6
     keys = t.select(["node", "qp"]).unique(maintain_order=True).rows()
     for node, qp in keys:
-        q = t.filter((t["node"] == node) & (t["qp"] == qp))
-        x = (q["time_ps"] / 1e6).to_list()
-        y = (q["rate_bps"] / 1e9).to_list()
-        if end_us is not None and x and end_us > x[-1]:
-            x, y = x + [end_us], y + [y[-1]]
+        x, y = scr_rate_steps(t, node, qp, end_us)
         label = f"QP {qp}" if len(keys) <= 10 else None
         ax.step(x, y, where="post", linewidth=1, label=label)
 

@@ -16,6 +16,12 @@ pub(super) fn quiet_threshold(duration: Time, slowest_packet: Time) -> Time {
     Time((duration.0 / 10).max(Time::from_us(100).0).max(slowest_packet.0.saturating_mul(8)))
 }
 
+/// A full data packet's bytes on the wire (a WRITE's first: headers and RETH): the unit of the
+/// detector's patience, on the slowest link and at the slowest queue pair's pace.
+pub(super) fn full_packet_bytes(mtu: u32) -> u64 {
+    (mtu + crate::wire::roce::BASE_HEADER_BYTES + crate::wire::roce::RETH_BYTES) as u64
+}
+
 /// A port class that is paused with packets waiting in it.
 #[derive(Clone, Debug, Serialize)]
 pub struct StuckPort {
@@ -68,19 +74,22 @@ impl World {
 
     /// The time a full data packet takes at the lowest rate any waiting queue pair is held to.
     fn slowest_pace(&self) -> Time {
-        let full_packet = (self.nic_spec.mtu + crate::wire::roce::BASE_HEADER_BYTES + crate::wire::roce::RETH_BYTES) as u64;
-        self.qps
-            .iter()
-            .filter(|(_, q)| q.state == QpState::Ready && !q.sq.is_empty())
-            .map(|(_, q)| q.cc.rate().0.min(q.rate_limit))
+        let full_packet = full_packet_bytes(self.nic_spec.mtu);
+        self.waiting()
+            .map(|q| q.cc.rate().0.min(q.rate_limit))
             .filter(|&rate| rate > 0)
             .map(|rate| crate::units::BitsPerSec(rate).tx_time(full_packet))
             .max()
             .unwrap_or(Time::ZERO)
     }
 
+    /// The queue pairs with work posted and not completed.
+    fn waiting(&self) -> impl Iterator<Item = &crate::nic::qp::Qp> {
+        self.qps.iter().map(|(_, q)| q).filter(|q| q.state == QpState::Ready && !q.sq.is_empty())
+    }
+
     fn waiting_qps(&self) -> u64 {
-        self.qps.iter().filter(|(_, q)| q.state == QpState::Ready && !q.sq.is_empty()).count() as u64
+        self.waiting().count() as u64
     }
 
     /// The stall report now (at the end of a finished run: how it ended), if stalled.
