@@ -67,10 +67,14 @@ def main(argv: list[str] | None = None) -> int:
         ap = argparse.ArgumentParser(prog="python -m rnicsim reproduce", description="Run the paper reproductions and build a gallery page.")
         ap.add_argument("papers", nargs="*", default=["all"], choices=[*PAPERS, "all"])
         ap.add_argument("--out", default="runs/reproduce")
-        ap.add_argument("--scenarios", default="scenarios", help="the folder holding scr/, tassel/, ...")
+        ap.add_argument("--scenarios", default=None, help="the folder holding scr/, tassel/, ... (default: ./scenarios, else the repository's)")
         ap.add_argument("--quick", action="store_true")
         a = ap.parse_args(argv[2:])
-        counts = reproduce(a.papers or ["all"], a.out, a.scenarios, quick=a.quick)
+        try:
+            counts = reproduce(a.papers or ["all"], a.out, a.scenarios, quick=a.quick)
+        except FileNotFoundError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
         print(f"{counts['passed']} of {counts['claims']} claims within tolerance: {a.out}/index.html")
         return 0
     argv[0] = "rnicsim"

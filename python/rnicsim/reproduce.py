@@ -26,15 +26,31 @@ from .report import scr_rate_steps  # noqa: E402
 PAPERS = ("scr", "tassel", "eunomia", "star", "yama")
 
 
-def scenarios_for(papers: Sequence[str], root: Union[str, Path]) -> list[tuple[str, Path]]:
-    root = Path(root)
+def shipped_scenarios() -> Path:
+    """The shipped `scenarios/` folder: the working directory's if it has one, else the
+    repository this package was built from (a development install). Raises FileNotFoundError
+    when neither exists (an installed wheel carries no scenarios: pass the folder)."""
+    here = Path("scenarios")
+    repo = Path(__file__).resolve().parents[2] / "scenarios"
+    for d in (here, repo):
+        if all((d / p).is_dir() for p in PAPERS):
+            return d
+    raise FileNotFoundError(f"no shipped scenarios in {here.resolve()} or {repo}; pass the repository's scenarios/ folder (--scenarios DIR)")
+
+
+def scenarios_for(papers: Sequence[str], root: Union[str, Path, None] = None) -> list[tuple[str, Path]]:
+    """Each chosen paper's scenario files under `root` (default: [`shipped_scenarios`]).
+    A paper without a folder there is an error, not an empty gallery."""
+    root = shipped_scenarios() if root is None else Path(root)
     chosen = PAPERS if "all" in papers else papers
     out = []
     for p in chosen:
         if p not in PAPERS:
             raise ValueError(f"unknown paper {p!r}; choose from {', '.join(PAPERS)} or all")
         d = root / p
-        out += [(p, f) for f in sorted(d.glob("*.toml"))] if d.is_dir() else []
+        if not d.is_dir():
+            raise FileNotFoundError(f"{d}: no such folder (the scenarios folder must hold {p}/; --scenarios DIR names it)")
+        out += [(p, f) for f in sorted(d.glob("*.toml"))]
     return out
 
 
@@ -138,12 +154,14 @@ def _paper_axes(figures: list[dict], out: Path, name: str, run: Run = None) -> l
     return images
 
 
-def reproduce(papers: Sequence[str], out: Union[str, Path], scenarios: Union[str, Path] = "scenarios", quick: bool = False, progress: bool = False) -> dict:
-    """Runs the reproductions, writes `out/index.html`; returns counts of claims."""
+def reproduce(papers: Sequence[str], out: Union[str, Path], scenarios: Union[str, Path, None] = None, quick: bool = False, progress: bool = False) -> dict:
+    """Runs the reproductions, writes `out/index.html`; returns counts of claims. `scenarios`
+    defaults to [`shipped_scenarios`]."""
+    chosen = scenarios_for(papers, scenarios)
     out = Path(out)
     (out / "runs").mkdir(parents=True, exist_ok=True)
     sections, total, passed = [], 0, 0
-    for paper, path in scenarios_for(papers, scenarios):
+    for paper, path in chosen:
         name = f"{paper}-{path.stem}"
         run = Scenario.from_file(path).run(out / "runs" / name, force=True, progress=progress)
         claims = run.summary.get("paper", [])

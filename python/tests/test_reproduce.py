@@ -44,6 +44,27 @@ def test_a_missed_claim_is_marked(tmp_path: Path) -> None:
     assert "33 of 34 claims within tolerance" in page
 
 
+def test_the_shipped_scenarios_are_found_from_any_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A development install run outside the repository still finds its scenarios/.
+    monkeypatch.chdir(tmp_path)
+    from rnicsim.reproduce import shipped_scenarios
+
+    assert shipped_scenarios() == ROOT / "scenarios"
+    assert len(scenarios_for(["tassel"])) == 7
+
+
+def test_a_scenarios_folder_without_the_paper_is_an_error_and_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "s").mkdir()
+    out = subprocess.run(
+        [sys.executable, "-m", "rnicsim", "reproduce", "yama", "--out", str(tmp_path / "g"), "--scenarios", str(tmp_path / "s")],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 2
+    assert "yama" in out.stderr and "no such folder" in out.stderr
+    assert not (tmp_path / "g").exists()
+
+
 def test_unknown_papers_are_refused() -> None:
     with pytest.raises(ValueError, match="unknown paper"):
         scenarios_for(["nope"], ROOT / "scenarios")

@@ -254,16 +254,28 @@ fn scale(args: &ScaleArgs) -> anyhow::Result<()> {
 /// Flows that started this long before the end of a soak run must have completed.
 const SOAK_TAIL: rnicsim::units::Time = rnicsim::units::Time::from_ms(10);
 
+/// The shipped scenario a bench names by its repository path (`scenarios/bench/...`): as given
+/// if it exists there (or the user named another), else in the repository this binary was built
+/// from, so that the benches run from any folder.
+fn shipped(path: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
+    if path.exists() || path.is_absolute() {
+        return Ok(path.to_path_buf());
+    }
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(path);
+    repo.canonicalize().map_err(|_| anyhow::anyhow!("{}: no such file here or in the repository this binary was built from; pass --scenario FILE", path.display()))
+}
+
 fn soak(args: &SoakArgs) -> anyhow::Result<()> {
+    let scenario = shipped(&args.scenario)?;
     let exe = std::env::current_exe()?;
     let tmp = tempfile::tempdir()?;
     let mut rows = Vec::new();
     for duration in [&args.short, &args.long] {
-        eprintln!("soak: {} for {duration} …", args.scenario.display());
+        eprintln!("soak: {} for {duration} …", scenario.display());
         let out = tmp.path().join(duration.as_str());
         let child = std::process::Command::new(&exe)
             .args(["bench", "rdma", "--json", "--scenario"])
-            .arg(&args.scenario)
+            .arg(&scenario)
             .arg("--set")
             .arg(format!("duration=\"{duration}\""))
             .arg("--out")
@@ -293,7 +305,7 @@ fn soak(args: &SoakArgs) -> anyhow::Result<()> {
 }
 
 fn rdma(args: &RdmaArgs) -> anyhow::Result<()> {
-    let loaded = crate::load(&args.scenario, &args.overrides)?;
+    let loaded = crate::load(&shipped(&args.scenario)?, &args.overrides)?;
     let start = std::time::Instant::now();
     let mut world = rnicsim::world::World::build(&loaded)?;
     let built = start.elapsed();
@@ -331,7 +343,7 @@ fn rdma(args: &RdmaArgs) -> anyhow::Result<()> {
     t.load_preset(UTF8_FULL_CONDENSED);
     t.set_header(vec!["rdma benchmark", "value"]);
     let rows = [
-        ("scenario", format!("{} ({} simulated)", args.scenario.display(), loaded.scenario.duration)),
+        ("scenario", format!("{} ({} simulated)", loaded.file, loaded.scenario.duration)),
         ("wall time", format!("{secs:.2} s (build {:.2} s)", built.as_secs_f64())),
         ("flows started / completed", format!("{} / {}", world.apps.flows.started(), world.stats.flows_completed)),
         ("data packets", format!("{data} ({:.2} M/s)", data as f64 / secs / 1e6)),
