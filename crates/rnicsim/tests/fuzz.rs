@@ -8,7 +8,9 @@
 //! The seed is fixed, so a failure reproduces; `RNICSIM_FUZZ_CASES` and `RNICSIM_FUZZ_SEED` run
 //! more or other cases (the default is 2,000). `RNICSIM_FUZZ_VERBOSE` names each case as it
 //! starts (a stack overflow aborts before any report) and `RNICSIM_FUZZ_KEEP=<file>` keeps the
-//! input of the last case started.
+//! input of the last case started. A case still running after `RNICSIM_FUZZ_CASE_SECS` (default
+//! 120) wall seconds is a hang: a watchdog prints its input and ends the test process with a
+//! failure, rather than leaving CI to time out without saying which input.
 //!
 //! A case whose topology would need more than 2^20 routing entries is only validated, not
 //! built, to bound the suite's time; building large worlds is the benchmarks' business.
@@ -19,6 +21,8 @@ use rnicsim::units::Time;
 use rnicsim::world::World;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 mod common;
 use common::{root, shipped_scenarios};
@@ -196,6 +200,22 @@ fn mutated_inputs_never_panic() {
     let quiet = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let mut failures = Vec::new();
+    // The case under way (number, corpus entry, input) and when it started, for the watchdog.
+    // `None` once the last case is done.
+    let current: Arc<Mutex<(usize, String, String, Option<Instant>)>> = Arc::new(Mutex::new((0, String::new(), String::new(), Some(Instant::now()))));
+    let limit = Duration::from_secs(std::env::var("RNICSIM_FUZZ_CASE_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(120));
+    let watched = Arc::clone(&current);
+    std::thread::spawn(move || loop {
+        std::thread::sleep(Duration::from_millis(500).min(limit));
+        let c = watched.lock().unwrap_or_else(|e| e.into_inner());
+        if c.3.is_some_and(|at| at.elapsed() > limit) {
+            // Written to the stream itself: the test harness captures `eprintln!`, and exiting
+            // would lose what it holds.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "case {} ({}) still runs after {:?} (seed {seed}): a hang\n--- input ---\n{}", c.0, c.1, limit, c.2);
+            std::process::exit(101);
+        }
+    });
     for case in 0..cases {
         let (name, text, make) = &corpus[case % corpus.len()];
         let mut t = text.clone();
@@ -203,6 +223,7 @@ fn mutated_inputs_never_panic() {
             t = mutate(&t, &mut g);
         }
         let input = make(t.clone());
+        *current.lock().unwrap_or_else(|e| e.into_inner()) = (case, name.clone(), t.clone(), Some(Instant::now()));
         if std::env::var_os("RNICSIM_FUZZ_VERBOSE").is_some() {
             // Said before the run: a stack overflow aborts without unwinding to the report.
             eprintln!("case {case} ({name}) starts");
@@ -227,6 +248,7 @@ fn mutated_inputs_never_panic() {
             }
         }
     }
+    current.lock().unwrap_or_else(|e| e.into_inner()).3 = None;
     std::panic::set_hook(quiet);
     println!("{cases} cases over {} inputs: {ok} ran, {refused} refused with an error", corpus.len());
     assert!(failures.is_empty(), "{} of {cases} cases failed (seed {seed}):\n{}", failures.len(), failures.iter().take(5).cloned().collect::<Vec<_>>().join("\n\n"));
