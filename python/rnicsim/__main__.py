@@ -37,11 +37,19 @@ def main(argv: list[str] | None = None) -> int:
         a = ap.parse_args(argv[2:])
         try:
             table = run_sweep(a.sweep, a.out, workers=a.workers, quiet=a.quiet, ray_address=a.ray)
-        except ScenarioError as e:
+        except (ScenarioError, OSError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
+        import json
+        from pathlib import Path
+
+        failed = len(json.loads((Path(a.out) / "failures.json").read_text()))
         if not a.quiet:
             print(f"{table.height} finished points: {a.out}/results.parquet")
+        if failed:
+            # A script or CI job must not take a sweep with failed points for a success.
+            print(f"error: {failed} point(s) invalid or failed: {a.out}/failures.json", file=sys.stderr)
+            return 1
         return 0
     if len(argv) >= 2 and argv[1] == "report":
         import argparse

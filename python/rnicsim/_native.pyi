@@ -8,8 +8,11 @@ def cli(argv: list[str]) -> int:
 def json_to_toml(json: str) -> str:
     """Converts a JSON document to TOML text."""
 
-def validate(text: str, label: str, base_dir: str) -> Tuple[str, List[str]]:
-    """Checks scenario text; returns it resolved and its warnings. Raises ValueError naming file, line and key."""
+def set_key(doc: str, key: str, value: str) -> str:
+    """Sets a dotted key of a scenario document (JSON in, JSON out) as `--set` does."""
 
-def run(text: str, label: str, base_dir: str, out: str, force: bool = False, progress: Optional[Callable[[int, int, int], None]] = None, scr_policy: Any = None) -> str:
+def validate(text: str, label: str, base_dir: str, overrides: List[Tuple[str, str]] = ...) -> Tuple[str, List[str]]:
+    """Checks scenario text with (key, JSON value) overrides; returns it resolved and its warnings. Raises ValueError naming file, line and key."""
+
+def run(text: str, label: str, base_dir: str, out: str, force: bool = False, progress: Optional[Callable[[int, int, int], None]] = None, scr_policy: Any = None, overrides: List[Tuple[str, str]] = ...) -> str:
     """Runs scenario text, writes the results into `out`; returns the folder."""

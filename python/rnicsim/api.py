@@ -8,6 +8,7 @@ DataFrames and which DuckDB queries directly.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import sys
@@ -30,51 +31,55 @@ class ScenarioError(ValueError):
 
 class Scenario:
     """A scenario: its document (nested dicts), a label for errors, and the folder relative
-    paths in it resolve against."""
+    paths in it resolve against. A scenario read from a file or TOML text remembers that text
+    and the keys :meth:`set` changed since, so errors name the file's own lines (or the
+    ``.set()`` that caused them), as the command line's ``--set`` does."""
 
     def __init__(self, data: dict[str, Any], label: str = "<python>", base_dir: Union[str, Path] = "."):
         self.data = data
         self.label = label
         self.base_dir = Path(base_dir)
+        # The text `data` was read from, `data` as read, and the `.set()` calls since.
+        self._text: Optional[str] = None
+        self._read: Optional[dict[str, Any]] = None
+        self._sets: list[tuple[str, Any]] = []
 
     @classmethod
     def from_file(cls, path: Union[str, Path]) -> "Scenario":
         path = Path(path)
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-        return cls(data, str(path), path.parent)
+        return cls.from_toml(path.read_text(encoding="utf-8"), path.parent, str(path))
 
     @classmethod
     def from_toml(cls, text: str, base_dir: Union[str, Path] = ".", label: str = "<toml>") -> "Scenario":
-        return cls(tomllib.loads(text), label, base_dir)
+        s = cls(tomllib.loads(text), label, base_dir)
+        s._text, s._read = text, copy.deepcopy(s.data)
+        return s
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], base_dir: Union[str, Path] = ".") -> "Scenario":
         return cls(json.loads(json.dumps(data)), "<python>", base_dir)
 
     def set(self, key: str, value: Any) -> "Scenario":
-        """Sets a dotted key (``"links.rate"``, ``"nic.cc"``, ``"flows.0.load"`` for list
-        elements); missing tables are created. Returns the scenario, so calls chain."""
-        parts = key.split(".")
-        table: Any = self.data
-        for p in parts[:-1]:
-            if isinstance(table, list):
-                if not p.isdigit() or int(p) >= len(table):
-                    raise ScenarioError(f"key `{key}`: no element {p}")
-                table = table[int(p)]
-                continue
-            nxt = table.setdefault(p, {})
-            if not isinstance(nxt, (dict, list)):
-                raise ScenarioError(f"key `{key}`: `{p}` is not a table")
-            table = nxt
-        last = parts[-1]
-        if isinstance(table, list):
-            if not last.isdigit() or int(last) >= len(table):
-                raise ScenarioError(f"key `{key}`: no element {last}")
-            table[int(last)] = value
-        else:
-            table[last] = value
+        """Sets a dotted key (``"links.rate"``, ``"nic.cc"``; list elements as
+        ``"flows.0.load"`` or ``"flows[0].load"``), as the command line's ``--set`` does:
+        missing tables are created, and a key of another kind in a one-kind table
+        (``"nic.cc.hpcc.eta"`` in a DCQCN scenario) switches the kind. Returns the scenario, so
+        calls chain."""
+        self.data = _set_key(self.data, key, value)
+        self._sets.append((key, copy.deepcopy(value)))
         return self
+
+    def _native_args(self) -> tuple[str, str, list[tuple[str, str]]]:
+        """Text, label and overrides for the simulator: the text read and the `.set()` calls,
+        unless `data` was changed some other way (then the document itself, labelled so)."""
+        if self._text is not None and self._read is not None:
+            replayed = self._read
+            for k, v in self._sets:
+                replayed = _set_key(replayed, k, v)
+            if replayed == self.data:
+                return self._text, self.label, [(k, json.dumps(v)) for k, v in self._sets]
+            return self.to_toml(), f"{self.label} (as edited in Python)", []
+        return self.to_toml(), self.label, []
 
     def get(self, key: str, default: Any = None) -> Any:
         table: Any = self.data
@@ -89,8 +94,9 @@ class Scenario:
 
     def validate(self) -> str:
         """Checks the scenario (and the files it names); returns it resolved, as TOML."""
+        text, label, sets = self._native_args()
         try:
-            resolved, notes = _native.validate(self.to_toml(), self.label, str(self.base_dir))
+            resolved, notes = _native.validate(text, label, str(self.base_dir), sets)
         except ValueError as e:
             raise ScenarioError(str(e)) from None
         for note in notes:
@@ -104,9 +110,10 @@ class Scenario:
         :mod:`rnicsim.policies`; its exceptions are raised when the run ends)."""
         name = self.data.get("name") or "scenario"
         out = Path(out) if out is not None else Path("runs") / name
+        text, label, sets = self._native_args()
         callback, close = _progress(progress)
         try:
-            path = _native.run(self.to_toml(), self.label, str(self.base_dir), str(out), force, callback, scr_policy)
+            path = _native.run(text, label, str(self.base_dir), str(out), force, callback, scr_policy, sets)
         except ValueError as e:
             raise ScenarioError(str(e)) from None
         finally:
@@ -125,6 +132,14 @@ class Scenario:
                 stacklevel=2,
             )
         return run
+
+
+def _set_key(doc: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """`doc` with `key` set to `value` (the simulator's own rule; a new document)."""
+    try:
+        return json.loads(_native.set_key(json.dumps(doc), key, json.dumps(value)))
+    except (TypeError, ValueError) as e:
+        raise ScenarioError(str(e) if str(e).startswith("key `") else f"key `{key}`: {e}") from None
 
 
 def run(scenario: Union[str, Path, Scenario, dict], out: Union[str, Path, None] = None, force: bool = False, progress: Optional[bool] = None, scr_policy: Any = None, **overrides: Any) -> "Run":

@@ -26,6 +26,9 @@ def connect(path: Union[str, Path]) -> "duckdb.DuckDBPyConnection":
     """A connection over a run folder, or a sweep folder (whose `results` table has one row per
     finished point)."""
     path = Path(path)
+    if not (path / "summary.json").is_file() and not (path / "results.parquet").is_file():
+        what = "no such folder" if not path.exists() else "not a complete run (no summary.json) or a sweep (no results.parquet)"
+        raise FileNotFoundError(f"{path}: {what}")
     con = duckdb.connect()
     for f in sorted(path.glob("*.parquet")):
         con.execute(f"CREATE VIEW {f.stem} AS SELECT * FROM read_parquet('{f.as_posix()}')")

@@ -41,13 +41,19 @@ def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
     """Reads a sweep file: the base scenario and the list of points (key → value)."""
     path = Path(path)
     with open(path, "rb") as f:
-        spec = tomllib.load(f)
+        try:
+            spec = tomllib.load(f)
+        except tomllib.TOMLDecodeError as e:
+            raise ScenarioError(f"{path}: {e}") from None
     unknown = set(spec) - {"scenario", "mode", "seeds", "parameters"}
     if unknown:
         raise ScenarioError(f"{path}: unknown sweep keys: {', '.join(sorted(unknown))}")
     if "scenario" not in spec:
         raise ScenarioError(f"{path}: a sweep needs `scenario`")
-    base = Scenario.from_file(path.parent / spec["scenario"])
+    scenario = path.parent / spec["scenario"]
+    if not scenario.is_file():
+        raise ScenarioError(f"{path}: scenario: {spec['scenario']} (read as {scenario}) is not a file; a relative path is taken from the sweep file's folder")
+    base = Scenario.from_file(scenario)
     params: dict[str, list[Any]] = spec.get("parameters", {})
     for k, v in params.items():
         if not isinstance(v, list) or not v:
@@ -71,7 +77,7 @@ def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
 
 
 def point_scenario(base: Scenario, point: dict[str, Any]) -> Scenario:
-    s = Scenario(copy.deepcopy(base.data), base.label, base.base_dir)
+    s = copy.deepcopy(base)
     for k, v in point.items():
         s.set(k, v)
     return s
@@ -81,8 +87,8 @@ def _key(resolved_toml: str) -> str:
     return hashlib.sha256(resolved_toml.encode()).hexdigest()[:16]
 
 
-def _run_point(data: dict[str, Any], label: str, base_dir: str, out: str) -> str:
-    Scenario(data, label, base_dir).run(out, force=True, progress=False)
+def _run_point(s: Scenario, out: str) -> str:
+    s.run(out, force=True, progress=False)
     return out
 
 
@@ -90,7 +96,7 @@ def _local(todo: list, workers: int) -> Iterator[tuple[tuple, Optional[str]]]:
     # Spawned workers: forking a process that runs polars' and the simulator's threads is unsafe.
     ctx = multiprocessing.get_context("spawn")
     with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        futures = {pool.submit(_run_point, s.data, s.label, str(s.base_dir), str(d)): (p, s, d) for p, s, d in todo}
+        futures = {pool.submit(_run_point, s, str(d)): (p, s, d) for p, s, d in todo}
         for f in cf.as_completed(futures):
             try:
                 f.result()
@@ -109,7 +115,7 @@ def _ray(todo: list, address: str) -> Iterator[tuple[tuple, Optional[str]]]:
         ray.init(address=address, **opts)
     try:
         remote = ray.remote(_run_point)
-        refs = {remote.remote(s.data, s.label, str(s.base_dir), str(d)): (p, s, d) for p, s, d in todo}
+        refs = {remote.remote(s, str(d)): (p, s, d) for p, s, d in todo}
         pending = list(refs)
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
@@ -128,8 +134,8 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
     cluster whose nodes share `out`'s filesystem and have rnicsim installed. Returns the merged
     results table."""
     out = Path(out)
-    (out / "runs").mkdir(parents=True, exist_ok=True)
     base, points = load(path)
+    (out / "runs").mkdir(parents=True, exist_ok=True)
     todo, done, failures = [], [], []
     for p in points:
         s = point_scenario(base, p)

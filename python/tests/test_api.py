@@ -71,7 +71,8 @@ def test_invalid_scenarios_name_line_and_key_and_write_nothing(tmp_path: Path) -
     with pytest.raises(rnicsim.ScenarioError, match=r"flows\[0\]\.load"):
         s.run(tmp_path / "bad", progress=False)
     assert not (tmp_path / "bad").exists()
-    with pytest.raises(rnicsim.ScenarioError, match=r":4:1: key `topology.star.hosts`"):
+    # Line 3 of the text as written (a regenerated document put it on line 4).
+    with pytest.raises(rnicsim.ScenarioError, match=r"<toml>:3:1: key `topology.star.hosts`"):
         rnicsim.Scenario.from_toml('duration = "1us"\n[topology.star]\nhosts = 0\n').validate()
 
 
@@ -232,3 +233,62 @@ def test_a_python_scr_policy_gives_the_same_run_as_its_rust_twin(tmp_path: Path)
     with pytest.raises(rnicsim.ScenarioError, match="needs a policy object"):
         py.run(tmp_path / "none")
     assert not (tmp_path / "broken").exists() and not (tmp_path / "none").exists()
+
+
+def test_errors_name_the_files_own_line_and_set_names_its_key(tmp_path: Path) -> None:
+    # The scenario goes to the simulator as the user wrote it, so an error's line is the file's
+    # (the command line's), not a line of a regenerated document; a bad `.set()` is named as such.
+    text = QUICKSTART.read_text().replace("hosts_per_leaf", "host_per_leaf")
+    bad = tmp_path / "typo.toml"
+    bad.write_text(text)
+    line = next(i for i, l in enumerate(text.splitlines(), 1) if l.startswith("host_per_leaf"))
+    with pytest.raises(rnicsim.ScenarioError, match=rf"typo.toml:{line}:1: key `topology.leaf_spine.host_per_leaf`"):
+        rnicsim.Scenario.from_file(bad).validate()
+    cli = subprocess.run([sys.executable, "-m", "rnicsim", "validate", str(bad)], capture_output=True, text=True)
+    assert f"typo.toml:{line}:1" in cli.stderr
+    with pytest.raises(rnicsim.ScenarioError, match=r"^\.set\(\): key `links.rat`: unknown field"):
+        rnicsim.Scenario.from_file(QUICKSTART).set("links.rat", "25Gbps").validate()
+    # Edited by hand rather than by `.set()`: said so, not blamed on the file's lines.
+    s = rnicsim.Scenario.from_file(QUICKSTART)
+    s.data["links"]["rat"] = 1
+    with pytest.raises(rnicsim.ScenarioError, match=r"as edited in Python"):
+        s.validate()
+
+
+def test_set_addresses_keys_as_the_command_line_does(tmp_path: Path) -> None:
+    # List entries both ways, and a key of another congestion control switches the kind.
+    a = rnicsim.Scenario.from_file(QUICKSTART).set("flows[0].load", 0.3)
+    b = rnicsim.Scenario.from_file(QUICKSTART).set("flows.0.load", 0.3)
+    assert a.data == b.data and a.data["flows"][0]["load"] == 0.3
+    s = rnicsim.Scenario.from_file(QUICKSTART).set("nic.cc.hpcc.eta", 0.9)
+    assert s.data["nic"]["cc"] == {"hpcc": {"eta": 0.9}}
+    assert "[nic.cc.hpcc]" in s.validate()
+    with pytest.raises(rnicsim.ScenarioError, match=r"\.set\(\): key `flows\[0\]\.load`: expected a fraction"):
+        rnicsim.Scenario.from_file(QUICKSTART).set("flows.0.load", -1.0).validate()
+    # The command line takes the dotted index too.
+    cli = subprocess.run(
+        [sys.executable, "-m", "rnicsim", "run", str(QUICKSTART), "--set", "flows.0.load=0.3", "--set", 'duration="20us"', "--out", str(tmp_path / "c"), "--quiet"],
+        capture_output=True,
+        text=True,
+    )
+    assert cli.returncode == 0, cli.stderr
+
+
+def test_query_refuses_a_folder_that_is_not_a_run(tmp_path: Path) -> None:
+    for d, why in [(tmp_path / "nope", "no such folder"), (tmp_path, "not a complete run")]:
+        out = subprocess.run([sys.executable, "-m", "rnicsim", "query", str(d), "SELECT 1"], capture_output=True, text=True)
+        assert out.returncode == 2 and why in out.stderr, out.stderr
+
+
+def test_the_rust_binary_says_how_to_reach_the_python_package(tmp_path: Path) -> None:
+    exe = ROOT / "target" / "debug" / "rnicsim"
+    if not exe.exists():
+        pytest.skip("the Rust binary is built by `cargo test` (scripts/test.sh runs it first)")
+    # A Python without the package (a bare interpreter with no site-packages of ours).
+    bare = tmp_path / "python"
+    bare.write_text(f"#!/bin/sh\nexec {sys.executable} -I -S \"$@\"\n")
+    bare.chmod(0o755)
+    env = {k: v for k, v in __import__("os").environ.items() if k != "VIRTUAL_ENV"} | {"RNICSIM_PYTHON": str(bare)}
+    out = subprocess.run([str(exe), "query", str(tmp_path), "SELECT 1"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert out.returncode != 0
+    assert "cannot import rnicsim" in out.stderr and "RNICSIM_PYTHON" in out.stderr, out.stderr

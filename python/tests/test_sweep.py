@@ -90,3 +90,23 @@ def test_a_sweep_killed_midway_resumes_without_redoing_finished_runs(tmp_path: P
     assert all((p / "summary.json").stat().st_mtime_ns == t for p, t in before.items()), "finished runs were kept"
     # No half-written folder survives as a run.
     assert sorted(p.name for p in (out / "runs").iterdir() if not p.name.startswith(".")) == sorted(table["run"].map_elements(lambda r: Path(r).name, return_dtype=str).to_list())
+
+
+def test_failed_points_make_the_command_fail_and_mistakes_leave_nothing(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    # Every point misspells a key: results are written, but the exit status says it failed.
+    bad = write_sweep(tmp_path, '[parameters]\nduraton = ["100us"]\n')
+    out = subprocess.run([sys.executable, "-m", "rnicsim", "sweep", str(bad), "--out", str(tmp_path / "o"), "--quiet"], capture_output=True, text=True)
+    assert out.returncode == 1 and "1 point(s) invalid or failed" in out.stderr, out.stderr
+    (failure,) = json.loads((tmp_path / "o" / "failures.json").read_text())
+    assert failure["error"].startswith(".set(): key `duraton`"), failure
+    # A sweep file that names a missing scenario or mixes list lengths: an error, no folder.
+    (tmp_path / "s2").mkdir()
+    for body in ['scenario = "nope.toml"\n', f'scenario = "{(ROOT / "scenarios" / "quickstart.toml").as_posix()}"\nmode = "zip"\n[parameters]\nseed = [1, 2]\nduration = ["1us"]\n']:
+        f = tmp_path / "s2" / "sweep.toml"
+        f.write_text(body)
+        out = subprocess.run([sys.executable, "-m", "rnicsim", "sweep", str(f), "--out", str(tmp_path / "none")], capture_output=True, text=True)
+        assert out.returncode == 2 and "error:" in out.stderr and "Traceback" not in out.stderr, out.stderr
+        assert not (tmp_path / "none").exists()

@@ -109,10 +109,31 @@ pub fn main_with(args: Vec<String>, stop: &dyn Fn() -> bool) -> u8 {
     }
 }
 
+/// The Python that runs the analysis commands: `$RNICSIM_PYTHON`, else the active virtual
+/// environment's, else `./.venv`'s (where the README installs the package), else `python3`.
+fn python_exe() -> String {
+    if let Ok(p) = std::env::var("RNICSIM_PYTHON") {
+        return p;
+    }
+    let venv = std::env::var_os("VIRTUAL_ENV").map(std::path::PathBuf::from).into_iter().chain([std::path::PathBuf::from(".venv")]);
+    venv.map(|v| v.join("bin/python")).find(|p| p.is_file()).map_or_else(|| "python3".into(), |p| p.display().to_string())
+}
+
 /// The analysis commands live in the Python package (DuckDB, polars, matplotlib, Ray): run them
-/// with `$RNICSIM_PYTHON` (default `python3`), which must have `rnicsim` installed.
+/// with [`python_exe`], which must have `rnicsim` installed (checked first, so that a Python
+/// without it gets a way out rather than Python's bare "No module named rnicsim").
 fn python(command: &str, args: &[String]) -> anyhow::Result<u8> {
-    let exe = std::env::var("RNICSIM_PYTHON").unwrap_or_else(|_| "python3".into());
+    let exe = python_exe();
+    let found = std::process::Command::new(&exe)
+        .args(["-c", "import rnicsim"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .with_context(|| format!("cannot start {exe} for `rnicsim {command}`; install the Python package (`pip install .`) or set RNICSIM_PYTHON"))?;
+    anyhow::ensure!(
+        found.success(),
+        "`rnicsim {command}` runs in Python, and {exe} cannot import rnicsim: activate the environment the package is installed in (README: `python3 -m venv .venv && .venv/bin/pip install .`), or set RNICSIM_PYTHON to its python"
+    );
     let status = std::process::Command::new(&exe)
         .args(["-m", "rnicsim", command])
         .args(args)

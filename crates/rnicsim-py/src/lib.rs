@@ -116,11 +116,40 @@ fn json_to_toml(json: &str) -> PyResult<String> {
     toml::to_string(&v).map_err(|e| PyValueError::new_err(format!("not representable as TOML: {e}")))
 }
 
-/// Checks scenario text; raises ValueError naming file, line and key. Returns the resolved
-/// scenario and its warnings.
+/// Sets dotted key `key` of a scenario document (JSON) to `value` (JSON), as `--set` does:
+/// `flows.0.load` or `flows[0].load` reach into arrays, and a key of another kind in a one-kind
+/// table (`nic.cc.hpcc.eta` in a DCQCN scenario) switches the kind. Returns the document.
 #[pyfunction]
-fn validate(text: &str, label: &str, base_dir: &str) -> PyResult<(String, Vec<String>)> {
+fn set_key(doc: &str, key: &str, value: &str) -> PyResult<String> {
+    let mut d: toml::Table = serde_json::from_str(doc).map_err(|e| PyValueError::new_err(format!("not representable as TOML: {e}")))?;
+    let v = toml_value(key, value)?;
+    rnicsim::scenario::set_key(&mut d, key, Some(v)).map_err(|m| PyValueError::new_err(format!("key `{key}`: {m}")))?;
+    serde_json::to_string(&d).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// A JSON value as a TOML value (`null` has none).
+fn toml_value(key: &str, json: &str) -> PyResult<toml::Value> {
+    serde_json::from_str(json).map_err(|e| PyValueError::new_err(format!("key `{key}`: not representable as TOML: {e}")))
+}
+
+/// The scenario text `text` (named `label`), with Python's `.set()` overrides applied as
+/// `--set` applies the command line's, so that errors name the user's file and line, or the
+/// override.
+fn load(text: &str, label: &str, base_dir: &str, overrides: &[(String, String)]) -> PyResult<LoadedScenario> {
     let loaded = LoadedScenario::from_str(text, label, Path::new(base_dir)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    if overrides.is_empty() {
+        return Ok(loaded);
+    }
+    let values = overrides.iter().map(|(k, v)| Ok((k.clone(), toml_value(k, v)?))).collect::<PyResult<Vec<_>>>()?;
+    loaded.with_values(&values, ".set()").map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Checks scenario text (with `.set()` overrides, each a key and a JSON value); raises
+/// ValueError naming file, line and key. Returns the resolved scenario and its warnings.
+#[pyfunction]
+#[pyo3(signature = (text, label, base_dir, overrides=Vec::new()))]
+fn validate(text: &str, label: &str, base_dir: &str, overrides: Vec<(String, String)>) -> PyResult<(String, Vec<String>)> {
+    let loaded = load(text, label, base_dir, &overrides)?;
     World::build(&loaded).map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok((loaded.resolved_toml(), loaded.warnings.clone()))
 }
@@ -128,10 +157,10 @@ fn validate(text: &str, label: &str, base_dir: &str) -> PyResult<(String, Vec<St
 /// Runs scenario text and writes its results into `out` (created whole or not at all).
 /// `progress(now_ps, end_ps, events)` is called every 2¹⁶ events if given.
 #[pyfunction]
-#[pyo3(signature = (text, label, base_dir, out, force=false, progress=None, scr_policy=None))]
+#[pyo3(signature = (text, label, base_dir, out, force=false, progress=None, scr_policy=None, overrides=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
-fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force: bool, progress: Option<Py<PyAny>>, scr_policy: Option<Py<PyAny>>) -> PyResult<String> {
-    let loaded = LoadedScenario::from_str(text, label, Path::new(base_dir)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force: bool, progress: Option<Py<PyAny>>, scr_policy: Option<Py<PyAny>>, overrides: Vec<(String, String)>) -> PyResult<String> {
+    let loaded = load(text, label, base_dir, &overrides)?;
     let mut world = World::build(&loaded).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let policy_error: Arc<Mutex<Option<PyErr>>> = Arc::default();
     if let Some(obj) = &scr_policy {
@@ -181,6 +210,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cli, m)?)?;
     m.add_function(wrap_pyfunction!(json_to_toml, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(set_key, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     Ok(())
 }

@@ -57,6 +57,13 @@ pub enum Seg {
 pub fn parse_path(path: &str) -> Vec<Seg> {
     let mut out = Vec::new();
     for part in path.split('.').filter(|p| !p.is_empty()) {
+        // `flows.0.load` is `flows[0].load` (Python's and sweep files' spelling).
+        if !out.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) {
+            if let Ok(n) = part.parse() {
+                out.push(Seg::Index(n));
+                continue;
+            }
+        }
         let mut rest = part;
         if let Some(i) = rest.find('[') {
             out.push(Seg::Key(rest[..i].to_string()));

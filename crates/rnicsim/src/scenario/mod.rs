@@ -45,6 +45,8 @@ struct Overridden {
     text: String,
     ns3: Option<ns3::Origin>,
     keys: Vec<String>,
+    /// How errors name an override: `--set` (the command line) or `.set()` (Python).
+    by: String,
 }
 
 impl Overridden {
@@ -55,7 +57,7 @@ impl Overridden {
         match self.keys.iter().find(|k| under(k, path) || under(path, k)) {
             Some(k) => {
                 let message = if k == path { message } else { format!("key `{path}`: {message}") };
-                ScenarioError { file: "--set".into(), line: None, column: None, key: Some(k.clone()), message }
+                ScenarioError { file: self.by.clone(), line: None, column: None, key: Some(k.clone()), message }
             }
             None => locate_error(&self.file, &self.text, self.ns3.as_ref(), path, message),
         }
@@ -153,17 +155,32 @@ impl LoadedScenario {
     /// Parses a scenario whose keys are overridden: `overrides` holds `("links.rate", "\"25Gbps\"")`
     /// pairs of a dotted key and a TOML value, applied to the text before validation.
     pub fn with_overrides(&self, overrides: &[(String, String)]) -> Result<LoadedScenario, ScenarioError> {
-        let mut doc = self.table()?;
+        let mut values = Vec::with_capacity(overrides.len());
         for (key, value) in overrides {
-            let bad = |m: String| ScenarioError { file: "--set".into(), line: None, column: None, key: Some(key.clone()), message: m };
-            let v: toml::Value = toml::from_str::<toml::Table>(&format!("v = {value}")).map_err(|e| bad(format!("not a TOML value: {}", e.message())))?.remove("v").expect("parsed key");
-            set_key(&mut doc, key, Some(v)).map_err(bad)?;
+            let v: toml::Value = toml::from_str::<toml::Table>(&format!("v = {value}"))
+                .map_err(|e| ScenarioError { file: "--set".into(), line: None, column: None, key: Some(key.clone()), message: format!("not a TOML value: {}", e.message()) })?
+                .remove("v")
+                .expect("parsed key");
+            values.push((key.clone(), v));
         }
-        // Errors are told in the user's own file (overrides of overrides add their keys).
-        let new_keys = overrides.iter().map(|(k, _)| k.clone());
+        self.with_values(&values, "--set")
+    }
+
+    /// [`Self::with_overrides`] with the values given as TOML values; errors name an override
+    /// as coming from `by` (`--set`, `.set()`). A key may name array entries as `flows[0].load`
+    /// or `flows.0.load`.
+    pub fn with_values(&self, overrides: &[(String, toml::Value)], by: &str) -> Result<LoadedScenario, ScenarioError> {
+        let mut doc = self.table()?;
+        for (key, v) in overrides {
+            let bad = |m: String| ScenarioError { file: by.into(), line: None, column: None, key: Some(key.clone()), message: m };
+            set_key(&mut doc, key, Some(v.clone())).map_err(bad)?;
+        }
+        // Errors are told in the user's own file (overrides of overrides add their keys), the
+        // keys in one spelling so that an error's path finds the override it falls under.
+        let new_keys = overrides.iter().map(|(k, _)| format_path(&parse_path(k)));
         let user = std::sync::Arc::new(match &self.overridden {
             Some(u) => Overridden { keys: u.keys.iter().cloned().chain(new_keys).collect(), ..Overridden::clone(u) },
-            None => Overridden { file: self.file.clone(), text: self.text.clone(), ns3: self.ns3.clone(), keys: new_keys.collect() },
+            None => Overridden { file: self.file.clone(), text: self.text.clone(), ns3: self.ns3.clone(), keys: new_keys.collect(), by: by.to_string() },
         });
         let mut loaded = self.reloaded(&doc, "with overrides").map_err(|e| match e.key {
             Some(k) => user.error_at(&k, e.message),
@@ -293,7 +310,7 @@ fn switch_kind(doc: &mut toml::Table, key: &str) {
 /// an array of tables), making tables on the way when setting; removing a key that is not there
 /// is an error (a misspelt key would do nothing), and so is an index past an array's end.
 /// Setting a key of another kind in a one-kind table switches it ([`switch_kind`]).
-fn set_key(doc: &mut toml::Table, key: &str, value: Option<toml::Value>) -> Result<(), String> {
+pub fn set_key(doc: &mut toml::Table, key: &str, value: Option<toml::Value>) -> Result<(), String> {
     if value.is_some() {
         switch_kind(doc, key);
     }
