@@ -109,6 +109,16 @@ fn missing_and_syntax_errors_have_lines() {
 }
 
 #[test]
+fn two_kinds_in_a_one_kind_table_are_named() {
+    // serde says "wanted exactly 1 element, more than 1 element"; the error names the kinds.
+    let e = err(&format!("{GOOD}[nic.cc.dcqcn]\n[nic.cc.hpcc]\n"));
+    assert_eq!(e.key.as_deref(), Some("nic.cc"), "{e}");
+    assert!(e.message.contains("exactly one kind") && e.message.contains("[nic.cc.dcqcn] and [nic.cc.hpcc]"), "{e}");
+    let e = err(&format!("{GOOD}[topology.star]\nhosts = 4\n"));
+    assert!(e.message.contains("[topology.leaf_spine] and [topology.star]"), "{e}");
+}
+
+#[test]
 fn topology_file_errors_name_that_file() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("t.txt"), "3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 7 100Gbps 1000ns 0\n").unwrap();

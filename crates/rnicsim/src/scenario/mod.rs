@@ -377,7 +377,25 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error, segs: &[Seg]) -> Scen
         None => (None, None),
     };
     let key = if segs.is_empty() { None } else { Some(format_path(&segs)) };
-    ScenarioError { file: file.to_string(), line, column, key, message: msg.trim().to_string() }
+    // serde's words for a one-kind table given two kinds (`[topology.star]` beside
+    // `[topology.leaf_spine]`) name neither the rule nor the way out.
+    let message = if msg.contains("wanted exactly 1 element") {
+        let kinds = key.as_deref().map(|k| one_of_kinds(text, k)).unwrap_or_default();
+        format!("takes exactly one kind{}; keep one", if kinds.is_empty() { String::new() } else { format!(", and here has {}", kinds.join(" and ")) })
+    } else {
+        msg.trim().to_string()
+    };
+    ScenarioError { file: file.to_string(), line, column, key, message }
+}
+
+/// The sub-tables of one-kind table `key` (`nic.cc`) in scenario text, as `[nic.cc.dcqcn]`.
+fn one_of_kinds(text: &str, key: &str) -> Vec<String> {
+    let Ok(doc) = toml::from_str::<toml::Table>(text) else { return Vec::new() };
+    let mut t = Some(&doc);
+    for seg in key.split('.') {
+        t = t.and_then(|t| t.get(seg)).and_then(toml::Value::as_table);
+    }
+    t.map(|t| t.keys().map(|k| format!("[{key}.{k}]")).collect()).unwrap_or_default()
 }
 
 /// Appends `key` to a path unless the path already ends with it.
