@@ -39,9 +39,8 @@ class Scenario:
         self.data = data
         self.label = label
         self.base_dir = Path(base_dir)
-        # The text `data` was read from, `data` as read, and the `.set()` calls since.
+        # The text `data` was read from, and the `.set()` calls since.
         self._text: Optional[str] = None
-        self._read: Optional[dict[str, Any]] = None
         self._sets: list[tuple[str, Any]] = []
 
     @classmethod
@@ -52,7 +51,7 @@ class Scenario:
     @classmethod
     def from_toml(cls, text: str, base_dir: Union[str, Path] = ".", label: str = "<toml>") -> "Scenario":
         s = cls(tomllib.loads(text), label, base_dir)
-        s._text, s._read = text, copy.deepcopy(s.data)
+        s._text = text
         return s
 
     @classmethod
@@ -72,8 +71,8 @@ class Scenario:
     def _native_args(self) -> tuple[str, str, list[tuple[str, str]]]:
         """Text, label and overrides for the simulator: the text read and the `.set()` calls,
         unless `data` was changed some other way (then the document itself, labelled so)."""
-        if self._text is not None and self._read is not None:
-            replayed = self._read
+        if self._text is not None:
+            replayed = tomllib.loads(self._text)
             for k, v in self._sets:
                 replayed = _set_key(replayed, k, v)
             if replayed == self.data:

@@ -40,6 +40,12 @@ impl ScenarioError {
         ScenarioError { file: file.display().to_string(), line: Some(line), column: None, key: None, message: message.into() }
     }
 
+    /// An error at `key` of something that has no lines to point at (a `--set` or `.set()`
+    /// override, a key a translated config lacks).
+    pub fn at_key(file: impl Into<String>, key: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+        ScenarioError { file: file.into(), line: None, column: None, key: Some(key.into()), message: message.into() }
+    }
+
     /// A line-oriented parser's error, in `file`.
     pub fn in_file(file: &std::path::Path, e: crate::input::LineError) -> ScenarioError {
         ScenarioError::at_line(file, e.line, e.message)

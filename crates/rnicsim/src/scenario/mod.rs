@@ -57,7 +57,7 @@ impl Overridden {
         match self.keys.iter().find(|k| under(k, path) || under(path, k)) {
             Some(k) => {
                 let message = if k == path { message } else { format!("key `{path}`: {message}") };
-                ScenarioError { file: self.by.clone(), line: None, column: None, key: Some(k.clone()), message }
+                ScenarioError::at_key(self.by.as_str(), k.as_str(), message)
             }
             None => locate_error(&self.file, &self.text, self.ns3.as_ref(), path, message),
         }
@@ -158,7 +158,7 @@ impl LoadedScenario {
         let mut values = Vec::with_capacity(overrides.len());
         for (key, value) in overrides {
             let v: toml::Value = toml::from_str::<toml::Table>(&format!("v = {value}"))
-                .map_err(|e| ScenarioError { file: "--set".into(), line: None, column: None, key: Some(key.clone()), message: format!("not a TOML value: {}", e.message()) })?
+                .map_err(|e| ScenarioError::at_key("--set", key.as_str(), format!("not a TOML value: {}", e.message())))?
                 .remove("v")
                 .expect("parsed key");
             values.push((key.clone(), v));
@@ -172,8 +172,7 @@ impl LoadedScenario {
     pub fn with_values(&self, overrides: &[(String, toml::Value)], by: &str) -> Result<LoadedScenario, ScenarioError> {
         let mut doc = self.table()?;
         for (key, v) in overrides {
-            let bad = |m: String| ScenarioError { file: by.into(), line: None, column: None, key: Some(key.clone()), message: m };
-            set_key(&mut doc, key, Some(v.clone())).map_err(bad)?;
+            set_key(&mut doc, key, Some(v.clone())).map_err(|m| ScenarioError::at_key(by, key.as_str(), m))?;
         }
         // Errors are told in the user's own file (overrides of overrides add their keys), the
         // keys in one spelling so that an error's path finds the override it falls under.

@@ -359,7 +359,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         outputs.insert("fct_dialect".into(), Value::String("conweave".into()));
     }
     let Some(topo) = topology else {
-        return Err(ScenarioError { file: file.into(), line: None, column: None, key: Some("TOPOLOGY_FILE".into()), message: "an ns-3 config needs TOPOLOGY_FILE".into() });
+        return Err(ScenarioError::at_key(file, "TOPOLOGY_FILE", "an ns-3 config needs TOPOLOGY_FILE"));
     };
     let mut t = Table::new();
     t.insert("path".into(), Value::String(topo));
@@ -371,7 +371,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         // ConWeave's fork has no stop time: it runs until every flow has finished, at most
         // 10 s past FLOWGEN_STOP_TIME.
         let Some(stop) = flowgen_stop else {
-            return Err(ScenarioError { file: file.into(), line: None, column: None, key: Some("SIMULATOR_STOP_TIME".into()), message: "an ns-3 config needs SIMULATOR_STOP_TIME (or ConWeave's FLOWGEN_STOP_TIME)".into() });
+            return Err(ScenarioError::at_key(file, "SIMULATOR_STOP_TIME", "an ns-3 config needs SIMULATOR_STOP_TIME (or ConWeave's FLOWGEN_STOP_TIME)"));
         };
         root.insert("duration".into(), Value::String(format!("{}ns", ((stop + 10.0) * 1e9).round() as u64)));
         root.insert("stop_when_flows_done".into(), Value::Boolean(true));
