@@ -153,7 +153,14 @@ fn drill_sprays_data_but_acks_and_naks_follow_the_flow_hash() {
 fn the_reference_experiment_with_hpcc_gives_ns3s_slowdowns() {
     // HPCC as its run.py sets it (window of a BDP scaled with the rate, per-ACK reaction),
     // ECMP, PFC (`scenarios/ns3/fbhdp50-hpcc`).
-    matches_ns3("fbhdp50-hpcc", 0.80);
+    let w = matches_ns3("fbhdp50-hpcc", 0.80);
+    // Only ns-3's HPCC moves a queue pair's next send time when its rate changes (`ChangeRate`).
+    assert_eq!(w.nic_spec.pace_retime, rnicsim::nic::PaceRetime::WholeGap);
+    for other in ["fbhdp50-dcqcn", "fbhdp50-dctcp", "fbhdp50-timely"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/ns3").join(other);
+        let loaded = common::ns3_config(&std::fs::read_to_string(dir.join("config.txt")).unwrap(), &dir);
+        assert_eq!(loaded.scenario.nic.pace_retime, rnicsim::nic::PaceRetime::None, "{other}");
+    }
 }
 
 #[test]

@@ -269,8 +269,12 @@ fn write_bw(client: u32, server: u32, depth: u32, warmup: &str) -> String {
 
 /// Two senders into one 100 Gbps receiver port under DCQCN with PFC and ECN.
 fn incast(cc: &str) -> World {
+    incast_seeded(cc, 1)
+}
+
+fn incast_seeded(cc: &str, seed: u64) -> World {
     let mut w = build(&format!(
-        "duration = \"10ms\"\n[topology.star]\nhosts = 3\n[switch.pfc]\nenabled = true\n[nic.cc.{cc}]\n{}{}",
+        "duration = \"10ms\"\nseed = {seed}\n[topology.star]\nhosts = 3\n[switch.pfc]\nenabled = true\n[nic.cc.{cc}]\n{}{}",
         write_bw(0, 2, 8, "2ms"),
         write_bw(1, 2, 8, "2ms")
     ));
@@ -280,17 +284,25 @@ fn incast(cc: &str) -> World {
 
 #[test]
 fn dcqcn_incast_converges_to_a_fair_share_without_drops() {
-    let w = incast("dcqcn");
+    // DCQCN's timers run in lock step from the start, so where two flows settle depends on the
+    // phase the ECN marks fall in: judged over five seeds, not one.
     let end = Time::from_ms(10);
-    let g: Vec<f64> = w.apps.perftests.tests.iter().map(|p| p.gbps(end)).collect();
-    let total: f64 = g.iter().sum();
-    let jain = total * total / (2.0 * g.iter().map(|x| x * x).sum::<f64>());
-    assert!(jain > 0.99, "Jain's index {jain}: {g:?}");
-    assert!(total > 85.0 && total < 100.0, "the bottleneck stays busy: {total} Gbps");
-    let drops: u64 = w.ports.iter().map(|p| p.counters.drops_buffer).sum();
-    assert_eq!(drops, 0, "PFC keeps the fabric lossless");
-    let marks: u64 = w.ports.iter().map(|p| p.counters.ecn_marks).sum();
-    assert!(marks > 0, "DCQCN reacted to ECN marks");
+    let mut jains = Vec::new();
+    for seed in 1..=5 {
+        let w = incast_seeded("dcqcn", seed);
+        let g: Vec<f64> = w.apps.perftests.tests.iter().map(|p| p.gbps(end)).collect();
+        let total: f64 = g.iter().sum();
+        let jain = total * total / (2.0 * g.iter().map(|x| x * x).sum::<f64>());
+        assert!(jain > 0.95, "seed {seed}: Jain's index {jain}: {g:?}");
+        jains.push(jain);
+        assert!(total > 85.0 && total < 100.0, "seed {seed}: the bottleneck stays busy: {total} Gbps");
+        let drops: u64 = w.ports.iter().map(|p| p.counters.drops_buffer).sum();
+        assert_eq!(drops, 0, "PFC keeps the fabric lossless");
+        let marks: u64 = w.ports.iter().map(|p| p.counters.ecn_marks).sum();
+        assert!(marks > 0, "DCQCN reacted to ECN marks");
+    }
+    let mean = jains.iter().sum::<f64>() / jains.len() as f64;
+    assert!(mean > 0.99, "mean Jain's index {mean}: {jains:?}");
 }
 
 #[test]
@@ -526,6 +538,42 @@ fn the_verbs_api_returns_errors_for_arguments_that_name_nothing() {
     assert_eq!(w.post_send(qa, wr), Err(PostError::UnknownQp));
     // Nothing above changed the memory.
     assert!(w.memory(0, (1 << 20) - 3, 3).unwrap().iter().all(|&b| b == 0));
+}
+
+#[test]
+fn a_rate_change_retimes_the_pacing_wait_under_way() {
+    // A queue pair limited to 1 Gbps sends its first packet; halfway through the wait that
+    // packet opened, the limit becomes 2 Gbps. A token bucket pays the half still to run at the
+    // new rate (3/4 of the old gap after the packet); ns-3's HPCC re-times the whole gap (1/2:
+    // the next packet may leave at once); ns-3's DCQCN waits the old gap out.
+    for (mode, quarters) in [("remaining", 3), ("whole_gap", 2), ("none", 4)] {
+        let mut w = build(&B2B_BYTES.replace("[nic.cc.none]", &format!("pace_retime = \"{mode}\"\n[nic.cc.none]")));
+        let (lkey, rkey) = regions(&mut w, 100_000);
+        let (qa, _) = w.connect(0, 1).unwrap();
+        w.set_rate_limit(qa, 1_000_000_000).unwrap();
+        w.post_send(qa, SendWr { id: 1, verb: Verb::Write, local_addr: 0, len: 10_000, lkey, remote_addr: 1 << 20, rkey }).unwrap();
+        while w.qps.get(qa).tx_packets == 0 {
+            w.run_until(w.now + Time::from_ns(10));
+        }
+        let pace = w.qps.get(qa).pace;
+        // 1000 B of payload and 78 B of headers (a RoCEv2 WRITE First on the wire) at 1 Gbps.
+        assert_eq!((pace.bytes, pace.gap), (1078, Time::from_ns(8624)), "{mode}");
+        let half = pace.from + Time(pace.gap.0 / 2);
+        w.run_until(half);
+        assert_eq!(w.qps.get(qa).tx_packets, 1, "{mode}");
+        w.set_rate_limit(qa, 2_000_000_000).unwrap();
+        let next = pace.from + Time(pace.gap.0 * quarters / 4);
+        assert_eq!(w.qps.get(qa).next_send, next, "{mode}");
+        if next > half {
+            w.run_until(next - Time(1));
+            assert_eq!(w.qps.get(qa).tx_packets, 1, "{mode}: not before {next:?}");
+        }
+        w.run_until(next);
+        assert_eq!(w.qps.get(qa).tx_packets, 2, "{mode}: the second packet leaves at {next:?}");
+        // And the packet after it is paced at the new rate from there: 4 ns a byte.
+        let second = w.qps.get(qa).pace;
+        assert_eq!((second.from, second.gap), (next, Time::from_ns(4 * second.bytes as u64)), "{mode}");
+    }
 }
 
 #[test]

@@ -380,13 +380,13 @@ fn fig18_and_fig20_swift_and_credits_track_the_capacity_left() {
             continue;
         }
         // Signalled per 64 KiB received or on a credit change instead of every 10 µs, the
-        // credited streams still take what the background leaves (within 10%), with fewer
-        // signals on the wire.
+        // credited streams still take what the background leaves (within 3% of the link),
+        // with fewer signals on the wire.
         let signals = |s: &Summary| s.scr.as_ref().unwrap().per_nic.iter().map(|n| n.policy.get("signals").copied().unwrap_or(0.0)).sum::<f64>();
         for b in &s.baselines {
             for (bg, left) in [(1, 95.0), (2, 90.0), (4, 80.0), (8, 60.0), (16, 20.0)] {
                 let got = perf(b, &format!("credited-bg{bg}")).wire_gbps;
-                assert!((got / left - 1.0).abs() < 0.1, "{}: {bg} background senders, {got} Gbps", b.name);
+                assert!((got - left).abs() < 3.0, "{}: {bg} background senders, {got} Gbps where {left} are left", b.name);
             }
             assert!(signals(b) < 0.9 * signals(&s), "{}: {} signals against {} every 10 µs", b.name, signals(b), signals(&s));
         }

@@ -87,6 +87,9 @@ pub struct NicSpec {
     /// ACK or NAK of every marked packet (HPCC's and ConWeave's ns-3 NIC).
     #[serde(default)]
     pub cnp: CnpMode,
+    /// What a rate change does to the wait a paced queue pair's last packet opened.
+    #[serde(default)]
+    pub pace_retime: PaceRetime,
     /// Send queue, receive queue and completion queue depths.
     #[serde(default = "default_depth")]
     pub sq_depth: u32,
@@ -159,6 +162,23 @@ pub enum NicProfile {
     /// class 0 ahead of data, CNP flags on ACKs, DCQCN's polled rate decrease, and ns-3's ideal
     /// FCT (base RTT plus the message's wire bytes at the path's rate). `config.txt` runs use it.
     Ns3,
+}
+
+/// What a rate change does to the pacing wait already under way (`nic.pace_retime`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PaceRetime {
+    /// A rate limiter's token bucket: the part of the wait still to run is paid at the new rate
+    /// (a wait of 10 µs with 4 µs left, the rate doubled, ends 2 µs from now).
+    #[default]
+    Remaining,
+    /// The whole gap is re-timed as if the last packet had left at the new rate: it ends its
+    /// size over the new rate after it started (`RdmaHw::ChangeRate` in HPCC's and ConWeave's
+    /// ns-3 NIC, which only HPCC's rate updates call).
+    WholeGap,
+    /// The wait runs out at the rate in force when the packet left (ns-3's DCQCN, DCTCP and
+    /// TIMELY, which set `m_rate` directly).
+    None,
 }
 
 /// What the `ns3` profile puts for PCIe: no latency and a bandwidth so large that every
@@ -256,6 +276,9 @@ impl NicSpec {
         }
         if !has(&["cnp"]) {
             self.cnp = CnpMode::AckFlag;
+        }
+        if !has(&["pace_retime"]) {
+            self.pace_retime = if matches!(self.cc, CcSpec::Hpcc(_)) { PaceRetime::WholeGap } else { PaceRetime::None };
         }
         if !has(&["nak_interval"]) {
             self.nak_interval = Some(Time::from_us(4));

@@ -157,6 +157,16 @@ impl PsnBitmap {
     }
 }
 
+/// The pacing gap a queue pair's last packet opened ([`Qp::pace`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pace {
+    pub from: Time,
+    pub bytes: u32,
+    /// The wait, from `from`, and the rate it is timed at (0: none).
+    pub gap: Time,
+    pub rate: u64,
+}
+
 pub struct Qp {
     pub state: QpState,
     /// Index of the NIC (host) this queue pair is on, and its node.
@@ -195,6 +205,10 @@ pub struct Qp {
     pub rnr_until: Time,
     /// Rate limit: the next packet may not leave before this.
     pub next_send: Time,
+    /// The gap the last packet opened: from when (its send, or its payload's DMA if later), for
+    /// how many bytes, and how long at the rate then in force. A rate change re-times the gap
+    /// at the new rate ([`crate::nic::transport::Ctx::sync_rate`]).
+    pub pace: Pace,
     /// Whether the queue pair is in the NIC's scheduler now.
     pub in_sched: bool,
     /// Payload bytes sent and acknowledged (the congestion controller's sequence space).
@@ -364,6 +378,7 @@ impl Qp {
             rto_at: Time::MAX,
             rnr_until: Time::ZERO,
             next_send: Time::ZERO,
+            pace: Pace::default(),
             in_sched: false,
             bytes_sent: 0,
             bytes_acked: 0,
@@ -427,6 +442,7 @@ impl Qp {
         self.rto_at = Time::MAX;
         self.rnr_until = Time::ZERO;
         self.next_send = Time::ZERO;
+        self.pace = Pace::default();
         self.in_sched = false;
         self.bytes_sent = 0;
         self.bytes_acked = 0;

@@ -308,6 +308,7 @@ impl World {
     pub fn set_rate_limit(&mut self, q: u32, bps: u64) -> Result<(), VerbsError> {
         self.open_qp(q)?;
         self.transport().set_rate_limit(q, bps);
+        self.drain_outbox();
         Ok(())
     }
 

@@ -4,7 +4,9 @@
 //! large messages therefore gets more bandwidth than one posting small ones, and a small message
 //! waits behind a large one in progress. With the default 32 KiB, a 4 KB-message QP facing a
 //! 64 KB-message QP gets 32/(32+64) of the link, near SCR Table 2's 33 vs 58 Gbps. Queue pairs
-//! held back by their rate limit wait in a heap keyed by their eligibility time.
+//! held back by their rate limit wait in a heap keyed by their eligibility time; a queue pair
+//! whose wait a rate change re-timed ([`QpScheduler::reschedule`]) gets a new entry, and the old
+//! one is skipped when it comes up.
 //!
 //! [`Commodity::packet_round_robin`] is the same machinery with one packet per turn and no cost:
 //! ns-3's NIC.
@@ -30,6 +32,8 @@ pub struct Commodity {
     ready: VecDeque<u32>,
     waiting: BinaryHeap<Reverse<(Time, u64, u32)>>,
     seq: u64,
+    /// Per queue pair, the sequence number of its live entry in `waiting` (0: none).
+    live: Vec<u64>,
     /// The queue pair in its turn and the bytes it has sent in that turn.
     current: Option<(u32, u64)>,
     /// The last popped queue pair keeps its turn (goes back to the front) when pushed again.
@@ -50,6 +54,7 @@ impl Commodity {
             ready: VecDeque::new(),
             waiting: BinaryHeap::new(),
             seq: 0,
+            live: Vec::new(),
             current: None,
             keep_turn: None,
             link,
@@ -83,7 +88,7 @@ impl Commodity {
     }
 
     pub fn len(&self) -> usize {
-        self.ready.len() + self.waiting.len()
+        self.ready.len() + self.live.iter().filter(|&&s| s != 0).count()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -105,17 +110,26 @@ impl QpScheduler for Commodity {
             }
             self.seq += 1;
             self.waiting.push(Reverse((at, self.seq, qp)));
+            let i = qp as usize;
+            if self.live.len() <= i {
+                self.live.resize(i + 1, 0);
+            }
+            self.live[i] = self.seq;
         }
         self.keep_turn = None;
     }
 
     fn pop(&mut self, now: Time, _src: &mut dyn WqeSource) -> Pick {
-        while let Some(&Reverse((t, _, qp))) = self.waiting.peek() {
-            if t > now {
+        while let Some(&Reverse((t, seq, qp))) = self.waiting.peek() {
+            let live = self.live[qp as usize] == seq;
+            if live && t > now {
                 break;
             }
             self.waiting.pop();
-            self.ready.push_back(qp);
+            if live {
+                self.live[qp as usize] = 0;
+                self.ready.push_back(qp);
+            }
         }
         match self.ready.pop_front() {
             Some(qp) => {
@@ -152,6 +166,20 @@ impl QpScheduler for Commodity {
 
     fn remove(&mut self, qp: u32) {
         self.mark_limited(qp, false);
+    }
+
+    fn reschedule(&mut self, qp: u32, at: Time, now: Time) {
+        let waiting = self.live.get(qp as usize).is_some_and(|&s| s != 0);
+        if waiting {
+            self.live[qp as usize] = 0;
+        } else if at > now {
+            // Ready, but its gap now ends later: back to waiting (rare: a rate cut while the
+            // queue pair waits for the port).
+            self.ready.retain(|&x| x != qp);
+        } else {
+            return;
+        }
+        self.push(qp, at, now);
     }
 
     fn decision_time(&self) -> Time {
@@ -237,6 +265,29 @@ mod tests {
         assert_eq!(s.pop(Time::ZERO, &mut NoPackets), Pick::Idle(Some(Time(100))));
         assert_eq!(s.pop(Time(100), &mut NoPackets), Pick::Qp(7));
         assert_eq!(s.pop(Time(100), &mut NoPackets), Pick::Idle(None));
+    }
+
+    #[test]
+    fn a_rescheduled_queue_pair_leaves_at_its_new_time_once() {
+        let mut s = Commodity::new(1, 1024, Time::ZERO, BitsPerSec(1));
+        s.push(7, Time(1000), Time::ZERO);
+        s.push(8, Time(500), Time::ZERO);
+        // A rate rise brings 7 forward past 8; its old entry is skipped when it comes up.
+        s.reschedule(7, Time(200), Time(100));
+        assert_eq!(s.len(), 2);
+        assert_eq!(s.pop(Time(100), &mut NoPackets), Pick::Idle(Some(Time(200))));
+        assert_eq!(s.pop(Time(200), &mut NoPackets), Pick::Qp(7));
+        assert_eq!(s.pop(Time(600), &mut NoPackets), Pick::Qp(8));
+        assert_eq!(s.pop(Time(1000), &mut NoPackets), Pick::Idle(None));
+        // A rate cut moves a ready queue pair back to waiting, and one already due stays ready.
+        s.push(9, Time(1000), Time(1000));
+        s.push(10, Time(1000), Time(1000));
+        s.reschedule(9, Time(3000), Time(1000));
+        s.reschedule(10, Time(900), Time(1000));
+        assert_eq!(s.pop(Time(1000), &mut NoPackets), Pick::Qp(10));
+        assert_eq!(s.pop(Time(1000), &mut NoPackets), Pick::Idle(Some(Time(3000))));
+        assert_eq!(s.pop(Time(3000), &mut NoPackets), Pick::Qp(9));
+        assert!(s.is_empty());
     }
 
     #[test]

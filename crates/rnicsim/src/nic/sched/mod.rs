@@ -50,6 +50,9 @@ pub trait QpScheduler {
     fn set_paused(&mut self, _paused: bool, _now: Time) {}
     /// The queue pair is gone.
     fn remove(&mut self, _qp: u32) {}
+    /// Queue pair `qp`, already pushed, may now send at `at` instead (its pacing gap was
+    /// re-timed by a rate change). Only schedulers that leave pacing to the NIC see this.
+    fn reschedule(&mut self, _qp: u32, _at: Time, _now: Time) {}
     /// Hardware cost model: time per packet decision.
     fn decision_time(&self) -> Time;
     /// Packets fetched and fetched-then-dropped so far (Tassel's fetch-and-drop PCIe cost).
@@ -229,6 +232,9 @@ impl QpScheduler for Scheduler {
     }
     fn remove(&mut self, qp: u32) {
         each!(self, s => s.remove(qp))
+    }
+    fn reschedule(&mut self, qp: u32, at: Time, now: Time) {
+        each!(self, s => s.reschedule(qp, at, now))
     }
     #[inline]
     fn decision_time(&self) -> Time {

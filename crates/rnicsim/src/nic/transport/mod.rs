@@ -24,9 +24,9 @@ use super::events::{EventTap, NicEvent};
 use super::qp::{Owner, Qp, QpState};
 use super::qp_table::QpTable;
 use super::verbs::{Completion, CompletionKind, Status, Verb};
-use super::{Nic, NicSpec};
+use super::{Nic, NicSpec, PaceRetime};
 use crate::sim::TimerId;
-use crate::units::Time;
+use crate::units::{BitsPerSec, Time};
 use crate::wire::packet::{Packet, PacketId, PacketKind, PacketPool, RoceHeader, ECN_NOT_ECT, TTL};
 use crate::wire::roce::{Opcode, Syndrome};
 use recovery::RecoveryScheme;
@@ -96,6 +96,16 @@ pub fn emit(ctx: &mut Ctx, q: u32, ev: NicEvent) {
     let host = qp.host;
     if let Some((timer, at)) = ctx.tap.publish(now, host, q, &ev) {
         ctx.out.push(Action::ArmIfLater { timer, at });
+    }
+}
+
+/// The time a queue pair paced at `rate` waits after sending `bytes`: none at or above the
+/// NIC's line rate (the port serializes it) or with no rate.
+pub(crate) fn pacing_gap(rate: u64, line: BitsPerSec, bytes: u32) -> Time {
+    if rate < line.0 && rate > 0 {
+        BitsPerSec(rate).tx_time(bytes as u64)
+    } else {
+        Time::ZERO
     }
 }
 
@@ -228,6 +238,50 @@ impl Ctx<'_> {
             qp.sched_rate = rate;
             let h = qp.host as usize;
             super::sched::QpScheduler::set_rate(&mut self.nics[h].sched, q, rate, self.now);
+            self.retime_gap(q, rate);
+        }
+    }
+
+    /// A rate change re-times the wait the queue pair's last packet opened (`nic.pace_retime`):
+    /// by default as a token bucket would, the part still to run paid at the new rate, so a
+    /// queue pair paced at a low rate does not wait out the old, long gap after an increase;
+    /// or as ns-3's HPCC does. Nothing moves when something else (a payload DMA) set the send
+    /// time since, or the wait is over.
+    fn retime_gap(&mut self, q: u32, rate: u64) {
+        let now = self.now;
+        let qp = self.qps.get(q);
+        let h = qp.host as usize;
+        let pace = qp.pace;
+        if pace.bytes == 0 || qp.next_send != pace.from + pace.gap || super::sched::QpScheduler::rate_limits(&self.nics[h].sched) {
+            return;
+        }
+        let line = self.nics[h].line_rate;
+        let next = match self.spec.pace_retime {
+            PaceRetime::None => return,
+            PaceRetime::WholeGap => pace.from + pacing_gap(rate, line, pace.bytes),
+            PaceRetime::Remaining => {
+                // The wait still to run (a payload DMA still under way is not part of it).
+                let start = now.max(pace.from);
+                if qp.next_send <= start {
+                    return;
+                }
+                let left = (qp.next_send - start).0 as u128;
+                let paid = if rate < line.0 && rate > 0 { left * pace.rate as u128 / rate as u128 } else { 0 };
+                start + Time(paid as u64)
+            }
+        };
+        let qp = self.qps.get_mut(q);
+        qp.pace.rate = if rate < line.0 { rate } else { 0 };
+        if next == qp.next_send {
+            return;
+        }
+        qp.pace.gap = next.saturating_sub(pace.from);
+        qp.next_send = pace.from + qp.pace.gap;
+        if qp.in_sched {
+            if let Some(at) = self.eligible_at(q) {
+                super::sched::QpScheduler::reschedule(&mut self.nics[h].sched, q, at, now);
+                self.out.push(Action::Kick(h as u32));
+            }
         }
     }
 

@@ -7,10 +7,10 @@ use super::{emit, Action, Ctx};
 use crate::nic::cc::{Ack, CongestionControl};
 use crate::nic::events::NicEvent;
 use crate::nic::pcie::wqe_bytes;
-use crate::nic::qp::{opcode_at, packets_for, payload_at, QpState, SqEntry};
+use crate::nic::qp::{opcode_at, packets_for, payload_at, Pace, QpState, SqEntry};
 use crate::nic::sched::QpScheduler;
 use crate::nic::verbs::{PostError, SendWr, Status, Verb};
-use crate::units::{BitsPerSec, Time};
+use crate::units::Time;
 use crate::wire::packet::{Packet, PacketId, RoceHeader, ECN_ECT0};
 use crate::wire::roce::{Family, Opcode, Syndrome};
 
@@ -210,9 +210,14 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
     if qp.cc.wants_rtt_probe() {
         qp.probe = true;
     }
-    let rate = qp.cc.rate().0.min(qp.rate_limit);
-    if rate < line.0 && rate > 0 && !ctx.nics[h].sched.rate_limits() {
-        qp.next_send = qp.next_send.max(now) + BitsPerSec(rate).tx_time(size as u64);
+    if !ctx.nics[h].sched.rate_limits() {
+        let rate = qp.cc.rate().0.min(qp.rate_limit);
+        let from = qp.next_send.max(now);
+        let gap = super::pacing_gap(rate, line, size);
+        qp.pace = Pace { from, bytes: size, gap, rate: if gap > Time::ZERO { rate } else { 0 } };
+        if gap > Time::ZERO {
+            qp.next_send = from + gap;
+        }
     }
     ctx.sync_rate(q);
     let qp = ctx.qps.get_mut(q);
