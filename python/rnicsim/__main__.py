@@ -3,16 +3,21 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from . import _native
+
+# The name usage lines give the command by: `rnicsim` when the binary runs this module for its
+# analysis commands (it sets RNICSIM_PROG), else how Python was asked.
+PROG = os.environ.get("RNICSIM_PROG", "python -m rnicsim")
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv if argv is None else argv)
     if len(argv) >= 2 and argv[1] == "query":
         if len(argv) != 4:
-            print("usage: python -m rnicsim query RUN_DIR SQL", file=sys.stderr)
+            print(f"usage: {PROG} query RUN_DIR SQL", file=sys.stderr)
             return 2
         from .query import connect
 
@@ -28,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         from .api import ScenarioError
         from .sweep import run_sweep
 
-        ap = argparse.ArgumentParser(prog="python -m rnicsim sweep", description="Run a parameter sweep on a local process pool.")
+        ap = argparse.ArgumentParser(prog=f"{PROG} sweep", description="Run a parameter sweep on a local process pool.")
         ap.add_argument("sweep")
         ap.add_argument("--out", required=True)
         ap.add_argument("--workers", type=int, default=None)
@@ -56,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
 
         from .report import write_report
 
-        ap = argparse.ArgumentParser(prog="python -m rnicsim report", description="Write an HTML report (PNG and SVG plots) of one or more runs.")
+        ap = argparse.ArgumentParser(prog=f"{PROG} report", description="Write an HTML report (PNG and SVG plots) of one or more runs.")
         ap.add_argument("runs", nargs="+")
         ap.add_argument("--out", default=None, help="folder for the page (default: RUN/report)")
         a = ap.parse_args(argv[2:])
@@ -72,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
 
         from .reproduce import PAPERS, reproduce
 
-        ap = argparse.ArgumentParser(prog="python -m rnicsim reproduce", description="Run the paper reproductions and build a gallery page.")
+        ap = argparse.ArgumentParser(prog=f"{PROG} reproduce", description="Run the paper reproductions and build a gallery page.")
         ap.add_argument("papers", nargs="*", default=["all"], choices=[*PAPERS, "all"])
         ap.add_argument("--out", default="runs/reproduce")
         ap.add_argument("--scenarios", default=None, help="the folder holding scr/, tassel/, ... (default: ./scenarios, else the repository's)")

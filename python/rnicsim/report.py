@@ -22,7 +22,15 @@ SIZE_BUCKETS = [(0, 10_000, "<10 KB"), (10_000, 100_000, "10–100 KB"), (100_00
 
 
 def _label(run: Run) -> str:
-    return run.summary.get("name") or run.path.name
+    return getattr(run, "label", None) or run.summary.get("name") or run.path.name
+
+
+def distinct_labels(runs: Sequence[Run]) -> list[str]:
+    """Each run's scenario name, with its folder added where two runs share a name (two
+    seeds of one scenario), and its whole path where the folders' names are alike too."""
+    names = [r.summary.get("name") or r.path.name for r in runs]
+    labels = [f"{n} ({r.path.name})" if names.count(n) > 1 else n for n, r in zip(names, runs)]
+    return [f"{n} ({r.path})" if labels.count(l) > 1 else l for n, l, r in zip(names, labels, runs)]
 
 
 def _finish(ax, drawn: bool, missing: str, small: bool = False) -> None:
@@ -228,6 +236,8 @@ def _fmt(v) -> str:
 def write_report(runs: Sequence[Union[str, Path, Run]], out: Union[str, Path]) -> Path:
     """Writes `out/index.html` with every plot as PNG and SVG beside it; returns the page."""
     runs = [r if isinstance(r, Run) else Run(r) for r in runs]
+    for r, label in zip(runs, distinct_labels(runs)):
+        r.label = label
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     figures = []

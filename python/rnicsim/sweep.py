@@ -158,7 +158,7 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
         if not quiet:
             print(f"sweep: {i}/{len(todo)} run", file=sys.stderr)
     (out / "failures.json").write_text(json.dumps(failures, indent=2) + "\n")
-    table = results(done)
+    table = results(done, points)
     tmp = out / "results.parquet.partial"
     table.write_parquet(tmp)
     tmp.replace(out / "results.parquet")
@@ -181,13 +181,36 @@ def _scalars(doc: Any, prefix: str = "") -> dict[str, float]:
     return out
 
 
-def results(done: list[tuple[dict[str, Any], Scenario, Path]]) -> pl.DataFrame:
-    rows = []
+def _column(values: list[Any]) -> list[Any]:
+    """A swept key's values as one column: numbers, strings or booleans as they are when every
+    point gives that kind (integers stay integers), else each value as JSON text."""
+    kinds = {bool if isinstance(v, bool) else int if isinstance(v, int) else float if isinstance(v, float) else str if isinstance(v, str) else object for v in values}
+    if kinds <= {int}:
+        return values
+    if kinds <= {int, float}:
+        return [float(v) for v in values]
+    if kinds == {str} or kinds == {bool}:
+        return values
+    return [json.dumps(v) for v in values]
+
+
+def results(done: list[tuple[dict[str, Any], Scenario, Path]], points: Optional[list[dict[str, Any]]] = None) -> pl.DataFrame:
+    """One row per finished point, in the order of `points` (the sweep's grid) when given."""
+    if points is not None:
+        order = {json.dumps(p, sort_keys=True): i for i, p in enumerate(points)}
+        done = sorted(done, key=lambda x: order.get(json.dumps(x[0], sort_keys=True), len(order)))
+    else:
+        done = sorted(done, key=lambda x: str(x[2]))
     keys = sorted({k for p, _, _ in done for k in p})
-    for p, _, d in sorted(done, key=lambda x: str(x[2])):
-        # Summary values first; the swept parameters (JSON text) take their names over them.
+    rows = []
+    for p, _, d in done:
+        # Summary values first; the swept parameters take their names over them.
         row: dict[str, Any] = dict(_scalars(Run(d).summary))
-        row.update({k: json.dumps(p.get(k)) for k in keys})
         row["run"] = str(d)
         rows.append(row)
-    return pl.DataFrame(rows) if rows else pl.DataFrame({"run": []}, schema={"run": pl.Utf8})
+    if not rows:
+        return pl.DataFrame({"run": []}, schema={"run": pl.Utf8})
+    for k in keys:
+        for row, v in zip(rows, _column([p.get(k) for p, _, _ in done])):
+            row[k] = v
+    return pl.DataFrame(rows)

@@ -92,6 +92,13 @@ def test_the_rust_binary_hands_analysis_commands_to_python(tmp_path: Path) -> No
     out = subprocess.run([str(exe), "query", str(run.path), "SELECT count(*) AS n FROM counters"], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert "96" in out.stdout
+    # Usage lines name the command as the user typed it.
+    out = subprocess.run([str(exe), "query", str(run.path)], capture_output=True, text=True, env=env)
+    assert out.returncode == 2 and out.stderr.startswith("usage: rnicsim query RUN_DIR SQL"), out.stderr
+    out = subprocess.run([str(exe), "report", "--help"], capture_output=True, text=True, env=env)
+    assert out.stdout.startswith("usage: rnicsim report"), out.stdout
+    out = subprocess.run([sys.executable, "-m", "rnicsim", "report", "--help"], capture_output=True, text=True)
+    assert out.stdout.startswith("usage: python -m rnicsim report"), out.stdout
 
 
 def test_nic_events_are_a_table_when_recorded(tmp_path: Path) -> None:

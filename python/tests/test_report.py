@@ -96,3 +96,14 @@ def test_the_scr_rate_plot_draws_each_queue_pairs_dequeue_rate_as_steps(tmp_path
     assert len(ax2.lines) == 0 and ax2.texts
     plt.close(fig)
     plt.close(fig2)
+
+
+def test_two_runs_of_one_scenario_are_told_apart_by_their_folders(tmp_path: Path) -> None:
+    from rnicsim.report import distinct_labels
+
+    a = rnicsim.run(ROOT / "scenarios" / "quickstart.toml", out=tmp_path / "seed1", progress=False, duration="20us")
+    b = rnicsim.run(ROOT / "scenarios" / "quickstart.toml", out=tmp_path / "seed2", progress=False, duration="20us", seed=2)
+    c = rnicsim.run(ROOT / "scenarios" / "examples" / "dcqcn_incast.toml", out=tmp_path / "x" / "seed1", progress=False, duration="20us")
+    assert distinct_labels([a, b, c]) == ["quickstart (seed1)", "quickstart (seed2)", "dcqcn-incast"]
+    d = rnicsim.run(ROOT / "scenarios" / "quickstart.toml", out=tmp_path / "y" / "seed1", progress=False, duration="20us")
+    assert distinct_labels([a, d]) == [f"quickstart ({a.path})", f"quickstart ({d.path})"]

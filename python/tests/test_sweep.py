@@ -23,7 +23,7 @@ def test_an_invalid_point_is_reported_and_the_rest_complete(tmp_path: Path) -> N
     sweep = write_sweep(tmp_path, 'mode = "zip"\n[parameters]\nduration = ["100us", "100us", "100us"]\n"flows.0.load" = [0.1, 1.5, 0.2]\n')
     table = run_sweep(sweep, tmp_path / "out", workers=2, quiet=True)
     assert table.height == 2
-    assert sorted(table["flows.0.load"].to_list()) == ["0.1", "0.2"]
+    assert table["flows.0.load"].to_list() == [0.1, 0.2], "numbers, in the sweep's order"
     failures = json.loads((tmp_path / "out" / "failures.json").read_text())
     assert len(failures) == 1 and failures[0]["parameters"]["flows.0.load"] == 1.5
     assert "flows[0].load" in failures[0]["error"]
@@ -44,7 +44,8 @@ def test_rerunning_a_sweep_skips_finished_points(tmp_path: Path) -> None:
     after = {p: (p / "summary.json").stat().st_mtime_ns for p in (out / "runs").iterdir()}
     assert len(after) == 3
     assert all(after[p] == t for p, t in before.items()), "finished runs were not redone"
-    assert sorted(table["seed"].to_list()) == ["1", "2", "3"]
+    assert table["seed"].to_list() == [1, 2, 3], "seeds are integers, rows in the grid's order"
+    assert table["duration"].to_list() == ["100us"] * 3
 
 
 def test_the_same_sweep_runs_on_a_local_ray_instance(tmp_path: Path) -> None:

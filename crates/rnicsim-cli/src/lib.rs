@@ -40,7 +40,9 @@ enum Command {
     },
     /// Check a scenario (and the files it names) without running it.
     Validate {
+        /// The scenario file (TOML, or an ns-3 config.txt).
         scenario: PathBuf,
+        /// Override a key before checking, as `run --set` does (values are TOML).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
     },
@@ -137,6 +139,7 @@ fn python(command: &str, args: &[String]) -> anyhow::Result<u8> {
     let status = std::process::Command::new(&exe)
         .args(["-m", "rnicsim", command])
         .args(args)
+        .env("RNICSIM_PROG", "rnicsim")
         .status()
         .with_context(|| format!("cannot start {exe} for `rnicsim {command}`; install the Python package (`pip install .`) or set RNICSIM_PYTHON"))?;
     Ok(status.code().map_or(1, |c| c.clamp(0, 255) as u8))
@@ -164,8 +167,8 @@ fn compare_fct(a: &Path, b: &Path) -> anyhow::Result<u8> {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     t.set_header(vec!["slowdown", "flows", "mean", "p50", "p99", "< 10 KB", "10–100 KB", "100 KB–1 MB", "≥ 1 MB"]);
-    let name = |p: &Path| p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned());
-    for (label, s) in [(name(a), c.a), (name(b), c.b)] {
+    let (la, lb) = fct_labels(a, b);
+    for (label, s) in [(la, c.a), (lb, c.b)] {
         let mut row = vec![label, s.flows.to_string(), format!("{:.3}", s.mean), format!("{:.3}", s.p50), format!("{:.2}", s.p99)];
         row.extend(s.by_size.iter().map(|v| format!("{v:.3}")));
         t.add_row(row);
@@ -177,6 +180,21 @@ fn compare_fct(a: &Path, b: &Path) -> anyhow::Result<u8> {
     println!("{t}");
     println!("{} flows in both ({} lines in the first file, {} in the second); {:.1}% of them have a slowdown within 10% of the other's", c.matched, c.lines.0, c.lines.1, 100.0 * c.within_10pct);
     Ok(0)
+}
+
+/// Row labels for two FCT files: their names, or as many trailing path components as tell
+/// them apart (two runs' `fct.txt` are labelled by their folders: `run-a/fct.txt`).
+fn fct_labels(a: &Path, b: &Path) -> (String, String) {
+    let parts = |p: &Path| p.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>();
+    let (pa, pb) = (parts(a), parts(b));
+    let tail = |v: &[String], n: usize| v[v.len().saturating_sub(n)..].join("/");
+    for n in 1..=pa.len().max(pb.len()) {
+        let (x, y) = (tail(&pa, n), tail(&pb, n));
+        if x != y {
+            return (x, y);
+        }
+    }
+    (a.display().to_string(), format!("{} (again)", b.display()))
 }
 
 /// Loads a scenario and applies `--set` overrides.

@@ -242,6 +242,15 @@ fn compare_fct_tables_two_fct_files_flow_by_flow() {
     let ratios: Vec<&str> = ratio_row.split(['┆', '│']).map(str::trim).filter(|c| !c.is_empty()).collect();
     assert_eq!(ratios[7], "1.000", "≥ 1 MB untouched: {ratio_row}");
     assert!(ratios[4].parse::<f64>().unwrap() > 1.05, "< 10 KB slower: {ratio_row}");
+    assert!(s.contains("│ fct.txt ") && s.contains("│ ns3_fct.txt.gz "), "rows labelled by file name: {s}");
+    // Two files of one name are labelled by their folders.
+    let other = tmp.path().join("run-b");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::copy(&ours, other.join("fct.txt")).unwrap();
+    let o = rnicsim(&["compare-fct", ours.to_str().unwrap(), other.join("fct.txt").to_str().unwrap()]);
+    let s = String::from_utf8_lossy(&o.stdout);
+    let dir = tmp.path().file_name().unwrap().to_string_lossy();
+    assert!(s.contains(&format!("│ {dir}/fct.txt ")) && s.contains("│ run-b/fct.txt "), "{s}");
     // A malformed line is named with its file and line.
     std::fs::write(&ours, "1 2 3\n").unwrap();
     let o = rnicsim(&["compare-fct", ours.to_str().unwrap(), ns3.to_str().unwrap()]);
@@ -263,4 +272,17 @@ fn the_rdma_bench_finds_its_shipped_scenario_from_any_folder() {
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("scenarios/bench/nope.toml") && err.contains("--scenario"), "{err}");
+}
+
+#[test]
+fn every_argument_of_run_and_validate_is_described_in_help() {
+    for cmd in ["run", "validate"] {
+        let o = rnicsim(&[cmd, "--help"]);
+        let help = String::from_utf8_lossy(&o.stdout);
+        let arguments = help.split("Arguments:").nth(1).expect("an Arguments section");
+        let scenario = arguments.lines().find(|l| l.contains("<SCENARIO>")).expect("the scenario argument");
+        assert!(scenario.trim_start().len() > "<SCENARIO>".len() + 4, "{cmd}: <SCENARIO> has no description:\n{help}");
+        let set = help.lines().find(|l| l.contains("--set <KEY=VALUE>")).expect("--set");
+        assert!(set.trim_start().len() > "--set <KEY=VALUE>".len() + 4, "{cmd}: --set has no description:\n{help}");
+    }
 }
