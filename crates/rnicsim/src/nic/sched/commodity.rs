@@ -23,7 +23,7 @@ use super::{Pick, QpScheduler};
 use crate::units::{BitsPerSec, Time};
 use tassel::WqeSource;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 pub struct Commodity {
     turn_bytes: u64,
@@ -32,8 +32,10 @@ pub struct Commodity {
     ready: VecDeque<u32>,
     waiting: BinaryHeap<Reverse<(Time, u64, u32)>>,
     seq: u64,
-    /// Per queue pair, the sequence number of its live entry in `waiting` (0: none).
-    live: Vec<u64>,
+    /// The sequence number of each waiting queue pair's live entry in `waiting` (a map over
+    /// the waiting ones only: queue-pair numbers are global, so a vector would cost every NIC a
+    /// slot per queue pair in the fabric).
+    live: BTreeMap<u32, u64>,
     /// The queue pair in its turn and the bytes it has sent in that turn.
     current: Option<(u32, u64)>,
     /// The last popped queue pair keeps its turn (goes back to the front) when pushed again.
@@ -54,7 +56,7 @@ impl Commodity {
             ready: VecDeque::new(),
             waiting: BinaryHeap::new(),
             seq: 0,
-            live: Vec::new(),
+            live: BTreeMap::new(),
             current: None,
             keep_turn: None,
             link,
@@ -88,7 +90,7 @@ impl Commodity {
     }
 
     pub fn len(&self) -> usize {
-        self.ready.len() + self.live.iter().filter(|&&s| s != 0).count()
+        self.ready.len() + self.live.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -110,24 +112,20 @@ impl QpScheduler for Commodity {
             }
             self.seq += 1;
             self.waiting.push(Reverse((at, self.seq, qp)));
-            let i = qp as usize;
-            if self.live.len() <= i {
-                self.live.resize(i + 1, 0);
-            }
-            self.live[i] = self.seq;
+            self.live.insert(qp, self.seq);
         }
         self.keep_turn = None;
     }
 
     fn pop(&mut self, now: Time, _src: &mut dyn WqeSource) -> Pick {
         while let Some(&Reverse((t, seq, qp))) = self.waiting.peek() {
-            let live = self.live[qp as usize] == seq;
+            let live = self.live.get(&qp) == Some(&seq);
             if live && t > now {
                 break;
             }
             self.waiting.pop();
             if live {
-                self.live[qp as usize] = 0;
+                self.live.remove(&qp);
                 self.ready.push_back(qp);
             }
         }
@@ -169,15 +167,15 @@ impl QpScheduler for Commodity {
     }
 
     fn reschedule(&mut self, qp: u32, at: Time, now: Time) {
-        let waiting = self.live.get(qp as usize).is_some_and(|&s| s != 0);
-        if waiting {
-            self.live[qp as usize] = 0;
-        } else if at > now {
+        // A waiting queue pair's old entry in `waiting` goes stale.
+        let waiting = self.live.remove(&qp).is_some();
+        if !waiting {
+            if at <= now {
+                return;
+            }
             // Ready, but its gap now ends later: back to waiting (rare: a rate cut while the
             // queue pair waits for the port).
             self.ready.retain(|&x| x != qp);
-        } else {
-            return;
         }
         self.push(qp, at, now);
     }
