@@ -33,6 +33,11 @@ def distinct_labels(runs: Sequence[Run]) -> list[str]:
     return [f"{n} ({r.path})" if labels.count(l) > 1 else l for n, l, r in zip(names, labels, runs)]
 
 
+def _written(run: Run, table: str) -> pl.DataFrame | None:
+    """One of the tables a run writes only when asked (SCR's), or None if this run did not."""
+    return run.table(table) if (run.path / f"{table}.parquet").exists() else None
+
+
 def _finish(ax, drawn: bool, missing: str, small: bool = False) -> None:
     """A legend if anything was drawn, else a note of what the runs lack."""
     if drawn:
@@ -155,9 +160,9 @@ def nic_telemetry(ax, runs: Sequence[Run]) -> None:
     over time, the busier direction of each."""
     drawn = False
     for r in runs:
-        if not (r.path / "scr_telemetry.parquet").exists():
+        t = _written(r, "scr_telemetry")
+        if t is None:
             continue
-        t = r.table("scr_telemetry")
         for node in sorted(set(t["node"].to_list()))[:4]:
             d = t.filter(pl.col("node") == node).sort("time_ps")
             x = (d["time_ps"] / 1e6).to_list()
@@ -188,10 +193,8 @@ def scr_dequeue_rates(ax, runs: Sequence[Run]) -> None:
     the run, for the queue pairs whose rate changed most often (at most six per run)."""
     drawn = False
     for r in runs:
-        if not (r.path / "scr_rates.parquet").exists():
-            continue
-        t = r.table("scr_rates")
-        if t.height == 0:
+        t = _written(r, "scr_rates")
+        if t is None or t.height == 0:
             continue
         end_us = r.summary["duration_ps"] / 1e6
         busiest = t.group_by(["node", "qp"]).len().sort(["len", "node", "qp"], descending=[True, False, False]).head(6)

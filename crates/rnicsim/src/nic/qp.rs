@@ -162,7 +162,9 @@ impl PsnBitmap {
 pub struct Pace {
     pub from: Time,
     pub bytes: u32,
-    /// The wait, from `from`, and the rate it is timed at (0: none).
+    /// The wait, from `from`, and the rate it is timed at (0: none). The rate is kept, not
+    /// read back from `Qp::sched_rate`: a rate that changed since the last sync would time the
+    /// gap at one rate and record another.
     pub gap: Time,
     pub rate: u64,
 }
@@ -265,6 +267,12 @@ pub struct Qp {
 }
 
 impl Qp {
+    /// The rate the queue pair is held to: its congestion control's, capped by any limit set.
+    #[inline]
+    pub fn rate_in_force(&self) -> u64 {
+        crate::nic::cc::CongestionControl::rate(&self.cc).0.min(self.rate_limit)
+    }
+
     /// The send-queue entry whose PSN range holds `psn`.
     pub fn entry_of(&self, psn: u64) -> Option<usize> {
         let i = self.sq.partition_point(|e| e.end_psn() <= psn);

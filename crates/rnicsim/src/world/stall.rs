@@ -3,7 +3,6 @@
 //! so, with the ports and classes held by PFC and the flows left waiting.
 
 use super::World;
-use crate::nic::cc::CongestionControl;
 use crate::nic::qp::QpState;
 use crate::units::Time;
 use serde::Serialize;
@@ -76,7 +75,7 @@ impl World {
     fn slowest_pace(&self) -> Time {
         let full_packet = full_packet_bytes(self.nic_spec.mtu);
         self.waiting()
-            .map(|q| q.cc.rate().0.min(q.rate_limit))
+            .map(|q| q.rate_in_force())
             .filter(|&rate| rate > 0)
             .map(|rate| crate::units::BitsPerSec(rate).tx_time(full_packet))
             .max()

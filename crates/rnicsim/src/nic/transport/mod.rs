@@ -233,7 +233,7 @@ impl Ctx<'_> {
     #[inline]
     pub fn sync_rate(&mut self, q: u32) {
         let qp = self.qps.get_mut(q);
-        let rate = qp.cc.rate().0.min(qp.rate_limit);
+        let rate = qp.rate_in_force();
         if rate != qp.sched_rate {
             qp.sched_rate = rate;
             let h = qp.host as usize;

@@ -211,7 +211,7 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         qp.probe = true;
     }
     if !ctx.nics[h].sched.rate_limits() {
-        let rate = qp.cc.rate().0.min(qp.rate_limit);
+        let rate = qp.rate_in_force();
         let from = qp.next_send.max(now);
         let gap = super::pacing_gap(rate, line, size);
         qp.pace = Pace { from, bytes: size, gap, rate: if gap > Time::ZERO { rate } else { 0 } };
