@@ -680,3 +680,48 @@ fn a_leaving_flows_rate_returns_to_the_others_without_waiting_for_another_event(
     // 39,604 ps rounded up), then 4 µs install latency.
     assert_eq!(last - closed, Time::from_us(6) + Time(39_604));
 }
+
+#[test]
+fn scr_counters_count_from_the_warmup_on() {
+    // One queue pair paced at 10 Gbps, a passive SCR on its NIC, every NIC event recorded: the
+    // TX events `summary.json` counts are exactly those raised after `nic.scr.warmup`, and the
+    // processing rate over that window is the paced rate.
+    use rnicsim::units::Time;
+    for (warmup, from) in [("0ns", Time::ZERO), ("700us", Time::from_us(700))] {
+        let toml = format!(
+            "duration = \"2ms\"\n[topology.star]\nhosts = 2\n[links]\nrate = \"100Gbps\"\n[nic.scr]\nhosts = [0]\nwarmup = \"{warmup}\"\n[nic.scr.policy.passive]\n\
+             [[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 4\nrate_limit = \"10Gbps\"\n[outputs]\nnic_events = true\n"
+        );
+        let loaded = LoadedScenario::from_str(&toml, "window.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        let mut w = rnicsim::world::World::build(&loaded).unwrap();
+        w.run(|_| true);
+        let log = &w.tap.log.as_ref().unwrap().records;
+        let raised = log.iter().filter(|r| r.kind == "tx" && r.host == 0 && r.at >= from).count() as u64;
+        assert!(raised < log.iter().filter(|r| r.kind == "tx" && r.host == 0).count() as u64 || from == Time::ZERO);
+        let s = Summary::of(&w, "window");
+        let scr = s.scr.as_ref().unwrap();
+        let tx = scr.kinds.iter().find(|k| k.name == "tx").unwrap();
+        assert_eq!(tx.collected, raised, "warmup {warmup}");
+        assert!((tx.processing_gbps - 10.0).abs() < 0.1, "warmup {warmup}: {} Gbps", tx.processing_gbps);
+        assert!((scr.per_nic[0].tx_processing_gbps - 10.0).abs() < 0.1);
+    }
+    // A warmup as long as the run leaves nothing to count, and says so.
+    let toml = "duration = \"1ms\"\n[topology.star]\nhosts = 2\n[nic.scr]\nwarmup = \"1ms\"\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\n";
+    let loaded = LoadedScenario::from_str(toml, "late.toml", Path::new(".")).unwrap();
+    assert!(loaded.warnings.iter().any(|w| w.contains("nic.scr.warmup") && w.contains("nothing")), "{:?}", loaded.warnings);
+}
+
+#[test]
+fn fig10_granularity_is_invariant_once_flows_outnumber_threads() {
+    // §4.3.3's principle in the shipped Fig. 10 run: past the joins (every flow has had its
+    // first, unpaced turn at the wire), bytes per handled TX event are the same at 64, 256 and
+    // 1024 queue pairs on 64 threads, and the processor keeps up with the line at every count.
+    let s = shipped("fig10.toml");
+    assert_claims(&[&s]);
+    let scr = s.scr.as_ref().unwrap();
+    let g: Vec<f64> = scr.per_nic.iter().filter(|n| n.flows >= 64).map(|n| n.tx_granularity_bytes).collect();
+    assert_eq!(g.len(), 3);
+    let (lo, hi) = (g.iter().cloned().fold(f64::MAX, f64::min), g.iter().cloned().fold(0.0, f64::max));
+    assert!(hi / lo < 1.1, "{g:?}");
+    assert!(scr.per_nic.iter().all(|n| (n.tx_processing_gbps - 100.0).abs() < 5.0));
+}

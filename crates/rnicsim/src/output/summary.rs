@@ -299,22 +299,25 @@ fn ordering(world: &World) -> Option<crate::nic::ordering::OrderingSummary> {
 fn scr(world: &World) -> Option<crate::nic::scr::stats::ScrSummary> {
     let scr = world.tap.scr.as_ref()?;
     let first = scr.cores.iter().flatten().next()?;
+    // Counters over the window after `nic.scr.warmup` (the whole run without one).
+    let windows: Vec<_> = (0..scr.cores.len()).map(|h| scr.window_stats(h)).collect();
     let mut total = crate::nic::scr::stats::ScrStats::default();
-    for c in scr.cores.iter().flatten() {
-        total.add(c.stats());
+    for w in windows.iter().flatten() {
+        total.add(w);
     }
     // NICs whose processor saw events or took telemetry samples (the others idled).
-    let secs = world.end.as_secs_f64();
+    let secs = world.end.as_secs_f64() - scr.warmup.as_secs_f64().min(world.end.as_secs_f64());
     let mut rtt_probes = crate::nic::scr::stats::PathRtt::per_node(scr.rtt_log.rows.iter().map(|r| (r.node, r.sport, r.rtt)));
     let per_nic: Vec<_> = scr
         .cores
         .iter()
+        .zip(&windows)
         .enumerate()
-        .filter_map(|(h, c)| Some((h, c.as_ref()?)))
-        .filter(|(_, c)| c.stats().collected.iter().sum::<u64>() > 0 || c.stats().telemetry.port_samples > 0)
-        .map(|(h, c)| {
+        .filter_map(|(h, (c, w))| Some((h, c.as_ref()?, w.as_ref()?)))
+        .filter(|(_, c, _)| c.stats().collected.iter().sum::<u64>() > 0 || c.stats().telemetry.port_samples > 0)
+        .map(|(h, c, w)| {
             let node = world.host_nodes()[h];
-            let mut nic = crate::nic::scr::stats::NicScrSummary::new(format!("host {node}"), c.stats(), secs, c.report());
+            let mut nic = crate::nic::scr::stats::NicScrSummary::new(format!("host {node}"), w, secs, c.report());
             nic.rtt_probes = rtt_probes.remove(&node).unwrap_or_default();
             nic
         })

@@ -64,6 +64,8 @@ pub enum Wake {
     Scr(u32),
     /// A host's SCR telemetry samples, or a ping-pong of it comes back.
     ScrTelemetry(u32),
+    /// `nic.scr.warmup` is over: the SCR counters' window opens.
+    ScrWarmup,
     /// Connection state a host's NIC fetched has arrived: packets held for it go on.
     StateCache(u32),
     /// A StaR connection end's timer.
@@ -268,6 +270,7 @@ impl World {
             Wake::Lb(s) => self.lb_timer(s),
             Wake::Scr(host) => self.scr_due(host),
             Wake::ScrTelemetry(host) => self.scr_telemetry(host),
+            Wake::ScrWarmup => self.scr_warmup_over(),
             Wake::StateCache(host) => self.state_timer(host),
             Wake::Star(ep) => self.star_timer(ep),
         }

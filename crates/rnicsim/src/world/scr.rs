@@ -41,6 +41,16 @@ impl World {
         }
     }
 
+    /// `nic.scr.warmup` is over: every processor's runs due by now are done, and its counters
+    /// are kept as the window's baseline.
+    pub(super) fn scr_warmup_over(&mut self) {
+        self.scr_catch_up();
+        let Some(scr) = self.tap.scr.as_mut() else { return };
+        for (b, core) in scr.baseline.iter_mut().zip(&scr.cores) {
+            *b = core.as_ref().map(|c| c.stats().clone());
+        }
+    }
+
     /// A host's telemetry timer (`nic.scr.telemetry`): PCIe readings whose pong is back go to
     /// the processor; if a sample is due, the counters are read, the port's reading goes to the
     /// processor at once and the PCIe one waits for its ping-pong.

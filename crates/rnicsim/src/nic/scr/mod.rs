@@ -152,6 +152,13 @@ pub struct ScrSpec {
     /// (A.6/A.8's testbeds mix SCR-capable BlueField-3s with plain NICs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<Vec<u32>>,
+    /// The processors' counters in `summary.json` (events collected and handled, granularity,
+    /// event and processing rates, thread utilization, drops, rate sets) count from this time
+    /// on, as perftest's `warmup` does for bandwidth: §6.1 measures a steady state, and flows
+    /// that have not yet had their first turn at the wire send their first bursts unpaced.
+    /// 0 (the default): the whole run.
+    #[serde(default, skip_serializing_if = "is_zero_time")]
+    pub warmup: Time,
 }
 
 fn default_threads() -> u32 {
@@ -159,6 +166,9 @@ fn default_threads() -> u32 {
 }
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+fn is_zero_time(t: &Time) -> bool {
+    *t == Time::ZERO
 }
 fn default_clock() -> u32 {
     505
@@ -195,6 +205,7 @@ impl Default for ScrSpec {
             node_threads: 0,
             telemetry: None,
             hosts: None,
+            warmup: Time::ZERO,
         }
     }
 }
@@ -306,6 +317,24 @@ pub struct Scr {
     pub rtt_log: Log<RttSample>,
     /// Per host: its node id (the logs name NICs by node).
     pub nodes: Vec<u32>,
+    /// Per host: the processor's counters at the end of `nic.scr.warmup` (what `summary.json`
+    /// subtracts), once that time has come.
+    pub baseline: Vec<Option<stats::ScrStats>>,
+    /// `nic.scr.warmup`.
+    pub warmup: crate::units::Time,
+}
+
+impl Scr {
+    /// Host `h`'s counters over the measurement window (after `nic.scr.warmup`): all zero if
+    /// the run ended before it.
+    pub fn window_stats(&self, h: usize) -> Option<stats::ScrStats> {
+        let s = self.cores[h].as_ref()?.stats();
+        Some(match (&self.baseline[h], self.warmup == crate::units::Time::ZERO) {
+            (_, true) => s.clone(),
+            (Some(b), false) => s.since(b),
+            (None, false) => s.since(s),
+        })
+    }
 }
 
 /// Rows kept for a table of the run, at most [`crate::output::MAX_RATE_ROWS`] of them.

@@ -46,6 +46,26 @@ impl ScrStats {
         self.last_rate_set = self.last_rate_set.max(o.last_rate_set);
         self.telemetry.add(&o.telemetry);
     }
+
+    /// The counts since `base` (an earlier reading of the same processor): the event counts,
+    /// thread time and rate sets of the window after it. The flows, the last rate set and the
+    /// telemetry stay whole-run figures.
+    pub fn since(&self, base: &ScrStats) -> ScrStats {
+        let d = |a: &[u64; Kind::COUNT], b: &[u64; Kind::COUNT]| std::array::from_fn(|k| a[k] - b[k]);
+        ScrStats {
+            flows: self.flows,
+            collected: d(&self.collected, &base.collected),
+            handled: d(&self.handled, &base.handled),
+            handled_bytes: d(&self.handled_bytes, &base.handled_bytes),
+            coalesced: d(&self.coalesced, &base.coalesced),
+            parked: d(&self.parked, &base.parked),
+            dropped: d(&self.dropped, &base.dropped),
+            busy_ps: self.busy_ps - base.busy_ps,
+            rate_sets: self.rate_sets - base.rate_sets,
+            last_rate_set: self.last_rate_set,
+            telemetry: self.telemetry,
+        }
+    }
 }
 
 /// One event kind's line in `summary.json`.
