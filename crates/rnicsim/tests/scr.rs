@@ -724,4 +724,14 @@ fn fig10_granularity_is_invariant_once_flows_outnumber_threads() {
     let (lo, hi) = (g.iter().cloned().fold(f64::MAX, f64::min), g.iter().cloned().fold(0.0, f64::max));
     assert!(hi / lo < 1.1, "{g:?}");
     assert!(scr.per_nic.iter().all(|n| (n.tx_processing_gbps - 100.0).abs() < 5.0));
+    // With 4 threads the processor is the bottleneck: every thread is busy, so bytes per event
+    // are the line rate over the pool's capacity, 100 Gbps / (4 threads / (1,000 cycles at
+    // 505 MHz)) = 6,188 bytes, at 16 queue pairs and at 1024 alike.
+    let path = common::root().join("scenarios/scr/fig10.toml");
+    let loaded = LoadedScenario::from_file(&path).unwrap().with_overrides(&[("nic.scr.threads".into(), "4".into())]).unwrap();
+    let s = run_loaded(&loaded, "fig10 with 4 threads");
+    let per_event = 100e9 / 8.0 / (4.0 / (1000.0 / 505e6));
+    for n in s.scr.as_ref().unwrap().per_nic.iter().filter(|n| n.flows >= 16) {
+        assert!((n.tx_granularity_bytes / per_event - 1.0).abs() < 0.02, "{} flows: {} bytes per event, analytic {per_event}", n.flows, n.tx_granularity_bytes);
+    }
 }
