@@ -41,8 +41,9 @@ pub struct Commodity {
     /// The last popped queue pair keeps its turn (goes back to the front) when pushed again.
     keep_turn: Option<u32>,
     link: BitsPerSec,
-    /// Which queue pairs have a rate limit below line rate, and how many.
-    limited: Vec<bool>,
+    /// Which queue pairs have a rate limit below line rate (a bit per queue-pair number, which
+    /// is fabric-wide), and how many.
+    limited: Vec<u64>,
     limited_count: u32,
     cache: u32,
     miss_penalty: Time,
@@ -75,12 +76,15 @@ impl Commodity {
     }
 
     fn mark_limited(&mut self, qp: u32, limited: bool) {
-        let i = qp as usize;
-        if self.limited.len() <= i {
-            self.limited.resize(i + 1, false);
+        let (word, bit) = (qp as usize / 64, 1u64 << (qp % 64));
+        if self.limited.len() <= word {
+            if !limited {
+                return;
+            }
+            self.limited.resize(word + 1, 0);
         }
-        if self.limited[i] != limited {
-            self.limited[i] = limited;
+        if (self.limited[word] & bit != 0) != limited {
+            self.limited[word] ^= bit;
             if limited {
                 self.limited_count += 1;
             } else {
