@@ -305,9 +305,10 @@ fn scr(world: &World) -> Option<crate::nic::scr::stats::ScrSummary> {
     for w in windows.iter().flatten() {
         total.add(w);
     }
-    // NICs whose processor saw events or took telemetry samples (the others idled).
-    let secs = world.end.as_secs_f64() - scr.warmup.as_secs_f64().min(world.end.as_secs_f64());
+    let warmup = world.nic_spec.scr.as_ref().map_or(crate::units::Time::ZERO, |s| s.warmup);
+    let secs = world.end.saturating_sub(warmup).as_secs_f64();
     let mut rtt_probes = crate::nic::scr::stats::PathRtt::per_node(scr.rtt_log.rows.iter().map(|r| (r.node, r.sport, r.rtt)));
+    // NICs whose processor saw events or took telemetry samples (the others idled).
     let per_nic: Vec<_> = scr
         .cores
         .iter()

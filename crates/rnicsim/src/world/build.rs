@@ -286,13 +286,15 @@ impl World {
                 });
             }
             let meters = vec![crate::nic::scr::telemetry::Meter::first_at(scr.telemetry.unwrap_or_default()); cores.len()];
-            // The counters' window opens at the warmup's end (none to wait for without one).
-            if scr.warmup > Time::ZERO {
+            // The counters' window opens at the warmup's end, or at once without one.
+            let baseline = if scr.warmup > Time::ZERO {
                 let t = self.timers.add_timer(Wake::ScrWarmup);
                 self.timers.arm(t, scr.warmup);
-            }
-            let baseline = vec![None; cores.len()];
-            self.tap.scr = Some(crate::nic::scr::Scr { cores, timers, telemetry_timers, meters, telemetry_log: Vec::new(), rate_log: Default::default(), rtt_log: Default::default(), nodes: self.nics.iter().map(|n| n.node).collect(), baseline, warmup: scr.warmup });
+                vec![None; cores.len()]
+            } else {
+                vec![Some(Default::default()); cores.len()]
+            };
+            self.tap.scr = Some(crate::nic::scr::Scr { cores, timers, telemetry_timers, meters, telemetry_log: Vec::new(), rate_log: Default::default(), rtt_log: Default::default(), nodes: self.nics.iter().map(|n| n.node).collect(), baseline });
         }
         if let Some(sc) = &self.nic_spec.state_cache {
             for h in 0..self.nics.len() as u32 {

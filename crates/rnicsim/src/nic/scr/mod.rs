@@ -317,23 +317,17 @@ pub struct Scr {
     pub rtt_log: Log<RttSample>,
     /// Per host: its node id (the logs name NICs by node).
     pub nodes: Vec<u32>,
-    /// Per host: the processor's counters at the end of `nic.scr.warmup` (what `summary.json`
-    /// subtracts), once that time has come.
+    /// Per host: the processor's counters when the measurement window opened (what
+    /// `summary.json` subtracts): zero from the start without `nic.scr.warmup`, none until a
+    /// warmup is over.
     pub baseline: Vec<Option<stats::ScrStats>>,
-    /// `nic.scr.warmup`.
-    pub warmup: crate::units::Time,
 }
 
 impl Scr {
-    /// Host `h`'s counters over the measurement window (after `nic.scr.warmup`): all zero if
-    /// the run ended before it.
+    /// Host `h`'s counters over the measurement window: all zero if it never opened.
     pub fn window_stats(&self, h: usize) -> Option<stats::ScrStats> {
         let s = self.cores[h].as_ref()?.stats();
-        Some(match (&self.baseline[h], self.warmup == crate::units::Time::ZERO) {
-            (_, true) => s.clone(),
-            (Some(b), false) => s.since(b),
-            (None, false) => s.since(s),
-        })
+        Some(s.since(self.baseline[h].as_ref().unwrap_or(s)))
     }
 }
 
