@@ -99,13 +99,21 @@ pub fn emit(ctx: &mut Ctx, q: u32, ev: NicEvent) {
     }
 }
 
-/// The time a queue pair paced at `rate` waits after sending `bytes`: none at or above the
-/// NIC's line rate (the port serializes it) or with no rate.
-pub(crate) fn pacing_gap(rate: u64, line: BitsPerSec, bytes: u32) -> Time {
-    if rate < line.0 && rate > 0 {
-        BitsPerSec(rate).tx_time(bytes as u64)
+/// The rate a queue pair held to `rate` is paced at: 0 (not paced) at or above the NIC's line
+/// rate (the port serializes it) or with no rate.
+pub(crate) fn paced_rate(rate: u64, line: BitsPerSec) -> u64 {
+    if rate < line.0 {
+        rate
     } else {
-        Time::ZERO
+        0
+    }
+}
+
+/// The time a queue pair held to `rate` waits after sending `bytes` ([`paced_rate`]).
+pub(crate) fn pacing_gap(rate: u64, line: BitsPerSec, bytes: u32) -> Time {
+    match paced_rate(rate, line) {
+        0 => Time::ZERO,
+        r => BitsPerSec(r).tx_time(bytes as u64),
     }
 }
 
@@ -266,12 +274,15 @@ impl Ctx<'_> {
                     return;
                 }
                 let left = (qp.next_send - start).0 as u128;
-                let paid = if rate < line.0 && rate > 0 { left * pace.rate as u128 / rate as u128 } else { 0 };
+                let paid = match paced_rate(rate, line) {
+                    0 => 0,
+                    r => left * pace.rate as u128 / r as u128,
+                };
                 start + Time(paid as u64)
             }
         };
         let qp = self.qps.get_mut(q);
-        qp.pace.rate = if rate < line.0 { rate } else { 0 };
+        qp.pace.rate = paced_rate(rate, line);
         if next == qp.next_send {
             return;
         }

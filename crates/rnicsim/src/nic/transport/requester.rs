@@ -214,7 +214,7 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         let rate = qp.rate_in_force();
         let from = qp.next_send.max(now);
         let gap = super::pacing_gap(rate, line, size);
-        qp.pace = Pace { from, bytes: size, gap, rate: if gap > Time::ZERO { rate } else { 0 } };
+        qp.pace = Pace { from, bytes: size, gap, rate: super::paced_rate(rate, line) };
         if gap > Time::ZERO {
             qp.next_send = from + gap;
         }
