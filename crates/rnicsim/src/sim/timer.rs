@@ -223,7 +223,9 @@ impl<W: Copy> TimerQueue<W> {
         self.len -= 1;
     }
 
-    /// Moves the next due bucket into `near`; false if nothing is armed.
+    /// Moves the next due bucket into `near`; false if nothing is armed. Out of line: it runs
+    /// once per bucket, and inlined it would make every pop save and restore its registers.
+    #[inline(never)]
     fn advance(&mut self) -> bool {
         if self.len == 0 {
             return false;
@@ -304,8 +306,9 @@ impl<W: Copy> TimerQueue<W> {
         None
     }
 
-    /// Inserts into `near`, keeping it in descending key order.
-    #[inline]
+    /// Inserts into `near`, keeping it in descending key order (rare: an arm into the current
+    /// bucket).
+    #[inline(never)]
     fn near_insert(&mut self, id: u32) {
         let key = self.slots[id as usize].key();
         let slots = &self.slots;
@@ -359,6 +362,7 @@ impl<W: Copy> TimerQueue<W> {
         self.slots[a as usize].key() < self.slots[b as usize].key()
     }
 
+    #[inline(never)]
     fn far_push(&mut self, id: u32) {
         self.far.push(id);
         let pos = self.far.len() - 1;
