@@ -196,6 +196,58 @@ fn no_dummy_work_while_applications_saturate_the_chain_and_some_while_they_canno
 }
 
 #[test]
+fn work_larger_than_a_period_is_measured_and_weighted() {
+    // One 64 KiB chunk is 52.4 us of a 10 Gbps AES engine, about ten feedback periods: most
+    // periods see no completion. The estimate must still be (1 + beta) x 10 Gbps (leaving the
+    // empty periods out made it 109 Gbps, so pacing never bound and the split was 1:1), the
+    // engine stays saturated, and the lighter entity gets its quarter.
+    let s = run(r#"
+        duration = "6ms"
+        [topology.star]
+        hosts = 4
+        [links]
+        rate = "400Gbps"
+        [yama]
+        warmup = "2ms"
+        [[yama.engine]]
+        name = "aes"
+        host = 3
+        gbps = "10Gbps"
+        [[yama.chain]]
+        name = "aes"
+        engines = ["aes"]
+        workload = "aes"
+        chunk = "65536B"
+        [[yama.entity]]
+        name = "light"
+        weight = 1.0
+        chain = "aes"
+        nodes = [0]
+        instances = 2
+        queues = 2
+        depth = 8
+        [[yama.entity]]
+        name = "heavy"
+        weight = 3.0
+        chain = "aes"
+        nodes = [1]
+        instances = 2
+        queues = 2
+        depth = 8
+    "#);
+    let y = s.yama.as_ref().unwrap();
+    let est = y.chains[0].estimate_gbps;
+    assert!((est / 10.5 - 1.0).abs() < 0.1, "estimate {est} Gbps for a 10 Gbps engine");
+    let (light, heavy) = (entity(&s, "light").gbps, entity(&s, "heavy").gbps);
+    assert!((light / 2.5 - 1.0).abs() < 0.1, "light {light} Gbps, a quarter of 10 is 2.5");
+    assert!(heavy > 2.0 * light, "heavy {heavy} against light {light}: the weights bind");
+    assert!((light + heavy + y.chains[0].dummy_gbps - 10.0).abs() < 0.5, "{y:?}");
+    // A chunk still in service when the run ends counts up to the end only.
+    let u = y.engines[0].utilization;
+    assert!(u <= 1.0 && u > 0.95, "utilization {u}");
+}
+
+#[test]
 fn a_run_is_deterministic() {
     let entities = ent("a", 2.0, "[0, 1]", 2, 2, "") + &ent("b", 1.0, "[2]", 1, 3, "start = \"100us\"\nstop = \"400us\"");
     let text = kv("600us", "", 4.0, "", &entities);
@@ -222,6 +274,8 @@ fn bad_yama_keys_are_named() {
         (nic_rdma("1ms", "10Gbps", "", "", 0.5, &ent("a", 1.0, "[0]", 1, 1, "")).replace("server = 6", "server = 9"), "yama.chain[0].server"),
         (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "")).replace("workload = \"kv\"", "workload = \"kv\"\nserver = 5"), "yama.chain[0].server"),
         (nic_rdma("1ms", "10Gbps", "", "", 0.5, &ent("a", 1.0, "[6]", 1, 1, "")), "yama.entity[0].nodes"),
+        // Two entities of one name: their metrics would be ambiguous.
+        (kv("1ms", "", 4.0, "", &(ent("a", 1.0, "[0]", 1, 1, "") + &ent("a", 2.0, "[1]", 1, 1, ""))), "yama.entity[1].name"),
         // Four billion operations outstanding, all posted at the start (the fuzz test's hang).
         (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "").replace("depth = 32", "depth = 4294967295")), "yama.entity[0].depth"),
     ];

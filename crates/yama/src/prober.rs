@@ -1,7 +1,10 @@
 //! The throughput prober (Yama §4.2, Algorithm 1). Once per period (≈ 1.25 RTT, §7) the leader
 //! of a chain counts the application and dummy work completed since the last period, smooths it
 //! over a sliding window of periods into the chain's throughput, and publishes that × (1 + β)
-//! (controlled oversubscription, so an engine that got faster is found). It then backfills:
+//! (a period with nothing completed counts too: when one operation takes longer than a period,
+//! completions are lumpy, and the window then reaches back to take in `window` periods that
+//! saw completions, timed from the end of the one before them)
+//! for controlled oversubscription, so an engine that got faster is found. It then backfills:
 //! dummy work for the gap between the estimate and what applications posted, but no more than a
 //! fraction of the applications' own work. When that cap binds, the chain was not offered the
 //! estimate, so what completes next period says nothing of its maximum: the estimate is kept.
@@ -13,6 +16,9 @@
 
 use crate::PS_PER_S;
 use std::collections::VecDeque;
+
+/// The most periods the window reaches back over.
+const MAX_PERIODS: usize = 1024;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ProberConfig {
@@ -50,7 +56,8 @@ pub struct Step {
     pub estimate: f64,
     /// Dummy work to post during the next period, bytes.
     pub dummy: u64,
-    /// Whether the estimate was updated from this period's completions.
+    /// Whether the estimate was updated (this period measured the chain, and something
+    /// completed within the window).
     pub updated: bool,
     /// Whether the cap on dummy work bound (so the next period will not update).
     pub capped: bool,
@@ -60,10 +67,15 @@ pub struct Step {
 pub struct Prober {
     cfg: ProberConfig,
     estimate: f64,
-    /// (bytes completed, picoseconds) of the last periods that measured the chain.
+    /// (bytes completed, picoseconds) of the periods that measured the chain, oldest first: the
+    /// last `window` periods with completions, the periods without any between and after them,
+    /// and the period with completions before them (where the window's time starts).
     window: VecDeque<(u64, u64)>,
-    /// (application bytes posted, picoseconds) of the last periods.
+    /// (application bytes posted, picoseconds) of the last periods, measured or not.
     posted: VecDeque<(u64, u64)>,
+    /// The time the last measurement spanned (0: none yet): posted work is smoothed over as
+    /// long, so that lumpy posting (work larger than a period's share) is not read as a gap.
+    span: u64,
     /// The last period's offered work fell short of the estimate.
     capped: bool,
     last: Option<u64>,
@@ -72,7 +84,7 @@ pub struct Prober {
 impl Prober {
     pub fn new(cfg: ProberConfig) -> Prober {
         assert!(cfg.beta >= 0.0 && cfg.window >= 1 && cfg.backfill_cap >= 0.0 && cfg.initial > 0.0, "bad prober configuration");
-        Prober { cfg, estimate: cfg.initial, window: VecDeque::with_capacity(cfg.window), posted: VecDeque::with_capacity(cfg.window), capped: false, last: None }
+        Prober { cfg, estimate: cfg.initial, window: VecDeque::new(), posted: VecDeque::new(), span: 0, capped: false, last: None }
     }
 
     /// Starts (or restarts, after a handover) the loop at `now` with the estimate last seen.
@@ -81,6 +93,7 @@ impl Prober {
         self.estimate = estimate.max(1.0);
         self.window.clear();
         self.posted.clear();
+        self.span = 0;
         self.capped = false;
     }
 
@@ -91,20 +104,31 @@ impl Prober {
         let dt = now.saturating_sub(last);
         self.last = Some(now);
         let done = app_done + dummy_done;
-        let updated = dt > 0 && done > 0 && !self.capped;
-        if updated {
-            if self.window.len() == self.cfg.window {
-                self.window.pop_front();
+        let mut updated = false;
+        if dt > 0 && !self.capped {
+            // Periods before the first completion are the chain's latency, not its rate.
+            if done > 0 || !self.window.is_empty() {
+                self.window.push_back((done, dt));
             }
-            self.window.push_back((done, dt));
-            let (bytes, ps) = self.window.iter().fold((0u64, 0u64), |(b, t), &(x, y)| (b + x, t + y));
-            self.estimate = (1.0 + self.cfg.beta) * bytes as f64 * PS_PER_S / ps as f64;
-        }
-        if self.posted.len() == self.cfg.window {
-            self.posted.pop_front();
+            if let Some((bytes, ps)) = self.measure() {
+                self.estimate = (1.0 + self.cfg.beta) * bytes as f64 * PS_PER_S / ps as f64;
+                self.span = ps;
+                updated = true;
+            }
         }
         self.posted.push_back((app_posted, dt));
-        let (bytes, ps) = self.posted.iter().fold((0u64, 0u64), |(b, t), &(x, y)| (b + x, t + y));
+        if self.posted.len() > MAX_PERIODS {
+            self.posted.pop_front();
+        }
+        // The last `window` periods, or as many as the last measurement spanned if more.
+        let (mut bytes, mut ps) = (0u64, 0u64);
+        for (n, &(b, t)) in self.posted.iter().rev().enumerate() {
+            if n >= self.cfg.window && ps >= self.span {
+                break;
+            }
+            bytes += b;
+            ps += t;
+        }
         let posted = if ps > 0 { bytes as f64 * dt as f64 / ps as f64 } else { app_posted as f64 };
         let target = self.estimate * dt as f64 / PS_PER_S;
         let gap = if app_waiting > 0 { 0.0 } else { (target - posted).max(0.0) };
@@ -112,6 +136,32 @@ impl Prober {
         self.capped = gap > cap;
         let dummy = gap.min(cap).round() as u64;
         Step { estimate: self.estimate, dummy, updated, capped: self.capped }
+    }
+
+    /// Bytes and picoseconds of the window: from the end of the last period with completions
+    /// before the last `window` ones to now. With every period seeing completions that is the
+    /// last `window` periods; with lumpy completions it spans as many periods as it takes, so
+    /// empty periods lower the rate instead of being left out (which overstated it by the
+    /// ratio of all periods to those with completions). Drops what lies before; `None` if
+    /// nothing completed in it (no evidence: the estimate is kept).
+    fn measure(&mut self) -> Option<(u64, u64)> {
+        // An engine that stopped completing: the window is bounded all the same.
+        while self.window.len() > MAX_PERIODS {
+            self.window.pop_front();
+        }
+        let (mut bytes, mut ps, mut seen) = (0u64, 0u64, 0usize);
+        let mut start = 0;
+        for (i, &(b, t)) in self.window.iter().enumerate().rev() {
+            if b > 0 && seen == self.cfg.window {
+                start = i;
+                break;
+            }
+            bytes += b;
+            ps += t;
+            seen += usize::from(b > 0);
+        }
+        self.window.drain(..start);
+        (bytes > 0 && ps > 0).then_some((bytes, ps))
     }
 
     pub fn estimate(&self) -> f64 {
@@ -180,6 +230,34 @@ mod tests {
         let reached = est.iter().position(|&e| e >= 8e9).unwrap() + 1;
         assert!(reached <= bound, "reached at period {reached}, bound {bound}");
         assert!((est[199] - 8.8e9).abs() / 8.8e9 < 1e-9);
+    }
+
+    #[test]
+    fn lumpy_completions_are_measured_over_the_periods_between_them() {
+        // One 64 KiB operation completes every 7 periods of 10 µs: 936 MB/s. Applications
+        // always have work waiting (no period is skipped). Leaving the empty periods out would
+        // make it 7 times that.
+        let (size, every, beta) = (65_536u64, 7usize, 0.05);
+        let capacity = size as f64 / (every as f64 * P as f64 / PS_PER_S);
+        let mut p = Prober::new(ProberConfig { beta, window: 4, backfill_cap: 0.5, initial: 1e9 });
+        p.start(0, 1e9);
+        let waiting = Counts { app_waiting: 1, ..Counts::default() };
+        for i in 1..=200usize {
+            let done = if i % every == 0 { size } else { 0 };
+            let s = p.period(i as u64 * P, Counts { app_done: done, ..waiting });
+            if i > 6 * every {
+                // From the end of the completion before the last four: 28 to 34 periods.
+                let r = s.estimate / ((1.0 + beta) * capacity);
+                assert!((28.0 / 34.0 - 1e-9..=1.0 + 1e-9).contains(&r), "period {i}: {r}");
+            }
+        }
+        // The engine stops completing while work waits: the estimate falls with the time.
+        let before = p.estimate();
+        for i in 201..=300usize {
+            p.period(i as u64 * P, waiting);
+        }
+        assert!(p.estimate() < 0.3 * before, "{} after {}", p.estimate(), before);
+        assert!(p.window.len() <= MAX_PERIODS);
     }
 
     #[test]

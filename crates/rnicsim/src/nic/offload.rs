@@ -130,7 +130,10 @@ pub struct Engine {
     in_service: Option<(u32, Work)>,
     pub ops: u64,
     pub bytes: u64,
+    /// Service time of every piece started, whole (see [`Self::busy_by`]).
     pub busy: Time,
+    /// When the last piece started is done.
+    service_end: Time,
     pub host_trips: u64,
     /// Most pieces waiting at once.
     pub peak_waiting: u64,
@@ -141,7 +144,7 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(spec: EngineSpec) -> Engine {
-        Engine { spec, waiting: Vec::new(), ready: VecDeque::new(), in_service: None, ops: 0, bytes: 0, busy: Time(0), host_trips: 0, peak_waiting: 0, waiting_now: 0, dropped: 0 }
+        Engine { spec, waiting: Vec::new(), ready: VecDeque::new(), in_service: None, ops: 0, bytes: 0, busy: Time(0), service_end: Time(0), host_trips: 0, peak_waiting: 0, waiting_now: 0, dropped: 0 }
     }
 
     /// The throughput factor in force at `t`.
@@ -155,7 +158,13 @@ impl Engine {
         self.ops += 1;
         self.bytes += w.bytes;
         self.busy = self.busy + cost;
+        self.service_end = now + cost;
         now + cost
+    }
+
+    /// Time spent serving up to `end`: a piece still in service counts up to `end` only.
+    pub fn busy_by(&self, end: Time) -> Time {
+        self.busy.saturating_sub(self.service_end.saturating_sub(end))
     }
 
     /// Piece `item` arrives at `now` from source queue `from`: it starts at once if the engine

@@ -307,6 +307,9 @@ impl YamaSpec {
             }
         }
         for (i, e) in self.entity.iter().enumerate() {
+            if self.entity[..i].iter().any(|x| x.name == e.name) {
+                bad(format!("entity[{i}].name"), format!("entity \"{}\" is defined twice (its metrics are named by it)", e.name));
+            }
             if !(e.weight > 0.0 && e.weight.is_finite()) {
                 bad(format!("entity[{i}].weight"), format!("expected a positive weight, got {}", e.weight));
             }

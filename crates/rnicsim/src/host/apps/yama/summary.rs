@@ -172,7 +172,7 @@ impl Yama {
                 }
             })
             .collect();
-        let engines = self.engines.iter().map(|e| EngineSummary { name: e.spec.name.clone(), gbps: e.bytes as f64 * 8.0 / whole / 1e9, utilization: e.busy.as_secs_f64() / whole, host_trips: e.host_trips, dropped: e.dropped }).collect();
+        let engines = self.engines.iter().map(|e| EngineSummary { name: e.spec.name.clone(), gbps: e.bytes as f64 * 8.0 / whole / 1e9, utilization: e.busy_by(end).as_secs_f64() / whole, host_trips: e.host_trips, dropped: e.dropped }).collect();
         let (conv, unconverged, superseded) = self.convergence();
         Some(YamaSummary {
             entities,
