@@ -267,7 +267,12 @@ fn on_ack_syndrome(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
             ack_upto(ctx, q, psn, pkt, id, pkt.roce.va != NO_SACK);
             emit(ctx, q, NicEvent::Nack);
             let recovery = ctx.spec.recovery;
-            recovery.on_nak(ctx.qps.get_mut(q), psn, pkt.roce.va);
+            let qp = ctx.qps.get_mut(q);
+            // An ordering layer's NACK says a packet at or past `psn` was refused. If ACKs
+            // overtook it (the expected PSN moved on while it was on its way), that packet is
+            // still at or past the oldest unacknowledged PSN: recover from there, not nowhere.
+            let psn = if ctx.spec.ordering.is_some() { psn.max(qp.snd_una) } else { psn };
+            recovery.on_nak(qp, psn, pkt.roce.va);
             ctx.requeue(q);
         }
         Syndrome::RnrNak => {

@@ -187,6 +187,7 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
                         advance_in_order(ctx, q, p, pkt.roce.last && p + 1 == psn + npkts, now);
                     }
                 }
+                nak_refused_hole(ctx, q, pkt, id);
                 return;
             }
             qp.epsn = psn + npkts;
@@ -204,6 +205,12 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
     }
     let qp = ctx.qps.get_mut(q);
     qp.nak_sent = false;
+    if nak_refused_hole(ctx, q, pkt, id) {
+        // The NACK acknowledges everything below the expected PSN, as the ACK would have.
+        ctx.qps.get_mut(q).unacked = 0;
+        return;
+    }
+    let qp = ctx.qps.get_mut(q);
     qp.unacked += 1;
     if qp.unacked >= ctx.spec.ack_interval || qp.cc.acks_every_packet() || op.is_last() || pkt.roce.ack_req || qp.epsn != psn + 1 {
         qp.unacked = 0;
@@ -245,16 +252,62 @@ fn out_of_order_layer(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: Packe
         Verdict::Refused => {
             let qp = ctx.qps.get_mut(q);
             if !qp.nak_sent {
-                qp.nak_sent = true;
-                if ctx.spec.cnp == CnpMode::AckFlag {
-                    qp.ecn_seen = true;
-                }
-                let echo = Packet { seq: NO_SACK, ..*pkt };
-                ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, &echo, Some(id));
+                nak_refused(ctx, q, pkt, id);
+            } else {
+                // A NACK for the expected PSN is out already. The sender's answer to it resends
+                // from there, but this packet may be that answer: remember it (see
+                // [`nak_refused_hole`]).
+                let p = pkt.seq;
+                qp.refused_quiet = Some(qp.refused_quiet.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p))));
+                qp.refused_quiet_ts = qp.refused_quiet_ts.max(pkt.roce.ts);
             }
         }
         Verdict::InOrder { .. } => unreachable!("the packet is ahead of the expected PSN"),
     }
+}
+
+/// The layer refused a packet: NACK the expected PSN (everything below it is acknowledged; the
+/// NACK reports no SACK). The sender's recovery resends from the expected PSN on, which covers
+/// every refusal so far, so they are forgotten.
+fn nak_refused(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
+    let qp = ctx.qps.get_mut(q);
+    qp.nak_sent = true;
+    qp.refused_quiet = None;
+    qp.refused_quiet_ts = Time::ZERO;
+    if ctx.spec.cnp == CnpMode::AckFlag {
+        qp.ecn_seen = true;
+    }
+    let expected = qp.epsn;
+    let echo = Packet { seq: NO_SACK, ..*pkt };
+    ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, &echo, Some(id));
+}
+
+/// With an ordering layer, after packet `pkt` moved the expected PSN: NACKs a hole left by
+/// refusals whose NACK was held back, and returns whether it did.
+///
+/// Eunomia NACKs every packet it refuses (§3.5.1). Here one NACK per gap stands for all the
+/// refusals after it, because the sender's answer (go-back-N from the expected PSN, or selective
+/// repeat from it) resends them. That holds only for packets sent before that answer: a packet
+/// of the answer itself, refused (the memory still full, a later PSN overtaking it on a faster
+/// path), would wait for the retransmission timeout, since the SACKs that follow never trigger
+/// recovery (§3.2.2). So the responder remembers such refusals (their span and latest send
+/// time) and sends the NACK they were owed once the expected PSN reaches the span, the first
+/// moment it names the hole, unless the packet that moved it was sent after every one of them
+/// (then a resend that started before them is already under way and covers them). The send
+/// times compared are both the sender's (`ts`), as a NIC timestamp would be.
+fn nak_refused_hole(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) -> bool {
+    let qp = ctx.qps.get_mut(q);
+    let Some((lo, hi)) = qp.refused_quiet else { return false };
+    if qp.epsn < lo {
+        return false;
+    }
+    if qp.epsn > hi || qp.refused_quiet_ts <= pkt.roce.ts {
+        qp.refused_quiet = None;
+        qp.refused_quiet_ts = Time::ZERO;
+        return false;
+    }
+    nak_refused(ctx, q, pkt, id);
+    true
 }
 
 /// The expected packet `psn` arrived on a NIC with an ordering layer (its payload in memory at
