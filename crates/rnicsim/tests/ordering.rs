@@ -135,9 +135,9 @@ fn a_full_memory_controller_refuses_with_nacks_and_the_sender_recovers() {
 /// Host 0 WRITEs `flows` messages of `size` bytes at once to host 1, each on its own queue
 /// pair, over two switches joined by four spines that take turns per packet (round robin);
 /// the path through spine 4 is 8 µs longer each way, so about a quarter of the packets come
-/// some 90 packets late. `nic` is appended to the `[nic]` table (1000-byte MTU, no congestion
-/// control, go-back-N); `rest` to `[nic.ordering]` (Eunomia, without the held last packet).
-fn slow_path(flows: u32, size: u64, nic: &str, rest: &str) -> Summary {
+/// some 90 packets late. `recovery` is `nic.recovery` (1000-byte MTU, no congestion control);
+/// `rest` is appended to `[nic.ordering]` (Eunomia, without the held last packet).
+fn slow_path(flows: u32, size: u64, recovery: &str, rest: &str) -> Summary {
     let dir = tempfile::tempdir().unwrap();
     let mut topo = String::from("8 6 10\n2 3 4 5 6 7\n0 2 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n");
     for s in [2, 3] {
@@ -161,8 +161,7 @@ fn slow_path(flows: u32, size: u64, nic: &str, rest: &str) -> Summary {
         [nic]
         mtu = 1000
         priority = 3
-        recovery = "go_back_n"
-        {nic}
+        recovery = "{recovery}"
         [nic.cc.none]
         [nic.ordering]
         hold_last_write = false
@@ -186,13 +185,29 @@ fn a_hole_left_by_a_refusal_whose_nack_was_held_back_is_nacked_without_a_timeout
     // timeout (1 of 2 flows of 64 KB, 3 of 8 flows of 128 KB). With it, everything is done well
     // within one timeout: 1 MB is 87 µs on the sender's 100 Gbps link, a round trip at most 20 µs.
     for (flows, size) in [(2, 64_000), (8, 128_000)] {
-        let s = slow_path(flows, size, "", "memory = \"100B\"");
+        let s = slow_path(flows, size, "go_back_n", "memory = \"100B\"");
         let o = s.ordering.as_ref().unwrap();
         assert!(o.total.nacks > 0, "{flows} flows: the memory is full at times: {:?}", o.total);
         assert_eq!(s.rdma.flows_completed, flows as u64);
         assert_eq!(s.rdma.timeouts, 0, "{flows} flows: {:?}", s.rdma);
         assert!(s.rdma.fct_p99_us < 1000.0, "{flows} flows: {:?}", s.rdma);
     }
+}
+
+#[test]
+fn selective_repeat_resends_a_refused_resend_when_the_bitmap_is_smaller_than_the_reordering() {
+    // A 1 MB WRITE whose packets are reordered by some 90 PSNs into a bitmap capped at 32 bits:
+    // packets past the cap are refused and NACKed. A resent packet can be refused again (the
+    // slow spine still holds back the expected one); the NACK that reports it must resend it,
+    // though it is below the highest PSN already resent, or only the timeout did (the flow was
+    // not done after 3 ms, 4 timeouts). Each slow packet lets the in-order point move at most
+    // 32 PSNs per round trip of about 11 µs (8 µs more through the slow spine): 1000 packets
+    // take some 31 rounds, 350 µs, without a timeout.
+    let s = slow_path(1, 1_000_000, "selective_repeat", "cap_bits = 32");
+    let o = s.ordering.as_ref().unwrap();
+    assert!(o.total.nacks > 0, "{:?}", o.total);
+    assert_eq!((s.rdma.flows_completed, s.rdma.timeouts), (1, 0), "{:?}", s.rdma);
+    assert!((250.0..600.0).contains(&s.rdma.fct_mean_us), "{:?}", s.rdma);
 }
 
 #[test]

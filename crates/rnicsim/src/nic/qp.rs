@@ -220,6 +220,9 @@ pub struct Qp {
     pub sacked: PsnBitmap,
     pub resend: VecDeque<u64>,
     pub resend_high: u64,
+    /// Selective repeat: the PSN of the last NACK that reported a refusal (no SACK) and sent
+    /// everything from there again, so that one refusal NACK resends a range once.
+    pub refusal_resent: Option<u64>,
     /// GBN READ: the PSN a re-issued read request started from, to re-issue once per gap.
     pub read_rewound: Option<u64>,
     /// One past the highest PSN ever sent (PSNs below it that go again are retransmissions).
@@ -400,6 +403,7 @@ impl Qp {
             sacked: PsnBitmap::default(),
             resend: VecDeque::new(),
             resend_high: 0,
+            refusal_resent: None,
             read_rewound: None,
             tx_high: 0,
             probe: false,
@@ -464,6 +468,7 @@ impl Qp {
         self.payload_acked = 0;
         self.sacked.reset(0);
         self.resend_high = 0;
+        self.refusal_resent = None;
         self.read_rewound = None;
         self.tx_high = 0;
         self.probe = false;

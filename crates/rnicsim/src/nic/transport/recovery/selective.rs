@@ -19,14 +19,28 @@ impl RecoveryScheme for SelectiveRepeat {
         Some(bytes.div_ceil(mtu as u64).max(1))
     }
 
-    fn on_nak(&self, qp: &mut Qp, _psn: u64, sack: u64) {
-        // A packet the responder could not keep (an out-of-order SEND, say) is a gap, not a
-        // SACK: everything sent and not reported received goes again, once.
+    fn on_nak(&self, qp: &mut Qp, psn: u64, sack: u64) {
+        // A packet the responder could not keep (an out-of-order SEND, say, or one an ordering
+        // layer refused) is a gap, not a SACK: everything sent and not reported received goes
+        // again, once.
         let upto = if sack == NO_SACK { qp.snd_nxt } else { sack.min(qp.snd_nxt) };
         if sack != NO_SACK {
             qp.sacked.set(sack);
         }
         let from = qp.resend_high.max(qp.snd_una);
+        if sack == NO_SACK && qp.refusal_resent.is_none_or(|r| psn > r) {
+            // A refusal NACK for an expected PSN not NACKed so before: the responder dropped
+            // a packet at or past `psn`, perhaps one already resent (refused again, past the
+            // bitmap's cap or with the memory full). Resend from `psn` even below
+            // `resend_high`, once per NACKed PSN (the responder NACKs a PSN once per gap, and
+            // a repeated NACK of it resends nothing twice), so no NACK storm loops.
+            qp.refusal_resent = Some(psn);
+            for p in psn.max(qp.snd_una)..from.min(upto) {
+                if !qp.sacked.get(p) && !qp.resend.contains(&p) {
+                    qp.resend.push_back(p);
+                }
+            }
+        }
         for p in from..upto {
             if !qp.sacked.get(p) {
                 qp.resend.push_back(p);
