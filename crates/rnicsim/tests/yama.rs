@@ -201,7 +201,7 @@ fn work_larger_than_a_period_is_measured_and_weighted() {
     // periods see no completion. The estimate must still be (1 + beta) x 10 Gbps (leaving the
     // empty periods out made it 109 Gbps, so pacing never bound and the split was 1:1), the
     // engine stays saturated, and the lighter entity gets its quarter.
-    let s = run(r#"
+    let s = run(&(r#"
         duration = "6ms"
         [topology.star]
         hosts = 4
@@ -218,23 +218,11 @@ fn work_larger_than_a_period_is_measured_and_weighted() {
         engines = ["aes"]
         workload = "aes"
         chunk = "65536B"
-        [[yama.entity]]
-        name = "light"
-        weight = 1.0
-        chain = "aes"
-        nodes = [0]
-        instances = 2
-        queues = 2
-        depth = 8
-        [[yama.entity]]
-        name = "heavy"
-        weight = 3.0
-        chain = "aes"
-        nodes = [1]
-        instances = 2
-        queues = 2
-        depth = 8
-    "#);
+    "#
+    .to_string()
+        + &[("light", 1.0, 0), ("heavy", 3.0, 1)]
+            .map(|(name, weight, node)| format!("[[yama.entity]]\nname = \"{name}\"\nweight = {weight}\nchain = \"aes\"\nnodes = [{node}]\ninstances = 2\nqueues = 2\ndepth = 8\n"))
+            .concat()));
     let y = s.yama.as_ref().unwrap();
     let est = y.chains[0].estimate_gbps;
     assert!((est / 10.5 - 1.0).abs() < 0.1, "estimate {est} Gbps for a 10 Gbps engine");
