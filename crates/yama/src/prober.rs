@@ -1,18 +1,19 @@
 //! The throughput prober (Yama §4.2, Algorithm 1). Once per period (≈ 1.25 RTT, §7) the leader
 //! of a chain counts the application and dummy work completed since the last period, smooths it
 //! over a sliding window of periods into the chain's throughput, and publishes that × (1 + β)
-//! (a period with nothing completed counts too: when one operation takes longer than a period,
-//! completions are lumpy, and the window then reaches back to take in `window` periods that
-//! saw completions, timed from the end of the one before them)
-//! for controlled oversubscription, so an engine that got faster is found. It then backfills:
+//! (controlled oversubscription, so an engine that got faster is found). A period with nothing
+//! completed counts too: when one operation takes longer than a period, completions are lumpy,
+//! and the window reaches back to take in `window` periods that saw completions, timed from the
+//! end of the one before them. It then backfills:
 //! dummy work for the gap between the estimate and what applications posted, but no more than a
 //! fraction of the applications' own work. When that cap binds, the chain was not offered the
 //! estimate, so what completes next period says nothing of its maximum: the estimate is kept.
 //! Applications that had work waiting which the chain did not take (their queue pairs' buckets
 //! spilled while work waited) saturate the chain: no dummy work then, since there is no gap
-//! the applications could not fill. The application work posted is smoothed over the same window as the completions, so the
-//! period-to-period jitter of what applications post (a few large packets more or less) does
-//! not turn into dummy work.
+//! the applications could not fill. The application work posted is smoothed over the same time
+//! as the completions, so the period-to-period jitter of what applications post (a few large
+//! packets more or less, or one piece larger than a period's share) does not turn into dummy
+//! work.
 
 use crate::PS_PER_S;
 use std::collections::VecDeque;

@@ -238,8 +238,7 @@ pub struct Qp {
     /// With an ordering layer: the lowest and highest PSN refused while `nak_sent` held their
     /// NACK back, and the latest send time among them, so that the responder can NACK the hole
     /// once the expected PSN reaches it.
-    pub refused_quiet: Option<(u64, u64)>,
-    pub refused_quiet_ts: Time,
+    pub refused_quiet: Option<(u64, u64, Time)>,
     /// When the responder may NAK the same expected PSN again (`nic.nak_interval`).
     pub nak_again_at: Time,
     pub last_cnp: Option<Time>,
@@ -413,7 +412,6 @@ impl Qp {
             unacked: 0,
             nak_sent: false,
             refused_quiet: None,
-            refused_quiet_ts: Time::ZERO,
             nak_again_at: Time::ZERO,
             last_cnp: None,
             ecn_seen: false,
@@ -478,7 +476,6 @@ impl Qp {
         self.unacked = 0;
         self.nak_sent = false;
         self.refused_quiet = None;
-        self.refused_quiet_ts = Time::ZERO;
         self.nak_again_at = Time::ZERO;
         self.last_cnp = None;
         self.ecn_seen = false;

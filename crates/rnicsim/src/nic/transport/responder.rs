@@ -257,9 +257,8 @@ fn out_of_order_layer(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: Packe
                 // A NACK for the expected PSN is out already. The sender's answer to it resends
                 // from there, but this packet may be that answer: remember it (see
                 // [`nak_refused_hole`]).
-                let p = pkt.seq;
-                qp.refused_quiet = Some(qp.refused_quiet.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p))));
-                qp.refused_quiet_ts = qp.refused_quiet_ts.max(pkt.roce.ts);
+                let (p, ts) = (pkt.seq, pkt.roce.ts);
+                qp.refused_quiet = Some(qp.refused_quiet.map_or((p, p, ts), |(lo, hi, t)| (lo.min(p), hi.max(p), t.max(ts))));
             }
         }
         Verdict::InOrder { .. } => unreachable!("the packet is ahead of the expected PSN"),
@@ -273,7 +272,6 @@ fn nak_refused(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     let qp = ctx.qps.get_mut(q);
     qp.nak_sent = true;
     qp.refused_quiet = None;
-    qp.refused_quiet_ts = Time::ZERO;
     if ctx.spec.cnp == CnpMode::AckFlag {
         qp.ecn_seen = true;
     }
@@ -297,13 +295,12 @@ fn nak_refused(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
 /// times compared are both the sender's (`ts`), as a NIC timestamp would be.
 fn nak_refused_hole(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) -> bool {
     let qp = ctx.qps.get_mut(q);
-    let Some((lo, hi)) = qp.refused_quiet else { return false };
+    let Some((lo, hi, ts)) = qp.refused_quiet else { return false };
     if qp.epsn < lo {
         return false;
     }
-    if qp.epsn > hi || qp.refused_quiet_ts <= pkt.roce.ts {
+    if qp.epsn > hi || ts <= pkt.roce.ts {
         qp.refused_quiet = None;
-        qp.refused_quiet_ts = Time::ZERO;
         return false;
     }
     nak_refused(ctx, q, pkt, id);
