@@ -13,7 +13,10 @@
 //! (once per gap) for packets it cannot track, which it drops (§3.5.1). WRITE data is placed
 //! out of order at its address, SEND data in the receive WQE its message number names; a message
 //! completes (a SEND's or WRITE with immediate's receive WQE) only once whole in order; a SEND
-//! whose receive WQE is not posted is refused (NACK). The sender's side (§3.2): a SACK marks its
+//! whose receive WQE is not posted is refused (NACK). A requester's NIC serves the READ
+//! responses it receives the same way (placed at their local address, tracked, the READ moving
+//! on once they are whole in order), in a second stream with its own expected PSN and bitmap;
+//! a refused response re-issues the READ from the gap. The sender's side (§3.2): a SACK marks its
 //! PSN received and never triggers recovery; a NACK or timeout triggers `nic.recovery`; data
 //! packets carry 33 bits more header (5 bytes); the last packet of a multi-packet WRITE waits
 //! until every earlier packet is acknowledged (§3.5.2, `hold_last_write`).
@@ -26,6 +29,9 @@ use serde::{Deserialize, Serialize};
 /// Header bytes Eunomia adds to every data packet (the connection's first PSN and a
 /// last-packet bit: 33 bits, §3.2.1).
 pub const HEADER_BYTES: u32 = 5;
+/// Most memory one NIC's Eunomia master array may have: on-chip SRAM (the paper's FPGA design
+/// has 2 KiB; 64 MiB is past any NIC's), and every NIC of the fabric allocates its own.
+pub const MAX_MEMORY: Bytes = Bytes(64 << 20);
 /// A static bitmap's state besides its bits: head and last PSN (4 bytes each) and the head's
 /// index (§4).
 pub const STATIC_STATE_BYTES: u64 = 9;
@@ -78,7 +84,7 @@ fn default_true() -> bool {
 
 impl OrderingSpec {
     pub fn eunomia_config(&self) -> eunomia::Config {
-        eunomia::Config { block_bits: self.block_bits, cap_bits: self.cap_bits, memory_blocks: (self.memory.0 / eunomia::BLOCK_BYTES as u64).min(u32::MAX as u64) as u32 }
+        eunomia::Config { block_bits: self.block_bits, cap_bits: self.cap_bits, memory_blocks: (self.memory.0.min(MAX_MEMORY.0) / eunomia::BLOCK_BYTES as u64) as u32 }
     }
 
     /// Keys that are out of range, with why.
@@ -86,7 +92,9 @@ impl OrderingSpec {
         let mut bad = Vec::new();
         match self.layer {
             Layer::Eunomia => {
-                if let Err(e) = self.eunomia_config().check() {
+                if self.memory.0 > MAX_MEMORY.0 {
+                    bad.push(("memory", format!("of {} bytes is more than a NIC's on-chip memory: at most {} (64 MiB), which every NIC allocates", self.memory.0, MAX_MEMORY.0)));
+                } else if let Err(e) = self.eunomia_config().check() {
                     bad.push((e.key, e.to_string()));
                 }
             }
@@ -110,6 +118,16 @@ impl OrderingSpec {
     }
 }
 
+/// Which of a queue pair's two incoming streams a packet belongs to: each has its own expected
+/// PSN and bitmaps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    /// WRITE and SEND data from the peer (`qp.epsn`, `qp.dba`, `qp.ooo`).
+    Requests,
+    /// READ responses to this queue pair's own READs (`qp.rsp`): they number its own PSNs.
+    Responses,
+}
+
 /// What the responder does with a data packet at or beyond the expected PSN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -128,6 +146,8 @@ pub enum Verdict {
 pub struct OrderingCounters {
     pub in_order: u64,
     pub sacks: u64,
+    /// Packets refused (dropped). Each is answered by a NACK, but while one NACK for a gap is
+    /// out the refusals after it are not (see the responder), so NACKs sent may be fewer.
     pub nacks: u64,
     pub duplicates: u64,
     /// Bitmaps created (Eunomia: first out-of-order packet of a connection).
@@ -137,7 +157,8 @@ pub struct OrderingCounters {
     pub mean_bytes: f64,
     /// Time-average bytes of the bitmaps alone.
     pub mean_bitmap_bytes: f64,
-    /// Time-average open connections on the NIC.
+    /// Time-average open connections on the NIC: every open queue pair, senders included (see
+    /// [`NicOrdering::opened`]).
     pub mean_connections: f64,
     /// `mean_bytes / mean_connections` and `mean_bitmap_bytes / mean_connections` (Eunomia
     /// Fig. 9's average memory per connection; 0 without connections).
@@ -214,34 +235,41 @@ impl NicOrdering {
         self.counters.peak_bytes = self.counters.peak_bytes.max(self.bytes().0);
     }
 
-    /// A connection opened on this NIC.
+    /// A queue pair opened on this NIC: a connection of the layer (any queue pair may receive,
+    /// data as responder or READ responses as requester, so a static layer reserves a bitmap
+    /// for each, senders included).
     pub fn opened(&mut self, now: Time) {
         self.account(now);
         self.connections += 1;
         self.note_peak();
     }
 
-    /// A connection closed: its bitmap is released.
+    /// A connection closed: its bitmaps are released.
     pub fn closed(&mut self, now: Time, qp: &mut Qp) {
         self.account(now);
         self.connections = self.connections.saturating_sub(1);
         if let Some(l) = &mut self.eunomia {
             l.release(&mut qp.dba);
+            l.release(&mut qp.rsp.dba);
         }
     }
 
-    /// Data packet `psn` of `qp` arrived at or beyond `qp.epsn`; `last` is the sender's
-    /// last-packet bit, `placeable` whether it could be placed out of order (a WRITE with its
-    /// access check passed, or a SEND with its receive WQE posted).
-    pub fn arrive(&mut self, now: Time, qp: &mut Qp, psn: u64, last: bool, placeable: bool) -> Verdict {
+    /// Packet `psn` of `qp`'s `stream` arrived at or beyond that stream's expected PSN; `last` is
+    /// the sender's last-packet bit, `placeable` whether it could be placed out of order (a WRITE
+    /// with its access check passed, a SEND with its receive WQE posted, any READ response).
+    pub fn arrive(&mut self, now: Time, qp: &mut Qp, stream: Stream, psn: u64, last: bool, placeable: bool) -> Verdict {
         self.account(now);
-        let d = psn - qp.epsn;
+        let (expected, dba, ooo) = match stream {
+            Stream::Requests => (qp.epsn, &mut qp.dba, &mut qp.ooo),
+            Stream::Responses => (qp.rsp.epsn, &mut qp.rsp.dba, &mut qp.rsp.ooo),
+        };
+        let d = psn - expected;
         let verdict = if let Some(l) = &mut self.eunomia {
             if d > 0 && !placeable {
                 Verdict::Refused
             } else {
                 let created = l.stats().created;
-                let v = match l.arrive(&mut qp.dba, qp.epsn as u32, psn as u32, last) {
+                let v = match l.arrive(dba, expected as u32, psn as u32, last) {
                     Arrival::InOrder { next } => Verdict::InOrder { next: psn + next.wrapping_sub(psn as u32) as u64 },
                     Arrival::Tracked => Verdict::Tracked,
                     Arrival::Duplicate => Verdict::Duplicate,
@@ -253,14 +281,14 @@ impl NicOrdering {
         } else {
             let range = if self.spec.layer == Layer::Static { self.spec.bits as u64 } else { SACK_RANGE };
             if d == 0 {
-                qp.ooo.advance_to(psn + 1);
-                Verdict::InOrder { next: qp.ooo.advance_over_set() }
+                ooo.advance_to(psn + 1);
+                Verdict::InOrder { next: ooo.advance_over_set() }
             } else if !placeable || d >= range {
                 Verdict::Refused
-            } else if qp.ooo.get(psn) {
+            } else if ooo.get(psn) {
                 Verdict::Duplicate
             } else {
-                qp.ooo.set(psn);
+                ooo.set(psn);
                 Verdict::Tracked
             }
         };
@@ -272,6 +300,31 @@ impl NicOrdering {
         }
         self.note_peak();
         verdict
+    }
+
+    /// Moves `qp`'s READ-response stream on to `to` over PSNs that have no response (those of
+    /// WRITEs and SENDs between READs), as if each had arrived in order; nothing is counted.
+    pub fn skip_responses(&mut self, now: Time, qp: &mut Qp, to: u64) {
+        if qp.rsp.epsn >= to {
+            return;
+        }
+        self.account(now);
+        let r = &mut qp.rsp;
+        match &mut self.eunomia {
+            Some(l) => {
+                // Nothing the bitmap tracks lies below `to`, so each step moves one PSN.
+                while r.epsn < to && r.dba != NULL {
+                    let at = r.epsn as u32;
+                    let Arrival::InOrder { next } = l.arrive(&mut r.dba, at, at, false) else { unreachable!("the expected PSN is in order") };
+                    r.epsn += next.wrapping_sub(at) as u64;
+                }
+                r.epsn = r.epsn.max(to);
+            }
+            None => {
+                r.ooo.advance_to(to);
+                r.epsn = to;
+            }
+        }
     }
 
     /// The counters, with the time averages taken up to `end`.

@@ -157,6 +157,35 @@ impl PsnBitmap {
     }
 }
 
+/// A requester's ordering state for the READ responses it receives (with `[nic.ordering]`).
+#[derive(Clone, Debug)]
+pub struct ResponseOrder {
+    /// The next response PSN the layer expects: every PSN below it is either an arrived
+    /// response or a PSN of a request that has no response (a WRITE or SEND).
+    pub epsn: u64,
+    /// The Eunomia bitmap's Dynamic BM Address, and the static or ideal layer's bitmap.
+    pub dba: u32,
+    pub ooo: PsnBitmap,
+    /// Responses refused while a re-issued READ was out for the gap (`Qp::read_rewound`): their
+    /// lowest and highest PSN and latest send time (as the responder's `refused_quiet`).
+    pub refused_quiet: Option<(u64, u64, Time)>,
+}
+
+impl Default for ResponseOrder {
+    fn default() -> ResponseOrder {
+        ResponseOrder { epsn: 0, dba: super::ordering::NO_BITMAP, ooo: PsnBitmap::default(), refused_quiet: None }
+    }
+}
+
+/// A READ request an ordering layer took ahead of the expected PSN: it takes PSNs `first..end`,
+/// and `last` is the sender's last-packet bit it carried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeldRead {
+    pub first: u64,
+    pub end: u64,
+    pub last: bool,
+}
+
 /// The pacing gap a queue pair's last packet opened ([`Qp::pace`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Pace {
@@ -256,6 +285,12 @@ pub struct Qp {
     /// placed out of order, for when the expected PSN passes them.
     pub dba: u32,
     pub held_ends: Vec<HeldEnd>,
+    /// READ requests an ordering layer accepted ahead of the expected PSN (answered at once):
+    /// the PSNs they take, which no packet carries, for when the expected PSN reaches them.
+    pub held_reads: Vec<HeldRead>,
+    /// Ordering layer, this queue pair as requester: the READ responses it receives number its
+    /// own PSNs, so they keep their own expected PSN and bitmaps.
+    pub rsp: ResponseOrder,
     pub reads: VecDeque<ReadJob>,
     /// Its buffers are in the GPU's memory (`World::use_gpu_memory`): payload DMA takes the
     /// NIC's GPU path.
@@ -419,8 +454,10 @@ impl Qp {
             recv_cur: None,
             ooo: PsnBitmap::default(),
             dba: super::ordering::NO_BITMAP,
+            rsp: ResponseOrder::default(),
             recv_taken: 0,
             held_ends: Vec::new(),
+            held_reads: Vec::new(),
             reads: VecDeque::new(),
             tx_packets: 0,
             tx_bytes: 0,
@@ -482,7 +519,10 @@ impl Qp {
         self.recv_cur = None;
         self.ooo.reset(0);
         debug_assert_eq!(self.dba, super::ordering::NO_BITMAP, "a closed connection released its bitmap");
+        debug_assert_eq!(self.rsp.dba, super::ordering::NO_BITMAP, "a closed connection released its bitmap");
+        self.rsp = ResponseOrder::default();
         self.held_ends.clear();
+        self.held_reads.clear();
         self.recv_taken = 0;
         self.tx_packets = 0;
         self.tx_bytes = 0;

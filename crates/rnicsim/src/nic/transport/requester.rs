@@ -377,6 +377,9 @@ pub fn on_read_response(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     if !e.is_read() {
         return;
     }
+    if ctx.nics[qp.host as usize].ordering.is_some() {
+        return read_response_ordered(ctx, q, pkt, id);
+    }
     // Responses come back in PSN order: while an older READ misses one, a later READ's
     // response shows the gap as surely as its own would.
     let older_gap = qp.pending_read().filter(|r| r.first_psn < e.first_psn);
@@ -411,6 +414,105 @@ pub fn on_read_response(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
         qp.bytes_acked += newly * mtu;
     }
     qp.rto_at = now + ctx.spec.rto;
+    complete_done(ctx, q);
+    ctx.arm_qp_timer(q);
+    ctx.requeue(q);
+}
+
+/// A READ response on a NIC with an ordering layer: the layer serves the responses a requester
+/// receives as it serves the data a responder receives (Eunomia §3.5), so a response ahead of
+/// the expected one is placed and tracked instead of re-issuing the READ. READs make progress
+/// when the expected response arrives, over every response tracked beyond it; only a refused
+/// response re-issues the READ from the gap (once per gap), as a gap does without the layer.
+fn read_response_ordered(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
+    use crate::nic::ordering::{Stream, Verdict};
+    let now = ctx.now;
+    let qp = ctx.qps.get_mut(q);
+    let Some(expected) = qp.pending_read().map(|r| r.first_psn + r.read_next as u64) else { return };
+    if pkt.seq < expected {
+        return;
+    }
+    let h = qp.host as usize;
+    let ordering = ctx.nics[h].ordering.as_mut().expect("checked by the caller");
+    ordering.skip_responses(now, qp, expected);
+    match ordering.arrive(now, qp, Stream::Responses, pkt.seq, pkt.roce.last, true) {
+        Verdict::Duplicate => {}
+        Verdict::Refused => {
+            if qp.read_rewound != Some(expected) {
+                reissue_read(ctx, q, expected);
+            } else {
+                // A re-issue for this gap is out, and this response may be part of its answer.
+                let (p, ts) = (pkt.seq, pkt.roce.ts);
+                qp.rsp.refused_quiet = Some(qp.rsp.refused_quiet.map_or((p, p, ts), |(lo, hi, t)| (lo.min(p), hi.max(p), t.max(ts))));
+            }
+        }
+        Verdict::Tracked => {
+            let addr = read_response_addr(ctx, q, pkt.seq);
+            super::responder::place(ctx, q, pkt, id, addr);
+        }
+        Verdict::InOrder { next } => {
+            qp.rsp.epsn = next;
+            qp.read_rewound = None;
+            let addr = read_response_addr(ctx, q, pkt.seq);
+            super::responder::place(ctx, q, pkt, id, addr);
+            read_responses_arrived(ctx, q, expected, next);
+            // Responses refused while the re-issue was out, now at the gap: re-issue again,
+            // unless this response was sent after all of them (then the answer that covers them
+            // is under way). The responder's `nak_refused_hole` reasons the same way.
+            let qp = ctx.qps.get_mut(q);
+            if let Some((lo, hi, ts)) = qp.rsp.refused_quiet {
+                let gap = qp.pending_read().map(|r| r.first_psn + r.read_next as u64);
+                match gap {
+                    Some(g) if g < lo => {}
+                    Some(g) if g <= hi && ts > pkt.roce.ts => reissue_read(ctx, q, g),
+                    _ => qp.rsp.refused_quiet = None,
+                }
+            }
+        }
+    }
+}
+
+/// Re-issues the READs from response `from` on (go-back-N over the requests), once per gap.
+fn reissue_read(ctx: &mut Ctx, q: u32, from: u64) {
+    let qp = ctx.qps.get_mut(q);
+    qp.read_rewound = Some(from);
+    qp.rsp.refused_quiet = None;
+    qp.snd_nxt = from;
+    emit(ctx, q, NicEvent::Nack);
+    ctx.requeue(q);
+}
+
+/// Where READ response `psn`'s payload goes in the requester's memory.
+fn read_response_addr(ctx: &Ctx, q: u32, psn: u64) -> u64 {
+    let qp = ctx.qps.get(q);
+    let e = qp.sq[qp.entry_of(psn).expect("a response of a READ in the send queue")];
+    e.wr.local_addr + (psn - e.first_psn) * ctx.spec.mtu as u64
+}
+
+/// Every READ response with a PSN in `from..to` is in memory: the READs they belong to move on
+/// and, as in-order responses do, acknowledge every PSN up to the last of them.
+fn read_responses_arrived(ctx: &mut Ctx, q: u32, from: u64, to: u64) {
+    let mtu = ctx.spec.mtu;
+    let qp = ctx.qps.get_mut(q);
+    let mut upto = qp.snd_una;
+    let mut payload = 0;
+    for e in qp.sq.iter_mut().filter(|e| e.is_read() && e.first_psn < to && e.end_psn() > from) {
+        let reached = (to - e.first_psn).min(e.npkts as u64) as u32;
+        for idx in e.read_next..reached {
+            payload += payload_at(e.wr.len, mtu, idx) as u64;
+        }
+        e.read_next = e.read_next.max(reached);
+        upto = upto.max(e.first_psn + reached as u64);
+    }
+    qp.payload_acked += payload;
+    let newly = upto.saturating_sub(qp.snd_una);
+    if newly > 0 {
+        qp.payload_acked += qp.payload_between(qp.snd_una, upto, mtu);
+        qp.snd_una = upto;
+        qp.retry_left = ctx.spec.retry_count;
+        qp.bytes_acked += newly * mtu as u64;
+    }
+    qp.rto_at = ctx.now + ctx.spec.rto;
     complete_done(ctx, q);
     ctx.arm_qp_timer(q);
     ctx.requeue(q);

@@ -8,7 +8,7 @@ use super::recovery::{RecoveryScheme, NO_SACK};
 use super::{emit, requester, Action, Ctx};
 use crate::nic::cc::CongestionControl as _;
 use crate::nic::events::NicEvent;
-use crate::nic::qp::{packets_for, HeldEnd, Owner, QpState, ReadJob};
+use crate::nic::qp::{packets_for, HeldEnd, HeldRead, Owner, QpState, ReadJob};
 use crate::nic::verbs::{Access, CompletionKind, RecvWr, Status};
 use crate::units::Time;
 use crate::nic::CnpMode;
@@ -223,7 +223,7 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
 /// tracked (placed, SACK), a duplicate of a tracked one (SACK again), or refused (dropped,
 /// NACK once per gap).
 fn out_of_order_layer(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
-    use crate::nic::ordering::Verdict;
+    use crate::nic::ordering::{Stream, Verdict};
     let now = ctx.now;
     // A WRITE is placed at its address, a SEND in the receive WQE its message number names.
     let target = match op.family() {
@@ -232,12 +232,15 @@ fn out_of_order_layer(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: Packe
         Family::Send => posted_recv(ctx, q, pkt).filter(|r| fits(r, pkt)).map(|r| r.addr + pkt.roce.offset as u64),
         _ => None,
     };
+    if op == Opcode::ReadRequest {
+        return read_out_of_order(ctx, q, pkt, id);
+    }
     let placeable = target.is_some();
     let qp = ctx.qps.get_mut(q);
     let h = qp.host as usize;
     let expected = qp.epsn;
     let ordering = ctx.nics[h].ordering.as_mut().expect("checked by the caller");
-    match ordering.arrive(now, qp, pkt.seq, pkt.roce.last, placeable) {
+    match ordering.arrive(now, qp, Stream::Requests, pkt.seq, pkt.roce.last, placeable) {
         Verdict::Tracked => {
             let placed = place(ctx, q, pkt, id, target.expect("tracked only if placeable"));
             if op.is_last() {
@@ -257,6 +260,45 @@ fn out_of_order_layer(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: Packe
                 // A NACK for the expected PSN is out already. The sender's answer to it resends
                 // from there, but this packet may be that answer: remember it (see
                 // [`nak_refused_hole`]).
+                let (p, ts) = (pkt.seq, pkt.roce.ts);
+                qp.refused_quiet = Some(qp.refused_quiet.map_or((p, p, ts), |(lo, hi, t)| (lo.min(p), hi.max(p), t.max(ts))));
+            }
+        }
+        Verdict::InOrder { .. } => unreachable!("the packet is ahead of the expected PSN"),
+    }
+}
+
+/// A READ request ahead of the expected PSN, on a NIC with an ordering layer. Its responses need
+/// no order (the requester's layer orders them), so it is answered at once; the layer tracks its
+/// first PSN, and the PSNs after it, which no packet carries, are passed over when the expected
+/// PSN reaches it ([`advance_in_order`]). A request that fails its access check is refused here
+/// and fails the queue pair once it comes in order.
+fn read_out_of_order(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
+    use crate::nic::ordering::{Stream, Verdict};
+    let h = ctx.qps.get(q).host as usize;
+    let placeable = ctx.nics[h].memory.check_remote(pkt.roce.rkey, pkt.roce.va, pkt.roce.dma_len as u64, Access::REMOTE_READ);
+    let qp = ctx.qps.get_mut(q);
+    let expected = qp.epsn;
+    let ordering = ctx.nics[h].ordering.as_mut().expect("checked by the caller");
+    let npkts = packets_for(pkt.roce.dma_len as u64, ctx.spec.mtu) as u64;
+    match ordering.arrive(ctx.now, qp, Stream::Requests, pkt.seq, pkt.roce.last && npkts == 1, placeable) {
+        Verdict::Tracked => {
+            let end = pkt.seq + npkts;
+            let held = &mut qp.held_reads;
+            let at = held.partition_point(|r| r.first < pkt.seq);
+            held.insert(at, HeldRead { first: pkt.seq, end, last: pkt.roce.last });
+            start_read(ctx, q, pkt);
+            ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, pkt, Some(id));
+        }
+        // The request again (the requester re-issued it): answer it again.
+        Verdict::Duplicate => {
+            start_read(ctx, q, pkt);
+            ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, pkt, Some(id));
+        }
+        Verdict::Refused => {
+            if !qp.nak_sent {
+                nak_refused(ctx, q, pkt, id);
+            } else {
                 let (p, ts) = (pkt.seq, pkt.roce.ts);
                 qp.refused_quiet = Some(qp.refused_quiet.map_or((p, p, ts), |(lo, hi, t)| (lo.min(p), hi.max(p), t.max(ts))));
             }
@@ -312,13 +354,27 @@ fn nak_refused_hole(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) -> bool {
 /// beyond, and messages whose last packet came early are now whole in order (§3.5.2), no
 /// sooner than this packet is placed.
 fn advance_in_order(ctx: &mut Ctx, q: u32, psn: u64, last: bool, placed: Time) {
-    use crate::nic::ordering::Verdict;
+    use crate::nic::ordering::{Stream, Verdict};
     let now = ctx.now;
     let qp = ctx.qps.get_mut(q);
     let h = qp.host as usize;
     let ordering = ctx.nics[h].ordering.as_mut().expect("checked by the caller");
-    let Verdict::InOrder { next } = ordering.arrive(now, qp, psn, last, true) else { unreachable!("the expected PSN is in order") };
-    qp.epsn = next;
+    let mut step = (psn, last);
+    loop {
+        let Verdict::InOrder { next } = ordering.arrive(now, qp, Stream::Requests, step.0, step.1, true) else { unreachable!("the expected PSN is in order") };
+        qp.epsn = next;
+        // READ requests taken early that the layer has now passed are done with; one it has
+        // reached but not passed takes PSNs no packet carries, which are stepped over in order.
+        while qp.held_reads.first().is_some_and(|r| r.end <= next) {
+            qp.held_reads.remove(0);
+            qp.msn += 1;
+        }
+        match qp.held_reads.first() {
+            Some(r) if r.first < next => step = (next, r.last && next + 1 == r.end),
+            _ => break,
+        }
+    }
+    let next = qp.epsn;
     while let Some(&end) = ctx.qps.get(q).held_ends.first() {
         if end.psn >= next {
             break;
@@ -409,8 +465,17 @@ fn start_read(ctx: &mut Ctx, q: u32, pkt: &Packet) {
     let len = pkt.roce.dma_len as u64;
     let npkts = packets_for(len, ctx.spec.mtu);
     let qp = ctx.qps.get_mut(q);
-    // A repeated request supersedes what was being answered from that PSN on.
-    qp.reads.retain(|j| j.first_psn + (j.npkts as u64) <= pkt.seq);
-    qp.reads.push_back(ReadJob { first_psn: pkt.seq, npkts, next: 0, va: pkt.roce.va, len });
+    let end = pkt.seq + npkts as u64;
+    if ctx.nics[qp.host as usize].ordering.is_some() {
+        // Requests may arrive in any order: a request supersedes only the answers it repeats
+        // (those ending within its PSNs; what the requester has below them it keeps).
+        qp.reads.retain(|j| j.first_psn + (j.npkts as u64) <= pkt.seq || j.first_psn + (j.npkts as u64) > end);
+    } else {
+        // A repeated request supersedes what was being answered from that PSN on.
+        qp.reads.retain(|j| j.first_psn + (j.npkts as u64) <= pkt.seq);
+    }
+    // Answered in PSN order: a request that arrived late goes before later ones already queued.
+    let at = qp.reads.partition_point(|j| j.first_psn < pkt.seq);
+    qp.reads.insert(at, ReadJob { first_psn: pkt.seq, npkts, next: 0, va: pkt.roce.va, len });
     ctx.requeue(q);
 }
