@@ -88,6 +88,42 @@ fn without_yama_queues_win_with_it_weights_do() {
 }
 
 #[test]
+fn fair_and_ideal_shares_count_the_entities_that_are_on_and_what_open_loop_ones_ask() {
+    // The 3.072 Gbps engine; weights 1:2, and a third entity (3) that stops before the 1 ms
+    // warmup: in the window the first two split the engine 1:2. Before, the third counted all
+    // the time, and they showed 2.1 and 1.95 times their fair shares.
+    let a_b = ent("a", 1.0, "[0]", 2, 4, "") + &ent("b", 2.0, "[1]", 2, 4, "") + &ent("c", 3.0, "[2]", 2, 4, "stop = \"100us\"");
+    let s = run(&kv("2ms", "warmup = \"1ms\"", 4.0, "", &a_b));
+    for (name, share) in [("a", 1.0 / 3.0), ("b", 2.0 / 3.0)] {
+        let e = entity(&s, name);
+        assert!((e.weight - share).abs() < 1e-9 && (e.ideal_gbps.unwrap() - share * 3.072).abs() < 1e-6, "{name}: {e:?}");
+        assert!((e.fraction_of_fair - 1.0).abs() < 0.12, "{name}: {e:?}");
+    }
+    assert_eq!((entity(&s, "c").weight, entity(&s, "c").fair_gbps, entity(&s, "c").ideal_gbps), (0.0, 0.0, Some(0.0)));
+    // A fourth (3) starts half way through the 1 ms window: first half 1/3 and 2/3, second
+    // half 1/6, 2/6 and 3/6; averaged 1/4, 1/2 and 1/4 (how fast the loop lets it in is
+    // another matter: only the shares are checked).
+    let s = run(&kv("2ms", "warmup = \"1ms\"", 4.0, "", &(a_b + &ent("d", 3.0, "[3]", 2, 4, "start = \"1500us\""))));
+    let total = s.yama.as_ref().unwrap().total_gbps;
+    for (name, share) in [("a", 0.25), ("b", 0.5), ("c", 0.0), ("d", 0.25)] {
+        let e = entity(&s, name);
+        assert!((e.weight - share).abs() < 1e-9, "{name}: {e:?}");
+        assert!((e.ideal_gbps.unwrap() - share * 3.072).abs() < 1e-6, "{name}: {e:?}");
+        assert!((e.fair_gbps - share * total).abs() < 1e-6 * total, "{name}: {e:?}");
+    }
+    // An open-loop entity asking 0.5 Gbps of a 3.072 Gbps engine beside a saturating one of the
+    // same weight: its fair and ideal shares are what it asks (the weights would give it half),
+    // the other's the rest.
+    let entities = ent("open", 1.0, "[0]", 2, 4, "load = \"0.5Gbps\"") + &ent("closed", 1.0, "[1]", 2, 4, "");
+    let s = run(&kv("2ms", "warmup = \"1ms\"", 4.0, "", &entities));
+    let total = s.yama.as_ref().unwrap().total_gbps;
+    let (open, closed) = (entity(&s, "open"), entity(&s, "closed"));
+    assert!((open.ideal_gbps.unwrap() - 0.5).abs() < 1e-6 && (closed.ideal_gbps.unwrap() - 2.572).abs() < 1e-6, "{open:?} {closed:?}");
+    assert!((open.fair_gbps - 0.5).abs() < 1e-6 && (closed.fair_gbps - (total - 0.5)).abs() < 1e-6, "{open:?} {closed:?}");
+    assert!((open.fraction_of_fair - 1.0).abs() < 0.1 && (closed.fraction_of_fair - 1.0).abs() < 0.1, "{open:?} {closed:?}");
+}
+
+#[test]
 fn node_weights_split_an_entitys_share_between_its_hosts() {
     // One entity on hosts 0 and 1 with node weights 3:1 and the same queue pairs on each; it
     // saturates the engine. Host 1 is paced at a quarter of the estimate (1.05 × the engine), host

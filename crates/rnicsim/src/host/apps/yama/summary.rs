@@ -39,15 +39,19 @@ pub struct YamaSummary {
 pub struct EntitySummary {
     pub name: String,
     pub chain: String,
-    /// Its weight normalized over the chain's entities.
+    /// Its weight normalized over its chain's entities that are on (between `start` and `stop`),
+    /// averaged over the measurement window.
     pub weight: f64,
     pub gbps: f64,
-    /// Its weight × the chain's application throughput (the policy's share of what was got).
+    /// The policy's share of what its chain got: weighted max-min of the chain's throughput over
+    /// the entities that are on, an open-loop entity asking no more than its `load` (averaged
+    /// over the pieces of the window between starts and stops).
     pub fair_gbps: f64,
     /// gbps / fair_gbps.
     pub fraction_of_fair: f64,
-    /// What the policy gives it with the engines' nominal capacities and every entity
-    /// saturating (weighted max-min over the engines, Table 1). Absent on a chain that is a
+    /// What the policy gives it with the engines' nominal capacities, every entity that is on
+    /// asking for its `load` or, closed-loop, for all it can get (weighted max-min over the
+    /// engines, Table 1; averaged like `fair_gbps`). Absent on a chain that is a
     /// NIC's own RDMA engine: its capacity is not a configured number.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ideal_gbps: Option<f64>,
@@ -109,26 +113,16 @@ impl Yama {
                 (0..self.engines.len()).map(|k| c.engines.iter().filter(|&&x| x == k).count() as f64 * self.engines[k].spec.nominal_cost(mean as u64) / 1e12 / mean).collect()
             })
             .collect();
-        // An entity of a NIC's own RDMA engine crosses no configured engine: it takes no part.
-        let demands: Vec<::yama::Demand> = spec
-            .entity
-            .iter()
-            .map(|e| {
-                let chain = spec.chain.iter().position(|c| c.name == e.chain).unwrap_or(0);
-                ::yama::Demand { weight: e.weight, chain, demand: if spec.chain[chain].is_nic_rdma() { 0.0 } else { f64::INFINITY } }
-            })
-            .collect();
-        let ideal = if load.is_empty() { Vec::new() } else { ::yama::ideal_shares_by_load(&load, &demands) };
+        let shares = self.shares(end, &load);
         let entities = spec
             .entity
             .iter()
             .enumerate()
             .map(|(i, e)| {
-                let c = demands[i].chain;
-                let sum: f64 = demands.iter().filter(|d| d.chain == c).map(|d| d.weight).sum();
-                let weight = e.weight / sum;
+                let c = self.policy.chain_of(i);
                 let got = gbps(self.entities[i].bytes);
-                let fair = weight * gbps(self.chains[c].app_bytes);
+                let (weight, fair, ideal) = shares[i];
+                let fair = fair * 8.0 / 1e9;
                 let lat = &self.entities[i].latencies;
                 EntitySummary {
                     name: e.name.clone(),
@@ -137,7 +131,7 @@ impl Yama {
                     gbps: got,
                     fair_gbps: fair,
                     fraction_of_fair: if fair > 0.0 { got / fair } else { 0.0 },
-                    ideal_gbps: if spec.chain[c].is_nic_rdma() { None } else { Some(ideal.get(i).copied().unwrap_or(0.0) * 8.0 / 1e9) },
+                    ideal_gbps: if spec.chain[c].is_nic_rdma() { None } else { Some(ideal * 8.0 / 1e9) },
                     mops: self.entities[i].ops as f64 / window / 1e6,
                     latency_p50_us: crate::output::summary::percentile(lat, 0.5) / 1e6,
                     latency_p99_us: crate::output::summary::percentile(lat, 0.99) / 1e6,
@@ -188,6 +182,51 @@ impl Yama {
             op_errors: self.op_errors,
             ring_drops: self.ring_drops,
         })
+    }
+
+    /// Each entity's share over the measurement window, averaged over the pieces of it in which
+    /// the same entities are on (between `start` and `stop`): its weight normalized over its
+    /// chain's entities that are on; its fair share of what its chain got (weighted max-min of
+    /// the chain's mean throughput, an open-loop entity asking no more than its `load`); and
+    /// its ideal share (weighted max-min over the engines' nominal capacities, `load` the
+    /// chain's engine time per byte; entities on a NIC's own RDMA engine take no part). Rates
+    /// in bytes per second.
+    fn shares(&self, end: Time, load: &[Vec<f64>]) -> Vec<(f64, f64, f64)> {
+        let spec = self.spec.as_ref().expect("spec");
+        let from = spec.warmup.min(end);
+        let window = (end.0 - from.0).max(1) as f64;
+        let mut cuts: Vec<Time> = spec.entity.iter().flat_map(|e| [Some(e.start), e.stop]).flatten().filter(|t| *t > from && *t < end).collect();
+        cuts.extend([from, end]);
+        cuts.sort_unstable();
+        cuts.dedup();
+        let chain_rate: Vec<f64> = self.chains.iter().map(|c| c.app_bytes as f64 / (window / 1e12)).collect();
+        let mut out = vec![(0.0, 0.0, 0.0); spec.entity.len()];
+        for piece in cuts.windows(2) {
+            let (a, b) = (piece[0], piece[1]);
+            let part = (b.0 - a.0) as f64 / window;
+            let on = |e: &super::spec::EntitySpec| e.start <= a && e.stop.is_none_or(|s| s >= b);
+            let demand = |e: &super::spec::EntitySpec| if !on(e) { 0.0 } else { e.load.map_or(f64::INFINITY, |l| l.0 as f64 / 8.0) };
+            let ask: Vec<::yama::Demand> = spec.entity.iter().enumerate().map(|(i, e)| ::yama::Demand { weight: e.weight, chain: self.policy.chain_of(i), demand: demand(e) }).collect();
+            for (c, &rate) in chain_rate.iter().enumerate() {
+                let mine: Vec<usize> = (0..ask.len()).filter(|&i| ask[i].chain == c).collect();
+                let sum: f64 = mine.iter().filter(|&&i| on(&spec.entity[i])).map(|&i| ask[i].weight).sum();
+                let local: Vec<::yama::Demand> = mine.iter().map(|&i| ::yama::Demand { chain: 0, ..ask[i] }).collect();
+                let fair = if rate > 0.0 { ::yama::ideal_shares_by_load(&[vec![1.0 / rate]], &local) } else { vec![0.0; mine.len()] };
+                for (k, &i) in mine.iter().enumerate() {
+                    if on(&spec.entity[i]) {
+                        out[i].0 += part * ask[i].weight / sum;
+                    }
+                    out[i].1 += part * fair[k];
+                }
+            }
+            if !load.is_empty() {
+                let ask: Vec<::yama::Demand> = ask.iter().map(|d| if spec.chain[d.chain].is_nic_rdma() { ::yama::Demand { demand: 0.0, ..*d } } else { *d }).collect();
+                for (i, x) in ::yama::ideal_shares_by_load(load, &ask).into_iter().enumerate() {
+                    out[i].2 += part * x;
+                }
+            }
+        }
+        out
     }
 
     /// For each join or leave, µs until every active entity of every chain is within the
