@@ -199,6 +199,11 @@ fn a_sprayed_read_is_ordered_at_the_requester_and_nothing_is_resent() {
         let o = read.ordering.as_ref().unwrap();
         let requester = &o.per_nic.iter().find(|n| n.name == "host 0").expect("the requester receives").counters;
         assert!(requester.sacks > 500 && requester.nacks == 0, "{layer}: {requester:?}");
+        // Each response counted once; the responder's one packet is the request (the 999 PSNs
+        // after its first are passed, not counted).
+        assert_eq!(requester.in_order + requester.sacks, 1000, "{layer}: {requester:?}");
+        let responder = &o.per_nic.iter().find(|n| n.name == "host 1").expect("the responder receives").counters;
+        assert_eq!((responder.in_order, responder.sacks), (1, 0), "{layer}: {responder:?}");
     }
 }
 

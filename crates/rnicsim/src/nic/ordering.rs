@@ -258,6 +258,25 @@ impl NicOrdering {
     /// the sender's last-packet bit, `placeable` whether it could be placed out of order (a WRITE
     /// with its access check passed, a SEND with its receive WQE posted, any READ response).
     pub fn arrive(&mut self, now: Time, qp: &mut Qp, stream: Stream, psn: u64, last: bool, placeable: bool) -> Verdict {
+        let verdict = self.take(now, qp, stream, psn, last, placeable);
+        match verdict {
+            Verdict::InOrder { .. } => self.counters.in_order += 1,
+            Verdict::Tracked => self.counters.sacks += 1,
+            Verdict::Duplicate => self.counters.duplicates += 1,
+            Verdict::Refused => self.counters.nacks += 1,
+        }
+        verdict
+    }
+
+    /// Moves `qp`'s request stream past `psn`, its expected PSN, which no packet carries (a PSN
+    /// after the first of a READ request): the layer's state moves as for an in-order packet,
+    /// and nothing is counted. Returns the new expected PSN.
+    pub fn pass(&mut self, now: Time, qp: &mut Qp, psn: u64, last: bool) -> u64 {
+        let Verdict::InOrder { next } = self.take(now, qp, Stream::Requests, psn, last, true) else { unreachable!("the expected PSN is in order") };
+        next
+    }
+
+    fn take(&mut self, now: Time, qp: &mut Qp, stream: Stream, psn: u64, last: bool, placeable: bool) -> Verdict {
         self.account(now);
         let (expected, dba, ooo) = match stream {
             Stream::Requests => (qp.epsn, &mut qp.dba, &mut qp.ooo),
@@ -292,12 +311,6 @@ impl NicOrdering {
                 Verdict::Tracked
             }
         };
-        match verdict {
-            Verdict::InOrder { .. } => self.counters.in_order += 1,
-            Verdict::Tracked => self.counters.sacks += 1,
-            Verdict::Duplicate => self.counters.duplicates += 1,
-            Verdict::Refused => self.counters.nacks += 1,
-        }
         self.note_peak();
         verdict
     }

@@ -184,7 +184,7 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
                 // The request takes `npkts` PSNs: each moves the ordering layer on in turn.
                 for p in psn..psn + npkts {
                     if ctx.qps.get(q).epsn == p {
-                        advance_in_order(ctx, q, p, pkt.roce.last && p + 1 == psn + npkts, now);
+                        advance_in_order(ctx, q, p, pkt.roce.last && p + 1 == psn + npkts, now, p == psn);
                     }
                 }
                 nak_refused_hole(ctx, q, pkt, id);
@@ -198,7 +198,7 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
     }
     let qp = ctx.qps.get_mut(q);
     if ctx.nics[qp.host as usize].ordering.is_some() {
-        advance_in_order(ctx, q, psn, pkt.roce.last, placed_at);
+        advance_in_order(ctx, q, psn, pkt.roce.last, placed_at, true);
     } else {
         qp.epsn = psn + 1;
         ctx.spec.recovery.on_in_order(qp);
@@ -352,16 +352,24 @@ fn nak_refused_hole(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) -> bool {
 /// The expected packet `psn` arrived on a NIC with an ordering layer (its payload in memory at
 /// `placed`): the layer moves the expected PSN past it and past every packet it had tracked
 /// beyond, and messages whose last packet came early are now whole in order (§3.5.2), no
-/// sooner than this packet is placed.
-fn advance_in_order(ctx: &mut Ctx, q: u32, psn: u64, last: bool, placed: Time) {
+/// sooner than this packet is placed. `packet`: a packet carries `psn` (not so for a READ
+/// request's PSNs after its first, which the layer passes without counting).
+fn advance_in_order(ctx: &mut Ctx, q: u32, psn: u64, last: bool, placed: Time, packet: bool) {
     use crate::nic::ordering::{Stream, Verdict};
     let now = ctx.now;
     let qp = ctx.qps.get_mut(q);
     let h = qp.host as usize;
     let ordering = ctx.nics[h].ordering.as_mut().expect("checked by the caller");
     let mut step = (psn, last);
+    let mut packet = packet;
     loop {
-        let Verdict::InOrder { next } = ordering.arrive(now, qp, Stream::Requests, step.0, step.1, true) else { unreachable!("the expected PSN is in order") };
+        let next = if packet {
+            let Verdict::InOrder { next } = ordering.arrive(now, qp, Stream::Requests, step.0, step.1, true) else { unreachable!("the expected PSN is in order") };
+            next
+        } else {
+            ordering.pass(now, qp, step.0, step.1)
+        };
+        packet = false;
         qp.epsn = next;
         // READ requests taken early that the layer has now passed are done with; one it has
         // reached but not passed takes PSNs no packet carries, which are stepped over in order.
