@@ -1,6 +1,7 @@
 //! The receiver ordering layer (`[nic.ordering]`, Eunomia §3): sprayed WRITEs that go-back-N
 //! cannot use, the static bitmap's memory against its formula, refusals when the memory
-//! controller is full, the held last WRITE packet's round trip, bad keys, and the shipped Fig. 9.
+//! controller is full, the held last WRITE packet's round trip, sprayed READs (responses and
+//! requests out of order, READs beside SENDs on one queue pair), bad keys, and the shipped Fig. 9.
 
 use rnicsim::output::Summary;
 use rnicsim::scenario::LoadedScenario;
@@ -220,6 +221,47 @@ fn read_responses_refused_while_a_reissued_read_is_out_are_asked_for_again_witho
     assert!(o.total.nacks > 0, "the memory is full at times: {:?}", o.total);
     assert_eq!((s.rdma.flows_completed, s.rdma.timeouts), (8, 0), "{:?}", s.rdma);
     assert!(s.rdma.fct_p99_us < 1000.0, "{:?}", s.rdma);
+}
+
+#[test]
+fn nvme_writes_whose_data_the_target_reads_over_sprayed_paths_need_no_resend() {
+    // NVMe-oF 64 KiB writes: the target pulls each write's data with a READ and answers with a
+    // SEND on the same queue pair, so READ responses and the PSNs of SENDs interleave in the
+    // requester's stream. Every switch sprays packets over 4 spines. Before READs went through
+    // the ordering layer this ran at 7.3 and 12.2 Gbps with 5,692 packets resent; now 82 and
+    // 57 Gbps (ECMP: 79 and 50), nothing resent.
+    let toml = r#"
+        duration = "2ms"
+        [topology.leaf_spine]
+        leaves = 2
+        spines = 4
+        hosts_per_leaf = 2
+        [switch]
+        load_balancer = "spray"
+        [nic]
+        mtu = 1000
+        [nic.ordering]
+        [[nvmf]]
+        name = "deep"
+        initiator = 0
+        target = 2
+        io = "64KiB"
+        depth = 16
+        warmup = "500us"
+        [[nvmf]]
+        name = "shallow"
+        initiator = 1
+        target = 3
+        io = "64KiB"
+        depth = 4
+        warmup = "500us"
+    "#;
+    let s = run(toml);
+    let o = s.ordering.as_ref().unwrap();
+    assert!(o.total.sacks > 0, "the spines reorder: {:?}", o.total);
+    assert_eq!((s.rdma.retransmits, s.rdma.timeouts, o.total.nacks), (0, 0, 0), "{:?}", s.rdma);
+    let gbps = |name: &str| s.nvmf.iter().find(|n| n.name == name).unwrap().gbps;
+    assert!(gbps("deep") > 70.0 && gbps("shallow") > 45.0, "{} {}", gbps("deep"), gbps("shallow"));
 }
 
 #[test]
