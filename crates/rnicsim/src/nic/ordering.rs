@@ -317,9 +317,10 @@ impl NicOrdering {
 
     /// Moves `qp`'s READ-response stream on to `to` over PSNs that have no response (those of
     /// WRITEs and SENDs between READs), as if each had arrived in order; nothing is counted.
-    pub fn skip_responses(&mut self, now: Time, qp: &mut Qp, to: u64) {
+    /// Returns the stream's expected PSN, past `to` when responses just after it were tracked.
+    pub fn skip_responses(&mut self, now: Time, qp: &mut Qp, to: u64) -> u64 {
         if qp.rsp.epsn >= to {
-            return;
+            return qp.rsp.epsn;
         }
         self.account(now);
         let r = &mut qp.rsp;
@@ -335,9 +336,10 @@ impl NicOrdering {
             }
             None => {
                 r.ooo.advance_to(to);
-                r.epsn = to;
+                r.epsn = r.ooo.advance_over_set();
             }
         }
+        r.epsn
     }
 
     /// The counters, with the time averages taken up to `end`.

@@ -85,12 +85,16 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         return None;
     }
     // READ responses first, then resends, then new data.
+    let answering = qp.reads.len();
     let (hdr, psn, retransmit) = if let Some(job) = qp.reads.front_mut() {
         let idx = job.next;
         let payload = payload_at(job.len, mtu, idx);
         let op = opcode_at(Family::ReadResponse, idx, job.npkts, false);
         let off = idx * mtu;
-        let hdr = RoceHeader { opcode: op, payload, va: job.va + off as u64, offset: off, dma_len: job.len as u32, msn: qp.msn, ..Default::default() };
+        // The last response of the last READ being answered carries the last-packet bit, as a
+        // WRITE's last packet does when nothing follows it (an ordering layer frees the bitmap).
+        let last = idx + 1 == job.npkts && answering == 1;
+        let hdr = RoceHeader { opcode: op, payload, va: job.va + off as u64, offset: off, dma_len: job.len as u32, msn: qp.msn, last, ..Default::default() };
         let psn = job.first_psn + idx as u64;
         job.next += 1;
         if job.next == job.npkts {
@@ -98,7 +102,7 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         }
         (hdr, psn, false)
     } else {
-        let (psn, retransmit) = match qp.resend.pop_front() {
+        let (psn, retransmit) = match next_resend(qp) {
             Some(psn) => (psn, true),
             None => (qp.snd_nxt, qp.snd_nxt < qp.tx_high),
         };
@@ -232,6 +236,23 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
 /// the last packet of a multi-packet WRITE leaves only once every earlier packet is
 /// acknowledged in order, so it cannot reach the receiver's memory before them (Eunomia
 /// §3.5.2).
+/// The next PSN to resend. A READ's PSN stands for the whole READ: it asks again from its
+/// first missing response (those before it are in), once for all the READ's PSNs queued, and
+/// not at all once every response is in.
+fn next_resend(qp: &mut crate::nic::qp::Qp) -> Option<u64> {
+    while let Some(psn) = qp.resend.pop_front() {
+        let Some(e) = qp.entry_of(psn).map(|i| qp.sq[i]) else { return Some(psn) };
+        if !e.is_read() {
+            return Some(psn);
+        }
+        qp.resend.retain(|&p| p < e.first_psn || p >= e.end_psn());
+        if e.read_next < e.npkts {
+            return Some(psn.max(e.first_psn + e.read_next as u64));
+        }
+    }
+    None
+}
+
 pub(super) fn hold_last_write(spec: &crate::nic::NicSpec, qp: &crate::nic::qp::Qp, e: &SqEntry, psn: u64) -> bool {
     spec.ordering.is_some_and(|o| o.hold_last_write) && e.family() == Family::Write && e.npkts > 1 && psn + 1 == e.end_psn() && qp.snd_una < psn
 }
@@ -427,14 +448,15 @@ pub fn on_read_response(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
 fn read_response_ordered(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     use crate::nic::ordering::{Stream, Verdict};
     let now = ctx.now;
+    settle_responses(ctx, q);
     let qp = ctx.qps.get_mut(q);
     let Some(expected) = qp.pending_read().map(|r| r.first_psn + r.read_next as u64) else { return };
     if pkt.seq < expected {
         return;
     }
+    debug_assert_eq!(qp.rsp.epsn, expected, "settled: the stream expects the oldest missing response");
     let h = qp.host as usize;
     let ordering = ctx.nics[h].ordering.as_mut().expect("checked by the caller");
-    ordering.skip_responses(now, qp, expected);
     match ordering.arrive(now, qp, Stream::Responses, pkt.seq, pkt.roce.last, true) {
         Verdict::Duplicate => {}
         Verdict::Refused => {
@@ -456,6 +478,7 @@ fn read_response_ordered(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
             let addr = read_response_addr(ctx, q, pkt.seq);
             super::responder::place(ctx, q, pkt, id, addr);
             read_responses_arrived(ctx, q, expected, next);
+            settle_responses(ctx, q);
             // Responses refused while the re-issue was out, now at the gap: re-issue again,
             // unless this response was sent after all of them (then the answer that covers them
             // is under way). The responder's `nak_refused_hole` reasons the same way.
@@ -469,6 +492,22 @@ fn read_response_ordered(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
                 }
             }
         }
+    }
+}
+
+/// Moves `q`'s response stream on to the oldest missing response, over PSNs that have none
+/// (WRITEs and SENDs between READs); responses the layer had tracked just past them are in
+/// memory, and their READs move on.
+fn settle_responses(ctx: &mut Ctx, q: u32) {
+    loop {
+        let qp = ctx.qps.get_mut(q);
+        let Some(gap) = qp.pending_read().map(|r| r.first_psn + r.read_next as u64) else { return };
+        let h = qp.host as usize;
+        let head = ctx.nics[h].ordering.as_mut().expect("an ordering layer").skip_responses(ctx.now, qp, gap);
+        if head <= gap {
+            return;
+        }
+        read_responses_arrived(ctx, q, gap, head);
     }
 }
 
@@ -489,12 +528,13 @@ fn read_response_addr(ctx: &Ctx, q: u32, psn: u64) -> u64 {
     e.wr.local_addr + (psn - e.first_psn) * ctx.spec.mtu as u64
 }
 
-/// Every READ response with a PSN in `from..to` is in memory: the READs they belong to move on
-/// and, as in-order responses do, acknowledge every PSN up to the last of them.
+/// Every READ response with a PSN in `from..to` is in memory: the READs they belong to move on.
+/// They acknowledge the READs' PSNs that follow on from the oldest unacknowledged PSN, but not
+/// a WRITE or SEND before them: with an ordering layer the responder answers a READ that
+/// overtook them, so a response no longer says they arrived (their ACK does).
 fn read_responses_arrived(ctx: &mut Ctx, q: u32, from: u64, to: u64) {
     let mtu = ctx.spec.mtu;
     let qp = ctx.qps.get_mut(q);
-    let mut upto = qp.snd_una;
     let mut payload = 0;
     for e in qp.sq.iter_mut().filter(|e| e.is_read() && e.first_psn < to && e.end_psn() > from) {
         let reached = (to - e.first_psn).min(e.npkts as u64) as u32;
@@ -502,9 +542,21 @@ fn read_responses_arrived(ctx: &mut Ctx, q: u32, from: u64, to: u64) {
             payload += payload_at(e.wr.len, mtu, idx) as u64;
         }
         e.read_next = e.read_next.max(reached);
-        upto = upto.max(e.first_psn + reached as u64);
     }
     qp.payload_acked += payload;
+    let mut upto = qp.snd_una;
+    for e in qp.sq.iter() {
+        if e.end_psn() <= upto {
+            continue;
+        }
+        if e.first_psn > upto || !e.is_read() {
+            break;
+        }
+        upto = upto.max(e.first_psn + e.read_next as u64);
+        if e.read_next < e.npkts {
+            break;
+        }
+    }
     let newly = upto.saturating_sub(qp.snd_una);
     if newly > 0 {
         qp.payload_acked += qp.payload_between(qp.snd_una, upto, mtu);

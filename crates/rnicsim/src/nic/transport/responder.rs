@@ -279,6 +279,12 @@ fn read_out_of_order(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     let placeable = ctx.nics[h].memory.check_remote(pkt.roce.rkey, pkt.roce.va, pkt.roce.dma_len as u64, Access::REMOTE_READ);
     let qp = ctx.qps.get_mut(q);
     let expected = qp.epsn;
+    if placeable && qp.held_reads.iter().any(|r| r.first <= pkt.seq && pkt.seq < r.end) {
+        // The rest of a READ taken early, asked for again: answer it again; its PSNs are held.
+        start_read(ctx, q, pkt);
+        ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, pkt, Some(id));
+        return;
+    }
     let ordering = ctx.nics[h].ordering.as_mut().expect("checked by the caller");
     let npkts = packets_for(pkt.roce.dma_len as u64, ctx.spec.mtu) as u64;
     match ordering.arrive(ctx.now, qp, Stream::Requests, pkt.seq, pkt.roce.last && npkts == 1, placeable) {

@@ -480,3 +480,92 @@ fn with_an_ordering_layer_a_send_ahead_of_its_receive_wqe_is_refused_and_resent(
     assert_eq!(p.nics[1].cq.pop_front().map(|c| c.wr_id), Some(9));
     assert!(p.nics[1].cq.is_empty());
 }
+
+/// A pair whose NICs have the Eunomia ordering layer (defaults, no hold of the last WRITE
+/// packet) and go-back-N.
+fn eunomia_pair() -> Pair {
+    let mut p = Pair::new(Recovery::GoBackN);
+    let o = crate::nic::ordering::OrderingSpec { hold_last_write: false, ..toml::from_str("").unwrap() };
+    p.spec.ordering = Some(o);
+    for n in &mut p.nics {
+        n.ordering = Some(crate::nic::ordering::NicOrdering::new(&o));
+    }
+    p
+}
+
+/// Delivers every packet queue pair 1 (the responder) can send to host 0; returns their PSNs.
+fn answer(p: &mut Pair) -> Vec<u64> {
+    let mut psns = Vec::new();
+    while let Some(id) = p.send(1) {
+        psns.push(p.pool.get(id).seq);
+        p.deliver(0, id);
+    }
+    psns
+}
+
+/// Delivers the control packets (ACKs) the last calls queued at host 1 to host 0.
+fn deliver_acks(p: &mut Pair) {
+    for id in p.control() {
+        p.deliver(0, id);
+    }
+}
+
+#[test]
+fn with_an_ordering_layer_a_read_answered_before_the_write_ahead_of_it_does_not_acknowledge_the_write() {
+    // WRITE (PSN 0) then READ (PSN 1); the READ request overtakes the WRITE and is answered at
+    // once. Its response says nothing of the WRITE: the WRITE completes only on its own ACK
+    // (before, the response acknowledged PSN 0 and the WRITE completed with its data nowhere).
+    let mut p = eunomia_pair();
+    let data: Vec<u8> = (0..1000u32).map(|i| (i * 5 + 1) as u8).collect();
+    p.nics[1].memory.write(1 << 16, &data);
+    p.write(1000, Verb::Write);
+    p.write(1000, Verb::Read);
+    let (w, r) = (p.send(0).unwrap(), p.send(0).unwrap());
+    assert_eq!((p.pool.get(w).seq, p.pool.get(r).seq), (0, 1));
+    p.deliver(1, r);
+    p.out.actions.clear();
+    assert_eq!(answer(&mut p), vec![1], "the READ is answered ahead of the WRITE");
+    assert!(p.nics[0].cq.is_empty(), "nothing completes while the WRITE is unacknowledged");
+    assert_eq!(p.qps.get(0).snd_una, 0);
+    p.deliver(1, w);
+    deliver_acks(&mut p);
+    let c: Vec<_> = p.nics[0].cq.drain(..).map(|c| (c.kind, c.status)).collect();
+    assert_eq!(c, vec![(CompletionKind::Write, Status::Success), (CompletionKind::Read, Status::Success)]);
+    assert_eq!(p.nics[0].memory.slice(0, 1000), &data[..]);
+    assert_eq!(p.qps.get(1).msn, 2, "the held READ counts once when the WRITE passes it");
+}
+
+#[test]
+fn with_an_ordering_layer_a_read_response_tracked_beyond_a_write_completes_its_read() {
+    // READ A (PSN 0), WRITE W (PSN 1), READ B (PSN 2). B's request and response overtake
+    // everything; then A, W and A's response come in order. A's response moves the stream to
+    // W's PSN, which has no response: the layer passes it and B's tracked response, and B
+    // completes with no timeout (before, B waited for one, and its resent response was taken
+    // for a duplicate of itself).
+    let mut p = eunomia_pair();
+    let data: Vec<u8> = (0..1000u32).map(|i| (i * 9 + 2) as u8).collect();
+    p.nics[1].memory.write(1 << 16, &data);
+    p.write(1000, Verb::Read);
+    p.write(1000, Verb::Write);
+    p.write(1000, Verb::Read);
+    let ids: Vec<PacketId> = std::iter::from_fn(|| p.send(0)).collect();
+    assert_eq!(ids.iter().map(|&i| p.pool.get(i).seq).collect::<Vec<_>>(), vec![0, 1, 2]);
+    p.deliver(1, ids[2]);
+    p.out.actions.clear();
+    assert_eq!(answer(&mut p), vec![2]);
+    assert!(p.nics[0].cq.is_empty());
+    p.deliver(1, ids[0]);
+    p.deliver(1, ids[1]);
+    let acks = p.control();
+    assert_eq!(answer(&mut p), vec![0]);
+    let c: Vec<_> = p.nics[0].cq.drain(..).map(|c| c.kind).collect();
+    assert_eq!(c, vec![CompletionKind::Read], "A completes; B waits for the WRITE's ACK, not for a resend");
+    for id in acks {
+        p.deliver(0, id);
+    }
+    let c: Vec<_> = p.nics[0].cq.drain(..).map(|c| (c.kind, c.status)).collect();
+    assert_eq!(c, vec![(CompletionKind::Write, Status::Success), (CompletionKind::Read, Status::Success)]);
+    let qp = p.qps.get(0);
+    assert_eq!((qp.snd_una, qp.rto_at, qp.rsp.epsn), (3, Time::MAX, 3));
+    assert_eq!(p.nics[0].ordering.as_ref().unwrap().bytes().0, 0, "the last response's bit freed the bitmap");
+}
