@@ -157,6 +157,12 @@ impl PsnBitmap {
     }
 }
 
+/// Adds a refused packet (PSN and send time) to a remembered span of refusals: lowest and
+/// highest PSN, latest send time.
+pub fn note_refusal(span: &mut Option<(u64, u64, Time)>, psn: u64, ts: Time) {
+    *span = Some(span.map_or((psn, psn, ts), |(lo, hi, t)| (lo.min(psn), hi.max(psn), t.max(ts))));
+}
+
 /// A requester's ordering state for the READ responses it receives (with `[nic.ordering]`).
 #[derive(Clone, Debug)]
 pub struct ResponseOrder {

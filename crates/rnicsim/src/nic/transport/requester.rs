@@ -464,8 +464,7 @@ fn read_response_ordered(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
                 reissue_read(ctx, q, expected);
             } else {
                 // A re-issue for this gap is out, and this response may be part of its answer.
-                let (p, ts) = (pkt.seq, pkt.roce.ts);
-                qp.rsp.refused_quiet = Some(qp.rsp.refused_quiet.map_or((p, p, ts), |(lo, hi, t)| (lo.min(p), hi.max(p), t.max(ts))));
+                crate::nic::qp::note_refusal(&mut qp.rsp.refused_quiet, pkt.seq, pkt.roce.ts);
             }
         }
         Verdict::Tracked => {

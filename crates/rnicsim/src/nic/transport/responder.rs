@@ -252,19 +252,20 @@ fn out_of_order_layer(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: Packe
             ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, pkt, Some(id));
         }
         Verdict::Duplicate => ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, pkt, Some(id)),
-        Verdict::Refused => {
-            let qp = ctx.qps.get_mut(q);
-            if !qp.nak_sent {
-                nak_refused(ctx, q, pkt, id);
-            } else {
-                // A NACK for the expected PSN is out already. The sender's answer to it resends
-                // from there, but this packet may be that answer: remember it (see
-                // [`nak_refused_hole`]).
-                let (p, ts) = (pkt.seq, pkt.roce.ts);
-                qp.refused_quiet = Some(qp.refused_quiet.map_or((p, p, ts), |(lo, hi, t)| (lo.min(p), hi.max(p), t.max(ts))));
-            }
-        }
+        Verdict::Refused => refused(ctx, q, pkt, id),
         Verdict::InOrder { .. } => unreachable!("the packet is ahead of the expected PSN"),
+    }
+}
+
+/// The layer refused packet `pkt`: NACK it, or, if a NACK for the expected PSN is out already,
+/// remember it. The sender's answer to that NACK resends from there, but this packet may be
+/// that answer (see [`nak_refused_hole`]).
+fn refused(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
+    let qp = ctx.qps.get_mut(q);
+    if !qp.nak_sent {
+        nak_refused(ctx, q, pkt, id);
+    } else {
+        crate::nic::qp::note_refusal(&mut qp.refused_quiet, pkt.seq, pkt.roce.ts);
     }
 }
 
@@ -301,14 +302,7 @@ fn read_out_of_order(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
             start_read(ctx, q, pkt);
             ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, pkt, Some(id));
         }
-        Verdict::Refused => {
-            if !qp.nak_sent {
-                nak_refused(ctx, q, pkt, id);
-            } else {
-                let (p, ts) = (pkt.seq, pkt.roce.ts);
-                qp.refused_quiet = Some(qp.refused_quiet.map_or((p, p, ts), |(lo, hi, t)| (lo.min(p), hi.max(p), t.max(ts))));
-            }
-        }
+        Verdict::Refused => refused(ctx, q, pkt, id),
         Verdict::InOrder { .. } => unreachable!("the packet is ahead of the expected PSN"),
     }
 }
