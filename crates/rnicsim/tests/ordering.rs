@@ -13,13 +13,12 @@ fn run(toml: &str) -> Summary {
     common::run_summary(&LoadedScenario::from_str(toml, "ordering.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "ordering")
 }
 
-/// Host 2 (second leaf) WRITEs 64 KB messages to host 0 over 4 queue pairs, and host 3 to host
-/// 1; every switch sprays packets over 4 spines. `nic` is appended to the `[nic]` table, `rest`
-/// to the file.
-fn sprayed_text(nic: &str, rest: &str) -> String {
+/// Two leaves of two hosts under 4 spines, every switch spraying packets over the spines, for
+/// `duration`; `nic` is appended to the `[nic]` table, `apps` to the file.
+fn spray_fabric(duration: &str, nic: &str, apps: &str) -> String {
     format!(
         r#"
-        duration = "300us"
+        duration = "{duration}"
         [topology.leaf_spine]
         leaves = 2
         spines = 4
@@ -29,23 +28,16 @@ fn sprayed_text(nic: &str, rest: &str) -> String {
         [nic]
         mtu = 1000
         {nic}
-        [[perftest]]
-        test = "write_bw"
-        client = 2
-        server = 0
-        message = "64KB"
-        qps = 4
-        depth = 2
-        [[perftest]]
-        test = "write_bw"
-        client = 3
-        server = 1
-        message = "64KB"
-        qps = 4
-        depth = 2
-        {rest}
+        {apps}
     "#
     )
+}
+
+/// Host 2 (second leaf) WRITEs 64 KB messages to host 0 over 4 queue pairs, and host 3 to host
+/// 1, over [`spray_fabric`]; `rest` is appended to the file.
+fn sprayed_text(nic: &str, rest: &str) -> String {
+    let perftest = |client: u32, server: u32| format!("[[perftest]]\ntest = \"write_bw\"\nclient = {client}\nserver = {server}\nmessage = \"64KB\"\nqps = 4\ndepth = 2\n");
+    spray_fabric("300us", nic, &(perftest(2, 0) + &perftest(3, 1) + rest))
 }
 
 fn sprayed(nic: &str) -> Summary {
@@ -228,35 +220,11 @@ fn nvme_writes_whose_data_the_target_reads_over_sprayed_paths_need_no_resend() {
     // NVMe-oF 64 KiB writes: the target pulls each write's data with a READ and answers with a
     // SEND on the same queue pair, so READ responses and the PSNs of SENDs interleave in the
     // requester's stream. Every switch sprays packets over 4 spines. Before READs went through
-    // the ordering layer this ran at 7.3 and 12.2 Gbps with 5,692 packets resent; now 82 and
-    // 57 Gbps (ECMP: 79 and 50), nothing resent.
-    let toml = r#"
-        duration = "2ms"
-        [topology.leaf_spine]
-        leaves = 2
-        spines = 4
-        hosts_per_leaf = 2
-        [switch]
-        load_balancer = "spray"
-        [nic]
-        mtu = 1000
-        [nic.ordering]
-        [[nvmf]]
-        name = "deep"
-        initiator = 0
-        target = 2
-        io = "64KiB"
-        depth = 16
-        warmup = "500us"
-        [[nvmf]]
-        name = "shallow"
-        initiator = 1
-        target = 3
-        io = "64KiB"
-        depth = 4
-        warmup = "500us"
-    "#;
-    let s = run(toml);
+    // the ordering layer this ran at 7.3 and 12.2 Gbps with 5,692 packets resent; now 81 and
+    // 54 Gbps (ECMP: 79 and 50), nothing resent.
+    let tenant = |name: &str, initiator: u32, target: u32, depth: u32| format!("[[nvmf]]\nname = \"{name}\"\ninitiator = {initiator}\ntarget = {target}\nio = \"64KiB\"\ndepth = {depth}\nwarmup = \"500us\"\n");
+    let toml = spray_fabric("2ms", "[nic.ordering]", &(tenant("deep", 0, 2, 16) + &tenant("shallow", 1, 3, 4)));
+    let s = run(&toml);
     let o = s.ordering.as_ref().unwrap();
     assert!(o.total.sacks > 0, "the spines reorder: {:?}", o.total);
     assert_eq!((s.rdma.retransmits, s.rdma.timeouts, o.total.nacks), (0, 0, 0), "{:?}", s.rdma);
