@@ -276,6 +276,8 @@ impl NicOrdering {
         next
     }
 
+    /// What the layer does with packet `psn` of `qp`'s `stream`, its state moved accordingly;
+    /// [`Self::arrive`] counts it, [`Self::pass`] does not.
     fn take(&mut self, now: Time, qp: &mut Qp, stream: Stream, psn: u64, last: bool, placeable: bool) -> Verdict {
         self.account(now);
         let (expected, dba, ooo) = match stream {

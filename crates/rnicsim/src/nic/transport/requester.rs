@@ -232,10 +232,6 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
     Some((id, end))
 }
 
-/// Whether packet `psn` of WRITE `e` must wait: with an ordering layer's `hold_last_write`,
-/// the last packet of a multi-packet WRITE leaves only once every earlier packet is
-/// acknowledged in order, so it cannot reach the receiver's memory before them (Eunomia
-/// §3.5.2).
 /// The next PSN to resend. A READ's PSN stands for the whole READ: it asks again from its
 /// first missing response (those before it are in), once for all the READ's PSNs queued, and
 /// not at all once every response is in.
@@ -253,6 +249,10 @@ fn next_resend(qp: &mut crate::nic::qp::Qp) -> Option<u64> {
     None
 }
 
+/// Whether packet `psn` of WRITE `e` must wait: with an ordering layer's `hold_last_write`,
+/// the last packet of a multi-packet WRITE leaves only once every earlier packet is
+/// acknowledged in order, so it cannot reach the receiver's memory before them (Eunomia
+/// §3.5.2).
 pub(super) fn hold_last_write(spec: &crate::nic::NicSpec, qp: &crate::nic::qp::Qp, e: &SqEntry, psn: u64) -> bool {
     spec.ordering.is_some_and(|o| o.hold_last_write) && e.family() == Family::Write && e.npkts > 1 && psn + 1 == e.end_psn() && qp.snd_una < psn
 }
