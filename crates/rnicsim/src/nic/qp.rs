@@ -163,6 +163,22 @@ pub fn note_refusal(span: &mut Option<(u64, u64, Time)>, psn: u64, ts: Time) {
     *span = Some(span.map_or((psn, psn, ts), |(lo, hi, t)| (lo.min(psn), hi.max(psn), t.max(ts))));
 }
 
+/// After a packet sent at `ts` moved the expected PSN to `expected`: whether the remembered
+/// refusals now leave a hole there that only asking again fills. Not yet while `expected` is
+/// below them; never (and they are forgotten) once it is past them, or when that packet was
+/// sent after all of them (an answer that started before them is under way and covers them).
+pub fn refusal_hole_due(span: &mut Option<(u64, u64, Time)>, expected: u64, ts: Time) -> bool {
+    let Some((lo, hi, latest)) = *span else { return false };
+    if expected < lo {
+        return false;
+    }
+    if expected > hi || latest <= ts {
+        *span = None;
+        return false;
+    }
+    true
+}
+
 /// A requester's ordering state for the READ responses it receives (with `[nic.ordering]`).
 #[derive(Clone, Debug)]
 pub struct ResponseOrder {

@@ -478,17 +478,13 @@ fn read_response_ordered(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
             super::responder::place(ctx, q, pkt, id, addr);
             read_responses_arrived(ctx, q, expected, next);
             settle_responses(ctx, q);
-            // Responses refused while the re-issue was out, now at the gap: re-issue again,
-            // unless this response was sent after all of them (then the answer that covers them
-            // is under way). The responder's `nak_refused_hole` reasons the same way.
+            // Responses refused while the re-issue was out, now at the gap: re-issue again
+            // (the responder's `nak_refused_hole` reasons the same way).
             let qp = ctx.qps.get_mut(q);
-            if let Some((lo, hi, ts)) = qp.rsp.refused_quiet {
-                let gap = qp.pending_read().map(|r| r.first_psn + r.read_next as u64);
-                match gap {
-                    Some(g) if g < lo => {}
-                    Some(g) if g <= hi && ts > pkt.roce.ts => reissue_read(ctx, q, g),
-                    _ => qp.rsp.refused_quiet = None,
-                }
+            match qp.pending_read().map(|r| r.first_psn + r.read_next as u64) {
+                Some(gap) if crate::nic::qp::refusal_hole_due(&mut qp.rsp.refused_quiet, gap, pkt.roce.ts) => reissue_read(ctx, q, gap),
+                Some(_) => {}
+                None => qp.rsp.refused_quiet = None,
             }
         }
     }

@@ -280,31 +280,27 @@ fn read_out_of_order(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     let placeable = ctx.nics[h].memory.check_remote(pkt.roce.rkey, pkt.roce.va, pkt.roce.dma_len as u64, Access::REMOTE_READ);
     let qp = ctx.qps.get_mut(q);
     let expected = qp.epsn;
-    if placeable && qp.held_reads.iter().any(|r| r.first <= pkt.seq && pkt.seq < r.end) {
-        // The rest of a READ taken early, asked for again: answer it again; its PSNs are held.
-        start_read(ctx, q, pkt);
-        ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, pkt, Some(id));
-        return;
-    }
-    let ordering = ctx.nics[h].ordering.as_mut().expect("checked by the caller");
     let npkts = packets_for(pkt.roce.dma_len as u64, ctx.spec.mtu) as u64;
-    match ordering.arrive(ctx.now, qp, Stream::Requests, pkt.seq, pkt.roce.last && npkts == 1, placeable) {
+    // The rest of a READ taken early, asked for again, is a repeat: its PSNs are held already.
+    let verdict = if placeable && qp.held_reads.iter().any(|r| r.first <= pkt.seq && pkt.seq < r.end) {
+        Verdict::Duplicate
+    } else {
+        let ordering = ctx.nics[h].ordering.as_mut().expect("checked by the caller");
+        ordering.arrive(ctx.now, qp, Stream::Requests, pkt.seq, pkt.roce.last && npkts == 1, placeable)
+    };
+    match verdict {
+        Verdict::Refused => return refused(ctx, q, pkt, id),
         Verdict::Tracked => {
-            let end = pkt.seq + npkts;
-            let held = &mut qp.held_reads;
+            let held = &mut ctx.qps.get_mut(q).held_reads;
             let at = held.partition_point(|r| r.first < pkt.seq);
-            held.insert(at, HeldRead { first: pkt.seq, end, last: pkt.roce.last });
-            start_read(ctx, q, pkt);
-            ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, pkt, Some(id));
+            held.insert(at, HeldRead { first: pkt.seq, end: pkt.seq + npkts, last: pkt.roce.last });
         }
-        // The request again (the requester re-issued it): answer it again.
-        Verdict::Duplicate => {
-            start_read(ctx, q, pkt);
-            ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, pkt, Some(id));
-        }
-        Verdict::Refused => refused(ctx, q, pkt, id),
+        // The request again (the requester re-issued it): answered again.
+        Verdict::Duplicate => {}
         Verdict::InOrder { .. } => unreachable!("the packet is ahead of the expected PSN"),
     }
+    start_read(ctx, q, pkt);
+    ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, pkt, Some(id));
 }
 
 /// The layer refused a packet: NACK the expected PSN (everything below it is acknowledged; the
@@ -337,12 +333,7 @@ fn nak_refused(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
 /// times compared are both the sender's (`ts`), as a NIC timestamp would be.
 fn nak_refused_hole(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) -> bool {
     let qp = ctx.qps.get_mut(q);
-    let Some((lo, hi, ts)) = qp.refused_quiet else { return false };
-    if qp.epsn < lo {
-        return false;
-    }
-    if qp.epsn > hi || ts <= pkt.roce.ts {
-        qp.refused_quiet = None;
+    if !crate::nic::qp::refusal_hole_due(&mut qp.refused_quiet, qp.epsn, pkt.roce.ts) {
         return false;
     }
     nak_refused(ctx, q, pkt, id);
@@ -354,14 +345,13 @@ fn nak_refused_hole(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) -> bool {
 /// beyond, and messages whose last packet came early are now whole in order (§3.5.2), no
 /// sooner than this packet is placed. `packet`: a packet carries `psn` (not so for a READ
 /// request's PSNs after its first, which the layer passes without counting).
-fn advance_in_order(ctx: &mut Ctx, q: u32, psn: u64, last: bool, placed: Time, packet: bool) {
+fn advance_in_order(ctx: &mut Ctx, q: u32, psn: u64, last: bool, placed: Time, mut packet: bool) {
     use crate::nic::ordering::{Stream, Verdict};
     let now = ctx.now;
     let qp = ctx.qps.get_mut(q);
     let h = qp.host as usize;
     let ordering = ctx.nics[h].ordering.as_mut().expect("checked by the caller");
     let mut step = (psn, last);
-    let mut packet = packet;
     loop {
         let next = if packet {
             let Verdict::InOrder { next } = ordering.arrive(now, qp, Stream::Requests, step.0, step.1, true) else { unreachable!("the expected PSN is in order") };
