@@ -162,6 +162,13 @@ pub struct EntitySpec {
     pub baseline: Option<String>,
 }
 
+impl EntitySpec {
+    /// Whether it is on (between `start` and `stop`) for all of `from..to`.
+    pub fn on_between(&self, from: Time, to: Time) -> bool {
+        self.start <= from && self.stop.is_none_or(|stop| stop >= to)
+    }
+}
+
 /// The most queue pairs one entity may open.
 const MAX_QUEUES: u64 = 1 << 16;
 /// The most operations an entity may keep outstanding (over all its queue pairs).

@@ -204,7 +204,7 @@ impl Yama {
         for piece in cuts.windows(2) {
             let (a, b) = (piece[0], piece[1]);
             let part = (b.0 - a.0) as f64 / window;
-            let on = |e: &super::spec::EntitySpec| e.start <= a && e.stop.is_none_or(|s| s >= b);
+            let on = |e: &super::spec::EntitySpec| e.on_between(a, b);
             let demand = |e: &super::spec::EntitySpec| if !on(e) { 0.0 } else { e.load.map_or(f64::INFINITY, |l| l.0 as f64 / 8.0) };
             let ask: Vec<::yama::Demand> = spec.entity.iter().enumerate().map(|(i, e)| ::yama::Demand { weight: e.weight, chain: self.policy.chain_of(i), demand: demand(e) }).collect();
             for (c, &rate) in chain_rate.iter().enumerate() {
@@ -265,8 +265,7 @@ impl Yama {
 
     /// Whether entity `e` was on for the whole sample ending at `at`.
     fn active_at(&self, e: usize, at: Time) -> bool {
-        let s = &self.spec.as_ref().expect("spec").entity[e];
-        let from = Time(at.0.saturating_sub(self.spec.as_ref().expect("spec").sample.0));
-        s.start <= from && s.stop.is_none_or(|stop| stop >= at)
+        let spec = self.spec.as_ref().expect("spec");
+        spec.entity[e].on_between(Time(at.0.saturating_sub(spec.sample.0)), at)
     }
 }
