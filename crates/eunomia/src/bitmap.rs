@@ -38,6 +38,9 @@ pub const MAX_ROWS: u32 = 127;
 /// Blocks of Table 1's variables: Head, Tail, Last Seq (4 bytes each), head row and index,
 /// circular and total rows (1 byte each).
 pub const VARIABLE_BLOCKS: u32 = 8;
+/// Words of a connection's metadata read as a whole: the variables and row 0's absolute address
+/// (the relative addresses of further rows follow them).
+const META_WORDS: usize = VARIABLE_BLOCKS as usize + 2;
 
 impl Config {
     pub fn check(&self) -> Result<(), ConfigError> {
@@ -277,23 +280,36 @@ impl OrderingLayer {
     /// false (changing nothing) when the general path is needed.
     #[inline]
     fn in_order_fast(&mut self, at: u32, head: u32) -> bool {
-        let w7 = self.mem.word(at + 7) as u32;
+        let b = self.cfg.block_bits;
+        let meta: &[u16; META_WORDS] = self.mem.run(at);
+        let w7 = meta[7] as u32;
         let (circular, rows) = (w7 & 0x7f, w7 >> 7 & 0x7f);
         if rows != circular || w7 >> 15 == 1 {
             return false;
         }
-        let w6 = self.mem.word(at + 6) as u32;
-        let mut m = Meta { head, tail: 0, last: 0, last_known: false, head_row: w6 & 0xff, head_idx: w6 >> 8, circular, rows, base: self.mem.word(at + 8) as u32 | (self.mem.word(at + 9) as u32) << 16 };
-        self.step_head(&mut m, 1);
-        let (addr, bit) = self.bit_addr(at, &m, m.head_row, m.head_idx);
-        if self.mem.word(addr) >> bit & 1 == 1 {
+        let w6 = meta[6] as u32;
+        let base = meta[8] as u32 | (meta[9] as u32) << 16;
+        // Head's position moves one bit on (step_head for one sequence).
+        let (mut row, mut idx) = (w6 & 0xff, (w6 >> 8) + 1);
+        if idx >= b {
+            idx -= b;
+            row += 1;
+            if row == circular {
+                row = 0;
+            }
+        }
+        let row_at = if row == 0 { base } else { base.wrapping_add(self.mem.word(at + META_WORDS as u32 + (row - 1)) as i16 as i32 as u32) };
+        if self.mem.word(row_at + idx / 16) >> (idx % 16) & 1 == 1 {
             return false;
         }
-        let tail = m.head.wrapping_add(circular * self.cfg.block_bits - 1);
-        for (i, v) in [m.head as u16, (m.head >> 16) as u16, tail as u16, (tail >> 16) as u16].into_iter().enumerate() {
-            self.mem.set_word(at + i as u32, v);
-        }
-        self.mem.set_word(at + 6, (m.head_row | m.head_idx << 8) as u16);
+        let head = head.wrapping_add(1);
+        let tail = head.wrapping_add(circular * b - 1);
+        let meta: &mut [u16; META_WORDS] = self.mem.run_mut(at);
+        meta[0] = head as u16;
+        meta[1] = (head >> 16) as u16;
+        meta[2] = tail as u16;
+        meta[3] = (tail >> 16) as u16;
+        meta[6] = (row | idx << 8) as u16;
         true
     }
 
@@ -303,7 +319,7 @@ impl OrderingLayer {
     pub fn prefetch_metadata(&self, dba: u32) {
         if dba != NULL {
             self.mem.prefetch(dba);
-            self.mem.prefetch(dba + VARIABLE_BLOCKS + 2);
+            self.mem.prefetch(dba + META_WORDS as u32);
         }
     }
 
@@ -406,7 +422,7 @@ impl OrderingLayer {
                 self.mem.set_word(a + i, 0);
             }
             let rel = a.wrapping_sub(m.base) as u16;
-            self.mem.set_word(at + VARIABLE_BLOCKS + 2 + (r - 1), rel);
+            self.mem.set_word(at + META_WORDS as u32 + (r - 1), rel);
         }
         self.stats.rows_added += (need - first) as u64;
         m.rows = need;
@@ -510,7 +526,7 @@ impl OrderingLayer {
         if row == 0 {
             m.base
         } else {
-            m.base.wrapping_add(self.mem.word(at + VARIABLE_BLOCKS + 2 + (row - 1)) as i16 as i32 as u32)
+            m.base.wrapping_add(self.mem.word(at + META_WORDS as u32 + (row - 1)) as i16 as i32 as u32)
         }
     }
 
@@ -521,24 +537,23 @@ impl OrderingLayer {
 
     #[inline]
     fn load(&self, at: u32) -> Meta {
-        let w = |i: u32| self.mem.word(at + i) as u32;
-        let w7 = w(7);
+        let w = self.mem.run::<META_WORDS>(at).map(|v| v as u32);
         Meta {
-            head: w(0) | w(1) << 16,
-            tail: w(2) | w(3) << 16,
-            last: w(4) | w(5) << 16,
-            head_row: w(6) & 0xff,
-            head_idx: w(6) >> 8,
-            circular: w7 & 0x7f,
-            rows: w7 >> 7 & 0x7f,
-            last_known: w7 >> 15 == 1,
-            base: w(8) | w(9) << 16,
+            head: w[0] | w[1] << 16,
+            tail: w[2] | w[3] << 16,
+            last: w[4] | w[5] << 16,
+            head_row: w[6] & 0xff,
+            head_idx: w[6] >> 8,
+            circular: w[7] & 0x7f,
+            rows: w[7] >> 7 & 0x7f,
+            last_known: w[7] >> 15 == 1,
+            base: w[8] | w[9] << 16,
         }
     }
 
     #[inline]
     fn store(&mut self, at: u32, m: &Meta) {
-        let words = [
+        *self.mem.run_mut::<META_WORDS>(at) = [
             m.head as u16,
             (m.head >> 16) as u16,
             m.tail as u16,
@@ -550,8 +565,5 @@ impl OrderingLayer {
             m.base as u16,
             (m.base >> 16) as u16,
         ];
-        for (i, v) in words.into_iter().enumerate() {
-            self.mem.set_word(at + i as u32, v);
-        }
     }
 }

@@ -82,6 +82,20 @@ impl MemoryController {
         self.words[block as usize] = v;
     }
 
+    /// The `N` blocks from `start` as one array (one bounds check for the run, not one per
+    /// block: a connection's metadata is read and written this way).
+    #[inline]
+    pub fn run<const N: usize>(&self, start: u32) -> &[u16; N] {
+        let s = start as usize;
+        self.words[s..s + N].try_into().expect("a run of N blocks")
+    }
+
+    #[inline]
+    pub fn run_mut<const N: usize>(&mut self, start: u32) -> &mut [u16; N] {
+        let s = start as usize;
+        (&mut self.words[s..s + N]).try_into().expect("a run of N blocks")
+    }
+
     /// First fit from the head: the lowest run of `len` free blocks starting in `lo..=hi`.
     pub fn alloc_forward(&mut self, len: u32, lo: u32, hi: u32) -> Option<u32> {
         let n = self.blocks();
