@@ -175,6 +175,25 @@ fn slow_path_apps(recovery: &str, rest: &str, flows: u32, size: u64, apps: &str)
 }
 
 #[test]
+fn an_irn_sender_resends_what_a_slow_path_only_delayed_and_an_eunomia_sender_does_not() {
+    // A 200 KB WRITE round robin over four spines, one 8 µs slower: every fourth packet is
+    // late. The receiver has the same static 256-bit bitmap and the sender selective repeat in
+    // both runs. Eunomia's sender (§3.2.2) takes a SACK as "received", so nothing is resent;
+    // IRN's (`recover_on_sack`) resends the unacknowledged PSNs below each SACK at once: packets
+    // that were only late (no link drops, nothing refused), so every resend is spurious.
+    let run = |irn: bool| slow_path(1, 200_000, "selective_repeat", &format!("layer = \"static\"\nrecover_on_sack = {irn}"));
+    let (eunomia, irn) = (run(false), run(true));
+    let (eo, io) = (&eunomia.ordering.as_ref().unwrap().total, &irn.ordering.as_ref().unwrap().total);
+    for s in [&eunomia, &irn] {
+        assert_eq!((s.rdma.flows_completed, s.rdma.timeouts), (1, 0), "{:?}", s.rdma);
+    }
+    assert!(eo.sacks > 0 && io.sacks > 0, "the slow spine reorders: {eo:?} {io:?}");
+    assert_eq!((eunomia.rdma.retransmits, eo.duplicates, eo.nacks), (0, 0, 0), "{eo:?}");
+    assert!(irn.rdma.retransmits >= 25, "IRN resends the late packets (a quarter of 200): {} resent, {io:?}", irn.rdma.retransmits);
+    assert_eq!(io.nacks, 0, "nothing was refused: every resend was spurious");
+}
+
+#[test]
 fn a_sprayed_read_is_ordered_at_the_requester_and_nothing_is_resent() {
     // A 1 MB READ whose responses come back round robin over the four spines: the slow one
     // holds every fourth response back 8 µs, some 90 PSNs at 100 Gbps, within the 256-bit cap.

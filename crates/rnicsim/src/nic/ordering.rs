@@ -19,7 +19,8 @@
 //! a refused response re-issues the READ from the gap. The sender's side (§3.2): a SACK marks its
 //! PSN received and never triggers recovery; a NACK or timeout triggers `nic.recovery`; data
 //! packets carry 33 bits more header (5 bytes); the last packet of a multi-packet WRITE waits
-//! until every earlier packet is acknowledged (§3.5.2, `hold_last_write`).
+//! until every earlier packet is acknowledged (§3.5.2, `hold_last_write`). With
+//! `recover_on_sack` the sender is IRN's instead: a SACK starts recovery for the holes below it.
 
 use crate::nic::qp::{Qp, SACK_RANGE};
 use crate::units::{Bytes, Time};
@@ -67,6 +68,12 @@ pub struct OrderingSpec {
     /// is acknowledged in order, so a receiver polling it never reads a partial message.
     #[serde(default = "default_true")]
     pub hold_last_write: bool,
+    /// The sender reacts to a SACK as IRN's does (Mittal et al., SIGCOMM 2018, §3.1): loss
+    /// recovery starts at once and resends every unacknowledged PSN below the SACKed one, so a
+    /// packet that is only late is sent twice. Off (Eunomia, §3.2.2): a SACK marks its PSN
+    /// received and only a NACK or a timeout starts recovery.
+    #[serde(default)]
+    pub recover_on_sack: bool,
 }
 
 fn default_block_bits() -> u32 {

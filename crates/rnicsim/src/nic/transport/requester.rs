@@ -278,8 +278,9 @@ fn on_ack_syndrome(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     let psn = pkt.seq;
     match pkt.roce.syndrome {
         Syndrome::Ack => ack_upto(ctx, q, psn + 1, pkt, id, false),
-        Syndrome::NakSequence if pkt.roce.va != NO_SACK && ctx.spec.ordering.is_some() => {
-            // An ordering layer's SACK: the packet was kept; recovery is not triggered.
+        Syndrome::NakSequence if pkt.roce.va != NO_SACK && ctx.spec.ordering.is_some_and(|o| !o.recover_on_sack) => {
+            // An ordering layer's SACK: the packet was kept; recovery is not triggered (an IRN
+            // sender's, `recover_on_sack`, goes on below: the holes before it are resent).
             ack_upto(ctx, q, psn, pkt, id, true);
             let recovery = ctx.spec.recovery;
             recovery.on_sack(ctx.qps.get_mut(q), pkt.roce.va);
