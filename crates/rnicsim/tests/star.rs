@@ -347,6 +347,11 @@ fn the_library_gives_up_after_its_retries() {
 mod common;
 
 fn rpc_run(stack: &str, workload: &str, connections: u32, cache: u32, extra: &str) -> rnicsim::output::Summary {
+    rpc_run_with(stack, workload, connections, cache, extra, &[])
+}
+
+/// [`rpc_run`] with keys overridden (`(key, TOML value)`, as `--set` takes them).
+fn rpc_run_with(stack: &str, workload: &str, connections: u32, cache: u32, extra: &str, sets: &[(&str, &str)]) -> rnicsim::output::Summary {
     let toml = format!(
         r#"
         duration = "4ms"
@@ -381,7 +386,23 @@ fn rpc_run(stack: &str, workload: &str, connections: u32, cache: u32, extra: &st
         "#,
         cache * 256
     );
-    common::run_summary(&LoadedScenario::from_str(&toml, "rpc.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "rpc")
+    let loaded = LoadedScenario::from_str(&toml, "rpc.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    let sets: Vec<(String, String)> = sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    common::run_summary(&loaded.with_overrides(&sets).unwrap_or_else(|e| panic!("{e}")), "rpc")
+}
+
+#[test]
+fn a_stateless_queue_pairs_send_and_receive_queues_have_their_own_depths() {
+    // The server keeps 3 receives and 1 send outstanding per connection, a client 3 sends and
+    // 1 receive: with both queues 3 deep every post fits its own queue, as on an RC queue pair.
+    // Counting both queues against one depth refused the server's reply (every call failed).
+    for (stack, sets) in [("star", [("nic.sq_depth", "3"), ("nic.rq_depth", "1024")]), ("star", [("nic.sq_depth", "1024"), ("nic.rq_depth", "3")]), ("rdma", [("nic.sq_depth", "3"), ("nic.rq_depth", "3")])] {
+        let deep = rpc_run(stack, "rpc", 8, 64, "");
+        let tight = rpc_run_with(stack, "rpc", 8, 64, "", &sets);
+        let (d, t) = (&deep.rpc[0], &tight.rpc[0]);
+        assert_eq!(t.errors, 0, "{stack} {sets:?}");
+        assert!(t.calls > 0 && t.calls == d.calls, "{stack} {sets:?}: {} calls, {} with deep queues", t.calls, d.calls);
+    }
 }
 
 #[test]

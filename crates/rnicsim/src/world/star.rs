@@ -169,7 +169,7 @@ impl World {
                 if lib.failed {
                     return Err(PostError::BadState);
                 }
-                if lib.outstanding() >= self.nic_spec.sq_depth as usize {
+                if lib.outstanding_in(false) >= self.nic_spec.sq_depth as usize {
                     return Err(PostError::QueueFull);
                 }
                 // The library checks its own buffer against the host's regions (host memory).
@@ -207,7 +207,7 @@ impl World {
                 if lib.failed {
                     return Err(PostError::BadState);
                 }
-                if lib.outstanding() >= depth {
+                if lib.outstanding_in(true) >= depth {
                     return Err(PostError::QueueFull);
                 }
                 let wqe = StarWqe { index: 0, verb: None, local_addr: wr.addr, len: wr.len, lkey: wr.lkey, remote_addr: 0, rkey: 0 };

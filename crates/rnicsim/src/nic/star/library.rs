@@ -190,6 +190,12 @@ impl StarLib {
         self.outstanding.len()
     }
 
+    /// WQEs posted to one of the queue pair's two queues (receive, or send) and not completed:
+    /// each queue has its own depth, as an RC queue pair's send and receive queues do.
+    pub fn outstanding_in(&self, recv: bool) -> usize {
+        self.outstanding.values().filter(|p| (p.kind == CompletionKind::Recv) == recv).count()
+    }
+
     /// Everything outstanding, for a flush at teardown: (wr id, kind).
     pub fn drain(&mut self) -> Vec<(u64, CompletionKind)> {
         self.held.clear();
