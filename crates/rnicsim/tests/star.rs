@@ -392,6 +392,18 @@ fn rpc_run_with(stack: &str, workload: &str, connections: u32, cache: u32, extra
 }
 
 #[test]
+fn the_rpc_load_counts_a_header_per_packet_of_a_request() {
+    // 4 KB requests in 1 KB packets: the server's inbound wire carries the requests (4 packets
+    // each, every one with its headers) and one ACK per reply, so `load` (the requests alone)
+    // is just under `wire_load`. Counting one header per request put it 4% lower.
+    let s = rpc_run_with("rdma", "rpc", 8, 64, "request = \"4KB\"", &[("nic.mtu", "1024")]);
+    let r = &s.rpc[0];
+    assert_eq!(r.errors, 0);
+    let share = r.load / r.wire_load;
+    assert!((0.99..1.0).contains(&share), "load {} of wire_load {}: {share}", r.load, r.wire_load);
+}
+
+#[test]
 fn a_stateless_queue_pairs_send_and_receive_queues_have_their_own_depths() {
     // The server keeps 3 receives and 1 send outstanding per connection, a client 3 sends and
     // 1 receive: with both queues 3 deep every post fits its own queue, as on an RC queue pair.

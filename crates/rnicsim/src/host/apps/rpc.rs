@@ -376,7 +376,9 @@ impl RpcGroup {
         let per_s = if window > 0.0 { self.calls as f64 / window } else { 0.0 };
         let hdr = crate::wire::roce::Opcode::SendOnly.header_bytes() as u64;
         let rate = w.host_link_rate(s.server).0 as f64;
-        let load = per_s * s.requests as f64 * (s.request.0 + hdr) as f64 * 8.0 / rate;
+        // Each request is a SEND of one or more MTU-sized packets, every one with its header.
+        let packets = crate::nic::qp::packets_for(s.request.0, w.nic_spec.mtu) as u64;
+        let load = per_s * s.requests as f64 * (s.request.0 + packets * hdr) as f64 * 8.0 / rate;
         let end = link_bytes(w, s.server);
         let busier = (end[0] - self.link_start[0]).max(end[1] - self.link_start[1]);
         let wire_load = if window > 0.0 { busier as f64 * 8.0 / window / rate } else { 0.0 };
