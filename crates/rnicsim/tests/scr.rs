@@ -254,6 +254,9 @@ fn scr_scenarios_are_deterministic_and_bad_keys_are_named() {
         ("hosts = []", "nic.scr.hosts"),
         ("telemetry = \"50ns\"", "nic.scr.telemetry"),
         ("node_threads = 65", "nic.scr.node_threads"),
+        // A use above the rate is never seen, so the flow would never fill.
+        ("[nic.scr.policy.water_filling]\nsaturated_permille = 2000", "nic.scr.policy.water_filling.saturated_permille"),
+        ("[nic.scr.policy.water_filling]\nreclaim_permille = 950", "nic.scr.policy.water_filling.reclaim_permille"),
     ] {
         let text = zero.replace("threads = 0", bad);
         let e = LoadedScenario::from_str(&text, "bad.toml", Path::new(".")).err().unwrap_or_else(|| panic!("{bad} accepted"));

@@ -497,6 +497,10 @@ fn bad_star_and_rpc_keys_are_named_with_their_line() {
         ("[[rpc]]\nserver = 0\nclients = [1, 7]\nconnections = 4\n", "rpc[0].clients"),
         ("[[rpc]]\nserver = 0\nclients = [1]\nconnections = 4\ntimeslot = \"1us\"\nswitch_cost = \"2us\"\n", "rpc[0].timeslot"),
         ("[[rpc]]\nserver = 0\nclients = [1]\nconnections = 4\nstack = \"tcp\"\n", "rpc"),
+        ("[nic]\nqp_context_bytes = 0\n", "nic.qp_context_bytes"),
+        // A state larger than a packet cannot migrate in its one WQEP.
+        ("[nic]\nmtu = 1024\nqp_context_bytes = 2048\n[[rpc]]\nserver = 0\nclients = [1]\nconnections = 4\nstack = \"star\"\n", "nic.qp_context_bytes"),
+        ("[nic]\nmtu = 1024\n[nic.state_cache]\ncapacity = \"4KiB\"\nrx_buffer = \"500B\"\n", "nic.state_cache.rx_buffer"),
     ];
     for (extra, key) in cases {
         let text = format!("{base}{extra}");

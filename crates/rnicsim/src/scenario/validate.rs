@@ -406,6 +406,21 @@ fn nic(out: &mut Problems, s: &Scenario) {
             ));
         }
     }
+    if n.qp_context_bytes == 0 {
+        out.push((p("qp_context_bytes"), "expected a positive size: a connection's state takes room".into()));
+    }
+    // StaR's stateless side migrates a connection's state in one WQEP (§III-C1).
+    let star_used = n.star.is_some() || s.rpc.iter().any(|r| matches!(r.stack, crate::host::apps::rpc::RpcStack::Star | crate::host::apps::rpc::RpcStack::StarAuto));
+    if star_used && n.qp_context_bytes > n.mtu {
+        out.push((p("qp_context_bytes"), format!("StaR sends a connection's state in one WQEP: at most nic.mtu ({}) bytes, got {}", n.mtu, n.qp_context_bytes)));
+    }
+    if let Some(c) = &n.state_cache {
+        // The largest packet: a full payload behind the largest RoCE header.
+        let packet = n.mtu as u64 + crate::wire::roce::Opcode::WriteOnlyImm.header_bytes() as u64;
+        if c.rx_buffer.0 > 0 && c.rx_buffer.0 < packet {
+            out.push((p("state_cache.rx_buffer"), format!("must hold at least one packet ({packet} bytes at nic.mtu {}), got {}", n.mtu, c.rx_buffer.0)));
+        }
+    }
     if n.sq_depth == 0 || n.rq_depth == 0 {
         out.push((p(if n.sq_depth == 0 { "sq_depth" } else { "rq_depth" }), "expected a positive depth".into()));
     }

@@ -251,6 +251,14 @@ impl ScrSpec {
                 if p.step.0 < 1_000_000 {
                     return bad("policy.water_filling.step", "the filling step must be at least 1Mbps".into());
                 }
+                // A flow's use can reach its rate, not pass it: a saturation mark above 1000 is
+                // never met, so the flow would never fill.
+                if p.saturated_permille == 0 || p.saturated_permille > 1000 {
+                    return bad("policy.water_filling.saturated_permille", format!("expected a share of the rate in 1..=1000 per mille, got {}", p.saturated_permille));
+                }
+                if p.reclaim_permille >= p.saturated_permille {
+                    return bad("policy.water_filling.reclaim_permille", format!("expected less than saturated_permille ({}), got {}", p.saturated_permille, p.reclaim_permille));
+                }
                 context_fits::<water_filling::WaterFilling>()
             }
             PolicySpec::Swift(p) => {
