@@ -236,10 +236,11 @@ impl<P: Policy> Processor<P> {
         let at = now + self.cfg.trigger_latency;
         let mut env = Env { now: at, line_rate: self.cfg.line_rate, install_latency: self.cfg.install_latency, in_force: at + self.cfg.install_latency, actions: &mut self.scratch };
         let cycles = self.policy.on_join(&mut self.flows, &mut env);
-        // With a per-node pool the join runs there; else it is owed by the flow's thread.
+        // With a per-node pool the join runs there; else on the flow's thread, once it is free
+        // (its runs already booked come first), and its cycles are owed by the flow's next run.
         let (done, owed_cycles) = match self.charge_node(slot, at, cycles) {
             Some(done) => (done, 0),
-            None => (at + self.cfg.cycles_time(cycles as u64), cycles),
+            None => (at.max(self.threads[thread as usize].busy_until) + self.cfg.cycles_time(cycles as u64), cycles),
         };
         self.meta.push(FlowMeta { thread, stable: false, owed_cycles });
         self.stats.flows += 1;
@@ -432,7 +433,12 @@ impl<P: Policy> Processor<P> {
         for q in &mut self.queues[slot * self.lanes..(slot + 1) * self.lanes] {
             q.take();
         }
-        let done = self.charge_node(slot, at, cycles).unwrap_or_else(|| at + self.cfg.cycles_time(cycles as u64));
+        // Without a per-node pool the leave runs on the flow's thread, once it is free.
+        let thread = self.meta[slot].thread as usize;
+        let done = match self.charge_node(slot, at, cycles) {
+            Some(done) => done,
+            None => self.occupy(thread, at, cycles as u64),
+        };
         self.schedule(done);
         self.take_fresh()
     }
@@ -835,6 +841,37 @@ mod tests {
         p.leave(Time::from_us(204), 7);
         p.advance(Time::from_us(300));
         assert_eq!(seen.lock().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn without_a_node_pool_a_join_and_a_leave_wait_for_their_busy_thread() {
+        // One thread at 1 MHz (a cycle is 1 µs), 150 cycles per TX event, 20 per rate set.
+        let mut c = cfg(1, false);
+        c.clock_mhz = 1;
+        let mut p = Processor::new(c, StaticShare(StaticParams::default()));
+        // Flow 1 joins (one rate set, owed) and its event runs at 2 µs for 150 + 20 cycles.
+        p.collect(Time::ZERO, 1, &NicEvent::Tx { bytes: 1000, packets: 1 });
+        p.advance(Time::from_us(2));
+        assert_eq!(p.threads[0].busy_until, Time::from_us(172));
+        // Flow 2 joins at 100 µs: two rate sets (40 µs) on the same thread, after 172 µs.
+        p.collect(Time::from_us(100), 2, &NicEvent::Tx { bytes: 1000, packets: 1 });
+        let install = |p: &mut Processor<StaticShare>, until: Time| {
+            let mut n = 0;
+            while p.pop_install(until).is_some() {
+                n += 1;
+            }
+            n
+        };
+        // Drain what is due before then (flow 1's own join, in force at 25 µs): flow 2's join
+        // takes effect at 172 + 40 + 3 µs of install latency, not at 100 + 2 + 40 + 3.
+        install(&mut p, Time::from_us(172 + 40 + 3) - Time(1));
+        assert_eq!(install(&mut p, Time::from_us(172 + 40 + 3)), 2, "both flows' new rates at once");
+        // A leave of flow 1 at 300 µs: flow 2's rate (one set, 20 µs) once the thread is free.
+        p.advance(Time::from_us(300));
+        let free = p.threads[0].busy_until.max(Time::from_us(302));
+        p.leave(Time::from_us(300), 1);
+        assert_eq!(install(&mut p, free + Time::from_us(20 + 3) - Time(1)), 0);
+        assert_eq!(install(&mut p, free + Time::from_us(20 + 3)), 1);
     }
 
     #[test]
