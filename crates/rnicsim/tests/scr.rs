@@ -738,3 +738,24 @@ fn fig10_granularity_is_invariant_once_flows_outnumber_threads() {
         assert!((n.tx_granularity_bytes / per_event - 1.0).abs() < 0.02, "{} flows: {} bytes per event, analytic {per_event}", n.flows, n.tx_granularity_bytes);
     }
 }
+
+#[test]
+fn thread_utilization_counts_the_part_of_each_run_inside_the_window_and_every_thread() {
+    // One flow thread at 505 MHz and a passive policy of 505,000 cycles: each handled event
+    // keeps it busy for 1 ms, and events always wait, so from the first one (its TX at 2.5 µs,
+    // 2 µs of trigger latency) the thread never rests: (1500 − 4.5) / 1500 of a 1.5 ms run. A
+    // run booked whole when it starts counted the second one's full millisecond (1.33).
+    let text = |policy: &str, node_threads: u32, qps: u32| {
+        format!(
+            "duration = \"1500us\"\n[topology.star]\nhosts = 2\n[links]\nrate = \"100Gbps\"\ndelay = \"100ns\"\n[nic]\nmtu = 4096\n[nic.cc.dcqcn]\n\
+             [nic.scr]\nthreads = 1\nnode_threads = {node_threads}\n{policy}\n\
+             [[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\nqps = {qps}\ndepth = 16\n"
+        )
+    };
+    let run = |t: String| run_loaded(&LoadedScenario::from_str(&t, "u.toml", Path::new(".")).unwrap(), "u").scr.expect("SCR ran");
+    let one = run(text("[nic.scr.policy.passive]\ncycles = 505000", 0, 1));
+    assert!((one.thread_utilization - 1495.5 / 1500.0).abs() < 0.002, "{}", one.thread_utilization);
+    // With a per-node pool of 4 busy with joins, the share is of all 5 threads, at most 1.
+    let pool = run(text("[nic.scr.policy.static]\nset_cycles = 50000", 4, 8));
+    assert!(pool.thread_utilization > 0.0 && pool.thread_utilization <= 1.0, "{}", pool.thread_utilization);
+}

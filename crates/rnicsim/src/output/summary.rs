@@ -300,7 +300,7 @@ fn scr(world: &World) -> Option<crate::nic::scr::stats::ScrSummary> {
     let scr = world.tap.scr.as_ref()?;
     let first = scr.cores.iter().flatten().next()?;
     // Counters over the window after `nic.scr.warmup` (the whole run without one).
-    let windows: Vec<_> = (0..scr.cores.len()).map(|h| scr.window_stats(h)).collect();
+    let windows: Vec<_> = (0..scr.cores.len()).map(|h| scr.window_stats(h, world.end)).collect();
     let mut total = crate::nic::scr::stats::ScrStats::default();
     for w in windows.iter().flatten() {
         total.add(w);
@@ -324,7 +324,7 @@ fn scr(world: &World) -> Option<crate::nic::scr::stats::ScrSummary> {
         })
         .collect();
     let active = per_nic.len().max(1) as u32;
-    Some(crate::nic::scr::stats::ScrSummary::new(first.policy_name(), active, first.threads(), first.context_bytes(), &total, secs, per_nic))
+    Some(crate::nic::scr::stats::ScrSummary::new(first.policy_name(), active, first.threads(), first.all_threads(), first.context_bytes(), &total, secs, per_nic))
 }
 
 impl Summary {

@@ -46,8 +46,14 @@ impl World {
     pub(super) fn scr_warmup_over(&mut self) {
         self.scr_catch_up();
         let Some(scr) = self.tap.scr.as_mut() else { return };
+        let now = self.now;
         for (b, core) in scr.baseline.iter_mut().zip(&scr.cores) {
-            *b = core.as_ref().map(|c| c.stats().clone());
+            // Runs under way now count in the window for the part after it.
+            *b = core.as_ref().map(|c| {
+                let mut s = c.stats().clone();
+                s.busy_ps -= c.busy_after(now);
+                s
+            });
         }
     }
 

@@ -332,10 +332,16 @@ pub struct Scr {
 }
 
 impl Scr {
-    /// Host `h`'s counters over the measurement window: all zero if it never opened.
-    pub fn window_stats(&self, h: usize) -> Option<stats::ScrStats> {
-        let s = self.cores[h].as_ref()?.stats();
-        Some(s.since(self.baseline[h].as_ref().unwrap_or(s)))
+    /// Host `h`'s counters over the measurement window, which ends at `end`: all zero if it
+    /// never opened. Thread time counts only the part of each run inside the window.
+    pub fn window_stats(&self, h: usize, end: Time) -> Option<stats::ScrStats> {
+        let c = self.cores[h].as_ref()?;
+        let s = c.stats();
+        let mut w = s.since(self.baseline[h].as_ref().unwrap_or(s));
+        if self.baseline[h].is_some() {
+            w.busy_ps = w.busy_ps.saturating_sub(c.busy_after(end));
+        }
+        Some(w)
     }
 }
 

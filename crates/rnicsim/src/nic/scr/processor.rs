@@ -551,6 +551,11 @@ pub trait ScrCore {
     fn due(&self) -> Option<Time>;
     fn pop_install(&mut self, now: Time) -> Option<Action>;
     fn stats(&self) -> &ScrStats;
+    /// Thread time booked past `t` (runs booked whole when they start), summed over every
+    /// thread: what [`ScrStats::busy_ps`] counts that has not happened by `t`.
+    fn busy_after(&self, t: Time) -> u64;
+    /// Every thread: the per-flow ones and the per-node pool's.
+    fn all_threads(&self) -> u32;
     fn policy_name(&self) -> &'static str;
     fn context_bytes(&self) -> usize;
     /// The per-flow threads.
@@ -583,6 +588,12 @@ impl<P: Policy + 'static> ScrCore for Processor<P> {
     }
     fn stats(&self) -> &ScrStats {
         &self.stats
+    }
+    fn busy_after(&self, t: Time) -> u64 {
+        self.threads.iter().map(|th| th.busy_until.0.saturating_sub(t.0)).sum()
+    }
+    fn all_threads(&self) -> u32 {
+        self.threads.len() as u32
     }
     fn policy_name(&self) -> &'static str {
         self.policy.name()

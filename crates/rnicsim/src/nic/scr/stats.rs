@@ -97,7 +97,8 @@ pub struct ScrSummary {
     pub context_bytes: u32,
     pub context_limit_bytes: u32,
     pub kinds: Vec<KindSummary>,
-    /// Mean busy share of the threads over the run.
+    /// Mean busy share of every thread (the per-flow ones and the per-node pool's) over the
+    /// measurement window, counting only the part of each run inside it.
     pub thread_utilization: f64,
     pub rate_sets: u64,
     /// When the last rate set took effect, µs (after it, every flow's rate was stable).
@@ -198,7 +199,9 @@ impl NicScrSummary {
 
 impl ScrSummary {
     /// Summarizes `stats` of `nics` processors of `threads` threads each over `secs` seconds.
-    pub fn new(policy: &str, nics: u32, threads: u32, context_bytes: usize, stats: &ScrStats, secs: f64, per_nic: Vec<NicScrSummary>) -> ScrSummary {
+    /// `threads` per-flow threads per NIC, `all_threads` with the per-node pool's.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(policy: &str, nics: u32, threads: u32, all_threads: u32, context_bytes: usize, stats: &ScrStats, secs: f64, per_nic: Vec<NicScrSummary>) -> ScrSummary {
         let kinds = Kind::ALL
             .iter()
             .filter(|k| stats.collected[k.index()] > 0)
@@ -220,7 +223,7 @@ impl ScrSummary {
                 }
             })
             .collect();
-        let total = nics as f64 * threads as f64 * secs * 1e12;
+        let total = nics as f64 * all_threads as f64 * secs * 1e12;
         ScrSummary {
             policy: policy.to_string(),
             nics,
