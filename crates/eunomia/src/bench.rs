@@ -59,7 +59,7 @@ pub fn run(cfg: Config, connections: u32, packets: u32, rounds: u32, displaced: 
     // What a datapath sees of its next packets: the connection of the arrival `AHEAD` on,
     // whose bitmap metadata it fetches meanwhile (3 ran fastest here; 6 and more, slower).
     const AHEAD: usize = 3;
-    let upcoming: Vec<u32> = trace.iter().skip(AHEAD).map(|&(c, _)| c).chain(std::iter::repeat_n(trace[0].0, AHEAD.min(trace.len()))).collect();
+    let upcoming: Vec<u32> = trace.iter().skip(AHEAD).map(|&(c, _)| c).chain(std::iter::repeat_n(trace.first().map_or(0, |t| t.0), AHEAD.min(trace.len()))).collect();
     let start = Instant::now();
     for r in 0..rounds {
         let base = r.wrapping_mul(packets);

@@ -347,6 +347,11 @@ fn bad_ordering_keys_name_the_key() {
     let toml = "duration = \"1ms\"\n[topology.star]\nhosts = 2\n[nic.ordering]\nlayer = \"magic\"\n";
     let e = LoadedScenario::from_str(toml, "bad.toml", Path::new(".")).err().expect("refused").to_string();
     assert!(e.contains("layer"), "{e}");
+    // IRN's sender under go-back-N would rewind at every SACK.
+    let toml = "duration = \"1ms\"\n[topology.star]\nhosts = 2\n[nic.ordering]\nlayer = \"static\"\nrecover_on_sack = true\n";
+    let e = LoadedScenario::from_str(toml, "bad.toml", Path::new(".")).err().expect("refused").to_string();
+    assert!(e.contains("nic.ordering.recover_on_sack") && e.contains("selective_repeat"), "{e}");
+    assert!(LoadedScenario::from_str(&toml.replace("[nic.ordering]", "[nic]\nrecovery = \"selective_repeat\"\n[nic.ordering]"), "ok.toml", Path::new(".")).is_ok());
 }
 
 #[test]

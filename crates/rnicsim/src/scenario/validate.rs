@@ -406,6 +406,10 @@ fn nic(out: &mut Problems, s: &Scenario) {
             ));
         }
     }
+    // IRN's sender is selective repeat: under go-back-N every SACK would rewind the window.
+    if n.ordering.is_some_and(|o| o.recover_on_sack) && n.recovery != crate::nic::Recovery::SelectiveRepeat {
+        out.push((p("ordering.recover_on_sack"), "IRN's sender resends the holes below a SACK: it needs nic.recovery = \"selective_repeat\"".into()));
+    }
     if n.qp_context_bytes == 0 {
         out.push((p("qp_context_bytes"), "expected a positive size: a connection's state takes room".into()));
     }
@@ -416,7 +420,7 @@ fn nic(out: &mut Problems, s: &Scenario) {
     }
     if let Some(c) = &n.state_cache {
         // The largest packet: a full payload behind the largest RoCE header.
-        let packet = n.mtu as u64 + crate::wire::roce::Opcode::WriteOnlyImm.header_bytes() as u64;
+        let packet = n.mtu as u64 + crate::wire::roce::Opcode::WriteOnlyImm.header_bytes() as u64 + n.ordering.map_or(0, |o| o.header_bytes() as u64);
         if c.rx_buffer.0 > 0 && c.rx_buffer.0 < packet {
             out.push((p("state_cache.rx_buffer"), format!("must hold at least one packet ({packet} bytes at nic.mtu {}), got {}", n.mtu, c.rx_buffer.0)));
         }

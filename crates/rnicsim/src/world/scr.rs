@@ -51,7 +51,7 @@ impl World {
             // Runs under way now count in the window for the part after it.
             *b = core.as_ref().map(|c| {
                 let mut s = c.stats().clone();
-                s.busy_ps -= c.busy_after(now);
+                s.busy_ps = s.busy_ps.saturating_sub(c.busy_after(now));
                 s
             });
         }

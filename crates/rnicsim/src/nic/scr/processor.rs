@@ -67,6 +67,9 @@ impl Config {
 #[derive(Clone, Debug)]
 struct Thread {
     busy_until: Time,
+    /// Where the work booked up to `busy_until` runs without a break from (work may be
+    /// booked to start later than the thread frees: a join or leave after the trigger).
+    busy_from: Time,
     /// Queues with events, and when their events reach this thread.
     ready: VecDeque<Ready>,
     /// Its live agenda entry (when, sequence number); `Time::MAX`: none.
@@ -75,7 +78,7 @@ struct Thread {
 
 impl Default for Thread {
     fn default() -> Thread {
-        Thread { busy_until: Time::ZERO, ready: VecDeque::new(), wake: (Time::MAX, 0) }
+        Thread { busy_until: Time::ZERO, busy_from: Time::ZERO, ready: VecDeque::new(), wake: (Time::MAX, 0) }
     }
 }
 
@@ -198,6 +201,9 @@ impl<P: Policy> Processor<P> {
     fn occupy(&mut self, t: usize, at: Time, cycles: u64) -> Time {
         let cost = self.cycles_time(cycles);
         let th = &mut self.threads[t];
+        if at > th.busy_until {
+            th.busy_from = at;
+        }
         let done = th.busy_until.max(at) + cost;
         th.busy_until = done;
         self.stats.busy_ps += cost.0;
@@ -552,7 +558,8 @@ pub trait ScrCore {
     fn pop_install(&mut self, now: Time) -> Option<Action>;
     fn stats(&self) -> &ScrStats;
     /// Thread time booked past `t` (runs booked whole when they start), summed over every
-    /// thread: what [`ScrStats::busy_ps`] counts that has not happened by `t`.
+    /// thread: what [`ScrStats::busy_ps`] counts that has not happened by `t` (at most that; a
+    /// second booking after a gap past `t` is not seen).
     fn busy_after(&self, t: Time) -> u64;
     /// Every thread: the per-flow ones and the per-node pool's.
     fn all_threads(&self) -> u32;
@@ -590,7 +597,9 @@ impl<P: Policy + 'static> ScrCore for Processor<P> {
         &self.stats
     }
     fn busy_after(&self, t: Time) -> u64 {
-        self.threads.iter().map(|th| th.busy_until.0.saturating_sub(t.0)).sum()
+        // Only the unbroken run of work up to `busy_until`: an idle stretch before work booked
+        // to start later is not busy time (earlier bookings end by `busy_from`).
+        self.threads.iter().map(|th| th.busy_until.0.saturating_sub(t.max(th.busy_from).0)).sum()
     }
     fn all_threads(&self) -> u32 {
         self.threads.len() as u32
