@@ -289,17 +289,8 @@ impl OrderingLayer {
         }
         let w6 = meta[6] as u32;
         let base = meta[8] as u32 | (meta[9] as u32) << 16;
-        // Head's position moves one bit on (step_head for one sequence).
-        let (mut row, mut idx) = (w6 & 0xff, (w6 >> 8) + 1);
-        if idx >= b {
-            idx -= b;
-            row += 1;
-            if row == circular {
-                row = 0;
-            }
-        }
-        let row_at = if row == 0 { base } else { base.wrapping_add(self.mem.word(at + META_WORDS as u32 + (row - 1)) as i16 as i32 as u32) };
-        if self.mem.word(row_at + idx / 16) >> (idx % 16) & 1 == 1 {
+        let (row, idx) = self.stepped(w6 & 0xff, w6 >> 8, 1, circular);
+        if self.mem.word(self.row_at(at, base, row) + idx / 16) >> (idx % 16) & 1 == 1 {
             return false;
         }
         let head = head.wrapping_add(1);
@@ -442,14 +433,22 @@ impl OrderingLayer {
     #[inline]
     fn step_head(&self, m: &mut Meta, n: u32) {
         m.head = m.head.wrapping_add(n);
-        m.head_idx += n;
-        if m.head_idx >= self.cfg.block_bits {
-            m.head_idx -= self.cfg.block_bits;
-            m.head_row += 1;
-            if m.head_row == m.circular {
-                m.head_row = 0;
+        (m.head_row, m.head_idx) = self.stepped(m.head_row, m.head_idx, n, m.circular);
+    }
+
+    /// The position (row, index) `n` bits on from `(row, idx)` in a circular part of
+    /// `circular` rows, within a row or onto the start of the next.
+    #[inline]
+    fn stepped(&self, mut row: u32, mut idx: u32, n: u32, circular: u32) -> (u32, u32) {
+        idx += n;
+        if idx >= self.cfg.block_bits {
+            idx -= self.cfg.block_bits;
+            row += 1;
+            if row == circular {
+                row = 0;
             }
         }
+        (row, idx)
     }
 
     /// The row and bit of sequence `s` (at or after Head), or `None` past the last row.
@@ -523,10 +522,16 @@ impl OrderingLayer {
 
     #[inline]
     fn row_addr(&self, at: u32, m: &Meta, row: u32) -> u32 {
+        self.row_at(at, m.base, row)
+    }
+
+    /// The address of row `row` of the bitmap whose metadata is at `at` and row 0 at `base`.
+    #[inline]
+    fn row_at(&self, at: u32, base: u32, row: u32) -> u32 {
         if row == 0 {
-            m.base
+            base
         } else {
-            m.base.wrapping_add(self.mem.word(at + META_WORDS as u32 + (row - 1)) as i16 as i32 as u32)
+            base.wrapping_add(self.mem.word(at + META_WORDS as u32 + (row - 1)) as i16 as i32 as u32)
         }
     }
 
