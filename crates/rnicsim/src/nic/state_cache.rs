@@ -92,7 +92,9 @@ impl StateCacheSpec {
     }
 
     /// Problems with the keys, each as (key, message).
-    pub fn check(&self) -> Vec<(&'static str, String)> {
+    /// Keys out of range, with why; `packet` is the largest packet's bytes (the receive buffer
+    /// must hold one).
+    pub fn check(&self, packet: u64) -> Vec<(&'static str, String)> {
         let mut bad = Vec::new();
         if self.fetch_slots == 0 {
             bad.push(("fetch_slots", "must be at least 1".to_string()));
@@ -101,8 +103,8 @@ impl StateCacheSpec {
         if self.fetch_slots > MAX_FETCH_SLOTS {
             bad.push(("fetch_slots", format!("expected at most {MAX_FETCH_SLOTS} fetches in flight, got {}", self.fetch_slots)));
         }
-        if self.rx_buffer.0 == 0 {
-            bad.push(("rx_buffer", "must hold at least one packet".to_string()));
+        if self.rx_buffer.0 < packet {
+            bad.push(("rx_buffer", format!("must hold at least one packet ({packet} bytes), got {}", self.rx_buffer.0)));
         }
         bad
     }

@@ -418,13 +418,6 @@ fn nic(out: &mut Problems, s: &Scenario) {
     if star_used && n.qp_context_bytes > n.mtu {
         out.push((p("qp_context_bytes"), format!("StaR sends a connection's state in one WQEP: at most nic.mtu ({}) bytes, got {}", n.mtu, n.qp_context_bytes)));
     }
-    if let Some(c) = &n.state_cache {
-        // The largest packet: a full payload behind the largest RoCE header.
-        let packet = n.mtu as u64 + crate::wire::roce::Opcode::WriteOnlyImm.header_bytes() as u64 + n.ordering.map_or(0, |o| o.header_bytes() as u64);
-        if c.rx_buffer.0 > 0 && c.rx_buffer.0 < packet {
-            out.push((p("state_cache.rx_buffer"), format!("must hold at least one packet ({packet} bytes at nic.mtu {}), got {}", n.mtu, c.rx_buffer.0)));
-        }
-    }
     if n.sq_depth == 0 || n.rq_depth == 0 {
         out.push((p(if n.sq_depth == 0 { "sq_depth" } else { "rq_depth" }), "expected a positive depth".into()));
     }
@@ -446,7 +439,9 @@ fn nic(out: &mut Problems, s: &Scenario) {
     for (key, why) in n.star.iter().flat_map(|c| c.check()) {
         out.push((p(&format!("star.{key}")), why));
     }
-    for (key, why) in n.state_cache.iter().flat_map(|c| c.check()) {
+    // The largest packet: a full payload behind the largest RoCE header (and Eunomia's).
+    let packet = n.mtu as u64 + crate::wire::roce::Opcode::WriteOnlyImm.header_bytes() as u64 + n.ordering.map_or(0, |o| o.header_bytes() as u64);
+    for (key, why) in n.state_cache.iter().flat_map(|c| c.check(packet)) {
         out.push((p(&format!("state_cache.{key}")), why));
     }
     for (key, why) in n.ordering.iter().flat_map(|c| c.check()) {
