@@ -320,6 +320,37 @@ fn swift_takes_what_a_paced_background_leaves_and_keeps_the_queue_near_its_targe
 }
 
 #[test]
+fn swift_holds_the_round_trip_at_its_target_delay() {
+    // Host 0 runs Swift beside a 50 Gbps background (a plain NIC) into host 1, with a raised
+    // base target so the target is long against SCR's control lag (a 4 µs decision and a 4 µs
+    // install). The target at 50 Gbps is base + 1 hop × 2 µs + flow scaling, 2 µs × (1/√50 −
+    // 1/√96)/(1/√32 − 1/√96) = 1.045 µs. Swift keeps the mean ACK round trip after the warmup
+    // within 5% of it and takes what the background leaves. A sender that kept its rate while
+    // the queue grew (a window re-derived from the rate at each round trip) overshot to twice
+    // the target.
+    use rnicsim::units::Time;
+    for base_us in [10u64, 20] {
+        let toml = format!(
+            "duration = \"3ms\"\n[topology.star]\nhosts = 3\n[links]\nrate = \"100Gbps\"\ndelay = \"100ns\"\n[nic.cc.none]\n[nic.scr]\nhosts = [0]\n\
+             [nic.scr.policy.swift]\nbase_target = \"{base_us}us\"\n[outputs]\nnic_events = true\n\
+             [[perftest]]\nname = \"swift\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 16\nwarmup = \"1ms\"\n\
+             [[perftest]]\nname = \"bg\"\ntest = \"write_bw\"\nclient = 2\nserver = 1\nmessage = \"64KiB\"\ndepth = 16\nwarmup = \"1ms\"\nrate_limit = \"50Gbps\"\n"
+        );
+        let loaded = LoadedScenario::from_str(&toml, "swift-target.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        let mut w = rnicsim::world::World::build(&loaded).unwrap();
+        w.run(|_| true);
+        let rtts: Vec<f64> = w.tap.log.as_ref().unwrap().records.iter().filter(|r| r.kind == "ack" && r.host == 0 && r.at >= Time::from_us(1000)).map(|r| r.rtt.as_ns() as f64 / 1e3).collect();
+        assert!(rtts.len() > 1000, "{}", rtts.len());
+        let mean = rtts.iter().sum::<f64>() / rtts.len() as f64;
+        let target = base_us as f64 + 2.0 + 1.045;
+        assert!((mean / target - 1.0).abs() < 0.05, "base {base_us} µs: mean round trip {mean:.2} µs against a {target:.2} µs target");
+        let s = Summary::of(&w, "swift-target");
+        let swift = perf(&s, "swift").wire_gbps;
+        assert!(swift > 45.0 && swift + perf(&s, "bg").wire_gbps < 100.5, "{swift} Gbps");
+    }
+}
+
+#[test]
 fn receiver_credits_give_the_credited_sender_the_headroom_and_tame_the_incast_queue() {
     // Server 0; credited sender 1; twelve background senders at 6 Gbps (72 Gbps).
     let mut tests = vec![("credited".to_string(), 1, 0, None)];

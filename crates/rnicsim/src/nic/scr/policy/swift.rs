@@ -3,7 +3,10 @@
 //! Each (coalesced) ACK event carries the newest round-trip sample and the bytes it newly
 //! acknowledges. Swift controls a window; the NIC only takes a dequeue rate, so the two are
 //! translated by the bandwidth-delay product at the sampled round trip (A.6: "the BDP
-//! approach"): window = rate × RTT, the control law moves the window, and rate = window / RTT.
+//! approach"). The window is the state: the control law moves it, and every sample sets the
+//! rate to window / RTT. A window sender's rate falls as its queue grows (it is clocked by its
+//! ACKs); recomputing the rate from the window at each new RTT gives a rate-paced sender that
+//! property, between control steps and before any cut.
 //!
 //! - **Target delay** = `base_target` + `hops` × `per_hop` + flow scaling, where flow scaling
 //!   is `fs_range` at `fs_min_rate` or below, 0 at `fs_max_rate` or above, and between them
@@ -12,7 +15,9 @@
 //!   a 2 µs range from 32 to 96 Gbps, so the target falls from 5 µs at 32 Gbps to 3 µs at 96.
 //!   Computed with the bitwise inverse square root of [`crate::nic::scr::compact`].
 //! - **Below the target**: additive increase, `ai` bytes of window per window acknowledged
-//!   (window += ai × acked / window), so about `ai` per round trip however ACKs coalesce.
+//!   (window += ai × acked / window), so about `ai` per round trip however ACKs coalesce. The
+//!   window stops at line rate × target delay: more would only be spent as queue once the
+//!   flow reached line rate.
 //! - **At or above it**: multiplicative decrease by max(1 − β·(delay − target)/delay,
 //!   1 − `max_mdf`), at most once per round trip: only on a sample whose packet left after the
 //!   last cut was in force (Swift's "once per RTT", with SCR's lag, A.11, added: a cut takes
@@ -180,6 +185,11 @@ impl Swift {
     }
 }
 
+/// The bytes `rate_mbps` keeps in flight over `ns` (Mbps × ns / 8,000).
+fn window_bytes(rate_mbps: u32, ns: u32) -> u32 {
+    (rate_mbps as u64 * ns as u64 / 8000).clamp(1, u32::MAX as u64) as u32
+}
+
 impl Policy for Swift {
     type Flow = SwiftFlow;
     fn name(&self) -> &'static str {
@@ -198,19 +208,21 @@ impl Policy for Swift {
         }
         let line = mbps(env.line_rate);
         if f.rate_mbps == 0 {
-            // The first sample: the flow has been running unlimited, at line rate.
+            // The first sample: the flow has been running unlimited, at line rate, so its
+            // window is what line rate keeps in flight over this round trip.
             f.rate_mbps = line;
             f.base_rtt_ns = delay;
-            f.target_ns = self.target_ns(line);
+            f.window = window_bytes(line, delay);
         }
         f.base_rtt_ns = f.base_rtt_ns.min(delay);
         let target = self.target_ns(f.rate_mbps);
-        // The window the rate stands for at this round trip (Mbps × ns / 8,000 = bytes).
-        let before = (f.rate_mbps as u64 * delay as u64 / 8000).max(1);
-        let mut w = before;
+        let mut w = f.window.max(1) as u64;
         if delay < target {
-            // Additive increase: ai per window acknowledged.
-            w += self.p.ai.0 * ev.bytes / w;
+            // Additive increase: ai per window acknowledged, up to line rate at the target.
+            let cap = window_bytes(line, target) as u64;
+            if w < cap {
+                w = (w + self.p.ai.0 * ev.bytes / w).min(cap);
+            }
         } else if ev.at.saturating_sub(ev.rtt) >= f.last_decrease {
             // Once per round trip of the cut rate: the sampled packet left after the last cut
             // was in force (`last_decrease` holds when that was: the thread's processing and
@@ -218,22 +230,20 @@ impl Policy for Swift {
             // nothing about it.
             let cut = (self.p.beta_permille as u64 * (delay - target) as u64 / delay as u64).min(self.p.max_mdf_permille as u64);
             if cut > 0 {
-                w = w * (1000 - cut) / 1000;
+                w = (w * (1000 - cut) / 1000).max(1);
                 f.last_decrease = env.in_force;
                 self.decreases += 1;
             }
         }
         f.window = w.min(u32::MAX as u64) as u32;
-        if w == before {
-            // Nothing moved: keep the rate (recomputing it from the window would round it down).
-            return Verdict::Adjusting;
-        }
         let floor = mbps(self.p.min_rate).max(1).min(line);
         let rate = ((w * 8000 / delay as u64).min(u32::MAX as u64) as u32).clamp(floor, line);
-        f.target_ns = self.target_ns(rate);
         if rate != f.rate_mbps {
             f.rate_mbps = rate;
+            f.target_ns = self.target_ns(rate);
             env.actions.push(Action::SetRate { flow: ev.flow, bps: bps(rate) });
+        } else if f.target_ns == 0 {
+            f.target_ns = self.target_ns(rate);
         }
         Verdict::Adjusting
     }
@@ -286,41 +296,59 @@ mod tests {
         let mut s = Swift::new(SwiftParams::default());
         let mut actions = Vec::new();
         let mut f = SwiftFlow::default();
-        // First sample 2 µs: the flow ran at line rate; below the 3 µs target, the window
-        // 100 Gbps × 2 µs = 25,000 B grows by ai × 1,000 / 25,000 = 40 B: 25,040 B over 2 µs.
+        // First sample 2 µs: the flow ran at line rate, so its window is 100 Gbps × 2 µs =
+        // 25,000 B. Below the 3 µs target it grows by ai × 1,000 / 25,000 = 40 B: 25,040 B
+        // over 2 µs is above line rate, so the rate stays at the line.
         s.on_event(&ack(1, 2000, 1000), &mut f, &mut env(1, &mut actions));
         assert_eq!((f.window, f.base_rtt_ns), (25_040, 2000));
         assert_eq!(f.rate_mbps, 100_000, "clamped to the line rate");
-        // 8 µs of delay against a 3 µs target (at 100 Gbps): the window 100 Gbps × 8 µs is cut
-        // by min(0.8 × 5/8, 0.5) = 0.5, so the rate halves. Decided at 10 µs, the cut is in
-        // force at 15 µs (the thread's processing and the install latency).
+        // 8 µs of delay against a 3 µs target (at 100 Gbps): the window is cut by
+        // min(0.8 × 5/8, 0.5) = 0.5 to 12,520 B, and 12,520 B per 8 µs is 12,520 Mbps. Decided
+        // at 10 µs, the cut is in force at 15 µs (the thread's processing and the install).
         s.on_event(&ack(10, 8000, 1000), &mut f, &mut Env { in_force: Time::from_us(15), ..env(10, &mut actions) });
-        assert_eq!((f.window, f.rate_mbps), (50_000, 50_000));
-        // Within the same round trip (8 µs) no second cut: the rate stays.
+        assert_eq!((f.window, f.rate_mbps), (12_520, 12_520));
+        // Within the same round trip (8 µs) no second cut: window and rate stay.
         s.on_event(&ack(12, 8000, 0), &mut f, &mut env(12, &mut actions));
-        assert_eq!(f.rate_mbps, 50_000);
+        assert_eq!((f.window, f.rate_mbps), (12_520, 12_520));
         // Nor from a packet that left after the decision but before the cut was in force (this
-        // one left at 20 − 8 = 12 µs).
-        s.on_event(&ack(20, 8000, 0), &mut f, &mut env(20, &mut actions));
-        assert_eq!(f.rate_mbps, 50_000);
-        // Delay exactly at the target cuts nothing and counts as no decrease.
-        let d = s.decreases;
-        s.on_event(&ack(21, s.target_ns(50_000) as u64, 0), &mut f, &mut env(21, &mut actions));
-        assert_eq!((f.rate_mbps, s.decreases), (50_000, d));
-        // 4 µs delay, target at 50 Gbps ≈ 4.23 µs: below it. The window 50 Gbps × 4 µs =
-        // 25,000 B, all acknowledged, gains ai: 26,024 B over 4 µs = 52,048 Mbps.
-        assert!(s.target_ns(50_000) > 4000);
+        // one left at 20 − 8 = 12 µs); the queue has grown to 10 µs, and the same window over
+        // it is 10,016 Mbps: the rate falls as a window sender's would.
+        s.on_event(&ack(20, 10_000, 0), &mut f, &mut env(20, &mut actions));
+        assert_eq!((f.window, f.rate_mbps, s.decreases), (12_520, 10_016, 1));
+        // Delay exactly at the target (5 µs below 32 Gbps) cuts nothing and counts as no
+        // decrease; the window over 5 µs is 20,032 Mbps.
+        s.on_event(&ack(21, 5000, 0), &mut f, &mut env(21, &mut actions));
+        assert_eq!((f.window, f.rate_mbps, s.decreases), (12_520, 20_032, 1));
+        // 4 µs, below the target: the window gains ai × 25,000 / 12,520 = 2,044 B (rounded
+        // down): 14,564 B over 4 µs = 29,128 Mbps.
         s.on_event(&ack(30, 4000, 25_000), &mut f, &mut env(30, &mut actions));
-        assert_eq!((f.window, f.rate_mbps), (26_024, 52_048));
-        // A small overshoot cuts by β·(delay − target)/delay only.
-        let t = s.target_ns(f.rate_mbps) as u64;
-        let w = f.rate_mbps as u64 * (t + 500) / 8000;
-        s.on_event(&ack(60, t + 500, 0), &mut f, &mut env(60, &mut actions));
-        let cut = w * (1000 - 800 * 500 / (t + 500)) / 1000;
-        assert_eq!(f.window as u64, cut);
-        assert_eq!(f.rate_mbps as u64, cut * 8000 / (t + 500));
+        assert_eq!((f.window, f.rate_mbps), (14_564, 29_128));
+        // A small overshoot, 5.5 µs against 5, cuts by β·0.5/5.5 = 72.7‰ (72 in integers):
+        // 14,564 × 0.928 = 13,515 B over 5.5 µs = 19,658 Mbps.
+        s.on_event(&ack(60, 5500, 0), &mut f, &mut env(60, &mut actions));
+        assert_eq!((f.window, f.rate_mbps, s.decreases), (13_515, 19_658, 2));
         // Every change of rate was handed to the NIC as a dequeue rate.
         let Action::SetRate { bps: last, .. } = *actions.last().unwrap() else { panic!() };
         assert_eq!(last, bps(f.rate_mbps));
+    }
+
+    #[test]
+    fn the_window_stops_growing_at_line_rate_over_the_target_delay() {
+        // An uncontested flow: 1 µs round trips, always below the 3 µs target at line rate.
+        // However many bytes are acknowledged, the window stops at 100 Gbps × 3 µs = 37,500 B,
+        // so a queue building later cuts the rate as soon as the delay passes 3 µs.
+        let mut s = Swift::new(SwiftParams::default());
+        let mut actions = Vec::new();
+        let mut f = SwiftFlow::default();
+        for t in 1..2000 {
+            s.on_event(&ack(t, 1000, 12_500), &mut f, &mut env(t, &mut actions));
+        }
+        assert_eq!((f.window, f.rate_mbps), (37_500, 100_000));
+        assert!(actions.is_empty(), "the rate never left the line: {actions:?}");
+        // 6 µs of delay: the window is cut by 0.8 × 3/6 = 0.4 to 22,500 B, over 6 µs 30,000
+        // Mbps. Without the cap the window would be far larger and the rate would stay
+        // at the line.
+        s.on_event(&ack(3000, 6000, 0), &mut f, &mut env(3000, &mut actions));
+        assert_eq!((f.window, f.rate_mbps), (22_500, 30_000));
     }
 }
