@@ -2,7 +2,10 @@
 //!
 //! Each flow's bandwidth is measured from its TX events: the bytes of an event (coalesced by
 //! accumulation) over the time since the flow's previous event, smoothed by a time-weighted
-//! EWMA. Once the flow's last rate change has taken effect (`install_latency` after the
+//! EWMA that its first sample seeds. A span that began before the flow's current rate was in
+//! force under-measures that rate (part ran at the old rate; after a join, the joiner's
+//! unpaced burst held the flow off the wire), so it may raise the estimate but not lower it
+//! or seed it; a flow with no estimate is not judged. Once the flow's last rate change has taken effect (`install_latency` after the
 //! decision; judging a rate not yet in force makes the rates run ahead of what is measured and
 //! oscillate) and, optionally, been measured for `settle`, each event judges the flow:
 //! - it fills its dequeue rate (EWMA ≥ `saturated` × rate: it is *hungry*) and is below the
@@ -250,19 +253,31 @@ impl Policy for WaterFilling {
         // Measure: this event's bytes over the time since the previous event's end.
         if f.last_at != Time::ZERO && ev.at > f.last_at {
             let dt = (ev.at - f.last_at).0;
-            let inst = mul_div(ev.bytes * 8, 1_000_000, dt) as i64; // Mbps (bytes·8/ps·1e6)
+            let mut inst = mul_div(ev.bytes * 8, 1_000_000, dt) as i64; // Mbps (bytes·8/ps·1e6)
+            let straddles = f.last_at < f.judge_at.saturating_sub(self.p.settle);
+            if straddles {
+                // The span began before the flow's rate was in force, so it under-measures
+                // that rate: part of it ran at the old rate, or (after a join) the joiner's
+                // unpaced first burst kept this flow off the wire. It may raise the estimate
+                // but not lower it, nor be the first.
+                inst = inst.max(f.ewma_mbps as i64);
+            }
             let tau = self.p.ewma.0.max(1);
-            f.ewma_mbps = if dt >= tau {
-                // A gap of a whole time constant or more: the sample replaces the average
-                // (the weighted step below with w = τ, without its division).
-                inst as u32
+            f.ewma_mbps = if f.ewma_mbps == 0 && straddles {
+                0
+            } else if dt >= tau || f.ewma_mbps == 0 {
+                // The first sample, or a gap of a whole time constant or more: the sample
+                // replaces the average (the weighted step below with w = τ, without its
+                // division).
+                inst.max(1) as u32
             } else {
                 let e = f.ewma_mbps as i64;
                 (e + (inst - e) * dt as i64 / tau as i64).max(0) as u32
             };
         }
         f.last_at = ev.at;
-        if env.now < f.judge_at {
+        if env.now < f.judge_at || f.ewma_mbps == 0 {
+            // Not in force yet, or nothing measured of it.
             return Verdict::Adjusting;
         }
         let line = mbps(env.line_rate) as u64;
