@@ -62,3 +62,25 @@ fn fig12_tassel_saturates_the_wire_and_se_pieo_is_bound_by_its_clock() {
     assert!(metric(&t, "64B", |p| p.mpps) > 0.99 * wire_max);
     assert!(metric(&t, "64B", |p| p.mpps) > 2.5 * metric(&se, "64B", |p| p.mpps), "Tassel far above SE-PIEO");
 }
+
+#[test]
+fn pfc_pauses_freeze_the_limits_and_keep_their_proportion() {
+    // Two queue pairs limited to 20 and 40 Gbps (1000 B messages, 1,078 B on the wire) share a
+    // 30 Gbps bottleneck with PFC. While the port is paused the scheduler's timer stands still
+    // (§3.5), and unpaused both run at their limits, so the bottleneck is split 1:2: 10 and
+    // 20 Gbps. A packet due as a pause began used to be handed out and parked, its slot lost:
+    // one slot per pause, about 170 of them here, which left the 20 Gbps queue pair at 9.49.
+    for sched in ["tassel", "se_pieo"] {
+        let toml = format!(
+            "duration = \"2ms\"\n[topology.dumbbell]\nleft = 1\nright = 1\nbottleneck_rate = \"30Gbps\"\n[links]\ndelay = \"100ns\"\n\
+             [switch.pfc]\nxoff = \"40KB\"\nxon_offset = \"20KB\"\n[nic]\npriority = 3\n[nic.cc.none]\n[nic.scheduler.{sched}]\n\
+             [[perftest]]\nname = \"A\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"1000B\"\nrate_limit = \"20Gbps\"\nwarmup = \"500us\"\n\
+             [[perftest]]\nname = \"B\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"1000B\"\nrate_limit = \"40Gbps\"\nwarmup = \"500us\"\n"
+        );
+        let loaded = rnicsim::scenario::LoadedScenario::from_str(&toml, "pfc.toml", std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        let s = common::run_summary(&loaded, "pfc");
+        let (a, b) = (metric(&s, "A", |p| p.wire_gbps), metric(&s, "B", |p| p.wire_gbps));
+        assert!(s.pfc_pauses_sent > 50, "{sched}: the bottleneck pauses the sender ({})", s.pfc_pauses_sent);
+        assert!((a - 10.0).abs() < 0.1 && (b - 20.0).abs() < 0.1, "{sched}: {a} and {b} Gbps");
+    }
+}

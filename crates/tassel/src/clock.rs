@@ -37,6 +37,11 @@ impl VirtualClock {
         self.frac = 0;
     }
 
+    /// Whether the downstream port is paused.
+    pub fn paused(&self) -> bool {
+        self.paused
+    }
+
     pub fn set_paused(&mut self, paused: bool) {
         self.paused = paused;
     }

@@ -282,12 +282,17 @@ impl Tassel {
         }
     }
 
-    /// Advances to real time `now` and says whether to send a packet now.
+    /// Advances to real time `now` and says whether to send a packet now. While the port is
+    /// paused nothing is sent (a packet handed out then could not leave, and its slot would be
+    /// lost to its flow): `Idle` until resumed.
     pub fn poll(&mut self, now: u64, src: &mut impl WqeSource) -> Decision {
         self.clock.advance(now);
         self.schedule_flows(src);
         let v = self.clock.now();
         self.timeline.release_eligible(v);
+        if self.clock.paused() {
+            return Decision::Idle { until: None };
+        }
         if now >= self.link_free_at {
             if let Some((flow, len)) = self.timeline.pop_min_finish() {
                 self.link_free_at = now + tx_ps(len, self.clock.link_kbps() as u32);

@@ -108,6 +108,10 @@ impl Monolithic {
             self.waiting.pop();
             self.eligible.push(Reverse((self.flows[flow as usize].finish, flow)));
         }
+        if self.clock.paused() {
+            // Nothing leaves a paused port (see `Tassel::poll`).
+            return Decision::Idle { until: None };
+        }
         if now >= self.link_free_at {
             if let Some(Reverse((finish, flow))) = self.eligible.pop() {
                 let len = self.flows[flow as usize].len;

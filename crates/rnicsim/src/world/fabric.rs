@@ -329,6 +329,11 @@ impl World {
         }
         let (node, iface) = (port.node, port.iface);
         self.record.pfc_event(now, node, iface, class, quanta);
+        if let NodeRole::Host(h) = self.roles[node as usize] {
+            if class == self.nic_spec.priority {
+                self.sync_sched_pause(h);
+            }
+        }
         if quanta == 0 {
             self.port_start(p);
         }

@@ -456,6 +456,20 @@ impl World {
         Fill::Full
     }
 
+    /// PFC freezes a self-timing scheduler (Tassel §3.5): tells host `h`'s scheduler whether
+    /// its port is paused for the data class now. Called as a PAUSE or RESUME frame arrives,
+    /// so the timer stops with the wire, and whenever the NIC looks for a packet (a pause that
+    /// ran out without a RESUME).
+    pub(super) fn sync_sched_pause(&mut self, h: u32) {
+        let now = self.now;
+        let p = self.nics[h as usize].port;
+        let paused = self.ports[p as usize].is_paused(self.nic_spec.priority as usize, now);
+        if paused != self.nics[h as usize].sched_paused {
+            self.nics[h as usize].sched_paused = paused;
+            self.nics[h as usize].sched.set_paused(paused, now);
+        }
+    }
+
     /// The next data packet of host `h`'s NIC, or the time something becomes eligible.
     fn nic_next_packet(&mut self, h: u32) -> Result<PacketId, Option<Time>> {
         let now = self.now;
@@ -470,18 +484,19 @@ impl World {
                 }
             }
         }
-        // PFC freezes a self-timing scheduler (Tassel §3.5).
-        let paused = self.ports[p as usize].is_paused(self.nic_spec.priority as usize, now);
-        if paused != self.nics[h as usize].sched_paused {
-            self.nics[h as usize].sched_paused = paused;
-            self.nics[h as usize].sched.set_paused(paused, now);
-        }
+        // A pause that ran out (no RESUME frame) thaws the scheduler here.
+        self.sync_sched_pause(h);
         // Packets that waited for their connection state go first, then StaR's send events.
         if let Some(id) = self.state_tx_ready(h) {
             return Ok(id);
         }
         if let Some(id) = self.star_tx_ready(h) {
             return Ok(id);
+        }
+        if self.nics[h as usize].sched_paused && self.nics[h as usize].sched.rate_limits() {
+            // A self-timing scheduler is frozen and sends nothing until the pause ends.
+            let until = self.ports[p as usize].paused_until(self.nic_spec.priority as usize);
+            return Err(Some(self.star_tx_next(h).map_or(until, |b| b.min(until))));
         }
         loop {
             if let Some(t) = self.state_tx_blocked(h) {
