@@ -101,6 +101,35 @@ fn impossible_values_are_named() {
 }
 
 #[test]
+fn impossible_qp_scheduler_settings_are_named_at_their_line() {
+    // Each would otherwise run: a zero or NaN clock made every decision free (the cycle time
+    // rounds to 0 ps), a 20 ms latency or a 0 ns wheel slot built a timing wheel of gigabytes.
+    for (table, key) in [
+        ("[nic.scheduler.tassel]\nlatency = \"0ns\"", "nic.scheduler.tassel.latency"),
+        ("[nic.scheduler.tassel]\nlatency = \"20ms\"", "nic.scheduler.tassel.latency"),
+        ("[nic.scheduler.tassel]\ntypical_packet = \"0B\"", "nic.scheduler.tassel.typical_packet"),
+        ("[nic.scheduler.tassel]\nwheel_slot = \"0ns\"", "nic.scheduler.tassel.wheel_slot"),
+        ("[nic.scheduler.tassel]\nlatency = \"1ms\"\nwheel_slot = \"1ns\"", "nic.scheduler.tassel.wheel_slot"),
+        ("[nic.scheduler.tassel]\nmax_batch = 0", "nic.scheduler.tassel.max_batch"),
+        ("[nic.scheduler.tassel]\nclock_mhz = 0.0", "nic.scheduler.tassel.clock_mhz"),
+        ("[nic.scheduler.tassel]\nclock_mhz = nan", "nic.scheduler.tassel.clock_mhz"),
+        ("[nic.scheduler.tassel]\nclock_mhz = -250.0", "nic.scheduler.tassel.clock_mhz"),
+        ("[nic.scheduler.se_pieo]\nflows = 0", "nic.scheduler.se_pieo.flows"),
+    ] {
+        let toml = format!("duration = \"100us\"\n[topology.star]\nhosts = 2\n{table}\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\n");
+        let e = LoadedScenario::from_str(&toml, "sched.toml", std::path::Path::new(".")).err().unwrap_or_else(|| panic!("{table} accepted"));
+        assert_eq!(e.key.as_deref(), Some(key), "{e}");
+        // The line of the offending value (the last line of the table).
+        assert_eq!(e.line, Some(3 + table.lines().count()), "{e}");
+    }
+    // The paper's settings and the edges of the ranges pass.
+    for table in ["[nic.scheduler.tassel]", "[nic.scheduler.tassel]\nlatency = \"1ms\"\nwheel_slot = \"2ns\"\nclock_mhz = 1.0", "[nic.scheduler.se_pieo]\nflows = 1"] {
+        let toml = format!("duration = \"100us\"\n[topology.star]\nhosts = 2\n{table}\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\n");
+        LoadedScenario::from_str(&toml, "sched.toml", std::path::Path::new(".")).unwrap_or_else(|e| panic!("{table}: {e}"));
+    }
+}
+
+#[test]
 fn missing_and_syntax_errors_have_lines() {
     let e = err(&GOOD.replace("duration = \"50us\"\n", ""));
     assert!(e.message.contains("missing field `duration`"), "{e}");

@@ -410,6 +410,9 @@ fn nic(out: &mut Problems, s: &Scenario) {
     if n.ordering.is_some_and(|o| o.recover_on_sack) && n.recovery != crate::nic::Recovery::SelectiveRepeat {
         out.push((p("ordering.recover_on_sack"), "IRN's sender resends the holes below a SACK: it needs nic.recovery = \"selective_repeat\"".into()));
     }
+    for (key, why) in n.scheduler.check() {
+        out.push((p(&format!("scheduler.{key}")), why));
+    }
     if n.qp_context_bytes == 0 {
         out.push((p("qp_context_bytes"), "expected a positive size: a connection's state takes room".into()));
     }

@@ -164,7 +164,47 @@ pub fn cycles(cycles: u32, mhz: f64) -> Time {
     Time((cycles as f64 * 1e6 / mhz).round() as u64)
 }
 
+/// Most timing-wheel slots a Tassel scheduler may be built with (2 × latency / wheel_slot):
+/// about 50 MB of wheel per NIC.
+pub const MAX_WHEEL_SLOTS: u64 = 1 << 20;
+
 impl SchedulerSpec {
+    /// What is wrong with the parameters, if anything: (key under `nic.scheduler.<kind>`, why).
+    pub fn check(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mut bad = |kind: &str, key: &str, why: String| out.push((format!("{kind}.{key}"), why));
+        let clock_ok = |mhz: f64| mhz.is_finite() && (1.0..=100_000.0).contains(&mhz);
+        match self {
+            SchedulerSpec::Commodity { .. } | SchedulerSpec::PacketRoundRobin {} => {}
+            SchedulerSpec::Tassel { latency, typical_packet, wheel_slot, max_batch, clock_mhz, .. } => {
+                let k = "tassel";
+                if latency.0 == 0 || *latency > Time::from_ms(1) {
+                    bad(k, "latency", format!("expected a scheduling latency above 0 and at most 1ms (the paper's is 1us), got {latency}"));
+                }
+                if !(1..=65_536).contains(&typical_packet.0) {
+                    bad(k, "typical_packet", format!("expected 1B to 64KiB, got {}B", typical_packet.0));
+                }
+                if wheel_slot.0 == 0 {
+                    bad(k, "wheel_slot", "expected a positive slot width".into());
+                } else if latency.0 > 0 && 2 * latency.0 / wheel_slot.0 > MAX_WHEEL_SLOTS {
+                    bad(k, "wheel_slot", format!("2 x latency / wheel_slot is {} timing-wheel slots, more than {MAX_WHEEL_SLOTS}: widen the slots or shorten the latency", 2 * latency.0 / wheel_slot.0));
+                }
+                if *max_batch == 0 {
+                    bad(k, "max_batch", "expected at least 1 packet per fetch".into());
+                }
+                if !clock_ok(*clock_mhz) {
+                    bad(k, "clock_mhz", format!("expected a clock of 1 to 100000 MHz, got {clock_mhz}"));
+                }
+            }
+            SchedulerSpec::SePieo { flows, .. } => {
+                if *flows == 0 {
+                    bad("se_pieo", "flows", "expected at least 1 flow".into());
+                }
+            }
+        }
+        out
+    }
+
     pub fn build(&self, link: BitsPerSec) -> Scheduler {
         match self {
             SchedulerSpec::Commodity { turn_bytes, rate_context_cache, miss_penalty } => {
