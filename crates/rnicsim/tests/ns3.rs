@@ -46,7 +46,7 @@ fn config_txt_gives_the_same_flows_as_the_equivalent_toml() {
     let nic = &from_config.scenario.nic;
     assert_eq!(nic.profile, rnicsim::nic::NicProfile::Ns3);
     assert_eq!(nic.scheduler, rnicsim::nic::sched::SchedulerSpec::PacketRoundRobin {});
-    assert_eq!((nic.tx_pipeline.0, nic.cnp, nic.ack_class()), (0, rnicsim::nic::CnpMode::AckFlag, 3), "ACK_HIGH_PRIO 0: ACKs in the data class");
+    assert_eq!((nic.tx_pipeline.0, nic.cnp, nic.ack_class(nic.priority)), (0, rnicsim::nic::CnpMode::AckFlag, 3), "ACK_HIGH_PRIO 0: ACKs in the data class");
     let rnicsim::nic::cc::CcSpec::Dcqcn(d) = &nic.cc else { panic!("CC_MODE 1 is DCQCN") };
     assert_eq!(d.reaction, rnicsim::nic::cc::dcqcn::Reaction::Polled);
 }

@@ -924,3 +924,27 @@ fn rate_samples_stop_at_their_cap_and_the_run_says_where() {
     w.run(|_| true);
     assert_eq!((w.record.rates.time.len(), w.record.rates.stopped_at), (8 * 1000, None));
 }
+
+#[test]
+fn a_lossless_flows_acks_share_its_class_unless_ack_priority_says_otherwise() {
+    // A 4-to-1 incast of 2 MB WRITEs, each flow in class 3 by its flow file, PFC on class 3 and
+    // a 200 KB switch buffer; `nic.priority` is left at 0. With `ack_priority` unset the ACKs go
+    // in their flow's class, so they are lossless too: PFC holds the incast and nothing is
+    // dropped. Sent in class 0 (as they were when the fallback was the NIC-wide `priority`, or
+    // as `ack_priority = 0` asks) they are lossy and are dropped once the lossless data fills
+    // the shared pool.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("incast.txt"), "4\n0 4 3 100 2000000 0.000001\n1 4 3 100 2000000 0.000001\n2 4 3 100 2000000 0.000001\n3 4 3 100 2000000 0.000001\n").unwrap();
+    let run = |ack: &str| {
+        let toml = format!(
+            "duration = \"5ms\"\n[topology.star]\nhosts = 5\n[switch]\nbuffer = \"200KB\"\n[switch.pfc]\nenabled = true\n[nic]\nrecovery = \"go_back_n\"\n{ack}\n[nic.cc.none]\n[[flows]]\nfile = \"incast.txt\"\n"
+        );
+        let loaded = rnicsim::scenario::LoadedScenario::from_str(&toml, "incast.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        common::run_summary(&loaded, "incast")
+    };
+    let same = run("");
+    assert_eq!((same.drops_buffer, same.rdma.flows_completed), (0, 4));
+    assert!(same.pfc_pauses_sent > 100, "{}", same.pfc_pauses_sent);
+    let lossy = run("ack_priority = 0");
+    assert!(lossy.drops_buffer > 100, "{}", lossy.drops_buffer);
+}

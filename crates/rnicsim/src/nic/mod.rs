@@ -299,8 +299,11 @@ impl NicSpec {
         }
     }
 
-    pub fn ack_class(&self) -> u8 {
-        self.ack_priority.unwrap_or(self.priority)
+    /// The class of the ACKs, NAKs, CNPs and other control packets of a queue pair whose data
+    /// goes in class `data`: `ack_priority` if set, else the data's own class (a flow file's
+    /// class, or `priority`), so a lossless flow's control packets are lossless too.
+    pub fn ack_class(&self, data: u8) -> u8 {
+        self.ack_priority.unwrap_or(data)
     }
 }
 

@@ -139,8 +139,8 @@ impl Ctx<'_> {
     /// outside the PSN space (not acknowledged, not retransmitted) and reaches the peer's
     /// subscribers as [`NicEvent::Signal`].
     pub fn send_signal(&mut self, q: u32, value: u32, bytes: u32) {
-        let ack_class = self.spec.ack_class();
         let qp = self.qps.get(q);
+        let ack_class = self.spec.ack_class(qp.priority);
         let hdr = RoceHeader { opcode: Opcode::OutOfBand, imm: value, payload: bytes, ..Default::default() };
         let pkt = Packet { size: Opcode::OutOfBand.header_bytes() + bytes, priority: ack_class, ..qp.packet_to_peer(0, self.now, hdr) };
         let (host, path) = (qp.host, qp.path);
@@ -171,8 +171,8 @@ impl Ctx<'_> {
     /// stamped) echoed, the time in the RETH address field, back on
     /// `q`'s own route (so probes on different ports return alike), in the ACK class.
     pub fn answer_probe(&mut self, q: u32, probe: &Packet) {
-        let ack_class = self.spec.ack_class();
         let qp = self.qps.get(q);
+        let ack_class = self.spec.ack_class(qp.priority);
         // The probe's send time (stamped as it left its NIC) rides back in the response.
         let hdr = RoceHeader { opcode: Opcode::ProbeResponse, imm: probe.roce.imm, va: probe.roce.ts.0, ..Default::default() };
         let pkt = Packet { size: Opcode::ProbeResponse.header_bytes(), priority: ack_class, ..qp.packet_to_peer(0, self.now, hdr) };
@@ -412,8 +412,8 @@ impl Ctx<'_> {
 
     /// Sends an ACK, NAK or CNP from queue pair `q` to its peer through the host port's queue.
     pub fn send_control(&mut self, q: u32, op: Opcode, syndrome: Syndrome, psn: u64, echo: &Packet, echo_id: Option<PacketId>) {
-        let ack_class = self.spec.ack_class();
         let qp = self.qps.get_mut(q);
+        let ack_class = self.spec.ack_class(qp.priority);
         let ece = std::mem::take(&mut qp.ecn_seen);
         let hdr = RoceHeader {
             opcode: op,
