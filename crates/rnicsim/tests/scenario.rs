@@ -130,6 +130,24 @@ fn impossible_qp_scheduler_settings_are_named_at_their_line() {
 }
 
 #[test]
+fn a_name_given_twice_is_named_at_the_second() {
+    // Two perftests called "x": a claim on perftest/x/gbps would read the first only.
+    let base = "duration = \"100us\"\n[topology.star]\nhosts = 4\n";
+    let test = |name: &str, c: u32| format!("[[perftest]]\nname = \"{name}\"\ntest = \"write_bw\"\nclient = {c}\nserver = {}\nmessage = \"64KiB\"\n", c + 1);
+    let two = format!("{base}{}{}", test("x", 0), test("x", 2));
+    let e = LoadedScenario::from_str(&two, "dup.toml", std::path::Path::new(".")).err().expect("a duplicate name is refused");
+    assert_eq!(e.key.as_deref(), Some("perftest[1].name"), "{e}");
+    assert_eq!(e.line, Some(11), "{e}");
+    assert!(e.message.contains("perftest[0]"), "{e}");
+    // Baselines alike; distinct names, and unnamed entries, pass.
+    let baselines = format!("{base}{}[[baseline]]\nname = \"b\"\n[[baseline]]\nname = \"b\"\n", test("x", 0));
+    let e = LoadedScenario::from_str(&baselines, "dup.toml", std::path::Path::new(".")).err().expect("a duplicate baseline is refused");
+    assert_eq!(e.key.as_deref(), Some("baseline[1].name"), "{e}");
+    let fine = format!("{base}{}{}{}{}", test("x", 0), test("y", 2), test("", 0), test("", 2));
+    LoadedScenario::from_str(&fine, "fine.toml", std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
 fn missing_and_syntax_errors_have_lines() {
     let e = err(&GOOD.replace("duration = \"50us\"\n", ""));
     assert!(e.message.contains("missing field `duration`"), "{e}");

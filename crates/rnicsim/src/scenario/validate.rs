@@ -291,7 +291,24 @@ pub fn fields(s: &Scenario) -> Problems {
     if s.outputs.queue_interval.is_some_and(|t| t.0 == 0) {
         out.push(("outputs.queue_interval".into(), "expected a positive interval".into()));
     }
+    // Metrics, figures and baselines name their runs: a name given twice would be read as the
+    // first of them.
+    unique_names(&mut out, "perftest", s.perftest.iter().map(|p| p.name.as_str()));
+    unique_names(&mut out, "rpc", s.rpc.iter().map(|r| r.name.as_str()));
+    unique_names(&mut out, "nvmf", s.nvmf.iter().map(|n| n.name.as_str()));
+    unique_names(&mut out, "baseline", s.baseline.iter().map(|b| b.name.as_str()));
     out
+}
+
+/// Each name given in `table` (`[[table]]` entries; unnamed ones aside) is given once.
+fn unique_names<'a>(out: &mut Problems, table: &str, names: impl Iterator<Item = &'a str>) {
+    let mut seen: Vec<&str> = Vec::new();
+    for (i, name) in names.enumerate() {
+        if let Some(first) = seen.iter().position(|&n| !name.is_empty() && n == name) {
+            out.push((format!("{table}[{i}].name"), format!("\"{name}\" names {table}[{first}] already: metrics such as {table}/{name}/... would read only the first")));
+        }
+        seen.push(name);
+    }
 }
 
 /// Settings that run but are unlikely to be what the user meant (a measurement window with
