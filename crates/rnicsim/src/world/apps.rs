@@ -90,7 +90,9 @@ impl World {
         Ok(self.connect_owned(a, b, owner_a, owner_b))
     }
 
-    /// Sets the traffic class of queue pair `q`'s packets.
+    /// Sets the traffic class of queue pair `q`'s packets: its data, and its ACKs, NAKs and CNPs
+    /// unless `nic.ack_priority` is set. Set both ends of a connection, so the responder's ACKs
+    /// go in the requester's class too.
     pub fn set_priority(&mut self, q: u32, priority: u8) -> Result<(), VerbsError> {
         self.qps.find(q).ok_or(VerbsError::UnknownQp(q))?;
         self.qps.get_mut(q).priority = priority;

@@ -467,6 +467,12 @@ impl World {
         if paused != self.nics[h as usize].sched_paused {
             self.nics[h as usize].sched_paused = paused;
             self.nics[h as usize].sched.set_paused(paused, now);
+            if paused && self.nics[h as usize].sched.rate_limits() {
+                // Thaw it when the pause runs out, if no RESUME comes and nothing wakes the
+                // port sooner.
+                let (until, timer) = (self.ports[p as usize].paused_until(self.nic_spec.priority as usize), self.ports[p as usize].timer);
+                self.timers.arm_if_later(timer, until);
+            }
         }
     }
 

@@ -164,8 +164,8 @@ pub fn cycles(cycles: u32, mhz: f64) -> Time {
     Time((cycles as f64 * 1e6 / mhz).round() as u64)
 }
 
-/// Most timing-wheel slots a Tassel scheduler may be built with (2 × latency / wheel_slot):
-/// about 50 MB of wheel per NIC.
+/// Most timing-wheel slots a Tassel scheduler may be asked for (2 × latency / wheel_slot; the
+/// wheel rounds up to a power of two, at most 2²¹ slots, about 64 MB per NIC).
 pub const MAX_WHEEL_SLOTS: u64 = 1 << 20;
 
 impl SchedulerSpec {
@@ -186,8 +186,8 @@ impl SchedulerSpec {
                 }
                 if wheel_slot.0 == 0 {
                     bad(k, "wheel_slot", "expected a positive slot width".into());
-                } else if latency.0 > 0 && 2 * latency.0 / wheel_slot.0 > MAX_WHEEL_SLOTS {
-                    bad(k, "wheel_slot", format!("2 x latency / wheel_slot is {} timing-wheel slots, more than {MAX_WHEEL_SLOTS}: widen the slots or shorten the latency", 2 * latency.0 / wheel_slot.0));
+                } else if latency.0.saturating_mul(2) / wheel_slot.0 > MAX_WHEEL_SLOTS {
+                    bad(k, "wheel_slot", format!("2 x latency / wheel_slot is {} timing-wheel slots, more than {MAX_WHEEL_SLOTS}: widen the slots or shorten the latency", latency.0.saturating_mul(2) / wheel_slot.0));
                 }
                 if *max_batch == 0 {
                     bad(k, "max_batch", "expected at least 1 packet per fetch".into());

@@ -230,7 +230,10 @@ impl Policy for Swift {
             // nothing about it.
             let cut = (self.p.beta_permille as u64 * (delay - target) as u64 / delay as u64).min(self.p.max_mdf_permille as u64);
             if cut > 0 {
-                w = (w * (1000 - cut) / 1000).max(1);
+                // Not below what the rate floor keeps in flight: a window far under it would
+                // leap back to line rate on the next acknowledgment.
+                let floor = mbps(self.p.min_rate).max(1).min(line);
+                w = (w * (1000 - cut) / 1000).max(window_bytes(floor, delay) as u64);
                 f.last_decrease = env.in_force;
                 self.decreases += 1;
             }
@@ -350,5 +353,13 @@ mod tests {
         // at the line.
         s.on_event(&ack(3000, 6000, 0), &mut f, &mut env(3000, &mut actions));
         assert_eq!((f.window, f.rate_mbps), (22_500, 30_000));
+        // Cut after cut at 50 µs (every sample newer than the last cut): the window stops at
+        // what the 100 Mbps floor keeps in flight over 50 µs, 625 B, rather than shrinking to
+        // a byte.
+        for k in 1..40 {
+            let t = 3000 + 100 * k;
+            s.on_event(&ack(t, 50_000, 0), &mut f, &mut env(t, &mut actions));
+        }
+        assert_eq!((f.window, f.rate_mbps), (625, 100));
     }
 }

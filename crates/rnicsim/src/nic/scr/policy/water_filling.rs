@@ -3,7 +3,7 @@
 //! Each flow's bandwidth is measured from its TX events: the bytes of an event (coalesced by
 //! accumulation) over the time since the flow's previous event, smoothed by a time-weighted
 //! EWMA that its first sample seeds. A span that began before the flow's current rate was in
-//! force under-measures that rate (part ran at the old rate; after a join, the joiner's
+//! force does not measure that rate (part ran at the old rate; after a join, the joiner's
 //! unpaced burst held the flow off the wire), so it may raise the estimate but not lower it
 //! or seed it; a flow with no estimate is not judged. Once the flow's last rate change has taken effect (`install_latency` after the
 //! decision; judging a rate not yet in force makes the rates run ahead of what is measured and
@@ -256,7 +256,7 @@ impl Policy for WaterFilling {
             let mut inst = mul_div(ev.bytes * 8, 1_000_000, dt) as i64; // Mbps (bytes·8/ps·1e6)
             let straddles = f.last_at < f.judge_at.saturating_sub(self.p.settle);
             if straddles {
-                // The span began before the flow's rate was in force, so it under-measures
+                // The span began before the flow's rate was in force, so it does not measure
                 // that rate: part of it ran at the old rate, or (after a join) the joiner's
                 // unpaced first burst kept this flow off the wire. It may raise the estimate
                 // but not lower it, nor be the first.
