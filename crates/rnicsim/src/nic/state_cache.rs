@@ -91,9 +91,8 @@ impl StateCacheSpec {
         (self.capacity.0 / state_bytes.max(1) as u64).min(u32::MAX as u64) as u32
     }
 
-    /// Problems with the keys, each as (key, message).
-    /// Keys out of range, with why; `packet` is the largest packet's bytes (the receive buffer
-    /// must hold one).
+    /// Problems with the keys, each as (key, message); `packet` is the largest packet's bytes
+    /// (the receive buffer must hold one).
     pub fn check(&self, packet: u64) -> Vec<(&'static str, String)> {
         let mut bad = Vec::new();
         if self.fetch_slots == 0 {

@@ -207,10 +207,12 @@ impl Policy for Swift {
             return Verdict::Adjusting;
         }
         let line = mbps(env.line_rate);
+        let floor = mbps(self.p.min_rate).max(1).min(line);
         if f.rate_mbps == 0 {
             // The first sample: the flow has been running unlimited, at line rate, so its
             // window is what line rate keeps in flight over this round trip.
             f.rate_mbps = line;
+            f.target_ns = self.target_ns(line);
             f.base_rtt_ns = delay;
             f.window = window_bytes(line, delay);
         }
@@ -232,21 +234,17 @@ impl Policy for Swift {
             if cut > 0 {
                 // Not below what the rate floor keeps in flight: a window far under it would
                 // leap back to line rate on the next acknowledgment.
-                let floor = mbps(self.p.min_rate).max(1).min(line);
                 w = (w * (1000 - cut) / 1000).max(window_bytes(floor, delay) as u64);
                 f.last_decrease = env.in_force;
                 self.decreases += 1;
             }
         }
         f.window = w.min(u32::MAX as u64) as u32;
-        let floor = mbps(self.p.min_rate).max(1).min(line);
         let rate = ((w * 8000 / delay as u64).min(u32::MAX as u64) as u32).clamp(floor, line);
         if rate != f.rate_mbps {
             f.rate_mbps = rate;
             f.target_ns = self.target_ns(rate);
             env.actions.push(Action::SetRate { flow: ev.flow, bps: bps(rate) });
-        } else if f.target_ns == 0 {
-            f.target_ns = self.target_ns(rate);
         }
         Verdict::Adjusting
     }

@@ -5,9 +5,9 @@
 //! EWMA that its first sample seeds. A span that began before the flow's current rate was in
 //! force does not measure that rate (part ran at the old rate; after a join, the joiner's
 //! unpaced burst held the flow off the wire), so it may raise the estimate but not lower it
-//! or seed it; a flow with no estimate is not judged. Once the flow's last rate change has taken effect (`install_latency` after the
-//! decision; judging a rate not yet in force makes the rates run ahead of what is measured and
-//! oscillate) and, optionally, been measured for `settle`, each event judges the flow:
+//! or seed it; a flow with no estimate is not judged. Once the flow's last rate change has
+//! taken effect (`install_latency` after the decision; judging a rate not yet in force makes
+//! the rates run ahead of what is measured and oscillate) and, optionally, been measured for `settle`, each event judges the flow:
 //! - it fills its dequeue rate (EWMA ≥ `saturated` × rate: it is *hungry*) and is below the
 //!   water level (the line rate less what the other, satisfied, flows use, shared by the hungry
 //!   ones): one `step` up, as far as the link has room;
