@@ -145,6 +145,14 @@ fn a_name_given_twice_is_named_at_the_second() {
     assert_eq!(e.key.as_deref(), Some("baseline[1].name"), "{e}");
     let fine = format!("{base}{}{}{}{}", test("x", 0), test("y", 2), test("", 0), test("", 2));
     LoadedScenario::from_str(&fine, "fine.toml", std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    // An unnamed rpc is called "rpc <index>": an explicit "rpc 0" on another collides with it.
+    let rpc = |name: &str| format!("[[rpc]]\nname = \"{name}\"\nserver = 0\nclients = [1]\nconnections = 1\nstack = \"rdma\"\n");
+    let clash = format!("{base}{}{}", rpc(""), rpc("rpc 0"));
+    let e = LoadedScenario::from_str(&clash, "dup.toml", std::path::Path::new(".")).err().expect("a name equal to another's default is refused");
+    assert_eq!(e.key.as_deref(), Some("rpc[1].name"), "{e}");
+    assert!(e.message.contains("default name"), "{e}");
+    let fine = format!("{base}{}{}", rpc(""), rpc("rpc 1"));
+    LoadedScenario::from_str(&fine, "fine.toml", std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]

@@ -104,14 +104,15 @@ pub fn lookup(v: &serde_json::Value, path: &str) -> Option<f64> {
     walk(v, path)?.as_f64()
 }
 
-/// The value at a path: an object's key, or a list's index or the element with that `name`.
+/// The value at a path: an object's key, or a list's element with that `name`, else at that
+/// index (so a test named "1" is found by its name, not as the second element).
 fn walk<'a>(v: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Value> {
     path.split('/').try_fold(v, |cur, seg| match cur {
         serde_json::Value::Object(m) => m.get(seg),
-        serde_json::Value::Array(a) => match seg.parse::<usize>() {
-            Ok(i) => a.get(i),
-            Err(_) => a.iter().find(|e| e.get("name").and_then(|n| n.as_str()) == Some(seg)),
-        },
+        serde_json::Value::Array(a) => a
+            .iter()
+            .find(|e| e.get("name").and_then(|n| n.as_str()) == Some(seg))
+            .or_else(|| seg.parse::<usize>().ok().and_then(|i| a.get(i))),
         _ => None,
     })
 }
@@ -347,6 +348,10 @@ mod tests {
         let s: serde_json::Value = serde_json::json!({"perftest": [{"name": "a", "gbps": 30.0}, {"name": "b", "gbps": 60.0}], "rdma": {"x": 1.0}});
         assert_eq!(lookup(&s, "perftest/b/gbps"), Some(60.0));
         assert_eq!(lookup(&s, "perftest/0/gbps"), Some(30.0));
+        // A name that reads as an index is found by its name first.
+        let named: serde_json::Value = serde_json::json!({"perftest": [{"name": "a", "gbps": 30.0}, {"name": "0", "gbps": 60.0}]});
+        assert_eq!(lookup(&named, "perftest/0/gbps"), Some(60.0));
+        assert_eq!(lookup(&named, "perftest/1/gbps"), Some(60.0));
         assert_eq!(lookup(&s, "rdma/x"), Some(1.0));
         assert_eq!(lookup(&s, "rdma/y"), None);
         let v = |value, metric: &str| PaperValue { metric: metric.into(), per: None, value, relation: Relation::Near, tolerance: 0.25, source: String::new(), unit: String::new(), over: None };

@@ -293,21 +293,26 @@ pub fn fields(s: &Scenario) -> Problems {
     }
     // Metrics, figures and baselines name their runs: a name given twice would be read as the
     // first of them.
-    unique_names(&mut out, "perftest", s.perftest.iter().map(|p| p.name.as_str()));
-    unique_names(&mut out, "rpc", s.rpc.iter().map(|r| r.name.as_str()));
-    unique_names(&mut out, "nvmf", s.nvmf.iter().map(|n| n.name.as_str()));
-    unique_names(&mut out, "baseline", s.baseline.iter().map(|b| b.name.as_str()));
+    unique_names(&mut out, "perftest", s.perftest.iter().map(|p| p.name.as_str()), false);
+    unique_names(&mut out, "rpc", s.rpc.iter().map(|r| r.name.as_str()), true);
+    unique_names(&mut out, "nvmf", s.nvmf.iter().map(|n| n.name.as_str()), true);
+    unique_names(&mut out, "baseline", s.baseline.iter().map(|b| b.name.as_str()), false);
     out
 }
 
 /// Each name given in `table` (`[[table]]` entries; unnamed ones aside) is given once.
-fn unique_names<'a>(out: &mut Problems, table: &str, names: impl Iterator<Item = &'a str>) {
-    let mut seen: Vec<&str> = Vec::new();
+/// `defaulted`: an entry without a name is called "`table` `i`" (rpc, nvmf), so an explicit
+/// name can collide with another entry's default one.
+fn unique_names<'a>(out: &mut Problems, table: &str, names: impl Iterator<Item = &'a str>, defaulted: bool) {
+    let mut seen: Vec<(String, bool)> = Vec::new();
     for (i, name) in names.enumerate() {
-        if let Some(first) = seen.iter().position(|&n| !name.is_empty() && n == name) {
-            out.push((format!("{table}[{i}].name"), format!("\"{name}\" names {table}[{first}] already: metrics such as {table}/{name}/... would read only the first")));
+        let default = name.is_empty() && defaulted;
+        let name = if default { format!("{table} {i}") } else { name.to_string() };
+        if let Some(first) = seen.iter().position(|(n, _)| !name.is_empty() && *n == name) {
+            let whose = if seen[first].1 { " (its default name)" } else { "" };
+            out.push((format!("{table}[{i}].name"), format!("\"{name}\" names {table}[{first}] already{whose}: metrics such as {table}/{name}/... would read only the first")));
         }
-        seen.push(name);
+        seen.push((name, default));
     }
 }
 
