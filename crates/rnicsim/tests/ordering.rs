@@ -292,6 +292,44 @@ fn a_hole_left_by_a_refusal_whose_nack_was_held_back_is_nacked_without_a_timeout
 }
 
 #[test]
+fn a_refusal_nack_lost_on_a_failed_link_is_sent_again_without_waiting_for_the_timeout() {
+    // Host 0 - leaf 2 - spines 3 and 4 - leaf 5 - host 1, round robin over the spines. The
+    // leaf 2 - spine 3 link fails at 50 µs and routes are recomputed only 100 µs later, so leaf
+    // 5 keeps sending half of everything (data's ACKs, SACKs, NACKs) into spine 3, which cannot
+    // reach leaf 2. The packets lost on the link leave a hole; the 256-bit bitmap fills in some
+    // 22 µs and the layer refuses and NACKs, and that NACK is lost through spine 3. The
+    // refusals that follow are of packets sent after the NACK would have reached the sender:
+    // it never did, so the layer NACKs again (once was all, and the flow waited for the 1 ms
+    // timeout: 1,190 µs). A 2 MB WRITE is 171 µs at 100 Gbps; with the hole found and resent
+    // it takes some 230 µs.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("t.txt"),
+        "6 4 6\n2 3 4 5\n0 2 100Gbps 1000ns 0\n2 3 100Gbps 1000ns 0\n2 4 100Gbps 1000ns 0\n3 5 100Gbps 1000ns 0\n4 5 100Gbps 1000ns 0\n5 1 100Gbps 1000ns 0\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("f.txt"), "1\n0 1 3 100 2000000 0.000001\n").unwrap();
+    let run_with = |recompute: &str| {
+        let text = format!("duration = \"2ms\"\nstop_when_flows_done = true\n[topology.file]\npath = \"t.txt\"\n[routing]\nrecompute_delay = \"{recompute}\"\n[switch]\nload_balancer = \"round_robin\"\n[nic]\nmtu = 1000\npriority = 3\n[nic.cc.none]\n[nic.ordering]\nhold_last_write = false\n[[link_events]]\nat = \"50us\"\nbetween = [2, 3]\nstate = \"down\"\n[[flows]]\nfile = \"f.txt\"\n");
+        let loaded = LoadedScenario::from_str(&text, "lost_nack.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        common::run_summary(&loaded, "lost_nack")
+    };
+    let s = run_with("100us");
+    let o = s.ordering.as_ref().unwrap();
+    assert!(o.total.nacks_sent >= 2, "the first NACK is lost, a later refusal NACKs again: {:?}", o.total);
+    assert_eq!((s.rdma.flows_completed, s.rdma.timeouts), (1, 0), "{:?}", s.rdma);
+    assert!((171.0..300.0).contains(&s.rdma.fct_mean_us), "{:?}", s.rdma);
+    // Routes mended in 10 µs: the first NACK arrives. Packets already committed to the sender's
+    // transmit pipeline still leave after it arrived and are refused, so the layer presumes it
+    // lost and NACKs again; the go-back-N sender, still resending from that PSN, ignores the
+    // repeat. One rewind resends what went out from the hole (50 µs) until the NACK came (some
+    // 85 µs): at most 41 µs of 11.7 packets per µs, 480 packets (rewinding again too: 568).
+    let s = run_with("10us");
+    assert_eq!((s.rdma.flows_completed, s.rdma.timeouts), (1, 0), "{:?}", s.rdma);
+    assert!(s.rdma.retransmits < 480, "{:?}", s.rdma);
+}
+
+#[test]
 fn selective_repeat_resends_a_refused_resend_when_the_bitmap_is_smaller_than_the_reordering() {
     // A 1 MB WRITE whose packets are reordered by some 90 PSNs into a bitmap capped at 32 bits:
     // packets past the cap are refused and NACKed. A resent packet can be refused again (the

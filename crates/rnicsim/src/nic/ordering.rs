@@ -156,6 +156,8 @@ pub struct OrderingCounters {
     /// Packets refused (dropped). Each is answered by a NACK, but while one NACK for a gap is
     /// out the refusals after it are not (see the responder), so NACKs sent may be fewer.
     pub nacks: u64,
+    /// NACKs sent for refusals: one per gap, and again when refusals show the last was lost.
+    pub nacks_sent: u64,
     pub duplicates: u64,
     /// Bitmaps created (Eunomia: first out-of-order packet of a connection).
     pub bitmaps_created: u64,
@@ -179,6 +181,7 @@ impl OrderingCounters {
         self.in_order += o.in_order;
         self.sacks += o.sacks;
         self.nacks += o.nacks;
+        self.nacks_sent += o.nacks_sent;
         self.duplicates += o.duplicates;
         self.bitmaps_created += o.bitmaps_created;
         self.peak_bytes += o.peak_bytes;
@@ -352,6 +355,11 @@ impl NicOrdering {
     }
 
     /// The counters, with the time averages taken up to `end`.
+    /// The responder sent a NACK for a refusal.
+    pub fn note_nack_sent(&mut self) {
+        self.counters.nacks_sent += 1;
+    }
+
     pub fn counters(&self, end: Time) -> OrderingCounters {
         let dt = end.0.saturating_sub(self.since.0) as u128;
         let (all, bitmaps) = self.bytes();

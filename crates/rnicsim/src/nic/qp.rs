@@ -276,6 +276,10 @@ pub struct Qp {
     pub refusal_resent: Option<u64>,
     /// GBN READ: the PSN a re-issued read request started from, to re-issue once per gap.
     pub read_rewound: Option<u64>,
+    /// GBN with an ordering layer: the PSN the last refusal NACK rewound to. The same NACK again
+    /// before the resend has caught up (`snd_nxt` below `tx_high`) is one sent for a packet the
+    /// resend covers (the responder repeats a NACK it presumes lost), so it rewinds nothing.
+    pub refusal_rewound: Option<u64>,
     /// One past the highest PSN ever sent (PSNs below it that go again are retransmissions).
     pub tx_high: u64,
     pub probe: bool,
@@ -292,6 +296,11 @@ pub struct Qp {
     pub refused_quiet: Option<(u64, u64, Time)>,
     /// When the responder may NAK the same expected PSN again (`nic.nak_interval`).
     pub nak_again_at: Time,
+    /// With an ordering layer, after a refusal's NACK: the refused PSN it answered, and the
+    /// sender's send time from which on a packet was sent after that NACK should have reached
+    /// the sender. A later refusal past that PSN sent from then on means the NACK was lost.
+    pub nak_refused_psn: u64,
+    pub nak_lost_from: Time,
     pub last_cnp: Option<Time>,
     pub ecn_seen: bool,
     pub rq: VecDeque<RecvWr>,
@@ -460,6 +469,7 @@ impl Qp {
             resend: VecDeque::new(),
             resend_high: 0,
             refusal_resent: None,
+            refusal_rewound: None,
             read_rewound: None,
             tx_high: 0,
             probe: false,
@@ -470,6 +480,8 @@ impl Qp {
             nak_sent: false,
             refused_quiet: None,
             nak_again_at: Time::ZERO,
+            nak_refused_psn: 0,
+            nak_lost_from: Time::ZERO,
             last_cnp: None,
             ecn_seen: false,
             rq: VecDeque::new(),
@@ -526,6 +538,7 @@ impl Qp {
         self.sacked.reset(0);
         self.resend_high = 0;
         self.refusal_resent = None;
+        self.refusal_rewound = None;
         self.read_rewound = None;
         self.tx_high = 0;
         self.probe = false;
@@ -536,6 +549,8 @@ impl Qp {
         self.nak_sent = false;
         self.refused_quiet = None;
         self.nak_again_at = Time::ZERO;
+        self.nak_refused_psn = 0;
+        self.nak_lost_from = Time::ZERO;
         self.last_cnp = None;
         self.ecn_seen = false;
         self.recv_cur = None;

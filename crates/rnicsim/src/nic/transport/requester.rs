@@ -2,7 +2,7 @@
 //! packet of a queue pair (READ responses it owes first, then resends, then new data at
 //! `snd_nxt`), and what ACKs, NAKs, RNR NAKs, READ responses and the retransmission timer do.
 
-use super::recovery::{RecoveryScheme, NO_SACK};
+use super::recovery::{Recovery, RecoveryScheme, NO_SACK};
 use super::{emit, Action, Ctx};
 use crate::nic::cc::{Ack, CongestionControl};
 use crate::nic::events::NicEvent;
@@ -294,6 +294,12 @@ fn on_ack_syndrome(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
             // overtook it (the expected PSN moved on while it was on its way), that packet is
             // still at or past the oldest unacknowledged PSN: recover from there, not nowhere.
             let psn = if ctx.spec.ordering.is_some() { psn.max(qp.snd_una) } else { psn };
+            if ctx.spec.ordering.is_some() && recovery == Recovery::GoBackN && pkt.roce.va == NO_SACK {
+                if qp.refusal_rewound == Some(psn) && qp.snd_nxt < qp.tx_high {
+                    return;
+                }
+                qp.refusal_rewound = Some(psn);
+            }
             recovery.on_nak(qp, psn, pkt.roce.va);
             ctx.requeue(q);
         }

@@ -259,10 +259,13 @@ fn out_of_order_layer(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: Packe
 
 /// The layer refused packet `pkt`: NACK it, or, if a NACK for the expected PSN is out already,
 /// remember it. The sender's answer to that NACK resends from there, but this packet may be
-/// that answer (see [`nak_refused_hole`]).
+/// that answer (see [`nak_refused_hole`]). A refusal past the NACKed one, sent after that NACK
+/// should have reached the sender, shows the NACK was lost (no resend began): NACK again (§3.5.1
+/// NACKs every refused packet; one NACK per gap stands for them only while it arrives).
 fn refused(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     let qp = ctx.qps.get_mut(q);
-    if !qp.nak_sent {
+    let nak_lost = qp.nak_sent && pkt.seq > qp.nak_refused_psn && pkt.roce.ts >= qp.nak_lost_from;
+    if !qp.nak_sent || nak_lost {
         nak_refused(ctx, q, pkt, id);
     } else {
         crate::nic::qp::note_refusal(&mut qp.refused_quiet, pkt.seq, pkt.roce.ts);
@@ -305,10 +308,18 @@ fn read_out_of_order(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
 
 /// The layer refused a packet: NACK the expected PSN (everything below it is acknowledged; the
 /// NACK reports no SACK). The sender's recovery resends from the expected PSN on, which covers
-/// every refusal so far, so they are forgotten.
+/// every refusal so far, so they are forgotten. The NACK should reach the sender one way after
+/// now; a packet the sender sends later than twice the one way `pkt` took (a margin for a
+/// slower reverse path or a queue) would be part of its answer.
 fn nak_refused(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
+    let now = ctx.now;
     let qp = ctx.qps.get_mut(q);
+    if let Some(o) = ctx.nics[qp.host as usize].ordering.as_mut() {
+        o.note_nack_sent();
+    }
     qp.nak_sent = true;
+    qp.nak_refused_psn = pkt.seq;
+    qp.nak_lost_from = Time(now.0 + 2 * now.0.saturating_sub(pkt.roce.ts.0));
     qp.refused_quiet = None;
     if ctx.spec.cnp == CnpMode::AckFlag {
         qp.ecn_seen = true;
