@@ -158,8 +158,10 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         (hdr, psn, retransmit)
     };
     let op = hdr.opcode;
+    // Every packet an ordering layer orders carries its header (Head and the last-packet bit):
+    // WRITEs and SENDs, and READ requests and responses, which the layer orders here too.
     let extra = match (op.family(), &ctx.spec.ordering) {
-        (Family::Write | Family::Send, Some(o)) => o.header_bytes(),
+        (Family::Write | Family::Send | Family::ReadRequest | Family::ReadResponse, Some(o)) => o.header_bytes(),
         _ => 0,
     };
     let size = hdr.payload + op.header_bytes() + extra;
