@@ -501,6 +501,10 @@ fn bad_star_and_rpc_keys_are_named_with_their_line() {
         // A state larger than a packet cannot migrate in its one WQEP.
         ("[nic]\nmtu = 1024\nqp_context_bytes = 2048\n[[rpc]]\nserver = 0\nclients = [1]\nconnections = 4\nstack = \"star\"\n", "nic.qp_context_bytes"),
         ("[nic]\nmtu = 1024\n[nic.state_cache]\ncapacity = \"4KiB\"\nrx_buffer = \"500B\"\n", "nic.state_cache.rx_buffer"),
+        // Bytes that hold no connection's 256 (0 is allowed: a NIC that keeps none).
+        ("[nic.state_cache]\ncapacity = \"100B\"\n", "nic.state_cache.capacity"),
+        // A window smaller than one chunk.
+        ("[nic.star]\nwindow = \"100B\"\n", "nic.star.window"),
     ];
     for (extra, key) in cases {
         let text = format!("{base}{extra}");
@@ -508,4 +512,18 @@ fn bad_star_and_rpc_keys_are_named_with_their_line() {
         let msg = err.to_string();
         assert!(msg.contains(key) && msg.contains("bad.toml:"), "{extra}: {msg}");
     }
+}
+
+#[test]
+fn a_star_connection_cut_off_is_seen_as_stalled() {
+    // One StaR rpc connection over a single link that fails for good at 1 ms, with resends
+    // timed at 16 ms: nothing is delivered after 1 ms while the stateful side's packets wait
+    // for acknowledgements. With stop_on_stall the run ends once the quiet has lasted a tenth
+    // of the 5 ms run, at about 1.5 ms (it ran on to 5 ms: StaR's work was not counted as
+    // pending, only RoCE queue pairs').
+    let text = "duration = \"5ms\"\nstop_on_stall = true\n[topology.back_to_back]\n[links]\nrate = \"10Gbps\"\ndelay = \"1us\"\n[nic]\nmtu = 1024\n[nic.cc.none]\n[nic.star]\nrto = \"16ms\"\nwqep_timeout = \"16ms\"\n[[link_events]]\nat = \"1ms\"\nbetween = [0, 1]\nstate = \"down\"\n[[rpc]]\nserver = 0\nclients = [1]\nconnections = 1\nstack = \"star\"\nwarmup = \"100us\"\n";
+    let mut w = build(text);
+    assert_eq!(w.run(|_| true), rnicsim::world::RunEnd::Stalled);
+    let stopped = w.stall().expect("stalled").stopped_at_ps.expect("stopped");
+    assert!((Time::from_us(1500).0..Time::from_us(1600).0).contains(&stopped), "stopped at {} ps", stopped);
 }

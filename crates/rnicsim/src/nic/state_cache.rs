@@ -92,9 +92,14 @@ impl StateCacheSpec {
     }
 
     /// Problems with the keys, each as (key, message); `packet` is the largest packet's bytes
-    /// (the receive buffer must hold one).
-    pub fn check(&self, packet: u64) -> Vec<(&'static str, String)> {
+    /// (the receive buffer must hold one), `state_bytes` one connection's state.
+    pub fn check(&self, packet: u64, state_bytes: u32) -> Vec<(&'static str, String)> {
         let mut bad = Vec::new();
+        // 0 is a NIC that caches nothing (every packet fetches); between, the bytes would be
+        // rounded down to no connection at all, which is surely not what was meant.
+        if self.capacity.0 > 0 && self.capacity.0 < state_bytes as u64 {
+            bad.push(("capacity", format!("holds no connection's state ({state_bytes} bytes, nic.qp_context_bytes), got {}B: use 0 for a NIC that keeps none", self.capacity.0)));
+        }
         if self.fetch_slots == 0 {
             bad.push(("fetch_slots", "must be at least 1".to_string()));
         }
@@ -407,6 +412,8 @@ pub struct CacheCounters {
     /// Hits over lookups (1 with no lookups).
     pub hit_rate: f64,
     pub stalls: u64,
+    /// Stalled time of the receive and transmit pipelines added together (it can pass the run's
+    /// length when both stall at once).
     pub stall_us: f64,
     /// Arrivals dropped for a full receive buffer, the most the buffer and the transmit
     /// pipeline held waiting for state, and PAUSE frames sent (pause mode).

@@ -461,12 +461,12 @@ fn nic(out: &mut Problems, s: &Scenario) {
     if let Some(Err((key, why))) = n.scr.as_ref().map(|s| s.check()) {
         out.push((key, why));
     }
-    for (key, why) in n.star.iter().flat_map(|c| c.check()) {
+    for (key, why) in n.star.iter().flat_map(|c| c.check(n.mtu)) {
         out.push((p(&format!("star.{key}")), why));
     }
     // The largest packet: a full payload behind the largest RoCE header (and Eunomia's).
     let packet = n.mtu as u64 + crate::wire::roce::Opcode::WriteOnlyImm.header_bytes() as u64 + n.ordering.map_or(0, |o| o.header_bytes() as u64);
-    for (key, why) in n.state_cache.iter().flat_map(|c| c.check(packet)) {
+    for (key, why) in n.state_cache.iter().flat_map(|c| c.check(packet, n.qp_context_bytes)) {
         out.push((p(&format!("state_cache.{key}")), why));
     }
     for (key, why) in n.ordering.iter().flat_map(|c| c.check()) {

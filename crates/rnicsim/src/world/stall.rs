@@ -53,16 +53,16 @@ pub struct Stall {
 
 impl World {
     /// Since when the run has been stalled, judged now: work is pending (packets alive, flows
-    /// started and unfinished, queue pairs with work posted) and nothing has reached its
-    /// destination for the quiet time, and for eight packet times of the slowest-paced waiting
-    /// queue pair. Cheap enough to ask at every progress report.
+    /// started and unfinished, queue pairs or StaR connection ends with work posted) and
+    /// nothing has reached its destination for the quiet time, and for eight packet times of
+    /// the slowest-paced waiting queue pair. Cheap enough to ask at every progress report.
     pub fn stalled_since(&self) -> Option<Time> {
         let since = self.stats.last_delivery;
         if self.now.saturating_sub(since) < self.stall_quiet {
             return None;
         }
         let flows_waiting = self.apps.flows.started() > self.stats.flows_completed + self.stats.flows_failed;
-        if !(flows_waiting || self.pool.live() > 0 || self.waiting_qps() > 0) {
+        if !(flows_waiting || self.pool.live() > 0 || self.waiting_qps() > 0 || self.star.waiting() > 0) {
             return None;
         }
         // A queue pair paced far below its link (a rate limit, or congestion control holding it

@@ -83,14 +83,14 @@ impl Default for StarSpec {
 }
 
 impl StarSpec {
-    /// Keys whose values cannot work, with why.
-    pub fn check(&self) -> Vec<(&'static str, String)> {
+    /// Keys whose values cannot work, with why; `mtu` is a chunk's payload.
+    pub fn check(&self, mtu: u32) -> Vec<(&'static str, String)> {
         let mut bad = Vec::new();
         if self.wqep_timeout == Time::ZERO {
             bad.push(("wqep_timeout", "must be positive".to_string()));
         }
-        if self.window.0 == 0 {
-            bad.push(("window", "must hold at least one packet".to_string()));
+        if self.window.0 < mtu as u64 {
+            bad.push(("window", format!("must hold at least one packet ({mtu} bytes, the MTU), got {}", self.window)));
         }
         if self.rto == Time::ZERO {
             bad.push(("rto", "must be positive".to_string()));
@@ -193,6 +193,20 @@ impl StarEndpoints {
             Some(Endpoint::Stateless(l)) => Some(l),
             _ => None,
         }
+    }
+
+    /// Connection ends with work under way: a stateless end's posted sends (its receives may
+    /// wait for ever, as an RC receive queue's do), a stateful end's unfinished operations or
+    /// packets not yet acknowledged. The stall detector counts them as it counts queue pairs.
+    pub fn waiting(&self) -> usize {
+        self.eps
+            .iter()
+            .filter(|e| match e {
+                Endpoint::Stateless(l) => !l.failed && l.outstanding_in(false) > 0,
+                Endpoint::Stateful(c) => !c.unacked.is_empty() || c.ops.iter().any(|o| !o.finished),
+                Endpoint::Closed => false,
+            })
+            .count()
     }
 }
 
