@@ -67,6 +67,11 @@ pub struct RpcSpec {
     /// Calls that end before this are not measured.
     #[serde(default = "default_warmup")]
     pub warmup: Time,
+    /// Each connection's first call starts at a time drawn uniformly below this (seeded stream
+    /// "rpc", per entry); unset, half the warmup. 0: every connection at once, which closed
+    /// loops of equal service times keep in lock step for the whole run.
+    #[serde(default)]
+    pub start_spread: Option<Time>,
     /// ScalaRDMA: connections per group, the turn of each group, and the cost of switching.
     #[serde(default = "default_group")]
     pub group_size: u32,
@@ -102,6 +107,11 @@ fn default_true() -> bool {
 }
 
 impl RpcSpec {
+    /// `start_spread`, or half the warmup.
+    pub fn first_call_spread(&self) -> Time {
+        self.start_spread.unwrap_or(Time(self.warmup.0 / 2))
+    }
+
     /// Keys whose values cannot work, with why.
     pub fn check(&self) -> Vec<(&'static str, String)> {
         let mut bad = Vec::new();
@@ -209,12 +219,13 @@ impl Rpcs {
                     RpcStack::StarAuto => w.connect_star(client, spec.server, oc, os, StarRole::Auto),
                 }
                 .expect("validated hosts");
-                let timers = (spec.stack == RpcStack::Scalardma).then(|| [w.add_app_timer(RPC, tag(g, i, false)), w.add_app_timer(RPC, tag(g, i, true))]);
+                let timers = (spec.stack == RpcStack::Scalardma || spec.first_call_spread() > Time::ZERO).then(|| [w.add_app_timer(RPC, tag(g, i, false)), w.add_app_timer(RPC, tag(g, i, true))]);
                 conns.push(Conn { client, qc, qs, timers, call_at: Time::ZERO, received: 0 });
             }
             let window = w.add_app_timer(RPC, tag(g, WINDOW, false));
             w.arm(window, spec.warmup);
             r.groups.push(RpcGroup { spec, conns, ready: 0, link_start: [0; 2], calls: 0, latencies: Vec::new(), errors: 0 });
+            let mut starts = crate::sim::rng::stream(w.seed, "rpc", g as u64);
             for i in 0..r.groups[g].conns.len() {
                 let Conn { qc, qs, client, .. } = r.groups[g].conns[i];
                 let server = r.groups[g].spec.server;
@@ -222,7 +233,15 @@ impl Rpcs {
                     r.post_recv(w, g, qs, server);
                 }
                 r.post_recv(w, g, qc, client);
-                r.start_call(w, g, i, Time::ZERO);
+                match r.groups[g].spec.first_call_spread().0 {
+                    0 => r.start_call(w, g, i, Time::ZERO),
+                    spread => {
+                        let at = Time(rand::Rng::random_range(&mut starts, 0..spread));
+                        let conn = &mut r.groups[g].conns[i];
+                        conn.call_at = at;
+                        w.arm(conn.timers.expect("a spread start has timers")[0], at);
+                    }
+                }
             }
         }
         r
@@ -267,7 +286,7 @@ impl Rpcs {
     fn act(&mut self, w: &mut World, g: usize, c: usize, server: bool, t: Time) {
         let at = self.allowed(g, c, t);
         if at > t.max(w.now) {
-            let timers = self.groups[g].conns[c].timers.expect("ScalaRDMA connections have timers");
+            let timers = self.groups[g].conns[c].timers.expect("ScalaRDMA connections have timers (allowed() holds no other back)");
             w.arm(timers[server as usize], at);
             return;
         }
@@ -300,7 +319,7 @@ impl Application for Rpcs {
             self.groups[g].link_start = link_bytes(w, self.groups[g].spec.server);
             return;
         }
-        self.send(w, g, c, server, now);
+        self.act(w, g, c, server, now);
     }
 
     fn on_completion(&mut self, w: &mut World, t: u32, done: Completion) {
