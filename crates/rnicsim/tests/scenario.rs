@@ -521,6 +521,10 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         (jelly(5, 3), "topology.jellyfish.degree", "one switch keeps a port unconnected"),
         (format!("{GOOD}[nic.scr.policy.static]\nmin_rate = \"100Gbps\"\n"), "nic.scr.policy.static.min_rate", "limits nothing"),
         (format!("{GOOD}[failures]\nfraction = 0.5\ninterval = \"10ns\"\n"), "failures.interval", "within one link round trip (2us)"),
+        // A key of another ordering layer than the one chosen.
+        (format!("{GOOD}[nic.ordering]\nlayer = \"static\"\ncap_bits = 64\n"), "nic.ordering.cap_bits", "not read by layer = \"static\""),
+        (format!("{GOOD}[nic.ordering]\nlayer = \"ideal\"\nmemory = \"1KiB\"\n"), "nic.ordering.memory", "not read by layer = \"ideal\""),
+        (format!("{GOOD}[nic.ordering]\nbits = 64\n"), "nic.ordering.bits", "not read by layer = \"eunomia\""),
     ] {
         let w = warnings(&text);
         assert_eq!(w.len(), 1, "{w:?}");
@@ -535,6 +539,8 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         jelly(5, 4),
         format!("{GOOD}[nic.scr.policy.static]\nmin_rate = \"99Gbps\"\n"),
         format!("{GOOD}[failures]\nfraction = 0.5\ninterval = \"2us\"\n"),
+        format!("{GOOD}[nic.ordering]\nlayer = \"static\"\nbits = 64\n"),
+        format!("{GOOD}[nic.ordering]\ncap_bits = 64\nmemory = \"1KiB\"\n"),
         GOOD.replace("pattern = { incast = { receiver = 0, senders = [1, 2] } }", "pattern = { pairs = { pairs = [[1, 0], [0, 1]] } }"),
     ] {
         assert!(warnings(&ok).is_empty(), "{ok}: {:?}", warnings(&ok));

@@ -115,6 +115,26 @@ impl OrderingSpec {
         bad
     }
 
+    /// Keys set away from their defaults that the chosen layer does not read (Eunomia's
+    /// `block_bits`, `cap_bits` and `memory`; the static layer's `bits`), with why: a
+    /// warning, since the run goes on without them.
+    pub fn unused_keys(&self) -> Vec<(&'static str, String)> {
+        let layer = match self.layer {
+            Layer::Eunomia => "eunomia",
+            Layer::Static => "static",
+            Layer::Ideal => "ideal",
+        };
+        let eunomia_keys = [("block_bits", self.block_bits != default_block_bits()), ("cap_bits", self.cap_bits != default_cap_bits()), ("memory", self.memory != default_memory())];
+        let mut unused: Vec<&'static str> = Vec::new();
+        if self.layer != Layer::Eunomia {
+            unused.extend(eunomia_keys.iter().filter(|k| k.1).map(|k| k.0));
+        }
+        if self.layer != Layer::Static && self.bits != default_cap_bits() {
+            unused.push("bits");
+        }
+        unused.into_iter().map(|k| (k, format!("is not read by layer = \"{layer}\" (it has no effect)"))).collect()
+    }
+
     /// Header bytes the layer adds to each data packet.
     pub fn header_bytes(&self) -> u32 {
         if self.layer == Layer::Eunomia {

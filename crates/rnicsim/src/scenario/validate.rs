@@ -332,6 +332,9 @@ pub fn advisories(s: &Scenario) -> Problems {
     if let Some(scr) = s.nic.scr.as_ref().filter(|c| c.warmup >= s.duration && c.warmup > crate::units::Time::ZERO) {
         out.push(("nic.scr.warmup".into(), format!("a warmup of {} leaves nothing of the {} run to measure: the SCR counters will be 0", scr.warmup, s.duration)));
     }
+    for (key, why) in s.nic.ordering.iter().flat_map(|o| o.unused_keys()) {
+        out.push((format!("nic.ordering.{key}"), why));
+    }
     if let TopologySpec::Jellyfish { switches, degree, .. } = &s.topology {
         if (*switches as u64 * *degree as u64) % 2 == 1 {
             out.push(("topology.jellyfish.degree".into(), format!("{switches} switches of odd degree {degree} cannot all use every port (switches × degree is odd): one switch keeps a port unconnected")));
