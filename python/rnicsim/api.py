@@ -123,6 +123,8 @@ class Scenario:
         stall = run.summary.get("stall")
         if stall:
             ended = f"; stop_on_stall ended the run at {stall['stopped_at_ps']} ps" if "stopped_at_ps" in stall else ""
+            if stall.get("waiting_star_ends"):
+                ended = f" (and {stall['waiting_star_ends']} StaR connection ends){ended}"
             warnings.warn(
                 f"the run stalled: nothing reached its destination after {stall['since_ps']} ps while "
                 f"{stall['packets_alive']} packets were alive and {stall['waiting_flows']} flows and {stall['waiting_qps']} queue pairs waited{ended}; "

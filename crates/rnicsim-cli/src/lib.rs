@@ -288,11 +288,15 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
     }
     if let Some(st) = &summary.stall {
         eprintln!(
-            "warning: the run stalled: nothing reached its destination after {} while {} packets were alive and {} flows and {} queue pairs waited{}{}; see `stall` in summary.json",
+            "warning: the run stalled: nothing reached its destination after {} while {} packets were alive and {} flows and {} queue pairs waited{}{}{}; see `stall` in summary.json",
             rnicsim::units::Time(st.since_ps),
             st.packets_alive,
             st.waiting_flows,
             st.waiting_qps,
+            match st.waiting_star_ends {
+                0 => String::new(),
+                n => format!(" (and {n} StaR connection ends)"),
+            },
             match st.paused.len() {
                 0 => String::new(),
                 n => format!(", and {n} port classes were paused with packets queued (first: node {} port {} class {})", st.paused[0].node, st.paused[0].iface, st.paused[0].class),

@@ -151,6 +151,10 @@ fn a_name_given_twice_is_named_at_the_second() {
     let e = LoadedScenario::from_str(&clash, "dup.toml", std::path::Path::new(".")).err().expect("a name equal to another's default is refused");
     assert_eq!(e.key.as_deref(), Some("rpc[1].name"), "{e}");
     assert!(e.message.contains("default name"), "{e}");
+    // The other way round: the explicit name on the first entry is the key named.
+    let clash = format!("{base}{}{}", rpc("rpc 1"), rpc(""));
+    let e = LoadedScenario::from_str(&clash, "dup.toml", std::path::Path::new(".")).err().expect("a name equal to a later default is refused");
+    assert_eq!((e.key.as_deref(), e.line), (Some("rpc[0].name"), Some(5)), "{e}");
     let fine = format!("{base}{}{}", rpc(""), rpc("rpc 1"));
     LoadedScenario::from_str(&fine, "fine.toml", std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
 }
@@ -525,6 +529,9 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         (format!("{GOOD}[nic.ordering]\nlayer = \"static\"\ncap_bits = 64\n"), "nic.ordering.cap_bits", "not read by layer = \"static\""),
         (format!("{GOOD}[nic.ordering]\nlayer = \"ideal\"\nmemory = \"1KiB\"\n"), "nic.ordering.memory", "not read by layer = \"ideal\""),
         (format!("{GOOD}[nic.ordering]\nbits = 64\n"), "nic.ordering.bits", "not read by layer = \"eunomia\""),
+        // A StaR window below one chunk (rounded up to one), first rpc calls inside the window.
+        (format!("{GOOD}[nic.star]\nwindow = \"500B\"\n"), "nic.star.window", "less than one packet"),
+        (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nstart_spread = \"200us\"\n"), "rpc[0].start_spread", "longer than the warmup"),
     ] {
         let w = warnings(&text);
         assert_eq!(w.len(), 1, "{w:?}");

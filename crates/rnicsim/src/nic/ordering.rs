@@ -374,12 +374,12 @@ impl NicOrdering {
         r.epsn
     }
 
-    /// The counters, with the time averages taken up to `end`.
     /// The responder sent a NACK for a refusal.
     pub fn note_nack_sent(&mut self) {
         self.counters.nacks_sent += 1;
     }
 
+    /// The counters, with the time averages taken up to `end`.
     pub fn counters(&self, end: Time) -> OrderingCounters {
         let dt = end.0.saturating_sub(self.since.0) as u128;
         let (all, bitmaps) = self.bytes();

@@ -276,9 +276,9 @@ pub struct Qp {
     pub refusal_resent: Option<u64>,
     /// GBN READ: the PSN a re-issued read request started from, to re-issue once per gap.
     pub read_rewound: Option<u64>,
-    /// GBN with an ordering layer: the PSN the last refusal NACK rewound to. The same NACK again
-    /// before the resend has caught up (`snd_nxt` below `tx_high`) is one sent for a packet the
-    /// resend covers (the responder repeats a NACK it presumes lost), so it rewinds nothing.
+    /// With an ordering layer: the PSN the last refusal NACK rewound to. Under go-back-N the
+    /// same NACK again before the resend has caught up (`snd_nxt` below `tx_high`) is one the
+    /// responder repeated, presuming it lost, for a packet the resend covers: it rewinds nothing.
     pub refusal_rewound: Option<u64>,
     /// One past the highest PSN ever sent (PSNs below it that go again are retransmissions).
     pub tx_high: u64,

@@ -309,8 +309,13 @@ fn unique_names<'a>(out: &mut Problems, table: &str, names: impl Iterator<Item =
         let default = name.is_empty() && defaulted;
         let name = if default { format!("{table} {i}") } else { name.to_string() };
         if let Some(first) = seen.iter().position(|(n, _)| !name.is_empty() && *n == name) {
-            let whose = if seen[first].1 { " (its default name)" } else { "" };
-            out.push((format!("{table}[{i}].name"), format!("\"{name}\" names {table}[{first}] already{whose}: metrics such as {table}/{name}/... would read only the first")));
+            if default {
+                // The clash is the explicit name on the earlier entry: the key in the file.
+                out.push((format!("{table}[{first}].name"), format!("\"{name}\" is the default name of {table}[{i}], which has none: metrics such as {table}/{name}/... would read only the first")));
+            } else {
+                let whose = if seen[first].1 { " (its default name)" } else { "" };
+                out.push((format!("{table}[{i}].name"), format!("\"{name}\" names {table}[{first}] already{whose}: metrics such as {table}/{name}/... would read only the first")));
+            }
         }
         seen.push((name, default));
     }
@@ -331,6 +336,14 @@ pub fn advisories(s: &Scenario) -> Problems {
     }
     if let Some(scr) = s.nic.scr.as_ref().filter(|c| c.warmup >= s.duration && c.warmup > crate::units::Time::ZERO) {
         out.push(("nic.scr.warmup".into(), format!("a warmup of {} leaves nothing of the {} run to measure: the SCR counters will be 0", scr.warmup, s.duration)));
+    }
+    if let Some(star) = s.nic.star.as_ref().filter(|c| c.window.0 > 0 && c.window.0 < s.nic.mtu as u64) {
+        out.push(("nic.star.window".into(), format!("{} is less than one packet ({} bytes, the MTU): a connection keeps one chunk unacknowledged", star.window, s.nic.mtu)));
+    }
+    for (i, r) in s.rpc.iter().enumerate() {
+        if r.first_call_spread() > r.warmup {
+            out.push((format!("rpc[{i}].start_spread"), format!("{} is longer than the warmup ({}): connections still starting are measured", r.first_call_spread(), r.warmup)));
+        }
     }
     for (key, why) in s.nic.ordering.iter().flat_map(|o| o.unused_keys()) {
         out.push((format!("nic.ordering.{key}"), why));
@@ -464,7 +477,7 @@ fn nic(out: &mut Problems, s: &Scenario) {
     if let Some(Err((key, why))) = n.scr.as_ref().map(|s| s.check()) {
         out.push((key, why));
     }
-    for (key, why) in n.star.iter().flat_map(|c| c.check(n.mtu)) {
+    for (key, why) in n.star.iter().flat_map(|c| c.check()) {
         out.push((p(&format!("star.{key}")), why));
     }
     // The largest packet: a full payload behind the largest RoCE header (and Eunomia's).

@@ -44,6 +44,9 @@ pub struct Stall {
     pub waiting_flow_ids: Vec<u32>,
     /// Queue pairs with work posted and not completed (flows, perftests, verbs users).
     pub waiting_qps: u64,
+    /// StaR connection ends with work under way (omitted when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub waiting_star_ends: u64,
     /// Paused port classes with packets waiting (the first 20).
     pub paused: Vec<StuckPort>,
     /// When `stop_on_stall` ended the run here, the time it did.
@@ -104,6 +107,10 @@ impl World {
             }
         }
         let stopped_at_ps = self.stopped_at.map(|t| t.0);
-        Some(Stall { since_ps: since.0, packets_alive: self.pool.live() as u64, waiting_flows: waiting.len() as u64, waiting_flow_ids: waiting.into_iter().take(10).collect(), waiting_qps: self.waiting_qps(), paused, stopped_at_ps })
+        Some(Stall { since_ps: since.0, packets_alive: self.pool.live() as u64, waiting_flows: waiting.len() as u64, waiting_flow_ids: waiting.into_iter().take(10).collect(), waiting_qps: self.waiting_qps(), waiting_star_ends: self.star.waiting() as u64, paused, stopped_at_ps })
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

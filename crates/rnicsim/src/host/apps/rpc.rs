@@ -425,6 +425,7 @@ mod tests {
             request: Bytes(32),
             reply: Bytes(32),
             warmup: Time::ZERO,
+            start_spread: None,
             group_size: 240,
             timeslot: Time::from_us(20),
             switch_cost: Time::from_us(1),

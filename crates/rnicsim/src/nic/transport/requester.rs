@@ -289,20 +289,26 @@ fn on_ack_syndrome(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
         }
         Syndrome::NakSequence => {
             ack_upto(ctx, q, psn, pkt, id, pkt.roce.va != NO_SACK);
-            emit(ctx, q, NicEvent::Nack);
             let recovery = ctx.spec.recovery;
             let qp = ctx.qps.get_mut(q);
             // An ordering layer's NACK says a packet at or past `psn` was refused. If ACKs
             // overtook it (the expected PSN moved on while it was on its way), that packet is
             // still at or past the oldest unacknowledged PSN: recover from there, not nowhere.
             let psn = if ctx.spec.ordering.is_some() { psn.max(qp.snd_una) } else { psn };
-            if ctx.spec.ordering.is_some() && recovery == Recovery::GoBackN && pkt.roce.va == NO_SACK {
-                if qp.refusal_rewound == Some(psn) && qp.snd_nxt < qp.tx_high {
+            if ctx.spec.ordering.is_some() && pkt.roce.va == NO_SACK {
+                // The receiver repeats a refusal NACK it presumes lost; when the first did
+                // arrive, the recovery under way covers the repeat: no event, no resend.
+                let repeat = match recovery {
+                    Recovery::GoBackN => qp.refusal_rewound == Some(psn) && qp.snd_nxt < qp.tx_high,
+                    Recovery::SelectiveRepeat => qp.refusal_resent == Some(psn),
+                };
+                if repeat {
                     return;
                 }
                 qp.refusal_rewound = Some(psn);
             }
-            recovery.on_nak(qp, psn, pkt.roce.va);
+            emit(ctx, q, NicEvent::Nack);
+            recovery.on_nak(ctx.qps.get_mut(q), psn, pkt.roce.va);
             ctx.requeue(q);
         }
         Syndrome::RnrNak => {

@@ -263,10 +263,12 @@ fn out_of_order_layer(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: Packe
 /// should have reached the sender, shows the NACK was lost (no resend began): NACK again (§3.5.1
 /// NACKs every refused packet; one NACK per gap stands for them only while it arrives).
 fn refused(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
+    let eunomia = ctx.spec.ordering.is_some_and(|o| o.layer == crate::nic::ordering::Layer::Eunomia);
     let qp = ctx.qps.get_mut(q);
-    let nak_lost = qp.nak_sent && pkt.seq > qp.nak_refused_psn && pkt.roce.ts >= qp.nak_lost_from;
-    if !qp.nak_sent || nak_lost {
-        nak_refused(ctx, q, pkt, id);
+    if !qp.nak_sent {
+        nak_refused(ctx, q, pkt, id, true);
+    } else if eunomia && pkt.seq > qp.nak_refused_psn && pkt.roce.ts >= qp.nak_lost_from {
+        nak_refused(ctx, q, pkt, id, false);
     } else {
         crate::nic::qp::note_refusal(&mut qp.refused_quiet, pkt.seq, pkt.roce.ts);
     }
@@ -310,8 +312,11 @@ fn read_out_of_order(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
 /// NACK reports no SACK). The sender's recovery resends from the expected PSN on, which covers
 /// every refusal so far, so they are forgotten. The NACK should reach the sender one way after
 /// now; a packet the sender sends later than twice the one way `pkt` took (a margin for a
-/// slower reverse path or a queue) would be part of its answer.
-fn nak_refused(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
+/// slower reverse path or a queue) would be part of its answer. A repeat (not `fresh`) of a
+/// NACK presumed lost keeps the refusals remembered since the first (if the first did arrive,
+/// the sender ignores the repeat and those refusals still need the hole's NACK) and is no new
+/// congestion signal.
+fn nak_refused(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId, fresh: bool) {
     let now = ctx.now;
     let qp = ctx.qps.get_mut(q);
     if let Some(o) = ctx.nics[qp.host as usize].ordering.as_mut() {
@@ -320,9 +325,11 @@ fn nak_refused(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     qp.nak_sent = true;
     qp.nak_refused_psn = pkt.seq;
     qp.nak_lost_from = Time(now.0 + 2 * now.0.saturating_sub(pkt.roce.ts.0));
-    qp.refused_quiet = None;
-    if ctx.spec.cnp == CnpMode::AckFlag {
-        qp.ecn_seen = true;
+    if fresh {
+        qp.refused_quiet = None;
+        if ctx.spec.cnp == CnpMode::AckFlag {
+            qp.ecn_seen = true;
+        }
     }
     let expected = qp.epsn;
     let echo = Packet { seq: NO_SACK, ..*pkt };
@@ -347,7 +354,7 @@ fn nak_refused_hole(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) -> bool {
     if !crate::nic::qp::refusal_hole_due(&mut qp.refused_quiet, qp.epsn, pkt.roce.ts) {
         return false;
     }
-    nak_refused(ctx, q, pkt, id);
+    nak_refused(ctx, q, pkt, id, true);
     true
 }
 
