@@ -46,6 +46,17 @@ pub enum Layer {
     Ideal,
 }
 
+impl Layer {
+    /// The layer as the scenario and the summary spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Eunomia => "eunomia",
+            Layer::Static => "static",
+            Layer::Ideal => "ideal",
+        }
+    }
+}
+
 /// `[nic.ordering]`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -119,11 +130,7 @@ impl OrderingSpec {
     /// `block_bits`, `cap_bits` and `memory`; the static layer's `bits`), with why: a
     /// warning, since the run goes on without them.
     pub fn unused_keys(&self) -> Vec<(&'static str, String)> {
-        let layer = match self.layer {
-            Layer::Eunomia => "eunomia",
-            Layer::Static => "static",
-            Layer::Ideal => "ideal",
-        };
+        let layer = self.layer.name();
         let eunomia_keys = [("block_bits", self.block_bits != default_block_bits()), ("cap_bits", self.cap_bits != default_cap_bits()), ("memory", self.memory != default_memory())];
         let mut unused: Vec<&'static str> = Vec::new();
         if self.layer != Layer::Eunomia {

@@ -271,15 +271,13 @@ pub struct Qp {
     pub sacked: PsnBitmap,
     pub resend: VecDeque<u64>,
     pub resend_high: u64,
-    /// Selective repeat: the PSN of the last NACK that reported a refusal (no SACK) and sent
-    /// everything from there again, so that one refusal NACK resends a range once.
+    /// The PSN of the last NACK without a SACK (with an ordering layer: a refusal) that the
+    /// sender resent from. Selective repeat resends a range once per such PSN; go-back-N takes
+    /// the same NACK again before its resend has caught up (`snd_nxt` below `tx_high`) as one
+    /// the responder repeated, presuming it lost, for a packet the resend covers.
     pub refusal_resent: Option<u64>,
     /// GBN READ: the PSN a re-issued read request started from, to re-issue once per gap.
     pub read_rewound: Option<u64>,
-    /// With an ordering layer: the PSN the last refusal NACK rewound to. Under go-back-N the
-    /// same NACK again before the resend has caught up (`snd_nxt` below `tx_high`) is one the
-    /// responder repeated, presuming it lost, for a packet the resend covers: it rewinds nothing.
-    pub refusal_rewound: Option<u64>,
     /// One past the highest PSN ever sent (PSNs below it that go again are retransmissions).
     pub tx_high: u64,
     pub probe: bool,
@@ -469,7 +467,6 @@ impl Qp {
             resend: VecDeque::new(),
             resend_high: 0,
             refusal_resent: None,
-            refusal_rewound: None,
             read_rewound: None,
             tx_high: 0,
             probe: false,
@@ -538,7 +535,6 @@ impl Qp {
         self.sacked.reset(0);
         self.resend_high = 0;
         self.refusal_resent = None;
-        self.refusal_rewound = None;
         self.read_rewound = None;
         self.tx_high = 0;
         self.probe = false;

@@ -283,7 +283,7 @@ fn state_cache(world: &World) -> Option<crate::nic::state_cache::StateCacheSumma
 fn ordering(world: &World) -> Option<crate::nic::ordering::OrderingSummary> {
     use crate::nic::ordering::{NamedOrdering, OrderingSummary};
     let spec = world.nic_spec.ordering.as_ref()?;
-    let layer = serde_json::to_value(spec.layer).ok()?.as_str()?.to_string();
+    let layer = spec.layer.name().to_string();
     let mut out = OrderingSummary { layer, ..Default::default() };
     for (h, nic) in world.nics.iter().enumerate() {
         let Some(o) = &nic.ordering else { continue };

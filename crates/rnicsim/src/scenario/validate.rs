@@ -301,13 +301,13 @@ pub fn fields(s: &Scenario) -> Problems {
 }
 
 /// Each name given in `table` (`[[table]]` entries; unnamed ones aside) is given once.
-/// `defaulted`: an entry without a name is called "`table` `i`" (rpc, nvmf), so an explicit
+/// `defaulted`: an entry without a name goes by its default name (rpc, nvmf), so an explicit
 /// name can collide with another entry's default one.
 fn unique_names<'a>(out: &mut Problems, table: &str, names: impl Iterator<Item = &'a str>, defaulted: bool) {
     let mut seen: Vec<(String, bool)> = Vec::new();
     for (i, name) in names.enumerate() {
         let default = name.is_empty() && defaulted;
-        let name = if default { format!("{table} {i}") } else { name.to_string() };
+        let name = if default { crate::host::apps::default_name(table, i) } else { name.to_string() };
         if let Some(first) = seen.iter().position(|(n, _)| !name.is_empty() && *n == name) {
             if default {
                 // The clash is the explicit name on the earlier entry: the key in the file.

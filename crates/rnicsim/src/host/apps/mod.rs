@@ -46,6 +46,12 @@ pub const NVMF: AppId = 5;
 /// The first id of an application added through the library.
 pub const FIRST_CUSTOM: AppId = 6;
 
+/// The name an unnamed `[[rpc]]` or `[[nvmf]]` entry `i` goes by in outputs and metric paths
+/// (`table` is "rpc" or "nvmf"); validation checks explicit names against it.
+pub fn default_name(table: &str, i: usize) -> String {
+    format!("{table} {i}")
+}
+
 /// What an application is woken for.
 #[derive(Clone, Copy, Debug)]
 pub enum AppEvent {

@@ -113,7 +113,7 @@ impl Nvmf {
         for (i, spec) in loaded.scenario.nvmf.iter().enumerate() {
             let mut spec = spec.clone();
             if spec.name.is_empty() {
-                spec.name = format!("nvmf {i}");
+                spec.name = super::default_name("nvmf", i);
             }
             let (qi, qt) = w.connect_app(spec.initiator, spec.target, Owner { app: NVMF, tag: tag(i, false) }, Owner { app: NVMF, tag: tag(i, true) }).expect("validated hosts");
             let start = w.add_app_timer(NVMF, tag(i, false));

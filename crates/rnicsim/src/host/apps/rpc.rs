@@ -201,7 +201,7 @@ impl Rpcs {
         for (g, spec) in loaded.scenario.rpc.iter().enumerate() {
             let mut spec = spec.clone();
             if spec.name.is_empty() {
-                spec.name = format!("rpc {g}");
+                spec.name = super::default_name("rpc", g);
             }
             if !spec.security {
                 for &c in &spec.clients {

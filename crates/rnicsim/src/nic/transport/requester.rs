@@ -298,14 +298,10 @@ fn on_ack_syndrome(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
             if ctx.spec.ordering.is_some() && pkt.roce.va == NO_SACK {
                 // The receiver repeats a refusal NACK it presumes lost; when the first did
                 // arrive, the recovery under way covers the repeat: no event, no resend.
-                let repeat = match recovery {
-                    Recovery::GoBackN => qp.refusal_rewound == Some(psn) && qp.snd_nxt < qp.tx_high,
-                    Recovery::SelectiveRepeat => qp.refusal_resent == Some(psn),
-                };
-                if repeat {
+                let caught_up = recovery == Recovery::GoBackN && qp.snd_nxt >= qp.tx_high;
+                if qp.refusal_resent == Some(psn) && !caught_up {
                     return;
                 }
-                qp.refusal_rewound = Some(psn);
             }
             emit(ctx, q, NicEvent::Nack);
             recovery.on_nak(ctx.qps.get_mut(q), psn, pkt.roce.va);

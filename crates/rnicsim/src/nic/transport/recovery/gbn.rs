@@ -2,7 +2,7 @@
 //! the first gap once; the requester rewinds to the NAKed PSN, or to the oldest unacknowledged
 //! one on a timeout, and sends everything from there again.
 
-use super::{OutOfOrder, RecoveryScheme};
+use super::{OutOfOrder, RecoveryScheme, NO_SACK};
 use crate::nic::qp::Qp;
 use crate::units::Time;
 use crate::wire::roce::Opcode;
@@ -10,7 +10,10 @@ use crate::wire::roce::Opcode;
 pub struct GoBackN;
 
 impl RecoveryScheme for GoBackN {
-    fn on_nak(&self, qp: &mut Qp, psn: u64, _sack: u64) {
+    fn on_nak(&self, qp: &mut Qp, psn: u64, sack: u64) {
+        if sack == NO_SACK {
+            qp.refusal_resent = Some(psn);
+        }
         if psn >= qp.snd_una && psn < qp.snd_nxt {
             qp.snd_nxt = psn;
         }
