@@ -285,6 +285,8 @@ fn bad_yama_keys_are_named() {
         (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "").replace("chain = \"kv\"", "chain = \"nope\"")), "yama.entity[0].chain"),
         (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0, 1]", 1, 1, "node_weights = [1.0]")), "yama.entity[0].node_weights"),
         (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[6]", 1, 1, "")), "yama.entity[0].nodes"),
+        // A host listed twice: its node weights would silently merge.
+        (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0, 0]", 1, 1, "node_weights = [1.0, 3.0]")), "yama.entity[0].nodes"),
         (kv("1ms", "", 4.0, "", &ent("a", -1.0, "[0]", 1, 1, "")), "yama.entity[0].weight"),
         (kv("1ms", "beta = -0.5", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "")), "yama.beta"),
         (kv("1ms", "", 0.0, "", &ent("a", 1.0, "[0]", 1, 1, "")), "yama.engine[0].mops"),

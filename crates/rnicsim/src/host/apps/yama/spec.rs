@@ -326,6 +326,9 @@ impl YamaSpec {
             if !e.node_weights.is_empty() && (e.node_weights.len() != e.nodes.len() || e.node_weights.iter().any(|w| !(*w > 0.0 && w.is_finite()))) {
                 bad(format!("entity[{i}].node_weights"), format!("expected one positive weight per node ({}), got {:?}", e.nodes.len(), e.node_weights));
             }
+            if let Some(n) = e.nodes.iter().enumerate().find_map(|(j, n)| e.nodes[..j].contains(n).then_some(n)) {
+                bad(format!("entity[{i}].nodes"), format!("host {n} is listed twice (a node's weight is one entry of node_weights)"));
+            }
             if e.nodes.is_empty() {
                 bad(format!("entity[{i}].nodes"), "expected at least one client host".into());
             }
