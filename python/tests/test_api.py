@@ -74,6 +74,8 @@ def test_invalid_scenarios_name_line_and_key_and_write_nothing(tmp_path: Path) -
     # Line 3 of the text as written (a regenerated document put it on line 4).
     with pytest.raises(rnicsim.ScenarioError, match=r"<toml>:3:1: key `topology.star.hosts`"):
         rnicsim.Scenario.from_toml('duration = "1us"\n[topology.star]\nhosts = 0\n').validate()
+    # .set() comes before validation: it may mend a value the text has wrong.
+    rnicsim.Scenario.from_toml('duration = "1us"\n[topology.star]\nhosts = 0\n').set("topology.star.hosts", 2).validate()
 
 
 def test_progress_callback_and_query_command(tmp_path: Path) -> None:

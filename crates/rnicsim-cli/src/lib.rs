@@ -199,11 +199,6 @@ fn fct_labels(a: &Path, b: &Path) -> (String, String) {
 
 /// Loads a scenario and applies `--set` overrides.
 pub(crate) fn load(path: &Path, overrides: &[String]) -> anyhow::Result<LoadedScenario> {
-    let loaded = LoadedScenario::from_file(path)?;
-    if overrides.is_empty() {
-        warn(&loaded);
-        return Ok(loaded);
-    }
     let pairs = overrides
         .iter()
         .map(|s| {
@@ -213,7 +208,8 @@ pub(crate) fn load(path: &Path, overrides: &[String]) -> anyhow::Result<LoadedSc
                 .with_context(|| format!("--set expects KEY=VALUE with both given, got \"{s}\""))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let loaded = loaded.with_overrides(&pairs)?;
+    // Overrides are applied before validation: one may mend a value the file has wrong.
+    let loaded = LoadedScenario::from_file_with_overrides(path, &pairs)?;
     warn(&loaded);
     Ok(loaded)
 }

@@ -125,6 +125,19 @@ fn an_override_without_a_key_or_value_is_refused() {
 }
 
 #[test]
+fn an_override_may_mend_a_value_the_file_has_wrong() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("bad.toml");
+    let text = std::fs::read_to_string(quickstart()).unwrap().replace("seed = 1", "seed = -1").replace("../data", &format!("{}/../data", quickstart().parent().unwrap().display()));
+    std::fs::write(&bad, text).unwrap();
+    let o = rnicsim(&["validate", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bad.toml:5:8: key `seed`"), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = rnicsim(&["validate", bad.to_str().unwrap(), "--set", "seed=7"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
 fn validate_reports_the_world() {
     let o = rnicsim(&["validate", quickstart().to_str().unwrap()]);
     assert!(o.status.success());

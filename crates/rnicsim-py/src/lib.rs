@@ -136,12 +136,14 @@ fn toml_value(key: &str, json: &str) -> PyResult<toml::Value> {
 /// `--set` applies the command line's, so that errors name the user's file and line, or the
 /// override.
 fn load(text: &str, label: &str, base_dir: &str, overrides: &[(String, String)]) -> PyResult<LoadedScenario> {
-    let loaded = LoadedScenario::from_str(text, label, Path::new(base_dir)).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    if overrides.is_empty() {
-        return Ok(loaded);
-    }
-    let values = overrides.iter().map(|(k, v)| Ok((k.clone(), toml_value(k, v)?))).collect::<PyResult<Vec<_>>>()?;
-    loaded.with_values(&values, ".set()").map_err(|e| PyValueError::new_err(e.to_string()))
+    let loaded = if overrides.is_empty() {
+        LoadedScenario::from_str(text, label, Path::new(base_dir))
+    } else {
+        // Applied before validation: an override may mend a value the text has wrong.
+        let values = overrides.iter().map(|(k, v)| Ok((k.clone(), toml_value(k, v)?))).collect::<PyResult<Vec<_>>>()?;
+        LoadedScenario::from_str_with_values(text, label, Path::new(base_dir), &values, ".set()")
+    };
+    loaded.map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// Checks scenario text (with `.set()` overrides, each a key and a JSON value); raises

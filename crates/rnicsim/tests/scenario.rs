@@ -162,7 +162,9 @@ fn a_name_given_twice_is_named_at_the_second() {
 #[test]
 fn missing_and_syntax_errors_have_lines() {
     let e = err(&GOOD.replace("duration = \"50us\"\n", ""));
-    assert!(e.message.contains("missing field `duration`"), "{e}");
+    // A required top-level key has no line: the error names it as the key and says where it goes.
+    assert_eq!(e.key.as_deref(), Some("duration"), "{e}");
+    assert!(e.message.contains("top level") && e.to_string().contains("key `duration`"), "{e}");
     let e = err(&GOOD.replace("leaves = 2", "leaves = = 2"));
     assert_eq!(e.line, Some(6), "{e}");
 }
@@ -216,6 +218,26 @@ fn an_error_under_overrides_points_at_the_override_or_at_the_users_own_line() {
     let e = loaded.with_overrides(&[("topology.leaf_spine.hosts_per_leaf".into(), "1".into())]).and_then(|l| World::build(&l).map(|_| ())).unwrap_err();
     let line = GOOD.lines().position(|l| l.starts_with("pattern")).unwrap() + 1;
     assert_eq!((e.file.as_str(), e.line), ("s.toml", Some(line)), "{e}");
+}
+
+#[test]
+fn an_override_may_mend_a_value_the_file_has_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    let bad = GOOD.replace("seed = 3", "seed = -3");
+    std::fs::write(&path, &bad).unwrap();
+    // Alone the file is refused at its line.
+    let e = LoadedScenario::from_file(&path).unwrap_err();
+    assert_eq!((e.line, e.key.as_deref()), (Some(2), Some("seed")), "{e}");
+    // With the value overridden it runs: overrides come before validation.
+    let o = LoadedScenario::from_file_with_overrides(&path, &[("seed".into(), "9".into())]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(o.scenario.seed, 9);
+    // An override of another key leaves the file's error where it is, at the user's line.
+    let e = LoadedScenario::from_file_with_overrides(&path, &[("links.rate".into(), "\"25Gbps\"".into())]).unwrap_err();
+    assert_eq!((e.file.as_str(), e.line, e.key.as_deref()), (path.display().to_string().as_str(), Some(2), Some("seed")), "{e}");
+    // Text (the Python API's path) the same way.
+    let o = LoadedScenario::from_str_with_values(&bad, "bad.toml", dir.path(), &[("seed".into(), toml::Value::Integer(4))], ".set()").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(o.scenario.seed, 4);
 }
 
 #[test]

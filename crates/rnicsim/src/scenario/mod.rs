@@ -87,23 +87,34 @@ fn locate_error(file: &str, text: &str, ns3: Option<&ns3::Origin>, path: &str, m
 impl LoadedScenario {
     /// Reads and validates a scenario file.
     pub fn from_file(path: &Path) -> Result<LoadedScenario, ScenarioError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError { file: file.clone(), line: None, column: None, key: None, message: format!("cannot read the scenario: {e}") })?;
-        let is_toml = path.extension().is_some_and(|e| e == "toml");
-        if !is_toml && ns3::is_ns3_config(&text) {
-            let cwd = ns3::working_dir();
-            let t = ns3::translate(&text, &file, &cwd)?;
-            let label = format!("{file} (translated from ns-3)");
-            let origin = t.origin;
-            let map = |e: ScenarioError| if e.file == label { origin.map(e) } else { e };
-            let mut loaded = Self::from_str(&t.toml, &label, &cwd).map_err(&map)?;
-            loaded.ns3 = Some(origin.clone());
-            loaded.translation = t.warnings;
+        let d = Draft::read(path)?;
+        let map = |e: ScenarioError| match &d.ns3 {
+            Some(origin) if e.file == d.file => origin.map(e),
+            _ => e,
+        };
+        let mut loaded = Self::from_str(&d.text, &d.file, &d.base_dir).map_err(map)?;
+        if d.ns3.is_some() {
+            loaded.ns3 = d.ns3;
+            loaded.translation = d.translation;
             loaded.warnings = loaded.advisories();
-            return Ok(loaded);
         }
-        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        Self::from_str(&text, &file, &base)
+        Ok(loaded)
+    }
+
+    /// Reads a scenario file and applies `--set` overrides (`("links.rate", "\"25Gbps\"")`
+    /// pairs) before validating it, so an override may mend a value the file has wrong.
+    pub fn from_file_with_overrides(path: &Path, overrides: &[(String, String)]) -> Result<LoadedScenario, ScenarioError> {
+        if overrides.is_empty() {
+            return Self::from_file(path);
+        }
+        Draft::read(path)?.with_values(&override_values(overrides)?, "--set")
+    }
+
+    /// Scenario text with overrides (TOML values) set before validation, so an override may
+    /// mend a value the text has wrong; errors name an override as coming from `by` (`.set()`).
+    pub fn from_str_with_values(text: &str, file: &str, base_dir: &Path, overrides: &[(String, toml::Value)], by: &str) -> Result<LoadedScenario, ScenarioError> {
+        let text = crate::input::strip_bom(text).to_string();
+        Draft { file: file.to_string(), text, base_dir: base_dir.to_path_buf(), ns3: None, translation: Vec::new(), overridden: None }.with_values(overrides, by)
     }
 
     /// Parses and validates scenario text; `file` names it in errors, `base_dir` anchors relative paths.
@@ -140,55 +151,31 @@ impl LoadedScenario {
     }
 
     /// The translation's warnings and this scenario's advisories, as messages naming file,
-    /// line and key.
+    /// line and key (the user's file, or the `--set` override a key falls under).
     fn advisories(&self) -> Vec<String> {
-        self.advisories_of(&self.scenario)
-    }
-
-    /// The translation's warnings and `scenario`'s advisories, located in this scenario's text
-    /// (the user's file, when `scenario` is this one with `--set` overrides).
-    fn advisories_of(&self, scenario: &Scenario) -> Vec<String> {
-        let own = validate::advisories(scenario).into_iter().map(|(path, m)| self.error_at(&path, m).to_string());
+        let own = validate::advisories(&self.scenario).into_iter().map(|(path, m)| self.error_at(&path, m).to_string());
         self.translation.iter().cloned().chain(own).collect()
     }
 
     /// Parses a scenario whose keys are overridden: `overrides` holds `("links.rate", "\"25Gbps\"")`
     /// pairs of a dotted key and a TOML value, applied to the text before validation.
     pub fn with_overrides(&self, overrides: &[(String, String)]) -> Result<LoadedScenario, ScenarioError> {
-        let mut values = Vec::with_capacity(overrides.len());
-        for (key, value) in overrides {
-            let v: toml::Value = toml::from_str::<toml::Table>(&format!("v = {value}"))
-                .map_err(|e| ScenarioError::at_key("--set", key.as_str(), format!("not a TOML value: {}", e.message())))?
-                .remove("v")
-                .expect("parsed key");
-            values.push((key.clone(), v));
-        }
-        self.with_values(&values, "--set")
+        self.with_values(&override_values(overrides)?, "--set")
     }
 
     /// [`Self::with_overrides`] with the values given as TOML values; errors name an override
     /// as coming from `by` (`--set`, `.set()`). A key may name array entries as `flows[0].load`
     /// or `flows.0.load`.
     pub fn with_values(&self, overrides: &[(String, toml::Value)], by: &str) -> Result<LoadedScenario, ScenarioError> {
-        let mut doc = self.table()?;
-        for (key, v) in overrides {
-            set_key(&mut doc, key, Some(v.clone())).map_err(|m| ScenarioError::at_key(by, key.as_str(), m))?;
-        }
-        // Errors are told in the user's own file (overrides of overrides add their keys), the
-        // keys in one spelling so that an error's path finds the override it falls under.
-        let new_keys = overrides.iter().map(|(k, _)| format_path(&parse_path(k)));
-        let user = std::sync::Arc::new(match &self.overridden {
-            Some(u) => Overridden { keys: u.keys.iter().cloned().chain(new_keys).collect(), ..Overridden::clone(u) },
-            None => Overridden { file: self.file.clone(), text: self.text.clone(), ns3: self.ns3.clone(), keys: new_keys.collect(), by: by.to_string() },
-        });
-        let mut loaded = self.reloaded(&doc, "with overrides").map_err(|e| match e.key {
-            Some(k) => user.error_at(&k, e.message),
-            None => e,
-        })?;
-        loaded.overridden = Some(user);
-        loaded.translation = self.translation.clone();
-        loaded.warnings = self.advisories_of(&loaded.scenario);
-        Ok(loaded)
+        let draft = Draft {
+            file: self.file.clone(),
+            text: self.text.clone(),
+            base_dir: self.base_dir.clone(),
+            ns3: self.ns3.clone(),
+            translation: self.translation.clone(),
+            overridden: self.overridden.clone(),
+        };
+        draft.with_values(overrides, by)
     }
 
     /// This scenario's text as a TOML table, to rewrite.
@@ -199,10 +186,7 @@ impl LoadedScenario {
     /// Rewritten text `doc` loaded as a scenario named in errors as this file `(what)`, keeping
     /// this one's ns-3 origin.
     fn reloaded(&self, doc: &toml::Table, what: &str) -> Result<LoadedScenario, ScenarioError> {
-        let text = toml::to_string(doc).expect("a TOML table serializes");
-        let mut loaded = Self::from_str(&text, &format!("{} ({what})", self.file), &self.base_dir)?;
-        loaded.ns3 = self.ns3.clone();
-        Ok(loaded)
+        reload(&self.file, &self.base_dir, self.ns3.as_ref(), doc, what)
     }
 
     /// The scenario of `[[baseline]]` entry `i`: this one with the entry's keys set and removed,
@@ -344,6 +328,79 @@ pub fn set_key(doc: &mut toml::Table, key: &str, value: Option<toml::Value>) -> 
     Ok(())
 }
 
+/// A scenario's text before it is validated: what overrides rewrite.
+struct Draft {
+    file: String,
+    text: String,
+    base_dir: PathBuf,
+    ns3: Option<ns3::Origin>,
+    translation: Vec<String>,
+    overridden: Option<std::sync::Arc<Overridden>>,
+}
+
+impl Draft {
+    /// A scenario file's text; an ns-3 `config.txt` is translated first.
+    fn read(path: &Path) -> Result<Draft, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError { file: file.clone(), line: None, column: None, key: None, message: format!("cannot read the scenario: {e}") })?;
+        let is_toml = path.extension().is_some_and(|e| e == "toml");
+        if !is_toml && ns3::is_ns3_config(&text) {
+            let cwd = ns3::working_dir();
+            let t = ns3::translate(&text, &file, &cwd)?;
+            return Ok(Draft { file: format!("{file} (translated from ns-3)"), text: t.toml, base_dir: cwd, ns3: Some(t.origin), translation: t.warnings, overridden: None });
+        }
+        let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Ok(Draft { file, text, base_dir, ns3: None, translation: Vec::new(), overridden: None })
+    }
+
+    /// This text with `overrides` set, validated; errors are told in the user's own file, or
+    /// at the override (named as coming from `by`) they fall under.
+    fn with_values(&self, overrides: &[(String, toml::Value)], by: &str) -> Result<LoadedScenario, ScenarioError> {
+        let mut doc: toml::Table = toml::from_str(&self.text).map_err(|e| toml_error(&self.text, &self.file, &e, &[]))?;
+        for (key, v) in overrides {
+            set_key(&mut doc, key, Some(v.clone())).map_err(|m| ScenarioError::at_key(by, key.as_str(), m))?;
+        }
+        // Overrides of overrides add their keys; the keys in one spelling so that an error's
+        // path finds the override it falls under.
+        let new_keys = overrides.iter().map(|(k, _)| format_path(&parse_path(k)));
+        let user = std::sync::Arc::new(match &self.overridden {
+            Some(u) => Overridden { keys: u.keys.iter().cloned().chain(new_keys).collect(), ..Overridden::clone(u) },
+            None => Overridden { file: self.file.clone(), text: self.text.clone(), ns3: self.ns3.clone(), keys: new_keys.collect(), by: by.to_string() },
+        });
+        let mut loaded = reload(&self.file, &self.base_dir, self.ns3.as_ref(), &doc, "with overrides").map_err(|e| match e.key {
+            Some(k) => user.error_at(&k, e.message),
+            None => e,
+        })?;
+        loaded.overridden = Some(user);
+        loaded.translation = self.translation.clone();
+        loaded.warnings = loaded.advisories();
+        Ok(loaded)
+    }
+}
+
+/// `--set` pairs of a dotted key and TOML value text, parsed.
+fn override_values(overrides: &[(String, String)]) -> Result<Vec<(String, toml::Value)>, ScenarioError> {
+    overrides
+        .iter()
+        .map(|(key, value)| {
+            let v = toml::from_str::<toml::Table>(&format!("v = {value}"))
+                .map_err(|e| ScenarioError::at_key("--set", key.as_str(), format!("not a TOML value: {}", e.message())))?
+                .remove("v")
+                .expect("parsed key");
+            Ok((key.clone(), v))
+        })
+        .collect()
+}
+
+/// Rewritten text `doc` of scenario `file` loaded as a scenario named in errors as that file
+/// `(what)`, keeping its ns-3 origin.
+fn reload(file: &str, base_dir: &Path, ns3: Option<&ns3::Origin>, doc: &toml::Table, what: &str) -> Result<LoadedScenario, ScenarioError> {
+    let text = toml::to_string(doc).expect("a TOML table serializes");
+    let mut loaded = LoadedScenario::from_str(&text, &format!("{file} ({what})"), base_dir)?;
+    loaded.ns3 = ns3.cloned();
+    Ok(loaded)
+}
+
 fn toml_error(text: &str, file: &str, e: &toml::de::Error, segs: &[Seg]) -> ScenarioError {
     let mut segs = segs.to_vec();
     // An unknown key is named in the message; point at it rather than at its table.
@@ -378,6 +435,12 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error, segs: &[Seg]) -> Scen
     let key = if segs.is_empty() { None } else { Some(format_path(&segs)) };
     // serde's words for a one-kind table given two kinds (`[topology.star]` beside
     // `[topology.leaf_spine]`) name neither the rule nor the way out.
+    // A required top-level key that is absent has no line to point at: name it and say where it goes.
+    let top_missing = if segs.is_empty() { msg.trim().strip_prefix("missing field `").and_then(|r| r.split('`').next()) } else { None };
+    if let Some(field) = top_missing {
+        let message = "missing: required at the top level of the scenario (a key before the first [table], or a table of its own)".to_string();
+        return ScenarioError { file: file.to_string(), line: None, column: None, key: Some(field.to_string()), message };
+    }
     let message = if msg.contains("wanted exactly 1 element") {
         let kinds = key.as_deref().map(|k| one_of_kinds(text, k)).unwrap_or_default();
         format!("takes exactly one kind{}; keep one", if kinds.is_empty() { String::new() } else { format!(", and here has {}", kinds.join(" and ")) })
