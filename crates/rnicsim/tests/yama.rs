@@ -189,9 +189,9 @@ fn a_nic_rdma_chain_slows_when_its_connections_outgrow_the_cache_and_yama_follow
     let misses = |s: &Summary| s.state_cache.as_ref().unwrap().per_nic.iter().find(|n| n.name == "host 6").expect("the server's NIC").counters.misses;
     assert!(yo.total_gbps < 0.2 * yf.total_gbps, "fits {} Gbps, outgrows {} Gbps", yf.total_gbps, yo.total_gbps);
     // Outgrowing, the one fetch slot is what bounds the chain: about one fetch per microsecond
-    // of the run, never more.
+    // of the run, never more (the last may start as the run ends).
     let m = misses(&outgrows);
-    assert!((1350..=1500).contains(&m), "{m} fetches in 1500 us, one at a time");
+    assert!((1350..=1501).contains(&m), "{m} fetches in 1500 us, one at a time");
     assert!(misses(&fits) < 20, "{} fetches with every connection on chip", misses(&fits));
     // libYama saw only completions, yet its estimate followed the chain down.
     let (ef, eo) = (yf.chains[0].estimate_gbps, yo.chains[0].estimate_gbps);
@@ -232,6 +232,43 @@ fn no_dummy_work_while_applications_saturate_the_chain_and_some_while_they_canno
 }
 
 #[test]
+fn a_chain_whose_queue_holds_the_applications_work_gets_no_dummy_work() {
+    // One queue pair keeps 1024 packets out on a 2 M packets/s NAT engine: its depth, not its
+    // tokens, bounds it, and its work waits hundreds of microseconds at the engine. Its bucket
+    // rarely spills (it spends a burst every period), so before work that came back queued
+    // counted as waiting, the loop backfilled each period the spill missed: 0.74 Gbps of dummy
+    // work, 6% of the engine, taken from the application (11.41 of 12.32 Gbps).
+    let s = run(r#"
+        duration = "3ms"
+        [topology.star]
+        hosts = 2
+        [links]
+        rate = "400Gbps"
+        [yama]
+        warmup = "1ms"
+        [[yama.engine]]
+        name = "nat"
+        host = 1
+        mops = 2.0
+        [[yama.chain]]
+        name = "nat"
+        engines = ["nat"]
+        workload = "nat"
+        [[yama.entity]]
+        name = "e1"
+        weight = 1.0
+        chain = "nat"
+        nodes = [0]
+        queues = 1
+        depth = 1024
+    "#);
+    let y = s.yama.as_ref().unwrap();
+    assert!(y.chains[0].dummy_gbps < 0.01 * y.total_gbps, "{y:?}");
+    // Bimodal 40 B / 1500 B packets at 2 M/s: 12.32 Gbps of work.
+    assert!(y.entities[0].mops > 0.99 * 2.0, "{y:?}");
+}
+
+#[test]
 fn work_larger_than_a_period_is_measured_and_weighted() {
     // One 64 KiB chunk is 52.4 us of a 10 Gbps AES engine, about ten feedback periods: most
     // periods see no completion. The estimate must still be (1 + beta) x 10 Gbps (leaving the
@@ -263,7 +300,11 @@ fn work_larger_than_a_period_is_measured_and_weighted() {
     let est = y.chains[0].estimate_gbps;
     assert!((est / 10.5 - 1.0).abs() < 0.1, "estimate {est} Gbps for a 10 Gbps engine");
     let (light, heavy) = (entity(&s, "light").gbps, entity(&s, "heavy").gbps);
-    assert!((light / 2.5 - 1.0).abs() < 0.1, "light {light} Gbps, a quarter of 10 is 2.5");
+    // Counting the empty periods since the last completion from the first understated the
+    // rate by half a gap on average (more than beta): dummy work made up the rest, 1.44 Gbps,
+    // and light had 2.36.
+    assert!((light / 2.5 - 1.0).abs() < 0.05, "light {light} Gbps, a quarter of 10 is 2.5");
+    assert!(y.chains[0].dummy_gbps < 0.2, "{y:?}");
     assert!(heavy > 2.0 * light, "heavy {heavy} against light {light}: the weights bind");
     assert!((light + heavy + y.chains[0].dummy_gbps - 10.0).abs() < 0.5, "{y:?}");
     // A chunk still in service when the run ends counts up to the end only.

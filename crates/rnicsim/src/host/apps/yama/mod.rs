@@ -100,6 +100,8 @@ struct Op {
     reply: u64,
     /// When the application generated it (latency is measured from here).
     born: Time,
+    /// When libYama submitted it to the chain.
+    sent: Time,
 }
 
 /// A connection from a client host to a chain's server, with the operations on the wire each
@@ -145,6 +147,12 @@ struct Member {
     dummy_done: u64,
     /// Reports received while leading, since its last loop iteration.
     inbox: (u64, u64, u64, u64),
+    /// The fastest any operation posted here came back (from submission): the chain's
+    /// unloaded turnaround as this host sees it.
+    fastest: Time,
+    /// Since its last report: work that came back late (queued in the chain) to a queue pair
+    /// with more work waiting: the applications offer more than the chain takes.
+    held: u64,
     dummy_conn: u32,
     dummy_budget: u64,
     dummy_gap: Time,
@@ -265,6 +273,8 @@ impl Yama {
                     app_posted: 0,
                     dummy_done: 0,
                     inbox: (0, 0, 0, 0),
+                    fastest: Time(u64::MAX),
+                    held: 0,
                     dummy_conn: tag,
                     dummy_budget: 0,
                     dummy_gap: Time(0),
@@ -422,7 +432,8 @@ impl Yama {
     }
 
     /// Puts `op` on the wire from its client at `at`.
-    fn send(&mut self, w: &mut World, op: Op, at: Time) {
+    fn send(&mut self, w: &mut World, mut op: Op, at: Time) {
+        op.sent = at;
         let conn = op.conn;
         let server = self.chains[op.chain as usize].server;
         let client_node = if op.q == DUMMY { self.chains[op.chain as usize].members[op.member as usize].node } else { self.queues[op.q as usize].node };
@@ -465,7 +476,7 @@ impl Yama {
                     break;
                 }
                 let (work, req, reply) = Self::generate(&self.chains[c].spec, &mut qu.rng);
-                qu.backlog.push_back(Op { q, chain: c as u16, member: m as u16, conn: qu.conn, stage: 0, work, req, reply, born: now });
+                qu.backlog.push_back(Op { q, chain: c as u16, member: m as u16, conn: qu.conn, stage: 0, work, req, reply, born: now, sent: now });
             }
             if qu.outstanding >= qu.depth {
                 break;
@@ -513,7 +524,7 @@ impl Yama {
         }
         let c = qu.chain as usize;
         let (work, req, reply) = Self::generate(&self.chains[c].spec, &mut qu.rng);
-        qu.backlog.push_back(Op { q, chain: c as u16, member: qu.member, conn: qu.conn, stage: 0, work, req, reply, born: now });
+        qu.backlog.push_back(Op { q, chain: c as u16, member: qu.member, conn: qu.conn, stage: 0, work, req, reply, born: now, sent: now });
         let u: f64 = 1.0 - qu.rng.random::<f64>();
         let gap = Time((-mean * crate::sim::rng::det_ln(u)).round().max(1.0) as u64);
         self.at(now + gap, Ev::Arrive { q });
@@ -634,6 +645,13 @@ impl Yama {
         self.free.push(id);
         let measuring = now >= self.spec().warmup && now <= self.end;
         let c = op.chain as usize;
+        let m = if op.q == DUMMY { op.member as usize } else { self.queues[op.q as usize].member as usize };
+        // Back more than twice as slowly as the fastest: it waited in the chain at least as
+        // long as the chain takes unloaded.
+        let turnaround = now - op.sent;
+        let fastest = &mut self.chains[c].members[m].fastest;
+        *fastest = (*fastest).min(turnaround);
+        let queued = turnaround.0 > 2 * fastest.0;
         if op.q == DUMMY {
             let chain = &mut self.chains[c];
             if !chain.two_sided {
@@ -645,7 +663,7 @@ impl Yama {
             return;
         }
         let q = op.q;
-        let (m, e) = (self.queues[q as usize].member as usize, self.queues[q as usize].entity as usize);
+        let e = self.queues[q as usize].entity as usize;
         if !self.chains[c].two_sided {
             self.chains[c].members[m].app_done += op.work.bytes;
         }
@@ -661,7 +679,11 @@ impl Yama {
             ent.latencies.push(now - op.born);
             self.chains[c].app_bytes += op.work.bytes;
         }
-        self.queues[q as usize].outstanding -= 1;
+        let qu = &mut self.queues[q as usize];
+        qu.outstanding -= 1;
+        if queued && !qu.backlog.is_empty() {
+            self.chains[c].members[m].held += op.work.bytes;
+        }
         self.fill(w, q, now);
     }
 
@@ -704,7 +726,7 @@ impl Yama {
         }
         let mem = &mut chain.members[mi];
         // Tokens lost while work waited: the applications had work the chain did not take.
-        let waiting = mem.sched.take_unspent(now.0);
+        let waiting = mem.sched.take_unspent(now.0) + std::mem::take(&mut mem.held);
         let (done, posted, dummy) = (std::mem::take(&mut mem.app_done), std::mem::take(&mut mem.app_posted), std::mem::take(&mut mem.dummy_done));
         if chain.overlay.runs_loop(mi) {
             let (ia, ip, id, iw) = std::mem::take(&mut mem.inbox);
@@ -750,7 +772,7 @@ impl Yama {
         let (work, req, reply) = Self::generate(&chain.spec, &mut mem.rng);
         mem.dummy_budget = mem.dummy_budget.saturating_sub(work.bytes);
         let gap = mem.dummy_gap;
-        let op = Op { q: DUMMY, chain: c as u16, member: m, conn: mem.dummy_conn, stage: 0, work, req, reply, born: now };
+        let op = Op { q: DUMMY, chain: c as u16, member: m, conn: mem.dummy_conn, stage: 0, work, req, reply, born: now, sent: now };
         self.at(now + gap.max(Time(1)), Ev::Dummy { c: c as u16, m });
         self.send(w, op, now);
     }
