@@ -234,7 +234,18 @@ fn an_override_may_mend_a_value_the_file_has_wrong() {
     assert_eq!(o.scenario.seed, 9);
     // An override of another key leaves the file's error where it is, at the user's line.
     let e = LoadedScenario::from_file_with_overrides(&path, &[("links.rate".into(), "\"25Gbps\"".into())]).unwrap_err();
-    assert_eq!((e.file.as_str(), e.line, e.key.as_deref()), (path.display().to_string().as_str(), Some(2), Some("seed")), "{e}");
+    assert_eq!((e.file.as_str(), e.line, e.column, e.key.as_deref()), (path.display().to_string().as_str(), Some(2), Some(8), Some("seed")), "{e}");
+    // Nor is an error of the file blamed on an override below the key it names: two kinds of
+    // topology, one of them overridden.
+    let two = dir.path().join("two.toml");
+    std::fs::write(&two, GOOD.replace("[links]", "[topology.star]\nhosts = 2\n\n[links]")).unwrap();
+    let e = LoadedScenario::from_file_with_overrides(&two, &[("topology.leaf_spine.leaves".into(), "2".into())]).unwrap_err();
+    assert_eq!((e.file.as_str(), e.key.as_deref()), (two.display().to_string().as_str(), Some("topology")), "{e}");
+    // An override that cannot go into a file that is wrong there: the file's error.
+    let five = dir.path().join("five.toml");
+    std::fs::write(&five, GOOD.replace("[links]\nrate = \"100Gbps\"\ndelay = \"1us\"\n", "").replace("duration = \"50us\"\n", "duration = \"50us\"\nlinks = 5\n")).unwrap();
+    let e = LoadedScenario::from_file_with_overrides(&five, &[("links.rate".into(), "\"25Gbps\"".into())]).unwrap_err();
+    assert_eq!((e.file.as_str(), e.key.as_deref()), (five.display().to_string().as_str(), Some("links")), "{e}");
     // Text (the Python API's path) the same way.
     let o = LoadedScenario::from_str_with_values(&bad, "bad.toml", dir.path(), &[("seed".into(), toml::Value::Integer(4))], ".set()").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(o.scenario.seed, 4);

@@ -351,6 +351,9 @@ fn bad_yama_keys_are_named() {
         let msg = format!("{}", e.expect_err(key));
         assert!(msg.contains(key), "{key}: {msg}");
     }
+    let twice = kv("1ms", "", 4.0, "", &ent("a", 1.0, "[1, 0, 1]", 1, 1, ""));
+    let e = LoadedScenario::from_str(&twice, "y.toml", Path::new(".")).and_then(|l| rnicsim::world::World::build(&l).map(|_| ())).err().expect("a host listed twice");
+    assert!(e.to_string().contains("yama.entity[0].nodes") && e.to_string().contains("host 1 is listed twice"), "{e}");
 }
 
 #[test]

@@ -42,7 +42,8 @@ impl Default for ProberConfig {
 
 /// What one period of the loop saw: bytes of application work completed, dummy work completed,
 /// application work posted, and application work that waited for the chain (tokens its queue
-/// pairs lost while work was queued).
+/// pairs lost while work was queued, and work that came back queued in the chain to a queue pair
+/// with more waiting).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
     pub app_done: u64,
@@ -148,8 +149,9 @@ impl Prober {
     /// empty periods lower the rate instead of being left out (which overstated it by the
     /// ratio of all periods to those with completions). The empty periods since the last
     /// completion count only beyond the window's mean time between completions: counted from
-    /// the first, they understated a steady lumpy rate by half a gap on average (about 12% with
-    /// four completions in the window, more than β, so a paced chain's estimate sank), while an
+    /// the first, they understated a steady lumpy rate by up to a gap (with four completions in
+    /// the window, 10% on average and 18% at worst, more than β, so a paced chain's estimate
+    /// sank), while an
     /// engine that stops completing is still followed down once the wait passes a mean gap.
     /// Drops what lies before; `None` if nothing completed in it (no evidence: the estimate is
     /// kept).
@@ -278,7 +280,8 @@ mod tests {
     fn a_steady_lumpy_rate_is_measured_wherever_the_period_falls_between_completions() {
         // One 65,536-byte completion every 10 periods: 655.36 MB/s. Between completions the
         // estimate holds until a mean gap has passed (counting the empty periods from the
-        // first read 589.8-655.4, 12% low at worst and half that on average, more than beta).
+        // first read 4 gaps over 4 to 4.9 of them: 535.0-655.4, 18% low at worst and 10% on
+        // average, more than beta).
         let (size, every) = (65_536u64, 10usize);
         let rate = size as f64 / (every as f64 * P as f64 / PS_PER_S);
         let mut p = Prober::new(ProberConfig { beta: 0.0, window: 4, backfill_cap: 0.5, initial: 1e9 });

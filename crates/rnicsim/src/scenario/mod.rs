@@ -343,6 +343,7 @@ impl Draft {
     fn read(path: &Path) -> Result<Draft, ScenarioError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ScenarioError { file: file.clone(), line: None, column: None, key: None, message: format!("cannot read the scenario: {e}") })?;
+        let text = crate::input::strip_bom(&text).to_string();
         let is_toml = path.extension().is_some_and(|e| e == "toml");
         if !is_toml && ns3::is_ns3_config(&text) {
             let cwd = ns3::working_dir();
@@ -358,7 +359,9 @@ impl Draft {
     fn with_values(&self, overrides: &[(String, toml::Value)], by: &str) -> Result<LoadedScenario, ScenarioError> {
         let mut doc: toml::Table = toml::from_str(&self.text).map_err(|e| toml_error(&self.text, &self.file, &e, &[]))?;
         for (key, v) in overrides {
-            set_key(&mut doc, key, Some(v.clone())).map_err(|m| ScenarioError::at_key(by, key.as_str(), m))?;
+            // An override that cannot be set into a file that is itself wrong (`links = 5`
+            // under `--set links.rate=...`): the file's own error comes first.
+            set_key(&mut doc, key, Some(v.clone())).map_err(|m| self.own_error().unwrap_or_else(|| ScenarioError::at_key(by, key.as_str(), m)))?;
         }
         // Overrides of overrides add their keys; the keys in one spelling so that an error's
         // path finds the override it falls under.
@@ -368,13 +371,33 @@ impl Draft {
             None => Overridden { file: self.file.clone(), text: self.text.clone(), ns3: self.ns3.clone(), keys: new_keys.collect(), by: by.to_string() },
         });
         let mut loaded = reload(&self.file, &self.base_dir, self.ns3.as_ref(), &doc, "with overrides").map_err(|e| match e.key {
-            Some(k) => user.error_at(&k, e.message),
+            // The file alone fails at the same key: its own error, with its line and column,
+            // though an override sits above or below that key.
+            Some(k) => match self.own_error() {
+                Some(own) if own.key.as_deref() == Some(k.as_str()) => own,
+                _ => user.error_at(&k, e.message),
+            },
             None => e,
         })?;
         loaded.overridden = Some(user);
         loaded.translation = self.translation.clone();
         loaded.warnings = loaded.advisories();
         Ok(loaded)
+    }
+}
+
+impl Draft {
+    /// The error this text gives without any override (first-level drafts only: a draft of
+    /// overrides already carries the user's file in `overridden`).
+    fn own_error(&self) -> Option<ScenarioError> {
+        if self.overridden.is_some() {
+            return None;
+        }
+        let e = LoadedScenario::from_str(&self.text, &self.file, &self.base_dir).err()?;
+        Some(match &self.ns3 {
+            Some(origin) if e.file == self.file => origin.map(e),
+            _ => e,
+        })
     }
 }
 
@@ -433,14 +456,14 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error, segs: &[Seg]) -> Scen
         None => (None, None),
     };
     let key = if segs.is_empty() { None } else { Some(format_path(&segs)) };
-    // serde's words for a one-kind table given two kinds (`[topology.star]` beside
-    // `[topology.leaf_spine]`) name neither the rule nor the way out.
     // A required top-level key that is absent has no line to point at: name it and say where it goes.
     let top_missing = if segs.is_empty() { msg.trim().strip_prefix("missing field `").and_then(|r| r.split('`').next()) } else { None };
     if let Some(field) = top_missing {
         let message = "missing: required at the top level of the scenario (a key before the first [table], or a table of its own)".to_string();
         return ScenarioError { file: file.to_string(), line: None, column: None, key: Some(field.to_string()), message };
     }
+    // serde's words for a one-kind table given two kinds (`[topology.star]` beside
+    // `[topology.leaf_spine]`) name neither the rule nor the way out.
     let message = if msg.contains("wanted exactly 1 element") {
         let kinds = key.as_deref().map(|k| one_of_kinds(text, k)).unwrap_or_default();
         format!("takes exactly one kind{}; keep one", if kinds.is_empty() { String::new() } else { format!(", and here has {}", kinds.join(" and ")) })

@@ -67,7 +67,8 @@ enum Ev {
     /// Member `m` of chain `c` runs its period routine.
     Period { c: u16, m: u16 },
     /// A report of (app done, app posted, dummy done) reaches member `to` (a leader).
-    /// `waiting`: tokens the member's queue pairs lost while their work waited.
+    /// `waiting`: work the chain did not take (tokens the member's queue pairs lost while their
+    /// work waited, and work that came back queued to a queue pair with more waiting).
     Report { c: u16, to: u16, app_done: u64, app_posted: u64, dummy_done: u64, waiting: u64 },
     /// Member `m`'s read reaches member `at`; the answer comes back after the same delay.
     ReadAt { c: u16, m: u16, at: u16 },
@@ -102,6 +103,9 @@ struct Op {
     born: Time,
     /// When libYama submitted it to the chain.
     sent: Time,
+    /// It was answered through the host (a key-value miss or PUT): a slower kind of answer,
+    /// which the application can tell from a hit.
+    hosted: bool,
 }
 
 /// A connection from a client host to a chain's server, with the operations on the wire each
@@ -147,9 +151,9 @@ struct Member {
     dummy_done: u64,
     /// Reports received while leading, since its last loop iteration.
     inbox: (u64, u64, u64, u64),
-    /// The fastest any operation posted here came back (from submission): the chain's
-    /// unloaded turnaround as this host sees it.
-    fastest: Time,
+    /// The fastest any operation posted here came back (from submission), answered on the
+    /// engines and through the host: the chain's unloaded turnarounds as this host sees them.
+    fastest: [Time; 2],
     /// Since its last report: work that came back late (queued in the chain) to a queue pair
     /// with more work waiting: the applications offer more than the chain takes.
     held: u64,
@@ -273,7 +277,7 @@ impl Yama {
                     app_posted: 0,
                     dummy_done: 0,
                     inbox: (0, 0, 0, 0),
-                    fastest: Time(u64::MAX),
+                    fastest: [Time(u64::MAX); 2],
                     held: 0,
                     dummy_conn: tag,
                     dummy_budget: 0,
@@ -476,7 +480,7 @@ impl Yama {
                     break;
                 }
                 let (work, req, reply) = Self::generate(&self.chains[c].spec, &mut qu.rng);
-                qu.backlog.push_back(Op { q, chain: c as u16, member: m as u16, conn: qu.conn, stage: 0, work, req, reply, born: now, sent: now });
+                qu.backlog.push_back(Op { q, chain: c as u16, member: m as u16, conn: qu.conn, stage: 0, work, req, reply, born: now, sent: now, hosted: false });
             }
             if qu.outstanding >= qu.depth {
                 break;
@@ -524,7 +528,7 @@ impl Yama {
         }
         let c = qu.chain as usize;
         let (work, req, reply) = Self::generate(&self.chains[c].spec, &mut qu.rng);
-        qu.backlog.push_back(Op { q, chain: c as u16, member: qu.member, conn: qu.conn, stage: 0, work, req, reply, born: now, sent: now });
+        qu.backlog.push_back(Op { q, chain: c as u16, member: qu.member, conn: qu.conn, stage: 0, work, req, reply, born: now, sent: now, hosted: false });
         let u: f64 = 1.0 - qu.rng.random::<f64>();
         let gap = Time((-mean * crate::sim::rng::det_ln(u)).round().max(1.0) as u64);
         self.at(now + gap, Ev::Arrive { q });
@@ -604,6 +608,7 @@ impl Yama {
             self.at(done, Ev::StageDone { op: n });
         }
         if to_host {
+            self.ops[id as usize].hosted = true;
             let t = now + self.engines[e].spec.host_time;
             self.at(t, Ev::Forward { op: id });
         } else {
@@ -649,9 +654,9 @@ impl Yama {
         // Back more than twice as slowly as the fastest: it waited in the chain at least as
         // long as the chain takes unloaded.
         let turnaround = now - op.sent;
-        let fastest = &mut self.chains[c].members[m].fastest;
+        let fastest = &mut self.chains[c].members[m].fastest[op.hosted as usize];
         *fastest = (*fastest).min(turnaround);
-        let queued = turnaround.0 > 2 * fastest.0;
+        let queued = turnaround.0 > fastest.0.saturating_mul(2);
         if op.q == DUMMY {
             let chain = &mut self.chains[c];
             if !chain.two_sided {
@@ -681,7 +686,7 @@ impl Yama {
         }
         let qu = &mut self.queues[q as usize];
         qu.outstanding -= 1;
-        if queued && !qu.backlog.is_empty() {
+        if queued && qu.active && !qu.backlog.is_empty() {
             self.chains[c].members[m].held += op.work.bytes;
         }
         self.fill(w, q, now);
@@ -721,11 +726,14 @@ impl Yama {
         }
         let mi = m as usize;
         if !chain.overlay.is_active(mi) {
-            // No application polls here: libYama has no cycles.
+            // No application polls here: libYama has no cycles (and what came back while its
+            // entities were stopping is old news when they start again).
+            chain.members[mi].held = 0;
             return;
         }
         let mem = &mut chain.members[mi];
-        // Tokens lost while work waited: the applications had work the chain did not take.
+        // Tokens lost while work waited, and work that came back queued to a queue pair with more
+        // waiting: the applications had work the chain did not take.
         let waiting = mem.sched.take_unspent(now.0) + std::mem::take(&mut mem.held);
         let (done, posted, dummy) = (std::mem::take(&mut mem.app_done), std::mem::take(&mut mem.app_posted), std::mem::take(&mut mem.dummy_done));
         if chain.overlay.runs_loop(mi) {
@@ -772,7 +780,7 @@ impl Yama {
         let (work, req, reply) = Self::generate(&chain.spec, &mut mem.rng);
         mem.dummy_budget = mem.dummy_budget.saturating_sub(work.bytes);
         let gap = mem.dummy_gap;
-        let op = Op { q: DUMMY, chain: c as u16, member: m, conn: mem.dummy_conn, stage: 0, work, req, reply, born: now, sent: now };
+        let op = Op { q: DUMMY, chain: c as u16, member: m, conn: mem.dummy_conn, stage: 0, work, req, reply, born: now, sent: now, hosted: false };
         self.at(now + gap.max(Time(1)), Ev::Dummy { c: c as u16, m });
         self.send(w, op, now);
     }
