@@ -246,6 +246,9 @@ fn an_override_may_mend_a_value_the_file_has_wrong() {
     std::fs::write(&five, GOOD.replace("[links]\nrate = \"100Gbps\"\ndelay = \"1us\"\n", "").replace("duration = \"50us\"\n", "duration = \"50us\"\nlinks = 5\n")).unwrap();
     let e = LoadedScenario::from_file_with_overrides(&five, &[("links.rate".into(), "\"25Gbps\"".into())]).unwrap_err();
     assert_eq!((e.file.as_str(), e.key.as_deref()), (five.display().to_string().as_str(), Some("links")), "{e}");
+    // An override of the very key the file has wrong, to another wrong value: the override's.
+    let e = LoadedScenario::from_file_with_overrides(&path, &[("seed".into(), "-5".into())]).unwrap_err();
+    assert_eq!((e.file.as_str(), e.key.as_deref()), ("--set", Some("seed")), "{e}");
     // Text (the Python API's path) the same way.
     let o = LoadedScenario::from_str_with_values(&bad, "bad.toml", dir.path(), &[("seed".into(), toml::Value::Integer(4))], ".set()").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(o.scenario.seed, 4);

@@ -371,12 +371,13 @@ impl Draft {
             None => Overridden { file: self.file.clone(), text: self.text.clone(), ns3: self.ns3.clone(), keys: new_keys.collect(), by: by.to_string() },
         });
         let mut loaded = reload(&self.file, &self.base_dir, self.ns3.as_ref(), &doc, "with overrides").map_err(|e| match e.key {
-            // The file alone fails at the same key: its own error, with its line and column,
-            // though an override sits above or below that key.
-            Some(k) => match self.own_error() {
+            // The file alone fails at the same key, and no override set that key or a table
+            // holding it (one inside it may): the file's own error, with its line and column.
+            Some(k) if !user.keys.iter().any(|o| k == *o || k.starts_with(&format!("{o}.")) || k.starts_with(&format!("{o}["))) => match self.own_error() {
                 Some(own) if own.key.as_deref() == Some(k.as_str()) => own,
                 _ => user.error_at(&k, e.message),
             },
+            Some(k) => user.error_at(&k, e.message),
             None => e,
         })?;
         loaded.overridden = Some(user);
@@ -384,9 +385,7 @@ impl Draft {
         loaded.warnings = loaded.advisories();
         Ok(loaded)
     }
-}
 
-impl Draft {
     /// The error this text gives without any override (first-level drafts only: a draft of
     /// overrides already carries the user's file in `overridden`).
     fn own_error(&self) -> Option<ScenarioError> {
