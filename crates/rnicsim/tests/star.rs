@@ -192,6 +192,59 @@ fn a_failed_wqep_puts_the_stateless_queue_pair_in_error() {
 }
 
 #[test]
+fn a_stateless_wqe_fails_when_its_peer_is_cut_off_after_confirming_it() {
+    // The stateless host's link goes down for good at 30 µs, after the stateful side confirmed
+    // the WRITE's WQEP (EA at about 25 µs) and while it fetches the data. The stateful side
+    // resends each GD 40 times, fails the WRITE, then resends its CQEP 40 times and gives up:
+    // the connection enters the error state, its own receive is flushed and new posts are
+    // refused. The library, hearing nothing, probes at EA + rto × 41 = EA + 820 µs and fails
+    // the WRITE after 40 unanswered probes 20 µs apart: at about EA + 1640 µs. (The WRITE
+    // never completed before: the library waited for a CQEP that could not come.)
+    let mut w = world(0.0, 1, "[[link_events]]\nat = \"30us\"\nbetween = [0, 3]\nstate = \"down\"");
+    let all = Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ;
+    let s_mr = w.register_mr(0, 0, 256 * 1024, all).unwrap();
+    let c_mr = w.register_mr(1, 0, 512 * 1024, all).unwrap();
+    let (s, c) = w.connect_star(0, 1, Owner::HOST, Owner::HOST, StarRole::FirstStateless).unwrap();
+    w.post_recv(c, RecvWr { id: 30, addr: 0, len: 64, lkey: c_mr.lkey }).unwrap();
+    w.run_until(Time::from_us(20));
+    w.post_send(s, SendWr { id: 1, verb: Verb::Write, local_addr: 0, len: 200 * 1024, lkey: s_mr.lkey, remote_addr: 0, rkey: c_mr.rkey }).unwrap();
+    w.run_until(Time::from_us(30));
+    let cs = wait_for(&mut w, 0, 1);
+    assert_eq!(cs.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), vec![(1, Status::RetryExceeded)]);
+    let at = cs[0].at;
+    assert!(at > Time::from_us(22 + 1640) && at < Time::from_us(27 + 1640), "failed at {at:?}");
+    let cc = wait_for(&mut w, 1, 1);
+    assert_eq!(cc.iter().map(|c| (c.wr_id, c.kind, c.status)).collect::<Vec<_>>(), vec![(30, CompletionKind::Recv, Status::Flushed)]);
+    let send = SendWr { id: 2, verb: Verb::Send, local_addr: 0, len: 8, lkey: c_mr.lkey, remote_addr: 0, rkey: 0 };
+    assert_eq!(w.post_send(c, send), Err(rnicsim::nic::verbs::PostError::BadState), "the stateful end is in the error state");
+    assert_eq!(w.post_send(s, send), Err(rnicsim::nic::verbs::PostError::BadState), "so is the stateless one");
+}
+
+#[test]
+fn a_confirmed_wqe_waiting_on_a_live_peer_is_probed_and_still_completes() {
+    // The library probes a confirmed, uncompleted WQE every rto × (retry_count + 1) = 820 µs.
+    // A SEND waits 2 ms for the stateful side's receive: probed at about 845 and 1665 µs, each
+    // probe confirmed; the SEND completes, once, when the receive is posted.
+    let mut w = world(0.0, 1, "");
+    let all = Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ;
+    let s_mr = w.register_mr(0, 0, 4096, all).unwrap();
+    let c_mr = w.register_mr(1, 0, 4096, all).unwrap();
+    let (s, c) = w.connect_star(0, 1, Owner::HOST, Owner::HOST, StarRole::FirstStateless).unwrap();
+    w.run_until(Time::from_us(20));
+    w.post_send(s, SendWr { id: 1, verb: Verb::Send, local_addr: 0, len: 64, lkey: s_mr.lkey, remote_addr: 0, rkey: 0 }).unwrap();
+    w.run_until(Time::from_us(2020));
+    assert!(w.poll_cq(0).unwrap().is_empty());
+    let probes = w.nics[0].star.counters.wqep_reposts;
+    assert_eq!(probes, 2);
+    w.post_recv(c, RecvWr { id: 30, addr: 0, len: 64, lkey: c_mr.lkey }).unwrap();
+    let cs = wait_for(&mut w, 0, 1);
+    assert_eq!(cs.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), vec![(1, Status::Success)]);
+    w.run_until(w.now + Time::from_us(500));
+    assert!(w.poll_cq(0).unwrap().is_empty(), "completed once");
+    assert_eq!(w.nics[0].star.counters.wqep_reposts, probes, "no probe once completed");
+}
+
+#[test]
 fn a_stateful_write_completes_in_the_analytic_time() {
     // No loss: the WRITE's RD leaves after the doorbell, the WQE fetch and the payload read;
     // it crosses two 1 µs links, the stateless side DMA-writes it and answers with an RDA

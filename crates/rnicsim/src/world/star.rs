@@ -185,6 +185,9 @@ impl World {
                 Ok(())
             }
             Some(Endpoint::Stateful(conn)) => {
+                if conn.failed {
+                    return Err(PostError::BadState);
+                }
                 if conn.ops.iter().filter(|o| o.side == Side::Local).count() >= self.nic_spec.sq_depth as usize {
                     return Err(PostError::QueueFull);
                 }
@@ -216,6 +219,9 @@ impl World {
                 Ok(())
             }
             Some(Endpoint::Stateful(conn)) => {
+                if conn.failed {
+                    return Err(PostError::BadState);
+                }
                 if conn.local_rq.len() >= depth {
                     return Err(PostError::QueueFull);
                 }
@@ -358,10 +364,10 @@ impl World {
                 self.star_lib_cqe(h, cqe, at);
             }
             Reaction::Acknowledged { qp, index, migrate } => {
-                let timeout = self.star_spec().wqep_timeout;
+                let spec = self.star_spec();
                 match self.star.lib_mut(qp).filter(|l| l.host == h) {
                     Some(lib) => {
-                        let a = lib.on_ea(index, migrate, now, timeout);
+                        let a = lib.on_ea(index, migrate, now, spec.wqep_timeout, spec.probe_after());
                         self.star_lib_actions(qp, a, now);
                     }
                     None => self.nics[h as usize].star.counters.dropped += 1,
@@ -397,7 +403,7 @@ impl World {
     fn star_pump(&mut self, ep: u32, t: Time) {
         let mtu = self.nic_spec.mtu;
         let Some(conn) = self.star.conn_mut(ep) else { return };
-        if !conn.migrated {
+        if !conn.migrated || conn.failed {
             return;
         }
         let started = conn.start_ready(mtu);
@@ -517,7 +523,7 @@ impl World {
                     self.star_deliver(h, owner, Completion { wr_id, qp: STAR_HANDLE | ep, kind: CompletionKind::Recv, status, bytes, imm, at });
                 }
                 Finished::Remote(cqe) => {
-                    let Some(conn) = self.star.conn_mut(ep) else { return };
+                    let Some(conn) = self.star.conn_mut(ep).filter(|c| !c.failed) else { continue };
                     let psn = conn.psn();
                     if let Some(at) = self.star_send_cqep(ep, h, route, cqe, psn, t) {
                         self.star.conn_mut(ep).expect("open").unacked.push_back(Unacked { psn, ptype: StarType::Cqep, op: u64::MAX, chunk: 0, cqe: Some(cqe), sent_at: at, tries: 0 });
@@ -548,6 +554,11 @@ impl World {
         let now = self.now;
         let ep = meta.header.qpn;
         if !self.star_known(ep, h, pkt.src) {
+            self.nics[h as usize].star.counters.dropped += 1;
+            self.pool.free(id);
+            return;
+        }
+        if self.star.conn_mut(ep).expect("checked").failed {
             self.nics[h as usize].star.counters.dropped += 1;
             self.pool.free(id);
             return;
@@ -623,14 +634,23 @@ impl World {
             Some(Endpoint::Stateful(conn)) => {
                 let due: Vec<Unacked> = conn.unacked.iter().filter(|u| u.sent_at + spec.rto <= now).copied().collect();
                 conn.unacked.retain(|u| u.sent_at + spec.rto > now);
-                let (h, route) = (conn.host, to_stateless(conn));
+                let (h, owner, route) = (conn.host, conn.owner, to_stateless(conn));
                 for mut u in due {
                     u.tries += 1;
                     if u.tries > spec.retry_count {
                         if u.ptype != StarType::Cqep {
                             self.star.conn_mut(ep).expect("open").finish(u.op, Status::RetryExceeded);
+                            continue;
                         }
-                        continue;
+                        // The stateless side cannot be told what completed: the connection
+                        // fails (its own receive WQEs flushed here, its operations by
+                        // star_finish).
+                        let conn = self.star.conn_mut(ep).expect("open");
+                        for r in conn.fail() {
+                            let at = self.nics[h as usize].pcie.write_cqe(now, now);
+                            self.star_deliver(h, owner, Completion { wr_id: r.id, qp: STAR_HANDLE | ep, kind: CompletionKind::Recv, status: Status::Flushed, bytes: 0, imm: None, at });
+                        }
+                        break;
                     }
                     self.nics[h as usize].star.counters.resent += 1;
                     let at = match u.cqe {

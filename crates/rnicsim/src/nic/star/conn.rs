@@ -101,6 +101,9 @@ pub struct StarConn {
     pub timer: TimerId,
     /// The stateless side's initial state has arrived (migration WQEP).
     pub migrated: bool,
+    /// A CQEP went unacknowledged through every resend: the stateless side can no longer be
+    /// told what completed, so the connection is in the error state (see [`StarConn::fail`]).
+    pub failed: bool,
     pub next_psn: u32,
     /// When the latest data from the stateless side was in this host's memory (completions
     /// follow it).
@@ -130,6 +133,7 @@ impl StarConn {
             flow_hash,
             timer,
             migrated: false,
+            failed: false,
             next_psn: 0,
             placed: Time::ZERO,
             next_op: 0,
@@ -295,6 +299,24 @@ impl StarConn {
         if status != Status::Success {
             self.unacked.retain(|u| u.op != id || u.ptype == StarType::Cqep);
         }
+    }
+
+    /// Enters the error state, as an RC queue pair after a retry-exceeded error: every
+    /// unfinished operation ends `Flushed`, nothing more is resent, the stateless side's
+    /// WQEs are forgotten (its library, its probes unanswered, fails them), and the receive
+    /// WQEs posted here are returned to complete `Flushed`.
+    pub fn fail(&mut self) -> Vec<RecvWr> {
+        self.failed = true;
+        self.unacked.clear();
+        for op in self.ops.iter_mut().filter(|o| !o.finished) {
+            if op.status == Status::Success {
+                op.status = Status::Flushed;
+            }
+            op.finished = true;
+        }
+        self.remote_rq.clear();
+        self.early.clear();
+        std::mem::take(&mut self.local_rq).into()
     }
 
     /// An RDA for `psn`: it acknowledges its own RD only (the stateless side cannot know of

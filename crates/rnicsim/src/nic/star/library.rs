@@ -3,6 +3,11 @@
 //! keeps nothing); the library starts a timeout per WQEP, re-posts it until an EA arrives, and
 //! completes the WQE with an error after the last retry. The WQEs the stateful side has not yet
 //! completed are remembered here, so a CQEP sent again after a lost EA completes nothing twice.
+//! A send-queue WQE confirmed but not completed within `probe` (the stateful side's whole
+//! resend budget) has its WQEP sent again as a probe: a live stateful side confirms it again
+//! (it runs a WQE once), while one that gave up on the connection, or a path that no longer
+//! carries its packets, leaves the probe unconfirmed and the WQE fails after the retries, as
+//! an RC requester's does. Receive WQEs wait for the peer without a timer, as RC's do.
 //! Before the connection's initial state has reached the stateful side (the migration WQEP
 //! with the M bit and its EA, §III-C1), posted WQEs wait here.
 
@@ -21,7 +26,8 @@ struct Pending {
     kind: CompletionKind,
     /// The stateful side confirmed the WQEP (EA).
     acked: bool,
-    /// When the WQEP is sent again, if not confirmed by then.
+    /// When the WQEP is sent again: if not confirmed by then, or, once confirmed, as a probe
+    /// if not completed by then.
     deadline: Option<Time>,
     tries: u32,
     /// Its CQE, arrived ahead of an earlier WQE's of the same queue.
@@ -91,8 +97,9 @@ impl StarLib {
         a
     }
 
-    /// An EA arrived: the WQEP `index` (or the migration) reached the stateful side.
-    pub fn on_ea(&mut self, index: u32, migrate: bool, now: Time, timeout: Time) -> LibActions {
+    /// An EA arrived: the WQEP `index` (or the migration) reached the stateful side. A
+    /// send-queue WQE is probed if not completed within `probe` from now.
+    pub fn on_ea(&mut self, index: u32, migrate: bool, now: Time, timeout: Time, probe: Time) -> LibActions {
         let mut a = LibActions::default();
         if migrate {
             if !self.ready {
@@ -105,9 +112,10 @@ impl StarLib {
                     }
                 }
             }
-        } else if let Some(p) = self.outstanding.get_mut(&index) {
+        } else if let Some(p) = self.outstanding.get_mut(&index).filter(|p| p.done.is_none()) {
             p.acked = true;
-            p.deadline = None;
+            p.tries = 0;
+            p.deadline = (p.kind != CompletionKind::Recv).then_some(now + probe);
         }
         a
     }
@@ -118,6 +126,7 @@ impl StarLib {
     pub fn on_cqe(&mut self, cqe: StarCqe) -> Option<Vec<(u64, CompletionKind, StarCqe)>> {
         let p = self.outstanding.get_mut(&cqe.index).filter(|p| p.done.is_none())?;
         p.done = Some(cqe);
+        p.deadline = None;
         let recv = p.kind == CompletionKind::Recv;
         let mut due = Vec::new();
         while let Some((&i, first)) = self.outstanding.iter().find(|(_, q)| (q.kind == CompletionKind::Recv) == recv) {
@@ -128,7 +137,8 @@ impl StarLib {
         Some(due)
     }
 
-    /// The library's timer fired: WQEPs due are sent again, or fail after the last retry.
+    /// The library's timer fired: WQEPs due are sent again (a confirmed one as a probe, its
+    /// retries counted afresh), or fail after the last retry.
     pub fn expire(&mut self, now: Time, timeout: Time, retries: u32) -> LibActions {
         let mut a = LibActions::default();
         if let Some(d) = self.migrate_deadline {
@@ -147,6 +157,13 @@ impl StarLib {
         let mut dead = Vec::new();
         for (&i, p) in self.outstanding.iter_mut() {
             if p.deadline.is_some_and(|d| d <= now) {
+                if p.acked {
+                    p.acked = false;
+                    p.tries = 0;
+                    p.deadline = Some(now + timeout);
+                    a.send.push(p.wqe);
+                    continue;
+                }
                 p.tries += 1;
                 if p.tries > retries {
                     dead.push(i);
@@ -213,6 +230,8 @@ mod tests {
         StarWqe { index: 0, verb: Some(Verb::Send), local_addr: 0, len: 32, lkey: 1, remote_addr: 0, rkey: 0 }
     }
 
+    const PROBE: Time = Time(1_000_000_000);
+
     fn lib() -> StarLib {
         StarLib::new(0, 0, Owner::HOST, 0, 5, 1, 50000, TimerId(0))
     }
@@ -224,7 +243,7 @@ mod tests {
         assert!(l.start(Time::ZERO, t).migrate);
         assert!(l.post(wqe(), 10, CompletionKind::Send, Time::ZERO, t).send.is_empty());
         assert!(l.post(wqe(), 11, CompletionKind::Send, Time::ZERO, t).send.is_empty());
-        let a = l.on_ea(0, true, Time::from_us(5), t);
+        let a = l.on_ea(0, true, Time::from_us(5), t, PROBE);
         assert_eq!(a.send.iter().map(|w| w.index).collect::<Vec<_>>(), vec![0, 1]);
         assert_eq!(l.next_deadline(), Some(Time::from_us(105)));
         assert_eq!(l.post(wqe(), 12, CompletionKind::Send, Time::from_us(6), t).send[0].index, 2);
@@ -234,7 +253,7 @@ mod tests {
     fn an_unconfirmed_wqep_is_reposted_then_fails_after_its_retries() {
         let t = Time::from_us(10);
         let mut l = lib();
-        l.on_ea(0, true, Time::ZERO, t);
+        l.on_ea(0, true, Time::ZERO, t, PROBE);
         l.post(wqe(), 7, CompletionKind::Send, Time::ZERO, t);
         for k in 1..=3 {
             let now = l.next_deadline().unwrap();
@@ -253,13 +272,45 @@ mod tests {
     fn an_ea_stops_the_timer_and_a_repeated_cqe_completes_nothing() {
         let t = Time::from_us(10);
         let mut l = lib();
-        l.on_ea(0, true, Time::ZERO, t);
+        l.on_ea(0, true, Time::ZERO, t, PROBE);
         l.post(wqe(), 7, CompletionKind::Send, Time::ZERO, t);
-        l.on_ea(0, false, Time::from_us(2), t);
-        assert_eq!(l.next_deadline(), None);
+        l.on_ea(0, false, Time::from_us(2), t, PROBE);
+        assert_eq!(l.next_deadline(), Some(Time::from_us(2) + PROBE), "no re-post before the probe");
         let c = cqe(0, CompletionKind::Send);
         assert_eq!(l.on_cqe(c), Some(vec![(7, CompletionKind::Send, c)]));
+        assert_eq!(l.next_deadline(), None);
         assert_eq!(l.on_cqe(c), None);
+    }
+
+    #[test]
+    fn a_confirmed_wqe_left_uncompleted_is_probed_and_fails_if_the_probe_goes_unanswered() {
+        let t = Time::from_us(10);
+        let mut l = lib();
+        l.on_ea(0, true, Time::ZERO, t, PROBE);
+        l.post(wqe(), 7, CompletionKind::Send, Time::ZERO, t);
+        l.post(StarWqe { verb: None, ..wqe() }, 8, CompletionKind::Recv, Time::ZERO, t);
+        l.on_ea(0, false, Time::from_us(1), t, PROBE);
+        l.on_ea(1, false, Time::from_us(1), t, PROBE);
+        // Only the send-queue WQE is probed: a receive waits for the peer, as RC's does.
+        let at = Time::from_us(1) + PROBE;
+        assert_eq!(l.next_deadline(), Some(at));
+        let a = l.expire(at, t, 2);
+        assert_eq!((a.send.iter().map(|w| w.index).collect::<Vec<_>>(), a.failed.len()), (vec![0], 0));
+        // A live stateful side confirms the probe: the WQE waits another probe period.
+        l.on_ea(0, false, at + Time::from_us(3), t, PROBE);
+        let at = at + Time::from_us(3) + PROBE;
+        assert_eq!(l.next_deadline(), Some(at));
+        // One that gave up never does: two retries of the probe, then the queue pair fails.
+        let mut now = at;
+        for k in 0..3 {
+            let a = l.expire(now, t, 2);
+            assert_eq!((a.send.len(), a.failed.len()), (1, 0), "try {k}");
+            now = l.next_deadline().unwrap();
+            assert_eq!(now, at + Time::from_us(10 * (k + 1)));
+        }
+        let a = l.expire(now, t, 2);
+        assert_eq!(a.failed, vec![(7, CompletionKind::Send, Status::RetryExceeded), (8, CompletionKind::Recv, Status::Flushed)]);
+        assert!(l.failed);
     }
 
     fn cqe(index: u32, kind: CompletionKind) -> StarCqe {
@@ -270,7 +321,7 @@ mod tests {
     fn completions_come_in_posting_order_per_queue() {
         let t = Time::from_us(10);
         let mut l = lib();
-        l.on_ea(0, true, Time::ZERO, t);
+        l.on_ea(0, true, Time::ZERO, t, PROBE);
         let recv = StarWqe { verb: None, ..wqe() };
         l.post(wqe(), 10, CompletionKind::Send, Time::ZERO, t); // 0
         l.post(recv, 20, CompletionKind::Recv, Time::ZERO, t); // 1

@@ -76,6 +76,15 @@ fn default_true() -> bool {
     true
 }
 
+impl StarSpec {
+    /// How long the library waits for a confirmed send-queue WQE to complete before probing
+    /// the stateful side with its WQEP again: that side's whole resend budget for one packet,
+    /// `rto × (retry_count + 1)`, after which it has either delivered or given up.
+    pub fn probe_after(&self) -> Time {
+        Time(self.rto.0.saturating_mul(self.retry_count as u64 + 1))
+    }
+}
+
 impl Default for StarSpec {
     fn default() -> Self {
         toml::from_str("").expect("every [nic.star] key has a default")
