@@ -221,6 +221,38 @@ fn a_stateless_wqe_fails_when_its_peer_is_cut_off_after_confirming_it() {
 }
 
 #[test]
+fn a_send_out_of_resends_fails_the_connection_on_both_sides() {
+    // rto 50 µs, 2 resends: the stateful side's two SENDs leave at about 22 µs into an outage
+    // of the stateless host's link (20–140 µs), are resent at about 73 and 124 µs (lost too)
+    // and run out at about 175 µs, the link back. As an RC queue pair, the connection fails:
+    // the first SEND ends RetryExceeded, the second Flushed, later posts are refused; the
+    // stateless side's two receives those SENDs took complete Flushed (by CQEP), and its queue
+    // pair is in the error state too. (Before, the connection ran on: a later SEND could
+    // succeed while the receives of the failed ones never completed.)
+    let mut w = build(
+        "duration = \"1s\"\n[topology.star]\nhosts = 3\n[links]\nrate = \"100Gbps\"\ndelay = \"1us\"\n[nic]\nmemory = \"bytes\"\nmemory_size = \"1MiB\"\nmtu = 1000\n[nic.star]\nrto = \"50us\"\nretry_count = 2\n[routing]\nrecompute_delay = \"1us\"\n[[link_events]]\nat = \"20us\"\nbetween = [0, 3]\nstate = \"down\"\n[[link_events]]\nat = \"140us\"\nbetween = [0, 3]\nstate = \"up\"\n",
+    );
+    let all = Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ;
+    let s_mr = w.register_mr(0, 0, 4096, all).unwrap();
+    let c_mr = w.register_mr(1, 0, 4096, all).unwrap();
+    let (s, c) = w.connect_star(0, 1, Owner::HOST, Owner::HOST, StarRole::FirstStateless).unwrap();
+    for id in [40, 41] {
+        w.post_recv(s, RecvWr { id, addr: 0, len: 1000, lkey: s_mr.lkey }).unwrap();
+    }
+    w.run_until(Time::from_us(20));
+    let send = SendWr { id: 1, verb: Verb::Send, local_addr: 0, len: 1000, lkey: c_mr.lkey, remote_addr: 0, rkey: 0 };
+    w.post_send(c, send).unwrap();
+    w.post_send(c, SendWr { id: 2, ..send }).unwrap();
+    let cc = wait_for(&mut w, 1, 2);
+    assert_eq!(cc.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), vec![(1, Status::RetryExceeded), (2, Status::Flushed)]);
+    assert!(cc[0].at > Time::from_us(170) && cc[0].at < Time::from_us(185), "{:?}", cc[0].at);
+    let cs = wait_for(&mut w, 0, 2);
+    assert_eq!(cs.iter().map(|c| (c.wr_id, c.kind, c.status)).collect::<Vec<_>>(), vec![(40, CompletionKind::Recv, Status::Flushed), (41, CompletionKind::Recv, Status::Flushed)]);
+    assert_eq!(w.post_send(c, SendWr { id: 3, ..send }), Err(rnicsim::nic::verbs::PostError::BadState));
+    assert_eq!(w.post_recv(s, RecvWr { id: 42, addr: 0, len: 8, lkey: s_mr.lkey }), Err(rnicsim::nic::verbs::PostError::BadState));
+}
+
+#[test]
 fn a_confirmed_wqe_waiting_on_a_live_peer_is_probed_and_still_completes() {
     // The library probes a confirmed, uncompleted WQE every rto × (retry_count + 1) = 820 µs.
     // A SEND waits 2 ms for the stateful side's receive: probed at about 845 and 1665 µs, each

@@ -523,9 +523,10 @@ impl World {
                     self.star_deliver(h, owner, Completion { wr_id, qp: STAR_HANDLE | ep, kind: CompletionKind::Recv, status, bytes, imm, at });
                 }
                 Finished::Remote(cqe) => {
-                    let Some(conn) = self.star.conn_mut(ep).filter(|c| !c.failed) else { continue };
-                    let psn = conn.psn();
-                    if let Some(at) = self.star_send_cqep(ep, h, route, cqe, psn, t) {
+                    let Some(conn) = self.star.conn_mut(ep) else { return };
+                    let (psn, failed) = (conn.psn(), conn.failed);
+                    // In the error state, sent once: nothing is resent any more.
+                    if let Some(at) = self.star_send_cqep(ep, h, route, cqe, psn, t).filter(|_| !failed) {
                         self.star.conn_mut(ep).expect("open").unacked.push_back(Unacked { psn, ptype: StarType::Cqep, op: u64::MAX, chunk: 0, cqe: Some(cqe), sent_at: at, tries: 0 });
                     }
                 }
@@ -634,21 +635,27 @@ impl World {
             Some(Endpoint::Stateful(conn)) => {
                 let due: Vec<Unacked> = conn.unacked.iter().filter(|u| u.sent_at + spec.rto <= now).copied().collect();
                 conn.unacked.retain(|u| u.sent_at + spec.rto > now);
-                let (h, owner, route) = (conn.host, conn.owner, to_stateless(conn));
+                let (h, owner, peer, route) = (conn.host, conn.owner, conn.peer, to_stateless(conn));
                 for mut u in due {
                     u.tries += 1;
                     if u.tries > spec.retry_count {
-                        if u.ptype != StarType::Cqep {
-                            self.star.conn_mut(ep).expect("open").finish(u.op, Status::RetryExceeded);
-                            continue;
-                        }
-                        // The stateless side cannot be told what completed: the connection
-                        // fails (its own receive WQEs flushed here, its operations by
-                        // star_finish).
+                        // The peer does not answer: the operation fails, and the connection
+                        // with it, as an RC queue pair does (its receive WQEs flushed here, its
+                        // operations by star_finish; the stateless side is sent a CQEP for each
+                        // of its WQEs once, and learns by its probes if those are lost too).
                         let conn = self.star.conn_mut(ep).expect("open");
-                        for r in conn.fail() {
+                        if u.ptype != StarType::Cqep {
+                            conn.finish(u.op, Status::RetryExceeded);
+                        }
+                        let (local, remote) = conn.fail();
+                        for r in local {
                             let at = self.nics[h as usize].pcie.write_cqe(now, now);
                             self.star_deliver(h, owner, Completion { wr_id: r.id, qp: STAR_HANDLE | ep, kind: CompletionKind::Recv, status: Status::Flushed, bytes: 0, imm: None, at });
+                        }
+                        for r in remote {
+                            let psn = self.star.conn_mut(ep).expect("open").psn();
+                            let cqe = StarCqe { qp: peer, index: r.index, kind: CompletionKind::Recv, status: Status::Flushed, bytes: 0, imm: None };
+                            self.star_send_cqep(ep, h, route, cqe, psn, now);
                         }
                         break;
                     }

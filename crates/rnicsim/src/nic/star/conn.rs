@@ -302,10 +302,11 @@ impl StarConn {
     }
 
     /// Enters the error state, as an RC queue pair after a retry-exceeded error: every
-    /// unfinished operation ends `Flushed`, nothing more is resent, the stateless side's
-    /// WQEs are forgotten (its library, its probes unanswered, fails them), and the receive
-    /// WQEs posted here are returned to complete `Flushed`.
-    pub fn fail(&mut self) -> Vec<RecvWr> {
+    /// unfinished operation ends `Flushed`, nothing more is resent and nothing more is taken
+    /// from the stateless side. Returns the receive WQEs posted here and the stateless side's
+    /// not yet consumed, to complete `Flushed` (the latter by a CQEP each, which
+    /// [`StarConn::pop_finished`] also yields for the stateless side's operations).
+    pub fn fail(&mut self) -> (Vec<RecvWr>, Vec<StarWqe>) {
         self.failed = true;
         self.unacked.clear();
         for op in self.ops.iter_mut().filter(|o| !o.finished) {
@@ -314,9 +315,8 @@ impl StarConn {
             }
             op.finished = true;
         }
-        self.remote_rq.clear();
         self.early.clear();
-        std::mem::take(&mut self.local_rq).into()
+        (std::mem::take(&mut self.local_rq).into(), std::mem::take(&mut self.remote_rq).into())
     }
 
     /// An RDA for `psn`: it acknowledges its own RD only (the stateless side cannot know of
@@ -378,9 +378,16 @@ fn finished_of(op: &Op, peer: u32, out: &mut Vec<Finished>) {
     if let Some(wr) = op.local_wr {
         out.push(Finished::Local { wr_id: wr.id, kind: wr.verb.completion_kind(), status: op.status, bytes: op.len, imm: None });
         if let Some(r) = op.remote_recv {
-            let status = if op.status == Status::RemoteInvalidRequest { Status::LocalLength } else { op.status };
-            if status == Status::Success || status == Status::LocalLength {
-                out.push(Finished::Remote(StarCqe { qp: peer, index: r.index, kind: CompletionKind::Recv, status, bytes: op.len, imm }));
+            // The receive it consumed completes with it; one of a SEND the connection's failure
+            // ended is flushed (the receive is gone, and the queue pair with it).
+            let status = match op.status {
+                Status::RemoteInvalidRequest => Status::LocalLength,
+                Status::RetryExceeded => Status::Flushed,
+                s => s,
+            };
+            if matches!(status, Status::Success | Status::LocalLength | Status::Flushed) {
+                let bytes = if status == Status::Flushed { 0 } else { op.len };
+                out.push(Finished::Remote(StarCqe { qp: peer, index: r.index, kind: CompletionKind::Recv, status, bytes, imm }));
             }
         }
     }

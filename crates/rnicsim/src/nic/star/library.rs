@@ -123,6 +123,10 @@ impl StarLib {
     /// A CQE arrived. Returns the completions now due as (wr id, kind, CQE), in posting order
     /// per queue (send queue, receive queue), as RC completes: a CQE that overtook an earlier
     /// one of its queue (a CQEP re-sent after a loss) waits for it. `None` for a repeat.
+    ///
+    /// A CQE of a transport failure (`RetryExceeded`, or `Flushed`: the stateful side put the
+    /// connection in the error state) puts the queue pair in the error state: everything still
+    /// outstanding completes, in posting order, with its own CQE if it has one, else `Flushed`.
     pub fn on_cqe(&mut self, cqe: StarCqe) -> Option<Vec<(u64, CompletionKind, StarCqe)>> {
         let p = self.outstanding.get_mut(&cqe.index).filter(|p| p.done.is_none())?;
         p.done = Some(cqe);
@@ -133,6 +137,15 @@ impl StarLib {
             let Some(c) = first.done else { break };
             due.push((first.wr_id, first.kind, c));
             self.outstanding.remove(&i);
+        }
+        if matches!(cqe.status, Status::RetryExceeded | Status::Flushed) {
+            self.failed = true;
+            self.migrate_deadline = None;
+            self.held.clear();
+            for (i, p) in std::mem::take(&mut self.outstanding) {
+                let c = p.done.unwrap_or(StarCqe { qp: cqe.qp, index: i, kind: p.kind, status: Status::Flushed, bytes: 0, imm: None });
+                due.push((p.wr_id, p.kind, c));
+            }
         }
         Some(due)
     }
@@ -315,6 +328,22 @@ mod tests {
 
     fn cqe(index: u32, kind: CompletionKind) -> StarCqe {
         StarCqe { qp: 0, index, kind, status: Status::Success, bytes: 32, imm: None }
+    }
+
+    #[test]
+    fn a_failed_cqe_flushes_the_rest_and_refuses_nothing_twice() {
+        let t = Time::from_us(10);
+        let mut l = lib();
+        l.on_ea(0, true, Time::ZERO, t, PROBE);
+        l.post(wqe(), 10, CompletionKind::Send, Time::ZERO, t); // 0
+        l.post(StarWqe { verb: None, ..wqe() }, 20, CompletionKind::Recv, Time::ZERO, t); // 1
+        l.post(wqe(), 11, CompletionKind::Send, Time::ZERO, t); // 2
+        let bad = StarCqe { status: Status::RetryExceeded, bytes: 0, ..cqe(0, CompletionKind::Send) };
+        let got: Vec<_> = l.on_cqe(bad).unwrap().iter().map(|d| (d.0, d.2.status)).collect();
+        assert_eq!(got, vec![(10, Status::RetryExceeded), (20, Status::Flushed), (11, Status::Flushed)]);
+        assert!(l.failed);
+        assert_eq!((l.outstanding(), l.next_deadline()), (0, None));
+        assert_eq!(l.on_cqe(cqe(2, CompletionKind::Send)), None, "nothing completes twice");
     }
 
     #[test]
