@@ -501,6 +501,11 @@ fn the_event_tap_records_every_transport_event_when_asked() {
     assert!(count("ack") > 0 && count("cnp") > 0, "marking every packet makes CNPs");
     assert!(log.records.windows(2).all(|p| p[0].at <= p[1].at), "in time order");
     assert!(log.records.iter().filter(|r| r.kind == "ack").all(|r| r.rtt > Time::ZERO));
+    // ACKs count payload bytes: a 64 KiB message is 65 full packets of 1000 B and one of 536 B
+    // (counted as 66,000 B before, an MTU per packet).
+    let acked: u64 = log.records.iter().filter(|r| r.kind == "ack").map(|r| r.bytes).sum();
+    let payload: u64 = w.qps.iter().map(|(_, q)| q.payload_acked).sum();
+    assert!(payload > 0 && acked == payload, "ACK events {acked} B, payload acknowledged {payload} B");
     // Recording is observation only: the run is the same.
     assert_eq!(w.stats.events, quiet.stats.events);
     assert_eq!(w.stats.packets_delivered, quiet.stats.packets_delivered);

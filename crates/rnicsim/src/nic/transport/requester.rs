@@ -351,7 +351,8 @@ fn ack_upto(ctx: &mut Ctx, q: u32, upto: u64, pkt: &Packet, id: PacketId, sack: 
         return;
     }
     let newly = limit - qp.snd_una;
-    qp.payload_acked += qp.payload_between(qp.snd_una, limit, ctx.spec.mtu);
+    let newly_bytes = qp.payload_between(qp.snd_una, limit, ctx.spec.mtu);
+    qp.payload_acked += newly_bytes;
     qp.snd_una = limit;
     qp.bytes_acked = (qp.bytes_acked + newly * mtu).min(qp.bytes_sent);
     qp.retry_left = ctx.spec.retry_count;
@@ -361,7 +362,7 @@ fn ack_upto(ctx: &mut Ctx, q: u32, upto: u64, pkt: &Packet, id: PacketId, sack: 
     if qp.snd_nxt < limit {
         qp.snd_nxt = limit;
     }
-    let rtt = report_ack(ctx, q, newly, pkt, id, sack);
+    let rtt = report_ack(ctx, q, newly_bytes, pkt, id, sack);
     if ctx.qps.get(q).probe_psn.is_some_and(|p| p < limit) {
         ctx.qps.get_mut(q).probe_psn = None;
         let sport = ctx.qps.get(q).udp_sport;
@@ -375,13 +376,13 @@ fn ack_upto(ctx: &mut Ctx, q: u32, upto: u64, pkt: &Packet, id: PacketId, sack: 
     ctx.requeue(q);
 }
 
-/// Tells `q`'s subscribers of an ACK that newly acknowledged `newly` packets; returns the RTT
-/// it measured.
+/// Tells `q`'s subscribers of an ACK that newly acknowledged `newly` bytes of payload; returns
+/// the RTT it measured.
 fn report_ack(ctx: &mut Ctx, q: u32, newly: u64, pkt: &Packet, id: PacketId, sack: bool) -> Time {
     let int = if ctx.int_enabled { Some(ctx.pool.int(id)) } else { None };
     let qp = ctx.qps.get(q);
     let ack = Ack {
-        acked_bytes: newly * ctx.spec.mtu as u64,
+        acked_bytes: newly,
         acked_seq: qp.bytes_acked,
         next_seq: qp.bytes_sent,
         rtt: ctx.now.saturating_sub(pkt.roce.ts),
