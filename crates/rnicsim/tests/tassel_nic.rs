@@ -84,3 +84,24 @@ fn pfc_pauses_freeze_the_limits_and_keep_their_proportion() {
         assert!((a - 10.0).abs() < 0.1 && (b - 20.0).abs() < 0.1, "{sched}: {a} and {b} Gbps");
     }
 }
+
+#[test]
+fn the_nics_window_caps_what_a_self_timing_scheduler_sends() {
+    // `nic.cc_window` of 4 KB (4 packets of 1000 B) on one back-to-back queue pair: each window
+    // waits for its ACKs, about 2.1 µs, so about 15 Gbps whatever the scheduler. Tassel and
+    // SE-PIEO were shown only the congestion-control window and sent at line rate (94 Gbps).
+    let gbps = |sched: &str| {
+        let toml = format!(
+            "duration = \"1ms\"\n[topology.back_to_back]\n[nic]\ncc_window = {{ bytes = \"4KB\", with_rate = false }}\n[nic.cc.none]\n[nic.scheduler.{sched}]\n\
+             [[perftest]]\nname = \"x\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 16\nwarmup = \"200us\"\n"
+        );
+        let loaded = rnicsim::scenario::LoadedScenario::from_str(&toml, "window.toml", std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        metric(&common::run_summary(&loaded, "window"), "x", |p| p.gbps)
+    };
+    let commodity = gbps("commodity");
+    assert!(commodity > 10.0 && commodity < 25.0, "commodity {commodity}");
+    for sched in ["tassel", "se_pieo"] {
+        let g = gbps(sched);
+        assert!((g / commodity - 1.0).abs() < 0.02, "{sched} {g} Gbps, commodity {commodity}");
+    }
+}

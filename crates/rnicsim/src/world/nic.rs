@@ -24,6 +24,8 @@ use crate::wire::roce::{Family, Opcode, Position};
 /// NIC has built the consumed packet: `consumed` counts those so the fetch skips them.
 struct UpcomingPackets<'a> {
     qps: &'a QpTable,
+    spec: &'a crate::nic::NicSpec,
+    line: crate::units::BitsPerSec,
     mtu: u32,
     now: Time,
     consumed: Option<(u32, u32)>,
@@ -33,7 +35,7 @@ impl tassel::WqeSource for UpcomingPackets<'_> {
     fn fetch(&mut self, flow: u32, skip: u32, max: u32, out: &mut Vec<u32>) {
         if (flow as usize) < self.qps.len() {
             let qp = self.qps.get(flow);
-            let w = crate::nic::cc::CongestionControl::window(&qp.cc).map(|b| b.div_ceil(self.mtu as u64).max(1));
+            let w = crate::nic::transport::window_packets(self.spec, self.line, qp);
             let gone = match self.consumed {
                 Some((f, n)) if f == flow => n,
                 _ => 0,
@@ -513,7 +515,8 @@ impl World {
             if !stage.is_free(now) {
                 return Err(Some(stage.free_at()));
             }
-            let mut src = UpcomingPackets { qps: &self.qps, mtu: self.nic_spec.mtu, now, consumed: None };
+            let line = self.nics[h as usize].line_rate;
+            let mut src = UpcomingPackets { qps: &self.qps, spec: &self.nic_spec, line, mtu: self.nic_spec.mtu, now, consumed: None };
             let nic = &mut self.nics[h as usize];
             let q = match nic.sched.pop(now, &mut src) {
                 Pick::Qp(q) => q,

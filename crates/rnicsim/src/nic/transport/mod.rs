@@ -16,6 +16,7 @@
 pub mod recovery;
 pub mod requester;
 pub mod responder;
+
 #[cfg(test)]
 mod tests;
 
@@ -312,15 +313,7 @@ impl Ctx<'_> {
     /// Packets `qp` may have in flight: the tightest of its congestion window, the NIC's
     /// `cc_window` (scaled by rate over line rate if asked) and its recovery scheme's cap.
     pub fn window_packets(&self, qp: &Qp) -> Option<u64> {
-        let mtu = self.spec.mtu as u64;
-        let line = self.nics[qp.host as usize].line_rate;
-        let cap = self.spec.cc_window.and_then(|w| w.bytes.map(|b| (b.0, w.with_rate))).map(|(b, with_rate)| {
-            let b = if with_rate { (b as u128 * qp.cc.rate().0 as u128 / line.0.max(1) as u128) as u64 } else { b };
-            b.div_ceil(mtu).max(1)
-        });
-        let cc = qp.cc.window().map(|w| w.div_ceil(mtu).max(1));
-        let rec = self.spec.recovery.window_packets(qp, self.spec.mtu, line, self.spec.window.map(|b| b.0));
-        [cap, cc, rec].into_iter().flatten().min()
+        window_packets(self.spec, self.nics[qp.host as usize].line_rate, qp)
     }
 
     /// When queue pair `q` can send next, if it has anything to send.
@@ -469,4 +462,19 @@ impl Verb {
             Verb::Send | Verb::SendImm(_) => CompletionKind::Send,
         }
     }
+}
+
+/// Packets a queue pair of a NIC of line rate `line` may have in flight: the tightest of its
+/// congestion window, the NIC's `cc_window` (scaled by rate over line rate if asked) and its
+/// recovery scheme's cap. Every scheduler's view of a queue pair (the NIC's, and the upcoming
+/// packets a self-timing one is shown) goes by it.
+pub fn window_packets(spec: &NicSpec, line: BitsPerSec, qp: &Qp) -> Option<u64> {
+    let mtu = spec.mtu as u64;
+    let cap = spec.cc_window.and_then(|w| w.bytes.map(|b| (b.0, w.with_rate))).map(|(b, with_rate)| {
+        let b = if with_rate { (b as u128 * qp.cc.rate().0 as u128 / line.0.max(1) as u128) as u64 } else { b };
+        b.div_ceil(mtu).max(1)
+    });
+    let cc = qp.cc.window().map(|w| w.div_ceil(mtu).max(1));
+    let rec = spec.recovery.window_packets(qp, spec.mtu, line, spec.window.map(|b| b.0));
+    [cap, cc, rec].into_iter().flatten().min()
 }
