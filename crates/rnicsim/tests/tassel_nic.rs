@@ -105,3 +105,15 @@ fn the_nics_window_caps_what_a_self_timing_scheduler_sends() {
         assert!((g / commodity - 1.0).abs() < 0.02, "{sched} {g} Gbps, commodity {commodity}");
     }
 }
+
+#[test]
+fn a_limit_counts_the_ordering_layers_header() {
+    // 64 B WRITEs limited to 10 Gbps with Eunomia's 5 B header on every packet (147 B on the
+    // wire): the limit holds on the wire. Shown lengths without the header, Tassel sent
+    // 147/142 of it, 10.35 Gbps.
+    let toml = "duration = \"1ms\"\n[topology.back_to_back]\n[nic.cc.none]\n[nic.scheduler.tassel]\n[nic.ordering]\nlayer = \"eunomia\"\n\
+                [[perftest]]\nname = \"x\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64B\"\nrate_limit = \"10Gbps\"\nwarmup = \"200us\"\n";
+    let loaded = rnicsim::scenario::LoadedScenario::from_str(toml, "ordering.toml", std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    let wire = metric(&common::run_summary(&loaded, "ordering"), "x", |p| p.wire_gbps);
+    assert!((wire / 10.0 - 1.0).abs() < 0.002, "{wire} Gbps on the wire");
+}

@@ -40,7 +40,13 @@ impl tassel::WqeSource for UpcomingPackets<'_> {
                 Some((f, n)) if f == flow => n,
                 _ => 0,
             };
+            let start = out.len();
             qp.upcoming(self.mtu, self.now, w, skip + gone, max, out);
+            // An ordering layer's header rides on every data packet (requester::build_next).
+            let extra = self.spec.ordering.as_ref().map_or(0, |o| o.header_bytes());
+            for len in &mut out[start..] {
+                *len += extra;
+            }
         }
     }
     fn consume(&mut self, flow: u32) {
