@@ -238,7 +238,6 @@ impl World {
     pub(super) fn star_destroy(&mut self, handle: u32) {
         let ep = handle & !STAR_HANDLE;
         let Some(slot) = self.star.eps.get_mut(ep as usize) else { return };
-        let now = self.now;
         match std::mem::replace(slot, Endpoint::Closed) {
             Endpoint::Stateless(mut lib) => {
                 self.timers.cancel(lib.timer);
@@ -246,10 +245,7 @@ impl World {
                 // The library takes its rule off the stateful side's NIC (§III-D1).
                 let peer = self.host_index(lib.peer_node);
                 self.nics[peer as usize].star.whitelist.remove_connection(lib.node, lib.conn);
-                for (wr_id, kind) in lib.drain() {
-                    let at = self.nics[lib.host as usize].pcie.write_cqe(now, now);
-                    self.star_deliver(lib.host, lib.owner, Completion { wr_id, qp: handle, kind, status: Status::Flushed, bytes: 0, imm: None, at });
-                }
+                self.star_flush(lib.host, lib.owner, handle, lib.drain());
             }
             Endpoint::Stateful(conn) => {
                 self.timers.cancel(conn.timer);
@@ -261,10 +257,7 @@ impl World {
                 }
                 let mut flushed: Vec<(u64, CompletionKind)> = conn.ops.iter().filter_map(|o| o.local_wr.map(|w| (w.id, w.verb.completion_kind()))).collect();
                 flushed.extend(conn.local_rq.iter().map(|r| (r.id, CompletionKind::Recv)));
-                for (wr_id, kind) in flushed {
-                    let at = self.nics[conn.host as usize].pcie.write_cqe(now, now);
-                    self.star_deliver(conn.host, conn.owner, Completion { wr_id, qp: handle, kind, status: Status::Flushed, bytes: 0, imm: None, at });
-                }
+                self.star_flush(conn.host, conn.owner, handle, flushed);
             }
             Endpoint::Closed => {}
         }
@@ -278,6 +271,15 @@ impl World {
     /// Whether `handle` is the stateless end of a StaR connection.
     pub fn is_stateless(&self, handle: u32) -> bool {
         handle & STAR_HANDLE != 0 && matches!(self.star.eps.get((handle & !STAR_HANDLE) as usize), Some(Endpoint::Stateless(_)))
+    }
+
+    /// Completes work requests `flushed` (wr id, kind) of end `handle` with `Flushed` now.
+    fn star_flush(&mut self, host: u32, owner: Owner, handle: u32, flushed: impl IntoIterator<Item = (u64, CompletionKind)>) {
+        let now = self.now;
+        for (wr_id, kind) in flushed {
+            let at = self.nics[host as usize].pcie.write_cqe(now, now);
+            self.star_deliver(host, owner, Completion { wr_id, qp: handle, kind, status: Status::Flushed, bytes: 0, imm: None, at });
+        }
     }
 
     /// Hands a completion to its owner (the host's CQ or an application); a successful receive
@@ -554,12 +556,8 @@ impl World {
         let meta = self.pool.star(id);
         let now = self.now;
         let ep = meta.header.qpn;
-        if !self.star_known(ep, h, pkt.src) {
-            self.nics[h as usize].star.counters.dropped += 1;
-            self.pool.free(id);
-            return;
-        }
-        if self.star.conn_mut(ep).expect("checked").failed {
+        // A connection in the error state takes nothing more.
+        if !self.star_known(ep, h, pkt.src) || self.star.conn_mut(ep).expect("known").failed {
             self.nics[h as usize].star.counters.dropped += 1;
             self.pool.free(id);
             return;
@@ -648,10 +646,7 @@ impl World {
                             conn.finish(u.op, Status::RetryExceeded);
                         }
                         let (local, remote) = conn.fail();
-                        for r in local {
-                            let at = self.nics[h as usize].pcie.write_cqe(now, now);
-                            self.star_deliver(h, owner, Completion { wr_id: r.id, qp: STAR_HANDLE | ep, kind: CompletionKind::Recv, status: Status::Flushed, bytes: 0, imm: None, at });
-                        }
+                        self.star_flush(h, owner, STAR_HANDLE | ep, local.iter().map(|r| (r.id, CompletionKind::Recv)));
                         for r in remote {
                             let psn = self.star.conn_mut(ep).expect("open").psn();
                             let cqe = StarCqe { qp: peer, index: r.index, kind: CompletionKind::Recv, status: Status::Flushed, bytes: 0, imm: None };

@@ -140,9 +140,7 @@ impl StarLib {
         }
         if matches!(cqe.status, Status::RetryExceeded | Status::Flushed) {
             self.failed = true;
-            self.migrate_deadline = None;
-            self.held.clear();
-            for (i, p) in std::mem::take(&mut self.outstanding) {
+            for (i, p) in self.take_all() {
                 let c = p.done.unwrap_or(StarCqe { qp: cqe.qp, index: i, kind: p.kind, status: Status::Flushed, bytes: 0, imm: None });
                 due.push((p.wr_id, p.kind, c));
             }
@@ -196,11 +194,9 @@ impl StarLib {
     /// and every other, as RC flushes a queue pair in error).
     fn fail(&mut self, a: &mut LibActions, dead: &[u32]) {
         self.failed = true;
-        self.migrate_deadline = None;
-        self.held.clear();
         a.send.clear();
         a.migrate = false;
-        for (i, p) in std::mem::take(&mut self.outstanding) {
+        for (i, p) in self.take_all() {
             let status = if dead.contains(&i) { Status::RetryExceeded } else { Status::Flushed };
             a.failed.push((p.wr_id, p.kind, status));
         }
@@ -228,9 +224,14 @@ impl StarLib {
 
     /// Everything outstanding, for a flush at teardown: (wr id, kind).
     pub fn drain(&mut self) -> Vec<(u64, CompletionKind)> {
+        self.take_all().into_values().map(|p| (p.wr_id, p.kind)).collect()
+    }
+
+    /// Stops every timer and takes everything outstanding (the queue pair in error, or gone).
+    fn take_all(&mut self) -> BTreeMap<u32, Pending> {
         self.held.clear();
         self.migrate_deadline = None;
-        std::mem::take(&mut self.outstanding).into_values().map(|p| (p.wr_id, p.kind)).collect()
+        std::mem::take(&mut self.outstanding)
     }
 }
 
@@ -331,7 +332,7 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_cqe_flushes_the_rest_and_refuses_nothing_twice() {
+    fn a_failed_cqe_flushes_the_rest_and_completes_nothing_twice() {
         let t = Time::from_us(10);
         let mut l = lib();
         l.on_ea(0, true, Time::ZERO, t, PROBE);
