@@ -553,6 +553,7 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
     let jelly = |switches: u32, degree: u32| GOOD.replace("[topology.leaf_spine]\nleaves = 2\nspines = 2\nhosts_per_leaf = 2", &format!("[topology.jellyfish]\nswitches = {switches}\ndegree = {degree}\nhosts_per_switch = 1"));
     let perf = |extra: &str| format!("{GOOD}\n[[perftest]]\nname = \"p\"\ntest = \"write_bw\"\nclient = 1\nserver = 2\nmessage = \"4KiB\"\n{extra}\n");
     let warnings = |text: &str| LoadedScenario::from_str(text, "s.toml", Path::new(".")).unwrap().warnings;
+    let tassel = |test: &str, sched: &str| format!("{}[nic.scheduler.tassel]\n{sched}\n", perf(test).replace("message = \"4KiB\"\n", if test.contains("message") { "" } else { "message = \"4KiB\"\n" }));
     for (text, key, says) in [
         (perf("warmup = \"50us\""), "perftest[0].warmup", "nothing of the 50us run"),
         (perf("start = \"40us\"\nwarmup = \"10us\""), "perftest[0].warmup", "nothing"),
@@ -568,6 +569,11 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         // A StaR window below one chunk (rounded up to one), first rpc calls inside the window.
         (format!("{GOOD}[nic.star]\nwindow = \"500B\"\n"), "nic.star.window", "less than one packet"),
         (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nstart_spread = \"200us\"\n"), "rpc[0].start_spread", "longer than the warmup"),
+        // Tassel batches sized for 1024 B packets hold a queue pair of 142 B packets to
+        // 2 × 142 B per µs (§3.2.1), well under its 10 Gbps limit; and max_batch = 1 holds a
+        // 4 KiB test's one queue pair to a 1078 B packet per µs.
+        (tassel("message = \"64B\"\nrate_limit = \"10Gbps\"", ""), "perftest[0].message", "fetches 2 per 1us scheduling latency"),
+        (tassel("", "max_batch = 1"), "perftest[0].message", "raise nic.scheduler.tassel.max_batch"),
     ] {
         let w = warnings(&text);
         assert_eq!(w.len(), 1, "{w:?}");
@@ -585,6 +591,9 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         format!("{GOOD}[nic.ordering]\nlayer = \"static\"\nbits = 64\n"),
         format!("{GOOD}[nic.ordering]\ncap_bits = 64\nmemory = \"1KiB\"\n"),
         GOOD.replace("pattern = { incast = { receiver = 0, senders = [1, 2] } }", "pattern = { pairs = { pairs = [[1, 0], [0, 1]] } }"),
+        tassel("message = \"64B\"\nrate_limit = \"10Gbps\"", "typical_packet = \"142B\""),
+        tassel("message = \"64B\"\nqps = 64", ""),
+        tassel("", ""),
     ] {
         assert!(warnings(&ok).is_empty(), "{ok}: {:?}", warnings(&ok));
     }

@@ -110,10 +110,30 @@ fn the_nics_window_caps_what_a_self_timing_scheduler_sends() {
 fn a_limit_counts_the_ordering_layers_header() {
     // 64 B WRITEs limited to 10 Gbps with Eunomia's 5 B header on every packet (147 B on the
     // wire): the limit holds on the wire. Shown lengths without the header, Tassel sent
-    // 147/142 of it, 10.35 Gbps.
-    let toml = "duration = \"1ms\"\n[topology.back_to_back]\n[nic.cc.none]\n[nic.scheduler.tassel]\n[nic.ordering]\nlayer = \"eunomia\"\n\
+    // 147/142 of it, 10.35 Gbps. (Batches are sized for 147 B packets: with the default
+    // 1024 B, 2 packets per µs would hold it to 2.35 Gbps.)
+    let toml = "duration = \"1ms\"\n[topology.back_to_back]\n[nic.cc.none]\n[nic.scheduler.tassel]\ntypical_packet = \"147B\"\n[nic.ordering]\nlayer = \"eunomia\"\n\
                 [[perftest]]\nname = \"x\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64B\"\nrate_limit = \"10Gbps\"\nwarmup = \"200us\"\n";
     let loaded = rnicsim::scenario::LoadedScenario::from_str(toml, "ordering.toml", std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
     let wire = metric(&common::run_summary(&loaded, "ordering"), "x", |p| p.wire_gbps);
     assert!((wire / 10.0 - 1.0).abs() < 0.002, "{wire} Gbps on the wire");
+}
+
+#[test]
+fn a_queue_pair_gets_one_batch_per_scheduling_latency() {
+    // §3.2.1: a flow is scheduled again only once its last batch has arrived. One packet per
+    // batch and a 100 µs latency: one 1024 B WRITE (1102 B on the wire) per 100 µs, 88.16 Mbps,
+    // whatever the line rate. With the default batching the same queue pair fills the link.
+    let gbps = |sched: &str| {
+        let toml = format!(
+            "duration = \"1ms\"\n[topology.back_to_back]\n[nic]\nmtu = 1024\n[nic.cc.none]\n[nic.scheduler.tassel]\n{sched}\n\
+             [[perftest]]\nname = \"x\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"1024B\"\nwarmup = \"200us\"\n"
+        );
+        let loaded = rnicsim::scenario::LoadedScenario::from_str(&toml, "batch.toml", std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        metric(&common::run_summary(&loaded, "batch"), "x", |p| p.wire_gbps)
+    };
+    let one = gbps("max_batch = 1\nlatency = \"100us\"");
+    assert!((one / 0.08816 - 1.0).abs() < 0.01, "{one} Gbps");
+    let default = gbps("");
+    assert!(default > 99.0, "{default} Gbps");
 }

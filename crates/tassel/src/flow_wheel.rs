@@ -27,6 +27,11 @@ impl FlowWheel {
         FlowWheel { slot_ps: slot_ps.max(1), slots: vec![Vec::new(); SLOTS], occupied: vec![0; SLOTS / 64], cursor: 0, far: BinaryHeap::new(), current: Vec::new() }
     }
 
+    /// The width of one slot (ps).
+    pub fn slot_ps(&self) -> u64 {
+        self.slot_ps
+    }
+
     /// Schedules `flow` at time `at` (a time already passed means due now).
     #[inline]
     pub fn push(&mut self, at: u64, flow: u32) {

@@ -5,7 +5,8 @@
 //! Two tiers (§3.2):
 //! - **Flow level** (§3.2.1): every active flow's scheduling time (the start time of its head
 //!   packet) in a coarse timeline ([`flow_wheel`]); a flow is scheduled one scheduling latency ahead of its time, and
-//!   [`adaptive_batch`] packets (WQEs) are fetched for it: `N = max(1, rate × latency / size)`.
+//!   [`adaptive_batch`] packets (WQEs) are fetched for it: `N = max(1, ⌈rate × latency / size⌉)`;
+//!   it is not scheduled again before that batch arrives, so it gets at most N per latency.
 //! - **Packet level** (§3.2.2): WF²Q+ start/finish times (`S₀ = S_flow`, `Sⱼ = Fⱼ₋₁`,
 //!   `Fⱼ = Sⱼ + Lⱼ/R`); a packet filter keeps only *imminent* packets (start within one scheduling
 //!   latency of the batch's arrival) and drops the rest, rescheduling the flow at the nearest
@@ -97,8 +98,11 @@ pub fn tx_ps(bytes: u32, kbps: u32) -> u64 {
     (bytes as u64 * 8 * 1_000_000_000).div_ceil(kbps as u64)
 }
 
-/// Packets to fetch per scheduling decision (§3.2.1): what the flow may send in one scheduling
-/// latency, at least one.
+/// Packets to fetch per scheduling decision (§3.2.1): how many of the flow's packets start
+/// within one scheduling latency, `⌈rate × latency / typical size⌉`, at least one and at most
+/// `max`. (§3.2.1 prints the quotient and rounds its example, 3.05, to 3; but a flow is fetched
+/// for once per latency, so any round-down leaves it short of its limit: 10 Gbps of 1000 B
+/// packets would get 8 Gbps, against the accuracy of Fig. 17.)
 pub fn adaptive_batch(rate_bps: u64, latency_ps: u64, typical_bytes: u32, max: u32) -> u32 {
     batch_kbps(to_kbps(rate_bps), latency_ps, typical_bytes, max)
 }
@@ -107,7 +111,7 @@ pub fn adaptive_batch(rate_bps: u64, latency_ps: u64, typical_bytes: u32, max: u
 /// latencies up to an hour).
 #[inline]
 fn batch_kbps(kbps: u32, latency_ps: u64, typical_bytes: u32, max: u32) -> u32 {
-    let n = kbps as u64 * latency_ps / (typical_bytes.max(1) as u64 * 8 * 1_000_000_000);
+    let n = (kbps as u64 * latency_ps).div_ceil(typical_bytes.max(1) as u64 * 8 * 1_000_000_000);
     n.clamp(1, max.max(1) as u64) as u32
 }
 
@@ -272,8 +276,15 @@ impl Tassel {
             st.flags &= !SCHEDULED;
             let exhausted = self.scratch.len() < n as usize;
             if next.is_some() || !exhausted {
-                // Reschedule at the nearest dropped packet, or at once if all were imminent.
-                let at = next.unwrap_or(v);
+                // Reschedule at the nearest dropped packet or, if all were imminent, at the
+                // batch's arrival: a flow is not scheduled again before its last decision has
+                // executed (§3.2.1), so one flow gets at most N packets per scheduling latency.
+                // The wheel hands a flow out one latency before its time, hence arrival + latency,
+                // rounded up to a wheel slot so that it never comes out early.
+                let at = match next {
+                    Some(s) => s,
+                    None => (v + 2 * latency).div_ceil(self.flow_wheel.slot_ps()) * self.flow_wheel.slot_ps(),
+                };
                 st.flags |= SCHEDULED;
                 self.flow_wheel.push(at, flow);
             } else if st.held == 0 {

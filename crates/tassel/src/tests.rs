@@ -270,10 +270,29 @@ fn a_packet_due_as_the_port_pauses_waits_for_the_resume_and_keeps_its_slot() {
 }
 
 #[test]
-fn adaptive_batch_matches_the_paper_example() {
-    // 25 Gbps, 1024 B, 1 µs: N = 3 (§3.2.1, Fig. 8).
-    assert_eq!(adaptive_batch(25 * GBPS, 1_000_000, 1024, 64), 3);
+fn adaptive_batch_counts_the_packets_starting_within_a_latency() {
+    // 25 Gbps, 1024 B, 1 µs: 3.05 packets' worth, so 4 starts (§3.2.1, Fig. 8 rounds to 3).
+    assert_eq!(adaptive_batch(25 * GBPS, 1_000_000, 1024, 64), 4);
+    assert_eq!(adaptive_batch(25 * GBPS, 1_000_000, 1024, 3), 3);
+    assert_eq!(adaptive_batch(16_384_000_000, 1_000_000, 1024, 64), 2);
     assert_eq!(adaptive_batch(100_000, 1_000_000, 1024, 64), 1);
+}
+
+#[test]
+fn a_flow_gets_at_most_one_batch_per_scheduling_latency() {
+    // §3.2.1: with N = 1 a 25 Gbps flow of 1024 B packets sends one packet per 1 µs latency,
+    // 8.192 Gbps ("only 8.2 Gbps"); with N = 3, 3 per µs, 24.576 Gbps; with the adaptive
+    // N = 4 it reaches its limit. A 100 µs latency with N = 1: 1024 B per 100 µs.
+    for (max_batch, latency, want) in [(1, 1_000_000, 8.192e9), (3, 1_000_000, 24.576e9), (64, 1_000_000, 25e9), (1, 100_000_000, 81.92e6)] {
+        let c = Config { max_batch, scheduling_latency_ps: latency, ..cfg() };
+        let (rate, times) = single_flow_rate(&mut Tassel::new(c, 1), 25 * GBPS, 1024, 61);
+        assert!((rate / want - 1.0).abs() < 0.005, "max_batch {max_batch}, latency {latency} ps: {rate} bps, want {want}");
+        if max_batch == 1 {
+            for w in times.windows(2) {
+                assert_eq!(w[1] - w[0], latency, "one packet per latency");
+            }
+        }
+    }
 }
 
 #[test]

@@ -378,6 +378,7 @@ pub fn advisories(s: &Scenario) -> Problems {
             out.push(("nic.scr.policy.static.min_rate".into(), format!("a floor of {} is at or above the links' {}: every flow is set to it or more, so the policy limits nothing", p.min_rate, s.links.rate)));
         }
     }
+    tassel_batches(&mut out, s);
     if let Some(f) = &s.failures {
         let rtt = s.links.delay.0.saturating_mul(2);
         if f.interval.0 > 0 && f.interval.0 < rtt {
@@ -385,6 +386,44 @@ pub fn advisories(s: &Scenario) -> Problems {
         }
     }
     out
+}
+
+/// Tassel fetches a queue pair's packets in batches of `N = ⌈limit × latency / typical_packet⌉`
+/// (at most `max_batch`) once per scheduling latency (§3.2.1): a queue pair whose packets are
+/// much smaller than `typical_packet` cannot reach its limit. Warned per bandwidth test.
+fn tassel_batches(out: &mut Problems, s: &Scenario) {
+    use crate::nic::sched::SchedulerSpec;
+    use crate::wire::roce::Opcode;
+    let SchedulerSpec::Tassel { latency, typical_packet, max_batch, .. } = &s.nic.scheduler else { return };
+    if latency.0 == 0 {
+        return;
+    }
+    let extra = s.nic.ordering.as_ref().map_or(0, |o| o.header_bytes());
+    for (i, t) in s.perftest.iter().enumerate() {
+        let op = match t.test {
+            PerftestKind::WriteBw => Opcode::WriteOnly,
+            PerftestKind::SendBw => Opcode::SendOnly,
+            _ => continue,
+        };
+        let wire = t.message.0.clamp(1, s.nic.mtu as u64) as u32 + op.header_bytes() + extra;
+        let limit = t.rate_limit.map_or(s.links.rate.0, |r| r.0.min(s.links.rate.0));
+        let n = tassel::adaptive_batch(limit, latency.0, typical_packet.0 as u32, *max_batch);
+        let ceiling = n as f64 * wire as f64 * 8.0 * 1e12 / latency.0 as f64;
+        let qps = t.qps.max(1) as f64;
+        let short = if t.rate_limit.is_some() { ceiling < 0.99 * limit as f64 } else { qps * ceiling < 0.99 * limit as f64 };
+        if short {
+            let fix = if n >= *max_batch { "raise nic.scheduler.tassel.max_batch or lower latency".to_string() } else { format!("set nic.scheduler.tassel.typical_packet near {wire}B") };
+            out.push((
+                format!("perftest[{i}].message"),
+                format!(
+                    "its packets are {wire} B on the wire and Tassel fetches {n} per {latency} scheduling latency for a {} limit (typical_packet = {}B, max_batch = {max_batch}): a queue pair sends at most {}; {fix}",
+                    BitsPerSec(limit),
+                    typical_packet.0,
+                    BitsPerSec(ceiling as u64)
+                ),
+            ));
+        }
+    }
 }
 
 fn figures(out: &mut Problems, s: &Scenario) {
