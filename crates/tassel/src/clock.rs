@@ -69,6 +69,15 @@ impl VirtualClock {
         self.frac = num % scale as u128;
     }
 
+    /// Virtual time that passes in `dt` of real time if nothing changes (rounded down).
+    pub fn span(&self, dt: u64) -> u64 {
+        let scale = self.scale();
+        if scale == self.link_kbps {
+            return dt;
+        }
+        (dt as u128 * self.link_kbps as u128 / scale as u128) as u64
+    }
+
     /// Real time at which virtual time reaches `v` if nothing changes (None while paused).
     pub fn real_at(&self, v: u64) -> Option<u64> {
         if self.paused {

@@ -87,9 +87,9 @@ impl Default for Config {
     }
 }
 
-/// Rates are kept in Kbps (100 Kbps to 4 Tbps in a `u32`).
+/// Rates are kept in whole Kbps, rounded to the nearest (1 Kbps to 4 Tbps in a `u32`).
 fn to_kbps(bps: u64) -> u32 {
-    (bps / 1000).clamp(1, u32::MAX as u64) as u32
+    (bps.saturating_add(500) / 1000).clamp(1, u32::MAX as u64) as u32
 }
 
 /// Time to send `bytes` at `kbps`, ps (rounded up).
@@ -213,8 +213,11 @@ impl Tassel {
         if f.flags & SCHEDULED != 0 {
             return;
         }
-        // An idle flow banks no credit: it starts no earlier than now.
-        f.next_start = f.next_start.max(v);
+        // An idle flow banks no credit: it starts no earlier than now. A flow still holding
+        // packets is not idle: its next packet follows them (WF²Q+'s S = previous F).
+        if f.held == 0 {
+            f.next_start = f.next_start.max(v);
+        }
         f.flags |= SCHEDULED;
         self.flow_wheel.push(f.next_start, flow);
         self.set_active(flow, true);
@@ -279,11 +282,12 @@ impl Tassel {
                 // Reschedule at the nearest dropped packet or, if all were imminent, at the
                 // batch's arrival: a flow is not scheduled again before its last decision has
                 // executed (§3.2.1), so one flow gets at most N packets per scheduling latency.
-                // The wheel hands a flow out one latency before its time, hence arrival + latency,
-                // rounded up to a wheel slot so that it never comes out early.
+                // The latency is real time: the batch arrives when virtual time has moved on by
+                // latency / Φ. The wheel hands a flow out one latency before its time, hence
+                // arrival + latency, rounded up to a wheel slot so that it never comes out early.
                 let at = match next {
                     Some(s) => s,
-                    None => (v + 2 * latency).div_ceil(self.flow_wheel.slot_ps()) * self.flow_wheel.slot_ps(),
+                    None => (v + self.clock.span(latency) + latency).div_ceil(self.flow_wheel.slot_ps()) * self.flow_wheel.slot_ps(),
                 };
                 st.flags |= SCHEDULED;
                 self.flow_wheel.push(at, flow);
