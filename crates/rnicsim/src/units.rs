@@ -125,7 +125,7 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 }
 
 fn to_integer(v: f64, what: &str, input: &str) -> Result<u64, String> {
-    if !v.is_finite() || v < 0.0 {
+    if v.is_nan() || v < 0.0 {
         return Err(format!("{what} must not be negative, got \"{input}\""));
     }
     if v > u64::MAX as f64 {
@@ -246,6 +246,9 @@ mod tests {
         assert_eq!("9MB".parse::<Bytes>().unwrap(), Bytes(9_000_000));
         assert_eq!("64KiB".parse::<Bytes>().unwrap(), Bytes(65536));
         assert!("-1us".parse::<Time>().unwrap_err().contains("negative"));
+        // Out of range is "too large", whether finite or not.
+        assert!("1e400Gbps".parse::<BitsPerSec>().unwrap_err().contains("too large"));
+        assert!("1e30s".parse::<Time>().unwrap_err().contains("too large"));
         assert!("100".parse::<BitsPerSec>().is_err());
         assert!("fast".parse::<BitsPerSec>().is_err());
     }

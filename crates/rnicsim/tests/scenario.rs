@@ -568,12 +568,14 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         (format!("{GOOD}[nic.ordering]\nbits = 64\n"), "nic.ordering.bits", "not read by layer = \"eunomia\""),
         // A StaR window below one chunk (rounded up to one), first rpc calls inside the window.
         (format!("{GOOD}[nic.star]\nwindow = \"500B\"\n"), "nic.star.window", "less than one packet"),
-        (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nstart_spread = \"200us\"\n"), "rpc[0].start_spread", "longer than the warmup"),
+        (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nwarmup = \"40us\"\nstart_spread = \"200us\"\n"), "rpc[0].start_spread", "longer than the warmup"),
         // Tassel batches sized for 1024 B packets hold a queue pair of 142 B packets to
         // 2 × 142 B per µs (§3.2.1), well under its 10 Gbps limit; and max_batch = 1 holds a
         // 4 KiB test's one queue pair to a 1078 B packet per µs.
         (tassel("message = \"64B\"\nrate_limit = \"10Gbps\"", ""), "perftest[0].message", "fetches 2 per 1us scheduling latency"),
         (tassel("", "max_batch = 1"), "perftest[0].message", "raise nic.scheduler.tassel.max_batch"),
+        (tassel("rate_limit = \"1500bps\"", ""), "perftest[0].rate_limit", "1.5Kbps runs as 2Kbps"),
+        (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nwarmup = \"50us\"\nstart_spread = \"0us\"\n"), "rpc[0].warmup", "nothing of the 50us run"),
     ] {
         let w = warnings(&text);
         assert_eq!(w.len(), 1, "{w:?}");
@@ -594,6 +596,7 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         tassel("message = \"64B\"\nrate_limit = \"10Gbps\"", "typical_packet = \"142B\""),
         tassel("message = \"64B\"\nqps = 64", ""),
         tassel("", ""),
+        tassel("rate_limit = \"1000500bps\"", ""),
     ] {
         assert!(warnings(&ok).is_empty(), "{ok}: {:?}", warnings(&ok));
     }

@@ -341,6 +341,9 @@ pub fn advisories(s: &Scenario) -> Problems {
         out.push(("nic.star.window".into(), format!("{} is less than one packet ({} bytes, the MTU): a connection keeps one chunk unacknowledged", star.window, s.nic.mtu)));
     }
     for (i, r) in s.rpc.iter().enumerate() {
+        if r.warmup >= s.duration {
+            out.push((format!("rpc[{i}].warmup"), format!("a warmup of {} leaves nothing of the {} run to measure: its call rates will be 0", r.warmup, s.duration)));
+        }
         if r.first_call_spread() > r.warmup {
             out.push((format!("rpc[{i}].start_spread"), format!("{} is longer than the warmup ({}): connections still starting are measured", r.first_call_spread(), r.warmup)));
         }
@@ -394,6 +397,15 @@ pub fn advisories(s: &Scenario) -> Problems {
 fn tassel_batches(out: &mut Problems, s: &Scenario) {
     use crate::nic::sched::SchedulerSpec;
     use crate::wire::roce::Opcode;
+    if matches!(s.nic.scheduler, SchedulerSpec::Tassel { .. } | SchedulerSpec::SePieo { .. }) {
+        for (i, t) in s.perftest.iter().enumerate() {
+            let Some(r) = t.rate_limit else { continue };
+            let kept = (r.0.saturating_add(500) / 1000).max(1) * 1000;
+            if kept.abs_diff(r.0) * 1000 > r.0 {
+                out.push((format!("perftest[{i}].rate_limit"), format!("the scheduler keeps limits in whole Kbps: {r} runs as {}", BitsPerSec(kept))));
+            }
+        }
+    }
     let SchedulerSpec::Tassel { latency, typical_packet, max_batch, .. } = &s.nic.scheduler else { return };
     if latency.0 == 0 {
         return;
