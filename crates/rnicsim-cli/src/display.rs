@@ -25,7 +25,7 @@ pub fn update_progress(bar: &ProgressBar, p: Progress, wall: Duration) {
 pub fn stall_news(p: &Progress, before: Option<Time>) {
     match (before, p.stalled_since) {
         (_, Some(since)) => eprintln!("warning: at {} of {}: nothing has reached its destination since {since} while work is pending", p.now, p.end),
-        (Some(_), None) => eprintln!("note: at {}: deliveries resumed", p.now),
+        (Some(_), None) => eprintln!("note: at {}: the stall ended (packets arrive again, or the pending work completed or failed)", p.now),
         (None, None) => {}
     }
 }

@@ -575,6 +575,7 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         (tassel("message = \"64B\"\nrate_limit = \"10Gbps\"", ""), "perftest[0].message", "fetches 2 per 1us scheduling latency"),
         (tassel("", "max_batch = 1"), "perftest[0].message", "raise nic.scheduler.tassel.max_batch"),
         (tassel("rate_limit = \"1500bps\"", ""), "perftest[0].rate_limit", "1.5Kbps runs as 2Kbps"),
+        (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1, 2, 1]\nconnections = 3\nwarmup = \"40us\"\nstart_spread = \"0us\"\n"), "rpc[0].clients[2]", "client 1 is listed already (entry 0)"),
         (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nwarmup = \"50us\"\nstart_spread = \"0us\"\n"), "rpc[0].warmup", "nothing of the 50us run"),
     ] {
         let w = warnings(&text);

@@ -371,6 +371,9 @@ pub fn advisories(s: &Scenario) -> Problems {
             _ => {}
         }
     }
+    for (i, r) in s.rpc.iter().enumerate() {
+        repeats(&mut out, &|j| format!("rpc[{i}].clients[{j}]"), "client", &r.clients.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    }
     for (i, f) in s.flows.iter().enumerate() {
         if let Some(FlowPattern::Incast { senders: Some(v), .. }) = &f.pattern {
             repeats(&mut out, &|j| format!("flows[{i}].pattern.incast.senders[{j}]"), "sender", &v.iter().map(|h| h.to_string()).collect::<Vec<_>>());
