@@ -372,10 +372,17 @@ impl Qp {
         opcode_at(e.family(), idx, e.npkts, e.wr.verb.imm().is_some()).header_bytes() + payload_at(e.wr.len, mtu, idx)
     }
 
+    /// Whether packet `psn` is the last of multi-packet WRITE `e` with earlier packets still
+    /// unacknowledged (what an ordering layer's `hold_last_write` holds back).
+    pub fn write_end_waits(&self, e: &SqEntry, psn: u64) -> bool {
+        e.family() == Family::Write && e.npkts > 1 && psn + 1 == e.end_psn() && self.snd_una < psn
+    }
+
     /// Appends the wire lengths of up to `max` upcoming packets after the first `skip`, in the
     /// order the NIC sends them (READ responses, resends, new data whose WQE is fetched by `now`),
-    /// at most `window` new packets in flight.
-    pub fn upcoming(&self, mtu: u32, now: Time, window: Option<u64>, skip: u32, max: u32, out: &mut Vec<u32>) {
+    /// at most `window` new packets in flight, stopping at a WRITE's held last packet when
+    /// `hold_last_write`.
+    pub fn upcoming(&self, mtu: u32, now: Time, window: Option<u64>, hold_last_write: bool, skip: u32, max: u32, out: &mut Vec<u32>) {
         if self.state != QpState::Ready {
             return;
         }
@@ -407,7 +414,7 @@ impl Qp {
         while psn < self.next_psn && psn < limit {
             let Some(i) = self.entry_of(psn) else { return };
             let e = &self.sq[i];
-            if e.ready_at > now {
+            if e.ready_at > now || (hold_last_write && self.write_end_waits(e, psn)) {
                 return;
             }
             if emit(Self::packet_bytes(e, psn, mtu), out) {

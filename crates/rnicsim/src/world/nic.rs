@@ -41,7 +41,8 @@ impl tassel::WqeSource for UpcomingPackets<'_> {
                 _ => 0,
             };
             let start = out.len();
-            qp.upcoming(self.mtu, self.now, w, skip + gone, max, out);
+            let hold = self.spec.ordering.as_ref().is_some_and(|o| o.hold_last_write);
+            qp.upcoming(self.mtu, self.now, w, hold, skip + gone, max, out);
             // An ordering layer's header rides on every data packet (requester::build_next).
             let extra = self.spec.ordering.as_ref().map_or(0, |o| o.header_bytes());
             for len in &mut out[start..] {

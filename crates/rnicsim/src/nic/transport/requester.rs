@@ -256,7 +256,7 @@ fn next_resend(qp: &mut crate::nic::qp::Qp) -> Option<u64> {
 /// acknowledged in order, so it cannot reach the receiver's memory before them (Eunomia
 /// §3.5.2).
 pub(super) fn hold_last_write(spec: &crate::nic::NicSpec, qp: &crate::nic::qp::Qp, e: &SqEntry, psn: u64) -> bool {
-    spec.ordering.is_some_and(|o| o.hold_last_write) && e.family() == Family::Write && e.npkts > 1 && psn + 1 == e.end_psn() && qp.snd_una < psn
+    spec.ordering.is_some_and(|o| o.hold_last_write) && qp.write_end_waits(e, psn)
 }
 
 /// An ACK, NAK or RNR NAK for queue pair `q`.
