@@ -26,7 +26,6 @@ struct UpcomingPackets<'a> {
     qps: &'a QpTable,
     spec: &'a crate::nic::NicSpec,
     line: crate::units::BitsPerSec,
-    mtu: u32,
     now: Time,
     consumed: Option<(u32, u32)>,
 }
@@ -42,7 +41,7 @@ impl tassel::WqeSource for UpcomingPackets<'_> {
             };
             let start = out.len();
             let hold = self.spec.ordering.as_ref().is_some_and(|o| o.hold_last_write);
-            qp.upcoming(self.mtu, self.now, w, hold, skip + gone, max, out);
+            qp.upcoming(self.spec.mtu, self.now, w, hold, skip + gone, max, out);
             // An ordering layer's header rides on every data packet (requester::build_next).
             let extra = self.spec.ordering.as_ref().map_or(0, |o| o.header_bytes());
             for len in &mut out[start..] {
@@ -523,7 +522,7 @@ impl World {
                 return Err(Some(stage.free_at()));
             }
             let line = self.nics[h as usize].line_rate;
-            let mut src = UpcomingPackets { qps: &self.qps, spec: &self.nic_spec, line, mtu: self.nic_spec.mtu, now, consumed: None };
+            let mut src = UpcomingPackets { qps: &self.qps, spec: &self.nic_spec, line, now, consumed: None };
             let nic = &mut self.nics[h as usize];
             let q = match nic.sched.pop(now, &mut src) {
                 Pick::Qp(q) => q,

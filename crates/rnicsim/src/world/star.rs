@@ -525,7 +525,7 @@ impl World {
                     self.star_deliver(h, owner, Completion { wr_id, qp: STAR_HANDLE | ep, kind: CompletionKind::Recv, status, bytes, imm, at });
                 }
                 Finished::Remote(cqe) => {
-                    let Some(conn) = self.star.conn_mut(ep) else { return };
+                    let Some(conn) = self.star.conn_mut(ep) else { continue };
                     let (psn, failed) = (conn.psn(), conn.failed);
                     // In the error state, sent once: nothing is resent any more.
                     if let Some(at) = self.star_send_cqep(ep, h, route, cqe, psn, t).filter(|_| !failed) {
