@@ -88,7 +88,7 @@ impl Default for Config {
 }
 
 /// Rates are kept in whole Kbps, rounded to the nearest (1 Kbps to 4 Tbps in a `u32`).
-fn to_kbps(bps: u64) -> u32 {
+pub fn to_kbps(bps: u64) -> u32 {
     (bps.saturating_add(500) / 1000).clamp(1, u32::MAX as u64) as u32
 }
 

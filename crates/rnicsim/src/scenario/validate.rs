@@ -403,7 +403,7 @@ fn tassel_batches(out: &mut Problems, s: &Scenario) {
     if matches!(s.nic.scheduler, SchedulerSpec::Tassel { .. } | SchedulerSpec::SePieo { .. }) {
         for (i, t) in s.perftest.iter().enumerate() {
             let Some(r) = t.rate_limit else { continue };
-            let kept = (r.0.saturating_add(500) / 1000).max(1) * 1000;
+            let kept = tassel::to_kbps(r.0) as u64 * 1000;
             if kept.abs_diff(r.0) * 1000 > r.0 {
                 out.push((format!("perftest[{i}].rate_limit"), format!("the scheduler keeps limits in whole Kbps: {r} runs as {}", BitsPerSec(kept))));
             }

@@ -40,10 +40,10 @@ impl tassel::WqeSource for UpcomingPackets<'_> {
                 _ => 0,
             };
             let start = out.len();
-            let hold = self.spec.ordering.as_ref().is_some_and(|o| o.hold_last_write);
+            // An ordering layer may hold a WRITE's last packet back, and its header rides on
+            // every data packet (requester::build_next).
+            let (hold, extra) = self.spec.ordering.as_ref().map_or((false, 0), |o| (o.hold_last_write, o.header_bytes()));
             qp.upcoming(self.spec.mtu, self.now, w, hold, skip + gone, max, out);
-            // An ordering layer's header rides on every data packet (requester::build_next).
-            let extra = self.spec.ordering.as_ref().map_or(0, |o| o.header_bytes());
             for len in &mut out[start..] {
                 *len += extra;
             }
