@@ -74,7 +74,7 @@ fn matches_ns3(name: &str, agree: f64) -> World {
     assert!(loaded.scenario.stop_when_flows_done && loaded.scenario.duration == Time::from_ms(12_005));
     let w = run(&loaded);
     let last = w.apps.flows.records.iter().filter_map(|r| r.fct().map(|f| r.start + f)).max().unwrap();
-    assert!(w.end >= last && w.end <= last + Time::from_us(100), "ended at {:?}, last flow done at {last:?}", w.end);
+    assert!(w.end >= last && w.end <= last + Time::from_us(100) && w.end.0 % Time::from_us(100).0 == 0, "ended at {:?}, last flow done at {last:?}", w.end);
     // Our flows as our FCT file has them, matched with ns-3's file as `rnicsim compare-fct`
     // matches them.
     let ours: Vec<FctLine> = w.apps.flows.records.iter().filter_map(FctLine::of).collect();

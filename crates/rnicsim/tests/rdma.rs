@@ -772,6 +772,44 @@ fn a_slow_link_busy_with_one_packet_after_another_is_not_a_stall() {
 }
 
 #[test]
+fn work_that_starts_after_an_idle_stretch_is_not_a_stall() {
+    // Nothing is pending for the first half of the run, then a bandwidth test starts: the quiet
+    // before it is idleness, not a stall, so stop_on_stall lets the run go to its end (it cut
+    // the run at the test's start when quiet was counted from the last delivery, or from 0).
+    for start in ["498us", "500us", "523us"] {
+        let text = format!("duration = \"1ms\"\nstop_on_stall = true\n[topology.back_to_back]\n[nic]\nmtu = 4096\n[nic.cc.none]\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"4KiB\"\nstart = \"{start}\"\nwarmup = \"100us\"\n");
+        let mut w = World::build(&LoadedScenario::from_str(&text, "t.toml", Path::new(".")).unwrap()).unwrap();
+        let mut seen = Vec::new();
+        assert_eq!(w.run(|p| {
+            seen.extend(p.stalled_since);
+            true
+        }), RunEnd::Finished, "start {start}: stalled since {seen:?}");
+        assert!(seen.is_empty() && w.end == Time::from_ms(1), "start {start}: {seen:?}");
+        assert!(w.stats.packets_delivered > 1000);
+    }
+    // The same test behind a link cut as it starts is still a stall.
+    let text = "duration = \"4ms\"\n[topology.back_to_back]\n[nic]\nrto = \"100ms\"\n[nic.cc.none]\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"4KiB\"\nstart = \"2ms\"\n[[link_events]]\nat = \"2ms\"\nbetween = [0, 1]\nstate = \"down\"\n";
+    let (seen, at_end, _) = stalls(text);
+    assert!(at_end && seen.iter().all(|&t| t >= Time::from_ms(1)), "{seen:?}");
+}
+
+#[test]
+fn stop_when_flows_done_looks_every_100us_of_simulated_time() {
+    // One 20 kB flow at 10 µs finishes near 19 µs: the run ends at the next look, 100 µs, in a
+    // run of any length (the looks once followed the progress reports, a quarter of the stall
+    // detector's quiet time apart: 25 µs in a 1 ms run, 50 µs in a 2 ms one).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("one.txt"), "1\n0 1 3 100 20000 0.00001\n").unwrap();
+    for (duration, end) in [("1ms", 100), ("2ms", 100), ("10ms", 100)] {
+        let text = format!("duration = \"{duration}\"\nstop_when_flows_done = true\n[topology.back_to_back]\n[[flows]]\nfile = \"one.txt\"\n");
+        let mut w = World::build(&LoadedScenario::from_str(&text, "t.toml", dir.path()).unwrap()).unwrap();
+        assert_eq!(w.run(|_| true), RunEnd::Finished);
+        assert_eq!(w.end, Time::from_us(end), "{duration}");
+        assert!(w.apps.flows.all_done(w.end));
+    }
+}
+
+#[test]
 fn a_queue_pair_paced_far_below_its_link_is_not_a_stall() {
     // A 1 Mbps rate limit sends a full packet every ~8.5 ms, longer than a tenth of a 50 ms run:
     // the detector waits eight of the slowest waiting queue pair's packets before it calls a

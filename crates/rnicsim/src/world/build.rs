@@ -234,6 +234,7 @@ impl World {
             capture_ports: Vec::new(),
             capture: Vec::new(),
             stall_quiet: super::stall::quiet_threshold(s.duration, slowest_packet),
+            idle_seen: Time::ZERO,
             stop_on_stall: s.stop_on_stall,
             stop_when_flows_done: s.stop_when_flows_done,
             stopped_at: None,

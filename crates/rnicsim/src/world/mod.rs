@@ -194,6 +194,8 @@ pub struct World {
     pub capture: Vec<crate::wire::pcap::Captured>,
     /// The stall detector's quiet time, and whether a stall ends the run (`stop_on_stall`).
     pub(crate) stall_quiet: Time,
+    /// The last progress report that found no work pending: quiet before it is not a stall.
+    pub(crate) idle_seen: Time,
     pub stop_on_stall: bool,
     /// End the run once every `[[flows]]` flow has finished (`stop_when_flows_done`).
     pub stop_when_flows_done: bool,
@@ -211,12 +213,14 @@ impl World {
     pub fn run(&mut self, mut progress: impl FnMut(Progress) -> bool) -> RunEnd {
         // Progress is also reported every quarter of the stall detector's quiet time of
         // simulated time, events or not, so a run is seen stalling while it stalls.
-        let mut step = Time((self.stall_quiet.0 / 4).max(1));
-        if self.stop_when_flows_done {
-            // ns-3 (ConWeave's fork) looks every 100 µs whether the flows are done.
-            step = step.min(Time::from_us(100));
-        }
-        let mut next_report = self.now + step;
+        let step = Time((self.stall_quiet.0 / 4).max(1));
+        // ns-3 (ConWeave's fork, `stop_simulation_middle`) looks whether the flows are done
+        // every 100 µs from FLOWGEN_START_TIME (whole seconds in its configs): at every multiple
+        // of 100 µs here, and reports land on that grid too.
+        let done_grid = Time::from_us(100);
+        let next_done_check = |now: Time| Time((now.0 / done_grid.0 + 1) * done_grid.0);
+        let mut done_check = if self.stop_when_flows_done { next_done_check(self.now) } else { Time::MAX };
+        let mut next_report = (self.now + step).min(done_check);
         loop {
             let limit = next_report.min(self.end);
             match self.timers.pop_until(limit) {
@@ -232,16 +236,20 @@ impl World {
                 None if limit < self.end => self.now = limit,
                 None => break,
             }
-            next_report = self.now + step;
+            self.note_idle();
             let p = self.progress();
             if !progress(p) {
                 self.scr_catch_up();
                 return RunEnd::Interrupted;
             }
-            if self.stop_when_flows_done && self.apps.flows.all_done(self.now) {
-                self.end = self.now;
-                break;
+            if self.now >= done_check {
+                if self.apps.flows.all_done(self.now) {
+                    self.end = self.now;
+                    break;
+                }
+                done_check = next_done_check(self.now);
             }
+            next_report = (self.now + step).min(done_check);
             if self.stop_on_stall && p.stalled_since.is_some() {
                 self.end = self.now;
                 self.stopped_at = Some(self.now);

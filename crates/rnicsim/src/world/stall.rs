@@ -58,20 +58,35 @@ impl World {
     /// Since when the run has been stalled, judged now: work is pending (packets alive, flows
     /// started and unfinished, queue pairs or StaR connection ends with work posted) and
     /// nothing has reached its destination for the quiet time, and for eight packet times of
-    /// the slowest-paced waiting queue pair. Cheap enough to ask at every progress report.
+    /// the slowest-paced waiting queue pair, counted from the last delivery or the last
+    /// progress report that found nothing pending, whichever is later (work that starts after
+    /// an idle stretch is not stalled by it; reports are at most a quarter of the quiet time
+    /// apart). Cheap enough to ask at every progress report.
     pub fn stalled_since(&self) -> Option<Time> {
-        let since = self.stats.last_delivery;
+        let since = self.stats.last_delivery.max(self.idle_seen);
         if self.now.saturating_sub(since) < self.stall_quiet {
             return None;
         }
-        let flows_waiting = self.apps.flows.started() > self.stats.flows_completed + self.stats.flows_failed;
-        if !(flows_waiting || self.pool.live() > 0 || self.waiting_qps() > 0 || self.star.waiting() > 0) {
+        if !self.work_pending() {
             return None;
         }
         // A queue pair paced far below its link (a rate limit, or congestion control holding it
         // low) sends one packet long after another: quiet is a stall only once it has lasted
         // eight of the slowest waiting queue pair's packets.
         (self.now.saturating_sub(since).0 >= self.slowest_pace().0.saturating_mul(8)).then_some(since)
+    }
+
+    /// Whether anything is under way: packets alive, flows started and unfinished, queue pairs
+    /// or StaR connection ends with work posted (the cheap questions first).
+    fn work_pending(&self) -> bool {
+        self.pool.live() > 0 || self.apps.flows.started() > self.stats.flows_completed + self.stats.flows_failed || self.star.waiting() > 0 || self.waiting_qps() > 0
+    }
+
+    /// At a progress report: with nothing pending, quiet up to now is not a stall.
+    pub(super) fn note_idle(&mut self) {
+        if !self.work_pending() {
+            self.idle_seen = self.now;
+        }
     }
 
     /// The time a full data packet takes at the lowest rate any waiting queue pair is held to.
