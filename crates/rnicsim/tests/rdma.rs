@@ -211,6 +211,43 @@ fn a_memory_window_grants_its_range_and_right_until_it_is_invalidated() {
 }
 
 #[test]
+fn a_read_responder_reads_its_payload_from_host_memory_first() {
+    // One 64 B WRITE, then one 64 B READ, each alone on a 2-host star (100 Gbps, 1 µs links,
+    // PCIe 500 ns each way at 200 Gbps). Both pay the doorbell and WQE fetch (8 B + L + 2L +
+    // 64 B = 1502.88 ns) and the CQE (64 B + L = 502.56 ns), and both read 64 B of payload from
+    // a host's memory, one PCIe round trip (1000 ns): the WRITE's requester before its packet
+    // leaves, the READ's responder before its response does.
+    //   WRITE: 1502.88 + 1000 + 2 × (11.36 + 1000) data + 2 × (5.28 + 1000) ACK + 502.56
+    //        = 7038.72 ns
+    //   READ:  1502.88 + 2 × (6.24 + 1000) request + 1000 + 2 × (10.4 + 1000) response
+    //        + 2.56 (its payload written to host memory) + 502.56 = 7041.28 ns
+    // (the response used to leave as the request arrived: 6041.28 ns).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("one.txt"), "1\n0 1 3 100 64 0.00001\n").unwrap();
+    let text = "duration = \"200us\"\n[topology.star]\nhosts = 2\n[nic]\npriority = 3\n[nic.cc.none]\n[[flows]]\nfile = \"one.txt\"\nverb = \"write\"\n[[flows]]\nfile = \"one.txt\"\nverb = \"read\"\nstart = \"40us\"\n";
+    let mut w = World::build(&LoadedScenario::from_str(text, "t.toml", dir.path()).unwrap()).unwrap();
+    w.run(|_| true);
+    let r = &w.apps.flows.records;
+    assert_eq!((r[0].fct(), r[1].fct()), (Some(Time(7_038_720)), Some(Time(7_041_280))));
+    // Alone on an idle network, each flow takes its ideal time.
+    assert_eq!((r[0].ideal, r[1].ideal), (Time(7_038_720), Time(7_041_280)));
+}
+
+#[test]
+fn a_flow_alone_behind_a_slower_link_has_a_slowdown_of_one() {
+    // 1 MB over a 25 Gbps bottleneck between 100 Gbps host links: the ideal streams the message
+    // at the path's slowest link (it used the host link's rate: a slowdown of 3.7).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("one.txt"), "1\n0 1 3 100 1000000 0.00001\n").unwrap();
+    let text = "duration = \"1ms\"\n[topology.dumbbell]\nleft = 1\nright = 1\nbottleneck_rate = \"25Gbps\"\n[links]\nrate = \"100Gbps\"\n[nic]\npriority = 3\n[nic.cc.none]\n[[flows]]\nfile = \"one.txt\"\n";
+    let mut w = World::build(&LoadedScenario::from_str(text, "t.toml", dir.path()).unwrap()).unwrap();
+    w.run(|_| true);
+    let r = &w.apps.flows.records[0];
+    let slowdown = r.fct().unwrap().0 as f64 / r.ideal.0 as f64;
+    assert!((slowdown - 1.0).abs() < 1e-4, "fct {:?}, ideal {:?}", r.fct(), r.ideal);
+}
+
+#[test]
 fn read_without_remote_read_right_is_refused() {
     let mut w = build(B2B_BYTES);
     let src = w.register_mr(0, 0, 4096, Access::LOCAL_WRITE).unwrap();

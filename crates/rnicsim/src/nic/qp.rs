@@ -73,6 +73,9 @@ pub struct ReadJob {
     pub next: u32,
     pub va: u64,
     pub len: u64,
+    /// When the first payload is on the NIC: the responder reads it from host memory, one
+    /// PCIe round trip after the request arrived (later packets stream behind it).
+    pub ready_at: Time,
 }
 
 /// Packets needed for `len` payload bytes at `mtu` (a zero-length message is one packet).
@@ -395,6 +398,9 @@ impl Qp {
             out.len() as u32 >= max
         };
         for job in &self.reads {
+            if job.ready_at > now {
+                break;
+            }
             for i in job.next..job.npkts {
                 let len = opcode_at(Family::ReadResponse, i, job.npkts, false).header_bytes() + payload_at(job.len, mtu, i);
                 if emit(len, out) {

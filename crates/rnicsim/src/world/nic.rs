@@ -641,16 +641,20 @@ impl World {
         let wqe = crate::nic::pcie::wqe_bytes(if inline { size } else { 0 });
         let fetch = bw.tx_time(crate::nic::pcie::DOORBELL_BYTES) + l + l + bw.tx_time(wqe) + l;
         let cqe = bw.tx_time(DESCRIPTOR_BYTES) + l;
-        let rate = |w: &World, node: u32| w.ports[w.hosts[w.host_index(node) as usize].port as usize].rate;
+        // After the first packet, the rest streams at the path's slowest link.
+        let rest = |w: &World, a: u32, b: u32| w.path_profile(a, b, 0).2.map_or(Time::ZERO, |r| r.tx_time(wire - first));
+        // A non-inline payload is read from host memory first, one PCIe round trip.
+        let payload_read = l + l;
         match verb {
             FlowVerb::Write | FlowVerb::Send => {
-                let payload_read = if inline { Time::ZERO } else { l + l };
+                let payload_read = if inline { Time::ZERO } else { payload_read };
                 let path = self.path_time(src, dst, first) + self.path_time(dst, src, Opcode::Acknowledge.header_bytes() as u64);
-                fetch + payload_read + cqe + path + rate(self, src).tx_time(wire - first)
+                fetch + payload_read + cqe + path + rest(self, src, dst)
             }
             FlowVerb::Read => {
                 let request = self.path_time(src, dst, Opcode::ReadRequest.header_bytes() as u64);
-                let response = self.path_time(dst, src, first) + rate(self, dst).tx_time(wire - first);
+                // The responder reads the payload from its host's memory.
+                let response = payload_read + self.path_time(dst, src, first) + rest(self, dst, src);
                 // The CQE follows the last payload through the PCIe write channel.
                 fetch + request + response + bw.tx_time(last_payload) + cqe
             }

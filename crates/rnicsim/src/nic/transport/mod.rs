@@ -323,9 +323,23 @@ impl Ctx<'_> {
             return None;
         }
         let pace = qp.next_send.max(qp.rnr_until);
-        if !qp.reads.is_empty() || !qp.resend.is_empty() {
+        if !qp.resend.is_empty() {
             return Some(pace);
         }
+        // A READ response once its payload is read from memory, or new data once its WQE is.
+        let read = qp.reads.front().map(|j| j.ready_at);
+        let new = self.new_data_at(q);
+        let at = match (read, new) {
+            (Some(r), Some(n)) => r.min(n),
+            (r, n) => r.or(n)?,
+        };
+        Some(pace.max(at))
+    }
+
+    /// When `q`'s next new packet's WQE is on the NIC, if the window and an ordering layer's
+    /// hold let it go.
+    fn new_data_at(&self, q: u32) -> Option<Time> {
+        let qp = self.qps.get(q);
         if qp.snd_nxt >= qp.next_psn {
             return None;
         }
@@ -339,7 +353,7 @@ impl Ctx<'_> {
             // Requeued by the ACK that releases it.
             return None;
         }
-        Some(pace.max(e.ready_at))
+        Some(e.ready_at)
     }
 
     /// Puts `q` into its NIC's scheduler if it has something to send and is not there yet.

@@ -86,7 +86,7 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
     }
     // READ responses first, then resends, then new data.
     let answering = qp.reads.len();
-    let (hdr, psn, retransmit) = if let Some(job) = qp.reads.front_mut() {
+    let (hdr, psn, retransmit) = if let Some(job) = qp.reads.front_mut().filter(|j| j.ready_at <= now) {
         let idx = job.next;
         let payload = payload_at(job.len, mtu, idx);
         let op = opcode_at(Family::ReadResponse, idx, job.npkts, false);

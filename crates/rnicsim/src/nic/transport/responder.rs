@@ -492,6 +492,11 @@ fn start_read(ctx: &mut Ctx, q: u32, pkt: &Packet) {
     }
     // Answered in PSN order: a request that arrived late goes before later ones already queued.
     let at = qp.reads.partition_point(|j| j.first_psn < pkt.seq);
-    qp.reads.insert(at, ReadJob { first_psn: pkt.seq, npkts, next: 0, va: pkt.roce.va, len });
+    let (h, gpu) = (qp.host as usize, qp.gpu_memory);
+    let now = ctx.now;
+    // The payload is read from host (or GPU) memory: the first byte is on the NIC one read
+    // round trip after the request arrived.
+    let ready_at = if len > 0 { ctx.nics[h].payload_path(gpu).first_payload(now) } else { now };
+    ctx.qps.get_mut(q).reads.insert(at, ReadJob { first_psn: pkt.seq, npkts, next: 0, va: pkt.roce.va, len, ready_at });
     ctx.requeue(q);
 }
