@@ -577,6 +577,8 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         (tassel("rate_limit = \"1500bps\"", ""), "perftest[0].rate_limit", "1.5Kbps runs as 2Kbps"),
         (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1, 2, 1]\nconnections = 3\nwarmup = \"40us\"\nstart_spread = \"0us\"\n"), "rpc[0].clients[2]", "client 1 is listed already (entry 0)"),
         (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nwarmup = \"50us\"\nstart_spread = \"0us\"\n"), "rpc[0].warmup", "nothing of the 50us run"),
+        // A link event at or after the end never happens.
+        (format!("{GOOD}[[link_events]]\nat = \"50us\"\nbetween = [0, 4]\nstate = \"down\"\n"), "link_events[0].at", "the link never changes"),
     ] {
         let w = warnings(&text);
         assert_eq!(w.len(), 1, "{w:?}");
@@ -590,6 +592,7 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         jelly(6, 3),
         jelly(5, 4),
         format!("{GOOD}[nic.scr.policy.static]\nmin_rate = \"99Gbps\"\n"),
+        format!("{GOOD}[[link_events]]\nat = \"49us\"\nbetween = [0, 4]\nstate = \"down\"\n"),
         format!("{GOOD}[failures]\nfraction = 0.5\ninterval = \"2us\"\n"),
         format!("{GOOD}[nic.ordering]\nlayer = \"static\"\nbits = 64\n"),
         format!("{GOOD}[nic.ordering]\ncap_bits = 64\nmemory = \"1KiB\"\n"),

@@ -348,6 +348,11 @@ pub fn advisories(s: &Scenario) -> Problems {
             out.push((format!("rpc[{i}].start_spread"), format!("{} is longer than the warmup ({}): connections still starting are measured", r.first_call_spread(), r.warmup)));
         }
     }
+    for (i, e) in s.link_events.iter().enumerate() {
+        if e.at >= s.duration {
+            out.push((format!("link_events[{i}].at"), format!("{} is not before the end of the {} run: the link never changes", e.at, s.duration)));
+        }
+    }
     for (key, why) in s.nic.ordering.iter().flat_map(|o| o.unused_keys()) {
         out.push((format!("nic.ordering.{key}"), why));
     }
