@@ -210,6 +210,15 @@ fn a_memory_window_grants_its_range_and_right_until_it_is_invalidated() {
     assert!(w.memory(1, base + 256, 64).unwrap().iter().all(|&b| b == 0));
 }
 
+/// Runs `text` to its end beside `one.txt`: one flow of `size` bytes from host 0 to host 1 at 10 µs.
+fn run_flow_file(size: &str, text: &str) -> World {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("one.txt"), format!("1\n0 1 3 100 {size} 0.00001\n")).unwrap();
+    let mut w = World::build(&LoadedScenario::from_str(text, "t.toml", dir.path()).unwrap()).unwrap();
+    w.run(|_| true);
+    w
+}
+
 #[test]
 fn a_read_responder_reads_its_payload_from_host_memory_first() {
     // One 64 B WRITE, then one 64 B READ, each alone on a 2-host star (100 Gbps, 1 µs links,
@@ -222,11 +231,7 @@ fn a_read_responder_reads_its_payload_from_host_memory_first() {
     //   READ:  1502.88 + 2 × (6.24 + 1000) request + 1000 + 2 × (10.4 + 1000) response
     //        + 2.56 (its payload written to host memory) + 502.56 = 7041.28 ns
     // (the response used to leave as the request arrived: 6041.28 ns).
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("one.txt"), "1\n0 1 3 100 64 0.00001\n").unwrap();
-    let text = "duration = \"200us\"\n[topology.star]\nhosts = 2\n[nic]\npriority = 3\n[nic.cc.none]\n[[flows]]\nfile = \"one.txt\"\nverb = \"write\"\n[[flows]]\nfile = \"one.txt\"\nverb = \"read\"\nstart = \"40us\"\n";
-    let mut w = World::build(&LoadedScenario::from_str(text, "t.toml", dir.path()).unwrap()).unwrap();
-    w.run(|_| true);
+    let w = run_flow_file("64", "duration = \"200us\"\n[topology.star]\nhosts = 2\n[nic]\npriority = 3\n[nic.cc.none]\n[[flows]]\nfile = \"one.txt\"\nverb = \"write\"\n[[flows]]\nfile = \"one.txt\"\nverb = \"read\"\nstart = \"40us\"\n");
     let r = &w.apps.flows.records;
     assert_eq!((r[0].fct(), r[1].fct()), (Some(Time(7_038_720)), Some(Time(7_041_280))));
     // Alone on an idle network, each flow takes its ideal time.
@@ -237,11 +242,7 @@ fn a_read_responder_reads_its_payload_from_host_memory_first() {
 fn a_flow_alone_behind_a_slower_link_has_a_slowdown_of_one() {
     // 1 MB over a 25 Gbps bottleneck between 100 Gbps host links: the ideal streams the message
     // at the path's slowest link (it used the host link's rate: a slowdown of 3.7).
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("one.txt"), "1\n0 1 3 100 1000000 0.00001\n").unwrap();
-    let text = "duration = \"1ms\"\n[topology.dumbbell]\nleft = 1\nright = 1\nbottleneck_rate = \"25Gbps\"\n[links]\nrate = \"100Gbps\"\n[nic]\npriority = 3\n[nic.cc.none]\n[[flows]]\nfile = \"one.txt\"\n";
-    let mut w = World::build(&LoadedScenario::from_str(text, "t.toml", dir.path()).unwrap()).unwrap();
-    w.run(|_| true);
+    let w = run_flow_file("1000000", "duration = \"1ms\"\n[topology.dumbbell]\nleft = 1\nright = 1\nbottleneck_rate = \"25Gbps\"\n[links]\nrate = \"100Gbps\"\n[nic]\npriority = 3\n[nic.cc.none]\n[[flows]]\nfile = \"one.txt\"\n");
     let r = &w.apps.flows.records[0];
     let slowdown = r.fct().unwrap().0 as f64 / r.ideal.0 as f64;
     assert!((slowdown - 1.0).abs() < 1e-4, "fct {:?}, ideal {:?}", r.fct(), r.ideal);
