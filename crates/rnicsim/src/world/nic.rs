@@ -641,20 +641,24 @@ impl World {
         let wqe = crate::nic::pcie::wqe_bytes(if inline { size } else { 0 });
         let fetch = bw.tx_time(crate::nic::pcie::DOORBELL_BYTES) + l + l + bw.tx_time(wqe) + l;
         let cqe = bw.tx_time(DESCRIPTOR_BYTES) + l;
-        // After the first packet, the rest streams at the path's slowest link.
-        let rest = |w: &World, a: u32, b: u32| w.path_profile(a, b, 0).2.map_or(Time::ZERO, |r| r.tx_time(wire - first));
+        // The data's one walk of its path: the first packet across it, then the rest of the
+        // message at the path's slowest link.
+        let data = |w: &World, a: u32, b: u32| {
+            let (delay, serialization, slowest) = w.path_profile(a, b, first);
+            delay + serialization + slowest.map_or(Time::ZERO, |r| r.tx_time(wire - first))
+        };
         // A non-inline payload is read from host memory first, one PCIe round trip.
-        let payload_read = l + l;
+        let read_round_trip = l + l;
         match verb {
             FlowVerb::Write | FlowVerb::Send => {
-                let payload_read = if inline { Time::ZERO } else { payload_read };
-                let path = self.path_time(src, dst, first) + self.path_time(dst, src, Opcode::Acknowledge.header_bytes() as u64);
-                fetch + payload_read + cqe + path + rest(self, src, dst)
+                let payload_read = if inline { Time::ZERO } else { read_round_trip };
+                let ack = self.path_time(dst, src, Opcode::Acknowledge.header_bytes() as u64);
+                fetch + payload_read + cqe + data(self, src, dst) + ack
             }
             FlowVerb::Read => {
                 let request = self.path_time(src, dst, Opcode::ReadRequest.header_bytes() as u64);
                 // The responder reads the payload from its host's memory.
-                let response = payload_read + self.path_time(dst, src, first) + rest(self, dst, src);
+                let response = read_round_trip + data(self, dst, src);
                 // The CQE follows the last payload through the PCIe write channel.
                 fetch + request + response + bw.tx_time(last_payload) + cqe
             }

@@ -327,12 +327,7 @@ impl Ctx<'_> {
             return Some(pace);
         }
         // A READ response once its payload is read from memory, or new data once its WQE is.
-        let read = qp.reads.front().map(|j| j.ready_at);
-        let new = self.new_data_at(q);
-        let at = match (read, new) {
-            (Some(r), Some(n)) => r.min(n),
-            (r, n) => r.or(n)?,
-        };
+        let at = qp.reads.front().map(|j| j.ready_at).into_iter().chain(self.new_data_at(q)).min()?;
         Some(pace.max(at))
     }
 
