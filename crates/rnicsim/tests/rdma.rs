@@ -363,6 +363,27 @@ fn default_dcqcn_keeps_a_five_to_one_incast_bottleneck_busy() {
     assert_eq!(w.ports.iter().map(|p| p.counters.drops_buffer).sum::<u64>(), 0);
 }
 
+#[test]
+fn rdma_traffic_is_lossless_under_pfc_with_every_class_left_at_its_default() {
+    // A 32-to-1 incast of 64 KiB WRITE streams at 25 Gbps, PFC on, no class set anywhere:
+    // the RDMA class must be one PFC protects. With RDMA in class 0 beside PFC's default
+    // lossless class 3, the bottleneck queue grew to half the 9 MB buffer (the lossy dynamic
+    // threshold) and dropped, with no PAUSE sent: 34,855 drops and 42,272 retransmissions over
+    // the 12 ms, where PFC now pauses the senders instead.
+    let mut toml = String::from("duration = \"12ms\"\n[topology.star]\nhosts = 33\n[links]\nrate = \"25Gbps\"\n[switch.pfc]\nenabled = true\n[nic.cc.dcqcn]\n");
+    for c in 0..32 {
+        toml += &write_bw(c, 32, 8, "0s");
+    }
+    let loaded = LoadedScenario::from_str(&toml, "test.toml", Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap_or_else(|e| panic!("{e}"));
+    let s = common::run_summary(&loaded, "incast");
+    assert_eq!((s.drops_buffer, s.rdma.retransmits), (0, 0), "PFC keeps the RDMA class lossless");
+    assert!(s.pfc_pauses_sent > 0, "the incast is deep enough to pause its senders: {}", s.pfc_pauses_sent);
+    // Moving RDMA out of the lossless classes is warned, naming the key.
+    let lossy = LoadedScenario::from_str(&format!("{toml}[nic]\npriority = 0\n"), "test.toml", Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+    assert!(lossy.warnings.iter().any(|m| m.contains("key `nic.priority`") && m.contains("does not make lossless")), "{:?}", lossy.warnings);
+    assert!(!loaded.warnings.iter().any(|m| m.contains("lossless")), "{:?}", loaded.warnings);
+}
+
 /// One WRITE-bandwidth client on a two-host star with 10 µs links, no congestion control.
 fn lone_writer(window: &str) -> World {
     let mut w = build(&format!("duration = \"3ms\"\n[topology.star]\nhosts = 2\n[links]\ndelay = \"10us\"\n[nic.cc.none]\n{window}\n{}", write_bw(0, 1, 16, "1ms")));

@@ -52,8 +52,10 @@ pub struct NicSpec {
     /// Payload bytes per packet (the path MTU less headers; HPCC's PACKET_PAYLOAD_SIZE).
     #[serde(default = "default_mtu")]
     pub mtu: u32,
-    /// Traffic class of RDMA packets.
-    #[serde(default)]
+    /// Traffic class of RDMA packets: 3 by default, the class `[switch.pfc]` makes lossless by
+    /// default, as RoCE deployments configure it (NVIDIA's RoCE guides map RoCE to priority 3
+    /// with PFC on priority 3; HPCC's and ConWeave's ns-3 flow files put data in class 3).
+    #[serde(default = "default_priority")]
     pub priority: u8,
     /// Traffic class of ACKs, NAKs and CNPs (default: the data class).
     #[serde(default)]
@@ -233,6 +235,9 @@ fn default_retry() -> u32 {
 }
 fn default_rnr_timer() -> Time {
     Time::from_us(10)
+}
+fn default_priority() -> u8 {
+    3
 }
 fn default_cnp_interval() -> Time {
     Time::from_us(4)

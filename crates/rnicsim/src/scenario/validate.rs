@@ -389,6 +389,15 @@ pub fn advisories(s: &Scenario) -> Problems {
             out.push(("nic.scr.policy.static.min_rate".into(), format!("a floor of {} is at or above the links' {}: every flow is set to it or more, so the policy limits nothing", p.min_rate, s.links.rate)));
         }
     }
+    // RDMA traffic outside the lossless classes gets no PFC: full buffers drop it.
+    let pfc = &s.switch.pfc;
+    let rdma = !s.flows.is_empty() || !s.perftest.is_empty() || !s.rpc.is_empty() || !s.nvmf.is_empty() || s.yama.is_some();
+    if pfc.enabled && rdma && !pfc.classes.contains(&s.nic.priority) {
+        out.push((
+            "nic.priority".into(),
+            format!("RDMA traffic goes in class {}, which switch.pfc.classes {:?} does not make lossless: PFC never pauses it, and a full switch buffer drops it", s.nic.priority, pfc.classes),
+        ));
+    }
     tassel_batches(&mut out, s);
     if let Some(f) = &s.failures {
         let rtt = s.links.delay.0.saturating_mul(2);
