@@ -1,7 +1,22 @@
 #!/usr/bin/env bash
-# Builds rnicsim and runs the quickstart scenario end to end, printing its summary.
+# Builds rnicsim, runs the quickstart scenario end to end and prints its summary, then writes the
+# run's HTML report (FCT, rate, queue, PFC and fairness plots) with the Python package, installed
+# into ./.venv as the README's Python section does. Without Python 3.11+ the report is skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo build --release --locked --bin rnicsim
 ./target/release/rnicsim run scenarios/quickstart.toml --out runs/quickstart --force
+
+if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    echo "note: Python 3.11+ not found, so no HTML report; the run's tables are in runs/quickstart" >&2
+    exit 0
+fi
+if ! .venv/bin/pip --version >/dev/null 2>&1; then
+    rm -rf .venv
+    python3 -m venv .venv
+fi
+echo "installing the Python package into .venv for the report (the first time takes a few minutes)" >&2
+.venv/bin/pip install -q --disable-pip-version-check .
+rm -rf runs/quickstart/report
+echo "report: $(./target/release/rnicsim report runs/quickstart)"
