@@ -384,6 +384,27 @@ fn rdma_traffic_is_lossless_under_pfc_with_every_class_left_at_its_default() {
     assert!(!loaded.warnings.iter().any(|m| m.contains("lossless")), "{:?}", loaded.warnings);
 }
 
+#[test]
+fn flows_from_a_file_are_warned_by_their_own_classes_not_nic_priority() {
+    // A flow file gives each flow its class (its third column); nic.priority does not apply to
+    // them. Class 0 on line 3 (and 5) is outside PFC's lossless class 3: warned once, naming the
+    // file's first such line; the same file all in class 3 is quiet whatever nic.priority says.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("mixed.txt"), "3\n0 2 3 100 20000 0.000001\n1 2 0 100 20000 0.000002\n0 1 5 100 20000 0.000003\n").unwrap();
+    std::fs::write(dir.path().join("lossless.txt"), "1\n0 2 3 100 20000 0.000001\n").unwrap();
+    let scenario = |file: &str, extra: &str| format!("duration = \"1ms\"\n[topology.star]\nhosts = 3\n[switch.pfc]\nenabled = true\n{extra}\n[[flows]]\nfile = \"{file}\"\n");
+    let warned = |text: String| LoadedScenario::from_str(&text, "s.toml", dir.path()).unwrap().warnings.into_iter().filter(|m| m.contains("lossless")).collect::<Vec<_>>();
+    let w = warned(scenario("mixed.txt", ""));
+    assert_eq!(w.len(), 2, "classes 0 and 5, one warning each: {w:?}");
+    assert!(w[0].contains("s.toml:8") && w[0].contains("key `flows[0].file`") && w[0].contains("(line 3 the first) in class 0"), "{w:?}");
+    assert!(w[1].contains("(line 4 the first) in class 5"), "{w:?}");
+    assert!(warned(scenario("lossless.txt", "[nic]\npriority = 0")).is_empty(), "nic.priority is not the file's class");
+    // PFC protecting every class the file uses, or PFC off: nothing to warn.
+    let all = scenario("mixed.txt", "").replace("enabled = true", "enabled = true\nclasses = [0, 3, 5]");
+    assert!(warned(all).is_empty());
+    assert!(warned(scenario("mixed.txt", "").replace("enabled = true", "enabled = false")).is_empty());
+}
+
 /// One WRITE-bandwidth client on a two-host star with 10 µs links, no congestion control.
 fn lone_writer(window: &str) -> World {
     let mut w = build(&format!("duration = \"3ms\"\n[topology.star]\nhosts = 2\n[links]\ndelay = \"10us\"\n[nic.cc.none]\n{window}\n{}", write_bw(0, 1, 16, "1ms")));

@@ -389,20 +389,49 @@ pub fn advisories(s: &Scenario) -> Problems {
             out.push(("nic.scr.policy.static.min_rate".into(), format!("a floor of {} is at or above the links' {}: every flow is set to it or more, so the policy limits nothing", p.min_rate, s.links.rate)));
         }
     }
-    // RDMA traffic outside the lossless classes gets no PFC: full buffers drop it.
+    // RDMA traffic outside the lossless classes gets no PFC: full buffers drop it. Flows from a
+    // file take each line's class instead ([`flow_file_classes`]).
     let pfc = &s.switch.pfc;
-    let rdma = !s.flows.is_empty() || !s.perftest.is_empty() || !s.rpc.is_empty() || !s.nvmf.is_empty() || s.yama.is_some();
+    let rdma = s.flows.iter().any(|f| f.file.is_none()) || !s.perftest.is_empty() || !s.rpc.is_empty() || !s.nvmf.is_empty() || s.yama.is_some();
     if pfc.enabled && rdma && !pfc.classes.contains(&s.nic.priority) {
-        out.push((
-            "nic.priority".into(),
-            format!("RDMA traffic goes in class {}, which switch.pfc.classes {:?} does not make lossless: PFC never pauses it, and a full switch buffer drops it", s.nic.priority, pfc.classes),
-        ));
+        out.push(("nic.priority".into(), unprotected(s.nic.priority, &pfc.classes, "RDMA traffic goes")));
     }
     tassel_batches(&mut out, s);
     if let Some(f) = &s.failures {
         let rtt = s.links.delay.0.saturating_mul(2);
         if f.interval.0 > 0 && f.interval.0 < rtt {
             out.push(("failures.interval".into(), format!("links fail and recover every {}, within one link round trip ({}): a packet barely crosses before its path changes, and every change recomputes routes, which makes the run crawl", f.interval, Time(rtt))));
+        }
+    }
+    out
+}
+
+/// The warning for RDMA traffic in a class that PFC does not protect.
+fn unprotected(class: u8, classes: &[u8], what: &str) -> String {
+    format!("{what} in class {class}, which switch.pfc.classes {classes:?} does not make lossless: PFC never pauses it, and a full switch buffer drops it")
+}
+
+/// Flow files whose lines put flows in a class PFC does not protect, while PFC is on: one
+/// warning per file and class, naming the first such line. A file that cannot be read or parsed
+/// is left to the world's build, which reports it.
+pub fn flow_file_classes(s: &Scenario, base_dir: &std::path::Path) -> Problems {
+    let pfc = &s.switch.pfc;
+    let mut out = Problems::new();
+    if !pfc.enabled {
+        return out;
+    }
+    for (i, f) in s.flows.iter().enumerate() {
+        let Some(path) = &f.file else { continue };
+        let Ok(text) = std::fs::read_to_string(base_dir.join(path)) else { continue };
+        let Ok(list) = crate::host::flow_file::parse_flow_file(&text) else { continue };
+        let mut first_line = [None; 8];
+        for fl in &list {
+            first_line[fl.priority as usize].get_or_insert(fl.line);
+        }
+        for (class, line) in first_line.iter().enumerate() {
+            if let (Some(line), false) = (line, pfc.classes.contains(&(class as u8))) {
+                out.push((format!("flows[{i}].file"), unprotected(class as u8, &pfc.classes, &format!("{} puts flows (line {line} the first)", path.display()))));
+            }
         }
     }
     out
