@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds rnicsim, runs the quickstart scenario end to end and prints its summary, then writes the
 # run's HTML report (FCT, rate, queue, PFC and fairness plots) with the Python package, installed
-# into ./.venv as the README's Python section does. Without Python 3.11+ the report is skipped.
+# into ./.venv as the README's Python section does. Without Python 3.11+ and its venv module the
+# report is skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"

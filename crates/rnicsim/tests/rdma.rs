@@ -387,8 +387,9 @@ fn rdma_traffic_is_lossless_under_pfc_with_every_class_left_at_its_default() {
 #[test]
 fn flows_from_a_file_are_warned_by_their_own_classes_not_nic_priority() {
     // A flow file gives each flow its class (its third column); nic.priority does not apply to
-    // them. Class 0 on line 3 (and 5) is outside PFC's lossless class 3: warned once, naming the
-    // file's first such line; the same file all in class 3 is quiet whatever nic.priority says.
+    // them. Classes 0 (line 3) and 5 (line 4) are outside PFC's lossless class 3: one warning
+    // each, naming the class's first line; a file all in class 3 is quiet whatever
+    // nic.priority says.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("mixed.txt"), "3\n0 2 3 100 20000 0.000001\n1 2 0 100 20000 0.000002\n0 1 5 100 20000 0.000003\n").unwrap();
     std::fs::write(dir.path().join("lossless.txt"), "1\n0 2 3 100 20000 0.000001\n").unwrap();
