@@ -368,7 +368,7 @@ fn rdma_traffic_is_lossless_under_pfc_with_every_class_left_at_its_default() {
     // A 32-to-1 incast of 64 KiB WRITE streams at 25 Gbps, PFC on, no class set anywhere:
     // the RDMA class must be one PFC protects. With RDMA in class 0 beside PFC's default
     // lossless class 3, the bottleneck queue grew to half the 9 MB buffer (the lossy dynamic
-    // threshold) and dropped, with no PAUSE sent: 34,855 drops and 42,272 retransmissions over
+    // threshold) and dropped, with no PAUSE sent: 27,653 drops and 30,810 retransmissions over
     // the 12 ms, where PFC now pauses the senders instead.
     let mut toml = String::from("duration = \"12ms\"\n[topology.star]\nhosts = 33\n[links]\nrate = \"25Gbps\"\n[switch.pfc]\nenabled = true\n[nic.cc.dcqcn]\n");
     for c in 0..32 {
