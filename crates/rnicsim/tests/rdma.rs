@@ -385,6 +385,29 @@ fn rdma_traffic_is_lossless_under_pfc_with_every_class_left_at_its_default() {
 }
 
 #[test]
+fn reads_waiting_their_turn_at_a_busy_responder_are_not_taken_for_lost_at_the_default_timeout() {
+    // 1,024 READ queue pairs of 64 KB messages at depth 4 from one server: 256 MiB outstanding.
+    // The responder serves them in 32 KiB turns, so each queue pair hears nothing for a round of
+    // 1,024 turns (32 MiB, 2.7 ms at 100 Gbps) with nothing lost. The default timeout (the
+    // InfiniBand local ACK timeout at PerfTest's 14, 67 ms) waits that out; a 1 ms one re-issues
+    // READs that were only queued (6,954 timeouts and 27,816 retransmitted packets here).
+    let toml = |rto: &str| {
+        format!(
+            "duration = \"8ms\"\n[topology.star]\nhosts = 2\n[switch.pfc]\nenabled = true\n[nic]\nmtu = 4096\n{rto}\n[nic.scheduler.commodity]\nturn_bytes = \"32KiB\"\n[[perftest]]\ntest = \"read_bw\"\nclient = 0\nserver = 1\nmessage = \"64KB\"\nqps = 1024\ndepth = 4\nwarmup = \"4ms\"\n"
+        )
+    };
+    let run = |rto: &str| {
+        let loaded = LoadedScenario::from_str(&toml(rto), "test.toml", Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap_or_else(|e| panic!("{e}"));
+        common::run_summary(&loaded, "reads")
+    };
+    let default = run("");
+    assert_eq!((default.rdma.timeouts, default.rdma.retransmits), (0, 0), "nothing is lost, nothing times out");
+    assert!(default.perftest[0].completed_gbps > 90.0, "the READs fill the link: {} Gbps", default.perftest[0].completed_gbps);
+    let short = run("rto = \"1ms\"");
+    assert!(short.rdma.timeouts > 0 && short.rdma.retransmits > 0, "a 1 ms timer fires on READs that only wait their turn");
+}
+
+#[test]
 fn flows_from_a_file_are_warned_by_their_own_classes_not_nic_priority() {
     // A flow file gives each flow its class (its third column); nic.priority does not apply to
     // them. Classes 0 (line 3) and 5 (line 4) are outside PFC's lossless class 3: one warning

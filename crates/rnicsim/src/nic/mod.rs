@@ -227,8 +227,11 @@ fn default_ack_interval() -> u32 {
 fn default_recovery() -> Recovery {
     Recovery::GoBackN
 }
+/// The InfiniBand local ACK timeout 4.096 µs × 2^`timeout` at `timeout` = 14 (67.108864 ms):
+/// PerfTest's default QP attribute, and the order of what RoCE deployments configure (14–18,
+/// 67 ms to 1 s). A millisecond-scale timer fires while READs merely wait for a busy responder.
 fn default_rto() -> Time {
-    Time::from_us(1000)
+    Time(4_096_000 << 14)
 }
 fn default_retry() -> u32 {
     7
@@ -287,6 +290,11 @@ impl NicSpec {
         }
         if !has(&["nak_interval"]) {
             self.nak_interval = Some(Time::from_us(4));
+        }
+        if !has(&["rto"]) {
+            // ns-3's go-back-N never times out (a loss is NAKed); IRN runs (ENABLE_IRN 1) need
+            // a timer for tail losses, and 1 ms is the one `tests/ns3.rs` matches ns-3's with.
+            self.rto = Time::from_us(1000);
         }
         if !has(&["ack_priority"]) {
             self.ack_priority = Some(0);
