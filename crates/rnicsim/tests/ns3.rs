@@ -206,6 +206,34 @@ fn the_reference_experiment_with_conweave_gives_ns3s_slowdowns_and_reroutes() {
 }
 
 #[test]
+fn every_class_a_flow_file_uses_but_0_is_lossless_as_in_ns3s_switches() {
+    // ns-3's switches hold every queue but 0 (the ACKs') to PFC. A flow file with data in
+    // classes 1, 3 and 0: 1 and 3 become lossless, 0 stays lossy (and is warned), no other
+    // class gets headroom. The shipped config's file (all class 3) keeps PFC on 3 alone.
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["config.txt", "topology.txt"] {
+        std::fs::copy(data().join(f), dir.path().join(f)).unwrap();
+    }
+    std::fs::write(dir.path().join("flow.txt"), "3\n0 2 1 100 200000 2.000000\n1 3 3 100 100000 2.000010\n0 3 0 100 50000 2.000020\n").unwrap();
+    let text = std::fs::read_to_string(dir.path().join("config.txt")).unwrap();
+    let t = translate(&text, "config.txt", dir.path()).unwrap();
+    let loaded = LoadedScenario::from_str(&t.toml, "config.txt", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(loaded.scenario.switch.pfc.classes, [1, 3]);
+    let lossy: Vec<_> = loaded.warnings.iter().filter(|m| m.contains("lossless")).collect();
+    assert!(lossy.len() == 1 && lossy[0].contains("in class 0"), "{lossy:?}");
+    // The ns3 profile's retransmission timeout (ns-3's go-back-N has none; IRN runs use it).
+    assert_eq!(loaded.scenario.nic.rto, Time::from_us(1000));
+    let shipped = translate(&std::fs::read_to_string(data().join("config.txt")).unwrap(), "config.txt", &data()).unwrap();
+    let shipped = LoadedScenario::from_str(&shipped.toml, "config.txt", &data()).unwrap();
+    assert_eq!(shipped.scenario.switch.pfc.classes, [3]);
+    // The profile gives it to a TOML scenario too; the commodity NIC has 67 ms (the
+    // InfiniBand local ACK timeout at 14).
+    assert_eq!(LoadedScenario::from_file(&data().join("equivalent.toml")).unwrap().scenario.nic.rto, Time::from_us(1000));
+    let commodity = LoadedScenario::from_str("duration = \"1ms\"\n[topology.star]\nhosts = 2\n", "s.toml", &data()).unwrap();
+    assert_eq!(commodity.scenario.nic.rto, Time(4_096_000 << 14));
+}
+
+#[test]
 fn a_value_we_cannot_honour_names_key_and_line() {
     let dir = data();
     let text = std::fs::read_to_string(dir.join("config.txt")).unwrap();

@@ -380,7 +380,12 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     nic.insert("profile".into(), Value::String("ns3".into()));
     // HPCC puts RDMA data on priority 3 (lossless) and ECN-marks it.
     nic.entry("priority").or_insert(Value::Integer(DATA_CLASS));
-    pfc.entry("classes").or_insert(Value::Array(vec![Value::Integer(DATA_CLASS)]));
+    // ns-3's switches hold every queue but 0 (the ACKs') to PFC (`SwitchNode::SendToDev`): the
+    // classes the flow file puts data in, but 0, are lossless (3 in HPCC's and ConWeave's files),
+    // and only those, so that no headroom is set aside for classes no flow uses.
+    let classes = flow_file.as_deref().map_or_else(Vec::new, data_classes);
+    let classes = if classes.is_empty() { vec![DATA_CLASS] } else { classes };
+    pfc.entry("classes").or_insert(Value::Array(classes.into_iter().map(Value::Integer).collect()));
     // ConWeave's switch MMU (`switch-mmu.cc`) pauses an ingress priority group once it holds
     // more than 1/16 of the free shared buffer.
     pfc.entry("alpha").or_insert(Value::Float(0.0625));
@@ -460,6 +465,20 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     }
     let origin = Origin { file: file.to_string(), keys: lines.iter().map(|l| (l.key.to_string(), l.no)).collect() };
     Ok(Translated { toml: toml::to_string(&root).expect("a TOML table serializes"), warnings, origin })
+}
+
+/// The classes other than 0 that the flow file at `path` puts flows in, ascending; none if it
+/// cannot be read or parsed (the world's build then reports it).
+fn data_classes(path: &str) -> Vec<i64> {
+    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
+    let Ok(list) = crate::host::flow_file::parse_flow_file(&text) else { return Vec::new() };
+    let mut used = [false; 8];
+    for f in &list {
+        if let Some(u) = used.get_mut(f.priority as usize) {
+            *u = true;
+        }
+    }
+    (1..8).filter(|&c| used[c]).map(|c| c as i64).collect()
 }
 
 /// Where ns-3 would resolve a config's relative paths: the working directory.
