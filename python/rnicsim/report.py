@@ -44,6 +44,7 @@ def _finish(ax, drawn: bool, missing: str, small: bool = False) -> None:
         ax.legend(fontsize="small" if small else None)
     else:
         ax.text(0.5, 0.5, f"no {missing} in these runs", ha="center", va="center", transform=ax.transAxes, color="grey")
+        ax.rnicsim_missing = missing  # write_report leaves the panel out and says what it lacks
 
 
 def slowdown_cdf(ax, runs: Sequence[Run]) -> None:
@@ -244,14 +245,22 @@ def write_report(runs: Sequence[Union[str, Path, Run]], out: Union[str, Path]) -
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     figures = []
+    # Plots with nothing to draw in these runs: (name, what the runs lack and the key that adds it).
+    not_drawn = []
     for name, draw in PLOTS:
         fig, ax = plt.subplots(figsize=(7, 4))
         draw(ax, runs)
-        fig.tight_layout()
-        fig.savefig(out / f"{name}.svg")
-        fig.savefig(out / f"{name}.png", dpi=110)
+        missing = getattr(ax, "rnicsim_missing", None)
+        if missing is None:
+            fig.tight_layout()
+            fig.savefig(out / f"{name}.svg")
+            fig.savefig(out / f"{name}.png", dpi=110)
+            figures.append(name)
+        else:
+            not_drawn.append((name, missing))
+            for ext in ("svg", "png"):  # a plot an earlier report drew here
+                (out / f"{name}.{ext}").unlink(missing_ok=True)
         plt.close(fig)
-        figures.append(name)
     summaries = [r.summary for r in runs]
     head = "".join(f"<th>{html.escape(_label(r))}</th>" for r in runs)
     rows = "".join(f"<tr><td>{k}</td>" + "".join(f"<td>{_fmt(f(s))}</td>" for s in summaries) + "</tr>" for k, f in SUMMARY_ROWS)
@@ -264,6 +273,10 @@ def write_report(runs: Sequence[Union[str, Path, Run]], out: Union[str, Path]) -
                 for c in s["paper"]
             )
             paper += f"<h2>{html.escape(_label(r))}: paper vs ours</h2><table><tr><th>metric</th><th>source</th><th>paper</th><th>ours</th><th>within</th></tr>{items}</table>"
+    absent = ""
+    if not_drawn:
+        items = "".join(f"<li>{html.escape(n)}: no {html.escape(m)}</li>" for n, m in not_drawn)
+        absent = f"<p>Not drawn, nothing to show in these runs:</p><ul class='absent'>{items}</ul>"
     imgs = "".join(f'<figure><img src="{n}.svg" alt="{n}"><figcaption><a href="{n}.png">PNG</a> · <a href="{n}.svg">SVG</a></figcaption></figure>' for n in figures)
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>rnicsim report</title>
@@ -274,6 +287,7 @@ def write_report(runs: Sequence[Union[str, Path, Run]], out: Union[str, Path]) -
 <table><tr><th></th>{head}</tr>{rows}</table>
 {paper}
 {imgs}
+{absent}
 <script>
 window.addEventListener("load", () => {{
   const ok = Array.from(document.images).every(i => i.complete && i.naturalWidth > 0);
@@ -283,5 +297,5 @@ window.addEventListener("load", () => {{
 </body></html>
 """
     (out / "index.html").write_text(page)
-    (out / "report.json").write_text(json.dumps({"runs": [str(r.path) for r in runs], "figures": figures}, indent=2) + "\n")
+    (out / "report.json").write_text(json.dumps({"runs": [str(r.path) for r in runs], "figures": figures, "not_drawn": [{"figure": n, "missing": m} for n, m in not_drawn]}, indent=2) + "\n")
     return out / "index.html"

@@ -3,6 +3,8 @@ Chromium (non-blank, every image loaded, no script errors)."""
 
 from __future__ import annotations
 
+import html
+import json
 import os
 import shutil
 import subprocess
@@ -28,13 +30,23 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d / "report"
 
 
-def test_every_plot_is_written_as_png_and_svg(report: Path) -> None:
+def test_every_plot_with_data_is_written_as_png_and_svg_and_the_others_are_named(report: Path) -> None:
     page = (report / "index.html").read_text()
-    for name, _ in PLOTS:
+    meta = json.loads((report / "report.json").read_text())
+    drawn = set(meta["figures"])
+    absent = {d["figure"]: d["missing"] for d in meta["not_drawn"]}
+    assert drawn | set(absent) == {name for name, _ in PLOTS} and not drawn & set(absent)
+    # Neither run has PFC pauses or SCR; both have flows, rates, queues and perftests.
+    assert set(absent) == {"pause_fraction", "nic_telemetry", "scr_dequeue_rates"}, absent
+    for name in drawn:
         for ext in ("png", "svg"):
             f = report / f"{name}.{ext}"
             assert f.stat().st_size > 1000, f
         assert f'src="{name}.svg"' in page
+    for name, missing in absent.items():
+        assert not (report / f"{name}.svg").exists() and f'src="{name}.svg"' not in page
+        assert html.escape(missing) in page, "the page says what the runs lack and which key adds it"
+    assert "nic.scr.telemetry" in page
     assert "quickstart" in page and "dcqcn-incast" in page, "both runs side by side"
 
 
