@@ -70,7 +70,9 @@ pub struct NicSpec {
     pub rto: Time,
     #[serde(default = "default_retry")]
     pub retry_count: u32,
-    /// How long a sender waits after an RNR NAK, and the retries before giving up.
+    /// How long a sender waits after an RNR NAK, and the retries before giving up: 0 to 7, the
+    /// InfiniBand QP attribute, where 7 ([`RNR_RETRY_FOREVER`], PerfTest's and the default) retries
+    /// until the receiver posts a buffer.
     #[serde(default = "default_rnr_timer")]
     pub rnr_timer: Time,
     #[serde(default = "default_retry")]
@@ -233,6 +235,9 @@ fn default_recovery() -> Recovery {
 fn default_rto() -> Time {
     Time(4_096_000 << 14)
 }
+/// The `rnr_retry` value that never gives up (InfiniBand: "7 indicates infinite retry").
+pub const RNR_RETRY_FOREVER: u32 = 7;
+
 fn default_retry() -> u32 {
     7
 }

@@ -527,6 +527,9 @@ fn nic(out: &mut Problems, s: &Scenario) {
     if n.rto.0 == 0 {
         out.push((p("rto"), "expected a positive timeout".into()));
     }
+    if n.rnr_retry > crate::nic::RNR_RETRY_FOREVER {
+        out.push((p("rnr_retry"), format!("expected 0 to 7 (InfiniBand's field; 7 retries until a receive is posted), got {}", n.rnr_retry)));
+    }
     if let crate::nic::cc::CcSpec::Mprdma(m) = &n.cc {
         if m.delta == 0 {
             out.push((p("cc.mprdma.delta"), "expected at least 1 packet".into()));

@@ -310,12 +310,14 @@ fn on_ack_syndrome(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
         Syndrome::RnrNak => {
             ack_upto(ctx, q, psn, pkt, id, false);
             let qp = ctx.qps.get_mut(q);
-            if qp.rnr_left == 0 {
-                let i = qp.entry_of(psn);
-                ctx.qp_error(q, i, Status::RnrRetryExceeded, now);
-                return;
+            if ctx.spec.rnr_retry < crate::nic::RNR_RETRY_FOREVER {
+                if qp.rnr_left == 0 {
+                    let i = qp.entry_of(psn);
+                    ctx.qp_error(q, i, Status::RnrRetryExceeded, now);
+                    return;
+                }
+                qp.rnr_left -= 1;
             }
-            qp.rnr_left -= 1;
             qp.snd_nxt = psn;
             qp.resend.clear();
             qp.rnr_until = now + ctx.spec.rnr_timer;
