@@ -428,6 +428,19 @@ fn reads_waiting_their_turn_at_a_busy_responder_are_not_taken_for_lost_at_the_de
 }
 
 #[test]
+fn a_lossy_run_shorter_than_the_timeout_is_warned_at_nic_rto() {
+    // With links.loss, a WRITE whose last packet is lost waits for the timeout (67 ms by
+    // default): a 5 ms run never sees it resent. Warned at nic.rto; a shorter timeout, or no
+    // loss, is quiet.
+    let text = |nic: &str, loss: &str| format!("duration = \"5ms\"\n[topology.back_to_back]\n[links]\nloss = {loss}\n[nic]\n{nic}\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\n");
+    let warned = |t: String| LoadedScenario::from_str(&t, "l.toml", Path::new(".")).unwrap().warnings.into_iter().filter(|m| m.contains("key `nic.rto`")).collect::<Vec<_>>();
+    let w = warned(text("", "0.001"));
+    assert!(w.len() == 1 && w[0].contains("links.loss") && w[0].contains("67.108864ms"), "{w:?}");
+    assert!(warned(text("rto = \"100us\"", "0.001")).is_empty());
+    assert!(warned(text("", "0.0")).is_empty());
+}
+
+#[test]
 fn flows_from_a_file_are_warned_by_their_own_classes_not_nic_priority() {
     // A flow file gives each flow its class (its third column); nic.priority does not apply to
     // them. Classes 0 (line 3) and 5 (line 4) are outside PFC's lossless class 3: one warning

@@ -403,6 +403,17 @@ pub fn advisories(s: &Scenario) -> Problems {
             out.push(("failures.interval".into(), format!("links fail and recover every {}, within one link round trip ({}): a packet barely crosses before its path changes, and every change recomputes routes, which makes the run crawl", f.interval, Time(rtt))));
         }
     }
+    // A lost packet is resent when a later one's arrival is NAKed; a message's lost tail waits
+    // for the retransmission timeout. Warned for losses that go on all run long (random loss,
+    // periodic failures), not for a scripted link event, whose streams usually carry on.
+    let loses = s.links.loss > 0.0 || s.failures.is_some();
+    if loses && (rdma || !s.flows.is_empty()) && s.nic.rto >= s.duration {
+        let cause = if s.links.loss > 0.0 { "links.loss" } else { "failures" };
+        out.push((
+            "nic.rto".into(),
+            format!("packets are lost in this run ({cause}), but a message whose last packets are lost is resent only after the {} timeout, which the {} run never reaches: set nic.rto shorter (InfiniBand's timeouts are 4.096 µs × 2^n)", s.nic.rto, s.duration),
+        ));
+    }
     out
 }
 
