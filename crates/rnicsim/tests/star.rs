@@ -636,3 +636,22 @@ fn rpc_connections_started_at_spread_times_keep_the_server_link_full() {
     assert!(lockstep.wire_load < 0.95, "{lockstep:?}");
     assert!(spread.mcalls > 1.1 * lockstep.mcalls, "{spread:?} {lockstep:?}");
 }
+
+#[test]
+fn the_parameter_server_at_datacenter_scale_runs_on_both_stacks() {
+    // datacenter_ps.toml over 1.5 ms (the last 0.5 ms measured): 1512 connections per server on
+    // the 128-host leaf-spine. Both stacks answer every round; StaR's server keeps no connection
+    // state and fills its link, where RDMA's server misses its 450-entry cache.
+    let loaded = LoadedScenario::from_file(&common::root().join("scenarios/star/datacenter_ps.toml")).unwrap();
+    let s = common::run_summary(&loaded.with_overrides(&[("duration".into(), "\"1500us\"".into())]).unwrap(), "datacenter_ps");
+    let get = |n: &str| s.rpc.iter().find(|r| r.name == n).unwrap_or_else(|| panic!("{n}"));
+    for r in &s.rpc {
+        assert!(r.calls > 0 && r.errors == 0, "{}: {} calls, {} errors", r.name, r.calls, r.errors);
+        assert_eq!(r.connections, 1512);
+    }
+    assert!(get("StaR").wire_load > 0.9, "StaR's server link is the limit: {}", get("StaR").wire_load);
+    let server = s.star.as_ref().unwrap().per_nic.iter().find(|n| n.name == "host 64").unwrap();
+    assert_eq!(server.peak_stateful, 0, "StaR's server holds no connection state");
+    let rdma_server = s.state_cache.as_ref().unwrap().per_nic.iter().find(|n| n.name == "host 0").unwrap();
+    assert!(rdma_server.counters.misses > 1000, "RDMA's server outgrows its cache: {} misses", rdma_server.counters.misses);
+}
