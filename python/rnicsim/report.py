@@ -238,7 +238,8 @@ def _fmt(v) -> str:
 
 
 def write_report(runs: Sequence[Union[str, Path, Run]], out: Union[str, Path]) -> Path:
-    """Writes `out/index.html` with every plot as PNG and SVG beside it; returns the page."""
+    """Writes `out/index.html` with every plot the runs have data for as PNG and SVG beside it,
+    and a list of the others with what they need; returns the page."""
     runs = [r if isinstance(r, Run) else Run(r) for r in runs]
     for r, label in zip(runs, distinct_labels(runs)):
         r.label = label

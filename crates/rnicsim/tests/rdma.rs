@@ -278,7 +278,8 @@ fn send_without_a_receive_exhausts_rnr_retries() {
 fn a_late_receive_is_caught_by_an_rnr_retry() {
     // A SEND that finds no receive posted is RNR-NAKed and retried 10 µs apart. rnr_retry 7
     // (InfiniBand's "retry forever", PerfTest's and the default) waits for the receive however
-    // late: 20 µs (two retries) or 3 ms (300).
+    // late: 20 µs (two retries) or 3 ms (about 250: an RNR NAK's round trip and the 10 µs timer
+    // apart).
     for late in [Time::from_us(20), Time::from_ms(3)] {
         let mut w = build(B2B_BYTES);
         let (lkey, _) = regions(&mut w, 100);
@@ -293,6 +294,22 @@ fn a_late_receive_is_caught_by_an_rnr_retry() {
         let rc = w.poll_cq(1).unwrap();
         assert_eq!((rc[0].wr_id, rc[0].imm, rc[0].status), (8, Some(77), Status::Success));
     }
+    // An RNR NAK is an answer: it spends none of the transport's retries, and the retransmission
+    // timer starts again with the retry. With 10 µs links (a 20 µs round trip) and a 1 ms timeout,
+    // the timer used to fire between retries, count a timeout each time and end the queue pair
+    // RetryExceeded after eight of them (8 ms); a receive posted at 20 ms still catches the SEND.
+    let slow = B2B_BYTES.replace("delay = \"1us\"", "delay = \"10us\"").replace("[nic.cc.none]", "rto = \"1ms\"\n[nic.cc.none]");
+    let mut w = build(&slow);
+    let (lkey, _) = regions(&mut w, 100);
+    let r = w.register_mr(1, 0, 100, Access::LOCAL_WRITE).unwrap();
+    let (qa, qb) = w.connect(0, 1).unwrap();
+    w.post_send(qa, SendWr { id: 3, verb: Verb::Send, local_addr: 0, len: 100, lkey, remote_addr: 0, rkey: 0 }).unwrap();
+    w.run_until(Time::from_ms(20));
+    assert!(w.poll_cq(0).unwrap().is_empty(), "still retrying at 20 ms");
+    w.post_recv(qb, RecvWr { id: 8, addr: 0, len: 100, lkey: r.lkey }).unwrap();
+    w.run_until(Time::from_ms(21));
+    assert_eq!(w.poll_cq(0).unwrap()[0].status, Status::Success);
+    assert_eq!(w.nics[0].timeouts, 0, "no retransmission timeout while the receiver answers RNR");
     // Above 7 is not an InfiniBand value: refused, naming the key.
     let bad = LoadedScenario::from_str(&B2B_BYTES.replace("[nic.cc.none]", "rnr_retry = 8\n[nic.cc.none]"), "b.toml", Path::new(".")).unwrap_err().to_string();
     assert!(bad.contains("nic.rnr_retry") && bad.contains("0 to 7"), "{bad}");

@@ -70,11 +70,12 @@ pub struct NicSpec {
     pub rto: Time,
     #[serde(default = "default_retry")]
     pub retry_count: u32,
-    /// How long a sender waits after an RNR NAK, and the retries before giving up: 0 to 7, the
-    /// InfiniBand QP attribute, where 7 ([`RNR_RETRY_FOREVER`], PerfTest's and the default) retries
-    /// until the receiver posts a buffer.
+    /// How long a sender waits after an RNR NAK (a SEND that found no receive posted).
     #[serde(default = "default_rnr_timer")]
     pub rnr_timer: Time,
+    /// RNR NAKs retried before an RNR-retry-exceeded error: 0 to 7, the InfiniBand QP attribute,
+    /// where 7 ([`RNR_RETRY_FOREVER`], PerfTest's and the default) retries until the receiver
+    /// posts a buffer. An RNR NAK spends none of the `retry_count` timeouts.
     #[serde(default = "default_retry")]
     pub rnr_retry: u32,
     /// The receiver sends at most one CNP per queue pair per this interval (default 4 µs,

@@ -407,7 +407,9 @@ pub fn advisories(s: &Scenario) -> Problems {
     // for the retransmission timeout. Warned for losses that go on all run long (random loss,
     // periodic failures), not for a scripted link event, whose streams usually carry on.
     let loses = s.links.loss > 0.0 || s.failures.is_some();
-    if loses && (rdma || !s.flows.is_empty()) && s.nic.rto >= s.duration {
+    // StaR's calls time out on `nic.star.rto` instead.
+    let roce = !s.flows.is_empty() || !s.perftest.is_empty() || !s.nvmf.is_empty() || s.yama.is_some() || s.rpc.iter().any(|r| !matches!(r.stack, crate::host::apps::rpc::RpcStack::Star | crate::host::apps::rpc::RpcStack::StarAuto));
+    if loses && roce && s.nic.rto >= s.duration {
         let cause = if s.links.loss > 0.0 { "links.loss" } else { "failures" };
         out.push((
             "nic.rto".into(),

@@ -321,6 +321,11 @@ fn on_ack_syndrome(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
             qp.snd_nxt = psn;
             qp.resend.clear();
             qp.rnr_until = now + ctx.spec.rnr_timer;
+            // An RNR NAK is an answer: it spends none of the transport retries, and the
+            // retransmission timer starts again with the retry (without this, a queue pair
+            // waiting for a receive used up `retry_count` timeouts and failed RetryExceeded).
+            qp.retry_left = ctx.spec.retry_count;
+            qp.rto_at = Time::MAX;
             ctx.requeue(q);
         }
         syn @ (Syndrome::NakRemoteAccess | Syndrome::NakInvalidRequest) => {
