@@ -17,6 +17,18 @@ pub struct FlowSpec {
     pub line: u32,
 }
 
+/// The classes the flow file at `path` puts flows in: per class 0–7, the first line that does.
+/// None if the file cannot be read or parsed (the world's build reports that, naming the line).
+pub fn first_line_per_class(path: &std::path::Path) -> Option<[Option<u32>; 8]> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let list = parse_flow_file(&text).ok()?;
+    let mut first = [None; 8];
+    for f in &list {
+        first[f.priority as usize].get_or_insert(f.line);
+    }
+    Some(first)
+}
+
 pub fn parse_flow_file(text: &str) -> Result<Vec<FlowSpec>, LineError> {
     let text = crate::input::strip_bom(text);
     let err = |line: usize, message: String| LineError { line, message };

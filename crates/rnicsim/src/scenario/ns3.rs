@@ -470,15 +470,8 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
 /// The classes other than 0 that the flow file at `path` puts flows in, ascending; none if it
 /// cannot be read or parsed (the world's build then reports it).
 fn data_classes(path: &str) -> Vec<i64> {
-    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
-    let Ok(list) = crate::host::flow_file::parse_flow_file(&text) else { return Vec::new() };
-    let mut used = [false; 8];
-    for f in &list {
-        if let Some(u) = used.get_mut(f.priority as usize) {
-            *u = true;
-        }
-    }
-    (1..8).filter(|&c| used[c]).map(|c| c as i64).collect()
+    let Some(first) = crate::host::flow_file::first_line_per_class(Path::new(path)) else { return Vec::new() };
+    (1..8).filter(|&c| first[c].is_some()).map(|c| c as i64).collect()
 }
 
 /// Where ns-3 would resolve a config's relative paths: the working directory.

@@ -392,7 +392,9 @@ pub fn advisories(s: &Scenario) -> Problems {
     // RDMA traffic outside the lossless classes gets no PFC: full buffers drop it. Flows from a
     // file take each line's class instead ([`flow_file_classes`]).
     let pfc = &s.switch.pfc;
-    let rdma = s.flows.iter().any(|f| f.file.is_none()) || !s.perftest.is_empty() || !s.rpc.is_empty() || !s.nvmf.is_empty() || s.yama.is_some();
+    // Workloads whose queue pairs are RoCE queue pairs in class `nic.priority`.
+    let roce_apps = !s.perftest.is_empty() || !s.nvmf.is_empty() || s.yama.is_some();
+    let rdma = roce_apps || s.flows.iter().any(|f| f.file.is_none()) || !s.rpc.is_empty();
     if pfc.enabled && rdma && !pfc.classes.contains(&s.nic.priority) {
         out.push(("nic.priority".into(), unprotected(s.nic.priority, &pfc.classes, "RDMA traffic goes")));
     }
@@ -408,7 +410,7 @@ pub fn advisories(s: &Scenario) -> Problems {
     // periodic failures), not for a scripted link event, whose streams usually carry on.
     let loses = s.links.loss > 0.0 || s.failures.is_some();
     // StaR's calls time out on `nic.star.rto` instead.
-    let roce = !s.flows.is_empty() || !s.perftest.is_empty() || !s.nvmf.is_empty() || s.yama.is_some() || s.rpc.iter().any(|r| !matches!(r.stack, crate::host::apps::rpc::RpcStack::Star | crate::host::apps::rpc::RpcStack::StarAuto));
+    let roce = roce_apps || !s.flows.is_empty() || s.rpc.iter().any(|r| !matches!(r.stack, crate::host::apps::rpc::RpcStack::Star | crate::host::apps::rpc::RpcStack::StarAuto));
     if loses && roce && s.nic.rto >= s.duration {
         let cause = if s.links.loss > 0.0 { "links.loss" } else { "failures" };
         out.push((
@@ -435,12 +437,7 @@ pub fn flow_file_classes(s: &Scenario, base_dir: &std::path::Path) -> Problems {
     }
     for (i, f) in s.flows.iter().enumerate() {
         let Some(path) = &f.file else { continue };
-        let Ok(text) = std::fs::read_to_string(base_dir.join(path)) else { continue };
-        let Ok(list) = crate::host::flow_file::parse_flow_file(&text) else { continue };
-        let mut first_line = [None; 8];
-        for fl in &list {
-            first_line[fl.priority as usize].get_or_insert(fl.line);
-        }
+        let Some(first_line) = crate::host::flow_file::first_line_per_class(&base_dir.join(path)) else { continue };
         for (class, line) in first_line.iter().enumerate() {
             if let (Some(line), false) = (line, pfc.classes.contains(&(class as u8))) {
                 out.push((format!("flows[{i}].file"), unprotected(class as u8, &pfc.classes, &format!("{} puts flows (line {line} the first)", path.display()))));
