@@ -284,7 +284,7 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
     }
     if let Some(st) = &summary.stall {
         eprintln!(
-            "warning: the run stalled: nothing reached its destination after {} while {} packets were alive and {} flows and {} queue pairs waited{}{}{}; see `stall` in summary.json",
+            "warning: the run stalled: nothing reached its destination after {} while {} packets were alive and {} flows and {} queue pairs waited{}{}{}{}; see `stall` in summary.json",
             rnicsim::units::Time(st.since_ps),
             st.packets_alive,
             st.waiting_flows,
@@ -292,6 +292,10 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
             match st.waiting_star_ends {
                 0 => String::new(),
                 n => format!(" (and {n} StaR connection ends)"),
+            },
+            match st.rnr_naks {
+                0 => String::new(),
+                n => format!("; {n} requests were refused for want of a posted receive (RNR NAKs)"),
             },
             match st.paused.len() {
                 0 => String::new(),

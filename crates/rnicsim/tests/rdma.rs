@@ -316,6 +316,41 @@ fn a_late_receive_is_caught_by_an_rnr_retry() {
 }
 
 #[test]
+fn a_send_retried_forever_at_a_peer_that_posts_no_receive_is_a_stall() {
+    // rnr_retry 7 (the default) retries an RNR-NAKed SEND until a receive is posted. Each retry
+    // reaches the responder and is refused, so packets keep arriving; the stall detector must
+    // not take them for progress. In a 2 ms run (quiet time 200 µs) the stall is since the
+    // first refusal, about 2 µs in, and about 2 ms / (10 µs timer + 2 µs round trip) = 166
+    // SENDs were refused.
+    let text = B2B_BYTES.replace("duration = \"50ms\"", "duration = \"2ms\"");
+    let run = |receive: bool| {
+        let mut w = build(&text);
+        let (lkey, _) = regions(&mut w, 100);
+        let r = w.register_mr(1, 0, 100, Access::LOCAL_WRITE).unwrap();
+        let (qa, qb) = w.connect(0, 1).unwrap();
+        if receive {
+            w.post_recv(qb, RecvWr { id: 8, addr: 0, len: 100, lkey: r.lkey }).unwrap();
+        }
+        w.post_send(qa, SendWr { id: 3, verb: Verb::Send, local_addr: 0, len: 100, lkey, remote_addr: 0, rkey: 0 }).unwrap();
+        w.run(|_| true);
+        w
+    };
+    let w = run(false);
+    let stall = w.stall().expect("a SEND nobody receives is stalled");
+    assert!(stall.since_ps < Time::from_us(5).0, "{stall:?}");
+    assert_eq!(stall.waiting_qps, 1);
+    assert!((150..=180).contains(&stall.rnr_naks), "{stall:?}");
+    let summary = serde_json::to_value(rnicsim::output::Summary::of(&w, "t")).unwrap();
+    assert_eq!(summary["rdma"]["rnr_naks"], stall.rnr_naks);
+    assert_eq!(summary["stall"]["rnr_naks"], stall.rnr_naks);
+    // With the receive posted: delivered at once, nothing refused, no stall.
+    let mut w = run(true);
+    assert!(w.stall().is_none());
+    assert_eq!(w.nics[1].rnr_naks, 0);
+    assert_eq!(w.poll_cq(0).map(|c| c[0].status).ok(), Some(Status::Success));
+}
+
+#[test]
 fn a_lost_peer_ends_in_retry_exceeded() {
     let mut w = build(&B2B_BYTES.replace("[nic.cc.none]", "rto = \"10us\"\nretry_count = 3\n[nic.cc.none]\n[[link_events]]\nat = \"0s\"\nbetween = [0, 1]\nstate = \"down\""));
     let (lkey, rkey) = regions(&mut w, 100);

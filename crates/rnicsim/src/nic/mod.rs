@@ -352,6 +352,8 @@ pub struct Nic {
     /// Retransmitted packets and timeouts, for the summary.
     pub retransmits: u64,
     pub timeouts: u64,
+    /// SENDs (and WRITEs with immediate) this NIC refused for want of a posted receive (RNR NAKs).
+    pub rnr_naks: u64,
     /// Scheduler decisions for queue pairs that had nothing to send.
     pub wasted_picks: u64,
     /// Fetched-and-dropped packets already charged to PCIe.
@@ -396,6 +398,7 @@ impl Nic {
             peak_qps: 0,
             retransmits: 0,
             timeouts: 0,
+            rnr_naks: 0,
             wasted_picks: 0,
             dropped_seen: 0,
             scratch: Vec::new(),

@@ -120,6 +120,8 @@ pub struct RdmaSummary {
     pub slowdown_p99: f64,
     pub retransmits: u64,
     pub timeouts: u64,
+    /// Requests refused for want of a posted receive (RNR NAKs sent).
+    pub rnr_naks: u64,
     /// Packets the NICs' schedulers fetched, and fetched then dropped (Tassel's filter).
     pub scheduler_fetches: u64,
     pub scheduler_dropped_fetches: u64,
@@ -230,6 +232,7 @@ fn rdma(world: &World) -> std::io::Result<RdmaSummary> {
         slowdown_p99: finished.slowdown_p99,
         retransmits: world.nics.iter().map(|n| n.retransmits).sum(),
         timeouts: world.nics.iter().map(|n| n.timeouts).sum(),
+        rnr_naks: world.nics.iter().map(|n| n.rnr_naks).sum(),
         scheduler_wasted_picks: world.nics.iter().map(|n| n.wasted_picks).sum(),
         scheduler_state_bytes: world.nics.iter().map(|n| crate::nic::sched::QpScheduler::state_bytes(&n.sched)).max().unwrap_or(0),
         scheduler_fetches: world.nics.iter().map(|n| crate::nic::sched::QpScheduler::fetch_stats(&n.sched).0).sum(),

@@ -581,11 +581,17 @@ impl World {
         }
         // Delivered counts what `packets_sent` counts: requests and READ responses, not the
         // ACKs, NAKs, CNPs and signals they cause.
-        if !matches!(self.pool.get(id).roce.opcode.family(), Family::Ack | Family::Cnp | Family::OutOfBand) {
+        let counted = !matches!(self.pool.get(id).roce.opcode.family(), Family::Ack | Family::Cnp | Family::OutOfBand);
+        let refused_before = self.nics[h as usize].rnr_naks;
+        if counted {
             self.stats.packets_delivered += 1;
-            self.stats.last_delivery = self.now;
         }
         responder::receive(&mut self.transport(), h, id);
+        // For the stall detector, a request refused for want of a receive (RNR NAK) has not
+        // arrived: a SEND retried forever at a peer that posts none is a stall.
+        if counted && self.nics[h as usize].rnr_naks == refused_before {
+            self.stats.last_delivery = self.now;
+        }
         self.drain_outbox();
     }
 

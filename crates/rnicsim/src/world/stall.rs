@@ -1,6 +1,7 @@
 //! The stall detector: a run in which nothing reached its destination for a stretch while work
 //! was pending (packets alive, flows started and unfinished, queue pairs with work posted) says
-//! so, with the ports and classes held by PFC and the flows left waiting.
+//! so, with the ports and classes held by PFC and the flows left waiting. A request its
+//! responder refuses for want of a posted receive (an RNR NAK) has not reached it.
 
 use super::World;
 use crate::nic::qp::QpState;
@@ -47,6 +48,11 @@ pub struct Stall {
     /// StaR connection ends with work under way (omitted when none).
     #[serde(skip_serializing_if = "is_zero")]
     pub waiting_star_ends: u64,
+    /// Requests refused for want of a posted receive (RNR NAKs) in the run so far: a sender
+    /// retrying a SEND at a peer that posts no receive (with `nic.rnr_retry = 7`, forever)
+    /// delivers nothing, and is stalled. Omitted when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rnr_naks: u64,
     /// Paused port classes with packets waiting (the first 20).
     pub paused: Vec<StuckPort>,
     /// When `stop_on_stall` ended the run here, the time it did.
@@ -122,7 +128,7 @@ impl World {
             }
         }
         let stopped_at_ps = self.stopped_at.map(|t| t.0);
-        Some(Stall { since_ps: since.0, packets_alive: self.pool.live() as u64, waiting_flows: waiting.len() as u64, waiting_flow_ids: waiting.into_iter().take(10).collect(), waiting_qps: self.waiting_qps(), waiting_star_ends: self.star.waiting() as u64, paused, stopped_at_ps })
+        Some(Stall { since_ps: since.0, packets_alive: self.pool.live() as u64, waiting_flows: waiting.len() as u64, waiting_flow_ids: waiting.into_iter().take(10).collect(), waiting_qps: self.waiting_qps(), waiting_star_ends: self.star.waiting() as u64, rnr_naks: self.nics.iter().map(|n| n.rnr_naks).sum(), paused, stopped_at_ps })
     }
 }
 

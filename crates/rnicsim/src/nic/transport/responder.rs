@@ -466,7 +466,9 @@ fn message_arrived(ctx: &mut Ctx, q: u32, placed: Time) {
 
 /// No receive WQE for a SEND or WRITE with immediate: RNR NAK.
 fn rnr(ctx: &mut Ctx, q: u32, pkt: &Packet) {
-    let e = ctx.qps.get(q).epsn;
+    let qp = ctx.qps.get(q);
+    let e = qp.epsn;
+    ctx.nics[qp.host as usize].rnr_naks += 1;
     ctx.send_control(q, Opcode::Acknowledge, Syndrome::RnrNak, e, pkt, None);
 }
 
