@@ -724,6 +724,35 @@ fn the_verbs_api_returns_errors_for_arguments_that_name_nothing() {
 }
 
 #[test]
+fn a_rate_limited_queue_pair_beside_a_hungry_one_banks_its_wait_with_pace_burst() {
+    // One client NIC: a queue pair limited to 10 Gbps and an unlimited one, both posting 64 KiB
+    // WRITEs of 4 KiB packets (4154 B on the wire) at depth 16. The commodity scheduler serves
+    // the hungry one a whole WQE per turn (16 packets), and the limited one waits that turn out
+    // each time its gap ends. With no bank (`pace_burst` 0, the default) its next gap runs from
+    // its send, so it sends one packet per 17 packet times: 4154 B / (17 x 332.32 ns) = 5.88
+    // Gbps. A bank of 32 KiB lets it catch up with a second packet in its turn: its 10 Gbps.
+    // Alone it gets 10 Gbps either way (nothing waited, nothing banked).
+    let run = |burst: &str, hungry: bool| {
+        let other = if hungry { "[[perftest]]\nname = \"hungry\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 16\nwarmup = \"200us\"\n" } else { "" };
+        let toml = format!("duration = \"1ms\"\n[topology.star]\nhosts = 2\n[links]\nrate = \"100Gbps\"\ndelay = \"100ns\"\n[nic]\nmtu = 4096\npace_burst = \"{burst}\"\n[nic.cc.none]\n[[perftest]]\nname = \"limited\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 16\nrate_limit = \"10Gbps\"\nwarmup = \"200us\"\n{other}");
+        let mut w = build(&toml);
+        w.run(|_| true);
+        let wire: Vec<f64> = w.apps.perftests.tests.iter().map(|p| p.wire_gbps(w.end)).collect();
+        wire
+    };
+    let turn_bound = 4154.0 * 8.0 / (17.0 * 4154.0 * 8.0 / 100.0);
+    let no_bank = run("0B", true);
+    assert!((no_bank[0] / turn_bound - 1.0).abs() < 0.02, "{no_bank:?} against {turn_bound}");
+    let bank = run("32KiB", true);
+    assert!((bank[0] / 10.0 - 1.0).abs() < 0.01, "{bank:?}");
+    assert!(bank[0] + bank[1] > 99.0, "{bank:?}");
+    for burst in ["0B", "32KiB"] {
+        let alone = run(burst, false)[0];
+        assert!((alone / 10.0 - 1.0).abs() < 0.01, "{burst}: {alone}");
+    }
+}
+
+#[test]
 fn a_rate_change_retimes_the_pacing_wait_under_way() {
     // A queue pair limited to 1 Gbps sends its first packet; halfway through the wait that
     // packet opened, the limit becomes 2 Gbps. A token bucket pays the half still to run at the

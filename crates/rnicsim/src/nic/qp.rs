@@ -261,7 +261,10 @@ pub struct Qp {
     pub rnr_until: Time,
     /// Rate limit: the next packet may not leave before this.
     pub next_send: Time,
-    /// The gap the last packet opened: from when (its send, or its payload's DMA if later), for
+    /// Since when the queue pair has had a packet ready, as of its last hand-over to the
+    /// scheduler ([`Qp::ready_since`]): what it waits from there is what `nic.pace_burst` may bank.
+    pub eligible_since: Time,
+    /// The gap the last packet opened: from when (its send, less the wait `nic.pace_burst` banked), for
     /// how many bytes, and how long at the rate then in force. A rate change re-times the gap
     /// at the new rate ([`crate::nic::transport::Ctx::sync_rate`]).
     pub pace: Pace,
@@ -341,6 +344,19 @@ pub struct Qp {
 }
 
 impl Qp {
+    /// Since when a queue pair eligible at `at` has had a packet ready: when its rate limiter's
+    /// last gap ended if only that gap (or its last payload's DMA) held it, so a backlogged queue
+    /// pair banks from there; `at` itself if it waited for data (a WQE, the window, an RNR timer),
+    /// so that nothing is banked while there was nothing to send.
+    #[inline]
+    pub fn ready_since(&self, at: Time) -> Time {
+        if at <= self.next_send {
+            self.pace.from + self.pace.gap
+        } else {
+            at
+        }
+    }
+
     /// The rate the queue pair is held to: its congestion control's, capped by any limit set.
     #[inline]
     pub fn rate_in_force(&self) -> u64 {
@@ -470,6 +486,7 @@ impl Qp {
             rto_at: Time::MAX,
             rnr_until: Time::ZERO,
             next_send: Time::ZERO,
+            eligible_since: Time::ZERO,
             pace: Pace::default(),
             in_sched: false,
             bytes_sent: 0,
@@ -540,6 +557,7 @@ impl Qp {
         self.rto_at = Time::MAX;
         self.rnr_until = Time::ZERO;
         self.next_send = Time::ZERO;
+        self.eligible_since = Time::ZERO;
         self.pace = Pace::default();
         self.in_sched = false;
         self.bytes_sent = 0;

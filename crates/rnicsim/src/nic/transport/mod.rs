@@ -291,6 +291,8 @@ impl Ctx<'_> {
         qp.next_send = pace.from + qp.pace.gap;
         if qp.in_sched {
             if let Some(at) = self.eligible_at(q) {
+                let qp = self.qps.get_mut(q);
+                qp.eligible_since = qp.ready_since(at);
                 super::sched::QpScheduler::reschedule(&mut self.nics[h].sched, q, at, now);
                 self.out.push(Action::Kick(h as u32));
             }
@@ -359,6 +361,7 @@ impl Ctx<'_> {
         if let Some(at) = self.eligible_at(q) {
             let qp = self.qps.get_mut(q);
             qp.in_sched = true;
+            qp.eligible_since = qp.ready_since(at);
             let h = qp.host;
             super::sched::QpScheduler::push(&mut self.nics[h as usize].sched, q, at, self.now);
             self.out.push(Action::Kick(h));

@@ -10,7 +10,7 @@ use crate::nic::pcie::wqe_bytes;
 use crate::nic::qp::{opcode_at, packets_for, payload_at, Pace, QpState, SqEntry};
 use crate::nic::sched::QpScheduler;
 use crate::nic::verbs::{PostError, SendWr, Status, Verb};
-use crate::units::Time;
+use crate::units::{BitsPerSec, Time};
 use crate::wire::packet::{Packet, PacketId, RoceHeader, ECN_ECT0};
 use crate::wire::roce::{Family, Opcode, Syndrome};
 
@@ -218,8 +218,15 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
     }
     if !ctx.nics[h].sched.rate_limits() {
         let rate = qp.rate_in_force();
-        let from = qp.next_send.max(now);
         let gap = super::pacing_gap(rate, line, size);
+        // The wait since it became eligible, up to `pace_burst` at its rate, is banked: the
+        // gap runs from that much before now (a token bucket that fills only while the queue
+        // pair waits, ready, for its turn).
+        let mut from = qp.next_send.max(now);
+        if gap > Time::ZERO && ctx.spec.pace_burst.0 > 0 {
+            let bank = BitsPerSec(super::paced_rate(rate, line)).tx_time(ctx.spec.pace_burst.0);
+            from = from.min(qp.eligible_since.max(now.saturating_sub(bank)));
+        }
         qp.pace = Pace { from, bytes: size, gap, rate: super::paced_rate(rate, line) };
         if gap > Time::ZERO {
             qp.next_send = from + gap;
