@@ -341,6 +341,26 @@ fn policy_figure(s: &Summary, host: &str, key: &str) -> f64 {
 }
 
 #[test]
+fn a_policys_dequeue_rate_keeps_the_applications_own_rate_limit() {
+    // One queue pair limited by its application to 10 Gbps and three hungry ones on one NIC.
+    // SCR's dequeue rate is a second limit, not a replacement of the first: static gives every
+    // flow 100/4 = 25 Gbps, and the limited one keeps its 10 (it ran at 25 when the policy's
+    // rate overwrote the application's); water filling finds it satisfied at 10 and shares the
+    // other 90 among the three, 30 each (max-min).
+    let tests = [("lim", 0, 1, Some("10Gbps")), ("h1", 0, 1, None), ("h2", 0, 1, None), ("h3", 0, 1, None)];
+    let stat = star(2, "[nic.scr]\n[nic.scr.policy.static]", &tests);
+    assert!((perf(&stat, "lim").wire_gbps - 10.0).abs() < 0.2, "{:?}", perf(&stat, "lim"));
+    for h in ["h1", "h2", "h3"] {
+        assert!((perf(&stat, h).wire_gbps - 25.0).abs() < 0.5, "{h}: {:?}", perf(&stat, h));
+    }
+    let wf = star(2, "[nic.scr]\n[nic.scr.policy.water_filling]", &tests);
+    assert!((perf(&wf, "lim").wire_gbps - 10.0).abs() < 0.2, "{:?}", perf(&wf, "lim"));
+    for h in ["h1", "h2", "h3"] {
+        assert!((perf(&wf, h).wire_gbps - 30.0).abs() < 1.0, "{h}: {:?}", perf(&wf, h));
+    }
+}
+
+#[test]
 fn swift_takes_what_a_paced_background_leaves_and_keeps_the_queue_near_its_target() {
     // Host 0 runs Swift (A.6's parameters); host 2 sends a 30 Gbps background to the same server.
     let tests = [("swift", 0, 1, None), ("bg", 2, 1, Some("30Gbps"))];

@@ -337,9 +337,11 @@ pub struct Qp {
     /// Payload of this queue pair's requests the peer has acknowledged (WRITE, SEND) or answered
     /// in order (READ), each byte once however often it was sent: the goodput counter.
     pub payload_acked: u64,
-    /// A configured rate limit (bps; `u64::MAX` for none), and the limit last given to the
-    /// scheduler (the lower of it and the congestion-control rate).
+    /// A configured rate limit (bps; `u64::MAX` for none: the application's, e.g. perftest's),
+    /// the dequeue rate a control policy set (SCR's knob, §4.4; `u64::MAX` for none), and the
+    /// limit last given to the scheduler (the lowest of them and the congestion-control rate).
     pub rate_limit: u64,
+    pub dequeue_rate: u64,
     pub sched_rate: u64,
 }
 
@@ -357,10 +359,11 @@ impl Qp {
         }
     }
 
-    /// The rate the queue pair is held to: its congestion control's, capped by any limit set.
+    /// The rate the queue pair is held to: its congestion control's, capped by any limit set
+    /// and by a control policy's dequeue rate.
     #[inline]
     pub fn rate_in_force(&self) -> u64 {
-        crate::nic::cc::CongestionControl::rate(&self.cc).0.min(self.rate_limit)
+        crate::nic::cc::CongestionControl::rate(&self.cc).0.min(self.rate_limit).min(self.dequeue_rate)
     }
 
     /// The send-queue entry whose PSN range holds `psn`.
@@ -524,6 +527,7 @@ impl Qp {
             tx_bytes: 0,
             retransmits: 0,
             rate_limit: u64::MAX,
+            dequeue_rate: u64::MAX,
             sched_rate: 0,
         }
     }
@@ -592,6 +596,7 @@ impl Qp {
         self.tx_bytes = 0;
         self.retransmits = 0;
         self.rate_limit = u64::MAX;
+        self.dequeue_rate = u64::MAX;
         self.sched_rate = 0;
     }
 }

@@ -320,6 +320,15 @@ impl World {
         Ok(())
     }
 
+    /// Sets queue pair `q`'s dequeue rate, the knob a control policy turns (SCR §4.4); the
+    /// application's own limit (`set_rate_limit`) still holds, the lower one in force.
+    pub fn set_dequeue_rate(&mut self, q: u32, bps: u64) -> Result<(), VerbsError> {
+        self.open_qp(q)?;
+        self.transport().set_dequeue_rate(q, bps);
+        self.drain_outbox();
+        Ok(())
+    }
+
     /// Posts a send WQE now. Local-buffer errors complete with an error, as verbs do.
     pub fn post_send(&mut self, q: u32, wr: SendWr) -> Result<(), PostError> {
         self.post_send_at(q, wr, self.now)

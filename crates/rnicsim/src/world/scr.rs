@@ -107,7 +107,7 @@ impl World {
             // A queue pair that closed since the decision is left alone (the verbs refuse it).
             match a {
                 Action::SetRate { flow, bps } => {
-                    if self.set_rate_limit(flow, bps).is_ok() {
+                    if self.set_dequeue_rate(flow, bps).is_ok() {
                         kick = true;
                         let scr = self.tap.scr.as_mut().expect("checked above");
                         let node = scr.nodes[host as usize];

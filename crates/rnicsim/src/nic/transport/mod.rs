@@ -127,6 +127,13 @@ impl Ctx<'_> {
         self.sync_rate(q);
     }
 
+    /// Sets queue pair `q`'s dequeue rate (a control policy's; `u64::MAX` removes it). It
+    /// holds beside the application's rate limit: the lower of the two is in force.
+    pub fn set_dequeue_rate(&mut self, q: u32, bps: u64) {
+        self.qps.get_mut(q).dequeue_rate = bps;
+        self.sync_rate(q);
+    }
+
     /// Moves queue pair `q` to other UDP ports (ECMP then hashes it onto another path).
     pub fn set_udp_ports(&mut self, q: u32, sport: u16, dport: u16) {
         let qp = self.qps.get_mut(q);
