@@ -220,6 +220,24 @@ fn run_flow_file(size: &str, text: &str) -> World {
 }
 
 #[test]
+fn acks_coalesced_over_more_packets_than_the_window_still_come_when_the_window_fills() {
+    // Selective repeat keeps one BDP in flight (about 27 packets here); a receiver that ACKs
+    // every 64 packets (or at a message's end) never saw 64 arrive, and the 1 MB flow moved
+    // only at each timeout (not done in 3 ms). The packet that fills the window asks for an
+    // ACK, so the flow runs without a timeout, a round trip lost per window at worst.
+    let fct = |interval: u32| {
+        let w = run_flow_file("1000000", &format!("duration = \"3ms\"\n[topology.back_to_back]\n[nic]\nrecovery = \"selective_repeat\"\nack_interval = {interval}\nrto = \"500us\"\n[nic.cc.none]\n[[flows]]\nfile = \"one.txt\"\n"));
+        assert_eq!(w.nics[0].timeouts, 0, "ack_interval {interval}");
+        w.apps.flows.records[0].fct().expect("finished").0 as f64 / 1e6
+    };
+    let every = fct(1);
+    for interval in [32, 64, 1000] {
+        let coalesced = fct(interval);
+        assert!(coalesced >= every && coalesced < 2.0 * every, "ack_interval {interval}: {coalesced} us against {every}");
+    }
+}
+
+#[test]
 fn a_read_responder_reads_its_payload_from_host_memory_first() {
     // One 64 B WRITE, then one 64 B READ, each alone on a 2-host star (100 Gbps, 1 µs links,
     // PCIe 500 ns each way at 200 Gbps). Both pay the doorbell and WQE fetch (8 B + L + 2L +

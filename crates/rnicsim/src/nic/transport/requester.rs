@@ -135,6 +135,10 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
             }
             let family = e.family();
             let op = opcode_at(family, idx, e.npkts, e.wr.verb.imm().is_some());
+            // The packet that fills the window asks for an ACK (BTH AckReq): the sender stops
+            // there, and a receiver coalescing `ack_interval` packets would otherwise wait for
+            // more than the window lets come (a flow then moved only on timeouts).
+            let fills_window = super::window_packets(ctx.spec, ctx.nics[qp.host as usize].line_rate, qp).is_some_and(|w| psn + 1 >= qp.snd_una + w);
             RoceHeader {
                 opcode: op,
                 payload: payload_at(e.wr.len, mtu, idx),
@@ -145,7 +149,7 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
                 imm: e.wr.verb.imm().unwrap_or(0),
                 msg: e.msg,
                 // A held last packet waits for the ACK of the one before it: ask for it.
-                ack_req: op.is_last() || qp.probe || (family == Family::Write && psn + 2 == e.end_psn() && ctx.spec.ordering.is_some_and(|o| o.hold_last_write)),
+                ack_req: op.is_last() || qp.probe || fills_window || (family == Family::Write && psn + 2 == e.end_psn() && ctx.spec.ordering.is_some_and(|o| o.hold_last_write)),
                 last: op.is_last() && i + 1 == qp.sq.len(),
                 ..Default::default()
             }
