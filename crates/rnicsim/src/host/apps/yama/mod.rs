@@ -214,8 +214,12 @@ pub struct Yama {
     entities: Vec<EntityRun>,
     /// Per sample: its end and each entity's Gbps in it.
     pub timeline: Vec<(Time, Vec<f64>)>,
-    /// When entities joined or left (after the warmup).
+    /// When entities joined or left (after the warmup), and the chain of each.
     changes: Vec<Time>,
+    change_chain: Vec<usize>,
+    /// At each of those, every chain's application bytes measured so far: the summary's fair
+    /// shares take each stretch between them at the chain's own throughput in it.
+    change_bytes: Vec<Vec<u64>>,
     end: Time,
     /// WRITEs the NIC refused.
     post_errors: u64,
@@ -549,6 +553,8 @@ impl Yama {
         self.entities[e as usize].active = on;
         if now > self.spec().warmup {
             self.changes.push(now);
+            self.change_chain.push(c);
+            self.change_bytes.push(self.chains.iter().map(|c| c.app_bytes).collect());
         }
         let qs: Vec<u32> = (0..self.queues.len() as u32).filter(|&q| self.queues[q as usize].entity == e).collect();
         for q in qs {

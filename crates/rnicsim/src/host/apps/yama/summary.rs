@@ -44,8 +44,9 @@ pub struct EntitySummary {
     pub weight: f64,
     pub gbps: f64,
     /// The policy's share of what its chain got: weighted max-min of the chain's throughput over
-    /// the entities that are on, an open-loop entity asking no more than its `load` (averaged
-    /// over the pieces of the window between starts and stops).
+    /// the entities that are on, an open-loop entity asking no more than its `load` (in each
+    /// piece of the window between starts and stops, of what the chain completed in that piece,
+    /// averaged over the pieces).
     pub fair_gbps: f64,
     /// gbps / fair_gbps.
     pub fraction_of_fair: f64,
@@ -187,7 +188,7 @@ impl Yama {
     /// Each entity's share over the measurement window, averaged over the pieces of it in which
     /// the same entities are on (between `start` and `stop`): its weight normalized over its
     /// chain's entities that are on; its fair share of what its chain got (weighted max-min of
-    /// the chain's mean throughput, an open-loop entity asking no more than its `load`); and
+    /// the chain's throughput in that piece, an open-loop entity asking no more than its `load`); and
     /// its ideal share (weighted max-min over the engines' nominal capacities, `load` the
     /// chain's engine time per byte; entities on a NIC's own RDMA engine take no part). Rates
     /// in bytes per second.
@@ -199,11 +200,30 @@ impl Yama {
         cuts.extend([from, end]);
         cuts.sort_unstable();
         cuts.dedup();
-        let chain_rate: Vec<f64> = self.chains.iter().map(|c| c.app_bytes as f64 / (window / 1e12)).collect();
+        // Each chain's application bytes measured by time `t` (a cut: the window's ends, or a
+        // join or leave, where the run noted them).
+        let bytes_at = |c: usize, t: Time| -> Option<f64> {
+            if t <= from {
+                Some(0.0)
+            } else if t >= end {
+                Some(self.chains[c].app_bytes as f64)
+            } else {
+                self.changes.iter().rposition(|&x| x == t).map(|k| self.change_bytes[k][c] as f64)
+            }
+        };
+        let mean_rate: Vec<f64> = self.chains.iter().map(|c| c.app_bytes as f64 / (window / 1e12)).collect();
         let mut out = vec![(0.0, 0.0, 0.0); spec.entity.len()];
         for piece in cuts.windows(2) {
             let (a, b) = (piece[0], piece[1]);
             let part = (b.0 - a.0) as f64 / window;
+            // What each chain completed in this piece, per second (the window's mean if a cut
+            // went unrecorded).
+            let chain_rate: Vec<f64> = (0..self.chains.len())
+                .map(|c| match (bytes_at(c, a), bytes_at(c, b)) {
+                    (Some(x), Some(y)) => (y - x).max(0.0) / ((b.0 - a.0) as f64 / 1e12),
+                    _ => mean_rate[c],
+                })
+                .collect();
             let on = |e: &super::spec::EntitySpec| e.on_between(a, b);
             let demand = |e: &super::spec::EntitySpec| if !on(e) { 0.0 } else { e.load.map_or(f64::INFINITY, |l| l.0 as f64 / 8.0) };
             let ask: Vec<::yama::Demand> = spec.entity.iter().enumerate().map(|(i, e)| ::yama::Demand { weight: e.weight, chain: self.policy.chain_of(i), demand: demand(e) }).collect();
@@ -229,9 +249,12 @@ impl Yama {
         out
     }
 
-    /// For each join or leave, µs until every active entity of every chain is within the
-    /// tolerance of its weighted share of its chain's throughput for three samples running.
-    /// A change followed by another within four samples is superseded (not counted).
+    /// For each join or leave, µs until every active entity of its chain is within the
+    /// tolerance of its share of the chain's throughput for three samples running: weighted
+    /// max-min, an open-loop entity asking no more than its `load`. An entity that asks less
+    /// than its share is not judged (its rate is its own arrivals', noisy over a sample); the
+    /// others share what it leaves. A change followed by another within four samples is
+    /// superseded (not counted).
     fn convergence(&self) -> (Vec<f64>, usize, usize) {
         let Some(spec) = self.spec.as_ref() else { return (Vec::new(), 0, 0) };
         let mut out = Vec::new();
@@ -243,15 +266,19 @@ impl Yama {
                 continue;
             }
             let rows: Vec<&(Time, Vec<f64>)> = self.timeline.iter().filter(|(at, _)| at.0 >= t.0 + spec.sample.0 && *at <= until).collect();
+            let c = self.change_chain[k];
             let fair_row = |row: &Vec<f64>, at: Time| {
-                (0..self.chains.len()).all(|c| {
-                    let act: Vec<usize> = (0..spec.entity.len()).filter(|&e| self.policy.chain_of(e) == c && self.active_at(e, at)).collect();
-                    let wsum: f64 = act.iter().map(|&e| spec.entity[e].weight).sum();
-                    let total: f64 = act.iter().map(|&e| row[e]).sum();
-                    act.iter().all(|&e| {
-                        let fair = total * spec.entity[e].weight / wsum;
-                        (row[e] - fair).abs() <= spec.tolerance * fair
-                    })
+                let act: Vec<usize> = (0..spec.entity.len()).filter(|&e| self.policy.chain_of(e) == c && self.active_at(e, at)).collect();
+                let total: f64 = act.iter().map(|&e| row[e]).sum();
+                // Max-min over the chain's throughput, in Gbps; who asks for less is satisfied.
+                let ask: Vec<::yama::Demand> = act.iter().map(|&e| ::yama::Demand { weight: spec.entity[e].weight, chain: 0, demand: spec.entity[e].load.map_or(f64::INFINITY, |l| l.0 as f64 / 1e9) }).collect();
+                let share = if total > 0.0 { ::yama::ideal_shares_by_load(&[vec![1.0 / total]], &ask) } else { vec![0.0; act.len()] };
+                let satisfied: Vec<bool> = (0..act.len()).map(|i| ask[i].demand.is_finite() && share[i] >= ask[i].demand * (1.0 - 1e-9)).collect();
+                let left = total - (0..act.len()).filter(|&i| satisfied[i]).map(|i| row[act[i]]).sum::<f64>();
+                let wsum: f64 = (0..act.len()).filter(|&i| !satisfied[i]).map(|i| ask[i].weight).sum();
+                (0..act.len()).filter(|&i| !satisfied[i]).all(|i| {
+                    let fair = left * ask[i].weight / wsum;
+                    (row[act[i]] - fair).abs() <= spec.tolerance * fair
                 })
             };
             let ok: Vec<bool> = rows.iter().map(|(at, row)| fair_row(row, *at)).collect();
