@@ -732,7 +732,7 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
         out.push(("rpc".into(), format!("at most 2047 [[rpc]] entries, got {}", s.rpc.len())));
     }
     for (i, r) in s.rpc.iter().enumerate() {
-        for (k, why) in r.check() {
+        for (k, why) in r.check(s.nic.sq_depth, s.nic.rq_depth) {
             out.push((format!("rpc[{i}].{k}"), why));
         }
         host_check(&mut out, format!("rpc[{i}].server"), r.server);

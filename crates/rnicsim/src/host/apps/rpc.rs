@@ -113,7 +113,9 @@ impl RpcSpec {
     }
 
     /// Keys whose values cannot work, with why.
-    pub fn check(&self) -> Vec<(&'static str, String)> {
+    /// What is wrong with the entry, by key, on NICs with these send and receive queue depths
+    /// (a client posts a call's `requests` SENDs at once, the server as many receives).
+    pub fn check(&self, sq_depth: u32, rq_depth: u32) -> Vec<(&'static str, String)> {
         let mut bad = Vec::new();
         if self.clients.is_empty() {
             bad.push(("clients", "needs at least one client".into()));
@@ -126,6 +128,8 @@ impl RpcSpec {
         }
         if self.requests == 0 || self.requests > 64 {
             bad.push(("requests", "must be between 1 and 64".into()));
+        } else if self.requests > sq_depth.min(rq_depth) {
+            bad.push(("requests", format!("a call's {} requests are posted at once and must fit nic.sq_depth ({sq_depth}) and nic.rq_depth ({rq_depth})", self.requests)));
         }
         for (k, b) in [("request", self.request), ("reply", self.reply)] {
             if b.0 == 0 || b.0 > 1 << 30 {
@@ -136,7 +140,9 @@ impl RpcSpec {
             bad.push(("group_size", "must be at least 1".into()));
         }
         if self.timeslot <= self.switch_cost {
-            bad.push(("timeslot", "must be longer than switch_cost".into()));
+            // Named at the key that moved off its default the way that broke it.
+            let key = if self.timeslot < default_timeslot() { "timeslot" } else { "switch_cost" };
+            bad.push((key, format!("the timeslot ({}) must be longer than switch_cost ({})", self.timeslot, self.switch_cost)));
         }
         bad
     }
