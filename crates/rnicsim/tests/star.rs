@@ -655,3 +655,43 @@ fn the_parameter_server_at_datacenter_scale_runs_on_both_stacks() {
     let rdma_server = s.state_cache.as_ref().unwrap().per_nic.iter().find(|n| n.name == "host 0").unwrap();
     assert!(rdma_server.counters.misses > 1000, "RDMA's server outgrows its cache: {} misses", rdma_server.counters.misses);
 }
+
+#[test]
+fn an_rpc_server_posts_its_next_receive_when_it_sees_the_completion() {
+    // One StaR RPC connection (10 Gbps, 1 µs links), the server's port captured. The server
+    // reposts a receive for each request that lands; its library packs that WQE into a WQEP
+    // after the doorbell and the WQE fetch (1502.88 ns). The receive is posted when the host
+    // sees the request's CQE, which the stateless NIC writes as it sends the CQEP's EA: each
+    // reposted receive's WQEP leaves at least 1502.88 ns after the EA of the receive it
+    // replaces. It left 502.56 ns too early, posted at the CQEP's arrival.
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = build("duration = \"300us\"\n[topology.star]\nhosts = 2\n[links]\nrate = \"10Gbps\"\ndelay = \"1us\"\n[nic]\nmtu = 1024\n[nic.cc.none]\n[[rpc]]\nserver = 0\nclients = [1]\nconnections = 1\nstack = \"star\"\nwarmup = \"100us\"\n[outputs]\npcap = [[0, 0]]\n");
+    w.run(|_| true);
+    let file = dir.path().join("capture.pcap");
+    rnicsim::wire::pcap::write_pcap(&file, &w.capture).unwrap();
+    let bytes = std::fs::read(&file).unwrap();
+    // (Nanosecond pcap: a record's header is seconds, nanoseconds, captured and original lengths.)
+    let (mut off, mut eas, mut wqeps) = (24, Vec::new(), Vec::new());
+    while off + 16 <= bytes.len() {
+        let word = |i: usize| u32::from_le_bytes(bytes[off + i..off + i + 4].try_into().unwrap()) as u64;
+        let (t, len) = (word(0) * 1_000_000_000 + word(4), word(8) as usize);
+        let frame = &bytes[off + 16..off + 16 + len];
+        off += 16 + len;
+        // From the server (node 0) to the stateful side's port 4794, StaR header after UDP.
+        if frame.len() >= 62 && u16::from_be_bytes([frame[36], frame[37]]) == 4794 && frame[28..30] == [0, 1] {
+            let h = StarHeader::decode(frame[42..62].try_into().unwrap()).unwrap();
+            if h.opt == rnicsim::wire::star::StarOp::Recv {
+                match h.ptype {
+                    StarType::Ea => eas.push(t),
+                    StarType::Wqep => wqeps.push(t),
+                    _ => {}
+                }
+            }
+        }
+    }
+    // The first three WQEPs are the receives posted at the start.
+    assert!(eas.len() > 20 && wqeps.len() > 23, "{} EAs, {} WQEPs", eas.len(), wqeps.len());
+    for (k, (&ea, &wqep)) in eas.iter().zip(&wqeps[3..]).enumerate() {
+        assert!(wqep >= ea + 1502, "receive {k}: its WQEP at {wqep} ns, its CQE seen at {ea} ns");
+    }
+}

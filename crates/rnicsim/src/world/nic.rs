@@ -349,8 +349,16 @@ impl World {
 
     /// Posts a receive WQE.
     pub fn post_recv(&mut self, q: u32, wr: RecvWr) -> Result<(), PostError> {
+        self.post_recv_at(q, wr, self.now)
+    }
+
+    /// Posts a receive WQE at `t` (no earlier than now), as an application does that reacts to
+    /// a completion it sees at `t`. A StaR stateless end packs it into its WQEP then; a RoCE
+    /// queue pair's receive queue takes it at once (receive posting costs no time in this
+    /// model, and nothing arrives for it before the peer hears back).
+    pub fn post_recv_at(&mut self, q: u32, wr: RecvWr, t: Time) -> Result<(), PostError> {
         if q & STAR_HANDLE != 0 {
-            return self.star_post_recv(q, wr);
+            return self.star_post_recv(q, wr, t);
         }
         let depth = self.nic_spec.rq_depth as usize;
         let qp = match self.qps.find(q) {

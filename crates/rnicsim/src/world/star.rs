@@ -202,7 +202,7 @@ impl World {
     }
 
     /// Posts a receive WQE on a StaR handle.
-    pub(super) fn star_post_recv(&mut self, handle: u32, wr: RecvWr) -> Result<(), PostError> {
+    pub(super) fn star_post_recv(&mut self, handle: u32, wr: RecvWr, at: Time) -> Result<(), PostError> {
         let ep = handle & !STAR_HANDLE;
         let (spec, now, depth) = (self.star_spec(), self.now, self.nic_spec.rq_depth as usize);
         match self.star.eps.get_mut(ep as usize) {
@@ -214,8 +214,11 @@ impl World {
                     return Err(PostError::QueueFull);
                 }
                 let wqe = StarWqe { index: 0, verb: None, local_addr: wr.addr, len: wr.len, lkey: wr.lkey, remote_addr: 0, rkey: 0 };
-                let a = lib.post(wqe, wr.id, CompletionKind::Recv, now, spec.wqep_timeout);
-                self.star_lib_actions(ep, a, now);
+                // The library packs the WQE when the application posts it (`at`, no earlier
+                // than now): a receive posted on seeing a completion goes when the host sees it.
+                let at = at.max(now);
+                let a = lib.post(wqe, wr.id, CompletionKind::Recv, at, spec.wqep_timeout);
+                self.star_lib_actions(ep, a, at);
                 Ok(())
             }
             Some(Endpoint::Stateful(conn)) => {

@@ -236,9 +236,9 @@ impl Rpcs {
                 let Conn { qc, qs, client, .. } = r.groups[g].conns[i];
                 let server = r.groups[g].spec.server;
                 for _ in 0..r.groups[g].spec.requests {
-                    r.post_recv(w, g, qs, server);
+                    r.post_recv(w, g, qs, server, w.now);
                 }
-                r.post_recv(w, g, qc, client);
+                r.post_recv(w, g, qc, client, w.now);
                 match r.groups[g].spec.first_call_spread().0 {
                     0 => r.start_call(w, g, i, Time::ZERO),
                     spread => {
@@ -253,11 +253,12 @@ impl Rpcs {
         r
     }
 
-    fn post_recv(&mut self, w: &mut World, g: usize, q: u32, node: u32) {
+    /// Posts a receive on `q` at `t` (when the application sees the completion it answers).
+    fn post_recv(&mut self, w: &mut World, g: usize, q: u32, node: u32, t: Time) {
         let spec = &self.groups[g].spec;
         let len = spec.request.0.max(spec.reply.0);
         let (lkey, _) = w.app_keys(node);
-        if w.post_recv(q, RecvWr { id: 0, addr: 0, len, lkey }).is_err() {
+        if w.post_recv_at(q, RecvWr { id: 0, addr: 0, len, lkey }, t).is_err() {
             self.groups[g].errors += 1;
         }
     }
@@ -340,7 +341,7 @@ impl Application for Rpcs {
         let conn = self.groups[g].conns[c];
         if server {
             let node = self.groups[g].spec.server;
-            self.post_recv(w, g, conn.qs, node);
+            self.post_recv(w, g, conn.qs, node, done.at);
             let grp = &mut self.groups[g];
             grp.conns[c].received += 1;
             if grp.conns[c].received < grp.spec.requests {
@@ -365,7 +366,7 @@ impl Application for Rpcs {
                 grp.calls += 1;
                 grp.latencies.push((done.at - conn.call_at).0);
             }
-            self.post_recv(w, g, conn.qc, conn.client);
+            self.post_recv(w, g, conn.qc, conn.client, done.at);
             self.start_call(w, g, c, done.at);
         }
     }
