@@ -922,7 +922,17 @@ fn perftest_goodput_counts_each_acknowledged_byte_once() {
         let (good, done, wire) = (p.gbps(w.end), p.completed_gbps(w.end), p.wire_gbps(w.end));
         assert!(good > 1.0 && good < wire * 4096.0 / 4154.0, "{test}: goodput {good} vs wire {wire}");
         assert!((good - done).abs() < 0.05 * done, "{test}: goodput {good} vs completed {done}");
+        // Resends are counted whoever sends them: the READ responder's repeated responses and
+        // the requester's requests asking again from inside a READ (a READ's were never counted).
+        assert!(w.nics[0].retransmits + w.nics[1].retransmits > 0, "{test}: resends counted");
+        if test == "read_bw" {
+            assert!(w.nics[1].retransmits > 0, "the responder resent responses");
+        }
     }
+    // Without loss, nothing is resent.
+    let mut w = build(&format!("duration = \"1ms\"\n[topology.back_to_back]\n{}", perftest("read_bw").replace("rto = \"20us\"\n", "")));
+    w.run(|_| true);
+    assert_eq!(w.nics[0].retransmits + w.nics[1].retransmits, 0);
 }
 
 #[test]

@@ -286,6 +286,8 @@ pub struct Qp {
     pub read_rewound: Option<u64>,
     /// One past the highest PSN ever sent (PSNs below it that go again are retransmissions).
     pub tx_high: u64,
+    /// As a READ responder: one past the highest PSN answered (an answer below it is resent).
+    pub resp_high: u64,
     pub probe: bool,
     /// The PSN of the last packet sent with an RTT probe request, until it is acknowledged.
     pub probe_psn: Option<u64>,
@@ -502,6 +504,7 @@ impl Qp {
             refusal_resent: None,
             read_rewound: None,
             tx_high: 0,
+            resp_high: 0,
             probe: false,
             probe_psn: None,
             epsn: 0,
@@ -572,6 +575,7 @@ impl Qp {
         self.refusal_resent = None;
         self.read_rewound = None;
         self.tx_high = 0;
+        self.resp_high = 0;
         self.probe = false;
         self.probe_psn = None;
         self.epsn = 0;

@@ -100,7 +100,10 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         if job.next == job.npkts {
             qp.reads.pop_front();
         }
-        (hdr, psn, false)
+        // A response for a PSN answered before answers a repeated request: a retransmission.
+        let again = psn < qp.resp_high;
+        qp.resp_high = qp.resp_high.max(psn + 1);
+        (hdr, psn, again)
     } else {
         let (psn, retransmit) = match next_resend(qp) {
             Some(psn) => (psn, true),
@@ -159,7 +162,8 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         }
         qp.probe = false;
         qp.tx_high = qp.tx_high.max(psn + 1);
-        (hdr, psn, retransmit)
+        // A READ request from inside its READ asks again for responses that went missing.
+        (hdr, psn, retransmit || (e.is_read() && psn != e.first_psn))
     };
     let op = hdr.opcode;
     // Every packet an ordering layer orders carries its header (Head and the last-packet bit):
