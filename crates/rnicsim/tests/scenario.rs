@@ -579,6 +579,9 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nwarmup = \"50us\"\nstart_spread = \"0us\"\n"), "rpc[0].warmup", "nothing of the 50us run"),
         // A link event at or after the end never happens.
         (format!("{GOOD}[[link_events]]\nat = \"50us\"\nbetween = [0, 4]\nstate = \"down\"\n"), "link_events[0].at", "the link never changes"),
+        // PAUSE at half of a 32 KiB receive buffer: 16 KiB above the mark, where the switch
+        // sends 25,000 B in the 2 us round trip at 100 Gbps, and two packets.
+        (format!("{GOOD}[nic.state_cache]\ncapacity = \"1KiB\"\nrx_buffer = \"32KiB\"\nwhen_full = \"pause\"\n"), "nic.state_cache.rx_buffer", "pause mode can drop"),
     ] {
         let w = warnings(&text);
         assert_eq!(w.len(), 1, "{w:?}");
@@ -601,6 +604,8 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         tassel("message = \"64B\"\nqps = 64", ""),
         tassel("", ""),
         tassel("rate_limit = \"1000500bps\"", ""),
+        format!("{GOOD}[nic.state_cache]\ncapacity = \"1KiB\"\nrx_buffer = \"64KiB\"\nwhen_full = \"pause\"\n"),
+        format!("{GOOD}[nic.state_cache]\ncapacity = \"1KiB\"\nrx_buffer = \"32KiB\"\n"),
     ] {
         assert!(warnings(&ok).is_empty(), "{ok}: {:?}", warnings(&ok));
     }

@@ -348,6 +348,26 @@ pub fn advisories(s: &Scenario) -> Problems {
             out.push((format!("rpc[{i}].start_spread"), format!("{} is longer than the warmup ({}): connections still starting are measured", r.first_call_spread(), r.warmup)));
         }
     }
+    if let Some(c) = s.nic.state_cache.as_ref().filter(|c| c.when_full == crate::nic::state_cache::WhenFull::Pause) {
+        // PAUSE goes out at half the buffer; what the switch has sent before it stops (a round
+        // trip of the link at its rate) and the packets on the wire either way must fit in the
+        // other half, or the buffer drops.
+        let packet = (s.nic.mtu + crate::wire::roce::BASE_HEADER_BYTES + crate::wire::roce::RETH_BYTES) as u64;
+        let in_flight = s.links.rate.bytes_in(Time(2 * s.links.delay.0)) + 2 * packet;
+        if c.rx_buffer.0 / 2 < in_flight {
+            out.push((
+                "nic.state_cache.rx_buffer".into(),
+                format!(
+                    "{} leaves {} B above the PAUSE mark, less than the {} B the switch can send before it stops (a {} round trip at {} and two packets): pause mode can drop when the buffer does not drain meanwhile",
+                    c.rx_buffer,
+                    c.rx_buffer.0 / 2,
+                    in_flight,
+                    Time(2 * s.links.delay.0),
+                    s.links.rate
+                ),
+            ));
+        }
+    }
     for (i, e) in s.link_events.iter().enumerate() {
         if e.at >= s.duration {
             out.push((format!("link_events[{i}].at"), format!("{} is not before the end of the {} run: the link never changes", e.at, s.duration)));
