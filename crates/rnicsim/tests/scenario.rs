@@ -566,6 +566,9 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         (format!("{GOOD}[nic.ordering]\nlayer = \"static\"\ncap_bits = 64\n"), "nic.ordering.cap_bits", "not read by layer = \"static\""),
         (format!("{GOOD}[nic.ordering]\nlayer = \"ideal\"\nmemory = \"1KiB\"\n"), "nic.ordering.memory", "not read by layer = \"ideal\""),
         (format!("{GOOD}[nic.ordering]\nbits = 64\n"), "nic.ordering.bits", "not read by layer = \"eunomia\""),
+        // A one-bit bitmap holds nothing out of order.
+        (format!("{GOOD}[nic.ordering]\nblock_bits = 1\ncap_bits = 1\n"), "nic.ordering.cap_bits", "every packet out of order is refused"),
+        (format!("{GOOD}[nic.ordering]\nlayer = \"static\"\nbits = 1\n"), "nic.ordering.bits", "every packet out of order is refused"),
         // A StaR window below one chunk (rounded up to one), first rpc calls inside the window.
         (format!("{GOOD}[nic.star]\nwindow = \"500B\"\n"), "nic.star.window", "less than one packet"),
         (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nwarmup = \"40us\"\nstart_spread = \"200us\"\n"), "rpc[0].start_spread", "longer than the warmup"),
@@ -599,6 +602,7 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         format!("{GOOD}[failures]\nfraction = 0.5\ninterval = \"2us\"\n"),
         format!("{GOOD}[nic.ordering]\nlayer = \"static\"\nbits = 64\n"),
         format!("{GOOD}[nic.ordering]\ncap_bits = 64\nmemory = \"1KiB\"\n"),
+        format!("{GOOD}[nic.ordering]\nblock_bits = 1\ncap_bits = 2\n"),
         GOOD.replace("pattern = { incast = { receiver = 0, senders = [1, 2] } }", "pattern = { pairs = { pairs = [[1, 0], [0, 1]] } }"),
         tassel("message = \"64B\"\nrate_limit = \"10Gbps\"", "typical_packet = \"142B\""),
         tassel("message = \"64B\"\nqps = 64", ""),

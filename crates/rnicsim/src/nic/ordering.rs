@@ -142,6 +142,17 @@ impl OrderingSpec {
         unused.into_iter().map(|k| (k, format!("is not read by layer = \"{layer}\" (it has no effect)"))).collect()
     }
 
+    /// A bitmap of one bit, with why: bit 0 is the expected PSN itself, so the layer holds no
+    /// packet out of order and refuses every one (a warning: it runs, as no layer would).
+    pub fn one_bit(&self) -> Option<(&'static str, String)> {
+        let key = match self.layer {
+            Layer::Eunomia if self.cap_bits == 1 => "cap_bits",
+            Layer::Static if self.bits == 1 => "bits",
+            _ => return None,
+        };
+        Some((key, "1 bit covers only the expected PSN: every packet out of order is refused, as if there were no ordering layer".into()))
+    }
+
     /// Header bytes the layer adds to each data packet.
     pub fn header_bytes(&self) -> u32 {
         if self.layer == Layer::Eunomia {

@@ -373,6 +373,9 @@ pub fn advisories(s: &Scenario) -> Problems {
             out.push((format!("link_events[{i}].at"), format!("{} is not before the end of the {} run: the link never changes", e.at, s.duration)));
         }
     }
+    for (key, why) in s.nic.ordering.iter().flat_map(|o| o.one_bit()) {
+        out.push((format!("nic.ordering.{key}"), why));
+    }
     for (key, why) in s.nic.ordering.iter().flat_map(|o| o.unused_keys()) {
         out.push((format!("nic.ordering.{key}"), why));
     }
