@@ -771,6 +771,23 @@ fn a_rate_limited_queue_pair_beside_a_hungry_one_banks_its_wait_with_pace_burst(
 }
 
 #[test]
+fn a_bank_holds_no_time_a_queue_pair_spent_waiting_for_its_window() {
+    // A queue pair limited to 10 Gbps behind a 16 KiB window on a 20 us round trip is held by
+    // its window most of the time (an ACK per 4 packets opens it 4 at a time), not by the
+    // scheduler. With a bank of 32 KiB, that wait must not turn into credit: when an ACK opens
+    // the window its packets still leave at least one paced gap apart (4154 B at 10 Gbps:
+    // 3323 ns), not back to back at line rate.
+    let toml = "duration = \"400us\"\n[topology.back_to_back]\n[links]\nrate = \"100Gbps\"\ndelay = \"10us\"\n[nic]\nmtu = 4096\nrecovery = \"selective_repeat\"\nwindow = \"16KiB\"\nack_interval = 4\npace_burst = \"32KiB\"\n[nic.cc.none]\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 4\nrate_limit = \"10Gbps\"\n[outputs]\npcap = [[0, 0]]\n";
+    let mut w = build(toml);
+    w.run(|_| true);
+    let sent: Vec<Time> = w.capture.iter().filter(|c| c.packet.size > 4000).map(|c| c.at).collect();
+    assert!(sent.len() > 20, "{} packets", sent.len());
+    let gap = BitsPerSec::gbps(10).tx_time(4154);
+    let shortest = sent.windows(2).map(|p| p[1] - p[0]).min().unwrap();
+    assert!(shortest.0 as f64 >= 0.99 * gap.0 as f64, "packets {shortest} apart, the limit's gap {gap}");
+}
+
+#[test]
 fn a_rate_change_retimes_the_pacing_wait_under_way() {
     // A queue pair limited to 1 Gbps sends its first packet; halfway through the wait that
     // packet opened, the limit becomes 2 Gbps. A token bucket pays the half still to run at the

@@ -76,6 +76,8 @@ pub struct ReadJob {
     /// When the first payload is on the NIC: the responder reads it from host memory, one
     /// PCIe round trip after the request arrived (later packets stream behind it).
     pub ready_at: Time,
+    /// It answers a request the requester sent again: its responses are retransmissions.
+    pub repeat: bool,
 }
 
 /// Packets needed for `len` payload bytes at `mtu` (a zero-length message is one packet).
@@ -286,8 +288,6 @@ pub struct Qp {
     pub read_rewound: Option<u64>,
     /// One past the highest PSN ever sent (PSNs below it that go again are retransmissions).
     pub tx_high: u64,
-    /// As a READ responder: one past the highest PSN answered (an answer below it is resent).
-    pub resp_high: u64,
     pub probe: bool,
     /// The PSN of the last packet sent with an RTT probe request, until it is acknowledged.
     pub probe_psn: Option<u64>,
@@ -350,8 +350,9 @@ pub struct Qp {
 impl Qp {
     /// Since when a queue pair eligible at `at` has had a packet ready: when its rate limiter's
     /// last gap ended if only that gap (or its last payload's DMA) held it, so a backlogged queue
-    /// pair banks from there; `at` itself if it waited for data (a WQE, the window, an RNR timer),
-    /// so that nothing is banked while there was nothing to send.
+    /// pair banks from there; `at` itself if it waited for a WQE or an RNR timer. (A queue pair
+    /// handed back to the scheduler other than right after a send, e.g. when its window opens,
+    /// banks from no earlier than then: [`crate::nic::transport::Ctx::requeue_after_send`].)
     #[inline]
     pub fn ready_since(&self, at: Time) -> Time {
         if at <= self.next_send {
@@ -504,7 +505,6 @@ impl Qp {
             refusal_resent: None,
             read_rewound: None,
             tx_high: 0,
-            resp_high: 0,
             probe: false,
             probe_psn: None,
             epsn: 0,
@@ -575,7 +575,6 @@ impl Qp {
         self.refusal_resent = None;
         self.read_rewound = None;
         self.tx_high = 0;
-        self.resp_high = 0;
         self.probe = false;
         self.probe_psn = None;
         self.epsn = 0;

@@ -362,13 +362,25 @@ impl Ctx<'_> {
 
     /// Puts `q` into its NIC's scheduler if it has something to send and is not there yet.
     pub fn requeue(&mut self, q: u32) {
+        self.requeue_from(q, false);
+    }
+
+    /// [`Ctx::requeue`] right after `q` sent a packet: what its rate limiter banked and did not
+    /// spend carries over (any other hand-over starts banking no earlier than now: the queue
+    /// pair was out of the scheduler, held by its window, a hold or a pause).
+    pub fn requeue_after_send(&mut self, q: u32) {
+        self.requeue_from(q, true);
+    }
+
+    fn requeue_from(&mut self, q: u32, after_send: bool) {
         if self.qps.get(q).in_sched {
             return;
         }
+        let now = self.now;
         if let Some(at) = self.eligible_at(q) {
             let qp = self.qps.get_mut(q);
             qp.in_sched = true;
-            qp.eligible_since = qp.ready_since(at);
+            qp.eligible_since = if after_send { qp.ready_since(at) } else { qp.ready_since(at).max(now) };
             let h = qp.host;
             super::sched::QpScheduler::push(&mut self.nics[h as usize].sched, q, at, self.now);
             self.out.push(Action::Kick(h));

@@ -63,7 +63,7 @@ pub fn next_packet(ctx: &mut Ctx, q: u32) -> Option<PacketId> {
         Some((id, end)) => {
             let bytes = ctx.pool.get(id).roce.payload;
             ctx.nics[h].sched.sent(q, bytes, end);
-            ctx.requeue(q);
+            ctx.requeue_after_send(q);
             Some(id)
         }
         None => {
@@ -96,13 +96,12 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         let last = idx + 1 == job.npkts && answering == 1;
         let hdr = RoceHeader { opcode: op, payload, va: job.va + off as u64, offset: off, dma_len: job.len as u32, msn: qp.msn, last, ..Default::default() };
         let psn = job.first_psn + idx as u64;
+        // A response to a request sent again is a retransmission.
+        let again = job.repeat;
         job.next += 1;
         if job.next == job.npkts {
             qp.reads.pop_front();
         }
-        // A response for a PSN answered before answers a repeated request: a retransmission.
-        let again = psn < qp.resp_high;
-        qp.resp_high = qp.resp_high.max(psn + 1);
         (hdr, psn, again)
     } else {
         let (psn, retransmit) = match next_resend(qp) {
@@ -193,6 +192,8 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
     }
     let end = op.is_last() || op == Opcode::ReadRequest;
     let id = ctx.pool.alloc_on_path(pkt, qp.path);
+    // When this packet's payload is on the NIC (the next packet waits for it).
+    let mut payload_at = Time::ZERO;
     if hdr.payload > 0 {
         let inline = op.family() != Family::ReadResponse && hdr.dma_len <= ctx.spec.inline_bytes;
         let gpu = ctx.qps.get(q).gpu_memory;
@@ -206,6 +207,7 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         }
         let qp = ctx.qps.get_mut(q);
         qp.next_send = qp.next_send.max(at);
+        payload_at = at;
     }
     if ctx.int_enabled {
         ctx.pool.int_mut(id).n = 0;
@@ -237,7 +239,8 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         }
         qp.pace = Pace { from, bytes: size, gap, rate: super::paced_rate(rate, line) };
         if gap > Time::ZERO {
-            qp.next_send = from + gap;
+            // (A bank never lets the next packet go before this one's payload is read.)
+            qp.next_send = (from + gap).max(payload_at);
         }
     }
     ctx.sync_rate(q);

@@ -63,7 +63,7 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
     if psn < qp.epsn {
         // Duplicate: a READ is answered again (from that PSN); anything else is re-ACKed.
         if op == Opcode::ReadRequest {
-            start_read(ctx, q, pkt);
+            start_read(ctx, q, pkt, true);
         } else {
             let e = qp.epsn - 1;
             ctx.send_control(q, Opcode::Acknowledge, Syndrome::Ack, e, pkt, Some(id));
@@ -175,7 +175,7 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
                 fail(ctx, q, pkt, Syndrome::NakRemoteAccess);
                 return;
             }
-            start_read(ctx, q, pkt);
+            start_read(ctx, q, pkt, false);
             let npkts = packets_for(pkt.roce.dma_len as u64, ctx.spec.mtu) as u64;
             let qp = ctx.qps.get_mut(q);
             qp.msn += 1;
@@ -293,18 +293,19 @@ fn read_out_of_order(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
         let ordering = ctx.nics[h].ordering.as_mut().expect("checked by the caller");
         ordering.arrive(ctx.now, qp, Stream::Requests, pkt.seq, pkt.roce.last && npkts == 1, placeable)
     };
-    match verdict {
+    let repeat = match verdict {
         Verdict::Refused => return refused(ctx, q, pkt, id),
         Verdict::Tracked => {
             let held = &mut ctx.qps.get_mut(q).held_reads;
             let at = held.partition_point(|r| r.first < pkt.seq);
             held.insert(at, HeldRead { first: pkt.seq, end: pkt.seq + npkts, last: pkt.roce.last });
+            false
         }
         // The request again (the requester re-issued it): answered again.
-        Verdict::Duplicate => {}
+        Verdict::Duplicate => true,
         Verdict::InOrder { .. } => unreachable!("the packet is ahead of the expected PSN"),
-    }
-    start_read(ctx, q, pkt);
+    };
+    start_read(ctx, q, pkt, repeat);
     ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, pkt, Some(id));
 }
 
@@ -478,8 +479,8 @@ fn fail(ctx: &mut Ctx, q: u32, pkt: &Packet, syndrome: Syndrome) {
     ctx.qp_error(q, None, Status::Flushed, ctx.now);
 }
 
-/// Queues the READ responses a request asks for.
-fn start_read(ctx: &mut Ctx, q: u32, pkt: &Packet) {
+/// Queues the READ responses a request asks for; `repeat`: the requester sent it before.
+fn start_read(ctx: &mut Ctx, q: u32, pkt: &Packet, repeat: bool) {
     let len = pkt.roce.dma_len as u64;
     let npkts = packets_for(len, ctx.spec.mtu);
     let qp = ctx.qps.get_mut(q);
@@ -499,6 +500,6 @@ fn start_read(ctx: &mut Ctx, q: u32, pkt: &Packet) {
     // The payload is read from host (or GPU) memory: the first byte is on the NIC one read
     // round trip after the request arrived.
     let ready_at = if len > 0 { ctx.nics[h].payload_path(gpu).first_payload(now) } else { now };
-    ctx.qps.get_mut(q).reads.insert(at, ReadJob { first_psn: pkt.seq, npkts, next: 0, va: pkt.roce.va, len, ready_at });
+    ctx.qps.get_mut(q).reads.insert(at, ReadJob { first_psn: pkt.seq, npkts, next: 0, va: pkt.roce.va, len, ready_at, repeat });
     ctx.requeue(q);
 }
