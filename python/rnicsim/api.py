@@ -124,7 +124,7 @@ class Scenario:
         if stall:
             ended = f"; stop_on_stall ended the run at {stall['stopped_at_ps']} ps" if "stopped_at_ps" in stall else ""
             if stall.get("rnr_naks"):
-                ended = f"; {stall['rnr_naks']} requests were refused for want of a posted receive (RNR NAKs){ended}"
+                ended = f"; {stall['rnr_naks']} requests were refused in the run for want of a posted receive (RNR NAKs){ended}"
             if stall.get("waiting_star_ends"):
                 ended = f" (and {stall['waiting_star_ends']} StaR connection ends){ended}"
             warnings.warn(

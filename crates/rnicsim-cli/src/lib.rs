@@ -295,7 +295,7 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
             },
             match st.rnr_naks {
                 0 => String::new(),
-                n => format!("; {n} requests were refused for want of a posted receive (RNR NAKs)"),
+                n => format!("; {n} requests were refused in the run for want of a posted receive (RNR NAKs)"),
             },
             match st.paused.len() {
                 0 => String::new(),

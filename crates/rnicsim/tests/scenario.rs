@@ -89,6 +89,9 @@ fn host_out_of_range_is_named() {
 
 #[test]
 fn impossible_values_are_named() {
+    let e = err(&format!("{GOOD}[nic]\npace_burst = \"2MiB\"\n"));
+    assert_eq!(e.key.as_deref(), Some("nic.pace_burst"), "{e}");
+    assert!(check(&format!("{GOOD}[nic]\npace_burst = \"1MiB\"\n")).is_ok());
     for (from, to, key) in [
         ("load = 0.5", "load = 1.5", "traffic[0].load"),
         ("duration = \"50us\"", "duration = \"0us\"", "duration"),

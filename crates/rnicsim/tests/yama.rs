@@ -427,4 +427,10 @@ fn a_join_converges_to_max_min_shares_judged_on_its_own_chain() {
     let (v1, v2) = (entity(&s, "v1").gbps, entity(&s, "v2").gbps);
     assert!(v2 > 2.0 * v1, "the vanilla chain is unfair: {v1} vs {v2}");
     assert_eq!((y.changes, y.unconverged), (1, 0), "{y:?}");
+    // Joins on two isolated chains at the same instant: each is judged on both chains, and
+    // neither supersedes the other (one used to, leaving the first chain unjudged).
+    let second = vanilla.replace("isolation = false\n", "");
+    let s = run(&toml(&second, &(member("a1", "c", 0, 4, "") + &member("a2", "c", 0, 4, "start = \"1ms\"") + &member("v1", "v", 1, 4, "") + &member("v2", "v", 2, 4, "start = \"1ms\""))));
+    let y = s.yama.as_ref().unwrap();
+    assert_eq!((y.changes, y.unconverged, y.superseded), (2, 0, 0), "{y:?}");
 }

@@ -560,6 +560,9 @@ fn nic(out: &mut Problems, s: &Scenario) {
     if n.rto.0 == 0 {
         out.push((p("rto"), "expected a positive timeout".into()));
     }
+    if n.pace_burst.0 > 1 << 20 {
+        out.push((p("pace_burst"), format!("expected at most 1MiB (a rate limiter's bucket, not a buffer), got {}", n.pace_burst)));
+    }
     if n.rnr_retry > crate::nic::RNR_RETRY_FOREVER {
         out.push((p("rnr_retry"), format!("expected 0 to 7 (InfiniBand's field; 7 retries until a receive is posted), got {}", n.rnr_retry)));
     }

@@ -249,25 +249,28 @@ impl Yama {
         out
     }
 
-    /// For each join or leave, µs until every active entity of its chain is within the
+    /// For each join or leave, µs until every active entity of its chain (of every chain that
+    /// changed at that instant) is within the
     /// tolerance of its share of the chain's throughput for three samples running: weighted
     /// max-min, an open-loop entity asking no more than its `load`. An entity that asks less
     /// than its share is not judged (its rate is its own arrivals', noisy over a sample); the
-    /// others share what it leaves. A change followed by another within four samples is
-    /// superseded (not counted).
+    /// others share what it leaves. A change followed by another on the same chain within four
+    /// samples is superseded (not counted).
     fn convergence(&self) -> (Vec<f64>, usize, usize) {
         let Some(spec) = self.spec.as_ref() else { return (Vec::new(), 0, 0) };
         let mut out = Vec::new();
         let (mut never, mut superseded) = (0, 0);
-        for (k, &t) in self.changes.iter().enumerate() {
-            let until = self.changes.get(k + 1).copied().unwrap_or(self.end);
+        for &t in &self.changes {
+            // The chains that changed at this instant, each judged; the next change on one of
+            // them ends the wait (another chain's does not).
+            let chains: Vec<usize> = (0..self.changes.len()).filter(|&j| self.changes[j] == t).map(|j| self.change_chain[j]).collect();
+            let until = (0..self.changes.len()).find(|&j| self.changes[j] > t && chains.contains(&self.change_chain[j])).map_or(self.end, |j| self.changes[j]);
             if until.0 < t.0 + 4 * spec.sample.0 {
                 superseded += 1;
                 continue;
             }
             let rows: Vec<&(Time, Vec<f64>)> = self.timeline.iter().filter(|(at, _)| at.0 >= t.0 + spec.sample.0 && *at <= until).collect();
-            let c = self.change_chain[k];
-            let fair_row = |row: &Vec<f64>, at: Time| {
+            let fair_chain = |c: usize, row: &Vec<f64>, at: Time| {
                 let act: Vec<usize> = (0..spec.entity.len()).filter(|&e| self.policy.chain_of(e) == c && self.active_at(e, at)).collect();
                 let total: f64 = act.iter().map(|&e| row[e]).sum();
                 // Max-min over the chain's throughput, in Gbps; who asks for less is satisfied.
@@ -281,6 +284,7 @@ impl Yama {
                     (row[act[i]] - fair).abs() <= spec.tolerance * fair
                 })
             };
+            let fair_row = |row: &Vec<f64>, at: Time| chains.iter().all(|&c| fair_chain(c, row, at));
             let ok: Vec<bool> = rows.iter().map(|(at, row)| fair_row(row, *at)).collect();
             match (0..ok.len().saturating_sub(2)).find(|&i| ok[i] && ok[i + 1] && ok[i + 2]) {
                 Some(i) => out.push((rows[i].0 - t).0 as f64 / 1e6),
