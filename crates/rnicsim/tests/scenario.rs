@@ -575,6 +575,9 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         // A StaR window below one chunk (rounded up to one), first rpc calls inside the window.
         (format!("{GOOD}[nic.star]\nwindow = \"500B\"\n"), "nic.star.window", "less than one packet"),
         (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nwarmup = \"40us\"\nstart_spread = \"200us\"\n"), "rpc[0].start_spread", "longer than the warmup"),
+        // 5000 StaR connections of 326 B of state and three receive WQEPs of 134 B each: 3.64
+        // MB, 291 us at 100 Gbps, beyond a 100 us WQEP timeout.
+        (format!("{GOOD}[nic.star]\nwqep_timeout = \"100us\"\n[[rpc]]\nserver = 0\nclients = [1]\nconnections = 5000\nstack = \"star\"\nwarmup = \"40us\"\nstart_spread = \"0us\"\n"), "rpc[0].connections", "longer than nic.star.wqep_timeout (100us)"),
         // Tassel batches sized for 1024 B packets hold a queue pair of 142 B packets to
         // 2 × 142 B per µs (§3.2.1), well under its 10 Gbps limit; and max_batch = 1 holds a
         // 4 KiB test's one queue pair to a 1078 B packet per µs.
@@ -613,6 +616,7 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         tassel("rate_limit = \"1000500bps\"", ""),
         format!("{GOOD}[nic.state_cache]\ncapacity = \"1KiB\"\nrx_buffer = \"64KiB\"\nwhen_full = \"pause\"\n"),
         format!("{GOOD}[nic.state_cache]\ncapacity = \"1KiB\"\nrx_buffer = \"32KiB\"\n"),
+        format!("{GOOD}[nic.star]\nwqep_timeout = \"300us\"\n[[rpc]]\nserver = 0\nclients = [1]\nconnections = 5000\nstack = \"star\"\nwarmup = \"40us\"\nstart_spread = \"0us\"\n"),
     ] {
         assert!(warnings(&ok).is_empty(), "{ok}: {:?}", warnings(&ok));
     }

@@ -347,6 +347,23 @@ pub fn advisories(s: &Scenario) -> Problems {
         if r.first_call_spread() > r.warmup {
             out.push((format!("rpc[{i}].start_spread"), format!("{} is longer than the warmup ({}): connections still starting are measured", r.first_call_spread(), r.warmup)));
         }
+        if r.stack == crate::host::apps::rpc::RpcStack::Star {
+            // A stateless server's setup: per connection, its state in a WQEP and a WQEP per
+            // receive posted, all queued on its link at once.
+            use crate::wire::star::{DESCRIPTOR_BYTES, FRAME_OVERHEAD};
+            let per_conn = (s.nic.qp_context_bytes + FRAME_OVERHEAD) as u64 + r.requests as u64 * (DESCRIPTOR_BYTES + FRAME_OVERHEAD) as u64;
+            let setup = s.links.rate.tx_time(per_conn * r.connections as u64);
+            let star = s.nic.star.clone().unwrap_or_default();
+            if setup > star.wqep_timeout {
+                out.push((
+                    format!("rpc[{i}].connections"),
+                    format!(
+                        "setting up {} StaR connections queues {} of WQEPs on the stateless server's link, longer than nic.star.wqep_timeout ({}): WQEPs are posted again before they leave; raise nic.star.wqep_timeout and nic.star.rto",
+                        r.connections, setup, star.wqep_timeout
+                    ),
+                ));
+            }
+        }
     }
     if let Some(c) = s.nic.state_cache.as_ref().filter(|c| c.when_full == crate::nic::state_cache::WhenFull::Pause) {
         // PAUSE goes out at half the buffer; what the switch has sent before it stops (a round
