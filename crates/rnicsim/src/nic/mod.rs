@@ -102,7 +102,7 @@ pub struct NicSpec {
     /// 0 (the default): the next gap runs from the send, as ns-3's `m_nextAvail` does and as
     /// SCR Fig. 10b's one packet per event at 1024 rate-limited queue pairs suggests BlueField-3
     /// does (a bank lets oversubscribed limits send their turns in bursts).
-    #[serde(default = "default_pace_burst")]
+    #[serde(default)]
     pub pace_burst: Bytes,
     /// Send queue, receive queue and completion queue depths.
     #[serde(default = "default_depth")]
@@ -260,10 +260,6 @@ fn default_priority() -> u8 {
 fn default_cnp_interval() -> Time {
     Time::from_us(4)
 }
-fn default_pace_burst() -> Bytes {
-    Bytes(0)
-}
-
 fn default_depth() -> u32 {
     1024
 }

@@ -369,7 +369,7 @@ pub fn advisories(s: &Scenario) -> Problems {
         // PAUSE goes out at half the buffer; what the switch has sent before it stops (a round
         // trip of the link at its rate) and the packets on the wire either way must fit in the
         // other half, or the buffer drops.
-        let packet = (s.nic.mtu + crate::wire::roce::BASE_HEADER_BYTES + crate::wire::roce::RETH_BYTES) as u64;
+        let packet = crate::wire::roce::full_packet_bytes(s.nic.mtu);
         let in_flight = s.links.rate.bytes_in(Time(2 * s.links.delay.0)) + 2 * packet;
         if c.rx_buffer.0 / 2 < in_flight {
             out.push((

@@ -18,6 +18,13 @@ pub const ICRC_BYTES: u32 = 4;
 pub const FCS_BYTES: u32 = 4;
 /// Ethernet + IPv4 + UDP + BTH + ICRC + FCS: present on every RoCEv2 packet.
 pub const BASE_HEADER_BYTES: u32 = ETH_BYTES + IPV4_BYTES + UDP_BYTES + BTH_BYTES + ICRC_BYTES + FCS_BYTES;
+
+/// A full data packet's bytes on the wire at payload `mtu` (a WRITE's first: headers and RETH):
+/// the stall detector's unit of patience, and a packet in flight for the pause headroom check.
+pub fn full_packet_bytes(mtu: u32) -> u64 {
+    (mtu + BASE_HEADER_BYTES + RETH_BYTES) as u64
+}
+
 /// A CNP carries 16 reserved bytes after the BTH.
 pub const CNP_PAYLOAD_BYTES: u32 = 16;
 /// An out-of-band signal carries a 4-byte value after the BTH.

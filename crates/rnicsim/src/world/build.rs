@@ -186,7 +186,7 @@ impl World {
         });
         // A full data packet (a WRITE's first: headers and RETH) serialized on the slowest link:
         // the stall detector's patience.
-        let full_packet = super::stall::full_packet_bytes(s.nic.mtu);
+        let full_packet = crate::wire::roce::full_packet_bytes(s.nic.mtu);
         let slowest_packet = ports.iter().filter(|p| p.rate.0 > 0).map(|p| p.rate.tx_time(full_packet)).max().unwrap_or(Time::ZERO);
         World {
             now: Time::ZERO,

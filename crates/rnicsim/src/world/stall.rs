@@ -16,11 +16,6 @@ pub(super) fn quiet_threshold(duration: Time, slowest_packet: Time) -> Time {
     Time((duration.0 / 10).max(Time::from_us(100).0).max(slowest_packet.0.saturating_mul(8)))
 }
 
-/// A full data packet's bytes on the wire (a WRITE's first: headers and RETH): the unit of the
-/// detector's patience, on the slowest link and at the slowest queue pair's pace.
-pub(super) fn full_packet_bytes(mtu: u32) -> u64 {
-    (mtu + crate::wire::roce::BASE_HEADER_BYTES + crate::wire::roce::RETH_BYTES) as u64
-}
 
 /// A port class that is paused with packets waiting in it.
 #[derive(Clone, Debug, Serialize)]
@@ -97,7 +92,7 @@ impl World {
 
     /// The time a full data packet takes at the lowest rate any waiting queue pair is held to.
     fn slowest_pace(&self) -> Time {
-        let full_packet = full_packet_bytes(self.nic_spec.mtu);
+        let full_packet = crate::wire::roce::full_packet_bytes(self.nic_spec.mtu);
         self.waiting()
             .map(|q| q.rate_in_force())
             .filter(|&rate| rate > 0)
