@@ -100,6 +100,13 @@ fn fair_and_ideal_shares_count_the_entities_that_are_on_and_what_open_loop_ones_
         assert!((e.fraction_of_fair - 1.0).abs() < 0.12, "{name}: {e:?}");
     }
     assert_eq!((entity(&s, "c").weight, entity(&s, "c").fair_gbps, entity(&s, "c").ideal_gbps), (0.0, 0.0, Some(0.0)));
+    // The engine halves its capacity half way through the window: the ideal shares follow
+    // (3.072 Gbps, then 1.536: 2.304 on average), not the nominal 3.072 all the time.
+    let s = run(&kv("2ms", "warmup = \"1ms\"", 4.0, "schedule = [{ at = \"1500us\", factor = 0.5 }]", &a_b));
+    for (name, share) in [("a", 1.0 / 3.0), ("b", 2.0 / 3.0)] {
+        let e = entity(&s, name);
+        assert!((e.ideal_gbps.unwrap() - share * 2.304).abs() < 1e-6, "{name}: {e:?}");
+    }
     // A fourth (3) starts half way through the 1 ms window: first half 1/3 and 2/3, second
     // half 1/6, 2/6 and 3/6; averaged 1/4, 1/2 and 1/4 (how fast the loop lets it in is
     // another matter: only the shares are checked).

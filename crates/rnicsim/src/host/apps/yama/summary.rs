@@ -50,7 +50,8 @@ pub struct EntitySummary {
     pub fair_gbps: f64,
     /// gbps / fair_gbps.
     pub fraction_of_fair: f64,
-    /// What the policy gives it with the engines' nominal capacities, every entity that is on
+    /// What the policy gives it with the engines' capacities (nominal, times the `schedule`'s
+    /// factor in force), every entity that is on
     /// asking for its `load` or, closed-loop, for all it can get (weighted max-min over the
     /// engines, Table 1; averaged like `fair_gbps`). Absent on a chain that is a
     /// NIC's own RDMA engine: its capacity is not a configured number.
@@ -189,14 +190,17 @@ impl Yama {
     /// the same entities are on (between `start` and `stop`): its weight normalized over its
     /// chain's entities that are on; its fair share of what its chain got (weighted max-min of
     /// the chain's throughput in that piece, an open-loop entity asking no more than its `load`); and
-    /// its ideal share (weighted max-min over the engines' nominal capacities, `load` the
-    /// chain's engine time per byte; entities on a NIC's own RDMA engine take no part). Rates
+    /// its ideal share (weighted max-min over the engines' capacities in force in the piece (their
+    /// `schedule`), `load` the chain's engine time per byte at nominal capacity; entities on a
+    /// NIC's own RDMA engine take no part). Rates
     /// in bytes per second.
     fn shares(&self, end: Time, load: &[Vec<f64>]) -> Vec<(f64, f64, f64)> {
         let spec = self.spec.as_ref().expect("spec");
         let from = spec.warmup.min(end);
         let window = (end.0 - from.0).max(1) as f64;
-        let mut cuts: Vec<Time> = spec.entity.iter().flat_map(|e| [Some(e.start), e.stop]).flatten().filter(|t| *t > from && *t < end).collect();
+        // Pieces end where an entity starts or stops and where an engine's capacity changes.
+        let steps = self.engines.iter().flat_map(|e| e.spec.schedule.iter().map(|s| s.at));
+        let mut cuts: Vec<Time> = spec.entity.iter().flat_map(|e| [Some(e.start), e.stop]).flatten().chain(steps).filter(|t| *t > from && *t < end).collect();
         cuts.extend([from, end]);
         cuts.sort_unstable();
         cuts.dedup();
@@ -241,7 +245,9 @@ impl Yama {
             }
             if !load.is_empty() {
                 let ask: Vec<::yama::Demand> = ask.iter().map(|d| if spec.chain[d.chain].is_nic_rdma() { ::yama::Demand { demand: 0.0, ..*d } } else { *d }).collect();
-                for (i, x) in ::yama::ideal_shares_by_load(load, &ask).into_iter().enumerate() {
+                // Engine time per byte at the capacity in force in this piece.
+                let load: Vec<Vec<f64>> = load.iter().map(|row| row.iter().enumerate().map(|(k, &x)| x / self.engines[k].factor(a)).collect()).collect();
+                for (i, x) in ::yama::ideal_shares_by_load(&load, &ask).into_iter().enumerate() {
                     out[i].2 += part * x;
                 }
             }
