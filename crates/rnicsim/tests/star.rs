@@ -336,6 +336,10 @@ fn the_whitelist_keeps_forged_and_out_of_range_packets_from_the_stateless_memory
     assert_eq!(w.nics[1].star.counters.refused, 5);
     assert_eq!(w.nics[2].star.counters.refused, 1);
     assert_eq!(w.nics[0].star.counters.stateless_rx, 1, "only the migration's EA reached host 0");
+    let s = rnicsim::nic::star::StarSummary::of(&w.nics, w.nic_spec.star.unwrap_or_default().security).expect("a StaR connection");
+    let ful = s.per_nic.iter().find(|n| n.name == "host 1").expect("the stateful NIC");
+    assert_eq!(ful.whitelist_rules, Some(w.nics[1].star.whitelist.rules()), "{ful:?}");
+    assert!(ful.whitelist_rules > Some(0), "{ful:?}");
 }
 
 #[test]
@@ -386,6 +390,10 @@ fn without_the_security_check_a_forged_packet_lands() {
     assert!(w.star_forge(1, 0, c, rd, mem, Some(0)).unwrap());
     w.run_until(Time::from_us(50));
     assert!(w.memory(0, 512 * 1024, 16).unwrap() == &pattern(16, 3)[..], "the stateless NIC checks nothing itself");
+    // Without the module there is no table: the summary reports no rules for it.
+    let s = rnicsim::nic::star::StarSummary::of(&w.nics, w.nic_spec.star.unwrap_or_default().security).expect("a StaR connection");
+    let ful = s.per_nic.iter().find(|n| n.name == "host 1").expect("the stateful NIC");
+    assert_eq!(ful.whitelist_rules, None, "{ful:?}");
 }
 
 #[test]

@@ -419,7 +419,7 @@ impl Summary {
                 total
             }),
             yama: world.apps.yama.summary(world.end),
-            star: crate::nic::star::StarSummary::of(&world.nics),
+            star: crate::nic::star::StarSummary::of(&world.nics, world.nic_spec.star.unwrap_or_default().security),
             rpc: world.apps.rpc.summary(world),
             nvmf_hosts: crate::host::apps::nvmf::hosts(&nvmf),
             nvmf,

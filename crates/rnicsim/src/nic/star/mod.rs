@@ -227,8 +227,10 @@ pub struct NicStarSummary {
     pub stateful: u32,
     pub peak_stateful: u32,
     pub stateless: u32,
-    /// Rules in its security registry table at the end.
-    pub whitelist_rules: usize,
+    /// Rules in its security registry table at the end; absent on a NIC whose security module
+    /// is removed (`nic.star.security = false`: there is no table to check against).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub whitelist_rules: Option<usize>,
     #[serde(flatten)]
     pub counters: StarCounters,
 }
@@ -241,8 +243,9 @@ pub struct StarSummary {
 }
 
 impl StarSummary {
-    /// `None` when no StaR connection was ever made.
-    pub fn of(nics: &[crate::nic::Nic]) -> Option<StarSummary> {
+    /// `None` when no StaR connection was ever made. `security`: the fabric's
+    /// `nic.star.security` (a NIC may also have had its module removed on its own).
+    pub fn of(nics: &[crate::nic::Nic], security: bool) -> Option<StarSummary> {
         let mut total = StarCounters::default();
         let mut per_nic = Vec::new();
         for n in nics {
@@ -251,7 +254,7 @@ impl StarSummary {
                 continue;
             }
             total.add(&s.counters);
-            per_nic.push(NicStarSummary { name: format!("host {}", n.node), stateful: s.stateful, peak_stateful: s.peak_stateful, stateless: s.stateless, whitelist_rules: s.whitelist.rules(), counters: s.counters });
+            per_nic.push(NicStarSummary { name: format!("host {}", n.node), stateful: s.stateful, peak_stateful: s.peak_stateful, stateless: s.stateless, whitelist_rules: (security && !s.unchecked).then(|| s.whitelist.rules()), counters: s.counters });
         }
         (!per_nic.is_empty()).then_some(StarSummary { total, per_nic })
     }
