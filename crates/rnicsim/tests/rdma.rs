@@ -1243,3 +1243,56 @@ fn a_lossless_flows_acks_share_its_class_unless_ack_priority_says_otherwise() {
     let lossy = run("ack_priority = 0");
     assert!(lossy.drops_buffer > 100, "{}", lossy.drops_buffer);
 }
+
+#[test]
+fn window_gated_updates_come_once_a_window_after_retransmissions() {
+    // TIMELY with ns-3's rules updates once per window: when the ACKed sequence passes the
+    // sequence that was next to send at the last update. Two 3 MB flows into one port of a
+    // 300 KB buffer without PFC lose 12 packets, and go-back-N resends about 145 KB of one of
+    // them. Once the other has finished, the survivor is alone (RTT about 4.2 µs, below
+    // t_low): it must add `rate_hai` (100 Mbps) about once per round trip, some 20 times in
+    // 100 µs. The ACK's "next to send" counted every byte ever sent, resent ones included, so
+    // the ACKed sequence trailed it by those 145 KB for good: one update per window plus 145
+    // KB (about 60 µs at 20 Gbps), 0.1 to 0.2 Gbps per 100 µs.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("two.txt"), "2\n0 2 3 100 3000000 0.000001\n1 2 3 100 3000000 0.000001\n").unwrap();
+    let text = r#"
+        duration = "20ms"
+        [topology.star]
+        hosts = 3
+        [switch]
+        buffer = "300KB"
+        [switch.pfc]
+        enabled = false
+        [nic]
+        profile = "ns3"
+        [nic.cc.timely]
+        rules = "ns3"
+        delta = "40Mbps"
+        rate_hai = "100Mbps"
+        t_low = "6us"
+        t_high = "15us"
+        min_rtt = "5us"
+        [[flows]]
+        file = "two.txt"
+    "#;
+    let mut w = World::build(&LoadedScenario::from_str(text, "t.toml", dir.path()).unwrap()).unwrap();
+    let resent: Vec<u64> = loop {
+        let t = w.now + Time::from_us(5);
+        w.run_until(t);
+        let done: Vec<bool> = w.apps.flows.records.iter().map(|r| r.finish != Time::MAX).collect();
+        assert!(!(done[0] && done[1]), "both finished together");
+        if done[0] || done[1] {
+            break w.apps.flows.records.iter().map(|r| w.qps.get(r.qps.0).retransmits).collect();
+        }
+    };
+    let alone = w.apps.flows.records.iter().position(|r| r.finish == Time::MAX).unwrap();
+    assert!(resent[alone] > 50, "the survivor was resent to: {resent:?}");
+    let q = w.apps.flows.records[alone].qps.0;
+    use rnicsim::nic::cc::CongestionControl;
+    let before = w.qps.get(q).cc.rate().0 as f64 / 1e9;
+    let t = w.now + Time::from_us(100);
+    w.run_until(t);
+    let after = w.qps.get(q).cc.rate().0 as f64 / 1e9;
+    assert!(after - before > 1.0, "{before:.2} -> {after:.2} Gbps in 100 us");
+}

@@ -272,9 +272,8 @@ pub struct Qp {
     pub pace: Pace,
     /// Whether the queue pair is in the NIC's scheduler now.
     pub in_sched: bool,
-    /// Payload bytes sent and acknowledged (the congestion controller's sequence space).
+    /// Payload bytes sent, retransmissions included.
     pub bytes_sent: u64,
-    pub bytes_acked: u64,
     /// Selective repeat: PSNs the receiver reported, PSNs to resend, highest PSN queued for resend.
     pub sacked: PsnBitmap,
     pub resend: VecDeque<u64>,
@@ -496,7 +495,6 @@ impl Qp {
             pace: Pace::default(),
             in_sched: false,
             bytes_sent: 0,
-            bytes_acked: 0,
             payload_acked: 0,
             gpu_memory: false,
             sacked: PsnBitmap::default(),
@@ -568,7 +566,6 @@ impl Qp {
         self.pace = Pace::default();
         self.in_sched = false;
         self.bytes_sent = 0;
-        self.bytes_acked = 0;
         self.payload_acked = 0;
         self.sacked.reset(0);
         self.resend_high = 0;

@@ -358,7 +358,6 @@ fn on_ack_syndrome(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
 /// arrival of PSN `pkt.roce.va` (kept ahead of the expected one if `sack`).
 fn ack_upto(ctx: &mut Ctx, q: u32, upto: u64, pkt: &Packet, id: PacketId, sack: bool) {
     let now = ctx.now;
-    let mtu = ctx.spec.mtu as u64;
     let qp = ctx.qps.get_mut(q);
     // A READ is acknowledged only by its own responses.
     let mut limit = upto.min(qp.snd_nxt.max(qp.snd_una));
@@ -375,11 +374,9 @@ fn ack_upto(ctx: &mut Ctx, q: u32, upto: u64, pkt: &Packet, id: PacketId, sack: 
         }
         return;
     }
-    let newly = limit - qp.snd_una;
     let newly_bytes = qp.payload_between(qp.snd_una, limit, ctx.spec.mtu);
     qp.payload_acked += newly_bytes;
     qp.snd_una = limit;
-    qp.bytes_acked = (qp.bytes_acked + newly * mtu).min(qp.bytes_sent);
     qp.retry_left = ctx.spec.retry_count;
     qp.rnr_left = ctx.spec.rnr_retry;
     qp.sacked.advance_to(limit);
@@ -406,10 +403,15 @@ fn ack_upto(ctx: &mut Ctx, q: u32, upto: u64, pkt: &Packet, id: PacketId, sack: 
 fn report_ack(ctx: &mut Ctx, q: u32, newly: u64, pkt: &Packet, id: PacketId, sack: bool) -> Time {
     let int = if ctx.int_enabled { Some(ctx.pool.int(id)) } else { None };
     let qp = ctx.qps.get(q);
+    // Sequences in PSN × MTU bytes: the next to send is `snd_nxt`, which a go-back-N rewind moves
+    // back (ns-3's `snd_nxt`); retransmitted bytes do not move it on. (Counting every byte sent
+    // left the acknowledged sequence behind by all the bytes ever resent, and once-per-window
+    // updates came once per window and all of those bytes.)
+    let mtu = ctx.spec.mtu as u64;
     let ack = Ack {
         acked_bytes: newly,
-        acked_seq: qp.bytes_acked,
-        next_seq: qp.bytes_sent,
+        acked_seq: qp.snd_una * mtu,
+        next_seq: qp.snd_nxt.max(qp.snd_una) * mtu,
         rtt: ctx.now.saturating_sub(pkt.roce.ts),
         ecn_echo: pkt.roce.imm != 0,
         int: int.as_ref(),
@@ -469,7 +471,6 @@ pub fn on_read_response(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
         qp.payload_acked += qp.payload_between(qp.snd_una, upto, ctx.spec.mtu);
         qp.snd_una = upto;
         qp.retry_left = ctx.spec.retry_count;
-        qp.bytes_acked += newly * mtu;
     }
     qp.rto_at = now + ctx.spec.rto;
     complete_done(ctx, q);
@@ -594,7 +595,6 @@ fn read_responses_arrived(ctx: &mut Ctx, q: u32, from: u64, to: u64) {
         qp.payload_acked += qp.payload_between(qp.snd_una, upto, mtu);
         qp.snd_una = upto;
         qp.retry_left = ctx.spec.retry_count;
-        qp.bytes_acked += newly * mtu as u64;
     }
     qp.rto_at = ctx.now + ctx.spec.rto;
     complete_done(ctx, q);
