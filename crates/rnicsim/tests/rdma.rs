@@ -1296,3 +1296,39 @@ fn window_gated_updates_come_once_a_window_after_retransmissions() {
     let after = w.qps.get(q).cc.rate().0 as f64 / 1e9;
     assert!(after - before > 1.0, "{before:.2} -> {after:.2} Gbps in 100 us");
 }
+
+#[test]
+fn hpcc_over_sprayed_paths_runs_a_lone_flow_near_its_target_utilization() {
+    // One WRITE stream on an idle leaf-spine, its packets sprayed over two spines: HPCC must
+    // hold it near η of the line (95%; 87-88 Gbps of payload, as under ECMP). Comparing hop i
+    // of consecutive ACKs across different spines' ports cut the window to its floor (6.5 Gbps).
+    let run = |lb: &str| {
+        let mut w = build(&format!(
+            r#"
+            duration = "2ms"
+            [topology.leaf_spine]
+            leaves = 2
+            spines = 2
+            hosts_per_leaf = 1
+            [switch]
+            load_balancer = "{lb}"
+            [nic]
+            recovery = "selective_repeat"
+            [nic.cc.hpcc]
+            [[perftest]]
+            name = "w"
+            test = "write_bw"
+            client = 0
+            server = 1
+            message = "64KiB"
+            depth = 8
+            warmup = "1ms"
+            "#
+        ));
+        w.run(|_| true);
+        w.apps.perftests.tests[0].gbps(Time::from_ms(2))
+    };
+    let (ecmp, spray) = (run("ecmp"), run("spray"));
+    assert!(ecmp > 80.0, "ecmp {ecmp}");
+    assert!((spray - ecmp).abs() < 0.05 * ecmp, "spray {spray} against ecmp {ecmp}");
+}

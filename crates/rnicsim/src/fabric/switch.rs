@@ -215,8 +215,8 @@ impl Switch {
 
     /// The INT record this switch stamps into a packet of `class` leaving `port` (HPCC §3.2).
     #[inline]
-    pub fn int_hop(port: &Port, class: u8, now: Time) -> IntHop {
-        IntHop { qlen: port.queue_bytes(class), tx_bytes: port.counters.tx_bytes, ts: now, rate: port.rate }
+    pub fn int_hop(port: &Port, index: u32, class: u8, now: Time) -> IntHop {
+        IntHop { qlen: port.queue_bytes(class), tx_bytes: port.counters.tx_bytes, ts: now, rate: port.rate, port: index }
     }
 
     /// Bookkeeping for a PAUSE (`quanta > 0`) or RESUME the switch sends for `class` out of its

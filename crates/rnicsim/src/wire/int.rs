@@ -14,6 +14,9 @@ pub struct IntHop {
     pub tx_bytes: u64,
     pub ts: Time,
     pub rate: BitsPerSec,
+    /// Which port stamped it (the fabric's port index; real INT carries switch and port
+    /// ids): a sender compares a hop only with the same port's last stamp.
+    pub port: u32,
 }
 
 /// Up to [`MAX_INT_HOPS`] hops of telemetry.

@@ -55,7 +55,7 @@ impl World {
         let resume = sw.dequeued(p, &mut self.ports[p as usize], class, pkt);
         let ingress = pkt.ingress_port;
         if self.int_enabled && pkt.kind == PacketKind::Roce {
-            let hop = Switch::int_hop(&self.ports[p as usize], class, self.now);
+            let hop = Switch::int_hop(&self.ports[p as usize], p, class, self.now);
             self.pool.int_mut(id).push(hop);
         }
         if resume {

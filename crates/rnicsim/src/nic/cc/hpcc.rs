@@ -10,9 +10,11 @@
 //!   W = W_c / (U/η) + W_AI   when U ≥ η or after `max_stage` additive steps,
 //!   W = W_c + W_AI           otherwise,
 //!
-//! updating the reference window W_c once per RTT; the rate is W / T.
+//! updating the reference window W_c once per RTT; the rate is W / T. A hop is compared with
+//! the last stamp of the same port (INT carries switch and port ids): when packets are sprayed
+//! over paths, the hops of two ACKs in a row may be different links.
 
-use super::{Ack, CongestionControl, FlowParams, IntStack};
+use super::{Ack, CongestionControl, FlowParams, IntHop, IntStack};
 use crate::units::{BitsPerSec, Time};
 use serde::{Deserialize, Serialize};
 
@@ -52,8 +54,15 @@ pub struct Hpcc {
     u: f64,
     stage: u32,
     last_update_seq: u64,
-    last: Option<IntStack>,
+    /// The last stamp seen from each port the flow's packets crossed, by port, oldest first
+    /// (at most [`MAX_PORT_REFS`]). With one path this is the previous ACK's stack; when
+    /// packets are sprayed over paths, hop i of two ACKs may come from two ports, and their
+    /// byte counters cannot be compared.
+    refs: Vec<IntHop>,
 }
+
+/// Ports whose last stamp a flow keeps (paths it sprays over, times their hops).
+const MAX_PORT_REFS: usize = 64;
 
 impl Hpcc {
     pub fn new(p: &HpccParams, flow: FlowParams) -> Hpcc {
@@ -77,19 +86,26 @@ impl Hpcc {
             u: 1.0,
             stage: 0,
             last_update_seq: 0,
-            last: None,
+            refs: Vec::new(),
         }
     }
 
-    /// Updates U from a new telemetry stack; false if there was no previous one to compare.
+    /// Updates U from a new telemetry stack, each hop against the last stamp of the same port;
+    /// false if no hop had one to compare with.
     fn measure(&mut self, int: &IntStack) -> bool {
-        let Some(prev) = self.last.replace(*int) else { return false };
-        if prev.n != int.n {
-            return false;
-        }
         let mut u = 0.0f64;
         let mut tau = self.t;
-        for (h, p) in int.hops().iter().zip(prev.hops()) {
+        let mut compared = false;
+        for h in int.hops() {
+            let Some(i) = self.refs.iter().position(|r| r.port == h.port) else {
+                if self.refs.len() == MAX_PORT_REFS {
+                    self.refs.remove(0);
+                }
+                self.refs.push(*h);
+                continue;
+            };
+            let p = std::mem::replace(&mut self.refs[i], *h);
+            compared = true;
             let dt = h.ts.0.saturating_sub(p.ts.0) as f64 * 1e-12;
             if dt <= 0.0 {
                 continue;
@@ -101,6 +117,9 @@ impl Hpcc {
                 u = ui;
                 tau = dt;
             }
+        }
+        if !compared {
+            return false;
         }
         let tau = tau.min(self.t);
         self.u = (1.0 - tau / self.t) * self.u + tau / self.t * u;
@@ -138,7 +157,7 @@ impl Hpcc {
 impl CongestionControl for Hpcc {
     fn on_ack(&mut self, _now: Time, ack: &Ack) {
         let Some(int) = ack.int else { return };
-        let first = self.last.is_none();
+        let first = self.refs.is_empty();
         if !self.measure(int) {
             if first {
                 // The first telemetry is only the reference; the first full update waits for
@@ -170,7 +189,7 @@ mod tests {
 
     fn stack(qlen: u64, tx: u64, ts_ns: u64) -> IntStack {
         let mut s = IntStack::default();
-        s.push(IntHop { qlen, tx_bytes: tx, ts: Time::from_ns(ts_ns), rate: BitsPerSec(100_000_000_000) });
+        s.push(IntHop { qlen, tx_bytes: tx, ts: Time::from_ns(ts_ns), rate: BitsPerSec(100_000_000_000), port: 0 });
         s
     }
 
@@ -216,6 +235,22 @@ mod tests {
         h.on_ack(Time::ZERO, &ack(&stack(0, 50_000, 4_000), 400_001, 600_000));
         let twice = once * 0.95 + w_ai;
         assert!((h.window().unwrap() as f64 - twice).abs() < 2.0, "{:?} vs {twice}", h.window());
+    }
+
+    #[test]
+    fn sprayed_packets_measure_each_link_against_its_own_last_stamp() {
+        // Two paths taken in turn, one ACK a µs: each link carries half its rate (12,500 B
+        // per 2 µs at 100 Gbps) with no queue, so u = 0.5 on both. Their byte counters are far
+        // apart (1 MB and 5 MB): compared hop by hop across paths, u came out 320 or 0.
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
+        let mut h = Hpcc::new(&HpccParams::default(), flow);
+        for k in 0..200u64 {
+            let (port, base) = if k % 2 == 0 { (7, 1_000_000) } else { (9, 5_000_000) };
+            let mut s = IntStack::default();
+            s.push(IntHop { qlen: 0, tx_bytes: base + (k / 2) * 12_500, ts: Time::from_us(k), rate: BitsPerSec(100_000_000_000), port });
+            h.on_ack(Time::ZERO, &ack(&s, k * 1000, k * 1000 + 100_000));
+        }
+        assert!((h.utilization() - 0.5).abs() < 1e-6, "{}", h.utilization());
     }
 
     #[test]
