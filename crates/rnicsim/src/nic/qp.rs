@@ -328,6 +328,9 @@ pub struct Qp {
     /// own PSNs, so they keep their own expected PSN and bitmaps.
     pub rsp: ResponseOrder,
     pub reads: VecDeque<ReadJob>,
+    /// The PSN after the highest READ response sent: a repeated request's responses below it
+    /// were sent before (retransmissions), those from it on are sent for the first time.
+    pub rsp_high: u64,
     /// Its buffers are in the GPU's memory (`World::use_gpu_memory`): payload DMA takes the
     /// NIC's GPU path.
     pub gpu_memory: bool,
@@ -524,6 +527,7 @@ impl Qp {
             held_ends: Vec::new(),
             held_reads: Vec::new(),
             reads: VecDeque::new(),
+            rsp_high: 0,
             tx_packets: 0,
             tx_bytes: 0,
             retransmits: 0,
@@ -551,6 +555,7 @@ impl Qp {
         self.sq.clear();
         self.rq.clear();
         self.reads.clear();
+        self.rsp_high = 0;
         self.resend.clear();
         self.next_psn = 0;
         self.snd_nxt = 0;

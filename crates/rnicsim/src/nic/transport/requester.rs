@@ -96,8 +96,10 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         let last = idx + 1 == job.npkts && answering == 1;
         let hdr = RoceHeader { opcode: op, payload, va: job.va + off as u64, offset: off, dma_len: job.len as u32, msn: qp.msn, last, ..Default::default() };
         let psn = job.first_psn + idx as u64;
-        // A response to a request sent again is a retransmission.
-        let again = job.repeat;
+        // A response to a request sent again is a retransmission if it was sent before: a
+        // re-issued READ also asks for responses the first never got to.
+        let again = job.repeat && psn < qp.rsp_high;
+        qp.rsp_high = qp.rsp_high.max(psn + 1);
         job.next += 1;
         if job.next == job.npkts {
             qp.reads.pop_front();
