@@ -358,6 +358,15 @@ fn a_policys_dequeue_rate_keeps_the_applications_own_rate_limit() {
     for h in ["h1", "h2", "h3"] {
         assert!((perf(&wf, h).wire_gbps - 30.0).abs() < 1.0, "{h}: {:?}", perf(&wf, h));
     }
+    // Limited to 20 Gbps beside two hungry ones, it uses 60% of its first share (33.3): between
+    // the reclaim mark (50%) and the filling one (90%). Max-min gives 20, 40 and 40; its share
+    // stayed at 33.3 and the hungry two at 33.3 each, the link 13 Gbps idle for good.
+    let tests = [("lim", 0, 1, Some("20Gbps")), ("h1", 0, 1, None), ("h2", 0, 1, None)];
+    let wf = star(2, "[nic.scr]\n[nic.scr.policy.water_filling]", &tests);
+    assert!((perf(&wf, "lim").wire_gbps - 20.0).abs() < 0.3, "{:?}", perf(&wf, "lim"));
+    for h in ["h1", "h2"] {
+        assert!((perf(&wf, h).wire_gbps - 40.0).abs() < 1.5, "{h}: {:?}", perf(&wf, h));
+    }
 }
 
 #[test]

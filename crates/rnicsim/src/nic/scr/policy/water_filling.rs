@@ -15,6 +15,8 @@
 //!   one `step` down, back to the pool, for the flows below the level;
 //! - it uses far less than its rate (EWMA < `reclaim` × rate): its rate drops to what it uses
 //!   plus one step (never below `min_rate`) and the rest returns to the pool;
+//! - it uses less than it would fill while some flow is hungry: its rate drops to a step above
+//!   the rate its use would fill (EWMA / `saturated`), if that is at least a step lower;
 //! - otherwise it is stable.
 //!
 //! So the hungry flows meet at one level and the others keep what they use: max-min fairness.
@@ -322,6 +324,18 @@ impl Policy for WaterFilling {
                 self.set_ctx(ev.flow, f, to as u32, env);
             }
             Verdict::Adjusting
+        } else if self.hungry_weight > 0 {
+            // It uses much of its rate but does not fill it, while others would take more: it
+            // keeps a step above the rate it would fill, and the rest returns to the pool
+            // (without this, a flow using 50-90% of its rate held the rest from the others
+            // for good, and the link stayed partly idle).
+            let to = (mul_div(ewma, 1000, self.p.saturated_permille.max(1) as u64) + step).max(floor);
+            if to + step <= rate {
+                self.set_ctx(ev.flow, f, to as u32, env);
+                Verdict::Adjusting
+            } else {
+                Verdict::Stable
+            }
         } else {
             Verdict::Stable
         };
