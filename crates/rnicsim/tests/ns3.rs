@@ -273,6 +273,16 @@ fn errors_name_the_configs_own_line_and_key() {
         let e = translate(&text.replace(from, to), "config.txt", &data()).err().unwrap_or_else(|| panic!("{to} accepted"));
         assert_eq!(e.key.as_deref(), Some(key), "{e}");
     }
+    // A value of the config's own key that a congestion control refuses is named at that key's
+    // line, not at CC_MODE's (HPCC's additive increase of 0, DCQCN's floor above the line).
+    for (edits, key) in [(vec![("CC_MODE 1", "CC_MODE 3"), ("RATE_AI 50Mb/s", "RATE_AI 0Mb/s")], "RATE_AI"), (vec![("MIN_RATE 100Mb/s", "MIN_RATE 200Gb/s")], "MIN_RATE")] {
+        let bad = edits.iter().fold(text.clone(), |t, (from, to)| t.replace(from, to));
+        let path = tmp.path().join("config.txt");
+        std::fs::write(&path, &bad).unwrap();
+        let e = LoadedScenario::from_file(&path).err().unwrap_or_else(|| panic!("{edits:?} accepted"));
+        let line = bad.lines().position(|l| l.starts_with(&format!("{key} "))).unwrap() + 1;
+        assert_eq!((e.line, e.key.as_deref()), (Some(line), Some(key)), "{e}");
+    }
     let maps = format!("{text}\nKMAX_MAP 1 100000000000 400\nKMIN_MAP 1 100000000000 100\nPMAX_MAP 1 100000000000 abc\n");
     let e = translate(&maps, "config.txt", &data()).err().expect("PMAX abc");
     assert_eq!(e.key.as_deref(), Some("PMAX_MAP"), "{e}");

@@ -652,6 +652,17 @@ fn nic(out: &mut Problems, s: &Scenario) {
                     out.push((p(&format!("cc.dcqcn.{k}")), "expected a positive interval".into()));
                 }
             }
+            // A floor above the line would leave every cut without effect (a run as if
+            // ENABLE_QCN were 0), silently.
+            if d.min_rate.0 == 0 || d.min_rate > s.links.rate {
+                out.push((p("cc.dcqcn.min_rate"), format!("expected a rate above 0 and at most the link rate ({}), got {}", s.links.rate, d.min_rate)));
+            }
+        }
+        CcSpec::Dctcp(d) if d.min_rate.0 == 0 || d.min_rate > s.links.rate => {
+            out.push((p("cc.dctcp.min_rate"), format!("expected a rate above 0 and at most the link rate ({}), got {}", s.links.rate, d.min_rate)))
+        }
+        CcSpec::Timely(t) if t.min_rate.0 == 0 || t.min_rate > s.links.rate => {
+            out.push((p("cc.timely.min_rate"), format!("expected a rate above 0 and at most the link rate ({}), got {}", s.links.rate, t.min_rate)))
         }
         CcSpec::Dctcp(d) if !(d.g > 0.0 && d.g <= 1.0) => out.push((p("cc.dctcp.g"), format!("expected a gain in (0, 1], got {}", d.g))),
         CcSpec::Timely(t) if !(t.ewma > 0.0 && t.ewma <= 1.0 && t.beta > 0.0 && t.beta < 1.0) => {
