@@ -295,6 +295,8 @@ fn scr_scenarios_are_deterministic_and_bad_keys_are_named() {
         ("[nic.scr.policy.multipath]\ninterval = \"0ns\"", "nic.scr.policy.multipath.interval"),
         ("[nic.scr.policy.receiver_driven]\nbackpressure_permille = 1200", "nic.scr.policy.receiver_driven.backpressure_permille"),
         ("[nic.scr.policy.swift]\nfs_min_rate = \"1kbps\"", "nic.scr.policy.swift.fs_min_rate"),
+        // Only the minimum moved past the default maximum: named at the minimum, with its line.
+        ("[nic.scr.policy.swift]\nfs_min_rate = \"100Gbps\"", "bad.toml:6:1: key `nic.scr.policy.swift.fs_min_rate`"),
         ("hosts = []", "nic.scr.hosts"),
         ("telemetry = \"50ns\"", "nic.scr.telemetry"),
         ("node_threads = 65", "nic.scr.node_threads"),

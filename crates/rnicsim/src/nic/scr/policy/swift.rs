@@ -127,7 +127,9 @@ impl SwiftParams {
             return Err(("fs_min_rate", format!("flow scaling starts at 1Mbps or more, got {}", self.fs_min_rate)));
         }
         if self.fs_max_rate <= self.fs_min_rate {
-            return Err(("fs_max_rate", format!("flow scaling needs fs_min_rate < fs_max_rate (got {} and {})", self.fs_min_rate, self.fs_max_rate)));
+            // Named at the one the user moved: the maximum if it is not the default's.
+            let key = if self.fs_max_rate == default_fs_max() { "fs_min_rate" } else { "fs_max_rate" };
+            return Err((key, format!("flow scaling needs fs_min_rate < fs_max_rate (got {} and {})", self.fs_min_rate, self.fs_max_rate)));
         }
         if self.beta_permille > 1000 || self.max_mdf_permille > 1000 {
             return Err(("beta_permille", "beta_permille and max_mdf_permille are at most 1000".into()));
