@@ -75,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) >= 2 and argv[1] == "reproduce":
         import argparse
 
+        from .api import ScenarioError
         from .reproduce import PAPERS, reproduce
 
         ap = argparse.ArgumentParser(prog=f"{PROG} reproduce", description="Run the paper reproductions and build a gallery page.")
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         a = ap.parse_args(argv[2:])
         try:
             counts = reproduce(a.papers or ["all"], a.out, a.scenarios, quick=a.quick)
-        except FileNotFoundError as e:
+        except (FileNotFoundError, ScenarioError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
         print(f"{counts['passed']} of {counts['claims']} claims within tolerance: {a.out}/index.html")

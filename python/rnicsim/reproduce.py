@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import textwrap
+import warnings
 from pathlib import Path
 from typing import Sequence, Union
 
@@ -20,7 +21,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .api import Run, Scenario  # noqa: E402
+from .api import Run, Scenario, ScenarioWarning  # noqa: E402
 from .report import scr_rate_steps  # noqa: E402
 
 PAPERS = ("scr", "tassel", "eunomia", "star", "yama")
@@ -158,12 +159,20 @@ def reproduce(papers: Sequence[str], out: Union[str, Path], scenarios: Union[str
     """Runs the reproductions, writes `out/index.html`; returns counts of claims. `scenarios`
     defaults to [`shipped_scenarios`]."""
     chosen = scenarios_for(papers, scenarios)
+    # Every scenario is read before anything runs: one that does not load stops the gallery
+    # with its file, line and key, and nothing is written.
+    loaded = [(paper, path, Scenario.from_file(path)) for paper, path in chosen]
+    with warnings.catch_warnings():
+        # (A load-time warning is given once, by the run.)
+        warnings.simplefilter("ignore", ScenarioWarning)
+        for _, _, scenario in loaded:
+            scenario.validate()
     out = Path(out)
     (out / "runs").mkdir(parents=True, exist_ok=True)
     sections, total, passed = [], 0, 0
-    for paper, path in chosen:
+    for paper, path, scenario in loaded:
         name = f"{paper}-{path.stem}"
-        run = Scenario.from_file(path).run(out / "runs" / name, force=True, progress=progress)
+        run = scenario.run(out / "runs" / name, force=True, progress=progress)
         claims = run.summary.get("paper", [])
         figures = run.summary.get("figures", [])
         if not claims and not figures:

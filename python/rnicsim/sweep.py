@@ -72,6 +72,8 @@ def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
     points = [dict(zip(keys, c)) for c in combos] or [{}]
     seeds = spec.get("seeds")
     if seeds is not None:
+        if "seed" in params:
+            raise ScenarioError(f"{path}: parameters.seed: the seed is swept by `seeds`; give it in one place, not both")
         points = [{**p, "seed": s} for p in points for s in seeds]
     return base, points
 

@@ -65,6 +65,22 @@ def test_a_scenarios_folder_without_the_paper_is_an_error_and_writes_nothing(tmp
     assert not (tmp_path / "g").exists()
 
 
+def test_a_scenario_that_does_not_load_is_named_and_nothing_runs(tmp_path: Path) -> None:
+    # A good scenario beside one with a misspelt key: the key, file and line, no traceback, and
+    # no gallery or runs (it used to run the good one, then stop on a Python traceback).
+    (tmp_path / "s" / "scr").mkdir(parents=True)
+    shutil.copy(ROOT / "scenarios" / "scr" / "table2.toml", tmp_path / "s" / "scr")
+    (tmp_path / "s" / "scr" / "zz_bad.toml").write_text('name = "bad"\nduration = "1us"\n[topology.back_to_back]\ndepht = 16\n')
+    out = subprocess.run(
+        [sys.executable, "-m", "rnicsim", "reproduce", "scr", "--out", str(tmp_path / "g"), "--scenarios", str(tmp_path / "s")],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert "zz_bad.toml:4" in out.stderr and "depht" in out.stderr, out.stderr
+    assert not (tmp_path / "g").exists()
+
+
 def test_unknown_papers_are_refused() -> None:
     with pytest.raises(ValueError, match="unknown paper"):
         scenarios_for(["nope"], ROOT / "scenarios")

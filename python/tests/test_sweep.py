@@ -105,7 +105,9 @@ def test_failed_points_make_the_command_fail_and_mistakes_leave_nothing(tmp_path
     assert failure["error"].startswith(".set(): key `duraton`"), failure
     # A sweep file that names a missing scenario or mixes list lengths: an error, no folder.
     (tmp_path / "s2").mkdir()
-    for body in ['scenario = "nope.toml"\n', f'scenario = "{(ROOT / "scenarios" / "quickstart.toml").as_posix()}"\nmode = "zip"\n[parameters]\nseed = [1, 2]\nduration = ["1us"]\n']:
+    quick = (ROOT / "scenarios" / "quickstart.toml").as_posix()
+    # (The seed swept twice, by `seeds` and as a parameter: the parameter's values never ran.)
+    for body in ['scenario = "nope.toml"\n', f'scenario = "{quick}"\nmode = "zip"\n[parameters]\nseed = [1, 2]\nduration = ["1us"]\n', f'scenario = "{quick}"\nseeds = [1, 2]\n[parameters]\nseed = [5, 6]\n']:
         f = tmp_path / "s2" / "sweep.toml"
         f.write_text(body)
         out = subprocess.run([sys.executable, "-m", "rnicsim", "sweep", str(f), "--out", str(tmp_path / "none")], capture_output=True, text=True)
