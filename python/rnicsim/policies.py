@@ -14,9 +14,12 @@ order they joined, times are integer picoseconds and rates bits per second:
   NIC → host as ``aux`` and the ping-pong's round trip as ``rtt_ps``; ``port`` the transmit and
   receive utilization in per mille as ``value`` and ``aux``.
 
-Actions: ``("rate", flow, bps)``, ``("sport", flow, port)``, ``("probe_rtt", flow)``,
-``("probe_path", flow, port)``, ``("signal", flow, value, bytes)``. They take effect after the
-NIC's install latency, as a Rust policy's do. The scenario chooses which event kinds reach the
+Actions: ``("rate", flow, bps)`` (``bps`` 0 lifts the dequeue rate: no limit), ``("sport",
+flow, port)``, ``("probe_rtt", flow)``, ``("probe_path", flow, port)``, ``("signal", flow,
+value, bytes)``. They take effect after the NIC's install latency, as a Rust policy's do; an
+action for a flow that has left (or never was) does nothing. An exception a method raises
+stops the run with a ``RuntimeError`` naming the method and host, the policy's own exception
+as its cause, and nothing is written. The scenario chooses which event kinds reach the
 policy and what its calls cost the NIC's cores (``kinds``, ``cycles``, ``set_cycles``); SCR's
 coalescing keeps the calls to one per handled event.
 

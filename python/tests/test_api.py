@@ -237,8 +237,19 @@ def test_a_python_scr_policy_gives_the_same_run_as_its_rust_twin(tmp_path: Path)
         def on_join(self, host, flows, now_ps, line_bps):
             return [("teleport", flows[-1])]
 
-    with pytest.raises(ValueError, match="unknown SCR action"):
+    with pytest.raises(RuntimeError, match=r"the SCR policy's on_join \(host \d+\) raised ValueError: unknown SCR action"):
         py.run(tmp_path / "broken", scr_policy=Broken())
+
+    class Raises:
+        def on_event(self, host, event, now_ps, line_bps):
+            raise KeyError("boom")
+
+    # Its own exception, named as the policy's, with the original as the cause (it read as a
+    # ScenarioError "boom", the type and the policy lost).
+    with pytest.raises(RuntimeError, match=r"on_event \(host \d+\) raised KeyError: 'boom'") as caught:
+        py.run(tmp_path / "raises", scr_policy=Raises())
+    assert isinstance(caught.value.__cause__, KeyError)
+    assert not (tmp_path / "raises").exists()
     with pytest.raises(rnicsim.ScenarioError, match="needs a policy object"):
         py.run(tmp_path / "none")
     assert not (tmp_path / "broken").exists() and not (tmp_path / "none").exists()

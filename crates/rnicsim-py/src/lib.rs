@@ -2,7 +2,7 @@
 //! are handled by briefly re-acquiring it every 2¹⁶ events. The Python package
 //! (`python/rnicsim`) builds the friendly API on these few functions.
 
-use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rnicsim::nic::scr::event::ScrEvent;
 use rnicsim::nic::scr::policy::external::ExternalPolicy;
@@ -46,7 +46,12 @@ impl PyPolicy {
                 Ok(())
             };
             if let Err(e) = run() {
-                *failed = Some(e);
+                // Said to be the policy's, its own exception chained as the cause (a ValueError
+                // it raised read as a bad scenario, with no word of the policy).
+                let kind = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "exception".into());
+                let wrapped = PyRuntimeError::new_err(format!("the SCR policy's {method} (host {}) raised {kind}: {}", self.host, e.value(py)));
+                wrapped.set_cause(py, Some(e));
+                *failed = Some(wrapped);
             }
         });
     }
