@@ -59,7 +59,7 @@ fn ipv4_header(p: &Packet, ip_len: usize) -> [u8; 20] {
     ip
 }
 
-/// The frame bytes of a packet (without the Ethernet FCS), or `None` for non-RoCE frames.
+/// The frame bytes of a packet (without the Ethernet FCS).
 /// For a StaR packet, `payload` is its UDP payload ([`crate::wire::star::StarMeta::udp_payload`]).
 pub fn encode(p: &Packet, payload: &[u8]) -> Option<Vec<u8>> {
     if p.kind == PacketKind::Star {
@@ -167,9 +167,25 @@ fn encode_star(p: &Packet, l4: &[u8]) -> Vec<u8> {
     frame
 }
 
-/// PFC frames (MAC control, opcode 0x0101) and raw packets (UDP with zero payload).
+/// PFC frames (MAC control, opcode 0x0101) and raw packets (Ethernet / IPv4 / UDP with a
+/// zero-filled payload, the frame as long as the packet's wire size less the FCS).
 fn encode_other(p: &Packet) -> Option<Vec<u8>> {
     match p.kind {
+        PacketKind::Data => {
+            let udp_len = (p.size as usize).saturating_sub(4 + 14 + 20).max(8);
+            let ip = ipv4_header(p, 20 + udp_len);
+            let mut f = Vec::with_capacity(14 + 20 + udp_len);
+            f.extend_from_slice(&mac(p.dst));
+            f.extend_from_slice(&mac(p.src));
+            f.extend_from_slice(&0x0800u16.to_be_bytes());
+            f.extend_from_slice(&ip);
+            f.extend_from_slice(&p.udp_sport.to_be_bytes());
+            f.extend_from_slice(&p.udp_dport.to_be_bytes());
+            f.extend_from_slice(&(udp_len as u16).to_be_bytes());
+            f.extend_from_slice(&[0, 0]);
+            f.resize(14 + 20 + udp_len, 0);
+            Some(f)
+        }
         PacketKind::Pause { priority, quanta } => {
             let mut f = Vec::with_capacity(60);
             f.extend_from_slice(&[0x01, 0x80, 0xc2, 0, 0, 0x01]);
@@ -248,5 +264,19 @@ mod tests {
         assert_eq!(u16::from_be_bytes([f[36], f[37]]), 4791);
         assert_eq!(ip_checksum(&f[14..34]), 0, "a correct IP checksum sums to zero");
         assert_eq!(node_ip(257), 0x0b01_0101);
+    }
+
+    #[test]
+    fn a_raw_packet_is_a_udp_frame_of_its_size() {
+        // A traffic source's packet was left out of captures (only RoCE and PFC were written).
+        let mut p = Packet::pause(0, 0, 64);
+        p.kind = PacketKind::Data;
+        (p.src, p.dst, p.size, p.udp_sport, p.udp_dport) = (3, 4, 1000, 1234, 5678);
+        let f = encode(&p, &[]).expect("a raw packet is captured");
+        assert_eq!(f.len(), 996);
+        assert_eq!((&f[12..14], f[23]), (&[0x08, 0x00][..], 17), "IPv4, UDP");
+        assert_eq!(u16::from_be_bytes([f[16], f[17]]), 996 - 14, "IP total length");
+        assert_eq!((u16::from_be_bytes([f[34], f[35]]), u16::from_be_bytes([f[36], f[37]]), u16::from_be_bytes([f[38], f[39]])), (1234, 5678, 996 - 34));
+        assert_eq!(ip_checksum(&f[14..34]), 0);
     }
 }
