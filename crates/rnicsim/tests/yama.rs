@@ -107,6 +107,14 @@ fn fair_and_ideal_shares_count_the_entities_that_are_on_and_what_open_loop_ones_
         let e = entity(&s, name);
         assert!((e.ideal_gbps.unwrap() - share * 2.304).abs() < 1e-6, "{name}: {e:?}");
     }
+    // With a join as well, the fair shares still split what the chain completed: a capacity
+    // step cuts the pieces of the ideal shares, but no bytes were noted there (taking the
+    // window's mean rate for the pieces beside it, the shares added up to 2.50 Gbps of 2.31).
+    let joined = a_b.clone() + &ent("d", 3.0, "[3]", 2, 4, "start = \"1250us\"");
+    let s = run(&kv("2ms", "warmup = \"1ms\"", 4.0, "schedule = [{ at = \"1500us\", factor = 0.5 }]", &joined));
+    let y = s.yama.as_ref().unwrap();
+    let fair: f64 = y.entities.iter().map(|e| e.fair_gbps).sum();
+    assert!((fair - y.total_gbps).abs() < 0.01 * y.total_gbps, "fair shares {fair} of {}", y.total_gbps);
     // A fourth (3) starts half way through the 1 ms window: first half 1/3 and 2/3, second
     // half 1/6, 2/6 and 3/6; averaged 1/4, 1/2 and 1/4 (how fast the loop lets it in is
     // another matter: only the shares are checked).

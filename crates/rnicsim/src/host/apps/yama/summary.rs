@@ -222,10 +222,17 @@ impl Yama {
             let part = (b.0 - a.0) as f64 / window;
             // What each chain completed in this piece, per second (the window's mean if a cut
             // went unrecorded).
+            // A capacity step is a cut for the ideal shares only: no bytes were noted there, so
+            // a piece it bounds takes the rate between the noted cuts around it.
+            let noted = |c: usize, t: Time| bytes_at(c, t).map(|x| (t, x));
             let chain_rate: Vec<f64> = (0..self.chains.len())
-                .map(|c| match (bytes_at(c, a), bytes_at(c, b)) {
-                    (Some(x), Some(y)) => (y - x).max(0.0) / ((b.0 - a.0) as f64 / 1e12),
-                    _ => mean_rate[c],
+                .map(|c| {
+                    let before = cuts.iter().rev().filter(|&&t| t <= a).find_map(|&t| noted(c, t));
+                    let after = cuts.iter().filter(|&&t| t >= b).find_map(|&t| noted(c, t));
+                    match (before, after) {
+                        (Some((t0, x)), Some((t1, y))) if t1 > t0 => (y - x).max(0.0) / ((t1.0 - t0.0) as f64 / 1e12),
+                        _ => mean_rate[c],
+                    }
                 })
                 .collect();
             let on = |e: &super::spec::EntitySpec| e.on_between(a, b);
