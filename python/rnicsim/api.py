@@ -46,11 +46,21 @@ class Scenario:
     @classmethod
     def from_file(cls, path: Union[str, Path]) -> "Scenario":
         path = Path(path)
-        return cls.from_toml(path.read_text(encoding="utf-8"), path.parent, str(path))
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise ScenarioError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        return cls.from_toml(text, path.parent, str(path))
 
     @classmethod
     def from_toml(cls, text: str, base_dir: Union[str, Path] = ".", label: str = "<toml>") -> "Scenario":
-        s = cls(tomllib.loads(text), label, base_dir)
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            # Named by the file, as the command line names it (the parser's message gives the
+            # line and column).
+            raise ScenarioError(f"{label}: {e}") from None
+        s = cls(data, label, base_dir)
         s._text = text
         return s
 

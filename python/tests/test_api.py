@@ -237,7 +237,7 @@ def test_a_python_scr_policy_gives_the_same_run_as_its_rust_twin(tmp_path: Path)
         def on_join(self, host, flows, now_ps, line_bps):
             return [("teleport", flows[-1])]
 
-    with pytest.raises(RuntimeError, match=r"the SCR policy's on_join \(host \d+\) raised ValueError: unknown SCR action"):
+    with pytest.raises(RuntimeError, match=r"the SCR policy's on_join \(host \d+\) returned a bad action: unknown SCR action"):
         py.run(tmp_path / "broken", scr_policy=Broken())
 
     class Raises:
@@ -250,6 +250,19 @@ def test_a_python_scr_policy_gives_the_same_run_as_its_rust_twin(tmp_path: Path)
         py.run(tmp_path / "raises", scr_policy=Raises())
     assert isinstance(caught.value.__cause__, KeyError)
     assert not (tmp_path / "raises").exists()
+
+    # An interrupt raised inside a policy stays an interrupt (not a policy error), and nothing
+    # is written.
+    class Interrupts:
+        calls = 0
+
+        def on_event(self, host, event, now_ps, line_bps):
+            Interrupts.calls += 1
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        py.run(tmp_path / "interrupted", scr_policy=Interrupts())
+    assert Interrupts.calls == 1 and not (tmp_path / "interrupted").exists()
     with pytest.raises(rnicsim.ScenarioError, match="needs a policy object"):
         py.run(tmp_path / "none")
     assert not (tmp_path / "broken").exists() and not (tmp_path / "none").exists()

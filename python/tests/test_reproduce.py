@@ -79,6 +79,16 @@ def test_a_scenario_that_does_not_load_is_named_and_nothing_runs(tmp_path: Path)
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
     assert "zz_bad.toml:4" in out.stderr and "depht" in out.stderr, out.stderr
     assert not (tmp_path / "g").exists()
+    # A file that is not TOML at all: named, with the parser's line.
+    (tmp_path / "s" / "scr" / "zz_bad.toml").write_text('name = "bad"\nduration = 1us"\n')
+    out = subprocess.run(
+        [sys.executable, "-m", "rnicsim", "reproduce", "scr", "--out", str(tmp_path / "g"), "--scenarios", str(tmp_path / "s")],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert "zz_bad.toml" in out.stderr and "line 2" in out.stderr, out.stderr
+    assert not (tmp_path / "g").exists()
 
 
 def test_unknown_papers_are_refused() -> None:

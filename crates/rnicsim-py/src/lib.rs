@@ -2,7 +2,7 @@
 //! are handled by briefly re-acquiring it every 2¹⁶ events. The Python package
 //! (`python/rnicsim`) builds the friendly API on these few functions.
 
-use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rnicsim::nic::scr::event::ScrEvent;
 use rnicsim::nic::scr::policy::external::ExternalPolicy;
@@ -31,12 +31,15 @@ impl PyPolicy {
             return;
         }
         Python::attach(|py| {
+            // The method's own exception, or a mistake in what it returned.
+            let mut returned = false;
             let run = || -> PyResult<()> {
                 let obj = self.obj.bind(py);
                 if !obj.hasattr(method)? {
                     return Ok(());
                 }
                 let out = obj.call_method1(method, args(py)?.bind(py))?;
+                returned = true;
                 if out.is_none() {
                     return Ok(());
                 }
@@ -47,9 +50,19 @@ impl PyPolicy {
             };
             if let Err(e) = run() {
                 // Said to be the policy's, its own exception chained as the cause (a ValueError
-                // it raised read as a bad scenario, with no word of the policy).
-                let kind = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "exception".into());
-                let wrapped = PyRuntimeError::new_err(format!("the SCR policy's {method} (host {}) raised {kind}: {}", self.host, e.value(py)));
+                // it raised read as a bad scenario, with no word of the policy). An interrupt
+                // or exit (not an Exception) stays what it is.
+                if !e.is_instance_of::<PyException>(py) {
+                    *failed = Some(e);
+                    return;
+                }
+                let what = if returned {
+                    format!("returned a bad action: {}", e.value(py))
+                } else {
+                    let kind = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "an exception".into());
+                    format!("raised {kind}: {}", e.value(py))
+                };
+                let wrapped = PyRuntimeError::new_err(format!("the SCR policy's {method} (host {}) {what}", self.host));
                 wrapped.set_cause(py, Some(e));
                 *failed = Some(wrapped);
             }
@@ -191,6 +204,10 @@ fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force
                         return false;
                     }
                 }
+                // A policy that failed stops the run at once (its later calls would be skipped).
+                if policy_error.lock().expect("not poisoned").is_some() {
+                    return false;
+                }
                 match py.check_signals() {
                     Ok(()) => true,
                     Err(e) => {
@@ -201,11 +218,11 @@ fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force
             })
         })
     });
-    if end == RunEnd::Interrupted {
-        return Err(failure.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted; nothing was written")));
-    }
     if let Some(e) = policy_error.lock().expect("not poisoned").take() {
         return Err(e);
+    }
+    if end == RunEnd::Interrupted {
+        return Err(failure.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted; nothing was written")));
     }
     rnicsim::write_outputs(&dir, &loaded, &mut world).map_err(|e| PyOSError::new_err(format!("cannot write results to {out}: {e}")))?;
     let path = dir.commit().map_err(|e| PyOSError::new_err(format!("cannot move results into {out}: {e}")))?;
