@@ -139,6 +139,12 @@ fn slow_path(flows: u32, size: u64, recovery: &str, rest: &str) -> Summary {
 /// `[nic.ordering]`, `apps` to the file, and `flows.txt` holds `flows` flows of `size` bytes
 /// from host 0 to host 1.
 fn slow_path_apps(recovery: &str, rest: &str, flows: u32, size: u64, apps: &str) -> Summary {
+    let (loaded, _dir) = slow_path_scenario(recovery, rest, flows, size, apps);
+    common::run_summary(&loaded, "ordering")
+}
+
+/// The scenario of [`slow_path_apps`] (and the folder holding its files).
+fn slow_path_scenario(recovery: &str, rest: &str, flows: u32, size: u64, apps: &str) -> (LoadedScenario, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let mut topo = String::from("8 6 10\n2 3 4 5 6 7\n0 2 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n");
     for s in [2, 3] {
@@ -171,7 +177,7 @@ fn slow_path_apps(recovery: &str, rest: &str, flows: u32, size: u64, apps: &str)
     "#
     );
     let loaded = LoadedScenario::from_str(&toml, "slow_path.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
-    common::run_summary(&loaded, "ordering")
+    (loaded, dir)
 }
 
 #[test]
@@ -294,6 +300,38 @@ fn pipelined_reads_whose_requests_overtake_each_other_run_at_the_write_rate() {
     let (read, resent) = bw("read_bw");
     assert!(write > 90.0, "write_bw {write} Gbps");
     assert!(read > 0.95 * write, "read_bw {read} Gbps, write_bw {write} Gbps ({resent} resent)");
+}
+
+#[test]
+fn a_reissued_read_answered_out_of_order_counts_only_its_resent_responses() {
+    // Eight 64-packet READs on one queue pair over the sprayed paths, answered out of PSN order,
+    // and a lossy link: the requester re-issues a READ from each gap. The responder sends each
+    // response PSN once for the first time, so its retransmissions are its responses less the
+    // PSNs it answered. (A mark of the highest response sent counted as resent the first answers
+    // of an earlier READ re-issued after a later one had been answered.)
+    for seed in 1..=12 {
+        let (loaded, _dir) = slow_path_scenario("go_back_n", "", 0, 0, "[links]\nloss = 0.005\n");
+        let loaded = loaded.with_overrides(&[("nic.rto".into(), "\"100us\"".into()), ("seed".into(), seed.to_string())]).unwrap();
+        let mut w = rnicsim::world::World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
+        use rnicsim::nic::verbs::{Access, SendWr, Status, Verb};
+        let len = 64 * 1000;
+        let src = w.register_mr(0, 0, 8 * len, Access::LOCAL_WRITE).unwrap();
+        let dst = w.register_mr(1, 0, 8 * len, Access::LOCAL_WRITE | Access::REMOTE_READ).unwrap();
+        let (qa, qb) = w.connect(0, 1).unwrap();
+        for i in 0..8 {
+            w.post_send(qa, SendWr { id: i, verb: Verb::Read, local_addr: i * len, len, lkey: src.lkey, remote_addr: i * len, rkey: dst.rkey }).unwrap();
+        }
+        let mut done = Vec::new();
+        while done.len() < 8 && w.now < rnicsim::units::Time::from_ms(3) {
+            let t = w.now + rnicsim::units::Time::from_us(10);
+            w.run_until(t);
+            done.extend(w.poll_cq(0).unwrap());
+        }
+        assert!(done.len() == 8 && done.iter().all(|c| c.status == Status::Success), "{done:?}");
+        let responder = w.qps.get(qb).tx_packets;
+        assert!(responder > 8 * 64, "some responses went again: {responder}");
+        assert_eq!(w.nics[1].retransmits, responder - 8 * 64, "seed {seed}");
+    }
 }
 
 #[test]

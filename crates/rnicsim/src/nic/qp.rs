@@ -76,8 +76,9 @@ pub struct ReadJob {
     /// When the first payload is on the NIC: the responder reads it from host memory, one
     /// PCIe round trip after the request arrived (later packets stream behind it).
     pub ready_at: Time,
-    /// It answers a request the requester sent again: its responses are retransmissions.
-    pub repeat: bool,
+    /// Its responses below this PSN were sent before (it answers a request the requester sent
+    /// again): they are retransmissions, the rest are sent for the first time.
+    pub sent_before: u64,
 }
 
 /// Packets needed for `len` payload bytes at `mtu` (a zero-length message is one packet).
@@ -328,9 +329,6 @@ pub struct Qp {
     /// own PSNs, so they keep their own expected PSN and bitmaps.
     pub rsp: ResponseOrder,
     pub reads: VecDeque<ReadJob>,
-    /// The PSN after the highest READ response sent: a repeated request's responses below it
-    /// were sent before (retransmissions), those from it on are sent for the first time.
-    pub rsp_high: u64,
     /// Its buffers are in the GPU's memory (`World::use_gpu_memory`): payload DMA takes the
     /// NIC's GPU path.
     pub gpu_memory: bool,
@@ -527,7 +525,6 @@ impl Qp {
             held_ends: Vec::new(),
             held_reads: Vec::new(),
             reads: VecDeque::new(),
-            rsp_high: 0,
             tx_packets: 0,
             tx_bytes: 0,
             retransmits: 0,
@@ -555,7 +552,6 @@ impl Qp {
         self.sq.clear();
         self.rq.clear();
         self.reads.clear();
-        self.rsp_high = 0;
         self.resend.clear();
         self.next_psn = 0;
         self.snd_nxt = 0;

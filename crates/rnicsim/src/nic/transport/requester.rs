@@ -98,8 +98,7 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         let psn = job.first_psn + idx as u64;
         // A response to a request sent again is a retransmission if it was sent before: a
         // re-issued READ also asks for responses the first never got to.
-        let again = job.repeat && psn < qp.rsp_high;
-        qp.rsp_high = qp.rsp_high.max(psn + 1);
+        let again = psn < job.sent_before;
         job.next += 1;
         if job.next == job.npkts {
             qp.reads.pop_front();

@@ -485,6 +485,13 @@ fn start_read(ctx: &mut Ctx, q: u32, pkt: &Packet, repeat: bool) {
     let npkts = packets_for(len, ctx.spec.mtu);
     let qp = ctx.qps.get_mut(q);
     let end = pkt.seq + npkts as u64;
+    // A repeat's responses below this were sent before (retransmissions): as far as the job it
+    // supersedes got, or all of them if that job was answered whole (it is gone).
+    let sent_before = if !repeat {
+        pkt.seq
+    } else {
+        qp.reads.iter().find(|j| j.first_psn <= pkt.seq && pkt.seq < j.first_psn + j.npkts as u64).map_or(end, |j| (j.first_psn + j.next as u64).clamp(pkt.seq, end))
+    };
     if ctx.nics[qp.host as usize].ordering.is_some() {
         // Requests may arrive in any order: a request supersedes only the answers it repeats
         // (those ending within its PSNs; what the requester has below them it keeps).
@@ -500,6 +507,6 @@ fn start_read(ctx: &mut Ctx, q: u32, pkt: &Packet, repeat: bool) {
     // The payload is read from host (or GPU) memory: the first byte is on the NIC one read
     // round trip after the request arrived.
     let ready_at = if len > 0 { ctx.nics[h].payload_path(gpu).first_payload(now) } else { now };
-    ctx.qps.get_mut(q).reads.insert(at, ReadJob { first_psn: pkt.seq, npkts, next: 0, va: pkt.roce.va, len, ready_at, repeat });
+    ctx.qps.get_mut(q).reads.insert(at, ReadJob { first_psn: pkt.seq, npkts, next: 0, va: pkt.roce.va, len, ready_at, sent_before });
     ctx.requeue(q);
 }
