@@ -54,15 +54,16 @@ pub struct Hpcc {
     u: f64,
     stage: u32,
     last_update_seq: u64,
-    /// The last stamp seen from each port the flow's packets crossed, by port, oldest first
-    /// (at most [`MAX_PORT_REFS`]). With one path this is the previous ACK's stack; when
+    /// The last stamp seen from each port the flow's packets crossed (at most
+    /// [`MAX_PORT_REFS`]; the one stamped longest ago makes room). With one path this is the previous ACK's stack; when
     /// packets are sprayed over paths, hop i of two ACKs may come from two ports, and their
     /// byte counters cannot be compared.
     refs: Vec<IntHop>,
 }
 
-/// Ports whose last stamp a flow keeps (paths it sprays over, times their hops).
-const MAX_PORT_REFS: usize = 64;
+/// Ports whose last stamp a flow keeps (paths it sprays over, times their hops: 2 × 127 spines
+/// and the two ends on a leaf-spine).
+const MAX_PORT_REFS: usize = 256;
 
 impl Hpcc {
     pub fn new(p: &HpccParams, flow: FlowParams) -> Hpcc {
@@ -99,7 +100,10 @@ impl Hpcc {
         for h in int.hops() {
             let Some(i) = self.refs.iter().position(|r| r.port == h.port) else {
                 if self.refs.len() == MAX_PORT_REFS {
-                    self.refs.remove(0);
+                    // The port stamped longest ago makes room (not the first seen: that is
+                    // often the last hop, which every ACK crosses).
+                    let stale = (0..self.refs.len()).min_by_key(|&j| self.refs[j].ts).expect("full");
+                    self.refs.swap_remove(stale);
                 }
                 self.refs.push(*h);
                 continue;
@@ -251,6 +255,23 @@ mod tests {
             h.on_ack(Time::ZERO, &ack(&s, k * 1000, k * 1000 + 100_000));
         }
         assert!((h.utilization() - 0.5).abs() < 1e-6, "{}", h.utilization());
+    }
+
+    #[test]
+    fn a_flow_sprayed_over_many_spines_measures_every_uplink() {
+        // Two hops per ACK, one a µs: the first on one of 100 uplink ports in turn, each busy at
+        // its line rate; the last (port 1) at half its rate. U is the busiest hop's, 1. With
+        // room for 64 ports, a port seen 100 ACKs ago was always gone: no uplink was ever
+        // measured, and U read the last hop's 0.5 (32 spines or more hid their congestion).
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
+        let mut h = Hpcc::new(&HpccParams::default(), flow);
+        for k in 0..300u64 {
+            let mut s = IntStack::default();
+            s.push(IntHop { qlen: 0, tx_bytes: k * 12_500, ts: Time::from_us(k), rate: BitsPerSec(100_000_000_000), port: 100 + (k % 100) as u32 });
+            s.push(IntHop { qlen: 0, tx_bytes: k * 6_250, ts: Time::from_us(k), rate: BitsPerSec(100_000_000_000), port: 1 });
+            h.on_ack(Time::ZERO, &ack(&s, k * 1000, k * 1000 + 100_000));
+        }
+        assert!((h.utilization() - 1.0).abs() < 1e-6, "{}", h.utilization());
     }
 
     #[test]

@@ -24,7 +24,8 @@ pub use crate::wire::int::{IntHop, IntStack, MAX_INT_HOPS};
 pub struct Ack<'a> {
     /// Bytes newly acknowledged by this ACK.
     pub acked_bytes: u64,
-    /// Highest byte sequence acknowledged and the next to send (for once-per-RTT logic).
+    /// The acknowledged sequence and the next to send, in PSN × MTU bytes (for once-per-window
+    /// logic; a go-back-N rewind moves the next one back).
     pub acked_seq: u64,
     pub next_seq: u64,
     /// RTT measured from the echoed timestamp.
