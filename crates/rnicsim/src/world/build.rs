@@ -213,6 +213,7 @@ impl World {
             link_events,
             reroute_timer,
             reroute_at: Vec::new(),
+            routed_up: vec![true; total_ports],
             recompute_delay: s.routing.recompute_delay,
             sampler,
             record: Recorder::new(s.outputs.pfc_events),

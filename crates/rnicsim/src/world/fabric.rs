@@ -173,7 +173,20 @@ impl World {
         if to == here {
             return;
         }
-        let set = table.between(&self.adjacency, &self.is_host, here, to);
+        // Paths through a link known to be down are not taken (none left: the routes). At most
+        // 64 paths (`k_shortest_paths`): kept on the stack.
+        let mut ids = [0u32; 64];
+        let all = table.between(&self.adjacency, &self.is_host, here, to);
+        let n = all.len().min(ids.len());
+        ids[..n].copy_from_slice(&all[..n]);
+        let mut live = 0;
+        for i in 0..n {
+            if table.ports(ids[i]).iter().all(|&port| self.routed_up[port as usize]) {
+                ids[live] = ids[i];
+                live += 1;
+            }
+        }
+        let set = &ids[..live];
         if set.is_empty() {
             return;
         }
@@ -406,6 +419,10 @@ impl World {
             self.timers.arm(self.reroute_timer, t);
         }
         self.routes = self.compute_routes();
+        for (known, link) in self.routed_up.iter_mut().zip(&self.links) {
+            *known = link.up;
+        }
+        self.repath();
     }
 
     pub(super) fn compute_routes(&self) -> Routes {

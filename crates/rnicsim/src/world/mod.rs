@@ -164,6 +164,9 @@ pub struct World {
     pub(crate) link_events: Vec<LinkEventSpec>,
     pub(crate) reroute_timer: TimerId,
     pub(crate) reroute_at: Vec<Time>,
+    /// Whether each port's link was up when routes were last computed: what carried-path
+    /// choices know of failures (they learn of them after `recompute_delay`, as the routes do).
+    pub(crate) routed_up: Vec<bool>,
     pub(crate) recompute_delay: Time,
     pub(crate) sampler: Option<(TimerId, Time)>,
     pub record: Recorder,

@@ -194,8 +194,41 @@ impl World {
         if self.path_choice != PathChoice::Connection {
             return NO_PATH;
         }
-        let set = self.paths_between(a, b).unwrap_or_default();
+        let set = self.live_paths(a, b);
         if set.is_empty() { NO_PATH } else { set[(crate::sim::rng::mix64(hash as u64) % set.len() as u64) as usize] }
+    }
+
+    /// The carried paths from host `a` to `b` whose links were all up when routes were last
+    /// computed.
+    fn live_paths(&mut self, a: u32, b: u32) -> Vec<PathId> {
+        let set = self.paths_between(a, b).unwrap_or_default();
+        set.into_iter().filter(|&p| self.path_is_up(p)).collect()
+    }
+
+    /// Whether every link of `path` was up when routes were last computed.
+    fn path_is_up(&self, path: PathId) -> bool {
+        self.path_ports(path).iter().all(|&port| self.routed_up[port as usize])
+    }
+
+    /// Routes are recomputed after a link changed: every queue pair whose carried path crosses
+    /// a link that is down takes another of its k shortest paths that is up (by its hash, as
+    /// at connection time), or the switches' routes if none is.
+    pub(super) fn repath(&mut self) {
+        if self.path_choice != PathChoice::Connection || self.paths.is_none() {
+            return;
+        }
+        let stale: Vec<(u32, u32, u32, u32)> = self
+            .qps
+            .iter()
+            .filter(|(_, qp)| qp.path != NO_PATH && !self.path_is_up(qp.path))
+            .map(|(q, qp)| (q, qp.node, qp.peer_node, qp.flow_hash))
+            .collect();
+        for (q, a, b, hash) in stale {
+            let path = self.path_for(a, b, hash);
+            if path != self.qps.get(q).path {
+                self.transport().set_path(q, path);
+            }
+        }
     }
 
     /// The carried paths from host `a` to host `b` (node ids), shortest first: the k shortest
