@@ -593,6 +593,8 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         (format!("{GOOD}[nic.state_cache]\ncapacity = \"1KiB\"\nrx_buffer = \"32KiB\"\nwhen_full = \"pause\"\n"), "nic.state_cache.rx_buffer", "pause mode can drop"),
         // A DCQCN floor above the line: every cut is without effect.
         (format!("{GOOD}[nic.cc.dcqcn]\nmin_rate = \"200Gbps\"\n"), "nic.cc.dcqcn.min_rate", "cuts have no effect"),
+        // SRPT reorders a message's own packets: without an ordering layer, each is a gap.
+        (format!("{GOOD}[switch]\nqueue_order = \"srpt\"\n"), "switch.queue_order", "without [nic.ordering]"),
     ] {
         let w = warnings(&text);
         assert_eq!(w.len(), 1, "{w:?}");

@@ -336,6 +336,11 @@ pub fn advisories(s: &Scenario) -> Problems {
         CcSpec::Timely(t) => Some(("nic.cc.timely.min_rate", t.min_rate)),
         _ => None,
     };
+    // SRPT ranks a message's later packets ahead of its earlier ones (fewer bytes left): the
+    // reordering Eunomia §5.4 needs its layer for. Without one, each is a gap to the receiver.
+    if s.switch.queue_order == crate::fabric::port::QueueOrder::Srpt && s.nic.ordering.is_none() {
+        out.push(("switch.queue_order".into(), "SRPT sends a message's later packets before its earlier ones, and without [nic.ordering] the receiver takes each overtaken packet for a loss (go-back-N resends from every gap; a lone message may wait for its retransmission timeout)".into()));
+    }
     if let Some((key, rate)) = floor.filter(|(_, r)| *r > s.links.rate) {
         out.push((key.into(), format!("a rate floor of {rate} is above the link rate ({}): the congestion control's cuts have no effect", s.links.rate)));
     }
