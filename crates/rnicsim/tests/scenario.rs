@@ -466,6 +466,11 @@ fn infeasible_pfc_settings_are_refused() {
         let e = run_briefly(&text, dir.path()).expect_err("infeasible headroom");
         assert_eq!(e.key.as_deref(), Some("switch.buffer"), "{e}");
         assert!(e.message.contains("headroom"), "{e}");
+        // The headroom asked for, not the buffer it was capped at: what raising it must reach.
+        let needs: u64 = e.message.split("needs ").nth(1).and_then(|r| r.split(' ').next()).and_then(|n| n.parse().ok()).expect("needs N B");
+        let size = if buffer.is_empty() { 9_000_000 } else { 100_000 };
+        assert!(needs > size, "{e}");
+        assert!(e.message.contains("a buffer of"), "{e}");
     }
     // A static XOFF at or below the XON offset could never be released.
     let text = format!("duration = \"10us\"\n[topology.star]\nhosts = 3\n{incast}xoff = \"1KB\"\nxon_offset = \"2KB\"\n");

@@ -48,6 +48,8 @@ pub struct SharedBuffer {
     dt_alpha_q16: u64,
     pfc_alpha_q16: Option<u64>,
     pfc: PfcSettings,
+    /// PFC headroom reserved for every port and lossless class (it may pass `size`).
+    reserved: u64,
     ingress: Vec<[u64; CLASSES]>,
     xoff_sent: Vec<[bool; CLASSES]>,
 }
@@ -59,6 +61,7 @@ impl SharedBuffer {
         let ports = headroom_per_port.len();
         SharedBuffer {
             size: size.0,
+            reserved,
             shared: size.0.saturating_sub(reserved),
             used: 0,
             dt_alpha_q16: q16(dt_alpha),
@@ -71,6 +74,11 @@ impl SharedBuffer {
 
     pub fn used(&self) -> u64 {
         self.used
+    }
+
+    /// The PFC headroom its ports ask to have reserved (all of it, even past the buffer's size).
+    pub fn headroom(&self) -> u64 {
+        self.reserved
     }
 
     /// The buffer left to share after the PFC headroom reservations.

@@ -351,16 +351,17 @@ impl World {
         for sw in &self.switches {
             let need = sw.port_count as u64 * MTU;
             if sw.buffer.shared() < need {
-                let reserved = loaded.scenario.switch.buffer.0.saturating_sub(sw.buffer.shared());
+                let reserved = sw.buffer.headroom();
                 return Err(loaded.error_at(
                     "switch.buffer",
                     format!(
-                        "switch {} reserves {reserved} B of PFC headroom for {} ports × {} lossless classes, leaving {} B of its {} buffer (at least {need} B, one MTU per port, must be shared); raise switch.buffer, set a smaller switch.pfc.headroom, or use fewer lossless classes",
+                        "switch {} needs {reserved} B of PFC headroom for {} ports × {} lossless classes, leaving {} B of its {} buffer (at least {need} B, one MTU per port, must be shared: a buffer of {} B at least); raise switch.buffer, set a smaller switch.pfc.headroom, or use fewer lossless classes",
                         sw.node,
                         sw.port_count,
                         pfc.classes.len(),
                         sw.buffer.shared(),
-                        loaded.scenario.switch.buffer
+                        loaded.scenario.switch.buffer,
+                        reserved + need
                     ),
                 ));
             }
