@@ -150,10 +150,17 @@ pub fn encode(p: &Packet, payload: &[u8]) -> Option<Vec<u8>> {
 /// A StaR frame (StaR Fig. 7): Ethernet / IPv4 / UDP to StaR's port / StaR header, descriptor
 /// and data / ICRC (CRC-32 of the UDP payload).
 fn encode_star(p: &Packet, l4: &[u8]) -> Vec<u8> {
-    let udp_len = 8 + l4.len() + 4;
-    let ip_len = 20 + udp_len;
-    let ip = ipv4_header(p, ip_len);
-    let mut frame = Vec::with_capacity(14 + ip_len);
+    let mut frame = udp_frame_head(p, 8 + l4.len() + 4);
+    frame.extend_from_slice(l4);
+    frame.extend_from_slice(&crc32fast::hash(l4).to_le_bytes());
+    frame
+}
+
+/// Ethernet, IPv4 and UDP headers (the packet's own ports, no checksum) of a datagram of
+/// `udp_len` bytes, with room for the rest.
+fn udp_frame_head(p: &Packet, udp_len: usize) -> Vec<u8> {
+    let ip = ipv4_header(p, 20 + udp_len);
+    let mut frame = Vec::with_capacity(14 + 20 + udp_len);
     frame.extend_from_slice(&mac(p.dst));
     frame.extend_from_slice(&mac(p.src));
     frame.extend_from_slice(&0x0800u16.to_be_bytes());
@@ -162,8 +169,6 @@ fn encode_star(p: &Packet, l4: &[u8]) -> Vec<u8> {
     frame.extend_from_slice(&p.udp_dport.to_be_bytes());
     frame.extend_from_slice(&(udp_len as u16).to_be_bytes());
     frame.extend_from_slice(&[0, 0]);
-    frame.extend_from_slice(l4);
-    frame.extend_from_slice(&crc32fast::hash(l4).to_le_bytes());
     frame
 }
 
@@ -173,16 +178,7 @@ fn encode_other(p: &Packet) -> Option<Vec<u8>> {
     match p.kind {
         PacketKind::Data => {
             let udp_len = (p.size as usize).saturating_sub(4 + 14 + 20).max(8);
-            let ip = ipv4_header(p, 20 + udp_len);
-            let mut f = Vec::with_capacity(14 + 20 + udp_len);
-            f.extend_from_slice(&mac(p.dst));
-            f.extend_from_slice(&mac(p.src));
-            f.extend_from_slice(&0x0800u16.to_be_bytes());
-            f.extend_from_slice(&ip);
-            f.extend_from_slice(&p.udp_sport.to_be_bytes());
-            f.extend_from_slice(&p.udp_dport.to_be_bytes());
-            f.extend_from_slice(&(udp_len as u16).to_be_bytes());
-            f.extend_from_slice(&[0, 0]);
+            let mut f = udp_frame_head(p, udp_len);
             f.resize(14 + 20 + udp_len, 0);
             Some(f)
         }
