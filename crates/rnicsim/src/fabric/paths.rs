@@ -37,6 +37,12 @@ impl PathTable {
         &self.ports[s as usize..(s + l) as usize]
     }
 
+    /// Whether every link of path `id` is up in `up` (one entry per port).
+    #[inline]
+    pub fn is_up(&self, id: PathId, up: &[bool]) -> bool {
+        self.ports(id).iter().all(|&port| up[port as usize])
+    }
+
     /// Paths interned so far.
     pub fn len(&self) -> usize {
         self.spans.len()

@@ -336,13 +336,13 @@ pub fn advisories(s: &Scenario) -> Problems {
         CcSpec::Timely(t) => Some(("nic.cc.timely.min_rate", t.min_rate)),
         _ => None,
     };
+    if let Some((key, rate)) = floor.filter(|(_, r)| *r > s.links.rate) {
+        out.push((key.into(), format!("a rate floor of {rate} is above the link rate ({}): the congestion control's cuts have no effect", s.links.rate)));
+    }
     // SRPT ranks a message's later packets ahead of its earlier ones (fewer bytes left): the
     // reordering Eunomia §5.4 needs its layer for. Without one, each is a gap to the receiver.
     if s.switch.queue_order == crate::fabric::port::QueueOrder::Srpt && s.nic.ordering.is_none() {
         out.push(("switch.queue_order".into(), "SRPT sends a message's later packets before its earlier ones, and without [nic.ordering] the receiver takes each overtaken packet for a loss (go-back-N resends from every gap; a lone message may wait for its retransmission timeout)".into()));
-    }
-    if let Some((key, rate)) = floor.filter(|(_, r)| *r > s.links.rate) {
-        out.push((key.into(), format!("a rate floor of {rate} is above the link rate ({}): the congestion control's cuts have no effect", s.links.rate)));
     }
     for (i, t) in s.perftest.iter().enumerate() {
         if t.start.0.saturating_add(t.warmup.0) >= s.duration.0 {
@@ -371,7 +371,7 @@ pub fn advisories(s: &Scenario) -> Problems {
             use crate::wire::star::{DESCRIPTOR_BYTES, FRAME_OVERHEAD};
             let per_conn = (s.nic.qp_context_bytes + FRAME_OVERHEAD) as u64 + r.requests as u64 * (DESCRIPTOR_BYTES + FRAME_OVERHEAD) as u64;
             let setup = s.links.rate.tx_time(per_conn * r.connections as u64);
-            let star = s.nic.star.clone().unwrap_or_default();
+            let star = s.nic.star.unwrap_or_default();
             if setup > star.wqep_timeout {
                 out.push((
                     format!("rpc[{i}].connections"),

@@ -181,7 +181,7 @@ impl World {
         ids[..n].copy_from_slice(&all[..n]);
         let mut live = 0;
         for i in 0..n {
-            if table.ports(ids[i]).iter().all(|&port| self.routed_up[port as usize]) {
+            if table.is_up(ids[i], &self.routed_up) {
                 ids[live] = ids[i];
                 live += 1;
             }

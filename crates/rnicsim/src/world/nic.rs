@@ -207,7 +207,7 @@ impl World {
 
     /// Whether every link of `path` was up when routes were last computed.
     fn path_is_up(&self, path: PathId) -> bool {
-        self.path_ports(path).iter().all(|&port| self.routed_up[port as usize])
+        self.paths.as_ref().is_none_or(|t| (path as usize) >= t.len() || t.is_up(path, &self.routed_up))
     }
 
     /// Routes are recomputed after a link changed: every queue pair whose carried path crosses

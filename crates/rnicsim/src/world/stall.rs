@@ -16,7 +16,6 @@ pub(super) fn quiet_threshold(duration: Time, slowest_packet: Time) -> Time {
     Time((duration.0 / 10).max(Time::from_us(100).0).max(slowest_packet.0.saturating_mul(8)))
 }
 
-
 /// A port class that is paused with packets waiting in it.
 #[derive(Clone, Debug, Serialize)]
 pub struct StuckPort {

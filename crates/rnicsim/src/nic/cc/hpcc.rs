@@ -55,9 +55,9 @@ pub struct Hpcc {
     stage: u32,
     last_update_seq: u64,
     /// The last stamp seen from each port the flow's packets crossed (at most
-    /// [`MAX_PORT_REFS`]; the one stamped longest ago makes room). With one path this is the previous ACK's stack; when
-    /// packets are sprayed over paths, hop i of two ACKs may come from two ports, and their
-    /// byte counters cannot be compared.
+    /// [`MAX_PORT_REFS`]; the one stamped longest ago makes room). With one path this is the
+    /// previous ACK's stack; when packets are sprayed over paths, hop i of two ACKs may come
+    /// from two ports, and their byte counters cannot be compared.
     refs: Vec<IntHop>,
 }
 

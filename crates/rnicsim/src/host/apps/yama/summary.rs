@@ -220,10 +220,9 @@ impl Yama {
         for piece in cuts.windows(2) {
             let (a, b) = (piece[0], piece[1]);
             let part = (b.0 - a.0) as f64 / window;
-            // What each chain completed in this piece, per second (the window's mean if a cut
-            // went unrecorded).
-            // A capacity step is a cut for the ideal shares only: no bytes were noted there, so
-            // a piece it bounds takes the rate between the noted cuts around it.
+            // What each chain completed in this piece, per second: between the noted cuts around
+            // it (a capacity step is a cut for the ideal shares only, no bytes are noted there),
+            // the window's mean if there are none.
             let noted = |c: usize, t: Time| bytes_at(c, t).map(|x| (t, x));
             let chain_rate: Vec<f64> = (0..self.chains.len())
                 .map(|c| {
