@@ -48,7 +48,7 @@ impl Config {
         if self.block_bits == 0 || self.block_bits > 255 {
             return bad("block_bits", format!("must be 1..=255, got {}", self.block_bits));
         }
-        if self.cap_bits < self.block_bits || self.cap_bits % self.block_bits != 0 {
+        if self.cap_bits < self.block_bits || !self.cap_bits.is_multiple_of(self.block_bits) {
             return bad("cap_bits", format!("({}) must be a positive multiple of block_bits ({})", self.cap_bits, self.block_bits));
         }
         if self.max_rows() > MAX_ROWS {

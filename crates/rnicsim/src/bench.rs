@@ -118,7 +118,7 @@ impl ScaleFabric {
     /// The fat-tree of exactly `hosts` hosts with the largest even k such that k³/4 ≤ hosts
     /// and the edge switches share the hosts evenly (more than k/2 per edge oversubscribes it).
     pub fn fat_tree(hosts: usize) -> Option<ScaleFabric> {
-        (2..=128usize).rev().step_by(2).find(|&k| k * k * k / 4 <= hosts && hosts % (k * k / 2) == 0).map(|k| ScaleFabric::FatTree { k, hosts_per_edge: hosts / (k * k / 2) })
+        (2..=128usize).rev().step_by(2).find(|&k| k * k * k / 4 <= hosts && hosts.is_multiple_of(k * k / 2)).map(|k| ScaleFabric::FatTree { k, hosts_per_edge: hosts / (k * k / 2) })
     }
 
     /// A Jellyfish of about `hosts` hosts: 4 hosts and 12 switch links per switch.

@@ -157,7 +157,7 @@ impl Engine {
         self.in_service = Some((item, w));
         self.ops += 1;
         self.bytes += w.bytes;
-        self.busy = self.busy + cost;
+        self.busy += cost;
         self.service_end = now + cost;
         now + cost
     }

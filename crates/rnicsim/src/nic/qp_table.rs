@@ -14,18 +14,13 @@ use std::collections::VecDeque;
 /// How long a destroyed queue pair's slot waits before reuse.
 pub const QP_QUARANTINE: Time = Time::from_ms(2);
 
+#[derive(Default)]
 pub struct QpTable {
     slots: Vec<Qp>,
     /// Closed slots and when each may be reused, oldest first.
     free: VecDeque<(Time, u32)>,
     /// Connections opened so far (seeds each new connection's UDP source port).
     opened: u64,
-}
-
-impl Default for QpTable {
-    fn default() -> Self {
-        QpTable { slots: Vec::new(), free: VecDeque::new(), opened: 0 }
-    }
 }
 
 impl QpTable {

@@ -43,7 +43,7 @@ impl Stage {
         let start = self.free_at.max(at);
         self.free_at = start + cost;
         self.ops += 1;
-        self.busy = self.busy + cost;
+        self.busy += cost;
         self.free_at
     }
 

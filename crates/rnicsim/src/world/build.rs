@@ -169,7 +169,7 @@ impl World {
 
         let mut link_events = s.link_events.clone();
         if let Some(f) = &s.failures {
-            link_events.extend(f.events(&topo, s.duration, seed));
+            link_events.extend(f.events(topo, s.duration, seed));
             // Stable: the scenario's own events first among equal times, then the generated
             // ones in their order (ups before downs).
             link_events.sort_by_key(|e| e.at);

@@ -751,8 +751,8 @@ impl World {
                 }
             };
             let rate = self.ports[port as usize].rate;
-            delay = delay + self.links[port as usize].delay;
-            serialization = serialization + rate.tx_time(bytes);
+            delay += self.links[port as usize].delay;
+            serialization += rate.tx_time(bytes);
             slowest = Some(slowest.map_or(rate, |r| r.min(rate)));
             node = self.ports[self.ports[port as usize].peer as usize].node;
             hops += 1;

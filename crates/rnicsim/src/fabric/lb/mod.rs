@@ -180,7 +180,7 @@ pub fn path_labels(ctx: &LbContext, dst_host: u32) -> Option<(u32, u32, Time)> {
             return Some((node, n as u32, Time(2 * delay.0)));
         }
         n = (n * c.len() as u64).min(1 << 16);
-        delay = delay + ctx.view.links[first as usize].delay;
+        delay += ctx.view.links[first as usize].delay;
         node = next;
     }
     None

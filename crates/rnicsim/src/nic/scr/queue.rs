@@ -16,20 +16,15 @@ use super::event::ScrEvent;
 use serde::{Deserialize, Serialize};
 
 /// How a queue folds the events waiting in it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Strategy {
+    #[default]
     Accumulate,
     KeepLatest,
     KeepOldest,
     /// Accumulate; once the flow is stable, run the policy only per threshold of bytes.
     Threshold,
-}
-
-impl Default for Strategy {
-    fn default() -> Strategy {
-        Strategy::Accumulate
-    }
 }
 
 /// One flow's queue of one event kind: one cache line (the folded event and its count), so a

@@ -326,12 +326,10 @@ impl Policy for ReceiverDriven {
                 };
                 self.set(f, ev.flow, to, env);
             }
-            Kind::Tx => {
-                if f.rate_mbps != 0 && f.rate_mbps < line && env.now.saturating_sub(f.last_ai) >= self.p.ai_interval {
-                    f.last_ai = env.now;
-                    let to = (f.rate_mbps + mbps(self.p.ai).max(1)).min(line);
-                    self.set(f, ev.flow, to, env);
-                }
+            Kind::Tx if f.rate_mbps != 0 && f.rate_mbps < line && env.now.saturating_sub(f.last_ai) >= self.p.ai_interval => {
+                f.last_ai = env.now;
+                let to = (f.rate_mbps + mbps(self.p.ai).max(1)).min(line);
+                self.set(f, ev.flow, to, env);
             }
             _ => {}
         }

@@ -297,7 +297,7 @@ impl Policy for WaterFilling {
             }
             f.hungry = hungry;
         }
-        let verdict = if hungry {
+        if hungry {
             // The water level: what the satisfied flows leave, shared by the hungry ones in
             // proportion to their weights.
             let satisfied = self.allocated_mbps - self.hungry_mbps;
@@ -338,7 +338,6 @@ impl Policy for WaterFilling {
             }
         } else {
             Verdict::Stable
-        };
-        verdict
+        }
     }
 }
