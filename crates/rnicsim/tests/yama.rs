@@ -297,6 +297,62 @@ fn a_chain_whose_queue_holds_the_applications_work_gets_no_dummy_work() {
 }
 
 #[test]
+fn a_queue_pair_held_by_its_depth_leaves_its_share_to_the_others() {
+    // Two entities of equal weight on a 10 M requests/s key-value engine (all hits: 7.68 Gbps
+    // of 96-byte requests): "a" with 8 queue pairs of depth 32, "b" with one of depth 2, which
+    // its turnaround holds far below its half. Its depth, not its tokens, stops it, so its
+    // tokens go to "a" and the chain stays full. Before, its queue pair counted as waiting for
+    // tokens: its spill was read as demand the chain did not serve, so the loop neither gave it
+    // to "a" nor backfilled, and the estimate sank to twice what "b" completes (0.3 of 7.68 Gbps).
+    let s = run(&kv("2ms", "warmup = \"1ms\"", 10.0, "cached_keys = 20000", &(ent("a", 1.0, "[0]", 2, 4, "") + &ent("b", 1.0, "[0]", 1, 1, "").replace("depth = 32", "depth = 2"))));
+    let y = s.yama.as_ref().unwrap();
+    let (a, b) = (entity(&s, "a"), entity(&s, "b"));
+    assert!(b.gbps < 0.5, "b is bound by its depth: {y:?}");
+    assert!(a.gbps + b.gbps > 0.8 * 7.68, "the chain stays busy: {y:?}");
+    assert!(a.gbps > 7.68 / 2.0, "a takes what b leaves: {y:?}");
+}
+
+#[test]
+fn dummy_work_keeps_to_its_cap_when_the_cap_is_less_than_a_piece_a_period() {
+    // One open-loop entity asks 2 Gbps of a 10 Gbps AES engine in 1 KB chunks: a period (about
+    // 5 us) carries 1.25 chunks, so a cap of 0.1 or 0.2 allows less than one dummy chunk a
+    // period. Rounding each period's budget up to a whole chunk posted 1.6 Gbps of dummy work
+    // (0.82 of the application's) at either cap; the remainder now carries to the next period.
+    for cap in [0.1, 0.2, 0.5] {
+        let s = run(&format!(
+            r#"
+            duration = "2ms"
+            [topology.star]
+            hosts = 3
+            [links]
+            rate = "400Gbps"
+            [yama]
+            warmup = "500us"
+            backfill_cap = {cap}
+            [[yama.engine]]
+            name = "aes"
+            host = 2
+            gbps = "10Gbps"
+            [[yama.chain]]
+            name = "c"
+            engines = ["aes"]
+            workload = "aes"
+            [[yama.entity]]
+            name = "o"
+            weight = 1
+            chain = "c"
+            nodes = [0]
+            queues = 4
+            depth = 64
+            load = "2Gbps"
+        "#
+        ));
+        let c = &s.yama.as_ref().unwrap().chains[0];
+        assert!(c.dummy_gbps > 0.8 * cap * c.gbps && c.dummy_gbps <= 1.02 * cap * c.gbps, "cap {cap}: {c:?}");
+    }
+}
+
+#[test]
 fn work_larger_than_a_period_is_measured_and_weighted() {
     // One 64 KiB chunk is 52.4 us of a 10 Gbps AES engine, about ten feedback periods: most
     // periods see no completion. The estimate must still be (1 + beta) x 10 Gbps (leaving the

@@ -132,6 +132,9 @@ struct Queue {
     depth: u32,
     /// Work generated and waiting in libYama's work queue (for tokens or the depth).
     backlog: VecDeque<Op>,
+    /// Its last operation came back late (it waited in the chain): while its depth holds it,
+    /// the chain is what holds it.
+    late: bool,
     /// Open loop: mean picoseconds between arrivals (else a saturating generator).
     mean_gap: Option<f64>,
     wake_armed: bool,
@@ -339,6 +342,7 @@ impl Yama {
                         outstanding: 0,
                         depth: e.depth,
                         backlog: VecDeque::new(),
+                        late: false,
                         mean_gap: None,
                         wake_armed: false,
                         rng: stream(w.seed, "yama-queue", ((ei as u64) << 32) | (inst as u64 * e.queues as u64 + k as u64)),
@@ -516,8 +520,12 @@ impl Yama {
         }
         let qu = &self.queues[q as usize];
         if iso && !qu.wake_armed {
-            // Work waits in its queue whenever its entity is on.
-            let busy = qu.active && !qu.backlog.is_empty();
+            // Work waits whenever its entity is on, unless its own turnaround holds it: a queue
+            // pair at its depth whose work comes back as fast as the chain answers unloaded is
+            // idle to the scheduler, so its tokens go to the others (a latency-bound queue pair
+            // must not hold its share of the chain). At its depth with work coming back late,
+            // the chain holds it, and it keeps its share.
+            let busy = qu.active && !qu.backlog.is_empty() && (qu.outstanding < qu.depth || qu.late);
             let (c, m, slot) = (qu.chain as usize, qu.member as usize, qu.slot);
             self.chains[c].members[m].sched.set_busy(slot, busy, now.0);
         }
@@ -663,6 +671,8 @@ impl Yama {
         let fastest = &mut self.chains[c].members[m].fastest[op.hosted as usize];
         *fastest = (*fastest).min(turnaround);
         let queued = turnaround.0 > fastest.0.saturating_mul(2);
+        // Back an eighth later than the fastest: it waited in the chain's queues.
+        let late = turnaround.0 > fastest.0.saturating_add(fastest.0 / 8);
         if op.q == DUMMY {
             let chain = &mut self.chains[c];
             if !chain.two_sided {
@@ -692,6 +702,7 @@ impl Yama {
         }
         let qu = &mut self.queues[q as usize];
         qu.outstanding -= 1;
+        qu.late = late;
         if queued && qu.active && !qu.backlog.is_empty() {
             self.chains[c].members[m].held += op.work.bytes;
         }
@@ -747,10 +758,13 @@ impl Yama {
             let step = mem.prober.period(now.0, Counts { app_done: done + ia, dummy_done: dummy + id, app_posted: posted + ip, app_waiting: waiting + iw });
             mem.published = (step.estimate, now);
             mem.sched.set_estimate(step.estimate, now.0);
-            mem.dummy_budget = step.dummy;
+            // A budget below one operation is carried to the next period rather than rounded
+            // up to a whole one (which broke the cap when the cap allowed less than an
+            // operation a period); none is carried once the applications fill the chain.
+            let mean = Self::mean_work(&chain.spec).max(1);
+            mem.dummy_budget = if step.dummy > 0 { step.dummy + mem.dummy_budget.min(mean) } else { 0 };
             if step.dummy > 0 {
                 // Spread over the next period, one operation at a time.
-                let mean = Self::mean_work(&chain.spec).max(1);
                 let n = (step.dummy / mean).max(1);
                 mem.dummy_gap = Time(period.0 / n);
                 if !mem.dummy_armed {
@@ -778,9 +792,14 @@ impl Yama {
     fn dummy(&mut self, w: &mut World, c: usize, m: u16, now: Time) {
         let chain = &mut self.chains[c];
         let mem = &mut chain.members[m as usize];
-        if mem.dummy_budget == 0 || !chain.overlay.runs_loop(m as usize) {
+        if !chain.overlay.runs_loop(m as usize) {
             mem.dummy_armed = false;
             mem.dummy_budget = 0;
+            return;
+        }
+        if mem.dummy_budget < Self::mean_work(&chain.spec).max(1) {
+            // Less than an operation's worth: it waits for the next period's.
+            mem.dummy_armed = false;
             return;
         }
         let (work, req, reply) = Self::generate(&chain.spec, &mut mem.rng);
