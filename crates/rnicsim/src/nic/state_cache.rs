@@ -16,7 +16,10 @@
 //!   full ([`WhenFull`]).
 //!
 //! Counters per NIC: lookups, hits, misses (fetches), lookups that joined a fetch under way,
-//! evictions, and pipeline stalls with their total time.
+//! evictions, and pipeline stalls with their total time. A stalled receive pipeline's arrivals
+//! are decided as they come (in order, each when the pipeline resumes), but counted when their
+//! lookup takes place, and a stall's time as it passes, so the counters at any instant are
+//! those of the lookups made by then.
 
 use crate::sim::rng::{self, Rng};
 use crate::sim::TimerId;
@@ -178,7 +181,34 @@ pub struct ConnCache {
     head: u32,
     tail: u32,
     rng: Rng,
-    pub stats: CacheStats,
+    /// Counts of the lookups made by now, and the time of the stalls over by now.
+    stats: CacheStats,
+    /// Lookups a stalled pipeline has already decided but that take place later (a receive
+    /// pipeline that is stalled looks an arrival up when it resumes, so it counts then): their
+    /// time and what they count ([`Outcome`] bits), earliest first.
+    ahead: BinaryHeap<Reverse<(Time, u8)>>,
+    /// Stalls not yet over: (end, start), earliest end first.
+    open_stalls: BinaryHeap<Reverse<(Time, Time)>>,
+}
+
+/// What one lookup counts, as bits (kept while the lookup lies ahead).
+struct Outcome;
+
+impl Outcome {
+    const HIT: u8 = 1;
+    const JOINED: u8 = 2;
+    const MISS: u8 = 4;
+    const EVICTION: u8 = 8;
+    const STALL: u8 = 16;
+
+    fn count(bits: u8, s: &mut CacheStats) {
+        s.lookups += 1;
+        s.hits += (bits & Self::HIT != 0) as u64;
+        s.joined += (bits & Self::JOINED != 0) as u64;
+        s.misses += (bits & Self::MISS != 0) as u64;
+        s.evictions += (bits & Self::EVICTION != 0) as u64;
+        s.stalls += (bits & Self::STALL != 0) as u64;
+    }
 }
 
 impl ConnCache {
@@ -195,6 +225,8 @@ impl ConnCache {
             tail: NONE,
             rng: rng::stream(seed, "state-cache", host as u64),
             stats: CacheStats::default(),
+            ahead: BinaryHeap::new(),
+            open_stalls: BinaryHeap::new(),
         }
     }
 
@@ -216,9 +248,50 @@ impl ConnCache {
         self.slot_of.get(slot_index(qp)).is_some_and(|&e| e != NONE)
     }
 
-    /// A packet of queue pair `qp` is looked up at `now`.
-    pub fn lookup(&mut self, qp: u32, now: Time) -> Lookup {
-        self.stats.lookups += 1;
+    /// The counters as of `t` (not before the last lookup's simulated time): the lookups made
+    /// by then, and the stalled time up to then.
+    pub fn stats_at(&self, t: Time) -> CacheStats {
+        let mut s = self.stats;
+        for &Reverse((_, bits)) in self.ahead.iter().filter(|Reverse((at, _))| *at <= t) {
+            Outcome::count(bits, &mut s);
+        }
+        s.stall_ps += self.open_stalls.iter().map(|&Reverse((end, start))| end.min(t).saturating_sub(start).0).sum::<u64>();
+        s
+    }
+
+    /// Counts what took place by `now`.
+    fn settle(&mut self, now: Time) {
+        while let Some(&Reverse((at, bits))) = self.ahead.peek() {
+            if at > now {
+                break;
+            }
+            self.ahead.pop();
+            Outcome::count(bits, &mut self.stats);
+        }
+        while let Some(&Reverse((end, start))) = self.open_stalls.peek() {
+            if end > now {
+                break;
+            }
+            self.open_stalls.pop();
+            self.stats.stall_ps += (end - start).0;
+        }
+    }
+
+    /// A packet of queue pair `qp` is looked up at `at`, decided at `now` (`at` is later when
+    /// its pipeline is stalled until then: the lookup counts from `at`).
+    pub fn lookup(&mut self, qp: u32, at: Time, now: Time) -> Lookup {
+        self.settle(now);
+        let (out, bits) = self.look(qp, at);
+        if at > now {
+            self.ahead.push(Reverse((at, bits)));
+        } else {
+            Outcome::count(bits, &mut self.stats);
+        }
+        out
+    }
+
+    /// The lookup itself, at `now`, and what it counts.
+    fn look(&mut self, qp: u32, now: Time) -> (Lookup, u8) {
         if let Some(&e) = self.slot_of.get(slot_index(qp)).filter(|&&e| e != NONE) {
             let ready = self.entries[e as usize].ready;
             if self.replacement == Replacement::Lru {
@@ -226,25 +299,23 @@ impl ConnCache {
                 self.push_front(e);
             }
             if ready <= now {
-                self.stats.hits += 1;
-                return Lookup { ready: now, resume: now, hit: true };
+                return (Lookup { ready: now, resume: now, hit: true }, Outcome::HIT);
             }
-            self.stats.joined += 1;
-            return Lookup { ready, resume: now, hit: false };
+            return (Lookup { ready, resume: now, hit: false }, Outcome::JOINED);
         }
-        self.stats.misses += 1;
+        let mut bits = Outcome::MISS;
         let Reverse(free) = self.slots.pop().expect("at least one fetch slot");
         let start = free.max(now);
         let ready = start + self.miss_latency;
         self.slots.push(Reverse(ready));
         if start > now {
-            self.stats.stalls += 1;
-            self.stats.stall_ps += (start - now).0;
+            bits |= Outcome::STALL;
+            self.open_stalls.push(Reverse((start, now)));
         }
-        if self.capacity > 0 {
-            self.insert(qp, ready);
+        if self.capacity > 0 && self.insert(qp, ready) {
+            bits |= Outcome::EVICTION;
         }
-        Lookup { ready, resume: start, hit: false }
+        (Lookup { ready, resume: start, hit: false }, bits)
     }
 
     /// Drops `qp`'s state (its connection was destroyed).
@@ -254,14 +325,15 @@ impl ConnCache {
         }
     }
 
-    fn insert(&mut self, qp: u32, ready: Time) {
-        if self.entries.len() as u32 >= self.capacity {
+    /// Puts `qp`'s state in, evicting an entry when full; returns whether it evicted.
+    fn insert(&mut self, qp: u32, ready: Time) -> bool {
+        let evict = self.entries.len() as u32 >= self.capacity;
+        if evict {
             let victim = match self.replacement {
                 Replacement::Lru | Replacement::Fifo => self.tail,
                 Replacement::Random => self.rng.random_range(0..self.entries.len() as u32),
             };
             self.remove(victim);
-            self.stats.evictions += 1;
         }
         if self.slot_of.len() <= slot_index(qp) {
             self.slot_of.resize(slot_index(qp) + 1, NONE);
@@ -270,6 +342,7 @@ impl ConnCache {
         self.entries.push(Entry { qp, ready, prev: NONE, next: NONE });
         self.slot_of[slot_index(qp)] = e;
         self.push_front(e);
+        evict
     }
 
     /// Removes entry `e`, moving the last entry into its place.
@@ -424,8 +497,9 @@ pub struct CacheCounters {
 }
 
 impl CacheCounters {
-    pub fn of(n: &NicStateCache) -> CacheCounters {
-        let s = &n.cache.stats;
+    /// `n`'s counters as of `t` (the run's end).
+    pub fn of(n: &NicStateCache, t: Time) -> CacheCounters {
+        let s = &n.cache.stats_at(t);
         let mut c = CacheCounters {
             lookups: s.lookups,
             hits: s.hits,
@@ -497,13 +571,13 @@ mod tests {
         let mut t = Time::ZERO;
         for &q in order {
             t = t + Time::from_us(10);
-            c.lookup(q, t);
+            c.lookup(q, t, t);
         }
         let before = c.stats;
         for _ in 0..rounds {
             for &q in order {
                 t = t + Time::from_us(10);
-                c.lookup(q, t);
+                c.lookup(q, t, t);
             }
         }
         (c.stats.hits - before.hits) as f64 / (c.stats.lookups - before.lookups) as f64
@@ -540,16 +614,16 @@ mod tests {
         // FIFO ignores hits: re-touching 0 does not save it from eviction.
         let mut c = ConnCache::new(&spec(2, 4, Replacement::Fifo), 256, 1, 0);
         let t = Time::from_us(100);
-        c.lookup(0, t);
-        c.lookup(1, t);
-        c.lookup(0, t + Time::from_us(5));
-        c.lookup(2, t + Time::from_us(10));
+        c.lookup(0, t, t);
+        c.lookup(1, t, t);
+        c.lookup(0, t + Time::from_us(5), t + Time::from_us(5));
+        c.lookup(2, t + Time::from_us(10), t + Time::from_us(10));
         assert!(!c.contains(0) && c.contains(1) && c.contains(2));
         let mut l = ConnCache::new(&spec(2, 4, Replacement::Lru), 256, 1, 0);
-        l.lookup(0, t);
-        l.lookup(1, t);
-        l.lookup(0, t + Time::from_us(5));
-        l.lookup(2, t + Time::from_us(10));
+        l.lookup(0, t, t);
+        l.lookup(1, t, t);
+        l.lookup(0, t + Time::from_us(5), t + Time::from_us(5));
+        l.lookup(2, t + Time::from_us(10), t + Time::from_us(10));
         assert!(l.contains(0) && !l.contains(1) && l.contains(2));
         // Random replacement under a cyclic scan still hits sometimes (LRU never would).
         let mut r = ConnCache::new(&spec(100, 4, Replacement::Random), 256, 1, 0);
@@ -565,18 +639,39 @@ mod tests {
         let t = Time::from_us(5);
         let us = Time::from_us;
         // Two slots: the first two misses start at once, the third waits for the first slot.
-        assert_eq!(c.lookup(1, t), Lookup { ready: t + us(1), resume: t, hit: false });
-        assert_eq!(c.lookup(2, t), Lookup { ready: t + us(1), resume: t, hit: false });
-        assert_eq!(c.lookup(3, t), Lookup { ready: t + us(2), resume: t + us(1), hit: false });
+        assert_eq!(c.lookup(1, t, t), Lookup { ready: t + us(1), resume: t, hit: false });
+        assert_eq!(c.lookup(2, t, t), Lookup { ready: t + us(1), resume: t, hit: false });
+        assert_eq!(c.lookup(3, t, t), Lookup { ready: t + us(2), resume: t + us(1), hit: false });
         // A packet of a connection whose fetch is under way waits for it, without a new fetch.
-        assert_eq!(c.lookup(3, t + Time::from_ns(10)), Lookup { ready: t + us(2), resume: t + Time::from_ns(10), hit: false });
-        assert_eq!(c.lookup(1, t + us(3)), Lookup { ready: t + us(3), resume: t + us(3), hit: true });
+        assert_eq!(c.lookup(3, t + Time::from_ns(10), t + Time::from_ns(10)), Lookup { ready: t + us(2), resume: t + Time::from_ns(10), hit: false });
+        assert_eq!(c.lookup(1, t + us(3), t + us(3)), Lookup { ready: t + us(3), resume: t + us(3), hit: true });
         assert_eq!((c.stats.misses, c.stats.joined, c.stats.hits, c.stats.stalls, c.stats.stall_ps), (3, 1, 1, 1, us(1).0));
         // No room at all: every lookup fetches, nothing is kept.
         let mut none = ConnCache::new(&spec(0, 1, Replacement::Lru), 256, 1, 0);
-        assert_eq!(none.lookup(4, t).ready, t + us(1));
-        assert_eq!(none.lookup(4, t + us(1)).ready, t + us(2));
+        assert_eq!(none.lookup(4, t, t).ready, t + us(1));
+        assert_eq!(none.lookup(4, t + us(1), t + us(1)).ready, t + us(2));
         assert!(none.is_empty() && none.stats.hits == 0);
+    }
+
+    #[test]
+    fn counters_count_a_stalled_pipelines_lookups_when_they_take_place() {
+        // One fetch slot. At 5 us two misses arrive: the second waits for the slot (a stall
+        // to 6 us), and a third arrival, decided at 5 us too, is looked up only when its
+        // pipeline resumes at 6 us, where it stalls again to 7 us.
+        let mut c = ConnCache::new(&spec(10, 1, Replacement::Lru), 256, 1, 0);
+        let (t, us) = (Time::from_us(5), Time::from_us);
+        c.lookup(1, t, t);
+        let second = c.lookup(2, t, t);
+        assert_eq!(second.resume, t + us(1));
+        let third = c.lookup(3, second.resume, t);
+        assert_eq!((third.ready, third.resume), (t + us(3), t + us(2)));
+        let at = |x: Time| {
+            let s = c.stats_at(x);
+            (s.lookups, s.misses, s.stalls, s.stall_ps)
+        };
+        assert_eq!(at(t), (2, 2, 1, 0));
+        assert_eq!(at(t + Time::from_ns(1500)), (3, 3, 2, Time::from_ns(1500).0));
+        assert_eq!(at(t + us(10)), (3, 3, 2, us(2).0));
     }
 
     #[test]
@@ -599,14 +694,14 @@ mod tests {
     fn forgetting_frees_the_entry() {
         let mut c = ConnCache::new(&spec(3, 1, Replacement::Lru), 256, 1, 0);
         for q in 0..3 {
-            c.lookup(q, Time::from_us(10 * (q as u64 + 1)));
+            c.lookup(q, Time::from_us(10 * (q as u64 + 1)), Time::from_us(10 * (q as u64 + 1)));
         }
         c.forget(1);
         assert_eq!(c.len(), 2);
         assert!(!c.contains(1) && c.contains(0) && c.contains(2));
-        c.lookup(5, Time::from_us(100));
+        c.lookup(5, Time::from_us(100), Time::from_us(100));
         assert_eq!((c.len(), c.stats.evictions), (3, 0), "the freed entry took the new one");
-        c.lookup(6, Time::from_us(110));
+        c.lookup(6, Time::from_us(110), Time::from_us(110));
         assert!(!c.contains(0), "LRU victim after the removal kept order");
     }
 }

@@ -213,10 +213,11 @@ impl Recorder {
         let l = &mut self.state_cache;
         l.time.push(now.0);
         l.node.push(node);
-        l.lookups.push(st.cache.stats.lookups);
-        l.hits.push(st.cache.stats.hits);
-        l.misses.push(st.cache.stats.misses);
-        l.stall_ps.push(st.cache.stats.stall_ps);
+        let s = st.cache.stats_at(now);
+        l.lookups.push(s.lookups);
+        l.hits.push(s.hits);
+        l.misses.push(s.misses);
+        l.stall_ps.push(s.stall_ps);
         l.rx_drops.push(st.rx_drops);
         l.rx_held_bytes.push(st.rx.bytes);
         l.tx_held_bytes.push(st.tx.bytes);

@@ -274,7 +274,7 @@ fn state_cache(world: &World) -> Option<crate::nic::state_cache::StateCacheSumma
     let mut out = StateCacheSummary { entries: spec.entries(world.nic_spec.qp_context_bytes), ..Default::default() };
     for (h, nic) in world.nics.iter().enumerate() {
         let Some(st) = &nic.state else { continue };
-        let c = CacheCounters::of(st);
+        let c = CacheCounters::of(st, world.end);
         out.total.add(&c);
         if c.lookups > 0 {
             out.per_nic.push(NamedCounters { name: format!("host {}", world.host_nodes()[h]), counters: c });

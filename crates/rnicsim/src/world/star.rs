@@ -697,8 +697,9 @@ impl World {
     #[allow(clippy::too_many_arguments)]
     fn star_emit(&mut self, h: u32, r: Route, meta: StarMeta, payload: u32, data: Option<(u32, u64)>, ready: Time, key: Option<u32>) -> Time {
         let mut ready = ready.max(self.now);
+        let now = self.now;
         if let (Some(k), Some(st)) = (key, self.nics[h as usize].state.as_mut()) {
-            let l = st.cache.lookup(k, ready.max(st.tx_resume));
+            let l = st.cache.lookup(k, ready.max(st.tx_resume), now);
             st.tx_resume = st.tx_resume.max(l.resume);
             ready = ready.max(l.ready);
         }

@@ -31,7 +31,7 @@ impl World {
         let at = now.max(st.rx_resume);
         // Packets of no open connection need no state: the transport drops them.
         let ready = if known {
-            let l = st.cache.lookup(q, at);
+            let l = st.cache.lookup(q, at, now);
             st.rx_resume = st.rx_resume.max(l.resume);
             l.ready
         } else {
@@ -51,7 +51,7 @@ impl World {
     pub(super) fn state_tx(&mut self, h: u32, q: u32, id: PacketId) -> Option<PacketId> {
         let now = self.now;
         let st = self.nics[h as usize].state.as_mut().expect("a NIC with a state cache");
-        let l = st.cache.lookup(q, now.max(st.tx_resume));
+        let l = st.cache.lookup(q, now.max(st.tx_resume), now);
         st.tx_resume = st.tx_resume.max(l.resume);
         if l.ready <= now {
             return Some(id);
