@@ -335,6 +335,24 @@ fn a_reissued_read_answered_out_of_order_counts_only_its_resent_responses() {
 }
 
 #[test]
+fn a_read_reissued_again_before_it_caught_up_counts_its_repeats_as_resent() {
+    // A 1 MB READ over the slow path with a 32-bit bitmap: responses past the cap are refused,
+    // and the requester re-issues from each gap, often before the previous re-issue caught up
+    // with what the first answer had sent. Every response PSN goes out once for the first
+    // time, so the responder's retransmissions are its responses less the 1,000 PSNs. (A
+    // repeat took "sent before" from the job it superseded alone, so a re-issue of a re-issue
+    // counted the first answer's responses as new: 1,112 retransmissions of 3,073 repeats.)
+    let (loaded, _dir) = slow_path_scenario("go_back_n", "cap_bits = 32", 1, 1_000_000, "[[flows]]\nfile = \"flows.txt\"\nverb = \"read\"");
+    let mut w = rnicsim::world::World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
+    w.run(|_| true);
+    let r = &w.apps.flows.records[0];
+    assert!(r.fct().is_some(), "finished");
+    let responder = w.qps.get(r.qps.1).tx_packets;
+    assert!(responder > 1100, "responses went again: {responder}");
+    assert_eq!(w.nics[1].retransmits, responder - 1000);
+}
+
+#[test]
 fn a_hole_left_by_a_refusal_whose_nack_was_held_back_is_nacked_without_a_timeout() {
     // 100 bytes of memory hold one bitmap (25 blocks of metadata and one row): while one
     // connection has it, the other's early packets are refused. A refusal is NACKed once per

@@ -76,9 +76,41 @@ pub struct ReadJob {
     /// When the first payload is on the NIC: the responder reads it from host memory, one
     /// PCIe round trip after the request arrived (later packets stream behind it).
     pub ready_at: Time,
-    /// Its responses below this PSN were sent before (it answers a request the requester sent
-    /// again): they are retransmissions, the rest are sent for the first time.
-    pub sent_before: u64,
+}
+
+/// The most ranges of READ response PSNs a queue pair remembers ([`Qp::read_sent`]).
+pub const READ_SENT_RANGES: usize = 64;
+
+/// Records READ response `psn` as sent in `ranges` (sorted, disjoint, half-open, at most
+/// [`READ_SENT_RANGES`]; below `floor` everything counts as sent); returns whether it had been
+/// sent before.
+pub fn note_sent(ranges: &mut Vec<(u64, u64)>, floor: &mut u64, psn: u64) -> bool {
+    if psn < *floor {
+        return true;
+    }
+    if ranges.len() > READ_SENT_RANGES {
+        *floor = ranges.remove(0).1;
+        if psn < *floor {
+            return true;
+        }
+    }
+    // The range starting at or before `psn`, if any.
+    let i = ranges.partition_point(|r| r.0 <= psn);
+    if i > 0 && psn < ranges[i - 1].1 {
+        return true;
+    }
+    let joins_prev = i > 0 && ranges[i - 1].1 == psn;
+    let joins_next = i < ranges.len() && ranges[i].0 == psn + 1;
+    match (joins_prev, joins_next) {
+        (true, true) => {
+            ranges[i - 1].1 = ranges[i].1;
+            ranges.remove(i);
+        }
+        (true, false) => ranges[i - 1].1 = psn + 1,
+        (false, true) => ranges[i].0 = psn,
+        (false, false) => ranges.insert(i, (psn, psn + 1)),
+    }
+    false
 }
 
 /// Packets needed for `len` payload bytes at `mtu` (a zero-length message is one packet).
@@ -329,6 +361,12 @@ pub struct Qp {
     /// own PSNs, so they keep their own expected PSN and bitmaps.
     pub rsp: ResponseOrder,
     pub reads: VecDeque<ReadJob>,
+    /// READ response PSNs sent, as sorted disjoint half-open ranges (one per READ answered in
+    /// order, more when a repeated request superseded an answer before it caught up): a
+    /// response among them is a retransmission. At most [`READ_SENT_RANGES`]; PSNs below the
+    /// oldest kept (`read_sent_floor`) count as sent.
+    pub read_sent: Vec<(u64, u64)>,
+    pub read_sent_floor: u64,
     /// Its buffers are in the GPU's memory (`World::use_gpu_memory`): payload DMA takes the
     /// NIC's GPU path.
     pub gpu_memory: bool,
@@ -525,6 +563,8 @@ impl Qp {
             held_ends: Vec::new(),
             held_reads: Vec::new(),
             reads: VecDeque::new(),
+            read_sent: Vec::new(),
+            read_sent_floor: 0,
             tx_packets: 0,
             tx_bytes: 0,
             retransmits: 0,
@@ -605,6 +645,27 @@ impl Qp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sent_read_responses_merge_into_ranges_and_old_ones_fall_below_the_floor() {
+        let (mut r, mut floor) = (Vec::new(), 0);
+        // 10..13 and 20..22 sent, then 13..20 joins them into one range.
+        for psn in [10, 11, 12, 20, 21] {
+            assert!(!note_sent(&mut r, &mut floor, psn));
+        }
+        assert_eq!(r, vec![(10, 13), (20, 22)]);
+        assert!(note_sent(&mut r, &mut floor, 11) && note_sent(&mut r, &mut floor, 20));
+        for psn in 13..20 {
+            assert!(!note_sent(&mut r, &mut floor, psn));
+        }
+        assert_eq!(r, vec![(10, 22)]);
+        // Far more separate READs than are kept: the oldest fall below the floor.
+        for k in 0..(READ_SENT_RANGES as u64 + 5) {
+            note_sent(&mut r, &mut floor, 100 + 2 * k);
+        }
+        assert!(r.len() <= READ_SENT_RANGES + 1 && floor > 22);
+        assert!(note_sent(&mut r, &mut floor, 15), "below the floor counts as sent");
+    }
 
     #[test]
     fn packetization() {

@@ -98,7 +98,7 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         let psn = job.first_psn + idx as u64;
         // A response to a request sent again is a retransmission if it was sent before: a
         // re-issued READ also asks for responses the first never got to.
-        let again = psn < job.sent_before;
+        let again = crate::nic::qp::note_sent(&mut qp.read_sent, &mut qp.read_sent_floor, psn);
         job.next += 1;
         if job.next == job.npkts {
             qp.reads.pop_front();

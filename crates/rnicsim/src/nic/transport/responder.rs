@@ -63,7 +63,7 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
     if psn < qp.epsn {
         // Duplicate: a READ is answered again (from that PSN); anything else is re-ACKed.
         if op == Opcode::ReadRequest {
-            start_read(ctx, q, pkt, true);
+            start_read(ctx, q, pkt);
         } else {
             let e = qp.epsn - 1;
             ctx.send_control(q, Opcode::Acknowledge, Syndrome::Ack, e, pkt, Some(id));
@@ -175,7 +175,7 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
                 fail(ctx, q, pkt, Syndrome::NakRemoteAccess);
                 return;
             }
-            start_read(ctx, q, pkt, false);
+            start_read(ctx, q, pkt);
             let npkts = packets_for(pkt.roce.dma_len as u64, ctx.spec.mtu) as u64;
             let qp = ctx.qps.get_mut(q);
             qp.msn += 1;
@@ -293,19 +293,18 @@ fn read_out_of_order(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
         let ordering = ctx.nics[h].ordering.as_mut().expect("checked by the caller");
         ordering.arrive(ctx.now, qp, Stream::Requests, pkt.seq, pkt.roce.last && npkts == 1, placeable)
     };
-    let repeat = match verdict {
+    match verdict {
         Verdict::Refused => return refused(ctx, q, pkt, id),
         Verdict::Tracked => {
             let held = &mut ctx.qps.get_mut(q).held_reads;
             let at = held.partition_point(|r| r.first < pkt.seq);
             held.insert(at, HeldRead { first: pkt.seq, end: pkt.seq + npkts, last: pkt.roce.last });
-            false
         }
         // The request again (the requester re-issued it): answered again.
-        Verdict::Duplicate => true,
+        Verdict::Duplicate => {}
         Verdict::InOrder { .. } => unreachable!("the packet is ahead of the expected PSN"),
-    };
-    start_read(ctx, q, pkt, repeat);
+    }
+    start_read(ctx, q, pkt);
     ctx.send_control(q, Opcode::Acknowledge, Syndrome::NakSequence, expected, pkt, Some(id));
 }
 
@@ -479,19 +478,13 @@ fn fail(ctx: &mut Ctx, q: u32, pkt: &Packet, syndrome: Syndrome) {
     ctx.qp_error(q, None, Status::Flushed, ctx.now);
 }
 
-/// Queues the READ responses a request asks for; `repeat`: the requester sent it before.
-fn start_read(ctx: &mut Ctx, q: u32, pkt: &Packet, repeat: bool) {
+/// Queues the READ responses a request asks for (again, if the requester sent it before: those
+/// sent before are then retransmissions, `Qp::read_sent`).
+fn start_read(ctx: &mut Ctx, q: u32, pkt: &Packet) {
     let len = pkt.roce.dma_len as u64;
     let npkts = packets_for(len, ctx.spec.mtu);
     let qp = ctx.qps.get_mut(q);
     let end = pkt.seq + npkts as u64;
-    // A repeat's responses below this were sent before (retransmissions): as far as the job it
-    // supersedes got, or all of them if that job was answered whole (it is gone).
-    let sent_before = if !repeat {
-        pkt.seq
-    } else {
-        qp.reads.iter().find(|j| j.first_psn <= pkt.seq && pkt.seq < j.first_psn + j.npkts as u64).map_or(end, |j| (j.first_psn + j.next as u64).clamp(pkt.seq, end))
-    };
     if ctx.nics[qp.host as usize].ordering.is_some() {
         // Requests may arrive in any order: a request supersedes only the answers it repeats
         // (those ending within its PSNs; what the requester has below them it keeps).
@@ -507,6 +500,6 @@ fn start_read(ctx: &mut Ctx, q: u32, pkt: &Packet, repeat: bool) {
     // The payload is read from host (or GPU) memory: the first byte is on the NIC one read
     // round trip after the request arrived.
     let ready_at = if len > 0 { ctx.nics[h].payload_path(gpu).first_payload(now) } else { now };
-    ctx.qps.get_mut(q).reads.insert(at, ReadJob { first_psn: pkt.seq, npkts, next: 0, va: pkt.roce.va, len, ready_at, sent_before });
+    ctx.qps.get_mut(q).reads.insert(at, ReadJob { first_psn: pkt.seq, npkts, next: 0, va: pkt.roce.va, len, ready_at });
     ctx.requeue(q);
 }
