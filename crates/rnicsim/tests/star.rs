@@ -277,6 +277,39 @@ fn a_confirmed_wqe_waiting_on_a_live_peer_is_probed_and_still_completes() {
 }
 
 #[test]
+fn a_stateful_send_waiting_for_a_receive_probes_its_peer_and_fails_only_if_it_is_silent() {
+    // A SEND of the stateful side waits for a receive WQE of the stateless side. After the
+    // connection's whole resend budget, rto × (retry_count + 1) = 820 us, it probes the peer
+    // with an empty GD. A live peer answers and the SEND waits on, completing once the receive
+    // comes; a silent one (its link down since 30 us) leaves the probe unanswered through its
+    // 40 resends 20 us apart, and the SEND fails RetryExceeded at about 40 + 820 + 820 us, as
+    // an RC SEND whose responder is gone. (It waited for ever: found by exploring.)
+    for cut in [false, true] {
+        let extra = if cut { "[[link_events]]\nat = \"30us\"\nbetween = [0, 3]\nstate = \"down\"" } else { "" };
+        let mut w = world(0.0, 1, extra);
+        let all = Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ;
+        let s_mr = w.register_mr(0, 0, 4096, all).unwrap();
+        let c_mr = w.register_mr(1, 0, 4096, all).unwrap();
+        let (s, c) = w.connect_star(0, 1, Owner::HOST, Owner::HOST, StarRole::FirstStateless).unwrap();
+        w.run_until(Time::from_us(40));
+        w.post_send(c, SendWr { id: 1, verb: Verb::Send, local_addr: 0, len: 64, lkey: c_mr.lkey, remote_addr: 0, rkey: 0 }).unwrap();
+        w.run_until(Time::from_us(1600));
+        assert!(w.poll_cq(1).unwrap().is_empty(), "cut {cut}: still waiting at 1.6 ms");
+        if cut {
+            let cc = wait_for(&mut w, 1, 1);
+            assert_eq!(cc.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), vec![(1, Status::RetryExceeded)]);
+            assert!(cc[0].at > Time::from_us(1660) && cc[0].at < Time::from_us(1720), "failed at {:?}", cc[0].at);
+        } else {
+            w.run_until(Time::from_us(2500));
+            assert!(w.poll_cq(1).unwrap().is_empty(), "a live peer keeps the SEND waiting");
+            w.post_recv(s, RecvWr { id: 30, addr: 0, len: 64, lkey: s_mr.lkey }).unwrap();
+            let cc = wait_for(&mut w, 1, 1);
+            assert_eq!(cc.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), vec![(1, Status::Success)]);
+        }
+    }
+}
+
+#[test]
 fn a_stateful_write_completes_in_the_analytic_time() {
     // No loss: the WRITE's RD leaves after the doorbell, the WQE fetch and the payload read;
     // it crosses two 1 µs links, the stateless side DMA-writes it and answers with an RDA

@@ -7,7 +7,7 @@
 use super::{Wake, World};
 use crate::host::apps::AppEvent;
 use crate::nic::qp::Owner;
-use crate::nic::star::conn::{Dir, Finished, Op, Side, StarConn, Unacked};
+use crate::nic::star::conn::{Dir, Finished, Op, Side, StarConn, Unacked, PROBE_CHUNK};
 use crate::nic::star::library::{LibActions, StarLib};
 use crate::nic::star::stateless::{react, Reaction};
 use crate::nic::star::whitelist::{MemoryUse, RegionRule};
@@ -408,10 +408,18 @@ impl World {
     fn star_pump(&mut self, ep: u32, t: Time) {
         let mtu = self.nic_spec.mtu;
         let Some(conn) = self.star.conn_mut(ep) else { return };
+        let started = if conn.migrated && !conn.failed { conn.start_ready(mtu) } else { Vec::new() };
+        // An own operation waiting for the peer (its state, or its receive WQE): from when
+        // (the probe's clock).
+        if conn.waiting_for_peer().is_some() && !conn.failed {
+            conn.waiting_since.get_or_insert(t);
+        } else {
+            conn.waiting_since = None;
+        }
         if !conn.migrated || conn.failed {
+            self.star_rearm(ep);
             return;
         }
-        let started = conn.start_ready(mtu);
         let h = conn.host;
         for id in started {
             let op = *self.star.conn_mut(ep).expect("open").find(id).expect("started");
@@ -660,6 +668,7 @@ impl World {
                     self.nics[h as usize].star.counters.resent += 1;
                     let at = match u.cqe {
                         Some(cqe) => self.star_send_cqep(ep, h, route, cqe, u.psn, now),
+                        None if u.chunk == PROBE_CHUNK => self.star_send_probe(ep, u.psn, now),
                         None => match self.star.conn_mut(ep).expect("open").find(u.op).copied() {
                             Some(op) if !op.finished => self.star_send_chunk(ep, &op, u.chunk, u.psn, now),
                             _ => None,
@@ -670,17 +679,39 @@ impl World {
                         self.star.conn_mut(ep).expect("open").unacked.push_back(u);
                     }
                 }
+                // An own SEND has waited a whole resend budget for the peer's receive WQE:
+                // probe the peer (its answer, or its silence, decides).
+                let conn = self.star.conn_mut(ep).expect("open");
+                if let (Some(since), Some(op)) = (conn.waiting_since, conn.waiting_for_peer()) {
+                    if !conn.failed && !conn.probing && since + spec.probe_after() <= now {
+                        let psn = conn.psn();
+                        if let Some(at) = self.star_send_probe(ep, psn, now) {
+                            let conn = self.star.conn_mut(ep).expect("open");
+                            conn.probing = true;
+                            conn.unacked.push_back(Unacked { psn, ptype: StarType::Gd, op, chunk: PROBE_CHUNK, cqe: None, sent_at: at, tries: 0 });
+                        }
+                    }
+                }
                 self.star_finish(ep);
             }
             _ => {}
         }
     }
 
+    /// A probe of stateful end `ep`'s peer: an empty GD (it reads nothing, so it needs only the
+    /// connection's rule), answered by an empty GDA.
+    fn star_send_probe(&mut self, ep: u32, psn: u32, t: Time) -> Option<Time> {
+        let conn = self.star.conn_mut(ep).expect("open");
+        let (h, route) = (conn.host, to_stateless(conn));
+        let header = StarHeader { ptype: StarType::Gd, ack: true, qpn: ep, psn, ..Default::default() };
+        self.star_send_stateful(h, ep, route, StarMeta { header, body: StarBody::None }, 0, None, t, None)
+    }
+
     fn star_rearm(&mut self, ep: u32) {
-        let rto = self.star_spec().rto;
+        let spec = self.star_spec();
         let Some(conn) = self.star.conn_mut(ep) else { return };
         let timer = conn.timer;
-        match conn.next_deadline(rto) {
+        match conn.next_deadline(spec.rto, spec.probe_after()) {
             Some(d) => {
                 let d = d.max(self.now);
                 if self.timers.deadline(timer) != Some(d) {

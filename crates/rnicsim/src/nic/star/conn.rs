@@ -63,6 +63,13 @@ pub struct Op {
     pub finished: bool,
 }
 
+/// The chunk number of a probe: an empty GD the stateful side sends when one of its SENDs
+/// has waited a whole resend budget for a receive WQE of the stateless side. A live stateless
+/// side answers it (a GDA) and the SEND waits on, as an RC SEND answered by RNR NAKs does; a
+/// peer that never answers fails the SEND (`RetryExceeded`) and the connection, as an RC
+/// queue pair whose responder is silent does.
+pub const PROBE_CHUNK: u32 = u32::MAX;
+
 /// A sent RD, GD or CQEP waiting for its acknowledgement.
 #[derive(Clone, Copy, Debug)]
 pub struct Unacked {
@@ -104,6 +111,10 @@ pub struct StarConn {
     /// A CQEP went unacknowledged through every resend: the stateless side can no longer be
     /// told what completed, so the connection is in the error state (see [`StarConn::fail`]).
     pub failed: bool,
+    /// Since when an own SEND has waited for a receive WQE of the stateless side (none has
+    /// come), and whether a probe of the peer is out (see [`PROBE_CHUNK`]).
+    pub waiting_since: Option<Time>,
+    pub probing: bool,
     pub next_psn: u32,
     /// When the latest data from the stateless side was in this host's memory (completions
     /// follow it).
@@ -134,6 +145,8 @@ impl StarConn {
             timer,
             migrated: false,
             failed: false,
+            waiting_since: None,
+            probing: false,
             next_psn: 0,
             placed: Time::ZERO,
             next_op: 0,
@@ -337,6 +350,12 @@ impl StarConn {
     pub fn on_gda(&mut self, psn: u32) -> Option<(u64, u32, bool)> {
         let k = self.unacked.iter().position(|u| u.psn == psn && u.ptype == StarType::Gd)?;
         let u = self.unacked.remove(k).expect("found");
+        if u.chunk == PROBE_CHUNK {
+            // The peer is alive: the SEND waits another budget before the next probe.
+            self.probing = false;
+            self.waiting_since = None;
+            return None;
+        }
         let o = self.find_mut(u.op)?;
         o.done += 1;
         let last = o.done >= o.chunks && !o.finished;
@@ -367,8 +386,18 @@ impl StarConn {
     }
 
     /// When the oldest unacknowledged packet times out.
-    pub fn next_deadline(&self, rto: Time) -> Option<Time> {
-        self.unacked.iter().map(|u| u.sent_at + rto).min()
+    pub fn next_deadline(&self, rto: Time, probe_after: Time) -> Option<Time> {
+        let probe = self.waiting_since.filter(|_| !self.probing && !self.failed).map(|t| t + probe_after);
+        self.unacked.iter().map(|u| u.sent_at + rto).chain(probe).min()
+    }
+
+    /// The own operation that waits for the stateless side, if the next one to start does: for
+    /// the connection's state (it has not migrated yet), or for a receive WQE (a SEND, or a
+    /// WRITE with immediate, with none of the peer's receives here).
+    pub fn waiting_for_peer(&self) -> Option<u64> {
+        let op = self.ops.iter().find(|o| o.side == Side::Local && !o.started)?;
+        let needs = matches!(op.local_wr.map(|w| w.verb), Some(Verb::Send | Verb::SendImm(_) | Verb::WriteImm(_)));
+        (!self.migrated || (needs && self.remote_rq.is_empty())).then_some(op.id)
     }
 }
 
