@@ -353,6 +353,30 @@ fn a_read_reissued_again_before_it_caught_up_counts_its_repeats_as_resent() {
 }
 
 #[test]
+fn a_read_incast_is_congestion_controlled_as_its_write_twin_is() {
+    // Four hosts of one leaf answer 1 MB READs of a host on the other (sprayed over 4 spines,
+    // DCQCN, a 32-bit bitmap), beside the WRITE twin (the same four send it 1 MB each). The
+    // requester is the notification point of the responses: a marked response makes it send
+    // a CNP to the responder, whose DCQCN slows. (No response drew a CNP: the responders ran
+    // at line rate into a 3 MB queue, PFC paused the spines unevenly, the reordering passed
+    // the bitmap and no READ finished in 3 ms; found by exploring.)
+    let run_verb = |verb: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = if verb == "read" { ("0", "{h}") } else { ("{h}", "0") };
+        let flows: String = (4..8).map(|h| format!("{} {} 3 {} 1000000 0.000001\n", a.replace("{h}", &h.to_string()), b.replace("{h}", &h.to_string()), 96 + h)).collect();
+        std::fs::write(dir.path().join("flows.txt"), format!("4\n{flows}")).unwrap();
+        let toml = format!("duration = \"3ms\"\n[topology.leaf_spine]\nleaves = 2\nspines = 4\nhosts_per_leaf = 4\n[switch]\nload_balancer = \"spray\"\n[nic]\nrto = \"1ms\"\n[nic.cc.dcqcn]\n[nic.ordering]\nhold_last_write = false\ncap_bits = 32\n[[flows]]\nfile = \"flows.txt\"\nverb = \"{verb}\"\n");
+        let loaded = LoadedScenario::from_str(&toml, "incast.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        common::run_summary(&loaded, "ordering")
+    };
+    let (read, write) = (run_verb("read"), run_verb("write"));
+    assert_eq!((write.rdma.flows_completed, write.rdma.timeouts), (4, 0), "{:?}", write.rdma);
+    assert_eq!((read.rdma.flows_completed, read.rdma.timeouts), (4, 0), "{:?}", read.rdma);
+    let (r, w) = (read.rdma.fct_mean_us, write.rdma.fct_mean_us);
+    assert!(r < 1.1 * w, "READ {r} us against WRITE {w} us");
+}
+
+#[test]
 fn a_hole_left_by_a_refusal_whose_nack_was_held_back_is_nacked_without_a_timeout() {
     // 100 bytes of memory hold one bitmap (25 blocks of metadata and one row): while one
     // connection has it, the other's early packets are refused. A refusal is NACKed once per

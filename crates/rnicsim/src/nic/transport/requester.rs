@@ -429,10 +429,12 @@ fn report_ack(ctx: &mut Ctx, q: u32, newly: u64, pkt: &Packet, id: PacketId, sac
 pub fn on_read_response(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     let now = ctx.now;
     let mtu = ctx.spec.mtu as u64;
-    let qp = ctx.qps.get_mut(q);
-    if qp.state != QpState::Ready {
+    if ctx.qps.get(q).state != QpState::Ready {
         return;
     }
+    // The requester is the notification point of the responses it receives.
+    super::responder::congestion_notice(ctx, q, pkt, false);
+    let qp = ctx.qps.get_mut(q);
     let Some(i) = qp.entry_of(pkt.seq) else { return };
     let e = qp.sq[i];
     if !e.is_read() {

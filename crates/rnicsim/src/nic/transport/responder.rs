@@ -42,19 +42,34 @@ pub fn receive(ctx: &mut Ctx, h: u32, id: PacketId) {
     ctx.pool.free(id);
 }
 
+/// The DCQCN notification point (RoCEv2 Annex A17): a CE-marked data packet of queue pair
+/// `q` asks its sender to slow down, by a CNP at most once per `cnp_interval`, or (`cnp =
+/// "ack_flag"`) by a flag on the ACK that answers it. `acked`: an ACK of ours answers it (a
+/// request); READ responses are answered by none, so they always take a CNP: their sender, the
+/// responder, is rate controlled as any sender is.
+pub(super) fn congestion_notice(ctx: &mut Ctx, q: u32, pkt: &Packet, acked: bool) {
+    if pkt.ecn != ECN_CE {
+        return;
+    }
+    let now = ctx.now;
+    let qp = ctx.qps.get_mut(q);
+    // What the next ACK owes its sender (a READ response's CNP must not take it).
+    let owed = qp.ecn_seen;
+    qp.ecn_seen = true;
+    if (ctx.spec.cnp == CnpMode::Packet || !acked) && qp.last_cnp.is_none_or(|t| now >= t + ctx.spec.cnp_interval) {
+        qp.last_cnp = Some(now);
+        ctx.send_control(q, Opcode::Cnp, Syndrome::Ack, 0, pkt, None);
+    }
+    if !acked {
+        ctx.qps.get_mut(q).ecn_seen = owed;
+    }
+}
+
 /// A request (WRITE, SEND or READ packet) for responder queue pair `q`.
 fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
+    emit(ctx, q, NicEvent::Rx { bytes: pkt.roce.payload as u64, ecn: pkt.ecn == ECN_CE });
+    congestion_notice(ctx, q, pkt, true);
     let now = ctx.now;
-    let marked = pkt.ecn == ECN_CE;
-    emit(ctx, q, NicEvent::Rx { bytes: pkt.roce.payload as u64, ecn: marked });
-    if marked {
-        let qp = ctx.qps.get_mut(q);
-        qp.ecn_seen = true;
-        if ctx.spec.cnp == CnpMode::Packet && qp.last_cnp.is_none_or(|t| now >= t + ctx.spec.cnp_interval) {
-            qp.last_cnp = Some(now);
-            ctx.send_control(q, Opcode::Cnp, Syndrome::Ack, 0, pkt, None);
-        }
-    }
     let qp = ctx.qps.get_mut(q);
     if qp.state != QpState::Ready {
         return;
