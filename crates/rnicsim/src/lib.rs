@@ -105,6 +105,7 @@ pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World) -
     summary.compare_with(&loaded.scenario);
     summary.warnings = loaded.warnings.clone();
     summary.warnings.extend(world.record.rates.warning());
+    summary.warnings.extend(world.apps.yama.warnings.iter().cloned());
     if let Some(scr) = world.tap.scr.as_ref() {
         summary.warnings.extend(scr.rate_log.warning("scr_rates.parquet"));
         summary.warnings.extend(scr.rtt_log.warning("scr_rtt.parquet"));

@@ -347,8 +347,12 @@ fn dummy_work_keeps_to_its_cap_when_the_cap_is_less_than_a_piece_a_period() {
             load = "2Gbps"
         "#
         ));
-        let c = &s.yama.as_ref().unwrap().chains[0];
+        let y = s.yama.as_ref().unwrap();
+        let c = &y.chains[0];
         assert!(c.dummy_gbps > 0.8 * cap * c.gbps && c.dummy_gbps <= 1.02 * cap * c.gbps, "cap {cap}: {c:?}");
+        // The engine is measured over the same window as the chain (it took the whole run).
+        let e = &y.engines[0];
+        assert!((e.gbps - c.gbps - c.dummy_gbps).abs() < 0.01 * e.gbps, "engine {} Gbps, chain {} + {} Gbps", e.gbps, c.gbps, c.dummy_gbps);
     }
 }
 
@@ -414,6 +418,8 @@ fn bad_yama_keys_are_named() {
         (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0, 0]", 1, 1, "node_weights = [1.0, 3.0]")), "yama.entity[0].nodes"),
         (kv("1ms", "", 4.0, "", &ent("a", -1.0, "[0]", 1, 1, "")), "yama.entity[0].weight"),
         (kv("1ms", "beta = -0.5", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "")), "yama.beta"),
+        // An estimate read a period after its stamp would always be stale.
+        (kv("1ms", "period = \"10us\"\nstale_after = \"15us\"", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "")), "yama.stale_after"),
         (kv("1ms", "", 0.0, "", &ent("a", 1.0, "[0]", 1, 1, "")), "yama.engine[0].mops"),
         (kv("1ms", "", 4.0, "ring = 0", &ent("a", 1.0, "[0]", 1, 1, "")), "yama.engine[0].ring"),
         (kv("1ms", "", 4.0, "host_time = \"1us\"\nschedule = [{ at = \"1ms\", factor = 0.0 }]", &ent("a", 1.0, "[0]", 1, 1, "")), "yama.engine[0].schedule"),

@@ -129,9 +129,11 @@ pub struct Engine {
     ready: VecDeque<u32>,
     in_service: Option<(u32, Work)>,
     pub ops: u64,
+    /// Bytes of the pieces started since the measurement's start (`measure_from`, a run's
+    /// warmup; 0 unless set), and their service time since then (see [`Self::busy_by`]).
     pub bytes: u64,
-    /// Service time of every piece started, whole (see [`Self::busy_by`]).
     pub busy: Time,
+    measure_from: Time,
     /// When the last piece started is done.
     service_end: Time,
     pub host_trips: u64,
@@ -144,7 +146,12 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(spec: EngineSpec) -> Engine {
-        Engine { spec, waiting: Vec::new(), ready: VecDeque::new(), in_service: None, ops: 0, bytes: 0, busy: Time(0), service_end: Time(0), host_trips: 0, peak_waiting: 0, waiting_now: 0, dropped: 0 }
+        Engine::measured_from(spec, Time(0))
+    }
+
+    /// An engine whose `bytes` and `busy` count from `from` on.
+    pub fn measured_from(spec: EngineSpec, from: Time) -> Engine {
+        Engine { spec, waiting: Vec::new(), ready: VecDeque::new(), in_service: None, ops: 0, bytes: 0, busy: Time(0), measure_from: from, service_end: Time(0), host_trips: 0, peak_waiting: 0, waiting_now: 0, dropped: 0 }
     }
 
     /// The throughput factor in force at `t`.
@@ -156,15 +163,20 @@ impl Engine {
         let cost = Time((self.spec.nominal_cost(w.bytes) / self.factor(now)).round().max(1.0) as u64);
         self.in_service = Some((item, w));
         self.ops += 1;
-        self.bytes += w.bytes;
-        self.busy += cost;
         self.service_end = now + cost;
+        if now >= self.measure_from {
+            self.bytes += w.bytes;
+        }
+        if self.service_end > self.measure_from {
+            self.busy += cost.saturating_sub(self.measure_from.saturating_sub(now));
+        }
         now + cost
     }
 
-    /// Time spent serving up to `end`: a piece still in service counts up to `end` only.
+    /// Time spent serving from the measurement's start up to `end`: a piece still in service
+    /// counts up to `end` only.
     pub fn busy_by(&self, end: Time) -> Time {
-        self.busy.saturating_sub(self.service_end.saturating_sub(end))
+        self.busy.saturating_sub(self.service_end.saturating_sub(end.max(self.measure_from)))
     }
 
     /// Piece `item` arrives at `now` from source queue `from`: it starts at once if the engine
@@ -280,6 +292,20 @@ mod tests {
         let mut fifo = Engine::new(s);
         let order: Vec<u32> = drain(&mut fifo, &arrivals).iter().map(|x| x.1).collect();
         assert_eq!(order, [0, 0, 0, 0, 0, 0, 1, 1]);
+    }
+
+    #[test]
+    fn measured_counters_start_at_the_warmup() {
+        // 1 M pieces per second (1 us each), measured from 10 us: a piece served over 9.5-10.5
+        // us counts half its time and none of its bytes; one from 20 us, all of both, up to
+        // where the reading is taken.
+        let mut e = Engine::measured_from(spec(Some(1.0), None), Time::from_us(10));
+        e.arrive(Time::from_ns(9_500), 0, 0, w(64));
+        e.depart(Time::from_ns(10_500));
+        e.arrive(Time::from_us(20), 0, 1, w(100));
+        assert_eq!((e.bytes, e.busy_by(Time::from_ns(20_250))), (100, Time::from_ns(750)));
+        assert_eq!(e.busy_by(Time::from_us(30)), Time::from_ns(1_500));
+        assert_eq!(e.busy_by(Time::from_us(5)), Time::ZERO);
     }
 
     #[test]

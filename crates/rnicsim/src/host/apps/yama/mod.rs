@@ -230,6 +230,8 @@ pub struct Yama {
     op_errors: u64,
     /// Operations dropped at an engine's full ring (`ring`).
     ring_drops: u64,
+    /// What the build found unlikely to be meant (for the run's warnings).
+    pub warnings: Vec<String>,
 }
 
 impl Yama {
@@ -255,7 +257,7 @@ impl Yama {
     fn start(&mut self, w: &mut World) {
         let spec = self.spec().clone();
         self.end = w.end;
-        self.engines = spec.engine.iter().cloned().map(Engine::new).collect();
+        self.engines = spec.engine.iter().cloned().map(|e| Engine::measured_from(e, spec.warmup)).collect();
         let initial = spec.initial.0 as f64 / 8.0;
         let cfg = ProberConfig { beta: spec.beta, window: spec.window as usize, backfill_cap: spec.backfill_cap, initial };
         let burst = spec.burst.0 as f64;
@@ -300,7 +302,18 @@ impl Yama {
                 members[mi].delay_to = delays;
             }
             let period = spec.period.unwrap_or_else(|| Time(w.base_rtt(nodes.first().copied().unwrap_or(server), server).0 * 5 / 4).max(Time(1)));
-            let stale = spec.stale_after.unwrap_or(Time(period.0 * 4)).0;
+            // An estimate is read up to a period (and a read's trip) after it was stamped, so
+            // a shorter limit would find every one stale: at least two periods.
+            let mut stale = spec.stale_after.unwrap_or(Time(period.0 * 4));
+            if stale < Time(period.0 * 2) {
+                self.warnings.push(format!(
+                    "yama.stale_after ({stale}) is less than two of chain \"{}\"'s periods ({period} each, 1.25 x its base round trip): every estimate would be read as stale and start an election; it runs with {}",
+                    c.name,
+                    Time(period.0 * 2)
+                ));
+                stale = Time(period.0 * 2);
+            }
+            let stale = stale.0;
             let n = members.len().max(1);
             self.chains.push(ChainRun {
                 spec: c.clone(),

@@ -29,7 +29,7 @@ pub struct YamaSpec {
     /// its server (§7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub period: Option<Time>,
-    /// An estimate older than this starts a leader election; default 4 periods.
+    /// An estimate older than this starts a leader election; default 4 periods, at least 2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stale_after: Option<Time>,
     /// Each queue pair's token bucket holds at most this much work.
@@ -259,6 +259,11 @@ impl YamaSpec {
         }
         if self.period.is_some_and(|p| p < Time::from_ns(10)) {
             bad("period".into(), "expected at least 10ns".into());
+        }
+        if let (Some(p), Some(st)) = (self.period, self.stale_after) {
+            if st < Time(p.0.saturating_mul(2)) {
+                bad("stale_after".into(), format!("expected at least two periods ({}): an estimate is read up to a period after it was stamped, so every one would be stale", Time(p.0.saturating_mul(2))));
+            }
         }
         if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
             bad("tolerance".into(), format!("expected a fraction in (0, 1), got {}", self.tolerance));

@@ -86,9 +86,10 @@ pub struct ChainSummary {
 #[derive(Clone, Debug, Serialize)]
 pub struct EngineSummary {
     pub name: String,
-    /// Work processed (application and dummy), Gbps over the whole run.
+    /// Work processed (application and dummy), Gbps, from the warmup on (as the chains and
+    /// entities are measured).
     pub gbps: f64,
-    /// Busy fraction over the whole run.
+    /// Busy fraction from the warmup on.
     pub utilization: f64,
     pub host_trips: u64,
     /// Pieces dropped at its full rings (`ring`).
@@ -105,7 +106,6 @@ impl Yama {
         let spec = self.spec.as_ref()?;
         let window = end.saturating_sub(spec.warmup).as_secs_f64().max(1e-12);
         let gbps = |b: u64| b as f64 * 8.0 / window / 1e9;
-        let whole = end.as_secs_f64().max(1e-12);
         // Ideal shares: engine time per byte of each chain's mean work.
         let load: Vec<Vec<f64>> = self
             .chains
@@ -168,7 +168,7 @@ impl Yama {
                 }
             })
             .collect();
-        let engines = self.engines.iter().map(|e| EngineSummary { name: e.spec.name.clone(), gbps: e.bytes as f64 * 8.0 / whole / 1e9, utilization: e.busy_by(end).as_secs_f64() / whole, host_trips: e.host_trips, dropped: e.dropped }).collect();
+        let engines = self.engines.iter().map(|e| EngineSummary { name: e.spec.name.clone(), gbps: gbps(e.bytes), utilization: e.busy_by(end).as_secs_f64() / window, host_trips: e.host_trips, dropped: e.dropped }).collect();
         let (conv, unconverged, superseded) = self.convergence();
         Some(YamaSummary {
             entities,
