@@ -591,6 +591,10 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         (tassel("rate_limit = \"1500bps\"", ""), "perftest[0].rate_limit", "1.5Kbps runs as 2Kbps"),
         (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1, 2, 1]\nconnections = 3\nwarmup = \"40us\"\nstart_spread = \"0us\"\n"), "rpc[0].clients[2]", "client 1 is listed already (entry 0)"),
         (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nwarmup = \"50us\"\nstart_spread = \"0us\"\n"), "rpc[0].warmup", "nothing of the 50us run"),
+        (format!("{GOOD}[yama]\nwarmup = \"1s\"\n[[yama.engine]]\nname = \"kv\"\nhost = 3\nmops = 1.0\n[[yama.chain]]\nname = \"c\"\nengines = [\"kv\"]\nworkload = \"kv\"\n[[yama.entity]]\nname = \"a\"\nweight = 1\nchain = \"c\"\nnodes = [0]\n"), "yama.warmup", "every throughput will be 0"),
+        // Keys of another stack than the entry's.
+        (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nwarmup = \"40us\"\nstart_spread = \"0us\"\nsecurity = false\n"), "rpc[0].security", "turning it off does nothing"),
+        (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nwarmup = \"40us\"\nstart_spread = \"0us\"\nstack = \"star\"\ngroup_size = 10\n"), "rpc[0].group_size", "ScalaRDMA's"),
         // A link event at or after the end never happens.
         (format!("{GOOD}[[link_events]]\nat = \"50us\"\nbetween = [0, 4]\nstate = \"down\"\n"), "link_events[0].at", "the link never changes"),
         // PAUSE at half of a 32 KiB receive buffer: 16 KiB above the mark, where the switch

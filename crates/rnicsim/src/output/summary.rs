@@ -292,7 +292,9 @@ fn ordering(world: &World) -> Option<crate::nic::ordering::OrderingSummary> {
         let Some(o) = &nic.ordering else { continue };
         let c = o.counters(world.end);
         out.total.add(&c);
-        if c.in_order + c.sacks + c.nacks > 0 {
+        // Every NIC the layer saw anything on (a sender's open connections hold metadata
+        // too), so that the total is the sum of the NICs listed.
+        if c.in_order + c.sacks + c.nacks + c.duplicates + c.peak_bytes > 0 || c.mean_connections > 0.0 {
             out.per_nic.push(NamedOrdering { name: format!("host {}", world.host_nodes()[h]), counters: c });
         }
     }

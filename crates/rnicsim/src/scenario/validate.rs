@@ -358,9 +358,24 @@ pub fn advisories(s: &Scenario) -> Problems {
     if let Some(star) = s.nic.star.as_ref().filter(|c| c.window.0 > 0 && c.window.0 < s.nic.mtu as u64) {
         out.push(("nic.star.window".into(), format!("{} is less than one packet ({} bytes, the MTU): a connection keeps one chunk unacknowledged", star.window, s.nic.mtu)));
     }
+    if let Some(y) = s.yama.as_ref().filter(|y| y.warmup >= s.duration) {
+        out.push(("yama.warmup".into(), format!("a warmup of {} leaves nothing of the {} run to measure: every throughput will be 0", y.warmup, s.duration)));
+    }
     for (i, r) in s.rpc.iter().enumerate() {
         if r.warmup >= s.duration {
             out.push((format!("rpc[{i}].warmup"), format!("a warmup of {} leaves nothing of the {} run to measure: its call rates will be 0", r.warmup, s.duration)));
+        }
+        // Keys of another stack than the entry's do nothing.
+        use crate::host::apps::rpc::{default_group, default_switch, default_timeslot, RpcStack};
+        if r.stack != RpcStack::Scalardma {
+            for (key, set) in [("group_size", r.group_size != default_group()), ("timeslot", r.timeslot != default_timeslot()), ("switch_cost", r.switch_cost != default_switch())] {
+                if set {
+                    out.push((format!("rpc[{i}].{key}"), format!("{key} is ScalaRDMA's; this entry's stack has no connection groups, so it does nothing")));
+                }
+            }
+        }
+        if !r.security && !matches!(r.stack, RpcStack::Star | RpcStack::StarAuto) {
+            out.push((format!("rpc[{i}].security"), "the security check is StaR's; this entry's stack keeps no whitelist, so turning it off does nothing".into()));
         }
         if r.first_call_spread() > r.warmup {
             out.push((format!("rpc[{i}].start_spread"), format!("{} is longer than the warmup ({}): connections still starting are measured", r.first_call_spread(), r.warmup)));

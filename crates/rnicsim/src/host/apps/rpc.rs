@@ -93,13 +93,13 @@ fn default_message() -> Bytes {
 fn default_warmup() -> Time {
     Time::from_us(100)
 }
-fn default_group() -> u32 {
+pub(crate) fn default_group() -> u32 {
     240
 }
-fn default_timeslot() -> Time {
+pub(crate) fn default_timeslot() -> Time {
     Time::from_us(20)
 }
-fn default_switch() -> Time {
+pub(crate) fn default_switch() -> Time {
     Time::from_us(1)
 }
 fn default_true() -> bool {
