@@ -310,6 +310,26 @@ fn a_stateful_send_waiting_for_a_receive_probes_its_peer_and_fails_only_if_it_is
 }
 
 #[test]
+fn a_probe_the_whitelist_refuses_fails_the_waiting_send() {
+    // The stateless end is destroyed (its rule leaves the stateful NIC's whitelist) while a
+    // SEND of the stateful side waits for its receive: the probe due at 40 + 820 us is refused
+    // before it leaves, and the SEND fails RemoteAccess then, as a refused chunk's operation
+    // does. (Refused, the probe left no trace and its deadline, already past, was armed again
+    // at the same instant for ever.)
+    let mut w = world(0.0, 1, "");
+    let c_mr = w.register_mr(1, 0, 4096, Access::LOCAL_WRITE).unwrap();
+    let (s, c) = w.connect_star(0, 1, Owner::HOST, Owner::HOST, StarRole::FirstStateless).unwrap();
+    w.run_until(Time::from_us(40));
+    w.post_send(c, SendWr { id: 1, verb: Verb::Send, local_addr: 0, len: 64, lkey: c_mr.lkey, remote_addr: 0, rkey: 0 }).unwrap();
+    w.run_until(Time::from_us(100));
+    w.destroy_qp(s);
+    let cc = wait_for(&mut w, 1, 1);
+    assert_eq!(cc.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), vec![(1, Status::RemoteAccess)]);
+    assert!(cc[0].at > Time::from_us(860) && cc[0].at < Time::from_us(880), "failed at {:?}", cc[0].at);
+    assert_eq!(w.nics[1].star.counters.refused, 1);
+}
+
+#[test]
 fn a_stateful_write_completes_in_the_analytic_time() {
     // No loss: the WRITE's RD leaves after the doorbell, the WQE fetch and the payload read;
     // it crosses two 1 µs links, the stateless side DMA-writes it and answers with an RDA

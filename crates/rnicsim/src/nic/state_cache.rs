@@ -185,16 +185,16 @@ pub struct ConnCache {
     stats: CacheStats,
     /// Lookups a stalled pipeline has already decided but that take place later (a receive
     /// pipeline that is stalled looks an arrival up when it resumes, so it counts then): their
-    /// time and what they count ([`Outcome`] bits), earliest first.
+    /// time and what they count ([`Counted`] bits), earliest first.
     ahead: BinaryHeap<Reverse<(Time, u8)>>,
     /// Stalls not yet over: (end, start), earliest end first.
     open_stalls: BinaryHeap<Reverse<(Time, Time)>>,
 }
 
 /// What one lookup counts, as bits (kept while the lookup lies ahead).
-struct Outcome;
+struct Counted;
 
-impl Outcome {
+impl Counted {
     const HIT: u8 = 1;
     const JOINED: u8 = 2;
     const MISS: u8 = 4;
@@ -253,7 +253,7 @@ impl ConnCache {
     pub fn stats_at(&self, t: Time) -> CacheStats {
         let mut s = self.stats;
         for &Reverse((_, bits)) in self.ahead.iter().filter(|Reverse((at, _))| *at <= t) {
-            Outcome::count(bits, &mut s);
+            Counted::count(bits, &mut s);
         }
         s.stall_ps += self.open_stalls.iter().map(|&Reverse((end, start))| end.min(t).saturating_sub(start).0).sum::<u64>();
         s
@@ -266,7 +266,7 @@ impl ConnCache {
                 break;
             }
             self.ahead.pop();
-            Outcome::count(bits, &mut self.stats);
+            Counted::count(bits, &mut self.stats);
         }
         while let Some(&Reverse((end, start))) = self.open_stalls.peek() {
             if end > now {
@@ -285,7 +285,7 @@ impl ConnCache {
         if at > now {
             self.ahead.push(Reverse((at, bits)));
         } else {
-            Outcome::count(bits, &mut self.stats);
+            Counted::count(bits, &mut self.stats);
         }
         out
     }
@@ -299,21 +299,21 @@ impl ConnCache {
                 self.push_front(e);
             }
             if ready <= now {
-                return (Lookup { ready: now, resume: now, hit: true }, Outcome::HIT);
+                return (Lookup { ready: now, resume: now, hit: true }, Counted::HIT);
             }
-            return (Lookup { ready, resume: now, hit: false }, Outcome::JOINED);
+            return (Lookup { ready, resume: now, hit: false }, Counted::JOINED);
         }
-        let mut bits = Outcome::MISS;
+        let mut bits = Counted::MISS;
         let Reverse(free) = self.slots.pop().expect("at least one fetch slot");
         let start = free.max(now);
         let ready = start + self.miss_latency;
         self.slots.push(Reverse(ready));
         if start > now {
-            bits |= Outcome::STALL;
+            bits |= Counted::STALL;
             self.open_stalls.push(Reverse((start, now)));
         }
         if self.capacity > 0 && self.insert(qp, ready) {
-            bits |= Outcome::EVICTION;
+            bits |= Counted::EVICTION;
         }
         (Lookup { ready, resume: start, hit: false }, bits)
     }

@@ -410,11 +410,16 @@ impl World {
         let Some(conn) = self.star.conn_mut(ep) else { return };
         let started = if conn.migrated && !conn.failed { conn.start_ready(mtu) } else { Vec::new() };
         // An own operation waiting for the peer (its state, or its receive WQE): from when
-        // (the probe's clock).
-        if conn.waiting_for_peer().is_some() && !conn.failed {
+        // (the probe's clock). A probe out for an operation that no longer waits is moot.
+        let waiting = conn.waiting_for_peer().filter(|_| !conn.failed);
+        if waiting.is_some() {
             conn.waiting_since.get_or_insert(t);
         } else {
             conn.waiting_since = None;
+        }
+        if conn.probing && conn.unacked.iter().any(|u| u.chunk == PROBE_CHUNK && Some(u.op) != waiting) {
+            conn.unacked.retain(|u| u.chunk != PROBE_CHUNK);
+            conn.probing = false;
         }
         if !conn.migrated || conn.failed {
             self.star_rearm(ep);
@@ -433,7 +438,7 @@ impl World {
         let window = (self.star_spec().window.0 / mtu as u64).max(1) as usize;
         loop {
             let conn = self.star.conn_mut(ep).expect("open");
-            if conn.unacked.iter().filter(|u| u.ptype != StarType::Cqep).count() >= window {
+            if conn.unacked.iter().filter(|u| u.ptype != StarType::Cqep && u.chunk != PROBE_CHUNK).count() >= window {
                 break;
             }
             let Some(op) = conn.ops.iter_mut().find(|o| o.started && !o.finished && o.sent < o.chunks) else { break };
@@ -674,9 +679,18 @@ impl World {
                             _ => None,
                         },
                     };
-                    if let Some(at) = at {
-                        u.sent_at = at;
-                        self.star.conn_mut(ep).expect("open").unacked.push_back(u);
+                    match at {
+                        Some(at) => {
+                            u.sent_at = at;
+                            self.star.conn_mut(ep).expect("open").unacked.push_back(u);
+                        }
+                        None if u.chunk == PROBE_CHUNK => {
+                            // A probe's resend refused (the peer's rule is gone).
+                            let conn = self.star.conn_mut(ep).expect("open");
+                            conn.finish(u.op, Status::RemoteAccess);
+                            (conn.probing, conn.waiting_since) = (false, None);
+                        }
+                        None => {}
                     }
                 }
                 // An own SEND has waited a whole resend budget for the peer's receive WQE:
@@ -685,10 +699,19 @@ impl World {
                 if let (Some(since), Some(op)) = (conn.waiting_since, conn.waiting_for_peer()) {
                     if !conn.failed && !conn.probing && since + spec.probe_after() <= now {
                         let psn = conn.psn();
-                        if let Some(at) = self.star_send_probe(ep, psn, now) {
-                            let conn = self.star.conn_mut(ep).expect("open");
-                            conn.probing = true;
-                            conn.unacked.push_back(Unacked { psn, ptype: StarType::Gd, op, chunk: PROBE_CHUNK, cqe: None, sent_at: at, tries: 0 });
+                        let sent = self.star_send_probe(ep, psn, now);
+                        let conn = self.star.conn_mut(ep).expect("open");
+                        match sent {
+                            Some(at) => {
+                                conn.probing = true;
+                                conn.unacked.push_back(Unacked { psn, ptype: StarType::Gd, op, chunk: PROBE_CHUNK, cqe: None, sent_at: at, tries: 0 });
+                            }
+                            // The security module refused it (the peer's rule is gone): the
+                            // operation fails as a refused chunk's does.
+                            None => {
+                                conn.finish(op, Status::RemoteAccess);
+                                conn.waiting_since = None;
+                            }
                         }
                     }
                 }

@@ -209,7 +209,8 @@ impl Rpcs {
             if spec.name.is_empty() {
                 spec.name = super::default_name("rpc", g);
             }
-            if !spec.security {
+            // The clients' whitelist check is StaR's: only a StaR entry turns it off.
+            if !spec.security && matches!(spec.stack, RpcStack::Star | RpcStack::StarAuto) {
                 for &c in &spec.clients {
                     let h = w.host_index(c);
                     w.nics[h as usize].star.unchecked = true;

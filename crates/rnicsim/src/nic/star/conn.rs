@@ -224,7 +224,7 @@ impl StarConn {
         let mut blocked = [false, false];
         for i in 0..self.ops.len() {
             let side = self.ops[i].side as usize;
-            if self.ops[i].started || blocked[side] {
+            if self.ops[i].started || self.ops[i].finished || blocked[side] {
                 continue;
             }
             if !self.prepare(i) {
@@ -304,7 +304,8 @@ impl StarConn {
     /// Ends an operation now (failed before or during its transfer, or done).
     pub fn finish(&mut self, id: u64, status: Status) {
         if let Some(op) = self.find_mut(id) {
-            if op.status == Status::Success {
+            // What ended keeps how it ended.
+            if op.status == Status::Success && !op.finished {
                 op.status = status;
             }
             op.finished = true;
@@ -395,7 +396,7 @@ impl StarConn {
     /// the connection's state (it has not migrated yet), or for a receive WQE (a SEND, or a
     /// WRITE with immediate, with none of the peer's receives here).
     pub fn waiting_for_peer(&self) -> Option<u64> {
-        let op = self.ops.iter().find(|o| o.side == Side::Local && !o.started)?;
+        let op = self.ops.iter().find(|o| o.side == Side::Local && !o.started && !o.finished)?;
         let needs = matches!(op.local_wr.map(|w| w.verb), Some(Verb::Send | Verb::SendImm(_) | Verb::WriteImm(_)));
         (!self.migrated || (needs && self.remote_rq.is_empty())).then_some(op.id)
     }

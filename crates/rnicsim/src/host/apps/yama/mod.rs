@@ -580,6 +580,8 @@ impl Yama {
         let qs: Vec<u32> = (0..self.queues.len() as u32).filter(|&q| self.queues[q as usize].entity == e).collect();
         for q in qs {
             self.queues[q as usize].active = on;
+            // What its work met before counts no more.
+            self.queues[q as usize].late = false;
             if on && self.queues[q as usize].mean_gap.is_some() {
                 self.at(now, Ev::Arrive { q });
             }
