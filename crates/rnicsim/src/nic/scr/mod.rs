@@ -229,6 +229,9 @@ impl ScrSpec {
         if self.queue_depth == 0 {
             return bad("queue_depth", "a software ring needs at least one entry".into());
         }
+        if self.threshold.0 == 0 {
+            return bad("threshold", "expected at least 1 byte for a threshold queue to gather (0 parks nothing: that is `accumulate`)".into());
+        }
         if self.hosts.as_ref().is_some_and(|h| h.is_empty()) {
             return bad("hosts", "no host listed; list the hosts whose NICs run SCR, or leave the key out for all".into());
         }
@@ -250,6 +253,9 @@ impl ScrSpec {
             PolicySpec::WaterFilling(p) => {
                 if p.step.0 < 1_000_000 {
                     return bad("policy.water_filling.step", "the filling step must be at least 1Mbps".into());
+                }
+                if p.ewma == Time::ZERO {
+                    return bad("policy.water_filling.ewma", "expected a positive time constant for the bandwidth average, such as \"20us\"".into());
                 }
                 // A flow's use can reach its rate, not pass it: a saturation mark above 1000 is
                 // never met, so the flow would never fill.

@@ -472,7 +472,10 @@ impl<P: Policy> Processor<P> {
         if self.flows[slot].left || q.entries == 0 {
             return self.threads[t as usize].ready.front().map(|r| r.at.max(now));
         }
-        let parks = self.cfg.strategies[k] == Strategy::Threshold && self.meta[slot].stable && q.bytes() < self.cfg.threshold;
+        // A stable flow's events are parked until `threshold` bytes have gathered, or until a
+        // software ring is full (more could only be dropped: then they are processed).
+        let ring_full = !(self.cfg.hardware && self.kind_of_lane[lane].in_band()) && q.entries >= self.cfg.depth;
+        let parks = self.cfg.strategies[k] == Strategy::Threshold && self.meta[slot].stable && q.bytes() < self.cfg.threshold && !ring_full;
         let cycles = if parks {
             // The events stay queued; the next event makes the queue ready again.
             self.stats.parked[k] += 1;

@@ -80,7 +80,8 @@ pub struct KindSummary {
     pub granularity_bytes: f64,
     /// Collected events per handled event.
     pub events_per_handled: f64,
-    /// Event rate × granularity, Gbps (for TX: the bytes the processor kept up with).
+    /// Bytes of the handled events per second, Gbps (for TX: the bytes the processor kept up
+    /// with); event rate × granularity when nothing was parked.
     pub processing_gbps: f64,
     pub parked: u64,
     pub dropped: u64,
