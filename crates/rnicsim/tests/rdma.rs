@@ -1352,3 +1352,47 @@ fn a_reissued_reads_responses_count_as_resent_only_if_sent_before() {
         assert_eq!(w.nics[1].retransmits, rsp.tx_packets - 2000, "seed {seed}");
     }
 }
+
+#[test]
+fn a_reads_data_is_limited_sampled_and_seen_at_its_requester() {
+    // A perftest's rate limit holds the queue pair that sends the data: for read_bw the server's
+    // (it sat on the client's, which sends only requests: 94 Gbps under a 10 Gbps limit).
+    let limited = |test: &str| {
+        let mut w = build(&format!("duration = \"2ms\"\n[topology.back_to_back]\n[nic.cc.none]\n[[perftest]]\ntest = \"{test}\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 4\nrate_limit = \"10Gbps\"\nwarmup = \"500us\"\n"));
+        w.run(|_| true);
+        w.apps.perftests.tests[0].gbps(w.end)
+    };
+    let (write, read) = (limited("write_bw"), limited("read_bw"));
+    assert!(write > 9.0 && write < 10.0, "write_bw {write}");
+    assert!((read - write).abs() < 0.1, "read_bw {read} against write_bw {write}");
+    // A four-to-one READ incast under DCQCN: the responders' rates are sampled (the rate that
+    // governs a READ's data), and every response is an RX event at its requester.
+    let mut w = build("duration = \"1ms\"\n[topology.star]\nhosts = 5\n[switch.pfc]\nenabled = true\n[nic.cc.dcqcn]\n[outputs]\nrate_interval = \"50us\"\nnic_events = true\n[[perftest]]\ntest = \"read_bw\"\nclient = 4\nserver = 0\nmessage = \"64KiB\"\n[[perftest]]\ntest = \"read_bw\"\nclient = 4\nserver = 1\nmessage = \"64KiB\"\n[[perftest]]\ntest = \"read_bw\"\nclient = 4\nserver = 2\nmessage = \"64KiB\"\n[[perftest]]\ntest = \"read_bw\"\nclient = 4\nserver = 3\nmessage = \"64KiB\"\n");
+    w.run(|_| true);
+    let r = &w.record.rates;
+    let responders: Vec<usize> = (0..r.time.len()).filter(|&i| r.src[i] != 4).collect();
+    assert!(!responders.is_empty(), "the responders' rates are sampled");
+    assert!(responders.iter().any(|&i| r.rate_bps[i] < 50_000_000_000), "DCQCN cut a responder");
+    let log = w.tap.log.as_ref().expect("nic_events on");
+    let rx_at_requester = log.records.iter().filter(|e| e.kind == "rx" && e.host == 4).count();
+    let responses: u64 = w.apps.perftests.tests.iter().map(|p| w.qps.get(p.qps[0].1).tx_packets).sum();
+    // (Less those on their way when the run ends.)
+    assert!(rx_at_requester as u64 <= responses && rx_at_requester as u64 * 100 >= responses * 97, "{rx_at_requester} RX events at the requester, {responses} responses sent");
+}
+
+#[test]
+fn a_send_bw_server_posts_its_receive_again_when_it_sees_the_completion() {
+    // One receive per queue pair (nic.rq_depth = 1) and 64-byte SENDs 40 ns apart: the server
+    // posts the receive again only when it sees the completion, half a microsecond after the
+    // SEND landed, so the SENDs in between draw RNR NAKs. (It posted at once, as the completion
+    // was made: rq_depth changed nothing, 25.6 M messages a second with none refused.)
+    let mops = |rq: u32| {
+        let mut w = build(&format!("duration = \"500us\"\n[topology.back_to_back]\n[nic]\nrq_depth = {rq}\n[nic.cc.none]\n[[perftest]]\ntest = \"send_bw\"\nclient = 0\nserver = 1\nmessage = \"64B\"\ndepth = 128\nwarmup = \"100us\"\n"));
+        w.run(|_| true);
+        let rnr: u64 = w.nics.iter().map(|n| n.rnr_naks).sum();
+        (w.apps.perftests.tests[0].mops(w.end), rnr)
+    };
+    let ((one, rnr_one), (many, rnr_many)) = (mops(1), mops(1024));
+    assert_eq!(rnr_many, 0);
+    assert!(rnr_one > 0 && one < 0.2 * many, "rq_depth 1: {one} M/s ({rnr_one} RNR NAKs); 1024: {many} M/s");
+}

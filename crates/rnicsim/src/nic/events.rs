@@ -15,7 +15,8 @@ use crate::units::Time;
 pub enum NicEvent<'a> {
     /// Data left the NIC: `bytes` on the wire in `packets` packets (first sends and resends).
     Tx { bytes: u64, packets: u32 },
-    /// Data reached the responder: payload bytes, and whether it was ECN-marked.
+    /// Data reached its receiver (a request its responder, a READ response its requester):
+    /// payload bytes, and whether it was ECN-marked.
     Rx { bytes: u64, ecn: bool },
     /// An ACK (or the cumulative part of a NAK) acknowledged data; carries the RTT sample.
     Ack(&'a Ack<'a>),

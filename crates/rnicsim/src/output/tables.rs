@@ -143,6 +143,9 @@ pub fn perftest(w: &World) -> RecordBatch {
         ("qp", u32s(rows.iter().map(|r| r.2 as u32))),
         ("client", u32s(rows.iter().map(|r| r.1.spec.client))),
         ("server", u32s(rows.iter().map(|r| r.1.spec.server))),
+        // The NIC-side numbers, as `qp` in the rate, event and SCR tables.
+        ("client_qp", u32s(rows.iter().map(|r| r.1.qps[r.2].0))),
+        ("server_qp", u32s(rows.iter().map(|r| r.1.qps[r.2].1))),
         ("message", u64s(rows.iter().map(|r| r.1.messages[r.2]))),
         ("bytes", u64s(rows.iter().map(|r| r.1.bytes[r.2]))),
         ("completed_gbps", f64s(rows.iter().map(|r| r.1.qp_gbps(r.2, w.end)))),

@@ -680,8 +680,9 @@ pub struct PerftestSpec {
     /// Bandwidth and latency are measured from `start + warmup` to the end of the run.
     #[serde(default)]
     pub warmup: Time,
-    /// Rate limit of each client queue pair (enforced by the NIC's scheduler, beside
-    /// congestion control).
+    /// Rate limit of each queue pair that sends the data (the client's; `read_bw`: the
+    /// server's, which sends the responses), enforced by the NIC's scheduler beside
+    /// congestion control.
     #[serde(default)]
     pub rate_limit: Option<BitsPerSec>,
     /// An application hint written for each client queue pair when the test starts (SCR's

@@ -345,6 +345,12 @@ pub fn advisories(s: &Scenario) -> Problems {
         out.push(("switch.queue_order".into(), "SRPT sends a message's later packets before its earlier ones, and without [nic.ordering] the receiver takes each overtaken packet for a loss (go-back-N resends from every gap; a lone message may wait for its retransmission timeout)".into()));
     }
     for (i, t) in s.perftest.iter().enumerate() {
+        if t.test == crate::scenario::schema::PerftestKind::SendBw && t.depth > s.nic.rq_depth {
+            out.push((
+                format!("perftest[{i}].depth"),
+                format!("a send_bw server posts at most nic.rq_depth ({}) receives per queue pair, fewer than the {} SENDs kept in flight: the others draw RNR NAKs", s.nic.rq_depth, t.depth),
+            ));
+        }
         if t.start.0.saturating_add(t.warmup.0) >= s.duration.0 {
             out.push((
                 format!("perftest[{i}].warmup"),

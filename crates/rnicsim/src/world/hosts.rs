@@ -39,7 +39,9 @@ impl World {
             return;
         }
         for (i, qp) in self.qps.iter() {
-            if qp.state == crate::nic::qp::QpState::Ready && qp.snd_una < qp.next_psn {
+            // A queue pair with sends unacknowledged, or READ responses to send (a responder's
+            // rate governs them).
+            if qp.state == crate::nic::qp::QpState::Ready && (qp.snd_una < qp.next_psn || !qp.reads.is_empty()) {
                 use crate::nic::cc::CongestionControl;
                 self.record.rate_sample(self.now, i, qp.node, qp.peer_node, qp.cc.rate().0, qp.cc.window());
             }

@@ -10,6 +10,8 @@ use crate::scenario::LoadedScenario;
 use crate::sim::TimerId;
 use crate::units::Time;
 use crate::world::World;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// A running perftest.
 pub struct Perftest {
@@ -121,7 +123,15 @@ pub struct Perftests {
     pub tests: Vec<Perftest>,
     /// Per owner tag: (test, queue pair index in it, server side).
     conns: Vec<(u32, u32, bool)>,
+    /// `send_bw` servers: receives to post again when their completion is seen (time, arm
+    /// order, test, queue pair), and the timer that posts them.
+    reposts: BinaryHeap<Reverse<(Time, u64, u32, u32)>>,
+    reposted: u64,
+    repost_timer: Option<TimerId>,
 }
+
+/// The owner tag of the timer that posts `send_bw` servers' receives again.
+const REPOST: u32 = u32::MAX;
 
 impl Perftests {
     /// Arms every `[[perftest]]` entry's start.
@@ -144,6 +154,9 @@ impl Perftests {
                 latencies: Vec::new(),
                 errors: 0,
             });
+        }
+        if loaded.scenario.perftest.iter().any(|t| t.test == PerftestKind::SendBw) {
+            p.repost_timer = Some(w.add_app_timer(PERFTEST, REPOST));
         }
         p
     }
@@ -180,7 +193,9 @@ impl Perftests {
             p.ops.push(0);
             p.latencies.push(Vec::new());
             if let Some(r) = spec.rate_limit {
-                w.set_rate_limit(c, r.0).expect("the perftest's queue pair is open");
+                // On the queue pair that sends the data: a READ's responder.
+                let data = if spec.test == PerftestKind::ReadBw { s } else { c };
+                w.set_rate_limit(data, r.0).expect("the perftest's queue pair is open");
             }
             if let Some(h) = spec.hint {
                 w.write_hint(c, h).expect("the perftest's queue pair is open");
@@ -248,6 +263,19 @@ impl Perftests {
 impl Application for Perftests {
     /// The test's timer: it starts, or (the second time) its measurement window opens.
     fn on_timer(&mut self, w: &mut World, t: u32) {
+        if t == REPOST {
+            while let Some(&Reverse((at, _, test, s))) = self.reposts.peek() {
+                if at > w.now {
+                    break;
+                }
+                self.reposts.pop();
+                self.post_recv(w, test, s);
+            }
+            if let (Some(&Reverse((at, ..))), Some(timer)) = (self.reposts.peek(), self.repost_timer) {
+                w.arm(timer, at);
+            }
+            return;
+        }
         if self.tests[t as usize].qps.is_empty() {
             self.start(w, t);
         } else {
@@ -267,8 +295,15 @@ impl Application for Perftests {
         }
         if server {
             if c.kind == CompletionKind::Recv {
+                // The server posts the receive again once it sees the completion, at `c.at`:
+                // until then the receive queue holds one receive fewer.
                 let s = p.qps[qp as usize].1;
-                self.post_recv(w, test, s);
+                self.reposted += 1;
+                self.reposts.push(Reverse((c.at, self.reposted, test, s)));
+                let timer = self.repost_timer.expect("a send_bw test has its repost timer");
+                if self.reposts.peek().is_some_and(|r| r.0 .0 == c.at) {
+                    w.arm(timer, c.at.max(w.now));
+                }
             }
             return;
         }
