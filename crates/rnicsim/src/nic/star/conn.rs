@@ -63,11 +63,11 @@ pub struct Op {
     pub finished: bool,
 }
 
-/// The chunk number of a probe: an empty GD the stateful side sends when one of its SENDs
-/// has waited a whole resend budget for a receive WQE of the stateless side. A live stateless
-/// side answers it (a GDA) and the SEND waits on, as an RC SEND answered by RNR NAKs does; a
-/// peer that never answers fails the SEND (`RetryExceeded`) and the connection, as an RC
-/// queue pair whose responder is silent does.
+/// The chunk number of a probe: an empty GD the stateful side sends when one of its own WQEs
+/// has waited a whole resend budget for the stateless side (for a receive WQE, or for the
+/// connection's state to migrate). A live stateless side answers it (a GDA) and the WQE waits
+/// on, as an RC SEND answered by RNR NAKs does; a peer that never answers fails the WQE
+/// (`RetryExceeded`) and the connection, as an RC queue pair whose responder is silent does.
 pub const PROBE_CHUNK: u32 = u32::MAX;
 
 /// A sent RD, GD or CQEP waiting for its acknowledgement.
@@ -111,8 +111,8 @@ pub struct StarConn {
     /// A CQEP went unacknowledged through every resend: the stateless side can no longer be
     /// told what completed, so the connection is in the error state (see [`StarConn::fail`]).
     pub failed: bool,
-    /// Since when an own SEND has waited for a receive WQE of the stateless side (none has
-    /// come), and whether a probe of the peer is out (see [`PROBE_CHUNK`]).
+    /// Since when an own WQE has waited for the stateless side ([`StarConn::waiting_for_peer`]),
+    /// and whether a probe of the peer is out (see [`PROBE_CHUNK`]).
     pub waiting_since: Option<Time>,
     pub probing: bool,
     pub next_psn: u32,
