@@ -418,6 +418,8 @@ fn bad_yama_keys_are_named() {
         (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0, 0]", 1, 1, "node_weights = [1.0, 3.0]")), "yama.entity[0].nodes"),
         (kv("1ms", "", 4.0, "", &ent("a", -1.0, "[0]", 1, 1, "")), "yama.entity[0].weight"),
         (kv("1ms", "beta = -0.5", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "")), "yama.beta"),
+        // An entity compared with itself.
+        (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "baseline = \"a\"")), "yama.entity[0].baseline"),
         // An estimate read a period after its stamp would always be stale.
         (kv("1ms", "period = \"10us\"\nstale_after = \"15us\"", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "")), "yama.stale_after"),
         (kv("1ms", "", 0.0, "", &ent("a", 1.0, "[0]", 1, 1, "")), "yama.engine[0].mops"),

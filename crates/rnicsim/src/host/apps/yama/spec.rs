@@ -348,7 +348,9 @@ impl YamaSpec {
                 // Every outstanding operation is posted at the start and kept until it completes.
                 bad(format!("entity[{i}].depth"), format!("instances × queues × depth is {} operations outstanding, at most {MAX_OUTSTANDING}", e.instances as u64 * e.queues as u64 * e.depth as u64));
             }
-            if e.baseline.as_ref().is_some_and(|b| !self.entity.iter().any(|x| &x.name == b)) {
+            if e.baseline.as_ref().is_some_and(|b| b == &e.name) {
+                bad(format!("entity[{i}].baseline"), "an entity is its own baseline: its overheads would be 0 by construction; name the entity it is compared with".into());
+            } else if e.baseline.as_ref().is_some_and(|b| !self.entity.iter().any(|x| &x.name == b)) {
                 bad(format!("entity[{i}].baseline"), format!("no entity is named \"{}\"", e.baseline.as_deref().unwrap_or("")));
             }
             if e.load.is_some_and(|l| l.0 < 1000 || l.0 > 10_000_000_000_000) {
