@@ -60,6 +60,11 @@ fn sprayed_writes_complete_with_an_ordering_layer_where_go_back_n_resends() {
     let server = &o.per_nic.iter().find(|n| n.name == "host 0").unwrap().counters;
     assert!(server.peak_bytes >= 52 && server.peak_bytes <= 4 * 82, "{server:?}");
     assert!(server.mean_bytes > 0.0 && server.mean_bytes <= server.peak_bytes as f64);
+    // Every NIC the layer saw is listed, the senders (hosts 2 and 3) with their open
+    // connections too, so the total is the sum of the NICs listed (the senders were left out).
+    assert!(o.per_nic.iter().any(|n| n.name == "host 2"), "{:?}", o.per_nic.iter().map(|n| &n.name).collect::<Vec<_>>());
+    let listed: f64 = o.per_nic.iter().map(|n| n.counters.mean_connections).sum();
+    assert!((listed - o.total.mean_connections).abs() < 1e-9 * o.total.mean_connections.max(1.0), "{listed} listed, {} in total", o.total.mean_connections);
     // The ideal layer never refuses either, and takes no accounted memory.
     let ideal = sprayed("[nic.ordering]\nlayer = \"ideal\"");
     assert_eq!(ideal.rdma.retransmits, 0);
