@@ -78,39 +78,49 @@ pub struct ReadJob {
     pub ready_at: Time,
 }
 
-/// The most ranges of READ response PSNs a queue pair remembers ([`Qp::read_sent`]).
+/// The most ranges of READ response PSNs a queue pair remembers ([`SentPsns`]).
 pub const READ_SENT_RANGES: usize = 64;
 
-/// Records READ response `psn` as sent in `ranges` (sorted, disjoint, half-open, at most
-/// [`READ_SENT_RANGES`]; below `floor` everything counts as sent); returns whether it had been
-/// sent before.
-pub fn note_sent(ranges: &mut Vec<(u64, u64)>, floor: &mut u64, psn: u64) -> bool {
-    if psn < *floor {
-        return true;
-    }
-    if ranges.len() >= READ_SENT_RANGES {
-        *floor = ranges.remove(0).1;
-        if psn < *floor {
+/// The READ response PSNs a responder sent, as sorted disjoint half-open ranges (one per READ
+/// answered in order, more when a repeated request superseded an answer before it caught up),
+/// at most [`READ_SENT_RANGES`]; the PSNs below the oldest range kept (`floor`) count as sent.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SentPsns {
+    ranges: Vec<(u64, u64)>,
+    floor: u64,
+}
+
+impl SentPsns {
+    /// Records `psn` as sent; returns whether it had been sent before.
+    pub fn note(&mut self, psn: u64) -> bool {
+        if psn < self.floor {
             return true;
         }
-    }
-    // The range starting at or before `psn`, if any.
-    let i = ranges.partition_point(|r| r.0 <= psn);
-    if i > 0 && psn < ranges[i - 1].1 {
-        return true;
-    }
-    let joins_prev = i > 0 && ranges[i - 1].1 == psn;
-    let joins_next = i < ranges.len() && ranges[i].0 == psn + 1;
-    match (joins_prev, joins_next) {
-        (true, true) => {
-            ranges[i - 1].1 = ranges[i].1;
-            ranges.remove(i);
+        if self.ranges.len() >= READ_SENT_RANGES {
+            self.floor = self.ranges.remove(0).1;
+            if psn < self.floor {
+                return true;
+            }
         }
-        (true, false) => ranges[i - 1].1 = psn + 1,
-        (false, true) => ranges[i].0 = psn,
-        (false, false) => ranges.insert(i, (psn, psn + 1)),
+        let ranges = &mut self.ranges;
+        // The range starting at or before `psn`, if any.
+        let i = ranges.partition_point(|r| r.0 <= psn);
+        if i > 0 && psn < ranges[i - 1].1 {
+            return true;
+        }
+        let joins_prev = i > 0 && ranges[i - 1].1 == psn;
+        let joins_next = i < ranges.len() && ranges[i].0 == psn + 1;
+        match (joins_prev, joins_next) {
+            (true, true) => {
+                ranges[i - 1].1 = ranges[i].1;
+                ranges.remove(i);
+            }
+            (true, false) => ranges[i - 1].1 = psn + 1,
+            (false, true) => ranges[i].0 = psn,
+            (false, false) => ranges.insert(i, (psn, psn + 1)),
+        }
+        false
     }
-    false
 }
 
 /// Packets needed for `len` payload bytes at `mtu` (a zero-length message is one packet).
@@ -361,12 +371,8 @@ pub struct Qp {
     /// own PSNs, so they keep their own expected PSN and bitmaps.
     pub rsp: ResponseOrder,
     pub reads: VecDeque<ReadJob>,
-    /// READ response PSNs sent, as sorted disjoint half-open ranges (one per READ answered in
-    /// order, more when a repeated request superseded an answer before it caught up): a
-    /// response among them is a retransmission. At most [`READ_SENT_RANGES`]; PSNs below the
-    /// oldest kept (`read_sent_floor`) count as sent.
-    pub read_sent: Vec<(u64, u64)>,
-    pub read_sent_floor: u64,
+    /// READ response PSNs sent: a response among them is a retransmission.
+    pub read_sent: SentPsns,
     /// Its buffers are in the GPU's memory (`World::use_gpu_memory`): payload DMA takes the
     /// NIC's GPU path.
     pub gpu_memory: bool,
@@ -563,8 +569,7 @@ impl Qp {
             held_ends: Vec::new(),
             held_reads: Vec::new(),
             reads: VecDeque::new(),
-            read_sent: Vec::new(),
-            read_sent_floor: 0,
+            read_sent: SentPsns::default(),
             tx_packets: 0,
             tx_bytes: 0,
             retransmits: 0,
@@ -592,8 +597,7 @@ impl Qp {
         self.sq.clear();
         self.rq.clear();
         self.reads.clear();
-        self.read_sent.clear();
-        self.read_sent_floor = 0;
+        self.read_sent = SentPsns::default();
         self.resend.clear();
         self.next_psn = 0;
         self.snd_nxt = 0;
@@ -650,23 +654,23 @@ mod tests {
 
     #[test]
     fn sent_read_responses_merge_into_ranges_and_old_ones_fall_below_the_floor() {
-        let (mut r, mut floor) = (Vec::new(), 0);
+        let mut sent = SentPsns::default();
         // 10..13 and 20..22 sent, then 13..20 joins them into one range.
         for psn in [10, 11, 12, 20, 21] {
-            assert!(!note_sent(&mut r, &mut floor, psn));
+            assert!(!sent.note(psn));
         }
-        assert_eq!(r, vec![(10, 13), (20, 22)]);
-        assert!(note_sent(&mut r, &mut floor, 11) && note_sent(&mut r, &mut floor, 20));
+        assert_eq!(sent.ranges, vec![(10, 13), (20, 22)]);
+        assert!(sent.note(11) && sent.note(20));
         for psn in 13..20 {
-            assert!(!note_sent(&mut r, &mut floor, psn));
+            assert!(!sent.note(psn));
         }
-        assert_eq!(r, vec![(10, 22)]);
+        assert_eq!(sent.ranges, vec![(10, 22)]);
         // Far more separate READs than are kept: the oldest fall below the floor.
         for k in 0..(READ_SENT_RANGES as u64 + 5) {
-            note_sent(&mut r, &mut floor, 100 + 2 * k);
+            sent.note(100 + 2 * k);
         }
-        assert!(r.len() <= READ_SENT_RANGES && floor > 22);
-        assert!(note_sent(&mut r, &mut floor, 15), "below the floor counts as sent");
+        assert!(sent.ranges.len() <= READ_SENT_RANGES && sent.floor > 22);
+        assert!(sent.note(15), "below the floor counts as sent");
     }
 
     #[test]

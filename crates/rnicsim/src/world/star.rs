@@ -684,12 +684,7 @@ impl World {
                             u.sent_at = at;
                             self.star.conn_mut(ep).expect("open").unacked.push_back(u);
                         }
-                        None if u.chunk == PROBE_CHUNK => {
-                            // A probe's resend refused (the peer's rule is gone).
-                            let conn = self.star.conn_mut(ep).expect("open");
-                            conn.finish(u.op, Status::RemoteAccess);
-                            (conn.probing, conn.waiting_since) = (false, None);
-                        }
+                        None if u.chunk == PROBE_CHUNK => self.star.conn_mut(ep).expect("open").probe_refused(u.op),
                         None => {}
                     }
                 }
@@ -706,12 +701,7 @@ impl World {
                                 conn.probing = true;
                                 conn.unacked.push_back(Unacked { psn, ptype: StarType::Gd, op, chunk: PROBE_CHUNK, cqe: None, sent_at: at, tries: 0 });
                             }
-                            // The security module refused it (the peer's rule is gone): the
-                            // operation fails as a refused chunk's does.
-                            None => {
-                                conn.finish(op, Status::RemoteAccess);
-                                conn.waiting_since = None;
-                            }
+                            None => conn.probe_refused(op),
                         }
                     }
                 }

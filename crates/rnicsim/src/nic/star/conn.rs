@@ -366,6 +366,13 @@ impl StarConn {
         Some((u.op, u.chunk, last))
     }
 
+    /// The security module refused the probe for operation `op` (the peer's rule is gone): the
+    /// operation fails as a refused chunk's does, and nothing waits on the probe.
+    pub fn probe_refused(&mut self, op: u64) {
+        self.finish(op, Status::RemoteAccess);
+        (self.probing, self.waiting_since) = (false, None);
+    }
+
     /// An EA for CQEP `psn`.
     pub fn on_ea(&mut self, psn: u32) {
         self.unacked.retain(|u| !(u.psn == psn && u.ptype == StarType::Cqep));

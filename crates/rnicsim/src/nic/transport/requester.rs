@@ -11,7 +11,7 @@ use crate::nic::qp::{opcode_at, packets_for, payload_at, Pace, QpState, SqEntry}
 use crate::nic::sched::QpScheduler;
 use crate::nic::verbs::{PostError, SendWr, Status, Verb};
 use crate::units::{BitsPerSec, Time};
-use crate::wire::packet::{Packet, PacketId, RoceHeader, ECN_CE, ECN_ECT0};
+use crate::wire::packet::{Packet, PacketId, RoceHeader, ECN_ECT0};
 use crate::wire::roce::{Family, Opcode, Syndrome};
 
 /// Posts a send WQE at time `t ≥ now` (the host's doorbell time). Local-buffer errors complete
@@ -98,7 +98,7 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         let psn = job.first_psn + idx as u64;
         // A response to a request sent again is a retransmission if it was sent before: a
         // re-issued READ also asks for responses the first never got to.
-        let again = crate::nic::qp::note_sent(&mut qp.read_sent, &mut qp.read_sent_floor, psn);
+        let again = qp.read_sent.note(psn);
         job.next += 1;
         if job.next == job.npkts {
             qp.reads.pop_front();
@@ -432,10 +432,8 @@ pub fn on_read_response(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     if ctx.qps.get(q).state != QpState::Ready {
         return;
     }
-    // The requester receives a READ's data: its RX event (SCR's receive collector), and it is
-    // the notification point of the responses.
-    emit(ctx, q, NicEvent::Rx { bytes: pkt.roce.payload as u64, ecn: pkt.ecn == ECN_CE });
-    super::responder::congestion_notice(ctx, q, pkt, false);
+    // The requester receives a READ's data.
+    super::responder::data_arrived(ctx, q, pkt, false);
     let qp = ctx.qps.get_mut(q);
     let Some(i) = qp.entry_of(pkt.seq) else { return };
     let e = qp.sq[i];

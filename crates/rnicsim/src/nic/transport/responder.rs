@@ -42,13 +42,16 @@ pub fn receive(ctx: &mut Ctx, h: u32, id: PacketId) {
     ctx.pool.free(id);
 }
 
-/// The DCQCN notification point (RoCEv2 Annex A17): a CE-marked data packet of queue pair
-/// `q` asks its sender to slow down, by a CNP at most once per `cnp_interval`, or (`cnp =
+/// A data packet of queue pair `q` reached it (a request its responder, a READ response its
+/// requester): its RX event, and the DCQCN notification point (RoCEv2 Annex A17): a CE-marked
+/// one asks its sender to slow down, by a CNP at most once per `cnp_interval`, or (`cnp =
 /// "ack_flag"`) by a flag on the ACK that answers it. `acked`: an ACK of ours answers it (a
 /// request); READ responses are answered by none, so they always take a CNP: their sender, the
 /// responder, is rate controlled as any sender is.
-pub(super) fn congestion_notice(ctx: &mut Ctx, q: u32, pkt: &Packet, acked: bool) {
-    if pkt.ecn != ECN_CE {
+pub(super) fn data_arrived(ctx: &mut Ctx, q: u32, pkt: &Packet, acked: bool) {
+    let marked = pkt.ecn == ECN_CE;
+    emit(ctx, q, NicEvent::Rx { bytes: pkt.roce.payload as u64, ecn: marked });
+    if !marked {
         return;
     }
     let now = ctx.now;
@@ -68,8 +71,7 @@ pub(super) fn congestion_notice(ctx: &mut Ctx, q: u32, pkt: &Packet, acked: bool
 
 /// A request (WRITE, SEND or READ packet) for responder queue pair `q`.
 fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
-    emit(ctx, q, NicEvent::Rx { bytes: pkt.roce.payload as u64, ecn: pkt.ecn == ECN_CE });
-    congestion_notice(ctx, q, pkt, true);
+    data_arrived(ctx, q, pkt, true);
     let now = ctx.now;
     let qp = ctx.qps.get_mut(q);
     if qp.state != QpState::Ready {
