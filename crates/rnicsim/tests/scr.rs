@@ -136,6 +136,25 @@ fn water_filling_leaves_a_light_tenant_what_it_uses_and_gives_the_rest_to_the_hu
 }
 
 #[test]
+fn water_filling_beside_a_latency_bound_tenant_keeps_the_link_full() {
+    // A 4 KB depth-4 stream is bound by its round trip (about 32 Gbps here), not by its rate,
+    // so its use hovers at the saturation mark of the rate water filling leaves it, and it
+    // flips between satisfied and hungry. The 1 MB tenant may give rate back only when the pool
+    // is empty; before, each flip pulled it to half the line rate (31.8 + 51.3 Gbps, 17% idle).
+    let fabric = "delay = \"100ns\"\n[switch.pfc]\nenabled = true\n[nic]\nmtu = 4096\n[nic.cc.dcqcn]";
+    let run = |policy: &str| tenants(fabric, policy, [("4KB", "4KiB", 4), ("1MB", "1MiB", 4)]);
+    let (default, wf) = (run(""), run("[nic.scr.policy.water_filling]"));
+    let small = gbps(&default, "4KB");
+    assert!(small < 40.0, "the 4 KB tenant is latency bound: {small}");
+    // Max-min: it keeps about what it had, the 1 MB tenant takes the rest of the link (less the
+    // headroom a satisfied flow keeps above its use: 1/0.9 of it plus a step).
+    assert!(gbps(&wf, "4KB") > 0.95 * small, "{} vs {small}", gbps(&wf, "4KB"));
+    let total = gbps(&wf, "4KB") + gbps(&wf, "1MB");
+    assert!(total > 0.93 * (gbps(&default, "4KB") + gbps(&default, "1MB")), "{total}");
+    assert!(gbps(&wf, "1MB") > 95.0 - 1.0 / 0.9 * gbps(&wf, "4KB") - 0.4, "{}", gbps(&wf, "1MB"));
+}
+
+#[test]
 fn fig12_static_and_water_filling_are_fair_at_4_qps_where_the_default_is_not() {
     let d = shipped("fig12_passive.toml");
     let s = shipped("fig12_static.toml");

@@ -11,8 +11,9 @@
 //! - it fills its dequeue rate (EWMA ≥ `saturated` × rate: it is *hungry*) and is below the
 //!   water level (the line rate less what the other, satisfied, flows use, shared by the hungry
 //!   ones): one `step` up, as far as the link has room;
-//! - it is hungry and more than a step above the level (it filled while others could not):
-//!   one `step` down, back to the pool, for the flows below the level;
+//! - it is hungry, more than a step above the level (it filled while others could not), and
+//!   the pool has less than a step left: one `step` down, back to the pool, for the flows
+//!   below the level;
 //! - it uses far less than its rate (EWMA < `reclaim` × rate): its rate drops to what it uses
 //!   plus one step (never below `min_rate`) and the rest returns to the pool;
 //! - it uses less than it would fill while some flow is hungry: its rate drops to a step above
@@ -309,7 +310,12 @@ impl Policy for WaterFilling {
                     self.set_ctx(ev.flow, f, (rate + add) as u32, env);
                 }
                 Verdict::Adjusting
-            } else if rate > level + step && rate > floor {
+            } else if rate > level + step && rate > floor && room < step {
+                // Above the level, it gives a step back only when the pool cannot give one to
+                // the flows below it: while the pool has room they take from it, and a flow
+                // whose use hovers at its saturation mark (bound by its latency, not its rate)
+                // would otherwise pull the others down to its level each time it counts as
+                // hungry, leaving the link partly idle.
                 self.set_ctx(ev.flow, f, (rate - step).max(floor) as u32, env);
                 Verdict::Adjusting
             } else if rate < level && room > 0 {
