@@ -241,9 +241,16 @@ class Run:
         return connect(self.path)
 
     def query(self, sql: str) -> pl.DataFrame:
-        """Runs SQL over the run's tables; returns a polars DataFrame."""
+        """Runs SQL over the run's tables; returns a polars DataFrame with the SQL result's
+        column types. Columns named alike (``SELECT size, size``) are renamed as DuckDB renames
+        them in a subquery (``size``, ``size_1``)."""
         rel = self.connect().sql(sql)
-        return pl.DataFrame(rel.fetchall(), schema=rel.columns, orient="row")
+        if len(set(rel.columns)) < len(rel.columns):
+            # A DataFrame needs distinct names; projecting `*` gives DuckDB's own renaming.
+            rel = rel.project("*")
+        # DuckDB's Arrow export (no pyarrow needed) keeps the types: rows through Python would
+        # have polars guess them from the first rows (an all-NULL start fails, u32 becomes i64).
+        return pl.DataFrame(rel) if hasattr(rel, "__arrow_c_stream__") else rel.pl()
 
 
 def open_run(path: Union[str, Path]) -> Run:

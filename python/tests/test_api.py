@@ -325,3 +325,18 @@ def test_the_rust_binary_says_how_to_reach_the_python_package(tmp_path: Path) ->
     out = subprocess.run([str(exe), "query", str(tmp_path), "SELECT 1"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert out.returncode != 0
     assert "cannot import rnicsim" in out.stderr and "RNICSIM_PYTHON" in out.stderr, out.stderr
+
+
+def test_query_keeps_the_sql_types_of_its_result(tmp_path: Path) -> None:
+    # A loaded, short run: many flows are still unfinished (finish_ps NULL) when it ends.
+    run = rnicsim.run(QUICKSTART, out=tmp_path / "r", progress=False, duration="200us", flows__0__load=0.9)
+    unfinished = run.flows.filter(pl.col("finish_ps").is_null()).height
+    assert unfinished > 100, "the test needs more NULLs than polars' row inference looks at"
+    q = run.query("SELECT flow, finish_ps FROM flows ORDER BY finish_ps NULLS FIRST")
+    assert q["finish_ps"].null_count() == unfinished
+    assert q.schema == run.flows.select("flow", "finish_ps").schema, "u32 stays u32, u64 u64"
+    empty = run.query("SELECT slowdown FROM flows WHERE size < 0")
+    assert empty.height == 0 and empty.schema == {"slowdown": pl.Float64}
+    # Columns named alike are renamed as DuckDB renames them, not refused.
+    twice = run.query("SELECT size, size FROM flows LIMIT 3")
+    assert twice.columns == ["size", "size_1"] and twice["size"].equals(twice["size_1"], check_names=False)
