@@ -215,4 +215,6 @@ def results(done: list[tuple[dict[str, Any], Scenario, Path]], points: Optional[
     for k in keys:
         for row, v in zip(rows, _column([p.get(k) for p, _, _ in done])):
             row[k] = v
-    return pl.DataFrame(rows)
+    # Columns from every row, not polars' first 100: a summary key some points lack (deflection
+    # counts when only later points deflect) is null where missing, not dropped.
+    return pl.DataFrame(rows, infer_schema_length=None)

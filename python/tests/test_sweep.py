@@ -113,3 +113,18 @@ def test_failed_points_make_the_command_fail_and_mistakes_leave_nothing(tmp_path
         out = subprocess.run([sys.executable, "-m", "rnicsim", "sweep", str(f), "--out", str(tmp_path / "none")], capture_output=True, text=True)
         assert out.returncode == 2 and "error:" in out.stderr and "Traceback" not in out.stderr, out.stderr
         assert not (tmp_path / "none").exists()
+
+
+def test_results_keep_summary_keys_that_only_later_points_have(tmp_path: Path) -> None:
+    from rnicsim.sweep import results
+
+    s = rnicsim.Scenario.from_toml('duration = "20us"\n[topology.star]\nhosts = 3\n[[perftest]]\ntest = "write_bw"\nclient = 0\nserver = 2\nmessage = "4KiB"\n')
+    plain = s.run(tmp_path / "plain", progress=False).path
+    deflecting = s.set("switch.deflection", True).run(tmp_path / "deflecting", progress=False).path
+    # 150 points without deflection counts, then 50 with: more rows than polars looks at.
+    points = [{"seed": i} for i in range(200)]
+    done = [(p, s, plain if p["seed"] < 150 else deflecting) for p in points]
+    table = results(done, points)
+    assert table.height == 200
+    assert "deflection.deflected" in table.columns
+    assert table["deflection.deflected"].null_count() == 150
