@@ -54,6 +54,9 @@ class Scenario:
 
     @classmethod
     def from_toml(cls, text: str, base_dir: Union[str, Path] = ".", label: str = "<toml>") -> "Scenario":
+        # A leading byte order mark (as some Windows editors write) is not TOML; the command
+        # line drops it, and so does this.
+        text = text.removeprefix("\ufeff")
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
@@ -213,7 +216,7 @@ class Run:
     @property
     def scenario(self) -> dict[str, Any]:
         """The resolved scenario (every default spelled out)."""
-        return tomllib.loads((self.path / "scenario.toml").read_text())
+        return tomllib.loads((self.path / "scenario.toml").read_text(encoding="utf-8-sig"))
 
     def table(self, name: str) -> pl.DataFrame:
         """One of :data:`TABLES` as a polars DataFrame."""

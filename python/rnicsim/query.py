@@ -34,7 +34,7 @@ def connect(path: Union[str, Path]) -> "duckdb.DuckDBPyConnection":
         con.execute(f"CREATE VIEW {f.stem} AS SELECT * FROM read_parquet('{f.as_posix()}')")
     docs = []
     if (path / "scenario.toml").exists():
-        docs.append(("scenario", tomllib.loads((path / "scenario.toml").read_text())))
+        docs.append(("scenario", tomllib.loads((path / "scenario.toml").read_text(encoding="utf-8-sig"))))
     if (path / "summary.json").exists():
         docs.append(("summary", json.loads((path / "summary.json").read_text())))
     for name, doc in docs:

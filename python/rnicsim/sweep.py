@@ -40,11 +40,13 @@ from .api import Run, Scenario, ScenarioError
 def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
     """Reads a sweep file: the base scenario and the list of points (key → value)."""
     path = Path(path)
-    with open(path, "rb") as f:
-        try:
-            spec = tomllib.load(f)
-        except tomllib.TOMLDecodeError as e:
-            raise ScenarioError(f"{path}: {e}") from None
+    try:
+        # utf-8-sig: a leading byte order mark is dropped, as for scenario files.
+        spec = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{path}: {e}") from None
     unknown = set(spec) - {"scenario", "mode", "seeds", "parameters"}
     if unknown:
         raise ScenarioError(f"{path}: unknown sweep keys: {', '.join(sorted(unknown))}")

@@ -340,3 +340,21 @@ def test_query_keeps_the_sql_types_of_its_result(tmp_path: Path) -> None:
     # Columns named alike are renamed as DuckDB renames them, not refused.
     twice = run.query("SELECT size, size FROM flows LIMIT 3")
     assert twice.columns == ["size", "size_1"] and twice["size"].equals(twice["size_1"], check_names=False)
+
+
+TINY = 'duration = "20us"\n[topology.star]\nhosts = 3\n[[perftest]]\ntest = "write_bw"\nclient = 0\nserver = 2\nmessage = "4KiB"\n'
+
+
+def test_a_byte_order_mark_is_dropped_as_the_command_line_drops_it(tmp_path: Path) -> None:
+    from rnicsim.sweep import load
+
+    f = tmp_path / "bom.toml"
+    f.write_bytes(b"\xef\xbb\xbf" + TINY.encode())
+    api = rnicsim.Scenario.from_file(f).run(tmp_path / "api", progress=False)
+    cli = subprocess.run([sys.executable, "-m", "rnicsim", "run", str(f), "--out", str(tmp_path / "cli"), "--quiet"], capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    assert files(api.path) == files(tmp_path / "cli")
+    # A sweep file with a byte order mark reads too.
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_bytes(b"\xef\xbb\xbf" + b'scenario = "bom.toml"\nseeds = [1, 2]\n')
+    assert [p["seed"] for p in load(sweep)[1]] == [1, 2]
