@@ -22,6 +22,11 @@ def _flatten(doc: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
         yield prefix, json.dumps(doc) if not isinstance(doc, str) else doc
 
 
+def _sql_string(text: str) -> str:
+    """`text` as an SQL string literal: a quote in it (a folder named "Bob's runs") is doubled."""
+    return "'" + text.replace("'", "''") + "'"
+
+
 def connect(path: Union[str, Path]) -> "duckdb.DuckDBPyConnection":
     """A connection over a run folder, or a sweep folder (whose `results` table has one row per
     finished point)."""
@@ -31,7 +36,7 @@ def connect(path: Union[str, Path]) -> "duckdb.DuckDBPyConnection":
         raise FileNotFoundError(f"{path}: {what}")
     con = duckdb.connect()
     for f in sorted(path.glob("*.parquet")):
-        con.execute(f"CREATE VIEW {f.stem} AS SELECT * FROM read_parquet('{f.as_posix()}')")
+        con.execute(f"CREATE VIEW {f.stem} AS SELECT * FROM read_parquet({_sql_string(f.as_posix())})")
     docs = []
     if (path / "scenario.toml").exists():
         docs.append(("scenario", tomllib.loads((path / "scenario.toml").read_text(encoding="utf-8-sig"))))

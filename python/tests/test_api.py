@@ -358,3 +358,11 @@ def test_a_byte_order_mark_is_dropped_as_the_command_line_drops_it(tmp_path: Pat
     sweep = tmp_path / "sweep.toml"
     sweep.write_bytes(b"\xef\xbb\xbf" + b'scenario = "bom.toml"\nseeds = [1, 2]\n')
     assert [p["seed"] for p in load(sweep)[1]] == [1, 2]
+
+
+def test_a_run_folder_with_a_quote_in_its_path_is_queryable(tmp_path: Path) -> None:
+    run = rnicsim.Scenario.from_toml(TINY).run(tmp_path / "Bob's runs" / "it's", progress=False)
+    assert run.query("SELECT count(*) AS n FROM perftest")["n"][0] == run.perftest.height == 1
+    assert run.connect().sql("SELECT count(*) FROM counters").fetchall()[0][0] == run.counters.height
+    out = subprocess.run([sys.executable, "-m", "rnicsim", "query", str(run.path), "SELECT count(*) AS n FROM perftest"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
