@@ -120,15 +120,22 @@ def queue_lengths(ax, runs: Sequence[Run]) -> None:
 
 
 def pause_fraction(ax, runs: Sequence[Run]) -> None:
-    drawn = False
+    paused = []  # (run, {"node:iface": fraction}) for each run with pauses, its 12 most paused ports
     for r in runs:
         c = r.counters
         secs = r.summary["duration_ps"] / 1e12
         c = c.with_columns((pl.col("paused_rx_ps") / 1e12 / secs).alias("f")).filter(pl.col("f") > 0).sort("f", descending=True).head(12)
-        if c.height == 0:
-            continue
-        ax.bar([f"{n}:{i}" for n, i in zip(c["node"], c["iface"])], c["f"].to_list(), alpha=0.7, label=_label(r))
-        drawn = True
+        if c.height:
+            paused.append((r, {f"{n}:{i}": f for n, i, f in zip(c["node"], c["iface"], c["f"])}))
+    # One slot per port any run paused; each run's bar at its own offset in the slot, side by
+    # side as in slowdown_by_size (at one position, a shorter bar would hide behind a taller).
+    ports = list(dict.fromkeys(p for _, f in paused for p in f))
+    width = 0.8 / max(1, len(paused))
+    for k, (r, f) in enumerate(paused):
+        slots = [i for i, p in enumerate(ports) if p in f]
+        ax.bar([i + k * width for i in slots], [f[ports[i]] for i in slots], width, alpha=0.7, label=_label(r))
+    ax.set_xticks([i + (len(paused) - 1) * width / 2 for i in range(len(ports))], ports)
+    drawn = bool(paused)
     ax.set_xlabel("node:interface")
     ax.set_ylabel("fraction of time paused")
     ax.set_title("PFC pause fraction per port")

@@ -119,3 +119,21 @@ def test_two_runs_of_one_scenario_are_told_apart_by_their_folders(tmp_path: Path
     assert distinct_labels([a, b, c]) == ["quickstart (seed1)", "quickstart (seed2)", "dcqcn-incast"]
     d = rnicsim.run(ROOT / "scenarios" / "quickstart.toml", out=tmp_path / "y" / "seed1", progress=False, duration="20us")
     assert distinct_labels([a, d]) == [f"quickstart ({a.path})", f"quickstart ({d.path})"]
+
+
+def test_the_pause_plot_draws_several_runs_side_by_side(tmp_path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    from rnicsim.report import pause_fraction
+
+    incast = ROOT / "scenarios" / "examples" / "incast_pfc.toml"
+    a = rnicsim.run(incast, out=tmp_path / "a", progress=False, duration="200us")
+    b = rnicsim.run(incast, out=tmp_path / "b", progress=False, duration="200us", switch__pfc__xoff="30KB")
+    fig, ax = plt.subplots()
+    pause_fraction(ax, [a, b])
+    bars = [[(p.get_x(), p.get_x() + p.get_width()) for p in c] for c in ax.containers]
+    assert len(bars) == 2 and all(len(run) == 8 for run in bars)  # the eight paused senders of each run
+    # No bar of one run covers any of the other's.
+    assert all(x1 <= y0 + 1e-9 or y1 <= x0 + 1e-9 for x0, x1 in bars[0] for y0, y1 in bars[1])
+    assert sorted(t.get_text() for t in ax.get_xticklabels()) == [f"{n}:0" for n in range(8)]  # one tick a port
+    plt.close(fig)
