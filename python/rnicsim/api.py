@@ -94,12 +94,17 @@ class Scenario:
         return self.to_toml(), self.label, []
 
     def get(self, key: str, default: Any = None) -> Any:
-        table: Any = self.data
-        for p in key.split("."):
-            if not isinstance(table, dict) or p not in table:
+        """The value at a key spelled as for :meth:`set` (``"flows[0].load"`` or
+        ``"flows.0.load"``), or `default` when there is none."""
+        node: Any = self.data
+        for seg in _path(key):
+            if isinstance(seg, int) and isinstance(node, list) and seg < len(node):
+                node = node[seg]
+            elif isinstance(seg, str) and isinstance(node, dict) and seg in node:
+                node = node[seg]
+            else:
                 return default
-            table = table[p]
-        return table
+        return node
 
     def to_toml(self) -> str:
         return _native.json_to_toml(json.dumps(self.data))
@@ -148,6 +153,23 @@ class Scenario:
                 stacklevel=2,
             )
         return run
+
+
+def _path(key: str) -> list[Union[str, int]]:
+    """`key`'s steps as the simulator's --set reads them: table keys (str) and list indices
+    (int); a number after the first step is an index, so `flows.0.load` is `flows[0].load`."""
+    steps: list[Union[str, int]] = []
+    for part in filter(None, key.split(".")):
+        if steps and part.isascii() and part.isdigit():
+            steps.append(int(part))
+            continue
+        name, *indices = part.split("[")  # "flows[0]" -> "flows", "0]"
+        steps.append(name)
+        for i in indices:
+            n = i.split("]")[0]
+            if n.isascii() and n.isdigit():
+                steps.append(int(n))
+    return steps
 
 
 def _set_key(doc: dict[str, Any], key: str, value: Any) -> dict[str, Any]:

@@ -366,3 +366,14 @@ def test_a_run_folder_with_a_quote_in_its_path_is_queryable(tmp_path: Path) -> N
     assert run.connect().sql("SELECT count(*) FROM counters").fetchall()[0][0] == run.counters.height
     out = subprocess.run([sys.executable, "-m", "rnicsim", "query", str(run.path), "SELECT count(*) AS n FROM perftest"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_get_reads_every_key_set_writes() -> None:
+    s = rnicsim.Scenario.from_toml(TINY + '[[perftest]]\ntest = "read_bw"\nclient = 1\nserver = 2\nmessage = "1MiB"\n')
+    for key, value in [("perftest[1].message", "2MiB"), ("perftest.0.message", "8KiB"), ("topology.star.hosts", 4), ("nic.cc.hpcc.eta", 0.9)]:
+        s.set(key, value)
+        assert s.get(key) == value, key
+    assert s.get("perftest[1].test") == s.get("perftest.1.test") == "read_bw"
+    # Keys that are not there give the default, as before.
+    assert s.get("perftest[2].message", "none") == "none"
+    assert s.get("topology.star.hosts.x") is None and s.get("links.rate") is None
