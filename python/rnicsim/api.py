@@ -188,7 +188,8 @@ def run(scenario: Union[str, Path, Scenario, dict], out: Union[str, Path, None] 
     elif isinstance(scenario, dict):
         s = Scenario.from_dict(scenario)
     else:
-        s = scenario
+        # The overrides are for this run: the caller's Scenario stays as it was.
+        s = copy.deepcopy(scenario)
     for k, v in overrides.items():
         s.set(k.replace("__", "."), v)
     return s.run(out, force=force, progress=progress, scr_policy=scr_policy)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import subprocess
 import sys
 from pathlib import Path
@@ -377,3 +378,11 @@ def test_get_reads_every_key_set_writes() -> None:
     # Keys that are not there give the default, as before.
     assert s.get("perftest[2].message", "none") == "none"
     assert s.get("topology.star.hosts.x") is None and s.get("links.rate") is None
+
+
+def test_run_with_overrides_leaves_the_callers_scenario_as_it_was(tmp_path: Path) -> None:
+    s = rnicsim.Scenario.from_toml("seed = 1\n" + TINY)
+    before = copy.deepcopy(s.data)
+    assert rnicsim.run(s, out=tmp_path / "a", progress=False, seed=7).summary["seed"] == 7
+    assert s.data == before and s.get("seed") == 1
+    assert rnicsim.run(s, out=tmp_path / "b", progress=False).summary["seed"] == 1
