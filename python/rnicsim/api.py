@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import sys
 import tomllib
 import warnings
@@ -39,6 +40,8 @@ class Scenario:
         self.data = data
         self.label = label
         self.base_dir = Path(base_dir)
+        # The file read, if any: it names the default output folder, as on the command line.
+        self.path: Optional[Path] = None
         # The text `data` was read from, and the `.set()` calls since.
         self._text: Optional[str] = None
         self._sets: list[tuple[str, Any]] = []
@@ -50,7 +53,9 @@ class Scenario:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as e:
             raise ScenarioError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-        return cls.from_toml(text, path.parent, str(path))
+        s = cls.from_toml(text, path.parent, str(path))
+        s.path = path
+        return s
 
     @classmethod
     def from_toml(cls, text: str, base_dir: Union[str, Path] = ".", label: str = "<toml>") -> "Scenario":
@@ -121,12 +126,15 @@ class Scenario:
         return resolved
 
     def run(self, out: Union[str, Path, None] = None, force: bool = False, progress: Optional[bool] = None, scr_policy: Any = None) -> "Run":
-        """Runs in this process and writes the results to `out` (default ``runs/<name>``).
+        """Runs in this process and writes the results to `out`: by default ``runs/<file stem>``
+        as on the command line, or for a scenario not read from a file ``runs/<name>`` (the
+        name made one plain folder name).
         `progress`: a bar (terminals and notebooks); default when stderr is a terminal.
         `scr_policy`: an SCR policy object for ``[nic.scr.policy.external]`` (see
         :mod:`rnicsim.policies`; its exceptions are raised when the run ends)."""
-        name = self.data.get("name") or "scenario"
-        out = Path(out) if out is not None else Path("runs") / name
+        if out is None:
+            out = Path("runs") / (self.path.stem if self.path else _folder_name(self.data.get("name")))
+        out = Path(out)
         text, label, sets = self._native_args()
         callback, close = _progress(progress)
         try:
@@ -153,6 +161,12 @@ class Scenario:
                 stacklevel=2,
             )
         return run
+
+
+def _folder_name(name: Any) -> str:
+    """A scenario's name as one folder name: what is not a letter, digit, `-`, `_` or `.` becomes
+    `_`, and dots at the ends go, so that a name such as "../x" or "a/b" stays inside `runs/`."""
+    return re.sub(r"[^\w.-]+", "_", str(name or "")).strip(".") or "scenario"
 
 
 def _path(key: str) -> list[Union[str, int]]:

@@ -386,3 +386,19 @@ def test_run_with_overrides_leaves_the_callers_scenario_as_it_was(tmp_path: Path
     assert rnicsim.run(s, out=tmp_path / "a", progress=False, seed=7).summary["seed"] == 7
     assert s.data == before and s.get("seed") == 1
     assert rnicsim.run(s, out=tmp_path / "b", progress=False).summary["seed"] == 1
+
+
+def test_the_default_output_folder_is_the_command_lines_and_stays_in_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = tmp_path / "mine.toml"
+    f.write_text('name = "other"\n' + TINY)
+    monkeypatch.chdir(tmp_path)
+    cli = subprocess.run([sys.executable, "-m", "rnicsim", "run", str(f), "--quiet"], capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["mine"], "the command line names it by the file"
+    api = rnicsim.Scenario.from_file(f).run(progress=False, force=True)
+    assert api.path == Path("runs") / "mine"
+    # Not from a file: by its name, as one folder inside runs/.
+    for name in ("../escaped", "a/b", ".."):
+        run = rnicsim.Scenario.from_toml(f"name = {name!r}\n" + TINY).run(progress=False)
+        assert run.path.parent == Path("runs") and run.path.name not in ("", ".", ".."), run.path
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.toml", "runs"]
