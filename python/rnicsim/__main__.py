@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         ap = argparse.ArgumentParser(prog=f"{PROG} reproduce", description="Run the paper reproductions and build a gallery page.")
         ap.add_argument("papers", nargs="*", default=["all"], choices=[*PAPERS, "all"])
         ap.add_argument("--out", default="runs/reproduce")
-        ap.add_argument("--scenarios", default=None, help="the folder holding scr/, tassel/, ... (default: ./scenarios, else the repository's)")
+        ap.add_argument("--scenarios", default=None, help="the folder holding scr/, tassel/, ... (default: scenarios/ in this folder or one above it, else in the checkout the package runs from or pip installed it from)")
         ap.add_argument("--quick", action="store_true")
         a = ap.parse_args(argv[2:])
         try:

@@ -11,10 +11,14 @@ variants."""
 from __future__ import annotations
 
 import html
+import importlib.metadata
+import json
 import textwrap
+import urllib.parse
+import urllib.request
 import warnings
 from pathlib import Path
-from typing import Sequence, Union
+from typing import Optional, Sequence, Union
 
 import matplotlib
 
@@ -27,16 +31,37 @@ from .report import scr_rate_steps  # noqa: E402
 PAPERS = ("scr", "tassel", "eunomia", "star", "yama")
 
 
+def _installed_from() -> Optional[Path]:
+    """The local folder pip installed this package from (``pip install .`` records it in
+    direct_url.json, PEP 610), or None (installed from a wheel or an index)."""
+    try:
+        url = json.loads(importlib.metadata.distribution("rnicsim").read_text("direct_url.json") or "{}")
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return None
+    if "dir_info" not in url or not url.get("url", "").startswith("file://"):
+        return None
+    return Path(urllib.request.url2pathname(urllib.parse.urlparse(url["url"]).path))
+
+
 def shipped_scenarios() -> Path:
-    """The shipped `scenarios/` folder: the working directory's if it has one, else the
-    repository this package was built from (a development install). Raises FileNotFoundError
-    when neither exists (an installed wheel carries no scenarios: pass the folder)."""
-    here = Path("scenarios")
-    repo = Path(__file__).resolve().parents[2] / "scenarios"
-    for d in (here, repo):
+    """The shipped `scenarios/` folder, the first that holds every paper's folder of:
+    `scenarios/` in the working directory or a folder above it; in the source checkout this
+    module is in (run from the repository: PYTHONPATH or an editable install); in the folder
+    ``pip install`` was given. Raises FileNotFoundError when none does (a wheel carries no
+    scenarios: pass the folder)."""
+    cwd = Path.cwd()
+    candidates = [Path("scenarios"), *(d / "scenarios" for d in cwd.parents)]
+    # The package is python/rnicsim/ in a checkout.
+    checkout = Path(__file__).resolve().parents[2] / "scenarios"
+    source = _installed_from()
+    candidates += [checkout] + ([source / "scenarios"] if source else [])
+    for d in candidates:
         if all((d / p).is_dir() for p in PAPERS):
             return d
-    raise FileNotFoundError(f"no shipped scenarios in {here.resolve()} or {repo}; pass the repository's scenarios/ folder (--scenarios DIR)")
+    raise FileNotFoundError(
+        f"no shipped scenarios (a scenarios/ folder holding {', '.join(PAPERS)}) in {cwd} or a folder above it, "
+        f"or in {', '.join(str(d) for d in candidates[-1 - bool(source):])}; pass the repository's scenarios/ folder (--scenarios DIR)"
+    )
 
 
 def scenarios_for(papers: Sequence[str], root: Union[str, Path, None] = None) -> list[tuple[str, Path]]:

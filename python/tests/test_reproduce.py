@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rnicsim.reproduce import reproduce, scenarios_for
+from rnicsim.reproduce import PAPERS, reproduce, scenarios_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -120,3 +120,38 @@ def test_a_traced_figure_draws_the_dequeue_rates_scr_set(tmp_path: Path) -> None
 
     rates = Run(run_dir).table("scr_rates")
     assert rates.height > 8 * 15 and rates["qp"].n_unique() == 8
+
+
+def fake_checkout(root: Path) -> Path:
+    """A folder with the shipped scenarios' layout (every paper's folder, empty)."""
+    for p in PAPERS:
+        (root / "scenarios" / p).mkdir(parents=True)
+    return root / "scenarios"
+
+
+def test_an_installed_package_finds_the_scenarios_above_the_working_folder_or_where_pip_took_it_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import rnicsim.reproduce as rep
+
+    # As after `pip install .`: the package in site-packages, far from any checkout.
+    package = tmp_path / "venv" / "lib" / "site-packages" / "rnicsim"
+    package.mkdir(parents=True)
+    monkeypatch.setattr(rep, "__file__", str(package / "reproduce.py"))
+    # pip records the folder it installed from (direct_url.json); here a checkout elsewhere.
+    installed_from = fake_checkout(tmp_path / "checkout")
+    dist = tmp_path / "site" / "rnicsim-0.1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: rnicsim\nVersion: 0.1.0\n")
+    (dist / "direct_url.json").write_text(json.dumps({"url": (tmp_path / "checkout").as_uri(), "dir_info": {}}))
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.chdir(tmp_path / "venv")
+    assert rep.shipped_scenarios() == installed_from
+    # A checkout above the working folder comes first.
+    above = fake_checkout(tmp_path / "work")
+    (tmp_path / "work" / "runs" / "a").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "work" / "runs" / "a")
+    assert rep.shipped_scenarios() == above
+    # Neither: the error says where it looked and how to name the folder.
+    (dist / "direct_url.json").write_text(json.dumps({"url": "https://example.org/rnicsim-0.1.0.whl", "archive_info": {}}))
+    monkeypatch.chdir(tmp_path / "venv")
+    with pytest.raises(FileNotFoundError, match=r"--scenarios DIR"):
+        rep.shipped_scenarios()
