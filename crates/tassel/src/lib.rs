@@ -45,6 +45,13 @@ pub trait WqeSource {
     /// Appends to `out` the lengths (bytes) of up to `max` packets of `flow`, starting `skip`
     /// packets after its head, without consuming them; fewer (or none) if the flow has fewer.
     fn fetch(&mut self, flow: u32, skip: u32, max: u32, out: &mut Vec<u32>);
+    /// Whether the last fetch stopped short of `max` at packets the flow has posted but the
+    /// NIC holds back for now (a congestion window, a WQE not yet read): those came in the
+    /// same batch in hardware, and the flow is woken when they are free. `false` if it ran
+    /// out of posted packets.
+    fn held_back(&self) -> bool {
+        false
+    }
     /// The head packet of `flow` was transmitted.
     fn consume(&mut self, flow: u32);
 }
@@ -52,6 +59,9 @@ pub trait WqeSource {
 impl<T: WqeSource + ?Sized> WqeSource for &mut T {
     fn fetch(&mut self, flow: u32, skip: u32, max: u32, out: &mut Vec<u32>) {
         (**self).fetch(flow, skip, max, out)
+    }
+    fn held_back(&self) -> bool {
+        (**self).held_back()
     }
     fn consume(&mut self, flow: u32) {
         (**self).consume(flow)
@@ -117,6 +127,9 @@ fn batch_kbps(kbps: u32, latency_ps: u64, typical_bytes: u32, max: u32) -> u32 {
 
 const SCHEDULED: u8 = 1;
 const ACTIVE: u8 = 2;
+/// Scheduled only to keep the cap: its last batch came back short, and it may not be fetched
+/// for again before that batch arrives. It counts as active only while it holds packets.
+const WAITING: u8 = 4;
 
 /// Per-flow scheduler state: 16 bytes, plus 4 in a flow-wheel slot (16 in its far heap) while
 /// scheduled.
@@ -253,7 +266,14 @@ impl Tassel {
         let due = v + latency;
         let horizon = v + 2 * latency;
         while let Some(flow) = self.flow_wheel.pop_due(due) {
-            let f = self.flows[flow as usize];
+            let st = &mut self.flows[flow as usize];
+            if st.flags & ACTIVE == 0 {
+                // Back after waiting out a short batch with nothing held: idle meanwhile, so it
+                // banks no credit (as a woken idle flow, [`Tassel::wake`]).
+                st.next_start = st.next_start.max(v);
+            }
+            st.flags &= !WAITING;
+            let f = *st;
             let n = batch_kbps(f.rate_kbps, self.cfg.scheduling_latency_ps, self.cfg.typical_packet_bytes, self.cfg.max_batch);
             self.scratch.clear();
             src.fetch(flow, f.held as u32, n, &mut self.scratch);
@@ -277,8 +297,13 @@ impl Tassel {
             st.held += kept;
             st.next_start = next.unwrap_or(start);
             st.flags &= !SCHEDULED;
-            let exhausted = self.scratch.len() < n as usize;
-            if next.is_some() || !exhausted {
+            // A batch short of N because the flow had fewer posted: it waits for the batch too
+            // (left unscheduled, its next doorbell would fetch again at once, and a queue pair
+            // posting fewer than N at a time would pass the cap). Short because the NIC held
+            // the rest back, it is woken when they are free, as before.
+            let short = next.is_none() && self.scratch.len() < n as usize;
+            let waits = short && !self.scratch.is_empty() && !src.held_back();
+            if next.is_some() || !short || waits {
                 // Reschedule at the nearest dropped packet or, if all were imminent, at the
                 // batch's arrival: a flow is not scheduled again before its last decision has
                 // executed (§3.2.1), so one flow gets at most N packets per scheduling latency.
@@ -290,7 +315,11 @@ impl Tassel {
                     None => (v + self.clock.span(latency) + latency).div_ceil(self.flow_wheel.slot_ps()) * self.flow_wheel.slot_ps(),
                 };
                 st.flags |= SCHEDULED;
+                if waits {
+                    st.flags |= WAITING;
+                }
                 self.flow_wheel.push(at, flow);
+                self.set_active(flow, true);
             } else if st.held == 0 {
                 self.set_active(flow, false);
             }
@@ -314,7 +343,10 @@ impl Tassel {
                 src.consume(flow);
                 let f = &mut self.flows[flow as usize];
                 f.held -= 1;
-                if f.held == 0 && f.flags & SCHEDULED == 0 {
+                if f.held == 0 && (f.flags & SCHEDULED == 0 || f.flags & WAITING != 0) {
+                    // Nothing held and nothing to fetch before its batch arrives: it leaves
+                    // the active set, so the virtual clock does not run slow for it (a
+                    // waiting flow counted active would hold the others' packets back).
                     self.set_active(flow, false);
                 }
                 return Decision::Send { flow, len };

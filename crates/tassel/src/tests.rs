@@ -367,6 +367,41 @@ fn a_flow_gets_at_most_one_batch_per_scheduling_latency() {
 }
 
 #[test]
+fn a_flow_posting_fewer_than_a_batch_per_doorbell_still_gets_at_most_n_per_latency() {
+    // N = 4 per 10 µs latency at a 10 Gbps limit: at most 4 packets per 10 µs. The queue pair
+    // posts 2 at a time, the next 2 as soon as these leave (a
+    // short completion loop), so every fetch comes back short of N. Before, a short fetch left
+    // the flow unscheduled, its next doorbell fetched again at once, and it ran at its 10 Gbps
+    // limit.
+    let c = Config { max_batch: 4, scheduling_latency_ps: 10_000_000, ..cfg() };
+    let mut t = Tassel::new(c, 1);
+    let mut q = Queues::new(1);
+    t.set_rate(0, 10 * GBPS, 0);
+    q.post(0, [1024, 1024]);
+    t.wake(0, 0);
+    let (mut now, mut times) = (0u64, Vec::new());
+    while times.len() < 200 {
+        match t.poll(now, &mut q) {
+            Decision::Send { .. } => {
+                times.push(now);
+                if q.0[0].is_empty() {
+                    q.post(0, [1024, 1024]);
+                    t.wake(0, now);
+                }
+            }
+            Decision::Idle { until } => now = until.expect("the flow always has packets posted"),
+        }
+    }
+    for w in times.windows(5) {
+        assert!(w[4] - w[0] >= 10_000_000, "5 packets within one latency: {w:?}");
+    }
+    // Each decision fetches the 2 posted (the next 2 are posted only after these leave), and
+    // the next decision waits for that batch to arrive: 2 per latency, 1.6384 Gbps.
+    let rate = 199.0 * 1024.0 * 8.0 / ((times[199] - times[0]) as f64 * 1e-12);
+    assert!((rate / 1.6384e9 - 1.0).abs() < 0.01, "{rate}");
+}
+
+#[test]
 fn state_per_flow_fits_the_budget() {
     assert!(Tassel::STATE_BYTES_PER_FLOW <= 32, "{} bytes", Tassel::STATE_BYTES_PER_FLOW);
 }

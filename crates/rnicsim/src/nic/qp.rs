@@ -450,10 +450,13 @@ impl Qp {
     /// Appends the wire lengths of up to `max` upcoming packets after the first `skip`, in the
     /// order the NIC sends them (READ responses, resends, new data whose WQE is fetched by `now`),
     /// at most `window` new packets in flight, stopping at a WRITE's held last packet when
-    /// `hold_last_write`.
-    pub fn upcoming(&self, mtu: u32, now: Time, window: Option<u64>, hold_last_write: bool, skip: u32, max: u32, out: &mut Vec<u32>) {
+    /// `hold_last_write`. Returns whether it stopped short of `max` at packets posted but held
+    /// back now (READ responses not yet read from memory, the window, a held WRITE end) rather
+    /// than because nothing more is ready.
+    #[allow(clippy::too_many_arguments)]
+    pub fn upcoming(&self, mtu: u32, now: Time, window: Option<u64>, hold_last_write: bool, skip: u32, max: u32, out: &mut Vec<u32>) -> bool {
         if self.state != QpState::Ready {
-            return;
+            return false;
         }
         let mut k = 0u32;
         let mut emit = |len: u32, out: &mut Vec<u32>| -> bool {
@@ -463,37 +466,45 @@ impl Qp {
             k += 1;
             out.len() as u32 >= max
         };
+        let mut held_back = false;
         for job in &self.reads {
             if job.ready_at > now {
+                held_back = true;
                 break;
             }
             for i in job.next..job.npkts {
                 let len = opcode_at(Family::ReadResponse, i, job.npkts, false).header_bytes() + payload_at(job.len, mtu, i);
                 if emit(len, out) {
-                    return;
+                    return false;
                 }
             }
         }
         for &psn in &self.resend {
             if let Some(i) = self.entry_of(psn) {
                 if emit(Self::packet_bytes(&self.sq[i], psn, mtu), out) {
-                    return;
+                    return false;
                 }
             }
         }
         let mut psn = self.snd_nxt;
         let limit = window.map_or(u64::MAX, |w| self.snd_una + w);
-        while psn < self.next_psn && psn < limit {
-            let Some(i) = self.entry_of(psn) else { return };
+        while psn < self.next_psn {
+            let Some(i) = self.entry_of(psn) else { return held_back };
             let e = &self.sq[i];
-            if e.ready_at > now || (hold_last_write && self.write_end_waits(e, psn)) {
-                return;
+            if e.ready_at > now {
+                // Its WQE is not on the NIC yet: as if not posted (a self-timing scheduler's
+                // fetch is what reads it).
+                return held_back;
+            }
+            if psn >= limit || (hold_last_write && self.write_end_waits(e, psn)) {
+                return true;
             }
             if emit(Self::packet_bytes(e, psn, mtu), out) {
-                return;
+                return false;
             }
             psn = if e.is_read() { e.end_psn() } else { psn + 1 };
         }
+        held_back
     }
 
     /// Bytes in flight by PSN count (an upper bound: full packets).

@@ -28,6 +28,9 @@ struct UpcomingPackets<'a> {
     line: crate::units::BitsPerSec,
     now: Time,
     consumed: Option<(u32, u32)>,
+    /// The last fetch stopped at packets posted but held back (window, held WRITE end, WQE
+    /// not yet read).
+    held_back: bool,
 }
 
 impl tassel::WqeSource for UpcomingPackets<'_> {
@@ -43,11 +46,14 @@ impl tassel::WqeSource for UpcomingPackets<'_> {
             // An ordering layer may hold a WRITE's last packet back, and its header rides on
             // every data packet (requester::build_next).
             let (hold, extra) = self.spec.ordering.as_ref().map_or((false, 0), |o| (o.hold_last_write, o.header_bytes()));
-            qp.upcoming(self.spec.mtu, self.now, w, hold, skip + gone, max, out);
+            self.held_back = qp.upcoming(self.spec.mtu, self.now, w, hold, skip + gone, max, out);
             for len in &mut out[start..] {
                 *len += extra;
             }
         }
+    }
+    fn held_back(&self) -> bool {
+        self.held_back
     }
     fn consume(&mut self, flow: u32) {
         self.consumed = match self.consumed {
@@ -572,7 +578,7 @@ impl World {
                 return Err(Some(stage.free_at()));
             }
             let line = self.nics[h as usize].line_rate;
-            let mut src = UpcomingPackets { qps: &self.qps, spec: &self.nic_spec, line, now, consumed: None };
+            let mut src = UpcomingPackets { qps: &self.qps, spec: &self.nic_spec, line, now, consumed: None, held_back: false };
             let nic = &mut self.nics[h as usize];
             let q = match nic.sched.pop(now, &mut src) {
                 Pick::Qp(q) => q,
