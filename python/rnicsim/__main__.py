@@ -13,6 +13,15 @@ from . import _native
 PROG = os.environ.get("RNICSIM_PROG", "python -m rnicsim")
 
 
+def _at_least_one(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (argparse names the option and exits 2)."""
+    import argparse
+
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv if argv is None else argv)
     if len(argv) >= 2 and argv[1] == "query":
@@ -36,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         ap = argparse.ArgumentParser(prog=f"{PROG} sweep", description="Run a parameter sweep on a local process pool.")
         ap.add_argument("sweep")
         ap.add_argument("--out", required=True)
-        ap.add_argument("--workers", type=int, default=None)
+        ap.add_argument("--workers", type=_at_least_one, default=None, help="points run at once (default: one per CPU)")
         ap.add_argument("--ray", default=None, metavar="ADDRESS", help='run on a Ray cluster ("local" starts one here)')
         ap.add_argument("--quiet", action="store_true")
         a = ap.parse_args(argv[2:])
@@ -45,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
         except (ScenarioError, OSError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:
+            # The points that finished are kept (a re-run resumes); the others wrote nothing.
+            print(f"sweep: interrupted; finished points are kept in {a.out}/runs (run the sweep again to resume)", file=sys.stderr)
+            return 130
         import json
         from pathlib import Path
 

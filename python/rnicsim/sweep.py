@@ -27,6 +27,7 @@ import itertools
 import json
 import multiprocessing
 import os
+import signal
 import sys
 import tomllib
 from pathlib import Path
@@ -91,15 +92,42 @@ def _key(resolved_toml: str) -> str:
     return hashlib.sha256(resolved_toml.encode()).hexdigest()[:16]
 
 
+# In a pool worker: whether Ctrl-C came, and whether a point is running (see _worker_init).
+_interrupted = False
+_running = False
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    global _interrupted
+    _interrupted = True
+    if _running:
+        raise KeyboardInterrupt  # the simulator stops and writes nothing
+    # Idle (waiting for a point): no traceback from the pool's loop; the next point is skipped.
+
+
+def _worker_init() -> None:
+    # Ctrl-C reaches the workers too (one process group). The points already handed to a
+    # worker cannot be cancelled; after Ctrl-C they are skipped, not each run to its end.
+    signal.signal(signal.SIGINT, _on_sigint)
+
+
 def _run_point(s: Scenario, out: str) -> str:
-    s.run(out, force=True, progress=False)
+    global _running
+    if _interrupted:
+        raise KeyboardInterrupt
+    _running = True
+    try:
+        s.run(out, force=True, progress=False)
+    finally:
+        _running = False
     return out
 
 
 def _local(todo: list, workers: int) -> Iterator[tuple[tuple, Optional[str]]]:
     # Spawned workers: forking a process that runs polars' and the simulator's threads is unsafe.
     ctx = multiprocessing.get_context("spawn")
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
+    try:
         futures = {pool.submit(_run_point, s, str(d)): (p, s, d) for p, s, d in todo}
         for f in cf.as_completed(futures):
             try:
@@ -107,6 +135,10 @@ def _local(todo: list, workers: int) -> Iterator[tuple[tuple, Optional[str]]]:
                 yield futures[f], None
             except Exception as e:  # noqa: BLE001 - a failing point is reported, the rest go on
                 yield futures[f], f"{type(e).__name__}: {e}"
+    finally:
+        # On Ctrl-C (or any early exit) the points not started are dropped, not run first; a
+        # point running writes its folder whole or not at all.
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _ray(todo: list, address: str) -> Iterator[tuple[tuple, Optional[str]]]:
@@ -138,6 +170,9 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
     cluster whose nodes share `out`'s filesystem and have rnicsim installed. Returns the merged
     results table."""
     out = Path(out)
+    if workers is not None and workers < 1:
+        # Checked before anything is written (the pool would refuse it only after).
+        raise ValueError(f"workers: expected at least 1, got {workers} (leave it out for one per CPU)")
     base, points = load(path)
     (out / "runs").mkdir(parents=True, exist_ok=True)
     todo, done, failures = [], [], []
@@ -153,7 +188,7 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
     where = f"Ray ({ray_address})" if ray_address else "a local process pool"
     if not quiet:
         print(f"sweep: {len(points)} points, {len(done)} already finished, {len(todo)} to run on {where}, {len(failures)} invalid", file=sys.stderr)
-    events = _ray(todo, ray_address) if ray_address and todo else _local(todo, workers or max(1, os.cpu_count() or 1))
+    events = _ray(todo, ray_address) if ray_address and todo else _local(todo, workers or os.cpu_count() or 1)
     for i, ((p, s, d), error) in enumerate(events, 1):
         if error is None:
             done.append((p, s, d))

@@ -128,3 +128,47 @@ def test_results_keep_summary_keys_that_only_later_points_have(tmp_path: Path) -
     assert table.height == 200
     assert "deflection.deflected" in table.columns
     assert table["deflection.deflected"].null_count() == 150
+
+
+def test_ctrl_c_stops_a_sweep_with_one_line_and_status_130(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    # Points of several seconds each: the ones already handed to a worker must not run on.
+    sweep = write_sweep(tmp_path, 'seeds = [1, 2, 3, 4, 5, 6, 7, 8]\n[parameters]\nduration = ["20ms"]\n')
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "rnicsim", "sweep", str(sweep), "--out", str(out), "--workers", "2"]
+    # Ctrl-C reaches the terminal's whole process group: the sweep and its workers. (SIGINT is
+    # reset to its default: a test runner started in the background may ignore it.)
+    proc = subprocess.Popen(cmd, start_new_session=True, stderr=subprocess.PIPE, text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if (out / "runs").exists() and any((p / "summary.json").exists() for p in (out / "runs").iterdir()):
+            break
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGINT)
+    interrupted = time.time()
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert time.time() - interrupted < 5, "stopped at once, not after the queued points"
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("sweep: interrupted; finished points are kept"), err
+    # Nothing half-written: no merged table, and every run folder there is a whole run.
+    assert not (out / "results.parquet").exists()
+    runs = list((out / "runs").iterdir())
+    assert 1 <= len(runs) < 8 and all((p / "summary.json").exists() for p in runs), runs
+
+
+def test_a_worker_count_below_one_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    sweep = write_sweep(tmp_path, '[parameters]\nduration = ["20us"]\n')
+    for n in ("-1", "0"):
+        out = subprocess.run([sys.executable, "-m", "rnicsim", "sweep", str(sweep), "--out", str(tmp_path / "o"), "--workers", n], capture_output=True, text=True)
+        assert out.returncode == 2 and "--workers: expected a whole number of at least 1" in out.stderr and "Traceback" not in out.stderr, out.stderr
+        with pytest.raises(ValueError, match="workers: expected at least 1"):
+            run_sweep(sweep, tmp_path / "o", workers=int(n), quiet=True)
+        assert not (tmp_path / "o").exists()
