@@ -141,6 +141,9 @@ class Scenario:
             path = _native.run(text, label, str(self.base_dir), str(out), force, callback, scr_policy, sets)
         except ValueError as e:
             raise ScenarioError(str(e)) from None
+        except OSError as e:
+            # The simulator names the command line's flag; here it is the `force` argument.
+            raise type(e)(str(e).replace("--force", "force=True")) from None
         finally:
             close()
         run = Run(path)

@@ -402,3 +402,17 @@ def test_the_default_output_folder_is_the_command_lines_and_stays_in_runs(tmp_pa
         run = rnicsim.Scenario.from_toml(f"name = {name!r}\n" + TINY).run(progress=False)
         assert run.path.parent == Path("runs") and run.path.name not in ("", ".", ".."), run.path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.toml", "runs"]
+
+
+def test_an_existing_output_folder_is_refused_naming_the_python_argument(tmp_path: Path) -> None:
+    s = rnicsim.Scenario.from_toml(TINY)
+    s.run(tmp_path / "r", progress=False)
+    with pytest.raises(OSError, match=r"exists and is not empty \(use force=True to replace a previous run\)") as e:
+        s.run(tmp_path / "r", progress=False)
+    assert "--force" not in str(e.value)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("not a run")
+    with pytest.raises(OSError, match=r"force=True replaces only runs") as e:
+        s.run(tmp_path / "mine", progress=False, force=True)
+    assert "--force" not in str(e.value)
+    assert s.run(tmp_path / "r", progress=False, force=True).path == tmp_path / "r"
