@@ -38,7 +38,11 @@ fn config_txt_gives_the_same_flows_as_the_equivalent_toml() {
     assert_eq!(from_config.scenario.switch.ecmp_hash, rnicsim::fabric::lb::EcmpHash::Ns3);
     // Keys that only configure ns-3's tracing or what has no equivalent yet are listed.
     let w = t.warnings.join("\n");
-    assert!(w.contains("TRACE_FILE") && w.contains("GLOBAL_T") && w.contains("L2_BACK_TO_ZERO"), "{w}");
+    assert!(w.contains("TRACE_FILE") && w.contains("GLOBAL_T"), "{w}");
+    // L2_BACK_TO_ZERO 0 is go-back-N from the lost packet, as here: nothing to warn of.
+    assert!(!w.contains("L2_BACK_TO_ZERO"), "{w}");
+    // BUFFER_SIZE is in MiB (`ConfigBufferSize(buffer_size * 1024 * 1024)`).
+    assert_eq!(from_config.scenario.switch.buffer.0, 32 << 20);
     // HAS_WIN 1 and VAR_WIN 1 become a rate-scaled window of the largest BDP.
     assert!(!w.contains("HAS_WIN") && !w.contains("VAR_WIN"), "{w}");
     assert_eq!(from_config.scenario.nic.cc_window, Some(rnicsim::nic::CcWindow { bytes: None, with_rate: true }));
@@ -363,4 +367,83 @@ fn every_shipped_ns3_reference_is_ns3s_own_output() {
         assert_eq!(lines.len(), flows, "{}", d.display());
         assert!(lines.iter().all(|l| l.sport >= 10_000 && (100..10_000).contains(&l.dport)), "{}: not ns-3's port numbering", d.display());
     }
+}
+
+/// `config.txt` (the test data) with `edits` applied, written to a temporary folder beside
+/// copies of its topology and flow files, and loaded as `rnicsim run` loads it.
+fn load_edited(edits: &[(&str, &str)], topology: Option<&str>) -> (Result<LoadedScenario, rnicsim::scenario::ScenarioError>, String, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut text = std::fs::read_to_string(data().join("config.txt")).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from) || from.is_empty(), "{from} is not in config.txt");
+        text = if from.is_empty() { format!("{text}\n{to}\n") } else { text.replace(from, to) };
+    }
+    let topo = topology.map_or_else(|| std::fs::read_to_string(data().join("topology.txt")).unwrap(), String::from);
+    std::fs::write(tmp.path().join("topology.txt"), topo).unwrap();
+    std::fs::copy(data().join("flow.txt"), tmp.path().join("flow.txt")).unwrap();
+    let text = text.replace("TOPOLOGY_FILE ", &format!("TOPOLOGY_FILE {}/", tmp.path().display())).replace("FLOW_FILE ", &format!("FLOW_FILE {}/", tmp.path().display()));
+    let path = tmp.path().join("config.txt");
+    std::fs::write(&path, &text).unwrap();
+    (LoadedScenario::from_file(&path), text, tmp)
+}
+
+fn line_of(text: &str, key: &str) -> Option<usize> {
+    text.lines().enumerate().filter(|(_, l)| l.starts_with(&format!("{key} "))).last().map(|(i, _)| i + 1)
+}
+
+#[test]
+fn ns3_keys_mean_what_the_scratch_programs_make_of_them() {
+    // Found by exploring with configs the shipped ones do not cover.
+    // LINK_DOWN: whole microseconds after the flows' start (2 s, or FLOWGEN_START_TIME), not
+    // seconds: 20 µs was read as 20 s and never happened.
+    let (l, ..) = load_edited(&[("LINK_DOWN 0 0 0", "LINK_DOWN 20 4 5")], None);
+    let e = &l.unwrap().scenario.link_events;
+    assert_eq!((e.len(), e[0].at, e[0].between), (1, Time::from_us(2_000_020), [4, 5]));
+    let (l, ..) = load_edited(&[("LINK_DOWN 0 0 0", "FLOWGEN_START_TIME 1.5\nLINK_DOWN 20 4 5")], None);
+    assert_eq!(l.unwrap().scenario.link_events[0].at, Time::from_us(1_500_020));
+    let (l, text, _t) = load_edited(&[("LINK_DOWN 0 0 0", "LINK_DOWN 0.5 4 5")], None);
+    let e = l.err().expect("a fractional microsecond count is refused");
+    assert_eq!((e.line, e.key.as_deref()), (line_of(&text, "LINK_DOWN"), Some("LINK_DOWN")), "{e}");
+    // An ECN map error names the map at fault, at its own line.
+    for (edit, key) in [
+        (("KMAX_MAP 2 25000000000 400 100000000000 1600", "KMAX_MAP 1 25000000000 400"), "KMAX_MAP"),
+        (("KMAX_MAP 2 25000000000 400 100000000000 1600", "KMAX_MAP 2 25000000000 abc 100000000000 1600"), "KMAX_MAP"),
+        (("PMAX_MAP 2 25000000000 0.2 100000000000 0.2", "PMAX_MAP 2 25000000000 1.5 100000000000 0.2"), "PMAX_MAP"),
+    ] {
+        let (l, text, _t) = load_edited(&[edit], None);
+        let e = l.err().unwrap_or_else(|| panic!("{edit:?} accepted"));
+        assert_eq!((e.line, e.key.as_deref()), (line_of(&text, key), Some(key)), "{edit:?}: {e}");
+    }
+    // Maps without the topology's 100 Gbps: refused, as ns-3 asserts ("must set kmin for each
+    // link speed"); before, those ports silently took the default curve.
+    let only25 = [
+        ("KMAX_MAP 2 25000000000 400 100000000000 1600", "KMAX_MAP 1 25000000000 400"),
+        ("KMIN_MAP 2 25000000000 100 100000000000 400", "KMIN_MAP 1 25000000000 100"),
+        ("PMAX_MAP 2 25000000000 0.2 100000000000 0.2", "PMAX_MAP 1 25000000000 0.2"),
+    ];
+    let (l, _, _tmp) = load_edited(&only25, None);
+    let l = l.expect("the maps themselves are whole");
+    let e = l.topology().err().expect("a link rate without an ECN curve is refused");
+    assert!(e.message.contains("100Gbps") && e.key.as_deref().is_some_and(|k| k.ends_with("_MAP") || k == "ENABLE_QCN"), "{e}");
+    // HAS_WIN: on unless the config says 0 (both scratch programs' default), and 0 leaves HPCC
+    // without a window too (its GetWin is 0; before, HPCC kept its window whatever HAS_WIN said).
+    let (l, ..) = load_edited(&[("HAS_WIN 1", "")], None);
+    assert_eq!(l.unwrap().scenario.nic.cc_window, Some(rnicsim::nic::CcWindow { bytes: None, with_rate: true }));
+    let (l, ..) = load_edited(&[("HAS_WIN 1", "HAS_WIN 0"), ("CC_MODE 1", "CC_MODE 3")], None);
+    let s = l.unwrap().scenario;
+    let rnicsim::nic::cc::CcSpec::Hpcc(h) = &s.nic.cc else { panic!("CC_MODE 3 is HPCC") };
+    assert!(s.nic.cc_window.is_none() && !h.window);
+    let (l, ..) = load_edited(&[("CC_MODE 1", "CC_MODE 3")], None);
+    let rnicsim::nic::cc::CcSpec::Hpcc(h) = &l.unwrap().scenario.nic.cc else { panic!() };
+    assert!(h.window);
+    // L2_BACK_TO_ZERO 1 (back to the L2 chunk's start) is what is not modelled, not 0.
+    let text = std::fs::read_to_string(data().join("config.txt")).unwrap();
+    let t = translate(&text.replace("L2_BACK_TO_ZERO 0", "L2_BACK_TO_ZERO 1"), "config.txt", &data()).unwrap();
+    assert!(t.warnings.iter().any(|w| w.contains("L2_BACK_TO_ZERO 1")), "{:?}", t.warnings);
+    // A topology file's own error rate wins over ERROR_RATE_PER_LINK (ns-3 takes the file's
+    // when above 0); before, the larger of the two.
+    let topo = std::fs::read_to_string(data().join("topology.txt")).unwrap().replacen("0 4 100Gbps 1000ns 0", "0 4 100Gbps 1000ns 0.0001", 1);
+    let (l, _, _tmp) = load_edited(&[("ERROR_RATE_PER_LINK 0.0000", "ERROR_RATE_PER_LINK 0.01")], Some(&topo));
+    let t = l.unwrap().topology().unwrap();
+    assert_eq!(t.links.iter().map(|l| l.loss).collect::<Vec<_>>(), [0.0001, 0.01, 0.01, 0.01, 0.01]);
 }

@@ -33,6 +33,12 @@ pub struct PfcSettings {
     /// PAUSE again for every data packet admitted while over XOFF (ns-3's switch), not once
     /// per episode.
     pub every_packet: bool,
+    /// Buffer set aside for every port, outside the shared pool (ns-3's `total_rsrv`: a
+    /// guaranteed minimum per port and queue).
+    pub port_reserve: u64,
+    /// Bytes of each ingress (port, class) that the XOFF and XON tests do not count (ns-3's
+    /// per priority group `reserve`).
+    pub ingress_reserve: u64,
 }
 
 /// A factor in 16.16 fixed point.
@@ -62,7 +68,7 @@ impl SharedBuffer {
         SharedBuffer {
             size: size.0,
             reserved,
-            shared: size.0.saturating_sub(reserved),
+            shared: size.0.saturating_sub(reserved).saturating_sub(pfc.port_reserve * ports as u64),
             used: 0,
             dt_alpha_q16: q16(dt_alpha),
             pfc_alpha_q16: pfc.dynamic_alpha.map(q16),
@@ -132,7 +138,7 @@ impl SharedBuffer {
         if !self.is_lossless(class) || (self.xoff_sent[i][c] && !self.pfc.every_packet) {
             return false;
         }
-        if self.ingress[i][c] >= self.xoff_threshold() {
+        if self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve) >= self.xoff_threshold() {
             self.xoff_sent[i][c] = true;
             return true;
         }
@@ -147,7 +153,8 @@ impl SharedBuffer {
         self.ingress[i][c] -= size as u64;
         // RESUME below XON, and always once the ingress holds nothing: a threshold that free
         // buffer cannot reach (headroom using it all) must not pause a drained port for ever.
-        if self.xoff_sent[i][c] && (self.ingress[i][c] == 0 || self.ingress[i][c] + self.pfc.xon_offset.0 <= self.xoff_threshold()) {
+        let counted = self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve);
+        if self.xoff_sent[i][c] && (self.ingress[i][c] == 0 || counted + self.pfc.xon_offset.0 <= self.xoff_threshold()) {
             self.xoff_sent[i][c] = false;
             return true;
         }
@@ -167,7 +174,7 @@ mod tests {
     fn pfc(enabled: bool, dynamic: Option<f64>) -> PfcSettings {
         let mut lossless = [false; CLASSES];
         lossless[3] = true;
-        PfcSettings { enabled, lossless, dynamic_alpha: dynamic, xoff: Bytes(10_000), xon_offset: Bytes(2_000), every_packet: false }
+        PfcSettings { enabled, lossless, dynamic_alpha: dynamic, xoff: Bytes(10_000), xon_offset: Bytes(2_000), every_packet: false, port_reserve: 0, ingress_reserve: 0 }
     }
 
     #[test]

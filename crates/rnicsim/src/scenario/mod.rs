@@ -259,10 +259,10 @@ impl LoadedScenario {
                 topology::parse_hpcc_topology(&text).map_err(|e| ScenarioError::in_file(&full, e))?
             }
         };
-        if s.links.loss > 0.0 {
-            for l in &mut topo.links {
-                l.loss = l.loss.max(s.links.loss);
-            }
+        // A link's own error rate (a topology file's column) wins; the others take
+        // `links.loss` (ns-3: the file's rate if above 0, else ERROR_RATE_PER_LINK).
+        for l in topo.links.iter_mut().filter(|l| l.loss == 0.0) {
+            l.loss = s.links.loss;
         }
         if let Some((path, message)) = validate::against_topology(s, &topo).into_iter().next() {
             return Err(self.error_at(&path, message));

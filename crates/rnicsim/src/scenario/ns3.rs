@@ -26,7 +26,7 @@ const NO_EQUIVALENT: &[&str] = &[
     "TRACE_FILE", "TRACE_OUTPUT_FILE", "ENABLE_TRACE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END", "GLOBAL_T",
     "FAST_REACT", "MULTI_RATE", "SAMPLE_FEEDBACK", "INT_MULTI", "RATE_BOUND", "L2_CHUNK_SIZE", "NIC_DEQUEUE_MODE",
     "PINT_LOG_BASE", "PINT_PROB", "BW_OUTPUT_FILE", "VOQ_OUTPUT_FILE", "UPLINK_OUTPUT_FILE", "CNP_OUTPUT_FILE", "CONN_OUTPUT_FILE",
-    "EST_ERROR_OUTPUT_FILE", "ROOT_OUTPUT_FILE", "DST_OUTPUT_FILE", "SEND_OUTPUT_FILE", "FLOWGEN_START_TIME",
+    "EST_ERROR_OUTPUT_FILE", "ROOT_OUTPUT_FILE", "DST_OUTPUT_FILE", "SEND_OUTPUT_FILE",
     "CW_OUTPUT_FILE", "ENABLE_DEBUG", "DEBUG",
 ];
 
@@ -172,9 +172,14 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let mut links = Table::new();
     let mut cc_mode: Option<(usize, u32)> = None;
     let mut flowgen_stop: Option<f64> = None;
-    // HAS_WIN and VAR_WIN: the in-flight window of ns-3's NIC.
-    let mut has_win = false;
+    // HAS_WIN and VAR_WIN: the in-flight window of ns-3's NIC (on and fixed unless the config
+    // says otherwise: `has_win = 1`, `var_win = false` in both scratch programs).
+    let mut has_win = true;
     let mut var_win = false;
+    // LINK_DOWN: (line, microseconds after the flows' start, node, node).
+    let mut link_down: Option<(usize, u64, u32, u32)> = None;
+    // FLOWGEN_START_TIME (ConWeave's fork), where LINK_DOWN's time counts from; 2 s in HPCC's.
+    let mut flowgen_start = 2.0;
     // KMIN_MAP, KMAX_MAP, PMAX_MAP: (line, [(rate, value)]).
     type RateMap = Option<(usize, Vec<(String, String)>)>;
     let mut ecn_maps: [RateMap; 3] = [None, None, None];
@@ -204,6 +209,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
             }
             // ConWeave's fork: the flows' last start; it runs on until they finish.
             "FLOWGEN_STOP_TIME" => flowgen_stop = Some(num(l)?),
+            "FLOWGEN_START_TIME" => flowgen_start = num(l)?,
             "RANDOM_SEED" => {
                 root.insert("seed".into(), Value::Integer(int(l)?));
             }
@@ -267,8 +273,10 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 nic.insert("ack_interval".into(), Value::Integer(int(l)?));
             }
             "L2_BACK_TO_ZERO" => {
-                if !flag(l)? {
-                    warnings.push(format!("{file}:{}: L2_BACK_TO_ZERO 0 (go-back-0) runs as go-back-N; the two differ only after a loss", l.no));
+                // 1: a NACK rolls the sender back to the start of its L2 chunk (`RdmaHw::
+                // ReceiveAck`, `m_backto0`); 0, as here: to the lost packet (go-back-N).
+                if flag(l)? {
+                    warnings.push(format!("{file}:{}: L2_BACK_TO_ZERO 1 (back to the start of the L2 chunk) runs as go-back-N from the lost packet; the two differ only after a loss", l.no));
                 }
             }
             "ENABLE_IRN" => {
@@ -288,7 +296,12 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 }
             }
             "BUFFER_SIZE" => {
-                switch.insert("buffer".into(), Value::String(format!("{}MB", num(l)?)));
+                // In MiB: the scratch programs call `ConfigBufferSize(buffer_size * 1024 * 1024)`.
+                let mib = num(l)?;
+                if mib <= 0.0 {
+                    return Err(err(l, "expected a positive buffer size in MiB".into()));
+                }
+                switch.insert("buffer".into(), Value::String(format!("{}B", (mib * 1048576.0).round() as u64)));
             }
             "ACK_HIGH_PRIO" => {
                 // 1: ACKs in class 0, ahead of data (the `ns3` profile's default, which
@@ -310,19 +323,15 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 ecn_maps[i] = Some((l.no, pairs));
             }
             "LINK_DOWN" => {
+                // Whole microseconds after the flows' start (`Seconds(2)`, or ConWeave's
+                // FLOWGEN_START_TIME, `+ MicroSeconds(link_down_time)`); 0 means none.
                 if l.values.len() != 3 {
-                    return Err(err(l, "expected `time_seconds node_a node_b`".into()));
+                    return Err(err(l, "expected `microseconds node_a node_b`".into()));
                 }
-                let t: f64 = l.values[0].parse().map_err(|_| err(l, "expected a time in seconds".into()))?;
+                let t: u64 = l.values[0].parse().map_err(|_| err(l, format!("expected whole microseconds after the flows' start, got \"{}\"", l.values[0])))?;
                 let a: u32 = l.values[1].parse().map_err(|_| err(l, "expected a node id".into()))?;
                 let b: u32 = l.values[2].parse().map_err(|_| err(l, "expected a node id".into()))?;
-                if (t, a, b) != (0.0, 0, 0) {
-                    let mut e = Table::new();
-                    e.insert("at".into(), Value::String(format!("{}ns", (t * 1e9).round() as u64)));
-                    e.insert("between".into(), Value::Array(vec![Value::Integer(a as i64), Value::Integer(b as i64)]));
-                    e.insert("state".into(), Value::String("down".into()));
-                    link_events.push(Value::Table(e));
-                }
+                link_down = (t > 0).then_some((l.no, t, a, b));
             }
             // The modes of ConWeave's ns-3 fork: 0 ECMP, 2 DRILL (two samples and the last best
             // port per destination), 3 CONGA and 6 LetFlow (both with its 100 µs flowlet
@@ -356,11 +365,21 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         }
     }
     // HAS_WIN 1: every queue pair's bytes in flight are capped at maxBdp, scaled by rate over
-    // line rate with VAR_WIN 1 (`RdmaQueuePair::GetWin`).
+    // line rate with VAR_WIN 1 (`RdmaQueuePair::GetWin`). HAS_WIN 0: no window at all, not
+    // even HPCC's (its `GetWin` is then 0 and `UpdateRateHp` sets only the rate).
     if has_win {
         let mut w = Table::new();
         w.insert("with_rate".into(), Value::Boolean(var_win));
         nic.insert("cc_window".into(), Value::Table(w));
+    } else {
+        hpcc.insert("window".into(), Value::Boolean(false));
+    }
+    if let Some((_, t, a, b)) = link_down {
+        let mut e = Table::new();
+        e.insert("at".into(), Value::String(format!("{}ns", (flowgen_start * 1e9).round() as u64 + t * 1000)));
+        e.insert("between".into(), Value::Array(vec![Value::Integer(a as i64), Value::Integer(b as i64)]));
+        e.insert("state".into(), Value::String("down".into()));
+        link_events.push(Value::Table(e));
     }
     // ConWeave's fork names its own keys CONWEAVE_*; its FCT file names nodes by id.
     if lines.iter().any(|l| l.key.starts_with("CONWEAVE_")) {
@@ -394,9 +413,12 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let classes = flow_file.as_deref().map_or_else(Vec::new, data_classes);
     let classes = if classes.is_empty() { vec![DATA_CLASS] } else { classes };
     pfc.entry("classes").or_insert(Value::Array(classes.into_iter().map(Value::Integer).collect()));
-    // ConWeave's switch MMU (`switch-mmu.cc`) pauses an ingress priority group once it holds
-    // more than 1/16 of the free shared buffer.
+    // ConWeave's switch MMU (`switch-mmu.cc`, `GetPfcThreshold`, `CheckShouldPause`) pauses an
+    // ingress priority group once its bytes past its 2,096 B reserve exceed 1/16 of the free
+    // shared pool: the buffer less every port's headroom and 8 queues × 1,048 B per port.
     pfc.entry("alpha").or_insert(Value::Float(0.0625));
+    pfc.entry("port_reserve").or_insert(Value::String("8384B".into()));
+    pfc.entry("ingress_reserve").or_insert(Value::String("2096B".into()));
     // Its switch sends a PAUSE of 5 µs for every data packet admitted over the threshold, and
     // nothing refreshes it (`SwitchNode::SendToDev`, `CheckAndSendPfc`; `pause_time` in the
     // scratch program).
@@ -428,21 +450,23 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let mut cct = Table::new();
     cct.insert(cc.0.into(), Value::Table(cc.1));
     nic.insert("cc".into(), Value::Table(cct));
-    // ECN maps: thresholds in KB per link rate in bps.
-    if let (Some((_, kmin)), Some((_, kmax)), Some((no, pmax))) = (&ecn_maps[0], &ecn_maps[1], &ecn_maps[2]) {
+    // ECN maps: thresholds in KB per link rate in bps. An error names the map (and line) at
+    // fault; a link rate none of them lists is refused once the topology is read (ns-3
+    // asserts "must set kmin for each link speed").
+    if let (Some((kmin_no, kmin)), Some((kmax_no, kmax)), Some((pmax_no, pmax))) = (&ecn_maps[0], &ecn_maps[1], &ecn_maps[2]) {
+        let at = |no: usize, key: &str, message: String| ScenarioError { file: file.into(), line: Some(no), column: None, key: Some(key.into()), message };
+        let kb = |v: &str, no: usize, key: &str| -> Result<String, ScenarioError> {
+            v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0).map(|x| format!("{}B", (x * 1000.0).round() as u64)).ok_or_else(|| at(no, key, format!("expected a threshold in KB, got \"{v}\"")))
+        };
         let mut per = Table::new();
         for (r, lo) in kmin {
             let find = |m: &Vec<(String, String)>| m.iter().find(|(x, _)| x == r).map(|(_, v)| v.clone());
-            let (Some(hi), Some(p)) = (find(kmax), find(pmax)) else {
-                return Err(ScenarioError { file: file.into(), line: Some(*no), column: None, key: Some("KMAX_MAP".into()), message: format!("rate {r} is in KMIN_MAP but not in KMAX_MAP and PMAX_MAP") });
-            };
-            let kb = |v: &str| -> Result<String, ScenarioError> {
-                v.parse::<f64>().map(|x| format!("{}B", (x * 1000.0).round() as u64)).map_err(|_| ScenarioError { file: file.into(), line: Some(*no), column: None, key: Some("KMIN_MAP".into()), message: format!("expected a threshold in KB, got \"{v}\"") })
-            };
+            let hi = find(kmax).ok_or_else(|| at(*kmax_no, "KMAX_MAP", format!("rate {r} is in KMIN_MAP but not in KMAX_MAP")))?;
+            let p = find(pmax).ok_or_else(|| at(*pmax_no, "PMAX_MAP", format!("rate {r} is in KMIN_MAP but not in PMAX_MAP")))?;
             let mut c = Table::new();
-            c.insert("kmin".into(), Value::String(kb(lo)?));
-            c.insert("kmax".into(), Value::String(kb(&hi)?));
-            let pmax: f64 = p.parse().map_err(|_| ScenarioError { file: file.into(), line: Some(*no), column: None, key: Some("PMAX_MAP".into()), message: format!("expected a marking probability, got \"{p}\"") })?;
+            c.insert("kmin".into(), Value::String(kb(lo, *kmin_no, "KMIN_MAP")?));
+            c.insert("kmax".into(), Value::String(kb(&hi, *kmax_no, "KMAX_MAP")?));
+            let pmax: f64 = p.parse().ok().filter(|x: &f64| (0.0..=1.0).contains(x)).ok_or_else(|| at(*pmax_no, "PMAX_MAP", format!("expected a marking probability in [0, 1], got \"{p}\"")))?;
             c.insert("pmax".into(), Value::Float(pmax));
             per.insert(format!("{r}bps"), Value::Table(c));
         }

@@ -379,6 +379,12 @@ pub struct PfcSpec {
     /// over XOFF, as ns-3's switch does (the upstream resumes by itself when none comes).
     #[serde(default, skip_serializing_if = "PfcResend::is_refresh")]
     pub resend: PfcResend,
+    /// Buffer set aside for every port, outside the shared pool the dynamic XOFF divides.
+    #[serde(default)]
+    pub port_reserve: Bytes,
+    /// Bytes of each ingress (port, class) that XOFF and XON do not count.
+    #[serde(default)]
+    pub ingress_reserve: Bytes,
 }
 
 /// `switch.pfc.resend`.
@@ -421,6 +427,8 @@ impl Default for PfcSpec {
             quanta: default_quanta(),
             pause_time: None,
             resend: PfcResend::Refresh,
+            port_reserve: Bytes(0),
+            ingress_reserve: Bytes(0),
         }
     }
 }

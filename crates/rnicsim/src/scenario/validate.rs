@@ -722,6 +722,19 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
         out.push(("topology".into(), m));
         return out;
     }
+    // ECN curves by port rate cover every switch port's rate, or a port would silently take
+    // the one-size curve (ns-3 refuses such a config: "must set kmin for each link speed").
+    let ecn = &s.switch.ecn;
+    if ecn.enabled && !ecn.per_rate.is_empty() {
+        let listed: Vec<BitsPerSec> = ecn.per_rate.keys().filter_map(|k| k.parse().ok()).collect();
+        let switch_link = |l: &&crate::fabric::topology::LinkSpec| t.kinds[l.a as usize] == NodeKind::Switch || t.kinds[l.b as usize] == NodeKind::Switch;
+        if let Some(l) = t.links.iter().filter(switch_link).find(|l| !listed.contains(&l.rate)) {
+            out.push((
+                "switch.ecn.per_rate".into(),
+                format!("no ECN curve for the {} links of the topology (link {}-{}): with per_rate given, every switch port's rate needs one", l.rate, l.a, l.b),
+            ));
+        }
+    }
     let n = t.nodes() as u32;
     let mut linked = vec![false; n as usize];
     for l in &t.links {

@@ -115,6 +115,8 @@ impl World {
             xoff: pfc.xoff.unwrap_or_default(),
             xon_offset: pfc.xon_offset,
             every_packet: pfc.resend == crate::scenario::schema::PfcResend::EveryPacket,
+            port_reserve: pfc.port_reserve.0,
+            ingress_reserve: pfc.ingress_reserve.0,
         };
         for v in 0..n {
             let range = first_port[v]..first_port[v + 1];

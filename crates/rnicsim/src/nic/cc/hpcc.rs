@@ -30,11 +30,14 @@ pub struct HpccParams {
     pub base_rtt: Option<Time>,
     /// No rate below this (default: none but the additive step; ns-3's `MIN_RATE`).
     pub min_rate: Option<BitsPerSec>,
+    /// Whether W also caps the bytes in flight (true), or only sets the rate W / T (false:
+    /// ns-3's HPCC under `HAS_WIN 0`, whose `GetWin` is then 0, no window).
+    pub window: bool,
 }
 
 impl Default for HpccParams {
     fn default() -> Self {
-        HpccParams { eta: 0.95, max_stage: 5, rate_ai: BitsPerSec(50_000_000), base_rtt: None, min_rate: None }
+        HpccParams { eta: 0.95, max_stage: 5, rate_ai: BitsPerSec(50_000_000), base_rtt: None, min_rate: None, window: true }
     }
 }
 
@@ -51,6 +54,8 @@ pub struct Hpcc {
     w_init: f64,
     wc: f64,
     w: f64,
+    /// Whether W caps the bytes in flight ([`HpccParams::window`]).
+    windowed: bool,
     u: f64,
     stage: u32,
     last_update_seq: u64,
@@ -82,6 +87,7 @@ impl Hpcc {
             w_init,
             wc: w_init,
             w: w_init,
+            windowed: p.window,
             // As ns-3's reference implementation starts it (`RdmaQueuePair`'s `hp.u`): a
             // new flow reads its first measurements as a full link and backs off from there.
             u: 1.0,
@@ -182,7 +188,7 @@ impl CongestionControl for Hpcc {
     }
 
     fn window(&self) -> Option<u64> {
-        Some(self.w as u64)
+        self.windowed.then_some(self.w as u64)
     }
 }
 
