@@ -76,6 +76,11 @@ pub trait CongestionControl {
     fn window(&self) -> Option<u64> {
         None
     }
+    /// Packets allowed in flight, for a control that counts packets rather than bytes (the
+    /// transport then takes this, not `window` over the MTU, which rounds up).
+    fn packet_window(&self) -> Option<u64> {
+        None
+    }
     /// Ask the NIC to have the next packet acknowledged at once, for an RTT sample.
     fn wants_rtt_probe(&self) -> bool {
         false
@@ -197,6 +202,10 @@ impl CongestionControl for Cc {
     #[inline]
     fn window(&self) -> Option<u64> {
         dispatch!(self, c => c.window())
+    }
+    #[inline]
+    fn packet_window(&self) -> Option<u64> {
+        dispatch!(self, c => c.packet_window())
     }
     #[inline]
     fn wants_rtt_probe(&self) -> bool {

@@ -162,9 +162,14 @@ impl CongestionControl for Mprdma {
     }
 
     fn window(&self) -> Option<u64> {
-        // Packets SACKed leave the window; Δ bounds the whole span of PSNs.
-        let packets = (self.cwnd.floor() as u64 + self.sacked).min(self.delta);
-        Some(packets * self.mtu)
+        self.packet_window().map(|p| p * self.mtu)
+    }
+
+    fn packet_window(&self) -> Option<u64> {
+        // Packets SACKed leave the window; Δ bounds the whole span of PSNs. In packets: the
+        // bytes above are of wire-sized packets, and over the payload MTU they rounded up to
+        // Δ + 1, one past what a Δ-bit bitmap holds.
+        Some((self.cwnd.floor() as u64 + self.sacked).min(self.delta).max(1))
     }
 
     fn next_path(&mut self) -> Option<u16> {

@@ -505,7 +505,7 @@ pub fn window_packets(spec: &NicSpec, line: BitsPerSec, qp: &Qp) -> Option<u64> 
         let b = if with_rate { (b as u128 * qp.cc.rate().0 as u128 / line.0.max(1) as u128) as u64 } else { b };
         b.div_ceil(mtu).max(1)
     });
-    let cc = qp.cc.window().map(|w| w.div_ceil(mtu).max(1));
+    let cc = qp.cc.packet_window().or_else(|| qp.cc.window().map(|w| w.div_ceil(mtu).max(1)));
     let rec = spec.recovery.window_packets(qp, spec.mtu, line, spec.window.map(|b| b.0));
     [cap, cc, rec].into_iter().flatten().min()
 }
