@@ -180,3 +180,26 @@ fn a_self_timing_scheduler_is_not_shown_a_held_last_write_packet() {
     assert_eq!(wasted, 0);
     assert!((tassel / commodity - 1.0).abs() < 0.003, "tassel {tassel}, commodity {commodity}");
 }
+
+#[test]
+fn scheduler_state_counts_the_queue_pairs_of_its_own_nic() {
+    // Host 0 holds 100 queue pairs, host 2 one. Queue pair ids are the whole simulation's, and
+    // the scheduler's table was sized by the largest id it saw: the client's 100 were counted
+    // with the server's between them (6,400 B, not 3,200), and host 2's one queue pair was
+    // charged for all 202. SE-PIEO reported no state and no fetches at all.
+    let run = |sched: &str| {
+        let toml = format!(
+            "duration = \"200us\"\n[topology.star]\nhosts = 4\n[nic.cc.none]\n[nic.scheduler.{sched}]\n\
+             [[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"1000B\"\nqps = 100\ndepth = 1\nrate_limit = \"50Mbps\"\n\
+             [[perftest]]\ntest = \"write_bw\"\nclient = 2\nserver = 3\nmessage = \"1000B\"\nqps = 1\ndepth = 1\nrate_limit = \"50Mbps\"\n"
+        );
+        let loaded = rnicsim::scenario::LoadedScenario::from_str(&toml, "state.toml", std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        common::run_summary(&loaded, "state").rdma
+    };
+    let t = run("tassel");
+    assert_eq!(t.scheduler_state_bytes, 100 * tassel::Tassel::STATE_BYTES_PER_FLOW as u64);
+    let m = run("se_pieo");
+    assert_eq!(m.scheduler_state_bytes, 100 * tassel::Monolithic::STATE_BYTES_PER_FLOW as u64);
+    // SE-PIEO fetches one head per packet sent (and one per wake of an idle flow).
+    assert!(m.scheduler_fetches > 0 && m.scheduler_fetches >= t.scheduler_fetches / 2, "{} vs {}", m.scheduler_fetches, t.scheduler_fetches);
+}

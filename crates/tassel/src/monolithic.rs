@@ -24,9 +24,19 @@ pub struct Monolithic {
     clock: VirtualClock,
     link_free_at: u64,
     scratch: Vec<u32>,
+    /// Head packets fetched (one per packet sent, and one per wake of an idle flow).
+    pub fetches: u64,
 }
 
 impl Monolithic {
+    /// Bytes of scheduler state per flow: its head's times and length, and a heap entry.
+    pub const STATE_BYTES_PER_FLOW: usize = std::mem::size_of::<Head>() + std::mem::size_of::<(u64, u32)>();
+
+    /// Flow ids this scheduler has room for.
+    pub fn flow_capacity(&self) -> usize {
+        self.flows.len()
+    }
+
     pub fn new(cfg: Config, flows: usize) -> Monolithic {
         let link_kbps = to_kbps(cfg.link_bps) as u64;
         Monolithic {
@@ -36,6 +46,7 @@ impl Monolithic {
             clock: VirtualClock::new(link_kbps),
             link_free_at: 0,
             scratch: Vec::new(),
+            fetches: 0,
         }
     }
 
@@ -75,6 +86,7 @@ impl Monolithic {
     fn load_head(&mut self, flow: u32, start: u64, src: &mut impl WqeSource) -> bool {
         self.scratch.clear();
         src.fetch(flow, 0, 1, &mut self.scratch);
+        self.fetches += self.scratch.len() as u64;
         let h = &mut self.flows[flow as usize];
         let Some(&len) = self.scratch.first() else {
             if h.queued {

@@ -6,7 +6,7 @@
 use super::{Pick, QpScheduler};
 use crate::units::Time;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 use tassel::{Decision, Monolithic, Tassel, WqeSource};
 
 /// Queue pairs whose WQEs are not fetched yet, by the time they are.
@@ -99,15 +99,45 @@ impl SelfTiming for Monolithic {
     fn set_paused(&mut self, paused: bool, now: u64) {
         Monolithic::set_paused(self, paused, now)
     }
+    fn fetch_stats(&self) -> (u64, u64) {
+        (self.fetches, 0)
+    }
+    fn state_bytes(&self) -> u64 {
+        (self.flow_capacity() * Monolithic::STATE_BYTES_PER_FLOW) as u64
+    }
+}
+
+/// The NIC's packet source seen through a scheduler's own flow ids (`qp_of[flow]`).
+struct ByFlow<'a> {
+    src: &'a mut dyn WqeSource,
+    qp_of: &'a [u32],
+}
+
+impl WqeSource for ByFlow<'_> {
+    fn fetch(&mut self, flow: u32, skip: u32, max: u32, out: &mut Vec<u32>) {
+        self.src.fetch(self.qp_of[flow as usize], skip, max, out)
+    }
+    fn held_back(&self) -> bool {
+        self.src.held_back()
+    }
+    fn consume(&mut self, flow: u32) {
+        self.src.consume(self.qp_of[flow as usize])
+    }
 }
 
 /// A self-timing scheduler behind the NIC's trait: wakes are applied at the next decision
 /// (SE-PIEO needs the packet source to fetch a head), and every decision costs `cost`.
+/// The scheduler numbers the queue pairs of its own NIC from 0 (queue pair ids are the whole
+/// simulation's): its state, and `state_bytes`, grow with the NIC's queue pairs, not every
+/// NIC's.
 pub struct SelfTimed<T: SelfTiming> {
     inner: T,
     pending: Pending,
     woken: Vec<u32>,
     cost: Time,
+    /// The scheduler's flow id of each queue pair it has seen, and back.
+    flow_of: HashMap<u32, u32>,
+    qp_of: Vec<u32>,
 }
 
 pub type TasselSched = SelfTimed<Tassel>;
@@ -115,17 +145,28 @@ pub type SePieoSched = SelfTimed<Monolithic>;
 
 impl<T: SelfTiming> SelfTimed<T> {
     pub fn new(inner: T, cost: Time) -> Self {
-        SelfTimed { inner, pending: Pending::default(), woken: Vec::new(), cost }
+        SelfTimed { inner, pending: Pending::default(), woken: Vec::new(), cost, flow_of: HashMap::new(), qp_of: Vec::new() }
+    }
+
+    /// The scheduler's flow id for queue pair `qp` (a new one the first time it is seen).
+    fn flow(&mut self, qp: u32) -> u32 {
+        let next = self.qp_of.len() as u32;
+        let f = *self.flow_of.entry(qp).or_insert(next);
+        if f == next {
+            self.qp_of.push(qp);
+            self.inner.ensure_flows(self.qp_of.len());
+        }
+        f
     }
 }
 
 impl<T: SelfTiming> QpScheduler for SelfTimed<T> {
     fn push(&mut self, qp: u32, at: Time, now: Time) {
-        self.inner.ensure_flows(qp as usize + 1);
+        let flow = self.flow(qp);
         if at <= now {
-            self.woken.push(qp);
+            self.woken.push(flow);
         } else {
-            self.pending.push(qp, at);
+            self.pending.push(flow, at);
         }
     }
 
@@ -133,11 +174,12 @@ impl<T: SelfTiming> QpScheduler for SelfTimed<T> {
         while let Some(qp) = self.pending.pop_due(now) {
             self.woken.push(qp);
         }
-        for qp in std::mem::take(&mut self.woken) {
-            self.inner.wake(qp, now.0, src);
+        let mut src = ByFlow { src, qp_of: &self.qp_of };
+        for flow in std::mem::take(&mut self.woken) {
+            self.inner.wake(flow, now.0, &mut src);
         }
-        match self.inner.poll(now.0, src) {
-            Decision::Send { flow, .. } => Pick::Qp(flow),
+        match self.inner.poll(now.0, &mut src) {
+            Decision::Send { flow, .. } => Pick::Qp(self.qp_of[flow as usize]),
             Decision::Idle { until } => idle(until, &self.pending),
         }
     }
@@ -145,8 +187,8 @@ impl<T: SelfTiming> QpScheduler for SelfTimed<T> {
     fn sent(&mut self, _qp: u32, _bytes: u32, _message_end: bool) {}
 
     fn set_rate(&mut self, qp: u32, bps: u64, now: Time) {
-        self.inner.ensure_flows(qp as usize + 1);
-        self.inner.set_rate(qp, bps, now.0);
+        let flow = self.flow(qp);
+        self.inner.set_rate(flow, bps, now.0);
     }
 
     fn rate_limits(&self) -> bool {
