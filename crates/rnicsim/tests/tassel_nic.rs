@@ -203,3 +203,35 @@ fn scheduler_state_counts_the_queue_pairs_of_its_own_nic() {
     // SE-PIEO fetches one head per packet sent (and one per wake of an idle flow).
     assert!(m.scheduler_fetches > 0 && m.scheduler_fetches >= t.scheduler_fetches / 2, "{} vs {}", m.scheduler_fetches, t.scheduler_fetches);
 }
+
+#[test]
+fn the_load_time_warnings_see_reads_short_last_packets_limits_above_the_link_and_se_pieo_sizes() {
+    // Found by exploring: the batch warning skipped READ tests and took every packet as full,
+    // a limit above the link was silently the link, and SE-PIEO's `flows` went unchecked.
+    // `sched`: the scheduler table's name, then any keys of it.
+    let warnings = |sched: &str, test: &str, message: &str, qps: u32, limit: &str| {
+        let toml = format!(
+            "duration = \"300us\"\n[topology.back_to_back]\n[nic.cc.none]\n[nic.scheduler.{sched}\n\
+             [[perftest]]\nname = \"x\"\ntest = \"{test}\"\nclient = 0\nserver = 1\nmessage = \"{message}\"\nqps = {qps}\nrate_limit = \"{limit}\"\nwarmup = \"100us\"\n"
+        );
+        let loaded = rnicsim::scenario::LoadedScenario::from_str(&toml, "w.toml", std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        let w = loaded.warnings.clone();
+        let run = move || metric(&common::run_summary(&loaded, "w"), "x", |p| p.wire_gbps);
+        (w, run)
+    };
+    // 256 B READs at 25 Gbps: the responses are batched as WRITEs are (4 per µs of 322 B).
+    let (w, _) = warnings("tassel]", "read_bw", "256B", 1, "25Gbps");
+    assert!(w.iter().any(|m| m.contains("perftest[0].message") && m.contains("at most 10.304Gbps")), "{w:?}");
+    // 1100 B messages at 99 Gbps: 1078 B and 162 B packets, 620 B on average, 13 per µs:
+    // 64.48 Gbps, as the run gives.
+    let (w, run) = warnings("tassel]", "write_bw", "1100B", 1, "99Gbps");
+    assert!(w.iter().any(|m| m.contains("average 620 B") && m.contains("at most 64.48Gbps")), "{w:?}");
+    let got = run();
+    assert!((got / 64.48 - 1.0).abs() < 0.01, "{got} Gbps");
+    // A limit above the link runs as the link.
+    let (w, _) = warnings("commodity]", "write_bw", "64KiB", 1, "300Gbps");
+    assert!(w.iter().any(|m| m.contains("perftest[0].rate_limit") && m.contains("above the 100Gbps link")), "{w:?}");
+    // SE-PIEO built for 1,024 flows under 4,096 queue pairs.
+    let (w, _) = warnings("se_pieo]\nflows = 1024", "write_bw", "64KiB", 4096, "10Mbps");
+    assert!(w.iter().any(|m| m.contains("se_pieo.flows") && m.contains("4096 queue pairs")), "{w:?}");
+}

@@ -531,7 +531,13 @@ pub fn flow_file_classes(s: &Scenario, base_dir: &std::path::Path) -> Problems {
 /// much smaller than `typical_packet` cannot reach its limit. Warned per bandwidth test.
 fn tassel_batches(out: &mut Problems, s: &Scenario) {
     use crate::nic::sched::SchedulerSpec;
-    use crate::wire::roce::Opcode;
+    for (i, t) in s.perftest.iter().enumerate() {
+        // The NIC takes the lower of a limit and its link: above the link, a limit runs as the
+        // link rate, and weighs as much when limits oversubscribe the link (Tassel's Φ).
+        if let Some(r) = t.rate_limit.filter(|r| r.0 > s.links.rate.0) {
+            out.push((format!("perftest[{i}].rate_limit"), format!("{r} is above the {} link: it runs as {}, and weighs as that when limits share the link", s.links.rate, s.links.rate)));
+        }
+    }
     if matches!(s.nic.scheduler, SchedulerSpec::Tassel { .. } | SchedulerSpec::SePieo { .. }) {
         for (i, t) in s.perftest.iter().enumerate() {
             let Some(r) = t.rate_limit else { continue };
@@ -541,18 +547,37 @@ fn tassel_batches(out: &mut Problems, s: &Scenario) {
             }
         }
     }
+    if let SchedulerSpec::SePieo { flows, .. } = &s.nic.scheduler {
+        // SE-PIEO is built for `flows` flows (its clock falls with them): a NIC with more queue
+        // pairs than that could not hold them, and would run slower than the clock modelled.
+        let mut per_host = std::collections::BTreeMap::<u32, u64>::new();
+        for t in &s.perftest {
+            let sender = if t.test == PerftestKind::ReadBw { t.server } else { t.client };
+            *per_host.entry(sender).or_default() += t.qps.max(1) as u64;
+        }
+        if let Some((h, n)) = per_host.into_iter().find(|&(_, n)| n > *flows as u64) {
+            out.push(("nic.scheduler.se_pieo.flows".into(), format!("host {h} sends on {n} queue pairs, more than the {flows} flows this SE-PIEO is built (and clocked) for: set flows to at least {n}")));
+        }
+    }
     let SchedulerSpec::Tassel { latency, typical_packet, max_batch, .. } = &s.nic.scheduler else { return };
     if latency.0 == 0 {
         return;
     }
     let extra = s.nic.ordering.as_ref().map_or(0, |o| o.header_bytes());
     for (i, t) in s.perftest.iter().enumerate() {
-        let op = match t.test {
-            PerftestKind::WriteBw => Opcode::WriteOnly,
-            PerftestKind::SendBw => Opcode::SendOnly,
-            _ => continue,
+        // The packets the limited side sends: a READ's are the server's responses.
+        let family = match t.test {
+            PerftestKind::WriteBw => crate::wire::roce::Family::Write,
+            PerftestKind::SendBw => crate::wire::roce::Family::Send,
+            PerftestKind::ReadBw => crate::wire::roce::Family::ReadResponse,
+            PerftestKind::WriteLat => continue,
         };
-        let wire = t.message.0.clamp(1, s.nic.mtu as u64) as u32 + op.header_bytes() + extra;
+        // Their mean size on the wire, a message's short last packet included (rounded down:
+        // the warning errs towards speaking).
+        let len = t.message.0.max(1);
+        let k = crate::nic::qp::packets_for(len, s.nic.mtu);
+        let headers: u64 = (0..k).map(|j| crate::nic::qp::opcode_at(family, j, k, false).header_bytes() as u64 + extra as u64).sum();
+        let wire = ((len + headers) / k as u64) as u32;
         let limit = t.rate_limit.map_or(s.links.rate.0, |r| r.0.min(s.links.rate.0));
         let n = tassel::adaptive_batch(limit, latency.0, typical_packet.0 as u32, *max_batch);
         let ceiling = n as f64 * wire as f64 * 8.0 * 1e12 / latency.0 as f64;
@@ -563,7 +588,7 @@ fn tassel_batches(out: &mut Problems, s: &Scenario) {
             out.push((
                 format!("perftest[{i}].message"),
                 format!(
-                    "its packets are {wire} B on the wire and Tassel fetches {n} per {latency} scheduling latency for a {} limit (typical_packet = {}B, max_batch = {max_batch}): a queue pair sends at most {}; {fix}",
+                    "its packets average {wire} B on the wire and Tassel fetches {n} per {latency} scheduling latency for a {} limit (typical_packet = {}B, max_batch = {max_batch}): a queue pair sends at most {}; {fix}",
                     BitsPerSec(limit),
                     typical_packet.0,
                     BitsPerSec(ceiling as u64)
