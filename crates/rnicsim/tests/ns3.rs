@@ -225,14 +225,19 @@ fn every_class_a_flow_file_uses_but_0_is_lossless_as_in_ns3s_switches() {
     assert_eq!(loaded.scenario.switch.pfc.classes, [1, 3]);
     let lossy: Vec<_> = loaded.warnings.iter().filter(|m| m.contains("lossless")).collect();
     assert!(lossy.len() == 1 && lossy[0].contains("in class 0"), "{lossy:?}");
-    // The ns3 profile's retransmission timeout (ns-3's go-back-N has none; IRN runs use it).
-    assert_eq!(loaded.scenario.nic.rto, Time::from_us(1000));
+    // The ns3 profile's retransmission timeouts, the fork's: go-back-N 4 ms; IRN 320 µs, and
+    // 100 µs with at most 3 packets in flight.
+    assert_eq!((loaded.scenario.nic.rto, loaded.scenario.nic.rto_few), (Time::from_ms(4), None));
+    let irn = translate(&format!("{text}\nENABLE_IRN 1\n"), "config.txt", dir.path()).unwrap();
+    let irn = LoadedScenario::from_str(&irn.toml, "config.txt", dir.path()).unwrap().scenario.nic;
+    assert_eq!((irn.rto, irn.rto_few), (Time::from_us(320), Some(rnicsim::nic::RtoFew { rto: Time::from_us(100), packets: 3 })));
+    assert_eq!((irn.rto_for(3), irn.rto_for(4)), (Time::from_us(100), Time::from_us(320)));
     let shipped = translate(&std::fs::read_to_string(data().join("config.txt")).unwrap(), "config.txt", &data()).unwrap();
     let shipped = LoadedScenario::from_str(&shipped.toml, "config.txt", &data()).unwrap();
     assert_eq!(shipped.scenario.switch.pfc.classes, [3]);
     // The profile gives it to a TOML scenario too; the commodity NIC has 67 ms (the
     // InfiniBand local ACK timeout at 14).
-    assert_eq!(LoadedScenario::from_file(&data().join("equivalent.toml")).unwrap().scenario.nic.rto, Time::from_us(1000));
+    assert_eq!(LoadedScenario::from_file(&data().join("equivalent.toml")).unwrap().scenario.nic.rto, Time::from_ms(4));
     let commodity = LoadedScenario::from_str("duration = \"1ms\"\n[topology.star]\nhosts = 2\n", "s.toml", &data()).unwrap();
     assert_eq!(commodity.scenario.nic.rto, Time(4_096_000 << 14));
 }

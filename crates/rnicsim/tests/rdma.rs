@@ -1396,3 +1396,21 @@ fn a_send_bw_server_posts_its_receive_again_when_it_sees_the_completion() {
     assert_eq!(rnr_many, 0);
     assert!(rnr_one > 0 && one < 0.2 * many, "rq_depth 1: {one} M/s ({rnr_one} RNR NAKs); 1024: {many} M/s");
 }
+
+#[test]
+fn a_queue_pair_with_few_packets_in_flight_times_out_after_rto_few() {
+    // IRN's RTO_low (`nic.rto_few`): one 1000 B WRITE whose only packet is lost (the link is
+    // down from 5 µs to 20 µs, the flow starts at 10 µs) is resent after 100 µs, not 320.
+    let fct = |few: &str| {
+        let text = format!(
+            "duration = \"2ms\"\n[topology.back_to_back]\n[nic]\nrecovery = \"selective_repeat\"\nrto = \"320us\"\n{few}\n[nic.cc.none]\n[[flows]]\nfile = \"one.txt\"\n\
+             [[link_events]]\nat = \"5us\"\nbetween = [0, 1]\nstate = \"down\"\n[[link_events]]\nat = \"20us\"\nbetween = [0, 1]\nstate = \"up\"\n"
+        );
+        let w = run_flow_file("1000", &text);
+        assert_eq!(w.nics[0].timeouts, 1);
+        w.apps.flows.records[0].fct().expect("finished").0 as f64 / 1e6
+    };
+    let (low, high) = (fct("rto_few = { rto = \"100us\", packets = 3 }"), fct(""));
+    assert!(low > 100.0 && low < 110.0, "{low} µs");
+    assert!(high > 320.0 && high < 330.0, "{high} µs");
+}

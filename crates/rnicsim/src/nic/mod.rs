@@ -68,6 +68,10 @@ pub struct NicSpec {
     /// Retransmission timeout and the retries before a retry-exceeded error.
     #[serde(default = "default_rto")]
     pub rto: Time,
+    /// IRN's RTO_low (§3.1): with at most `packets` in flight, the timeout is `rto`, shorter,
+    /// since a tail loss then has no later packet to reveal it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_few: Option<RtoFew>,
     #[serde(default = "default_retry")]
     pub retry_count: u32,
     /// How long a sender waits after an RNR NAK (a SEND that found no receive posted).
@@ -245,6 +249,25 @@ fn default_recovery() -> Recovery {
 fn default_rto() -> Time {
     Time(4_096_000 << 14)
 }
+/// `nic.rto_few`: the timeout of a queue pair with few packets in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RtoFew {
+    pub rto: Time,
+    pub packets: u32,
+}
+
+impl NicSpec {
+    /// The retransmission timeout of a queue pair with `in_flight` packets outstanding.
+    #[inline]
+    pub fn rto_for(&self, in_flight: u64) -> Time {
+        match self.rto_few {
+            Some(f) if in_flight <= f.packets as u64 => f.rto,
+            _ => self.rto,
+        }
+    }
+}
+
 /// The `rnr_retry` value that never gives up (InfiniBand: "7 indicates infinite retry").
 pub const RNR_RETRY_FOREVER: u32 = 7;
 
@@ -307,9 +330,14 @@ impl NicSpec {
             self.nak_interval = Some(Time::from_us(4));
         }
         if !has(&["rto"]) {
-            // ns-3's go-back-N never times out (a loss is NAKed); IRN runs (ENABLE_IRN 1) need
-            // a timer for tail losses, and 1 ms is the one `tests/ns3.rs` matches ns-3's with.
-            self.rto = Time::from_us(1000);
+            // ConWeave's fork: go-back-N times out after 4 ms (`m_timeout`, armed on every
+            // ACK); IRN after 320 µs, or 100 µs with at most 3 packets in flight (its RTO_high
+            // and RTO_low, `RdmaQueuePair::GetRto`).
+            let irn = self.recovery == Recovery::SelectiveRepeat;
+            self.rto = if irn { Time::from_us(320) } else { Time::from_ms(4) };
+            if irn && !has(&["rto_few"]) {
+                self.rto_few = Some(RtoFew { rto: Time::from_us(100), packets: 3 });
+            }
         }
         if !has(&["ack_priority"]) {
             self.ack_priority = Some(0);

@@ -641,6 +641,11 @@ fn nic(out: &mut Problems, s: &Scenario) {
     if n.rto.0 == 0 {
         out.push((p("rto"), "expected a positive timeout".into()));
     }
+    if let Some(f) = n.rto_few {
+        if f.rto.0 == 0 || f.rto > n.rto {
+            out.push((p("rto_few.rto"), format!("expected a positive timeout no longer than nic.rto ({}), got {}", n.rto, f.rto)));
+        }
+    }
     if n.pace_burst.0 > 1 << 20 {
         out.push((p("pace_burst"), format!("expected at most 1MiB (a rate limiter's bucket, not a buffer), got {}", n.pace_burst)));
     }

@@ -247,7 +247,7 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
     ctx.sync_rate(q);
     let qp = ctx.qps.get_mut(q);
     if qp.rto_at == Time::MAX && op.family() != Family::ReadResponse {
-        qp.rto_at = now + ctx.spec.rto;
+        qp.rto_at = now + ctx.spec.rto_for(qp.inflight_packets());
     }
     ctx.arm_qp_timer(q);
     Some((id, end))
@@ -392,7 +392,7 @@ fn ack_upto(ctx: &mut Ctx, q: u32, upto: u64, pkt: &Packet, id: PacketId, sack: 
         emit(ctx, q, NicEvent::RttProbe { rtt, sport });
     }
     let qp = ctx.qps.get_mut(q);
-    qp.rto_at = if qp.snd_una < qp.snd_nxt || qp.has_read() { now + ctx.spec.rto } else { Time::MAX };
+    qp.rto_at = if qp.snd_una < qp.snd_nxt || qp.has_read() { now + ctx.spec.rto_for(qp.inflight_packets()) } else { Time::MAX };
     ctx.sync_rate(q);
     complete_done(ctx, q);
     ctx.arm_qp_timer(q);
@@ -475,7 +475,7 @@ pub fn on_read_response(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
         qp.snd_una = upto;
         qp.retry_left = ctx.spec.retry_count;
     }
-    qp.rto_at = now + ctx.spec.rto;
+    qp.rto_at = now + ctx.spec.rto_for(qp.inflight_packets());
     complete_done(ctx, q);
     ctx.arm_qp_timer(q);
     ctx.requeue(q);
@@ -599,7 +599,7 @@ fn read_responses_arrived(ctx: &mut Ctx, q: u32, from: u64, to: u64) {
         qp.snd_una = upto;
         qp.retry_left = ctx.spec.retry_count;
     }
-    qp.rto_at = ctx.now + ctx.spec.rto;
+    qp.rto_at = ctx.now + ctx.spec.rto_for(qp.inflight_packets());
     complete_done(ctx, q);
     ctx.arm_qp_timer(q);
     ctx.requeue(q);
@@ -661,7 +661,7 @@ pub fn on_timer(ctx: &mut Ctx, q: u32) {
             let qp = ctx.qps.get_mut(q);
             recovery.on_timeout(qp, from);
             qp.read_rewound = None;
-            qp.rto_at = now + ctx.spec.rto;
+            qp.rto_at = now + ctx.spec.rto_for(qp.inflight_packets());
         }
     }
     ctx.sync_rate(q);
