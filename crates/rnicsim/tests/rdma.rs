@@ -620,7 +620,7 @@ fn pcap_capture_dissects_as_roce_in_tshark() {
     let file = dir.path().join("capture.pcap");
     rnicsim::wire::pcap::write_pcap(&file, &w.capture).unwrap();
     let out = std::process::Command::new("tshark")
-        .args(["-r", file.to_str().unwrap(), "-T", "fields", "-E", "separator=,", "-e", "udp.dstport", "-e", "infiniband.bth.opcode", "-e", "infiniband.bth.psn", "-e", "infiniband.reth.dmalen", "-e", "ip.checksum.status"])
+        .args(["-r", file.to_str().unwrap(), "-T", "fields", "-E", "separator=,", "-e", "udp.dstport", "-e", "infiniband.bth.opcode", "-e", "infiniband.bth.psn", "-e", "infiniband.reth.dmalen", "-e", "ip.checksum.status", "-e", "infiniband.bth.destqp"])
         .args(["-o", "ip.check_checksum:TRUE"])
         .output()
         .unwrap();
@@ -637,6 +637,11 @@ fn pcap_capture_dissects_as_roce_in_tshark() {
     let write_first = rows.iter().find(|r| r[1] == "6").unwrap();
     assert_eq!(write_first[3], "2500", "RETH DMA length");
     assert!(rows.iter().all(|r| r[4] == "1"), "every IP checksum verifies (status 1 = good): {text}");
+    // Destination QP numbers are the queue pairs' ids plus 0x100: never 0 or 1, InfiniBand's
+    // management queue pairs, whose packets tshark decoded as MADs (the first connection's data
+    // went to QP 1).
+    let qpns: std::collections::BTreeSet<u32> = rows.iter().map(|r| u32::from_str_radix(r[5].trim_start_matches("0x"), 16).unwrap()).collect();
+    assert_eq!(qpns, [qa + 0x100, w.qps.get(qa).peer + 0x100].into_iter().collect(), "{text}");
 }
 
 #[test]

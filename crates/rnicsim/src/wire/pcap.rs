@@ -59,6 +59,11 @@ fn ipv4_header(p: &Packet, ip_len: usize) -> [u8; 20] {
     ip
 }
 
+/// The destination QP number a captured packet carries: its queue pair's id plus this. QP
+/// numbers 0 and 1 are InfiniBand's management queue pairs (SMI and GSI), whose packets a
+/// dissector reads as MADs, and the simulation numbers queue pairs from 0.
+pub const QPN_BASE: u32 = 0x100;
+
 /// The frame bytes of a packet (without the Ethernet FCS).
 /// For a StaR packet, `payload` is its UDP payload ([`crate::wire::star::StarMeta::udp_payload`]).
 pub fn encode(p: &Packet, payload: &[u8]) -> Option<Vec<u8>> {
@@ -77,7 +82,7 @@ pub fn encode(p: &Packet, payload: &[u8]) -> Option<Vec<u8>> {
     l4.push((pad as u8) << 4); // SE=0, M=0, PadCnt, TVer=0
     l4.extend_from_slice(&0xffffu16.to_be_bytes()); // P_Key
     l4.push(0); // FECN, BECN, reserved
-    l4.extend_from_slice(&(p.flow & 0x00ff_ffff).to_be_bytes()[1..]);
+    l4.extend_from_slice(&((p.flow + QPN_BASE) & 0x00ff_ffff).to_be_bytes()[1..]);
     l4.push(if r.ack_req { 0x80 } else { 0 });
     l4.extend_from_slice(&((p.seq & 0x00ff_ffff) as u32).to_be_bytes()[1..]);
     if op == Opcode::Cnp {
