@@ -25,13 +25,21 @@ def _at_least_one(text: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv if argv is None else argv)
     if len(argv) >= 2 and argv[1] == "query":
-        if len(argv) != 4:
-            print(f"usage: {PROG} query RUN_DIR SQL", file=sys.stderr)
-            return 2
+        import argparse
+
+        ap = argparse.ArgumentParser(
+            prog=f"{PROG} query",
+            description="SQL over a run folder's tables (DuckDB): one view per Parquet file it holds (flows, "
+            "perftest, queues, ...: docs/outputs.md), and summary and scenario as key/value tables; or over a "
+            "sweep folder's results.",
+        )
+        ap.add_argument("run_dir", metavar="RUN_DIR")
+        ap.add_argument("sql", metavar="SQL")
+        args = ap.parse_args(argv[2:])
         from .query import connect
 
         try:
-            print(connect(argv[2]).sql(argv[3]))
+            print(connect(args.run_dir).sql(args.sql))
         except Exception as e:  # noqa: BLE001 - report any query error as the CLI does
             print(f"error: {e}", file=sys.stderr)
             return 2

@@ -314,6 +314,14 @@ def test_query_refuses_a_folder_that_is_not_a_run(tmp_path: Path) -> None:
         assert out.returncode == 2 and why in out.stderr, out.stderr
 
 
+def test_query_help_is_help(tmp_path: Path) -> None:
+    # `query --help` printed a usage line and exited with status 2, as for a mistake.
+    out = subprocess.run([sys.executable, "-m", "rnicsim", "query", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0 and "RUN_DIR" in out.stdout and "DuckDB" in out.stdout, out
+    out = subprocess.run([sys.executable, "-m", "rnicsim", "query", str(tmp_path)], capture_output=True, text=True)
+    assert out.returncode == 2 and "SQL" in out.stderr, out
+
+
 def test_the_rust_binary_says_how_to_reach_the_python_package(tmp_path: Path) -> None:
     exe = ROOT / "target" / "debug" / "rnicsim"
     if not exe.exists():
