@@ -430,6 +430,9 @@ fn ns3_keys_mean_what_the_scratch_programs_make_of_them() {
     let l = l.expect("the maps themselves are whole");
     let e = l.topology().err().expect("a link rate without an ECN curve is refused");
     assert!(e.message.contains("100Gbps") && e.key.as_deref().is_some_and(|k| k.ends_with("_MAP") || k == "ENABLE_QCN"), "{e}");
+    // A TOML scenario with the commodity NIC keeps the fallback: other rates take kmin/kmax/pmax.
+    let toml = "duration = \"1ms\"\n[topology.star]\nhosts = 2\n[switch.ecn]\nper_rate.\"25Gbps\" = { kmin = \"25KB\", kmax = \"100KB\", pmax = 0.2 }\n";
+    assert!(LoadedScenario::from_str(toml, "s.toml", Path::new(".")).unwrap().topology().is_ok());
     // HAS_WIN: on unless the config says 0 (both scratch programs' default), and 0 leaves HPCC
     // without a window too (its GetWin is 0; before, HPCC kept its window whatever HAS_WIN said).
     let (l, ..) = load_edited(&[("HAS_WIN 1", "")], None);

@@ -1418,4 +1418,10 @@ fn a_queue_pair_with_few_packets_in_flight_times_out_after_rto_few() {
     let (low, high) = (fct("rto_few = { rto = \"100us\", packets = 3 }"), fct(""));
     assert!(low > 100.0 && low < 110.0, "{low} µs");
     assert!(high > 320.0 && high < 330.0, "{high} µs");
+    // A 100 KB WRITE over a 60 µs link (first ACK after about 120 µs): armed short at its
+    // first packet, the timer must lengthen once more are out, or it fires with nothing lost.
+    let text = "duration = \"2ms\"\n[topology.back_to_back]\n[links]\ndelay = \"60us\"\n[nic]\nrecovery = \"selective_repeat\"\nrto = \"320us\"\nrto_few = { rto = \"100us\", packets = 3 }\n[nic.cc.none]\n[[flows]]\nfile = \"one.txt\"\n";
+    let w = run_flow_file("100000", text);
+    assert_eq!(w.nics[0].timeouts, 0);
+    assert!(w.apps.flows.records[0].fct().is_some());
 }

@@ -322,6 +322,10 @@ impl Tassel {
                 self.set_active(flow, true);
             } else if st.held == 0 {
                 self.set_active(flow, false);
+            } else {
+                // Held back by the NIC but holding packets (a waiting flow that had left the
+                // active set comes back so): active while it holds them.
+                self.set_active(flow, true);
             }
         }
     }

@@ -159,6 +159,9 @@ pub fn fields(s: &Scenario) -> Problems {
         if let Some(c) = pfc.classes.iter().find(|&&c| c > 7) {
             out.push(("switch.pfc.classes".into(), format!("expected classes 0-7, got {c}")));
         }
+        if let Some(c) = pfc.classes.iter().enumerate().find(|(i, c)| pfc.classes[..*i].contains(c)).map(|(_, c)| c) {
+            out.push(("switch.pfc.classes".into(), format!("class {c} is listed twice")));
+        }
         if !(pfc.alpha > 0.0 && pfc.alpha.is_finite()) {
             out.push(("switch.pfc.alpha".into(), format!("expected a positive number, got {}", pfc.alpha)));
         }
@@ -531,10 +534,12 @@ pub fn flow_file_classes(s: &Scenario, base_dir: &std::path::Path) -> Problems {
 /// much smaller than `typical_packet` cannot reach its limit. Warned per bandwidth test.
 fn tassel_batches(out: &mut Problems, s: &Scenario) {
     use crate::nic::sched::SchedulerSpec;
+    // The NIC takes the lower of a limit and its link: above the link, a limit runs as the
+    // link rate, and weighs as much when limits oversubscribe the link (Tassel's Φ). (A
+    // topology file gives each link its own rate: not checked here.)
+    let host_rate = (!matches!(s.topology, TopologySpec::File { .. })).then_some(s.links.rate);
     for (i, t) in s.perftest.iter().enumerate() {
-        // The NIC takes the lower of a limit and its link: above the link, a limit runs as the
-        // link rate, and weighs as much when limits oversubscribe the link (Tassel's Φ).
-        if let Some(r) = t.rate_limit.filter(|r| r.0 > s.links.rate.0) {
+        if let Some(r) = t.rate_limit.filter(|r| host_rate.is_some_and(|h| r.0 > h.0)) {
             out.push((format!("perftest[{i}].rate_limit"), format!("{r} is above the {} link: it runs as {}, and weighs as that when limits share the link", s.links.rate, s.links.rate)));
         }
     }
@@ -553,7 +558,8 @@ fn tassel_batches(out: &mut Problems, s: &Scenario) {
         let mut per_host = std::collections::BTreeMap::<u32, u64>::new();
         for t in &s.perftest {
             let sender = if t.test == PerftestKind::ReadBw { t.server } else { t.client };
-            *per_host.entry(sender).or_default() += t.qps.max(1) as u64;
+            let qps = if t.test == PerftestKind::WriteLat { 1 } else { t.qps.max(1) as u64 };
+            *per_host.entry(sender).or_default() += qps;
         }
         if let Some((h, n)) = per_host.into_iter().find(|&(_, n)| n > *flows as u64) {
             out.push(("nic.scheduler.se_pieo.flows".into(), format!("host {h} sends on {n} queue pairs, more than the {flows} flows this SE-PIEO is built (and clocked) for: set flows to at least {n}")));
@@ -752,16 +758,17 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
         out.push(("topology".into(), m));
         return out;
     }
-    // ECN curves by port rate cover every switch port's rate, or a port would silently take
-    // the one-size curve (ns-3 refuses such a config: "must set kmin for each link speed").
+    // With ns-3's NIC (a config.txt run), ECN curves by port rate cover every switch port's
+    // rate, as ns-3 demands ("must set kmin for each link speed"); elsewhere a rate without
+    // one takes kmin/kmax/pmax.
     let ecn = &s.switch.ecn;
-    if ecn.enabled && !ecn.per_rate.is_empty() {
+    if ecn.enabled && !ecn.per_rate.is_empty() && s.nic.profile == crate::nic::NicProfile::Ns3 {
         let listed: Vec<BitsPerSec> = ecn.per_rate.keys().filter_map(|k| k.parse().ok()).collect();
         let switch_link = |l: &&crate::fabric::topology::LinkSpec| t.kinds[l.a as usize] == NodeKind::Switch || t.kinds[l.b as usize] == NodeKind::Switch;
         if let Some(l) = t.links.iter().filter(switch_link).find(|l| !listed.contains(&l.rate)) {
             out.push((
                 "switch.ecn.per_rate".into(),
-                format!("no ECN curve for the {} links of the topology (link {}-{}): with per_rate given, every switch port's rate needs one", l.rate, l.a, l.b),
+                format!("no ECN curve for the {} links of the topology (link {}-{}): ns-3 needs one for every link speed", l.rate, l.a, l.b),
             ));
         }
     }

@@ -82,7 +82,7 @@ pub fn encode(p: &Packet, payload: &[u8]) -> Option<Vec<u8>> {
     l4.push((pad as u8) << 4); // SE=0, M=0, PadCnt, TVer=0
     l4.extend_from_slice(&0xffffu16.to_be_bytes()); // P_Key
     l4.push(0); // FECN, BECN, reserved
-    l4.extend_from_slice(&((p.flow + QPN_BASE) & 0x00ff_ffff).to_be_bytes()[1..]);
+    l4.extend_from_slice(&(p.flow.wrapping_add(QPN_BASE) & 0x00ff_ffff).to_be_bytes()[1..]);
     l4.push(if r.ack_req { 0x80 } else { 0 });
     l4.extend_from_slice(&((p.seq & 0x00ff_ffff) as u32).to_be_bytes()[1..]);
     if op == Opcode::Cnp {
@@ -265,6 +265,12 @@ mod tests {
         assert_eq!(u16::from_be_bytes([f[36], f[37]]), 4791);
         assert_eq!(ip_checksum(&f[14..34]), 0, "a correct IP checksum sums to zero");
         assert_eq!(node_ip(257), 0x0b01_0101);
+        // The destination QP is the queue pair's number plus QPN_BASE, 24 bits, also for a
+        // switch's own RoCE control packets (ConWeave's carry u32::MAX).
+        p.flow = 5;
+        assert_eq!(&encode(&p, &[]).unwrap()[47..50], &[0, 0x01, 0x05]);
+        p.flow = u32::MAX;
+        assert_eq!(&encode(&p, &[]).unwrap()[47..50], &[0, 0, 0xff]);
     }
 
     #[test]

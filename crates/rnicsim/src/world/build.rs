@@ -353,11 +353,12 @@ impl World {
         for sw in &self.switches {
             let need = sw.port_count as u64 * MTU;
             if sw.buffer.shared() < need {
-                let reserved = sw.buffer.headroom();
+                // Headroom, and the reserve set aside for every port (`switch.pfc.port_reserve`).
+                let reserved = sw.buffer.headroom() + pfc.port_reserve.0 * sw.port_count as u64;
                 return Err(loaded.error_at(
                     "switch.buffer",
                     format!(
-                        "switch {} needs {reserved} B of PFC headroom for {} ports × {} lossless classes, leaving {} B of its {} buffer (at least {need} B, one MTU per port, must be shared: a buffer of {} B at least); raise switch.buffer, set a smaller switch.pfc.headroom, or use fewer lossless classes",
+                        "switch {} needs {reserved} B of PFC headroom (and port reserves) for {} ports × {} lossless classes, leaving {} B of its {} buffer (at least {need} B, one MTU per port, must be shared: a buffer of {} B at least); raise switch.buffer, set a smaller switch.pfc.headroom or port_reserve, or use fewer lossless classes",
                         sw.node,
                         sw.port_count,
                         pfc.classes.len(),

@@ -246,8 +246,14 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
     }
     ctx.sync_rate(q);
     let qp = ctx.qps.get_mut(q);
-    if qp.rto_at == Time::MAX && op.family() != Family::ReadResponse {
-        qp.rto_at = now + ctx.spec.rto_for(qp.inflight_packets());
+    if op.family() != Family::ReadResponse {
+        if qp.rto_at == Time::MAX {
+            qp.rto_at = now + ctx.spec.rto_for(qp.inflight_packets());
+        } else if ctx.spec.rto_few.is_some_and(|f| qp.inflight_packets() > f.packets as u64) {
+            // Armed short for a few packets, and now more are out: the long timeout holds
+            // from this send on (IRN's RTO_low covers only a nearly empty pipe).
+            qp.rto_at = qp.rto_at.max(now + ctx.spec.rto);
+        }
     }
     ctx.arm_qp_timer(q);
     Some((id, end))
