@@ -1425,3 +1425,22 @@ fn a_queue_pair_with_few_packets_in_flight_times_out_after_rto_few() {
     assert_eq!(w.nics[0].timeouts, 0);
     assert!(w.apps.flows.records[0].fct().is_some());
 }
+
+#[test]
+fn a_receive_too_small_completes_once_with_or_without_an_ordering_layer() {
+    // A 1000 B SEND into a 100 B receive: the receive completes with LocalLength, the queue
+    // pair errs and flushes the receive posted after it. With an ordering layer the small
+    // receive was left in the queue and completed twice, LocalLength then Flushed.
+    for ordering in ["", "[nic.ordering]\nlayer = \"eunomia\"\n"] {
+        let mut w = build(&B2B_BYTES.replace("[nic.cc.none]", &format!("[nic.cc.none]\n{ordering}")));
+        let (lkey, _) = regions(&mut w, 1000);
+        let r = w.register_mr(1, 0, 1000, Access::LOCAL_WRITE).unwrap();
+        let (qa, qb) = w.connect(0, 1).unwrap();
+        w.post_recv(qb, RecvWr { id: 8, addr: 0, len: 100, lkey: r.lkey }).unwrap();
+        w.post_recv(qb, RecvWr { id: 9, addr: 0, len: 1000, lkey: r.lkey }).unwrap();
+        w.post_send(qa, SendWr { id: 3, verb: Verb::Send, local_addr: 0, len: 1000, lkey, remote_addr: 0, rkey: 0 }).unwrap();
+        w.run_until(Time::from_us(200));
+        let got: Vec<(u64, Status)> = w.poll_cq(1).unwrap().iter().map(|c| (c.wr_id, c.status)).collect();
+        assert_eq!(got, [(8, Status::LocalLength), (9, Status::Flushed)], "ordering {ordering:?}");
+    }
+}

@@ -113,7 +113,10 @@ impl OrderingSpec {
                 if self.memory.0 > MAX_MEMORY.0 {
                     bad.push(("memory", format!("of {} bytes is more than a NIC's on-chip memory: at most {} (64 MiB), which every NIC allocates", self.memory.0, MAX_MEMORY.0)));
                 } else if let Err(e) = self.eunomia_config().check() {
-                    bad.push((e.key, e.to_string()));
+                    // A key left at its default is named with its value's origin, so a block
+                    // size that the default cap does not divide says which key to set.
+                    let why = if e.key == "cap_bits" && self.cap_bits == default_cap_bits() { format!("{e} (cap_bits is {} unless set)", default_cap_bits()) } else { e.to_string() };
+                    bad.push((e.key, why));
                 }
             }
             Layer::Static => {

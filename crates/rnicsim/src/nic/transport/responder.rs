@@ -145,6 +145,12 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
                     return;
                 }
                 Some(small) if !fits(&small, pkt) => {
+                    // Taken out of the receive queue first, as the in-order path pops it: the
+                    // error then flushes only the others (it completed twice, LocalLength and
+                    // then Flushed).
+                    let qp = ctx.qps.get_mut(q);
+                    let slot = recv_slot(qp, pkt);
+                    qp.rq.remove(slot);
                     ctx.complete(q, small.id, CompletionKind::Recv, Status::LocalLength, 0, None, now);
                     fail(ctx, q, pkt, Syndrome::NakInvalidRequest);
                     return;
