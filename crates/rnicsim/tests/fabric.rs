@@ -579,3 +579,51 @@ fn ns3s_pfc_pauses_for_every_packet_admitted_over_xoff() {
     let rx: u64 = every.apps.sources.stats.iter().map(|f| f.rx_bytes).sum();
     assert!(rx as f64 * 8.0 / 300e-6 / 1e9 > 97.0, "the receiver's link stays busy");
 }
+
+#[test]
+fn a_link_flap_resets_the_pause_it_carried_and_wakes_the_sources_it_emptied() {
+    // A 4-to-1 lossless incast at line rate; host 0's link fails at 12 µs, while the switch
+    // pauses it, and returns at 20 µs. The RESUME sent meanwhile was lost on the dead link:
+    // host 0 stayed paused for its last PAUSE's 65,535 quanta (to 346 µs), and, its queue
+    // flushed, its source was never woken again. Now it sends again once the link is back.
+    let run = |pause: &str| {
+        world(&format!(
+            "duration = \"60us\"\n[topology.star]\nhosts = 5\n[switch]\nbuffer = \"1MB\"\n[switch.ecn]\nenabled = false\n[switch.pfc]\nclasses = [3]\n{pause}\n[routing]\nrecompute_delay = \"1us\"\n\
+             [[traffic]]\npattern = {{ incast = {{ receiver = 4 }} }}\nload = 1.0\npriority = 3\nstop = \"50us\"\n\
+             [[link_events]]\nat = \"12us\"\nbetween = [0, 5]\nstate = \"down\"\n[[link_events]]\nat = \"20us\"\nbetween = [0, 5]\nstate = \"up\"\n"
+        ))
+    };
+    for pause in ["", "pause_time = \"3us\""] {
+        let w = run(pause);
+        let sent: Vec<u64> = (0..4).map(|h| w.apps.sources.list.iter().filter(|s| s.src == h).map(|s| s.sent_bytes).sum()).collect();
+        // Host 0 loses 8 µs of its share of the receiver's link: about a fifth less than the
+        // others, not the two thirds it lost when its source stopped for good.
+        assert!(sent[0] as f64 > 0.6 * sent[1] as f64, "{pause:?}: {sent:?}");
+        let port = w.nics[0].port as usize;
+        assert!(!w.ports[port].is_paused(3, w.end), "{pause:?}: host 0 still paused at the end");
+    }
+}
+
+#[test]
+fn pfc_frames_lost_to_link_errors_are_outside_the_drop_counters() {
+    // Raw lossless incast over links that lose 30% of frames: packets sent = delivered +
+    // dropped, exactly, while some PFC frames are lost too (sent > received). Lost PFC frames
+    // were counted as corrupt drops, so the drops outnumbered the packets lost by them.
+    let w = world(
+        "duration = \"400us\"\n[topology.star]\nhosts = 5\n[links]\nloss = 0.3\n[switch]\nbuffer = \"300KB\"\n[switch.pfc]\nclasses = [3]\npause_time = \"2us\"\n\
+         [[traffic]]\npattern = { incast = { receiver = 4 } }\nload = 1.0\npriority = 3\nstop = \"50us\"\n",
+    );
+    let s = &w.stats;
+    assert!(s.pfc_frames_sent > s.pfc_frames_received, "{} {}", s.pfc_frames_sent, s.pfc_frames_received);
+    assert_eq!(s.packets_sent, s.packets_delivered + drops(&w) + s.drops_unroutable + s.drops_misdelivered + s.drops_ttl);
+}
+
+#[test]
+fn a_static_xoff_the_buffer_cannot_reach_is_warned() {
+    // xoff 2 MB in a 1 MB buffer never pauses, and the lossless class dropped without a word.
+    let text = "duration = \"60us\"\n[topology.star]\nhosts = 3\n[switch]\nbuffer = \"1MB\"\n[switch.pfc]\nxoff = \"2MB\"\n";
+    let w = LoadedScenario::from_str(text, "x.toml", Path::new(".")).unwrap().warnings;
+    assert!(w.iter().any(|m| m.contains("switch.pfc.xoff") && m.contains("never sent")), "{w:?}");
+    let fine = LoadedScenario::from_str(&text.replace("2MB", "100KB"), "x.toml", Path::new(".")).unwrap().warnings;
+    assert!(!fine.iter().any(|m| m.contains("switch.pfc.xoff")), "{fine:?}");
+}

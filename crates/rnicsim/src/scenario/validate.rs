@@ -481,6 +481,10 @@ pub fn advisories(s: &Scenario) -> Problems {
         out.push(("nic.priority".into(), unprotected(s.nic.priority, &pfc.classes, "RDMA traffic goes")));
     }
     tassel_batches(&mut out, s);
+    // A static XOFF the buffer cannot reach never pauses: the lossless classes then drop.
+    if let Some(x) = s.switch.pfc.xoff.filter(|x| s.switch.pfc.enabled && x.0 >= s.switch.buffer.0) {
+        out.push(("switch.pfc.xoff".into(), format!("{x} is not below the {} buffer: no ingress reaches it, PAUSE is never sent, and the lossless classes drop when the buffer fills", s.switch.buffer)));
+    }
     if let Some(f) = &s.failures {
         let rtt = s.links.delay.0.saturating_mul(2);
         if f.interval.0 > 0 && f.interval.0 < rtt {

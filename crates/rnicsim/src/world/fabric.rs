@@ -11,6 +11,7 @@ use crate::wire::packet::{Packet, PacketId, PacketKind};
 use crate::fabric::routing::Routes;
 use crate::scenario::schema::{LinkState, PathChoice};
 use crate::units::Time;
+use crate::fabric::port::CLASSES;
 use rand::Rng as _;
 
 impl World {
@@ -67,14 +68,18 @@ impl World {
     #[inline]
     pub(super) fn link_send(&mut self, p: u32, id: PacketId, done: Time) {
         let link = &mut self.links[p as usize];
+        // PFC frames are not packets of `packets_sent`, so their losses count in no drop
+        // counter (`pfc_frames_sent - pfc_frames_received` holds them): the drops balance the
+        // packets sent.
+        let counted = !matches!(self.pool.get(id).kind, PacketKind::Pause { .. }) as u64;
         if !link.up {
-            self.ports[p as usize].counters.drops_link_down += 1;
+            self.ports[p as usize].counters.drops_link_down += counted;
             self.pool.free(id);
             return;
         }
         if let Some(rng) = &mut self.link_rngs[p as usize] {
             if rng.random::<f64>() < link.loss_rate {
-                self.ports[p as usize].counters.drops_corrupt += 1;
+                self.ports[p as usize].counters.drops_corrupt += counted;
                 self.pool.free(id);
                 return;
             }
@@ -390,7 +395,8 @@ impl World {
         self.links[p as usize].up = false;
         self.timers.cancel(self.link_timers[p as usize]);
         let lost: Vec<PacketId> = self.links[p as usize].in_flight.drain(..).map(|(_, id)| id).collect();
-        self.ports[p as usize].counters.drops_link_down += lost.len() as u64;
+        let pool = &self.pool;
+        self.ports[p as usize].counters.drops_link_down += lost.iter().filter(|&&id| !matches!(pool.get(id).kind, PacketKind::Pause { .. })).count() as u64;
         for id in lost {
             self.pool.free(id);
         }
@@ -408,6 +414,21 @@ impl World {
                 }
             }
             self.pool.free(id);
+        }
+        // A MAC's pause state does not outlive its link: the PAUSE it obeyed came over the link
+        // that failed, and a RESUME sent meanwhile was lost on it (the port stayed paused
+        // after the link came back, up to the 65,535 quanta of its last PAUSE).
+        let now = self.now;
+        for c in 0..CLASSES {
+            if self.ports[p as usize].is_paused(c, now) {
+                self.ports[p as usize].apply_pause(c as u8, now, now);
+            }
+        }
+        if let NodeRole::Host(h) = self.roles[self.ports[p as usize].node as usize] {
+            self.sync_sched_pause(h);
+            // The queue is empty now: applications waiting for room in it go on (they were
+            // woken only by a packet leaving, which an emptied queue never sends).
+            self.host_dequeued(h);
         }
     }
 
