@@ -6,7 +6,8 @@
 use super::{Pick, QpScheduler};
 use crate::units::Time;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use ahash::AHashMap;
+use std::collections::BinaryHeap;
 use tassel::{Decision, Monolithic, Tassel, WqeSource};
 
 /// Queue pairs whose WQEs are not fetched yet, by the time they are.
@@ -135,8 +136,9 @@ pub struct SelfTimed<T: SelfTiming> {
     pending: Pending,
     woken: Vec<u32>,
     cost: Time,
-    /// The scheduler's flow id of each queue pair it has seen, and back.
-    flow_of: HashMap<u32, u32>,
+    /// The scheduler's flow id of each queue pair it has seen, and back (looked up on every
+    /// push, so a fast hash; never iterated, so its order cannot reach a result).
+    flow_of: AHashMap<u32, u32>,
     qp_of: Vec<u32>,
 }
 
@@ -145,7 +147,7 @@ pub type SePieoSched = SelfTimed<Monolithic>;
 
 impl<T: SelfTiming> SelfTimed<T> {
     pub fn new(inner: T, cost: Time) -> Self {
-        SelfTimed { inner, pending: Pending::default(), woken: Vec::new(), cost, flow_of: HashMap::new(), qp_of: Vec::new() }
+        SelfTimed { inner, pending: Pending::default(), woken: Vec::new(), cost, flow_of: AHashMap::new(), qp_of: Vec::new() }
     }
 
     /// The scheduler's flow id for queue pair `qp` (a new one the first time it is seen).
