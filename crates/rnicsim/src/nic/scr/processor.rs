@@ -436,8 +436,12 @@ impl<P: Policy> Processor<P> {
         let cycles = self.policy.on_leave(slot, &mut self.flows, &mut env);
         // Nothing is installed for the closed queue pair itself.
         self.scratch.retain(|a| !matches!(a, Action::SetRate { flow, .. } | Action::ProbeRtt { flow } | Action::SetSport { flow, .. } | Action::ProbePath { flow, .. } | Action::Signal { flow, .. } | Action::Wake { flow, .. } if *flow == qp));
+        // What its queues still hold is discarded, and counted: collected = coalesced into
+        // handled events + dropped + discarded + still waiting.
         for q in &mut self.queues[slot * self.lanes..(slot + 1) * self.lanes] {
-            q.take();
+            if let Some(ev) = q.take() {
+                self.stats.discarded[ev.kind.index()] += ev.count as u64;
+            }
         }
         // Without a per-node pool the leave runs on the flow's thread, once it is free.
         let thread = self.meta[slot].thread as usize;

@@ -22,6 +22,8 @@ pub struct ScrStats {
     pub parked: [u64; Kind::COUNT],
     /// Events lost to full software rings.
     pub dropped: [u64; Kind::COUNT],
+    /// Events still queued when their flow left, never handed to the policy.
+    pub discarded: [u64; Kind::COUNT],
     /// Thread time spent (summed over threads).
     pub busy_ps: u64,
     pub rate_sets: u64,
@@ -40,6 +42,7 @@ impl ScrStats {
             self.coalesced[k] += o.coalesced[k];
             self.parked[k] += o.parked[k];
             self.dropped[k] += o.dropped[k];
+            self.discarded[k] += o.discarded[k];
         }
         self.busy_ps += o.busy_ps;
         self.rate_sets += o.rate_sets;
@@ -60,6 +63,7 @@ impl ScrStats {
             coalesced: d(&self.coalesced, &base.coalesced),
             parked: d(&self.parked, &base.parked),
             dropped: d(&self.dropped, &base.dropped),
+            discarded: d(&self.discarded, &base.discarded),
             busy_ps: self.busy_ps - base.busy_ps,
             rate_sets: self.rate_sets - base.rate_sets,
             last_rate_set: self.last_rate_set,
@@ -85,6 +89,8 @@ pub struct KindSummary {
     pub processing_gbps: f64,
     pub parked: u64,
     pub dropped: u64,
+    /// Events still queued when their flow left (never handed to the policy).
+    pub discarded: u64,
 }
 
 /// The `scr` section of `summary.json` (all NICs with SCR summed).
@@ -221,6 +227,7 @@ impl ScrSummary {
                     processing_gbps: if secs > 0.0 { stats.handled_bytes[i] as f64 * 8.0 / secs / 1e9 } else { 0.0 },
                     parked: stats.parked[i],
                     dropped: stats.dropped[i],
+                    discarded: stats.discarded[i],
                 }
             })
             .collect();
