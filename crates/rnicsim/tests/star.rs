@@ -756,3 +756,20 @@ fn an_rpc_server_posts_its_next_receive_when_it_sees_the_completion() {
         assert!(wqep >= ea + 1502, "receive {k}: its WQEP at {wqep} ns, its CQE seen at {ea} ns");
     }
 }
+
+#[test]
+fn a_saturated_links_wire_load_is_at_most_one() {
+    // Eight clients keep a 10 Gbps server link busy. The load counted a packet whole when its
+    // serialization began, so the window took in one still on the wire at its end: 1.0000888.
+    for duration in ["3ms", "3.3ms"] {
+        let toml = format!(
+            "duration = \"{duration}\"\n[topology.star]\nhosts = 9\n[links]\nrate = \"10Gbps\"\ndelay = \"1us\"\n[nic]\nmtu = 1024\n[nic.cc.none]\n\
+             [[rpc]]\nname = \"g\"\nserver = 0\nclients = [1, 2, 3, 4, 5, 6, 7, 8]\nconnections = 40\nrequest = \"4500B\"\nstack = \"star\"\nworkload = \"rpc\"\nwarmup = \"1ms\"\n"
+        );
+        let mut w = build(&toml);
+        w.run(|_| true);
+        let s = rnicsim::output::Summary::of(&w, "w");
+        let load = s.rpc[0].wire_load;
+        assert!(load > 0.99 && load <= 1.0, "{duration}: {load}");
+    }
+}

@@ -513,3 +513,28 @@ fn a_join_converges_to_max_min_shares_judged_on_its_own_chain() {
     let y = s.yama.as_ref().unwrap();
     assert_eq!((y.changes, y.unconverged, y.superseded), (2, 0, 0), "{y:?}");
 }
+
+#[test]
+fn after_a_leave_the_survivor_converges_once_it_takes_up_the_freed_capacity() {
+    // A 10 Gbps AES engine shared 1:1; b stops at 1.5 ms with 64 × 1 KiB operations still
+    // queued, which drain at its half of the round robin (about 105 µs): only then can a take
+    // the whole engine. Judged among those still on, a lone a "converged" in one 20 µs sample.
+    let toml = "duration = \"2ms\"\n[topology.star]\nhosts = 4\n[links]\nrate = \"400Gbps\"\n[yama]\nwarmup = \"1ms\"\n\
+                [[yama.engine]]\nname = \"aes\"\nhost = 3\ngbps = \"10Gbps\"\n[[yama.chain]]\nname = \"c\"\nengines = [\"aes\"]\nworkload = \"aes\"\n\
+                [[yama.entity]]\nname = \"a\"\nweight = 1.0\nchain = \"c\"\nnodes = [0]\ninstances = 2\nqueues = 2\ndepth = 16\n\
+                [[yama.entity]]\nname = \"b\"\nweight = 1.0\nstop = \"1.5ms\"\nchain = \"c\"\nnodes = [1]\ninstances = 2\nqueues = 2\ndepth = 16\n";
+    let s = run(toml);
+    let y = s.yama.as_ref().unwrap();
+    assert_eq!((y.changes, y.unconverged), (1, 0), "{y:?}");
+    let c = y.convergence_max_us.unwrap();
+    assert!(c >= 100.0 && c < 300.0, "{y:?}");
+}
+
+#[test]
+fn an_entity_that_starts_at_the_end_is_warned() {
+    let toml = "duration = \"1ms\"\n[topology.star]\nhosts = 3\n[yama]\n[[yama.engine]]\nname = \"aes\"\nhost = 2\ngbps = \"10Gbps\"\n[[yama.chain]]\nname = \"c\"\nengines = [\"aes\"]\nworkload = \"aes\"\n\
+                [[yama.entity]]\nname = \"a\"\nweight = 1.0\nchain = \"c\"\nnodes = [0]\n[[yama.entity]]\nname = \"b\"\nweight = 1.0\nchain = \"c\"\nnodes = [1]\nstart = \"1ms\"\n";
+    let w = LoadedScenario::from_str(toml, "y.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")).warnings;
+    assert!(w.iter().any(|m| m.contains("yama.entity[1].start") && m.contains("never runs")), "{w:?}");
+    assert!(!w.iter().any(|m| m.contains("yama.entity[0]")), "{w:?}");
+}

@@ -370,6 +370,11 @@ pub fn advisories(s: &Scenario) -> Problems {
     if let Some(y) = s.yama.as_ref().filter(|y| y.warmup >= s.duration) {
         out.push(("yama.warmup".into(), format!("a warmup of {} leaves nothing of the {} run to measure: every throughput will be 0", y.warmup, s.duration)));
     }
+    for (i, e) in s.yama.iter().flat_map(|y| y.entity.iter()).enumerate() {
+        if e.start >= s.duration {
+            out.push((format!("yama.entity[{i}].start"), format!("{} is not before the end of the {} run: this entity never runs", e.start, s.duration)));
+        }
+    }
     for (i, r) in s.rpc.iter().enumerate() {
         if r.warmup >= s.duration {
             out.push((format!("rpc[{i}].warmup"), format!("a warmup of {} leaves nothing of the {} run to measure: its call rates will be 0", r.warmup, s.duration)));

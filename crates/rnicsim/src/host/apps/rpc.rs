@@ -190,11 +190,13 @@ fn tag(g: usize, c: usize, server: bool) -> u32 {
 /// The connection number of a group's window timer.
 const WINDOW: usize = 0x7_ffff;
 
-/// Bytes the server's link has carried out of the server and into it.
+/// Bytes the server's link has carried out of the server and into it by now: a packet counts
+/// as far as it is serialized (counted whole when it started, a window could see more bytes
+/// than its time can carry: a wire load above 1).
 fn link_bytes(w: &World, server: u32) -> [u64; 2] {
     let Some(p) = w.host_port(server) else { return [0; 2] };
     let peer = w.ports[p as usize].peer as usize;
-    [w.ports[p as usize].counters.tx_bytes, w.ports[peer].counters.tx_bytes]
+    [w.ports[p as usize].tx_bytes_by(w.now), w.ports[peer].tx_bytes_by(w.now)]
 }
 
 fn untag(t: u32) -> (usize, usize, bool) {

@@ -284,7 +284,10 @@ impl Yama {
             let rows: Vec<&(Time, Vec<f64>)> = self.timeline.iter().filter(|(at, _)| at.0 >= t.0 + spec.sample.0 && *at <= until).collect();
             let fair_chain = |c: usize, row: &Vec<f64>, at: Time| {
                 let act: Vec<usize> = (0..spec.entity.len()).filter(|&e| self.policy.chain_of(e) == c && self.active_at(e, at)).collect();
-                let total: f64 = act.iter().map(|&e| row[e]).sum();
+                // The chain's throughput, a leaver's draining work included: judged only among
+                // those still on, a lone survivor "converged" at once, before it had taken up
+                // what the leaver freed.
+                let total: f64 = (0..spec.entity.len()).filter(|&e| self.policy.chain_of(e) == c).map(|e| row[e]).sum();
                 // Max-min over the chain's throughput, in Gbps; who asks for less is satisfied.
                 let ask: Vec<::yama::Demand> = act.iter().map(|&e| ::yama::Demand { weight: spec.entity[e].weight, chain: 0, demand: spec.entity[e].load.map_or(f64::INFINITY, |l| l.0 as f64 / 1e9) }).collect();
                 let share = if total > 0.0 { ::yama::ideal_shares_by_load(&[vec![1.0 / total]], &ask) } else { vec![0.0; act.len()] };
