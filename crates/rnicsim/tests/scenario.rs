@@ -604,6 +604,9 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         (format!("{GOOD}[nic.cc.dcqcn]\nmin_rate = \"200Gbps\"\n"), "nic.cc.dcqcn.min_rate", "cuts have no effect"),
         // SRPT reorders a message's own packets: without an ordering layer, each is a gap.
         (format!("{GOOD}[switch]\nqueue_order = \"srpt\"\n"), "switch.queue_order", "without [nic.ordering]"),
+        // 4 KiB messages of 1,000 B packets end in a 96 B one: 884 B on average, 13 per µs of
+        // the default batching, 91.9 Gbps (found by exploring: the run gives 91.98, unwarned).
+        (tassel("", ""), "perftest[0].message", "average 884 B"),
     ] {
         let w = warnings(&text);
         assert_eq!(w.len(), 1, "{w:?}");
@@ -625,7 +628,8 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         GOOD.replace("pattern = { incast = { receiver = 0, senders = [1, 2] } }", "pattern = { pairs = { pairs = [[1, 0], [0, 1]] } }"),
         tassel("message = \"64B\"\nrate_limit = \"10Gbps\"", "typical_packet = \"142B\""),
         tassel("message = \"64B\"\nqps = 64", ""),
-        tassel("", ""),
+        // Four full packets (1,066 B on average): 13 per µs fill the link.
+        tassel("message = \"4000B\"", ""),
         tassel("rate_limit = \"1000500bps\"", ""),
         format!("{GOOD}[nic.state_cache]\ncapacity = \"1KiB\"\nrx_buffer = \"64KiB\"\nwhen_full = \"pause\"\n"),
         format!("{GOOD}[nic.state_cache]\ncapacity = \"1KiB\"\nrx_buffer = \"32KiB\"\n"),
