@@ -602,6 +602,16 @@ fn a_link_flap_resets_the_pause_it_carried_and_wakes_the_sources_it_emptied() {
         let port = w.nics[0].port as usize;
         assert!(!w.ports[port].is_paused(3, w.end), "{pause:?}: host 0 still paused at the end");
     }
+    // A flap of 1 µs, too short for the ingress to drain: the switch forgets the PAUSE it had
+    // sent too, so the next packet over XOFF pauses host 0 again. It kept counting it as
+    // asserted, sent no other, and the lossless class overflowed a 600 KB buffer (20 drops).
+    let w = world(concat!(
+        "duration = \"300us\"\n[topology.star]\nhosts = 5\n[switch]\nbuffer = \"600KB\"\n[switch.ecn]\nenabled = false\n[switch.pfc]\nclasses = [3]\n[routing]\nrecompute_delay = \"1us\"\n",
+        "[[traffic]]\npattern = { incast = { receiver = 4 } }\nload = 1.0\npriority = 3\nstop = \"250us\"\n",
+        "[[link_events]]\nat = \"12us\"\nbetween = [0, 5]\nstate = \"down\"\n[[link_events]]\nat = \"13us\"\nbetween = [0, 5]\nstate = \"up\"\n",
+    ));
+    let buffer: u64 = w.ports.iter().map(|p| p.counters.drops_buffer).sum();
+    assert_eq!(buffer, 0, "the lossless class dropped");
 }
 
 #[test]

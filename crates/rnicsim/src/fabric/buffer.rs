@@ -161,6 +161,12 @@ impl SharedBuffer {
         false
     }
 
+    /// Forgets that PAUSE was sent for `ingress`'s `class` (its link failed: the pause it
+    /// asserted died with it, and the next packet over XOFF pauses again).
+    pub fn clear_xoff(&mut self, ingress: u32, class: u8) {
+        self.xoff_sent[ingress as usize][class as usize] = false;
+    }
+
     /// Classes for which PAUSE is currently asserted on `ingress`.
     pub fn asserted(&self, ingress: u32) -> impl Iterator<Item = u8> + '_ {
         (0..CLASSES as u8).filter(move |&c| self.xoff_sent[ingress as usize][c as usize])

@@ -7,7 +7,8 @@
 //!   connection has seen reordering and until its last packet arrives.
 //! - `static`: a fixed bitmap of `bits` per connection, allocated for every open connection
 //!   (the §4 baseline: 32 + 9 = 41 bytes at 256 bits; IRN and MP-RDMA are of this kind).
-//! - `ideal`: unbounded tracking, no memory accounted (the ideal ordering layer).
+//! - `ideal`: no memory accounted, any packet up to 65,535 PSNs past the expected one tracked
+//!   (the span a SACK can name; those beyond are refused).
 //!
 //! Every layer answers ACK for in-order packets, SACK for tracked out-of-order ones and NACK
 //! (once per gap) for packets it cannot track, which it drops (§3.5.1). WRITE data is placed

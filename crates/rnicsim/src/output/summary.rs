@@ -330,7 +330,8 @@ fn scr(world: &World) -> Option<crate::nic::scr::stats::ScrSummary> {
         .collect();
     // Thread utilization is over the NICs whose processors worked: a NIC that only took
     // telemetry samples its policy never asked for did none (it halved the figure).
-    let active = scr.cores.iter().flatten().filter(|c| c.stats().collected.iter().sum::<u64>() > 0 || c.stats().busy_ps > 0).count().max(1) as u32;
+    // (Judged over the same window as the busy time: a NIC idle after the warmup is left out.)
+    let active = windows.iter().flatten().filter(|w| w.collected.iter().sum::<u64>() > 0 || w.busy_ps > 0).count().max(1) as u32;
     Some(crate::nic::scr::stats::ScrSummary::new(first.policy_name(), active, first.threads(), first.all_threads(), first.context_bytes(), &total, secs, per_nic))
 }
 

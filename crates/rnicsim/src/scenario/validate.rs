@@ -487,8 +487,10 @@ pub fn advisories(s: &Scenario) -> Problems {
     }
     tassel_batches(&mut out, s);
     // A static XOFF the buffer cannot reach never pauses: the lossless classes then drop.
-    if let Some(x) = s.switch.pfc.xoff.filter(|x| s.switch.pfc.enabled && x.0 >= s.switch.buffer.0) {
-        out.push(("switch.pfc.xoff".into(), format!("{x} is not below the {} buffer: no ingress reaches it, PAUSE is never sent, and the lossless classes drop when the buffer fills", s.switch.buffer)));
+    // (XOFF counts an ingress's bytes past its `ingress_reserve`.)
+    let reachable = s.switch.buffer.0.saturating_sub(s.switch.pfc.ingress_reserve.0);
+    if let Some(x) = s.switch.pfc.xoff.filter(|x| s.switch.pfc.enabled && x.0 >= reachable) {
+        out.push(("switch.pfc.xoff".into(), format!("{x} is not below the {} buffer (less the ingress_reserve of {}): no ingress reaches it, PAUSE is never sent, and the lossless classes drop when the buffer fills", s.switch.buffer, s.switch.pfc.ingress_reserve)));
     }
     if let Some(f) = &s.failures {
         let rtt = s.links.delay.0.saturating_mul(2);

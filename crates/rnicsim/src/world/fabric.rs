@@ -69,8 +69,8 @@ impl World {
     pub(super) fn link_send(&mut self, p: u32, id: PacketId, done: Time) {
         let link = &mut self.links[p as usize];
         // PFC frames are not packets of `packets_sent`, so their losses count in no drop
-        // counter (`pfc_frames_sent - pfc_frames_received` holds them): the drops balance the
-        // packets sent.
+        // counter (`pfc_frames_sent - pfc_frames_received` holds them). (The transport's ACKs,
+        // NAKs and CNPs are not in it either, but their losses are drops, as a port sees them.)
         let counted = !matches!(self.pool.get(id).kind, PacketKind::Pause { .. }) as u64;
         if !link.up {
             self.ports[p as usize].counters.drops_link_down += counted;
@@ -417,8 +417,20 @@ impl World {
         }
         // A MAC's pause state does not outlive its link: the PAUSE it obeyed came over the link
         // that failed, and a RESUME sent meanwhile was lost on it (the port stayed paused
-        // after the link came back, up to the 65,535 quanta of its last PAUSE).
+        // after the link came back, up to the 65,535 quanta of its last PAUSE). Both ends
+        // forget it: a switch that still counted its PAUSE as asserted sent no other while
+        // the far end, no longer paused, sent freely into a full ingress.
         let now = self.now;
+        if let NodeRole::Switch(s) = self.roles[self.ports[p as usize].node as usize] {
+            let iface = p - self.switches[s as usize].first_port;
+            let asserted = self.switches[s as usize].asserted(iface);
+            for c in (0..CLASSES).filter(|&c| asserted[c]) {
+                let sw = &mut self.switches[s as usize];
+                sw.buffer.clear_xoff(iface, c as u8);
+                // A RESUME's bookkeeping, with no frame: the link is down.
+                sw.pfc_sent(iface, c as u8, 0, now, &mut self.ports[p as usize]);
+            }
+        }
         for c in 0..CLASSES {
             if self.ports[p as usize].is_paused(c, now) {
                 self.ports[p as usize].apply_pause(c as u8, now, now);
