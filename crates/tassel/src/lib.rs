@@ -46,9 +46,9 @@ pub trait WqeSource {
     /// packets after its head, without consuming them; fewer (or none) if the flow has fewer.
     fn fetch(&mut self, flow: u32, skip: u32, max: u32, out: &mut Vec<u32>);
     /// Whether the last fetch stopped short of `max` at packets the flow has posted but the
-    /// NIC holds back for now (a congestion window, a WQE not yet read): those came in the
-    /// same batch in hardware, and the flow is woken when they are free. `false` if it ran
-    /// out of posted packets.
+    /// NIC holds back for now (a congestion window, a WRITE's held last packet): those came in
+    /// the same batch in hardware, and the flow is woken when they are free. `false` if it ran
+    /// out of posted packets (a WQE not yet read counts as not posted: the fetch reads it).
     fn held_back(&self) -> bool {
         false
     }
