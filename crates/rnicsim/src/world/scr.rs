@@ -107,11 +107,7 @@ impl World {
             // A queue pair that closed since the decision is left alone (the verbs refuse it),
             // and so is one of another NIC: a NIC's cores reach only its own queue pairs (an
             // external policy can name any number; it set another host's rate).
-            let flow = match a {
-                Action::SetRate { flow, .. } | Action::ProbeRtt { flow } | Action::SetSport { flow, .. } | Action::ProbePath { flow, .. } | Action::Signal { flow, .. } => Some(flow),
-                Action::Wake { .. } => None,
-            };
-            if flow.is_some_and(|f| self.qps.find(f).is_none_or(|q| q.host != host)) {
+            if !matches!(a, Action::Wake { .. }) && self.qps.find(a.flow()).is_none_or(|q| q.host != host) {
                 continue;
             }
             match a {

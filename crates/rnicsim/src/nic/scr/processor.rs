@@ -435,7 +435,7 @@ impl<P: Policy> Processor<P> {
         self.flows[slot].left = true;
         let cycles = self.policy.on_leave(slot, &mut self.flows, &mut env);
         // Nothing is installed for the closed queue pair itself.
-        self.scratch.retain(|a| !matches!(a, Action::SetRate { flow, .. } | Action::ProbeRtt { flow } | Action::SetSport { flow, .. } | Action::ProbePath { flow, .. } | Action::Signal { flow, .. } | Action::Wake { flow, .. } if *flow == qp));
+        self.scratch.retain(|a| a.flow() != qp);
         // What its queues still hold is discarded, and counted: collected = coalesced into
         // handled events + dropped + discarded + still waiting.
         for q in &mut self.queues[slot * self.lanes..(slot + 1) * self.lanes] {

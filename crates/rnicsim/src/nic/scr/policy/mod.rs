@@ -47,6 +47,15 @@ pub enum Action {
     Wake { flow: u32, after: Time },
 }
 
+impl Action {
+    /// The queue pair (flow) it is for.
+    pub fn flow(&self) -> u32 {
+        match *self {
+            Action::SetRate { flow, .. } | Action::ProbeRtt { flow } | Action::SetSport { flow, .. } | Action::ProbePath { flow, .. } | Action::Signal { flow, .. } | Action::Wake { flow, .. } => flow,
+        }
+    }
+}
+
 /// What a policy sees of its NIC, and where it writes its actions.
 pub struct Env<'a> {
     /// When the policy runs (the event's thread picked it up).
