@@ -64,14 +64,20 @@ impl World {
         }
     }
 
+    /// 1 if losing packet `id` on a link counts as a drop, else 0. PFC frames are not packets of
+    /// `packets_sent`, so their losses count in no drop counter (`pfc_frames_sent -
+    /// pfc_frames_received` holds them). (The transport's ACKs, NAKs and CNPs are not in it
+    /// either, but their losses are drops, as a port sees them.)
+    #[inline]
+    fn counts_as_drop(&self, id: PacketId) -> u64 {
+        !matches!(self.pool.get(id).kind, PacketKind::Pause { .. }) as u64
+    }
+
     /// Puts a packet whose serialization ends at `done` on the port's link.
     #[inline]
     pub(super) fn link_send(&mut self, p: u32, id: PacketId, done: Time) {
+        let counted = self.counts_as_drop(id);
         let link = &mut self.links[p as usize];
-        // PFC frames are not packets of `packets_sent`, so their losses count in no drop
-        // counter (`pfc_frames_sent - pfc_frames_received` holds them). (The transport's ACKs,
-        // NAKs and CNPs are not in it either, but their losses are drops, as a port sees them.)
-        let counted = !matches!(self.pool.get(id).kind, PacketKind::Pause { .. }) as u64;
         if !link.up {
             self.ports[p as usize].counters.drops_link_down += counted;
             self.pool.free(id);
@@ -395,8 +401,7 @@ impl World {
         self.links[p as usize].up = false;
         self.timers.cancel(self.link_timers[p as usize]);
         let lost: Vec<PacketId> = self.links[p as usize].in_flight.drain(..).map(|(_, id)| id).collect();
-        let pool = &self.pool;
-        self.ports[p as usize].counters.drops_link_down += lost.iter().filter(|&&id| !matches!(pool.get(id).kind, PacketKind::Pause { .. })).count() as u64;
+        self.ports[p as usize].counters.drops_link_down += lost.iter().map(|&id| self.counts_as_drop(id)).sum::<u64>();
         for id in lost {
             self.pool.free(id);
         }
