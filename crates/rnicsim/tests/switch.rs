@@ -504,3 +504,100 @@ fn queue_pairs_on_k_shortest_paths_move_off_a_failed_link() {
         assert!(lost < 2_000, "{choice}: {lost} packets lost on the dead link");
     }
 }
+
+#[test]
+fn the_source_switch_steers_carried_paths_off_its_own_failed_port_at_once() {
+    // Switches 2 and 3 joined directly and through 4 and through 5; host 0 on 2, host 1 on 3.
+    // A link of switch 2 fails at 50 µs and routes learn of it only 50 µs later. With local
+    // failover (the default) switch 2 knows its own port is down at once, so only the packets
+    // already on the link or queued for it are lost (raw traffic sends a packet every 160 ns:
+    // about six on a 1 µs link).
+    // Per-packet choice used to keep drawing the dead path (105 of ~312 packets lost), and a
+    // connection's path kept leading into it whether local failover was on or off.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("ksp.txt"),
+        "6 4 7\n2 3 4 5\n0 2 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n2 3 100Gbps 1000ns 0\n2 4 100Gbps 1000ns 0\n4 3 100Gbps 1000ns 0\n2 5 100Gbps 1000ns 0\n5 3 100Gbps 1000ns 0\n",
+    )
+    .unwrap();
+    // Eight 1 MB WRITEs from host 0 to host 1, each queue pair on one of the three paths.
+    let mut flows = String::from("8\n");
+    for _ in 0..8 {
+        flows += "0 1 3 100 1000000 0.000001\n";
+    }
+    std::fs::write(dir.path().join("flows.txt"), flows).unwrap();
+    let lost = |choice: &str, link: [u32; 2], failover: bool| {
+        let traffic = if choice == "connection" {
+            "[nic]\nrto = \"100us\"\n[[flows]]\nfile = \"flows.txt\"".to_string()
+        } else {
+            "[[traffic]]\npattern = { pairs = { pairs = [[0, 1]] } }\nload = 0.5\npacket_size = \"1000B\"".to_string()
+        };
+        let toml = format!(
+            r#"
+            duration = "200us"
+            [topology.file]
+            path = "ksp.txt"
+            [routing]
+            k_shortest_paths = 3
+            path_choice = "{choice}"
+            recompute_delay = "50us"
+            local_failover = {failover}
+            [[link_events]]
+            at = "50us"
+            between = [{}, {}]
+            state = "down"
+            {traffic}
+            "#,
+            link[0], link[1]
+        );
+        let mut w = build(&toml, dir.path());
+        w.run(|_| true);
+        // Lost at switch 2's own ports (a connection's ACKs also come back on its path, and
+        // switch 4 has no other route to host 0 until routes are recomputed).
+        w.ports.iter().filter(|p| p.node == 2).map(|p| p.counters.drops_link_down).sum::<u64>()
+    };
+    let cases: [(&str, [u32; 2]); 5] =
+        [("packet", [2, 4]), ("packet", [2, 3]), ("packet_power_of_two", [2, 4]), ("packet_power_of_two", [2, 3]), ("connection", [2, 4])];
+    for (choice, link) in cases {
+        let (on, off) = (lost(choice, link, true), lost(choice, link, false));
+        assert!(on <= 16, "{choice} {link:?}: {on} lost with local failover");
+        // Without it the dead path keeps its share until routes are recomputed.
+        assert!(off > 50, "{choice} {link:?}: {off} lost without local failover");
+    }
+}
+
+#[test]
+fn per_packet_power_of_two_compares_two_different_paths() {
+    // Two paths from switch 2 to switch 3: through 4 at 100 Gbps and through 5 at 25 Gbps;
+    // host 0 sends to host 1 at 90 Gbps, each packet on the less loaded of two paths. Drawing
+    // two different paths, every packet compares both, so the slow path's queue never holds
+    // more than a packet or two. Drawing the same path twice half the time (as it did) placed
+    // those packets at random and the slow queue reached 11 KB.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("asym.txt"),
+        "6 4 6\n2 3 4 5\n0 2 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n2 4 100Gbps 1000ns 0\n4 3 100Gbps 1000ns 0\n2 5 25Gbps 1000ns 0\n5 3 25Gbps 1000ns 0\n",
+    )
+    .unwrap();
+    let toml = r#"
+        duration = "200us"
+        [topology.file]
+        path = "asym.txt"
+        [switch.pfc]
+        enabled = false
+        [routing]
+        k_shortest_paths = 2
+        path_choice = "packet_power_of_two"
+        [[traffic]]
+        pattern = { pairs = { pairs = [[0, 1]] } }
+        load = 0.9
+        packet_size = "1000B"
+        "#;
+    let mut w = build(toml, dir.path());
+    w.run(|_| true);
+    let slow = port_to(&w, 2, 5);
+    let fast = port_to(&w, 2, 4);
+    let (qs, ns, nf) = (w.ports[slow as usize].counters.max_queue_bytes, w.ports[slow as usize].counters.tx_packets, w.ports[fast as usize].counters.tx_packets);
+    assert!(ns > 100 && nf > ns, "both paths used, the fast one more: {nf} / {ns}");
+    assert!(qs <= 2 * 1100, "slow path queue {qs} B");
+}

@@ -141,8 +141,9 @@ impl World {
     #[inline]
     fn switch_forward(&mut self, s: u32, in_port: u32, id: PacketId) {
         if self.path_choice != PathChoice::Connection {
-            self.choose_packet_path(in_port, id);
+            self.choose_packet_path(s, in_port, id);
         }
+        self.leave_broken_path(s, id);
         let sw = &mut self.switches[s as usize];
         let path = match &self.paths {
             Some(t) => match self.pool.path(id) {
@@ -168,12 +169,35 @@ impl World {
         }
     }
 
+    /// Local failover on a carried path: when the path leaves switch `s` by a port of its own
+    /// whose link is down, the packet drops the path and follows the switch's routes from here
+    /// (which leave that port at once), as a packet without a path would. Keeping the path would
+    /// lose it on the dead link until routes are recomputed; keeping the path past a detour
+    /// could send it back the way it came.
+    #[inline]
+    fn leave_broken_path(&mut self, s: u32, id: PacketId) {
+        let sw = &self.switches[s as usize];
+        if !sw.local_failover || sw.ports_down == 0 {
+            return;
+        }
+        let Some(table) = &self.paths else { return };
+        let pid = self.pool.path(id);
+        if pid == NO_PATH {
+            return;
+        }
+        let node = sw.node;
+        let broken = table.ports(pid).iter().any(|&p| self.ports[p as usize].node == node && !self.links[p as usize].up);
+        if broken {
+            self.pool.set_path(id, NO_PATH);
+        }
+    }
+
     /// Per-packet path choice (`routing.path_choice`): at the switch a data packet enters from
     /// its host, one of the k shortest paths to the destination's switch, at random or the less
-    /// queued first port of two random ones.
+    /// queued first port of two different random ones.
     #[cold]
     #[inline(never)]
-    fn choose_packet_path(&mut self, in_port: u32, id: PacketId) {
+    fn choose_packet_path(&mut self, s: u32, in_port: u32, id: PacketId) {
         let pkt = self.pool.get(id);
         let from = self.ports[self.ports[in_port as usize].peer as usize].node;
         if !pkt.carries_data() || !self.is_host[from as usize] || self.pool.path(id) != NO_PATH {
@@ -190,9 +214,14 @@ impl World {
         let all = table.between(&self.adjacency, &self.is_host, here, to);
         let n = all.len().min(ids.len());
         ids[..n].copy_from_slice(&all[..n]);
+        // The source switch knows its own ports' links at once (local failover); the rest of a
+        // path as of the last route computation.
+        let sw = &self.switches[s as usize];
+        let local = sw.local_failover && sw.ports_down > 0;
         let mut live = 0;
         for i in 0..n {
-            if table.is_up(ids[i], &self.routed_up) {
+            let first_up = !local || self.links[table.ports(ids[i])[0] as usize].up;
+            if first_up && table.is_up(ids[i], &self.routed_up) {
                 ids[live] = ids[i];
                 live += 1;
             }
@@ -201,13 +230,14 @@ impl World {
         if set.is_empty() {
             return;
         }
-        let a = set[self.path_rng.random_range(0..set.len())];
-        let path = if self.path_choice == PathChoice::PacketPowerOfTwo {
-            let b = set[self.path_rng.random_range(0..set.len())];
+        let a = self.path_rng.random_range(0..set.len());
+        let path = if self.path_choice == PathChoice::PacketPowerOfTwo && set.len() > 1 {
+            // Two distinct paths are compared (the second drawn from the others).
+            let (a, b) = (set[a], set[(a + 1 + self.path_rng.random_range(0..set.len() - 1)) % set.len()]);
             let queued = |p: u32| self.ports[table.ports(p)[0] as usize].total_bytes();
             if queued(b) < queued(a) { b } else { a }
         } else {
-            a
+            set[a]
         };
         self.pool.set_path(id, path);
     }
