@@ -1339,6 +1339,40 @@ fn hpcc_over_sprayed_paths_runs_a_lone_flow_near_its_target_utilization() {
 }
 
 #[test]
+fn hpcc_measures_the_links_its_data_crosses_not_its_acks_way_back() {
+    // A WRITE stream 0 -> 1 on an idle path, while raw traffic from hosts 2 and 3 congests the
+    // switch's port to host 0, where the stream's ACKs go (in their own class, so they are not
+    // slowed). HPCC reads the utilization of the hops its data crossed (INT on data packets
+    // only, as ns-3 stamps them), so the stream keeps about η of the line (95 Gbps on the wire,
+    // about 89 of payload). With hops stamped on the ACKs too, the congested reverse port drove
+    // the window to its floor: 1.0 Gbps.
+    let mut w = build(
+        r#"
+        duration = "3ms"
+        [topology.star]
+        hosts = 4
+        [nic]
+        ack_priority = 0
+        [nic.cc.hpcc]
+        [[perftest]]
+        name = "x"
+        test = "write_bw"
+        client = 0
+        server = 1
+        message = "64KiB"
+        depth = 8
+        warmup = "1ms"
+        [[traffic]]
+        pattern = { pairs = { pairs = [[2, 0], [3, 0]] } }
+        load = 0.6
+        "#,
+    );
+    w.run(|_| true);
+    let gbps = w.apps.perftests.tests[0].gbps(Time::from_ms(3));
+    assert!(gbps > 80.0, "{gbps:.2} Gbps");
+}
+
+#[test]
 fn a_reissued_reads_responses_count_as_resent_only_if_sent_before() {
     // One 2 MB READ (2,000 responses) over a lossy link: every response PSN goes out once for
     // the first time, so the responder's retransmissions are its responses sent less 2,000.

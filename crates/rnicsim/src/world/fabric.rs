@@ -55,7 +55,10 @@ impl World {
         let pkt = self.pool.get_mut(id);
         let resume = sw.dequeued(p, &mut self.ports[p as usize], class, pkt);
         let ingress = pkt.ingress_port;
-        if self.int_enabled && pkt.kind == PacketKind::Roce {
+        // INT is stamped on data packets only (ns-3's `SwitchNode::SwitchNotifyDequeue` pushes
+        // a hop onto UDP data, never onto ACKs): an ACK carries back the data path's hops, so
+        // HPCC reacts to the links its data crosses, not to the ACKs' way back.
+        if self.int_enabled && pkt.kind == PacketKind::Roce && pkt.roce.payload > 0 {
             let hop = Switch::int_hop(&self.ports[p as usize], p, class, self.now);
             self.pool.int_mut(id).push(hop);
         }
