@@ -594,6 +594,25 @@ fn every_congestion_control_shares_an_incast() {
 }
 
 #[test]
+fn dctcp_counts_every_echoed_mark_whatever_cnps_go_out() {
+    // A 2-to-1 incast under DCTCP, with CNPs (which DCTCP does not read) sent for every marked
+    // packet: each ACK still echoes its packet's mark, so DCTCP keeps the queue as short as
+    // with no CNPs at all. When a CNP took the mark the ACK owed, DCTCP saw none and never
+    // cut: the queue grew to 957 KB, as with no congestion control.
+    let q = |cnp: &str| {
+        let mut w = build(&format!(
+            "duration = \"5ms\"\n[topology.star]\nhosts = 3\n[switch.pfc]\nenabled = true\n[nic]\n{cnp}\n[nic.cc.dctcp]\n{}{}",
+            write_bw(0, 2, 8, "1ms"),
+            write_bw(1, 2, 8, "1ms")
+        ));
+        w.run(|_| true);
+        w.ports.iter().map(|p| p.counters.max_queue_bytes).max().unwrap()
+    };
+    let (every, flagged) = (q("cnp_interval = \"1ns\""), q("cnp = \"ack_flag\""));
+    assert!(every < flagged + flagged / 4, "CNP per mark: {every} B, ACK flags only: {flagged} B");
+}
+
+#[test]
 fn hpcc_keeps_queues_shorter_than_line_rate_senders() {
     let q = |w: &World| w.ports.iter().map(|p| p.counters.max_queue_bytes).max().unwrap();
     let (hpcc, none) = (incast("hpcc"), incast("none"));

@@ -438,7 +438,9 @@ impl Ctx<'_> {
     pub fn send_control(&mut self, q: u32, op: Opcode, syndrome: Syndrome, psn: u64, echo: &Packet, echo_id: Option<PacketId>) {
         let qp = self.qps.get_mut(q);
         let ack_class = self.spec.ack_class(qp.priority);
-        let ece = std::mem::take(&mut qp.ecn_seen);
+        // A CNP tells the sender's DCQCN; it does not settle the ECN echo the next ACK owes
+        // (DCTCP and MP-RDMA count marked bytes from ACKs, whatever CNPs went out).
+        let ece = if op == Opcode::Cnp { qp.ecn_seen } else { std::mem::take(&mut qp.ecn_seen) };
         let hdr = RoceHeader {
             opcode: op,
             syndrome,

@@ -56,8 +56,8 @@ pub(super) fn data_arrived(ctx: &mut Ctx, q: u32, pkt: &Packet, acked: bool) {
     }
     let now = ctx.now;
     let qp = ctx.qps.get_mut(q);
-    // What the next ACK owes its sender: `send_control` takes the flag into the CNP, and a READ
-    // response's CNP must not take what an ACK of a request still owes.
+    // What the next ACK owes its sender (a CNP leaves it owed); a READ response is answered by
+    // no ACK, so its mark is not owed to one.
     let owed = qp.ecn_seen;
     qp.ecn_seen = true;
     if (ctx.spec.cnp == CnpMode::Packet || !acked) && qp.last_cnp.is_none_or(|t| now >= t + ctx.spec.cnp_interval) {

@@ -310,17 +310,18 @@ fn ack_flag_mode_carries_congestion_on_the_ack_instead_of_a_cnp_packet() {
         p.write(3000, Verb::Write);
         let first = p.send(0).unwrap();
         let (second, third) = (p.send(0).unwrap(), p.send(0).unwrap());
-        // A CE-marked packet: a CNP then a plain ACK, or one ACK carrying the flag.
+        // A CE-marked packet: a CNP then the ACK (which still echoes the mark, for DCTCP's
+        // count), or one ACK carrying the flag.
         p.pool.get_mut(first).ecn = ECN_CE;
         p.out.actions.clear();
         p.deliver(1, first);
         let ctl = p.control();
         let got: Vec<_> = ctl.iter().map(|&id| p.pool.get(id)).map(|c| (c.roce.opcode, c.roce.imm)).collect();
         match mode {
-            CnpMode::Packet => assert_eq!(got, [(Opcode::Cnp, 1), (Opcode::Acknowledge, 0)]),
+            CnpMode::Packet => assert_eq!(got, [(Opcode::Cnp, 1), (Opcode::Acknowledge, 1)]),
             CnpMode::AckFlag => assert_eq!(got, [(Opcode::Acknowledge, 1)]),
         }
-        // Either way the sender's DCQCN cuts its rate in half (α = 1).
+        // Either way the sender's DCQCN cuts its rate in half (α = 1), once.
         for id in ctl {
             p.deliver(0, id);
         }
