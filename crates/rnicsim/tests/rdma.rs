@@ -64,6 +64,92 @@ fn one_write_completes_in_the_analytic_time() {
     assert_eq!(w.memory(1, 1 << 20, len).unwrap(), &data[..]);
 }
 
+#[test]
+fn a_receive_completes_one_cqe_transfer_after_its_data() {
+    // One 10,000 B SEND into a posted receive. The sender's side is the WRITE's above (SEND
+    // headers, no RETH); the last packet's 1,000 B payload is written to host memory (200 Gbps,
+    // visible 500 ns later) and the CQE right behind it on the same channel: 64 B later, not
+    // one more latency later (as it was, 500 ns after the data).
+    let mut w = build(B2B_BYTES);
+    let len = 10_000u64;
+    let src = w.register_mr(0, 0, len, Access::LOCAL_WRITE).unwrap();
+    let dst = w.register_mr(1, 0, len, Access::LOCAL_WRITE).unwrap();
+    let (qa, qb) = w.connect(0, 1).unwrap();
+    w.post_recv(qb, RecvWr { id: 9, addr: 0, len, lkey: dst.lkey }).unwrap();
+    w.post_send(qa, SendWr { id: 1, verb: Verb::Send, local_addr: 0, len, lkey: src.lkey, remote_addr: 0, rkey: 0 }).unwrap();
+    w.run_until(Time::from_us(100));
+    let cq = w.poll_cq(1).unwrap();
+    assert_eq!((cq.len(), cq[0].kind, cq[0].status), (1, CompletionKind::Recv, Status::Success));
+    let l = Time::from_ns(500);
+    let pcie = BitsPerSec::gbps(200);
+    let (d64, d8) = (pcie.tx_time(64), pcie.tx_time(8));
+    let wire = len + 10 * Opcode::SendMiddle.header_bytes() as u64;
+    let arrived = d8 + l + l + l + d64 + l + l + BitsPerSec::gbps(100).tx_time(wire) + Time::from_us(1);
+    assert_eq!(cq[0].at, arrived + pcie.tx_time(1000) + l + d64);
+}
+
+#[test]
+fn a_pcie_slower_than_the_link_is_warned_about() {
+    // Received payload queues on the write channel without pushing back on the wire, so a
+    // PCIe (or GPU path) below the link rate is worth a warning; one at the link rate is not.
+    let warned = |nic: &str| {
+        let toml = format!("duration = \"1ms\"\n[topology.back_to_back]\n[links]\nrate = \"100Gbps\"\n[nic]\n{nic}\n");
+        let loaded = LoadedScenario::from_str(&toml, "t.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        loaded.warnings.iter().filter(|w| w.contains("below the link rate")).cloned().collect::<Vec<_>>()
+    };
+    let pcie = warned("pcie = { bandwidth = \"50Gbps\" }");
+    assert!(pcie.len() == 1 && pcie[0].contains("nic.pcie.bandwidth"), "{pcie:?}");
+    let gpu = warned("gpu = { latency = \"800ns\", bandwidth = \"30Gbps\" }");
+    assert!(gpu.len() == 1 && gpu[0].contains("nic.gpu.bandwidth"), "{gpu:?}");
+    assert!(warned("pcie = { bandwidth = \"100Gbps\" }").is_empty());
+}
+
+#[test]
+fn gpu_memory_costs_the_gpu_paths_round_trip_and_a_read_completes_after_its_data() {
+    // Back to back, 100 Gbps, 1 µs; host PCIe at its default (500 ns, 200 Gbps), a GPU path of
+    // 800 ns at 100 Gbps; 64 B messages in GPU memory, depth 1.
+    let run = |test: &str| {
+        let mut w = build(&format!(
+            r#"
+            duration = "200us"
+            [topology.back_to_back]
+            [links]
+            rate = "100Gbps"
+            delay = "1us"
+            [nic]
+            mtu = 1000
+            gpu = {{ latency = "800ns", bandwidth = "100Gbps" }}
+            [[perftest]]
+            name = "t"
+            test = "{test}"
+            client = 0
+            server = 1
+            message = "64B"
+            depth = 1
+            memory = "gpu"
+            "#
+        ));
+        w.run(|_| true);
+        w.apps.perftests.tests[0].all_latencies()[0].0
+    };
+    let (l, g) = (500_000u64, 800_000u64);
+    let host = BitsPerSec::gbps(200);
+    let gpu = BitsPerSec::gbps(100);
+    let wire = |b: u64| BitsPerSec::gbps(100).tx_time(b).0;
+    // WRITE latency: doorbell (8 B) and WQE (64 B) from the host, the payload read over the
+    // GPU path's round trip (it used the host's, 300 ns less), the packet, 1 µs, the payload
+    // written to the GPU (visible 800 ns on).
+    let fetch = host.tx_time(8).0 + 3 * l + host.tx_time(64).0;
+    let write = fetch + 2 * g + wire(64 + Opcode::WriteOnly.header_bytes() as u64) + 1_000_000 + gpu.tx_time(64).0 + g;
+    assert_eq!(run("write_lat"), write);
+    // READ at depth 1: the request, its response's payload read from the responder's GPU, the
+    // response, written to the requester's GPU; the CQE on the host's channel is visible only
+    // after the data is (it was 300 ns before it).
+    let request = fetch + wire(Opcode::ReadRequest.header_bytes() as u64) + 1_000_000;
+    let response = request + 2 * g + wire(64 + Opcode::ReadResponseOnly.header_bytes() as u64) + 1_000_000;
+    assert_eq!(run("read_bw"), response + gpu.tx_time(64).0 + g + host.tx_time(64).0);
+}
+
 fn lossy_transfer(recovery: &str, verb: Verb) -> (World, Vec<u8>) {
     let toml = format!(
         r#"

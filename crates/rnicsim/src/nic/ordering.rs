@@ -200,6 +200,7 @@ pub struct OrderingCounters {
     pub nacks: u64,
     /// NACKs sent for refusals: one per gap, and again when refusals show the last was lost.
     pub nacks_sent: u64,
+    /// Packets that arrived again: below the expected PSN, or already held in the bitmap.
     pub duplicates: u64,
     /// Bitmaps created (Eunomia: first out-of-order packet of a connection).
     pub bitmaps_created: u64,
@@ -394,6 +395,12 @@ impl NicOrdering {
             }
         }
         r.epsn
+    }
+
+    /// A packet below its stream's expected PSN arrived (a resend of one already in order):
+    /// counted with the duplicates the layer itself holds, never passed to it.
+    pub fn note_duplicate(&mut self) {
+        self.counters.duplicates += 1;
     }
 
     /// The responder sent a NACK for a refusal.

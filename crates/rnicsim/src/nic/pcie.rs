@@ -131,10 +131,14 @@ impl Pcie {
     /// (`now` if none): visible to the host at the returned time. It takes its place on the
     /// write channel now, so a CQE due later never holds up writes issued before it is due
     /// (a receiver's payloads behind the CQE of an earlier message).
+    ///
+    /// Posted writes arrive in order, so a CQE behind a payload written on this channel is
+    /// visible one transfer after it, not one more latency after it; data that came another way
+    /// (the GPU path) holds the CQE until it is there.
     pub fn write_cqe(&mut self, now: Time, after: Time) -> Time {
         self.bytes_written += DESCRIPTOR_BYTES;
         let tx = self.spec.bandwidth.tx_time(DESCRIPTOR_BYTES);
-        self.write.transfer(now, DESCRIPTOR_BYTES).max(after.max(now) + tx) + self.spec.latency
+        (self.write.transfer(now, DESCRIPTOR_BYTES) + self.spec.latency).max(after + tx)
     }
 
     /// A 64-byte ping-pong across PCIe started at `now` (SCR's telemetry, A.10): the ping is a

@@ -351,6 +351,9 @@ pub struct Qp {
     pub nak_lost_from: Time,
     pub last_cnp: Option<Time>,
     pub ecn_seen: bool,
+    /// When the latest payload this queue pair received (a request's or a READ response's) is
+    /// in memory: a READ's completion is visible no earlier.
+    pub placed_until: Time,
     pub rq: VecDeque<RecvWr>,
     /// The receive WQE a multi-packet SEND is filling.
     pub recv_cur: Option<RecvWr>,
@@ -571,6 +574,7 @@ impl Qp {
             nak_lost_from: Time::ZERO,
             last_cnp: None,
             ecn_seen: false,
+            placed_until: Time::ZERO,
             rq: VecDeque::new(),
             recv_cur: None,
             ooo: PsnBitmap::default(),
@@ -642,6 +646,7 @@ impl Qp {
         self.nak_lost_from = Time::ZERO;
         self.last_cnp = None;
         self.ecn_seen = false;
+        self.placed_until = Time::ZERO;
         self.recv_cur = None;
         self.ooo.reset(0);
         debug_assert_eq!(self.dba, super::ordering::NO_BITMAP, "a closed connection released its bitmap");

@@ -342,6 +342,15 @@ pub fn advisories(s: &Scenario) -> Problems {
     if let Some((key, rate)) = floor.filter(|(_, r)| *r > s.links.rate) {
         out.push((key.into(), format!("a rate floor of {rate} is above the link rate ({}): the congestion control's cuts have no effect", s.links.rate)));
     }
+    // Received payload queues on the PCIe (or GPU) write channel without pushing back on the
+    // wire: no receive buffer fills, no PAUSE goes out. A receiver taking in more than the
+    // channel writes builds an unbounded backlog, and its completions fall behind by it.
+    let slow_write = [("nic.pcie.bandwidth", Some(s.nic.pcie.bandwidth)), ("nic.gpu.bandwidth", s.nic.gpu.map(|g| g.bandwidth))];
+    for (key, bw) in slow_write {
+        if let Some(bw) = bw.filter(|bw| *bw < s.links.rate) {
+            out.push((key.into(), format!("{bw} is below the link rate ({}): a receiver's writes over it do not push back on the wire, so traffic into a NIC above {bw} queues there without bound (completions fall behind; no PAUSE, no drops)", s.links.rate)));
+        }
+    }
     // SRPT ranks a message's later packets ahead of its earlier ones (fewer bytes left): the
     // reordering Eunomia §5.4 needs its layer for. Without one, each is a gap to the receiver.
     if s.switch.queue_order == crate::fabric::port::QueueOrder::Srpt && s.nic.ordering.is_none() {

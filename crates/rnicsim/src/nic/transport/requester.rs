@@ -26,12 +26,14 @@ pub fn post_send(ctx: &mut Ctx, q: u32, wr: SendWr, t: Time) -> Result<(), PostE
     }
     let h = qp.host as usize;
     let local_ok = wr.len == 0 || ctx.nics[h].memory.check_local(wr.lkey, wr.local_addr, wr.len);
+    let gpu = qp.gpu_memory;
     let ready = {
-        let pcie = &mut ctx.nics[h].pcie;
-        // READs carry no payload out; small messages ride inline in the WQE.
+        let nic = &mut ctx.nics[h];
+        // READs carry no payload out; small messages ride inline in the WQE. The WQE comes from
+        // the host; the payload over the path its buffer is on (the GPU's, GPUDirect).
         let inline = wr.verb != Verb::Read && wr.len <= ctx.spec.inline_bytes as u64;
-        let fetched = pcie.doorbell_and_fetch(t, wqe_bytes(if inline { wr.len } else { 0 }));
-        if wr.verb == Verb::Read || inline { fetched } else { pcie.first_payload(fetched) }
+        let fetched = nic.pcie.doorbell_and_fetch(t, wqe_bytes(if inline { wr.len } else { 0 }));
+        if wr.verb == Verb::Read || inline { fetched } else { nic.payload_path(gpu).first_payload(fetched) }
     };
     let qp = ctx.qps.get_mut(q);
     let npkts = packets_for(wr.len, ctx.spec.mtu);
@@ -499,6 +501,9 @@ fn read_response_ordered(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     let qp = ctx.qps.get_mut(q);
     let Some(expected) = qp.pending_read().map(|r| r.first_psn + r.read_next as u64) else { return };
     if pkt.seq < expected {
+        if let Some(o) = ctx.nics[qp.host as usize].ordering.as_mut() {
+            o.note_duplicate();
+        }
         return;
     }
     debug_assert_eq!(qp.rsp.epsn, expected, "settled: the stream expects the oldest missing response");
@@ -625,7 +630,10 @@ fn complete_done(ctx: &mut Ctx, q: u32) {
         if e.is_read() {
             qp.reads_posted -= 1;
         }
-        ctx.complete(q, e.wr.id, e.wr.verb.completion_kind(), Status::Success, e.wr.len, None, now);
+        // A READ's CQE waits for its data to be in memory (on the GPU path, no write on the
+        // host's channel orders the CQE behind it).
+        let after = if e.is_read() { now.max(qp.placed_until) } else { now };
+        ctx.complete(q, e.wr.id, e.wr.verb.completion_kind(), Status::Success, e.wr.len, None, after);
     }
     let qp = ctx.qps.get_mut(q);
     if qp.sq.is_empty() {

@@ -79,6 +79,9 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
     }
     let psn = pkt.seq;
     if psn < qp.epsn {
+        if let Some(o) = ctx.nics[qp.host as usize].ordering.as_mut() {
+            o.note_duplicate();
+        }
         // Duplicate: a READ is answered again (from that PSN); anything else is re-ACKed.
         if op == Opcode::ReadRequest {
             start_read(ctx, q, pkt);
@@ -470,6 +473,8 @@ pub(super) fn place(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId, addr: u64
     let qp = ctx.qps.get(q);
     let nic = &mut ctx.nics[qp.host as usize];
     let done = nic.payload_path(qp.gpu_memory).write_payload(ctx.now, pkt.roce.payload as u64);
+    let qp = ctx.qps.get_mut(q);
+    qp.placed_until = qp.placed_until.max(done);
     if nic.memory.has_bytes() && pkt.roce.payload > 0 {
         let data = ctx.pool.payload(id);
         let end = (addr + data.len() as u64).min(nic.memory.size());
