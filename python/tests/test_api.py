@@ -241,6 +241,15 @@ def test_a_python_scr_policy_gives_the_same_run_as_its_rust_twin(tmp_path: Path)
     with pytest.raises(RuntimeError, match=r"the SCR policy's on_join \(host \d+\) returned a bad action: unknown SCR action"):
         py.run(tmp_path / "broken", scr_policy=Broken())
 
+    # A signal is one packet: a 100 MB one (which went out as one packet, filled the switch's
+    # buffer and stopped both streams) is refused, naming the limit.
+    class Shouts:
+        def on_join(self, host, flows, now_ps, line_bps):
+            return [("signal", flows[-1], 7, 100_000_000)]
+
+    with pytest.raises(RuntimeError, match=r"on_join \(host \d+\) returned a bad action: a signal of 100000000 B: a signal is one packet, at most 4096 B"):
+        py.run(tmp_path / "shouts", scr_policy=Shouts())
+
     class Raises:
         def on_event(self, host, event, now_ps, line_bps):
             raise KeyError("boom")

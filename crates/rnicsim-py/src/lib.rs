@@ -80,7 +80,14 @@ fn parse_action(item: &Bound<'_, PyAny>) -> PyResult<Action> {
         "sport" => Action::SetSport { flow, sport: item.get_item(2)?.extract()? },
         "probe_rtt" => Action::ProbeRtt { flow },
         "probe_path" => Action::ProbePath { flow, sport: item.get_item(2)?.extract()? },
-        "signal" => Action::Signal { flow, value: item.get_item(2)?.extract()?, bytes: item.get_item(3)?.extract()? },
+        "signal" => {
+            let bytes: u32 = item.get_item(3)?.extract()?;
+            let max = rnicsim::nic::scr::MAX_SIGNAL_BYTES;
+            if bytes > max {
+                return Err(PyValueError::new_err(format!("a signal of {bytes} B: a signal is one packet, at most {max} B")));
+            }
+            Action::Signal { flow, value: item.get_item(2)?.extract()?, bytes }
+        }
         other => return Err(PyValueError::new_err(format!("unknown SCR action {other:?}: expected rate, sport, probe_rtt, probe_path or signal"))),
     })
 }

@@ -314,6 +314,9 @@ fn scr_scenarios_are_deterministic_and_bad_keys_are_named() {
         ("[nic.scr.policy.multipath]\ninterval = \"0ns\"", "nic.scr.policy.multipath.interval"),
         ("[nic.scr.policy.receiver_driven]\nbackpressure_permille = 1200", "nic.scr.policy.receiver_driven.backpressure_permille"),
         ("[nic.scr.policy.swift]\nfs_min_rate = \"1kbps\"", "nic.scr.policy.swift.fs_min_rate"),
+        // Each permille key named for itself (a bad max_mdf_permille was named beta_permille).
+        ("[nic.scr.policy.swift]\nmax_mdf_permille = 1500", "nic.scr.policy.swift.max_mdf_permille"),
+        ("[nic.scr.policy.swift]\nbeta_permille = 1500", "nic.scr.policy.swift.beta_permille"),
         // Only the minimum moved past the default maximum: named at the minimum, with its line.
         ("[nic.scr.policy.swift]\nfs_min_rate = \"100Gbps\"", "bad.toml:6:1: key `nic.scr.policy.swift.fs_min_rate`"),
         ("hosts = []", "nic.scr.hosts"),

@@ -192,4 +192,6 @@ pub enum VerbsError {
     UnknownWindow(u32),
     #[error("host {0}'s NIC has no GPU beside it (set [nic.gpu])")]
     NoGpu(u32),
+    #[error("a signal is one packet: at most {max} B, got {0}", max = crate::nic::scr::MAX_SIGNAL_BYTES)]
+    SignalTooLarge(u32),
 }

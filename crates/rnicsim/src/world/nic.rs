@@ -333,6 +333,9 @@ impl World {
     /// peer, where subscribers see it as `NicEvent::Signal`.
     pub fn send_signal(&mut self, q: u32, value: u32, bytes: u32) -> Result<(), VerbsError> {
         self.open_qp(q)?;
+        if bytes > crate::nic::scr::MAX_SIGNAL_BYTES {
+            return Err(VerbsError::SignalTooLarge(bytes));
+        }
         self.transport().send_signal(q, value, bytes);
         self.drain_outbox();
         Ok(())

@@ -7,12 +7,14 @@
 //!   result; `sqrt` is the floor of the exact root in the same units.
 //! - [`isqrt`]: the digit-by-digit (bitwise) integer square root, exact (⌊√x⌋); [`inv_sqrt_q32`]
 //!   1/√x to 32 fractional bits (within 2 units).
-//! - [`Bloom`]: new-flow detection; no false negatives, false positives at most
-//!   (1 − e^(−kn/m))^k for n keys in m bits with k hashes.
+//! - [`Bloom`]: new-flow detection; no false negatives, false positives at the rate
+//!   (1 − (1 − 1/m)^(kn))^k ≈ (1 − e^(−kn/m))^k for n keys in m bits with k hashes (on average
+//!   over filters; within 25% of it for filters of 64 bits and up).
 //! - [`CountMin`]: per-key counts that never under-estimate; with w = ⌈e/ε⌉ columns and
 //!   d = ⌈ln 1/δ⌉ rows, an estimate exceeds the truth by more than ε·N (N: total count) with
 //!   probability at most δ.
-//! - [`HyperLogLog`]: distinct keys in 2^p one-byte registers; standard error 1.04/√(2^p).
+//! - [`HyperLogLog`]: distinct keys in 2^p one-byte registers; standard error 1.04/√(2^p) and
+//!   no bias at any count (Ertl's estimator).
 //! - [`FlatMap`]: a fixed-capacity open-addressing map from `u32` keys to `u32` values (linear
 //!   probing, no allocation after it is built); exact.
 //!
@@ -67,7 +69,8 @@ impl Fixed {
 
     /// `num / den`, truncated (saturates at the largest value).
     pub fn ratio(num: u64, den: u64) -> Fixed {
-        Fixed(((num << 16) / den.max(1)).min(u32::MAX as u64) as u32)
+        // In 128 bits: `num << 16` overflows 64 from num = 2⁴⁸ on.
+        Fixed((((num as u128) << 16) / den.max(1) as u128).min(u32::MAX as u128) as u32)
     }
 
     pub fn to_f64(self) -> f64 {
@@ -107,7 +110,7 @@ impl Fixed {
     }
 }
 
-/// A Bloom filter of `m` bits and `k` hashes (double hashing over one 64-bit mix).
+/// A Bloom filter of `m` bits and `k` hashes (each probe its own 64-bit mix).
 #[derive(Clone, Debug)]
 pub struct Bloom {
     bits: Vec<u64>,
@@ -117,11 +120,13 @@ pub struct Bloom {
 
 impl Bloom {
     /// A filter sized for `n` keys at false-positive rate `p`: m = −n ln p / (ln 2)², k = m/n · ln 2.
+    /// (At least 64 bits; k is that of the unrounded size, −log₂ p, so a filter rounded up to
+    /// 64 bits for few keys does not take dozens of hashes.)
     pub fn for_keys(n: u64, p: f64) -> Bloom {
         let ln2 = std::f64::consts::LN_2;
-        let m = ((-(n.max(1) as f64) * p.ln()) / (ln2 * ln2)).ceil().max(64.0) as u64;
-        let k = ((m as f64 / n.max(1) as f64) * ln2).round().max(1.0) as u32;
-        Bloom::new(m, k)
+        let m = (-(n.max(1) as f64) * p.ln()) / (ln2 * ln2);
+        let k = ((m / n.max(1) as f64) * ln2).round().max(1.0) as u32;
+        Bloom::new(m.ceil().max(64.0) as u64, k)
     }
 
     pub fn new(m: u64, k: u32) -> Bloom {
@@ -129,11 +134,13 @@ impl Bloom {
         Bloom { bits: vec![0; m.div_ceil(64) as usize], m, k: k.max(1) }
     }
 
-    /// The i-th bit of `key` (double hashing over one 64-bit mix: h1 + i·h2 mod m).
+    /// The i-th bit of `key`: a mix of its own per probe. (Double hashing, h1 + i·h2 mod m,
+    /// repeats and correlates probes when h2 shares a factor with m: a 96-bit filter for 10 keys
+    /// gave twice its bound, a 64-bit one with 8 hashes 13 times.)
     fn probe(&self, key: u64, i: u32) -> (usize, u64) {
-        let h = mix64(key ^ 0xb10f_b10f);
-        let (h1, h2) = (h & 0xffff_ffff, (h >> 32) | 1);
-        let b = h1.wrapping_add((i as u64).wrapping_mul(h2)) % self.m;
+        let h = mix64(key ^ 0xb10f_b10f ^ (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        // Multiply-shift onto 0..m (no modulo bias).
+        let b = ((h as u128 * self.m as u128) >> 64) as u64;
         ((b / 64) as usize, 1u64 << (b % 64))
     }
 
@@ -155,10 +162,13 @@ impl Bloom {
         })
     }
 
-    /// The false-positive bound after `n` distinct keys: (1 − e^(−kn/m))^k.
+    /// The expected false-positive rate after `n` distinct keys, (1 − (1 − 1/m)^(kn))^k: the
+    /// share of bits set, to the k-th power (≈ (1 − e^(−kn/m))^k for large m). A single filter's
+    /// rate scatters around it, a little above it on average for small m.
     pub fn fp_bound(&self, n: u64) -> f64 {
         let k = self.k as f64;
-        (1.0 - (-k * n as f64 / self.m as f64).exp()).powf(k)
+        let set = 1.0 - (1.0 - 1.0 / self.m as f64).powf(k * n as f64);
+        set.powf(k)
     }
 
     pub fn bits(&self) -> u64 {
@@ -243,23 +253,67 @@ impl HyperLogLog {
         }
     }
 
-    /// The estimated count of distinct keys (with linear counting for small counts).
+    /// The estimated count of distinct keys: Ertl's improved estimator over the histogram of
+    /// register values (O. Ertl, "New cardinality estimation algorithms for HyperLogLog
+    /// sketches", 2017, §3), unbiased from a handful of keys to the hash's range with no
+    /// switch between linear counting and the raw estimate. (That switch, at a raw estimate of
+    /// 2.5·m, overestimated by 2.3% there, several standard errors at p = 14 and 16.)
     pub fn estimate(&self) -> f64 {
         let m = self.regs.len() as f64;
-        let alpha = 0.7213 / (1.0 + 1.079 / m);
-        let sum: f64 = self.regs.iter().map(|&r| 2f64.powi(-(r as i32))).sum();
-        let raw = alpha * m * m / sum;
-        let zeros = self.regs.iter().filter(|&&r| r == 0).count();
-        if raw <= 2.5 * m && zeros > 0 {
-            m * (m / zeros as f64).ln()
-        } else {
-            raw
+        let q = 64 - self.p as usize;
+        let mut counts = [0u32; 66];
+        for &r in &self.regs {
+            counts[r as usize] += 1;
         }
+        if counts[0] as usize == self.regs.len() {
+            return 0.0;
+        }
+        let mut z = m * hll_tau(1.0 - counts[q + 1] as f64 / m);
+        for k in (1..=q).rev() {
+            z = 0.5 * (z + counts[k] as f64);
+        }
+        z += m * hll_sigma(counts[0] as f64 / m);
+        m * m / (2.0 * std::f64::consts::LN_2) / z
     }
 
     /// The standard error: 1.04 / √m.
     pub fn std_error(&self) -> f64 {
         1.04 / (self.regs.len() as f64).sqrt()
+    }
+}
+
+/// σ(x) = x + Σₖ≥₁ x^(2^k)·2^(k−1) for x in [0, 1) (the share of empty registers).
+fn hll_sigma(mut x: f64) -> f64 {
+    if x >= 1.0 {
+        return f64::INFINITY;
+    }
+    let (mut y, mut z) = (1.0, x);
+    loop {
+        x *= x;
+        let before = z;
+        z += x * y;
+        y += y;
+        if z == before {
+            return z;
+        }
+    }
+}
+
+/// τ(x) = (1 − x − Σₖ≥₁ (1 − x^(2^−k))²·2^−k) / 3 for x in [0, 1] (the share of registers
+/// below the largest value).
+fn hll_tau(mut x: f64) -> f64 {
+    if x <= 0.0 || x >= 1.0 {
+        return 0.0;
+    }
+    let (mut y, mut z) = (1.0, 1.0 - x);
+    loop {
+        x = x.sqrt();
+        let before = z;
+        y *= 0.5;
+        z -= (1.0 - x) * (1.0 - x) * y;
+        if z == before {
+            return z / 3.0;
+        }
     }
 }
 
@@ -463,6 +517,42 @@ mod tests {
     }
 
     #[test]
+    fn fixed_ratio_is_exact_for_large_operands_and_saturates() {
+        // `num << 16` wrapped in 64 bits from num = 2⁴⁸ on: 2⁵⁰ / 2⁴⁰ gave 0, 3e14 / 1e14 0.185.
+        assert_eq!(Fixed::ratio(1 << 50, 1 << 40).to_f64(), 1024.0);
+        assert_eq!(Fixed::ratio(1 << 48, 1 << 47).to_f64(), 2.0);
+        assert_eq!(Fixed::ratio(300_000_000_000_000, 100_000_000_000_000).to_f64(), 3.0);
+        assert_eq!(Fixed::ratio(1 << 48, 1).0, u32::MAX, "saturates");
+        assert_eq!(Fixed::ratio(3, 4).to_f64(), 0.75);
+    }
+
+    #[test]
+    fn small_bloom_filters_keep_their_bound_too() {
+        // Averaged over 200 filters of each size (different keys), 10,000 queries each: small
+        // filters with many hashes, where double hashing broke the bound (13× at 64 bits and 8
+        // hashes, 2× for `for_keys(10, 0.01)`'s 96 bits).
+        let cases = [(Bloom::new(64, 8), 4u64), (Bloom::new(128, 4), 16), (Bloom::for_keys(10, 0.01), 10), (Bloom::new(1000, 7), 100)];
+        for (empty, n) in cases {
+            let filters = 200u64;
+            let queries = 10_000u64;
+            let mut fp = 0u64;
+            for f in 0..filters {
+                let mut b = empty.clone();
+                for k in 0..n {
+                    b.insert(f * 1_000_003 + k);
+                }
+                fp += (0..queries).filter(|q| b.contains((1 << 40) + f * queries + q)).count() as u64;
+            }
+            let rate = fp as f64 / (filters * queries) as f64;
+            // (The 25% allows for Jensen's gap: the mean of the k-th power of a scattering
+            // share of set bits is above the k-th power of its mean.)
+            let bound = empty.fp_bound(n);
+            assert!(rate <= bound * 1.25 + 1e-4, "{} bits, {} hashes, {n} keys: {rate:.5} against {bound:.5}", empty.bits(), empty.hashes());
+        }
+        assert!(Bloom::for_keys(1, 0.5).hashes() == 1, "{}", Bloom::for_keys(1, 0.5).hashes());
+    }
+
+    #[test]
     fn count_min_never_underestimates_and_rarely_overshoots_eps_n() {
         let (eps, delta) = (0.001, 0.01);
         let mut cm = CountMin::with_error(eps, delta);
@@ -488,7 +578,7 @@ mod tests {
 
     #[test]
     fn hyperloglog_counts_distinct_keys_within_three_standard_errors() {
-        for (p, n) in [(10u32, 1_000u64), (10, 50_000), (12, 200_000), (6, 300)] {
+        for (p, n) in [(10u32, 1_000u64), (10, 50_000), (12, 200_000), (6, 300), (12, 10_240), (14, 40_960), (10, 3)] {
             let mut h = HyperLogLog::new(p);
             for k in 0..n {
                 h.add(k);
@@ -496,6 +586,32 @@ mod tests {
             }
             let rel = h.estimate() / n as f64 - 1.0;
             assert!(rel.abs() < 3.0 * h.std_error(), "p={p} n={n}: {} ({rel:+.3})", h.estimate());
+        }
+        assert_eq!(HyperLogLog::new(8).estimate(), 0.0);
+    }
+
+    #[test]
+    fn hyperloglog_is_unbiased_where_linear_counting_used_to_hand_over() {
+        // Around n = 2.5·m the old estimator switched from linear counting to the raw estimate
+        // and read 2.3% high on average (bias, not noise: 30 key sets all above 3σ at p = 16).
+        // Over 30 key sets the mean error must be within 3 standard errors of the mean.
+        for p in [12u32, 14] {
+            let m = 1u64 << p;
+            for n in [2 * m, 5 * m / 2, 3 * m, 5 * m] {
+                let sets = 30u64;
+                let mean = (0..sets)
+                    .map(|s| {
+                        let mut h = HyperLogLog::new(p);
+                        for k in 0..n {
+                            h.add(k + s * 1_000_000_007);
+                        }
+                        h.estimate() / n as f64 - 1.0
+                    })
+                    .sum::<f64>()
+                    / sets as f64;
+                let se = 1.04 / (m as f64).sqrt() / (sets as f64).sqrt();
+                assert!(mean.abs() < 3.0 * se, "p={p} n={n}: mean error {mean:+.4}, 3 standard errors {:.4}", 3.0 * se);
+            }
         }
     }
 }

@@ -9,6 +9,10 @@
 //! latency. [`stats`] measures event rate, coalescing granularity and processing rate as §6.1
 //! defines them. Scenario key: `[nic.scr]` (`docs/scr.md`).
 
+/// An out-of-band signal is one packet: its payload is at most this many bytes (§4.3.1's
+/// signals are 128 B UDP packets; the largest MTU bounds what a policy may ask for).
+pub const MAX_SIGNAL_BYTES: u32 = 4096;
+
 pub mod compact;
 pub mod event;
 pub mod policy;

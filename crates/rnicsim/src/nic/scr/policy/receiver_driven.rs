@@ -178,8 +178,8 @@ impl ReceiverDrivenParams {
         if self.backpressure_permille > 1000 {
             return Err(("backpressure_permille", format!("expected at most 1000, got {}", self.backpressure_permille)));
         }
-        if self.signal_bytes.0 > 4096 {
-            return Err(("signal_bytes", format!("a signal is one packet; at most 4096 B, got {}", self.signal_bytes.0)));
+        if self.signal_bytes.0 > crate::nic::scr::MAX_SIGNAL_BYTES as u64 {
+            return Err(("signal_bytes", format!("a signal is one packet; at most {} B, got {}", crate::nic::scr::MAX_SIGNAL_BYTES, self.signal_bytes.0)));
         }
         Ok(())
     }

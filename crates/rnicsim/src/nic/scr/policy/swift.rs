@@ -131,8 +131,11 @@ impl SwiftParams {
             let key = if self.fs_max_rate == default_fs_max() { "fs_min_rate" } else { "fs_max_rate" };
             return Err((key, format!("flow scaling needs fs_min_rate < fs_max_rate (got {} and {})", self.fs_min_rate, self.fs_max_rate)));
         }
-        if self.beta_permille > 1000 || self.max_mdf_permille > 1000 {
-            return Err(("beta_permille", "beta_permille and max_mdf_permille are at most 1000".into()));
+        if self.beta_permille > 1000 {
+            return Err(("beta_permille", format!("expected at most 1000, got {}", self.beta_permille)));
+        }
+        if self.max_mdf_permille > 1000 {
+            return Err(("max_mdf_permille", format!("expected at most 1000, got {}", self.max_mdf_permille)));
         }
         if self.ai.0 == 0 || self.ai.0 > u32::MAX as u64 / 2 {
             return Err(("ai", format!("the additive increase must be 1 B to 2 GiB (got {} B)", self.ai.0)));
