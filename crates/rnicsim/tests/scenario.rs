@@ -546,6 +546,12 @@ fn settings_that_would_run_but_measure_nothing_or_contradict_themselves_are_name
         (perf("message_max = \"1KiB\""), "perftest[0].message_max", "at least message"),
         (format!("{GOOD}\n[failures]\nfraction = 0.5\ninterval = \"5us\"\nstart = \"20us\"\nstop = \"10us\"\n"), "failures.stop", "after failures.start"),
         (format!("{GOOD}\n[nic.cc.timely]\nt_low = \"100us\"\nt_high = \"80us\"\n"), "nic.cc.timely.t_high", "above t_low"),
+        // TIMELY's keys each named for itself (ewma and beta were named `nic.cc.timely` at the
+        // table's line); a zero segment or increase is refused.
+        (format!("{GOOD}\n[nic.cc.timely]\newma = 0.1\nbeta = 1.5\n"), "nic.cc.timely.beta", "decrease factor"),
+        (format!("{GOOD}\n[nic.cc.timely]\newma = 0\n"), "nic.cc.timely.ewma", "gain"),
+        (format!("{GOOD}\n[nic.cc.timely]\nsegment = \"0B\"\n"), "nic.cc.timely.segment", "segment above 0"),
+        (format!("{GOOD}\n[nic.cc.timely]\ndelta = \"0bps\"\n"), "nic.cc.timely.delta", "above 0"),
         (format!("{GOOD}\n[switch.pfc]\npause_time = \"0ns\"\n"), "switch.pfc.pause_time", "positive pause time"),
     ] {
         let e = err(&text);
@@ -597,6 +603,8 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nwarmup = \"40us\"\nstart_spread = \"0us\"\nstack = \"star\"\ngroup_size = 10\n"), "rpc[0].group_size", "ScalaRDMA's"),
         // A link event at or after the end never happens.
         (format!("{GOOD}[[link_events]]\nat = \"50us\"\nbetween = [0, 4]\nstate = \"down\"\n"), "link_events[0].at", "the link never changes"),
+        // So do periodic failures starting at or after it (they passed without a word).
+        (format!("{GOOD}[failures]\nfraction = 0.5\ninterval = \"2us\"\nstart = \"50us\"\n"), "failures.start", "no link ever fails"),
         // PAUSE at half of a 32 KiB receive buffer: 16 KiB above the mark, where the switch
         // sends 25,000 B in the 2 us round trip at 100 Gbps, and two packets.
         (format!("{GOOD}[nic.state_cache]\ncapacity = \"1KiB\"\nrx_buffer = \"32KiB\"\nwhen_full = \"pause\"\n"), "nic.state_cache.rx_buffer", "pause mode can drop"),

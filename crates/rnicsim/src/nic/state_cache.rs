@@ -8,9 +8,10 @@
 //!   `state-cache`, one per NIC).
 //! - A miss starts a fetch that takes `miss_latency`; the NIC overlaps at most `fetch_slots`
 //!   fetches. A packet whose fetch cannot start because every slot is busy stalls its pipeline
-//!   (receive or transmit) until one frees: with one slot, every miss stalls the pipeline for
-//!   the whole fetch, as §II-B describes. A packet of a connection whose fetch is already under
-//!   way waits for that fetch (no second fetch).
+//!   (receive or transmit) until one frees: with one slot, a second miss during a fetch stalls
+//!   the pipeline for the rest of it (§II-B's stall), while hits of other connections pass the
+//!   fetch under way. A packet of a connection whose fetch is already under way waits for that
+//!   fetch (no second fetch).
 //! - A packet leaves the pipeline when its state is on the NIC; until then it occupies the
 //!   receive packet buffer (`rx_buffer`), which drops arrivals or pauses the link (PFC) when
 //!   full ([`WhenFull`]).

@@ -506,6 +506,9 @@ pub fn advisories(s: &Scenario) -> Problems {
         if f.interval.0 > 0 && f.interval.0 < rtt {
             out.push(("failures.interval".into(), format!("links fail and recover every {}, within one link round trip ({}): a packet barely crosses before its path changes, and every change recomputes routes, which makes the run crawl", f.interval, Time(rtt))));
         }
+        if f.start >= s.duration {
+            out.push(("failures.start".into(), format!("{} is not before the end of the {} run: no link ever fails", f.start, s.duration)));
+        }
     }
     // A lost packet is resent when a later one's arrival is NAKed; a message's lost tail waits
     // for the retransmission timeout. Warned for losses that go on all run long (random loss,
@@ -749,10 +752,24 @@ fn nic(out: &mut Problems, s: &Scenario) {
             }
         }
         CcSpec::Dctcp(d) if !(d.g > 0.0 && d.g <= 1.0) => out.push((p("cc.dctcp.g"), format!("expected a gain in (0, 1], got {}", d.g))),
-        CcSpec::Timely(t) if !(t.ewma > 0.0 && t.ewma <= 1.0 && t.beta > 0.0 && t.beta < 1.0) => {
-            out.push((p("cc.timely"), "expected ewma in (0, 1] and beta in (0, 1)".into()))
+        CcSpec::Timely(t) => {
+            // Each key named for itself, at its own line.
+            if !(t.ewma > 0.0 && t.ewma <= 1.0) {
+                out.push((p("cc.timely.ewma"), format!("expected a gain in (0, 1], got {}", t.ewma)));
+            }
+            if !(t.beta > 0.0 && t.beta < 1.0) {
+                out.push((p("cc.timely.beta"), format!("expected a decrease factor in (0, 1), got {}", t.beta)));
+            }
+            if t.t_low >= t.t_high {
+                out.push((p("cc.timely.t_high"), format!("expected above t_low ({}), got {}", t.t_low, t.t_high)));
+            }
+            if t.delta.0 == 0 {
+                out.push((p("cc.timely.delta"), "expected an additive increase above 0".into()));
+            }
+            if t.segment.0 == 0 {
+                out.push((p("cc.timely.segment"), "expected a segment above 0 B (the rate is updated once per segment acknowledged)".into()));
+            }
         }
-        CcSpec::Timely(t) if t.t_low >= t.t_high => out.push((p("cc.timely.t_high"), format!("expected above t_low ({}), got {}", t.t_low, t.t_high))),
         CcSpec::Hpcc(h) => {
             if !(h.eta > 0.0 && h.eta <= 1.0) {
                 out.push((p("cc.hpcc.eta"), format!("expected a target utilization in (0, 1], got {}", h.eta)));
