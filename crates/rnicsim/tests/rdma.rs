@@ -89,6 +89,21 @@ fn a_receive_completes_one_cqe_transfer_after_its_data() {
 }
 
 #[test]
+fn an_error_completion_posted_ahead_is_visible_a_pcie_latency_after_its_post() {
+    // A WRITE with a bad lkey posted for 10 µs: the NIC writes its error CQE then (64 B at
+    // 200 Gbps, visible 500 ns later), behind no data. Read as a data time, the post time gave
+    // a CQE visible 2.56 ns after the post.
+    let mut w = build(B2B_BYTES);
+    let (qa, _) = w.connect(0, 1).unwrap();
+    let t = Time::from_us(10);
+    w.post_send_at(qa, SendWr { id: 3, verb: Verb::Write, local_addr: 0, len: 100, lkey: 0xdead, remote_addr: 0, rkey: 0 }, t).unwrap();
+    w.run_until(Time::from_us(20));
+    let cq = w.poll_cq(0).unwrap();
+    assert_eq!((cq.len(), cq[0].status), (1, Status::LocalProtection));
+    assert_eq!(cq[0].at, t + BitsPerSec::gbps(200).tx_time(64) + Time::from_ns(500));
+}
+
+#[test]
 fn a_pcie_slower_than_the_link_is_warned_about() {
     // Received payload queues on the write channel without pushing back on the wire, so a
     // PCIe (or GPU path) below the link rate is worth a warning; one at the link rate is not.

@@ -127,18 +127,24 @@ impl Pcie {
         self.host_to_nic(at_host, bytes).max(at_host + self.spec.bandwidth.tx_time(bytes)) + l
     }
 
-    /// A completion entry issued at `now`, behind data that is in host memory at `after`
-    /// (`now` if none): visible to the host at the returned time. It takes its place on the
-    /// write channel now, so a CQE due later never holds up writes issued before it is due
-    /// (a receiver's payloads behind the CQE of an earlier message).
-    ///
-    /// Posted writes arrive in order, so a CQE behind a payload written on this channel is
-    /// visible one transfer after it, not one more latency after it; data that came another way
-    /// (the GPU path) holds the CQE until it is there.
-    pub fn write_cqe(&mut self, now: Time, after: Time) -> Time {
+    /// A completion entry the NIC issues at `at` (no earlier than `now`), behind no data: an
+    /// error or a flush, found once the NIC has the WQE. Visible L after its transfer.
+    pub fn write_cqe(&mut self, now: Time, at: Time) -> Time {
         self.bytes_written += DESCRIPTOR_BYTES;
         let tx = self.spec.bandwidth.tx_time(DESCRIPTOR_BYTES);
-        (self.write.transfer(now, DESCRIPTOR_BYTES) + self.spec.latency).max(after + tx)
+        self.write.transfer(now, DESCRIPTOR_BYTES).max(at.max(now) + tx) + self.spec.latency
+    }
+
+    /// A completion entry behind data that is in memory at `data` (`now` if none): visible to
+    /// the host at the returned time. It takes its place on the write channel now, so a CQE due
+    /// later never holds up writes issued before it is due (a receiver's payloads behind the CQE
+    /// of an earlier message). Posted writes arrive in order, so a CQE behind a payload written
+    /// on this channel is visible one transfer after it, not one more latency after it; data
+    /// that came another way (the GPU path) holds the CQE until it is there.
+    pub fn write_cqe_behind(&mut self, now: Time, data: Time) -> Time {
+        self.bytes_written += DESCRIPTOR_BYTES;
+        let tx = self.spec.bandwidth.tx_time(DESCRIPTOR_BYTES);
+        (self.write.transfer(now, DESCRIPTOR_BYTES) + self.spec.latency).max(data + tx)
     }
 
     /// A 64-byte ping-pong across PCIe started at `now` (SCR's telemetry, A.10): the ping is a

@@ -2,6 +2,7 @@
 //! ([`crate::fabric::switch`]: forwarding, admission, PFC, ECN), and link failures with delayed
 //! route recomputation.
 
+use crate::wire::roce::Family;
 use super::{NodeRole, World, PFC_FRAME_BYTES};
 use crate::fabric::lb::{LbAction, LbPolicy, LoadBalancer};
 use crate::nic::verbs::VerbsError;
@@ -58,7 +59,7 @@ impl World {
         // INT is stamped on data packets only (ns-3's `SwitchNode::SwitchNotifyDequeue` pushes
         // a hop onto UDP data, never onto ACKs): an ACK carries back the data path's hops, so
         // HPCC reacts to the links its data crosses, not to the ACKs' way back.
-        if self.int_enabled && pkt.kind == PacketKind::Roce && pkt.roce.payload > 0 {
+        if self.int_enabled && pkt.kind == PacketKind::Roce && matches!(pkt.roce.opcode.family(), Family::Send | Family::Write | Family::ReadResponse) {
             let hop = Switch::int_hop(&self.ports[p as usize], p, class, self.now);
             self.pool.int_mut(id).push(hop);
         }

@@ -533,11 +533,11 @@ impl World {
         for f in done {
             match f {
                 Finished::Local { wr_id, kind, status, bytes, imm } => {
-                    let at = self.nics[h as usize].pcie.write_cqe(self.now, t);
+                    let at = self.nics[h as usize].pcie.write_cqe_behind(self.now, t);
                     self.star_deliver(h, owner, Completion { wr_id, qp: STAR_HANDLE | ep, kind, status, bytes, imm, at });
                 }
                 Finished::LocalRecv { wr_id, status, bytes, imm } => {
-                    let at = self.nics[h as usize].pcie.write_cqe(self.now, t);
+                    let at = self.nics[h as usize].pcie.write_cqe_behind(self.now, t);
                     self.star_deliver(h, owner, Completion { wr_id, qp: STAR_HANDLE | ep, kind: CompletionKind::Recv, status, bytes, imm, at });
                 }
                 Finished::Remote(cqe) => {

@@ -401,11 +401,19 @@ impl Ctx<'_> {
         }
     }
 
-    /// Writes a CQE for `q` no earlier than `t` and delivers it.
+    /// Writes a CQE for `q` behind its data, in memory at `t` (`now` if none), and delivers it.
     pub fn complete(&mut self, q: u32, wr_id: u64, kind: CompletionKind, status: Status, bytes: u64, imm: Option<u32>, t: Time) {
         let h = self.qps.get(q).host as usize;
-        let at = self.nics[h].pcie.write_cqe(self.now, t);
+        let at = self.nics[h].pcie.write_cqe_behind(self.now, t);
         self.deliver(q, Completion { wr_id, qp: q, kind, status, bytes, imm, at });
+    }
+
+    /// Writes a CQE for `q` that the NIC issues at `t` with no data before it (an error or a
+    /// flush), and delivers it.
+    fn complete_issued(&mut self, q: u32, wr_id: u64, kind: CompletionKind, status: Status, t: Time) {
+        let h = self.qps.get(q).host as usize;
+        let at = self.nics[h].pcie.write_cqe(self.now, t);
+        self.deliver(q, Completion { wr_id, qp: q, kind, status, bytes: 0, imm: None, at });
     }
 
     /// Queue pair `q` fails: the WQE at `index` completes with `status`, the rest are flushed.
@@ -423,10 +431,10 @@ impl Ctx<'_> {
         self.out.push(Action::Cancel(qp.timer));
         for (i, e) in entries.drain(..).enumerate() {
             let st = if Some(i) == index { status } else { Status::Flushed };
-            self.complete(q, e.wr.id, e.wr.verb.completion_kind(), st, 0, None, t);
+            self.complete_issued(q, e.wr.id, e.wr.verb.completion_kind(), st, t);
         }
         for r in recvs.drain(..) {
-            self.complete(q, r.id, CompletionKind::Recv, Status::Flushed, 0, None, t);
+            self.complete_issued(q, r.id, CompletionKind::Recv, Status::Flushed, t);
         }
         // Keep the queues' capacity for the slot's next connection.
         let qp = self.qps.get_mut(q);

@@ -443,11 +443,14 @@ pub fn on_read_response(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     // The requester receives a READ's data.
     super::responder::data_arrived(ctx, q, pkt, false);
     let qp = ctx.qps.get_mut(q);
-    let Some(i) = qp.entry_of(pkt.seq) else { return };
-    let e = qp.sq[i];
-    if !e.is_read() {
+    let e = qp.entry_of(pkt.seq).map(|i| (i, qp.sq[i])).filter(|(_, e)| e.is_read());
+    let Some((i, e)) = e else {
+        // A response to a READ already completed (a re-issue's answer that came late).
+        if let Some(o) = ctx.nics[qp.host as usize].ordering.as_mut() {
+            o.note_duplicate();
+        }
         return;
-    }
+    };
     if ctx.nics[qp.host as usize].ordering.is_some() {
         return read_response_ordered(ctx, q, pkt, id);
     }
@@ -499,7 +502,12 @@ fn read_response_ordered(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     let now = ctx.now;
     settle_responses(ctx, q);
     let qp = ctx.qps.get_mut(q);
-    let Some(expected) = qp.pending_read().map(|r| r.first_psn + r.read_next as u64) else { return };
+    let Some(expected) = qp.pending_read().map(|r| r.first_psn + r.read_next as u64) else {
+        if let Some(o) = ctx.nics[qp.host as usize].ordering.as_mut() {
+            o.note_duplicate();
+        }
+        return;
+    };
     if pkt.seq < expected {
         if let Some(o) = ctx.nics[qp.host as usize].ordering.as_mut() {
             o.note_duplicate();

@@ -71,7 +71,8 @@ pub(super) fn data_arrived(ctx: &mut Ctx, q: u32, pkt: &Packet, acked: bool) {
 
 /// A request (WRITE, SEND or READ packet) for responder queue pair `q`.
 fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
-    data_arrived(ctx, q, pkt, true);
+    // A READ request draws responses, not an ACK: its mark is not owed to the next ACK.
+    data_arrived(ctx, q, pkt, op != Opcode::ReadRequest);
     let now = ctx.now;
     let qp = ctx.qps.get_mut(q);
     if qp.state != QpState::Ready {

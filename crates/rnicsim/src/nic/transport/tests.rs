@@ -337,6 +337,28 @@ fn ack_flag_mode_carries_congestion_on_the_ack_instead_of_a_cnp_packet() {
 }
 
 #[test]
+fn a_marked_read_request_is_not_echoed_on_a_later_ack() {
+    // A READ request draws responses, not an ACK: its CE mark draws a CNP and is not left owed
+    // to the ACK of a WRITE that comes later (which DCTCP would count as marked).
+    use crate::nic::CnpMode;
+    use crate::wire::packet::ECN_CE;
+    for mode in [CnpMode::Packet, CnpMode::AckFlag] {
+        let mut p = Pair::new(Recovery::GoBackN);
+        p.spec.cc = crate::nic::cc::CcSpec::Dctcp(Default::default());
+        p.spec.cnp = mode;
+        p.ctx().connect_to(0, 1, Time::from_us(2));
+        p.write(100, Verb::Read);
+        let req = p.send(0).unwrap();
+        p.pool.get_mut(req).ecn = ECN_CE;
+        p.out.actions.clear();
+        p.deliver(1, req);
+        let ctl: Vec<_> = p.control().iter().map(|&id| p.pool.get(id).roce.opcode).collect();
+        assert!(ctl.contains(&Opcode::Cnp), "{mode:?}: {ctl:?}");
+        assert!(!p.qps.get(1).ecn_seen, "{mode:?}: the mark is owed to no ACK");
+    }
+}
+
+#[test]
 fn cc_window_caps_the_flight_and_scales_with_the_rate_when_asked() {
     let mut p = Pair::new(Recovery::GoBackN);
     p.spec.cc = crate::nic::cc::CcSpec::Dcqcn(Default::default());
