@@ -127,8 +127,8 @@ impl Pcie {
         self.host_to_nic(at_host, bytes).max(at_host + self.spec.bandwidth.tx_time(bytes)) + l
     }
 
-    /// A completion entry the NIC issues at `at` (no earlier than `now`), behind no data: an
-    /// error or a flush, found once the NIC has the WQE. Visible L after its transfer.
+    /// A completion entry the NIC issues at `at` (no earlier than `now`), behind no data (an
+    /// error or a flush): visible L after its transfer.
     pub fn write_cqe(&mut self, now: Time, at: Time) -> Time {
         self.bytes_written += DESCRIPTOR_BYTES;
         let tx = self.spec.bandwidth.tx_time(DESCRIPTOR_BYTES);

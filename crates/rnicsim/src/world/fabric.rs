@@ -2,13 +2,13 @@
 //! ([`crate::fabric::switch`]: forwarding, admission, PFC, ECN), and link failures with delayed
 //! route recomputation.
 
-use crate::wire::roce::Family;
 use super::{NodeRole, World, PFC_FRAME_BYTES};
 use crate::fabric::lb::{LbAction, LbPolicy, LoadBalancer};
 use crate::nic::verbs::VerbsError;
 use crate::fabric::paths::NO_PATH;
 use crate::fabric::switch::{pause_quanta, pause_time, FabricView, Forward, Switch};
 use crate::wire::packet::{Packet, PacketId, PacketKind};
+use crate::wire::roce::Family;
 use crate::fabric::routing::Routes;
 use crate::scenario::schema::{LinkState, PathChoice};
 use crate::units::Time;
