@@ -408,6 +408,14 @@ pub struct Nic {
 }
 
 impl Nic {
+    /// A data packet came again (below its stream's expected PSN, or answering a READ already
+    /// complete): counted by the ordering layer, if the NIC has one.
+    pub fn note_duplicate(&mut self) {
+        if let Some(o) = self.ordering.as_mut() {
+            o.note_duplicate();
+        }
+    }
+
     /// The PCIe path a queue pair's payload takes: the GPU's if its buffers are there.
     #[inline]
     pub fn payload_path(&mut self, gpu: bool) -> &mut Pcie {

@@ -446,9 +446,7 @@ pub fn on_read_response(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     let e = qp.entry_of(pkt.seq).map(|i| (i, qp.sq[i])).filter(|(_, e)| e.is_read());
     let Some((i, e)) = e else {
         // A response to a READ already completed (a re-issue's answer that came late).
-        if let Some(o) = ctx.nics[qp.host as usize].ordering.as_mut() {
-            o.note_duplicate();
-        }
+        ctx.nics[qp.host as usize].note_duplicate();
         return;
     };
     if ctx.nics[qp.host as usize].ordering.is_some() {
@@ -502,18 +500,12 @@ fn read_response_ordered(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     let now = ctx.now;
     settle_responses(ctx, q);
     let qp = ctx.qps.get_mut(q);
-    let Some(expected) = qp.pending_read().map(|r| r.first_psn + r.read_next as u64) else {
-        if let Some(o) = ctx.nics[qp.host as usize].ordering.as_mut() {
-            o.note_duplicate();
-        }
+    // A response below the expected one, or with no READ pending, came again.
+    let expected = qp.pending_read().map(|r| r.first_psn + r.read_next as u64);
+    let Some(expected) = expected.filter(|&e| pkt.seq >= e) else {
+        ctx.nics[qp.host as usize].note_duplicate();
         return;
     };
-    if pkt.seq < expected {
-        if let Some(o) = ctx.nics[qp.host as usize].ordering.as_mut() {
-            o.note_duplicate();
-        }
-        return;
-    }
     debug_assert_eq!(qp.rsp.epsn, expected, "settled: the stream expects the oldest missing response");
     let h = qp.host as usize;
     let ordering = ctx.nics[h].ordering.as_mut().expect("checked by the caller");

@@ -80,9 +80,7 @@ fn on_request(ctx: &mut Ctx, q: u32, op: Opcode, pkt: &Packet, id: PacketId) {
     }
     let psn = pkt.seq;
     if psn < qp.epsn {
-        if let Some(o) = ctx.nics[qp.host as usize].ordering.as_mut() {
-            o.note_duplicate();
-        }
+        ctx.nics[qp.host as usize].note_duplicate();
         // Duplicate: a READ is answered again (from that PSN); anything else is re-ACKed.
         if op == Opcode::ReadRequest {
             start_read(ctx, q, pkt);
