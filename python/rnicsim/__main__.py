@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.add_argument("--out", required=True)
         ap.add_argument("--workers", type=_at_least_one, default=None, help="points run at once (default: one per CPU)")
         ap.add_argument("--ray", default=None, metavar="ADDRESS", help='run on a Ray cluster ("local" starts one here)')
-        ap.add_argument("--quiet", action="store_true")
+        ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
         a = ap.parse_args(argv[2:])
         try:
             table = run_sweep(a.sweep, a.out, workers=a.workers, quiet=a.quiet, ray_address=a.ray)
@@ -99,15 +99,23 @@ def main(argv: list[str] | None = None) -> int:
         from .api import ScenarioError
         from .reproduce import PAPERS, reproduce
 
+        def paper(text: str) -> str:
+            """An argparse type: a paper's name or `all`. (Not `choices`: argparse checks a
+            `*` argument's default list against them, and refused no argument at all.)"""
+            if text not in (*PAPERS, "all"):
+                raise argparse.ArgumentTypeError(f"unknown paper {text!r}; choose from {', '.join(PAPERS)} or all")
+            return text
+
         ap = argparse.ArgumentParser(prog=f"{PROG} reproduce", description="Run the paper reproductions and build a gallery page.")
-        ap.add_argument("papers", nargs="*", default=["all"], choices=[*PAPERS, "all"])
+        ap.add_argument("papers", nargs="*", type=paper, metavar="PAPER", help=f"{', '.join(PAPERS)} or all (default: all)")
         ap.add_argument("--out", default="runs/reproduce")
         ap.add_argument("--scenarios", default=None, help="the folder holding scr/, tassel/, ... (default: scenarios/ in this folder or one above it, else in the checkout the package runs from or pip installed it from)")
         ap.add_argument("--quick", action="store_true")
+        ap.add_argument("-q", "--quiet", action="store_true", help="no line per scenario on stderr")
         a = ap.parse_args(argv[2:])
         try:
-            counts = reproduce(a.papers or ["all"], a.out, a.scenarios, quick=a.quick)
-        except (FileNotFoundError, ScenarioError) as e:
+            counts = reproduce(a.papers or ["all"], a.out, a.scenarios, quick=a.quick, quiet=a.quiet)
+        except (OSError, ScenarioError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
         print(f"{counts['passed']} of {counts['claims']} claims within tolerance: {a.out}/index.html")

@@ -172,6 +172,21 @@ def _folder_name(name: Any) -> str:
     return re.sub(r"[^\w.-]+", "_", str(name or "")).strip(".") or "scenario"
 
 
+def _is_run(path: Path) -> bool:
+    """Whether `path` is a run folder, as the simulator decides: it holds the `.rnicsim-run`
+    marker or, for a run written before the marker, both `scenario.toml` and `summary.json`."""
+    return (path / ".rnicsim-run").is_file() or ((path / "scenario.toml").is_file() and (path / "summary.json").is_file())
+
+
+def _file_in_the_way(path: Path) -> Optional[Path]:
+    """The first of `path` and the folders above it that exists, when it is not a folder (a
+    file there stops a folder from being made); else None."""
+    for p in (path, *path.parents):
+        if p.exists() or p.is_symlink():
+            return None if p.is_dir() else p
+    return None
+
+
 def _path(key: str) -> list[Union[str, int]]:
     """`key`'s steps as the simulator's --set reads them: table keys (str) and list indices
     (int); a number after the first step is an index, so `flows.0.load` is `flows[0].load`."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import importlib.metadata
 import json
+import sys
 import textwrap
 import urllib.parse
 import urllib.request
@@ -25,7 +26,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .api import Run, Scenario, ScenarioWarning  # noqa: E402
+from .api import Run, Scenario, ScenarioWarning, _file_in_the_way, _is_run  # noqa: E402
 from .report import scr_rate_steps  # noqa: E402
 
 PAPERS = ("scr", "tassel", "eunomia", "star", "yama")
@@ -180,9 +181,25 @@ def _paper_axes(figures: list[dict], out: Path, name: str, run: Run = None) -> l
     return images
 
 
-def reproduce(papers: Sequence[str], out: Union[str, Path], scenarios: Union[str, Path, None] = None, quick: bool = False, progress: bool = False) -> dict:
+def _check_out(out: Path, names: Sequence[str]) -> None:
+    """Raises OSError naming the first place under `out` the runs `names` cannot be written to:
+    a file where a folder goes, or a run's folder that holds something other than a previous
+    run (a previous run is replaced; anything else is left alone)."""
+    blocked = _file_in_the_way(out / "runs")
+    if blocked is not None:
+        raise NotADirectoryError(f"{blocked} is a file, not a folder; remove it or choose another output folder (--out)")
+    for name in names:
+        d = out / "runs" / name
+        if d.is_symlink() or d.exists() and not d.is_dir():
+            raise FileExistsError(f"{d} is in the way: it is a {'symbolic link' if d.is_symlink() else 'file'}, not a run folder; remove it or choose another output folder (--out)")
+        if d.is_dir() and any(d.iterdir()) and not _is_run(d):
+            raise FileExistsError(f"{d} is in the way: it is not a previous run (it has no .rnicsim-run file), and only runs are replaced; remove it or choose another output folder (--out)")
+
+
+def reproduce(papers: Sequence[str], out: Union[str, Path], scenarios: Union[str, Path, None] = None, quick: bool = False, progress: bool = False, quiet: bool = False) -> dict:
     """Runs the reproductions, writes `out/index.html`; returns counts of claims. `scenarios`
-    defaults to [`shipped_scenarios`]."""
+    defaults to [`shipped_scenarios`]. Unless `quiet`, a line on stderr per scenario run;
+    `progress`: a progress bar for each run."""
     chosen = scenarios_for(papers, scenarios)
     # Every scenario is read before anything runs: one that does not load stops the gallery
     # with its file, line and key, and nothing is written.
@@ -193,13 +210,18 @@ def reproduce(papers: Sequence[str], out: Union[str, Path], scenarios: Union[str
         for _, _, scenario in loaded:
             scenario.validate()
     out = Path(out)
+    # So is every place a run goes: something in the way stops the gallery before it starts.
+    _check_out(out, [f"{paper}-{path.stem}" for paper, path, _ in loaded])
     (out / "runs").mkdir(parents=True, exist_ok=True)
     sections, total, passed = [], 0, 0
-    for paper, path, scenario in loaded:
+    for i, (paper, path, scenario) in enumerate(loaded, 1):
         name = f"{paper}-{path.stem}"
         run = scenario.run(out / "runs" / name, force=True, progress=progress)
         claims = run.summary.get("paper", [])
         figures = run.summary.get("figures", [])
+        if not quiet:
+            within = sum(c["within"] for c in claims)
+            print(f"reproduce: {i}/{len(loaded)} {paper}/{path.name}: {within} of {len(claims)} claims within tolerance", file=sys.stderr)
         if not claims and not figures:
             continue
         total += len(claims)

@@ -15,7 +15,7 @@ Runs are content-addressed: each point's folder is named by a hash of its resolv
 re-running a sweep skips finished points and resumes after a crash. A point that fails (an
 invalid value, a crash) is reported with its parameters in ``failures.json`` and does not stop
 the others. ``results.parquet`` holds one row per finished point: its parameters (as JSON text),
-seed, run folder and every numeric value of its summary.
+seed, run folder and every numeric value of its summary (integers as integer columns).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any, Iterator, Optional, Union
 
 import polars as pl
 
-from .api import Run, Scenario, ScenarioError
+from .api import Run, Scenario, ScenarioError, _file_in_the_way, _is_run
 
 
 def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
@@ -53,27 +53,38 @@ def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
         raise ScenarioError(f"{path}: unknown sweep keys: {', '.join(sorted(unknown))}")
     if "scenario" not in spec:
         raise ScenarioError(f"{path}: a sweep needs `scenario`")
+    # Every key's kind is checked before the scenario is read or a point made.
+    if not isinstance(spec["scenario"], str) or not spec["scenario"]:
+        raise ScenarioError(f"{path}: scenario: expected the scenario file's path as a string, got {spec['scenario']!r}")
+    params: dict[str, list[Any]] = spec.get("parameters", {})
+    if not isinstance(params, dict):
+        raise ScenarioError(f"{path}: parameters: expected a table of keys, each with a list of values ([parameters]), got {params!r}")
+    for k, v in params.items():
+        if not isinstance(v, list) or not v:
+            raise ScenarioError(f"{path}: parameters.{k}: expected a non-empty list of values")
+    mode = spec.get("mode", "grid")
+    if mode not in ("grid", "zip"):
+        raise ScenarioError(f"{path}: mode: expected \"grid\" or \"zip\", got {mode!r}")
+    seeds = spec.get("seeds")
+    if seeds is not None:
+        if not isinstance(seeds, list) or not seeds:
+            raise ScenarioError(f"{path}: seeds: expected a non-empty list of seeds (whole numbers), got {seeds!r}")
+        bad = next((s for s in seeds if not isinstance(s, int) or isinstance(s, bool) or s < 0), None)
+        if bad is not None:
+            raise ScenarioError(f"{path}: seeds: expected whole numbers of at least 0, got {bad!r}")
     scenario = path.parent / spec["scenario"]
     if not scenario.is_file():
         raise ScenarioError(f"{path}: scenario: {spec['scenario']} (read as {scenario}) is not a file; a relative path is taken from the sweep file's folder")
     base = Scenario.from_file(scenario)
-    params: dict[str, list[Any]] = spec.get("parameters", {})
-    for k, v in params.items():
-        if not isinstance(v, list) or not v:
-            raise ScenarioError(f"{path}: parameters.{k}: expected a non-empty list of values")
     keys = list(params)
-    mode = spec.get("mode", "grid")
     if mode == "grid":
         combos = list(itertools.product(*(params[k] for k in keys)))
-    elif mode == "zip":
+    else:
         lengths = {len(params[k]) for k in keys}
         if len(lengths) > 1:
             raise ScenarioError(f"{path}: mode = \"zip\" needs lists of equal length, got {sorted(lengths)}")
         combos = list(zip(*(params[k] for k in keys)))
-    else:
-        raise ScenarioError(f"{path}: mode: expected \"grid\" or \"zip\", got {mode!r}")
     points = [dict(zip(keys, c)) for c in combos] or [{}]
-    seeds = spec.get("seeds")
     if seeds is not None:
         if "seed" in params:
             raise ScenarioError(f"{path}: parameters.seed: the seed is swept by `seeds`; give it in one place, not both")
@@ -164,6 +175,17 @@ def _ray(todo: list, address: str) -> Iterator[tuple[tuple, Optional[str]]]:
         ray.shutdown()
 
 
+def _check_out(out: Path) -> None:
+    """Raises OSError when `out` cannot be a sweep's folder: a file is there (or in the place of
+    `out/runs` or a folder above it), or it is a run's folder. A folder that holds a sweep
+    already is taken as it is: the sweep resumes there."""
+    blocked = _file_in_the_way(out / "runs")
+    if blocked is not None:
+        raise NotADirectoryError(f"{blocked} is a file, not a folder; name a folder for the sweep's output (--out)")
+    if out.is_dir() and _is_run(out):
+        raise FileExistsError(f"{out} is a run's folder (it has a .rnicsim-run file), not a sweep's; name another folder for the sweep's output (--out)")
+
+
 def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[int] = None, quiet: bool = False, ray_address: Optional[str] = None) -> pl.DataFrame:
     """Runs every point not already finished, on a local process pool or, with `ray_address`
     (``"local"`` starts a Ray instance here; otherwise an address for ``ray.init``), on a Ray
@@ -174,6 +196,7 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
         # Checked before anything is written (the pool would refuse it only after).
         raise ValueError(f"workers: expected at least 1, got {workers} (leave it out for one per CPU)")
     base, points = load(path)
+    _check_out(out)
     (out / "runs").mkdir(parents=True, exist_ok=True)
     todo, done, failures = [], [], []
     for p in points:
@@ -207,8 +230,9 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
     return table
 
 
-def _scalars(doc: Any, prefix: str = "") -> dict[str, float]:
-    out: dict[str, float] = {}
+def _scalars(doc: Any, prefix: str = "") -> dict[str, Union[int, float]]:
+    """Every number of a summary under its dotted name, integers as integers."""
+    out: dict[str, Union[int, float]] = {}
     if isinstance(doc, dict):
         for k, v in doc.items():
             out.update(_scalars(v, f"{prefix}.{k}" if prefix else k))
@@ -216,8 +240,19 @@ def _scalars(doc: Any, prefix: str = "") -> dict[str, float]:
         for i, v in enumerate(doc):
             out.update(_scalars(v, f"{prefix}[{i}]"))
     elif isinstance(doc, (int, float)) and not isinstance(doc, bool):
-        out[prefix] = float(doc)
+        out[prefix] = doc
     return out
+
+
+def _numeric_types(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each summary column's type: Int64 when every point that has it gives an integer that
+    fits, else Float64 (a key that is an integer in some points and not in others)."""
+    kinds: dict[str, bool] = {}
+    for row in rows:
+        for k, v in row.items():
+            fits = isinstance(v, int) and -(2**63) <= v < 2**63
+            kinds[k] = kinds.get(k, True) and fits
+    return {k: pl.Int64 if ints else pl.Float64 for k, ints in kinds.items()}
 
 
 def _column(values: list[Any]) -> list[Any]:
@@ -241,17 +276,21 @@ def results(done: list[tuple[dict[str, Any], Scenario, Path]], points: Optional[
     else:
         done = sorted(done, key=lambda x: str(x[2]))
     keys = sorted({k for p, _, _ in done for k in p})
-    rows = []
-    for p, _, d in done:
-        # Summary values first; the swept parameters take their names over them.
-        row: dict[str, Any] = dict(_scalars(Run(d).summary))
-        row["run"] = str(d)
-        rows.append(row)
+    rows = [_scalars(Run(d).summary) for _, _, d in done]
     if not rows:
         return pl.DataFrame({"run": []}, schema={"run": pl.Utf8})
+    types = _numeric_types(rows)
+    for row, (_, _, d) in zip(rows, done):
+        # Summary values first; the swept parameters take their names over them.
+        for k, t in types.items():
+            if t == pl.Float64 and k in row:
+                row[k] = float(row[k])
+        row["run"] = str(d)
+    # (A summary key a parameter replaces takes the parameter's type.)
+    types = {k: t for k, t in types.items() if k not in keys}
     for k in keys:
         for row, v in zip(rows, _column([p.get(k) for p, _, _ in done])):
             row[k] = v
     # Columns from every row, not polars' first 100: a summary key some points lack (deflection
     # counts when only later points deflect) is null where missing, not dropped.
-    return pl.DataFrame(rows, infer_schema_length=None)
+    return pl.DataFrame(rows, schema_overrides=types, infer_schema_length=None)

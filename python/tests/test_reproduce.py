@@ -155,3 +155,48 @@ def test_an_installed_package_finds_the_scenarios_above_the_working_folder_or_wh
     monkeypatch.chdir(tmp_path / "venv")
     with pytest.raises(FileNotFoundError, match=r"--scenarios DIR"):
         rep.shipped_scenarios()
+
+
+def test_no_paper_argument_means_every_paper(tmp_path: Path) -> None:
+    # `reproduce --out DIR` alone was refused by argparse ("invalid choice: ['all']").
+    scenarios = fake_checkout(tmp_path)
+    shutil.copy(ROOT / "scenarios" / "scr" / "table2.toml", scenarios / "scr")
+    out = subprocess.run([sys.executable, "-m", "rnicsim", "reproduce", "--out", str(tmp_path / "g"), "--scenarios", str(scenarios)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "6 of 6 claims within tolerance" in (tmp_path / "g" / "index.html").read_text()
+    # An unknown paper is still refused by name.
+    out = subprocess.run([sys.executable, "-m", "rnicsim", "reproduce", "nope", "--out", str(tmp_path / "n"), "--scenarios", str(scenarios)], capture_output=True, text=True)
+    assert out.returncode == 2 and "unknown paper 'nope'" in out.stderr and not (tmp_path / "n").exists(), out.stderr
+
+
+def test_a_folder_in_the_way_of_a_run_is_named_and_nothing_runs(tmp_path: Path) -> None:
+    # Two scenarios; the second one's run folder holds someone's file. It used to run the first,
+    # then stop on a traceback about `force=True`, a parameter the user never gave.
+    (tmp_path / "s" / "scr").mkdir(parents=True)
+    shutil.copy(ROOT / "scenarios" / "scr" / "table2.toml", tmp_path / "s" / "scr")
+    shutil.copy(ROOT / "scenarios" / "scr" / "table2.toml", tmp_path / "s" / "scr" / "zz.toml")
+    (tmp_path / "g" / "runs" / "scr-zz").mkdir(parents=True)
+    (tmp_path / "g" / "runs" / "scr-zz" / "note").write_text("mine\n")
+    cmd = [sys.executable, "-m", "rnicsim", "reproduce", "scr", "--out", str(tmp_path / "g"), "--scenarios", str(tmp_path / "s")]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith("error: ") and str(tmp_path / "g" / "runs" / "scr-zz") in line and "remove it or choose another" in line and "force" not in line, line
+    assert sorted(p.name for p in (tmp_path / "g" / "runs").iterdir()) == ["scr-zz"] and not (tmp_path / "g" / "index.html").exists()
+    assert (tmp_path / "g" / "runs" / "scr-zz" / "note").read_text() == "mine\n"
+    # A file where the runs go is named too.
+    (tmp_path / "f").mkdir()
+    (tmp_path / "f" / "runs").write_text("")
+    out = subprocess.run(cmd[:6] + [str(tmp_path / "f")] + cmd[7:], capture_output=True, text=True)
+    assert out.returncode == 2 and "Traceback" not in out.stderr and f"{tmp_path / 'f' / 'runs'} is a file" in out.stderr, out.stderr
+
+
+def test_progress_is_a_line_per_scenario_unless_quiet(tmp_path: Path) -> None:
+    (tmp_path / "s" / "scr").mkdir(parents=True)
+    shutil.copy(ROOT / "scenarios" / "scr" / "table2.toml", tmp_path / "s" / "scr")
+    cmd = [sys.executable, "-m", "rnicsim", "reproduce", "scr", "--scenarios", str(tmp_path / "s"), "--out"]
+    out = subprocess.run(cmd + [str(tmp_path / "g")], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stderr.splitlines() == ["reproduce: 1/1 scr/table2.toml: 6 of 6 claims within tolerance"], out.stderr
+    for quiet in ("-q", "--quiet"):
+        out = subprocess.run(cmd + [str(tmp_path / quiet), quiet], capture_output=True, text=True)
+        assert out.returncode == 0 and out.stderr == "", out.stderr

@@ -172,3 +172,81 @@ def test_a_worker_count_below_one_is_refused_before_anything_is_written(tmp_path
         with pytest.raises(ValueError, match="workers: expected at least 1"):
             run_sweep(sweep, tmp_path / "o", workers=int(n), quiet=True)
         assert not (tmp_path / "o").exists()
+
+
+def test_sweep_keys_of_the_wrong_kind_are_refused_before_anything_is_written(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from rnicsim.sweep import load
+
+    quick = (ROOT / "scenarios" / "quickstart.toml").as_posix()
+    f = tmp_path / "sweep.toml"
+    # (Tracebacks before, or no points at all for `seeds = []`, or seeds "a" and "b".)
+    for body, says in [
+        (f'scenario = "{quick}"\nparameters = 3\n', "parameters: expected a table"),
+        ("scenario = 5\n", "scenario: expected the scenario file's path"),
+        (f'scenario = "{quick}"\nseeds = 5\n', "seeds: expected a non-empty list"),
+        (f'scenario = "{quick}"\nseeds = []\n', "seeds: expected a non-empty list"),
+        (f'scenario = "{quick}"\nseeds = "ab"\n', "seeds: expected a non-empty list"),
+        (f'scenario = "{quick}"\nseeds = [1, 2.5]\n', "seeds: expected whole numbers of at least 0, got 2.5"),
+        (f'scenario = "{quick}"\nseeds = [true]\n', "seeds: expected whole numbers"),
+        (f'scenario = "{quick}"\nmode = 5\n', "mode: expected"),
+    ]:
+        f.write_text(body)
+        with pytest.raises(rnicsim.ScenarioError, match=f"^{f}: "):
+            load(f)
+        out = subprocess.run([sys.executable, "-m", "rnicsim", "sweep", str(f), "--out", str(tmp_path / "none")], capture_output=True, text=True)
+        assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+        (line,) = out.stderr.splitlines()
+        assert line.startswith(f"error: {f}: ") and says in line, line
+        assert not (tmp_path / "none").exists()
+
+
+def test_a_run_folder_or_a_file_is_refused_as_a_sweeps_folder(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    sweep = write_sweep(tmp_path, '[parameters]\nduration = ["20us"]\n')
+    run_dir = rnicsim.Scenario.from_file(ROOT / "scenarios" / "quickstart.toml").set("duration", "20us").run(tmp_path / "run", progress=False).path
+    before = sorted(p.name for p in run_dir.iterdir())
+    (tmp_path / "afile").write_text("mine\n")
+    for out_dir, says in [(run_dir, "is a run's folder"), (tmp_path / "afile", "is a file, not a folder"), (tmp_path / "afile" / "sub", "afile is a file, not a folder")]:
+        out = subprocess.run([sys.executable, "-m", "rnicsim", "sweep", str(sweep), "--out", str(out_dir), "--quiet"], capture_output=True, text=True)
+        assert out.returncode == 2 and "Traceback" not in out.stderr and "Errno" not in out.stderr, out.stderr
+        assert len(out.stderr.splitlines()) == 1 and out.stderr.startswith("error: ") and says in out.stderr, out.stderr
+    assert sorted(p.name for p in run_dir.iterdir()) == before, "nothing added to the run"
+    assert (tmp_path / "afile").read_text() == "mine\n"
+    # A sweep's own folder is still taken again: the sweep resumes there.
+    assert run_sweep(sweep, tmp_path / "o", quiet=True).height == 1
+    assert run_sweep(sweep, tmp_path / "o", quiet=True).height == 1
+
+
+def test_sweep_takes_dash_q_for_quiet(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    sweep = write_sweep(tmp_path, '[parameters]\nduration = ["20us"]\n')
+    out = subprocess.run([sys.executable, "-m", "rnicsim", "sweep", str(sweep), "--out", str(tmp_path / "o"), "-q"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout == "" and out.stderr == "", out.stderr
+
+
+def test_integer_summary_values_stay_integer_columns(tmp_path: Path) -> None:
+    import polars as pl
+
+    from rnicsim.sweep import results
+
+    # Hand-made summaries: `mixed` is an integer in one point and not in the other.
+    done = []
+    for i, summary in enumerate([{"seed": 7, "flows": 10, "gbps": 1.5, "mixed": 2}, {"seed": 8, "flows": 12, "gbps": 2.0, "mixed": 2.5, "late": 3}]):
+        (tmp_path / str(i)).mkdir()
+        (tmp_path / str(i) / "summary.json").write_text(json.dumps(summary))
+        done.append(({}, None, tmp_path / str(i)))
+    table = results(done)
+    assert {k: table.schema[k] for k in ("seed", "flows", "gbps", "mixed", "late")} == {"seed": pl.Int64, "flows": pl.Int64, "gbps": pl.Float64, "mixed": pl.Float64, "late": pl.Int64}
+    assert table["mixed"].to_list() == [2.0, 2.5] and table["late"].to_list() == [None, 3]
+    # And so in a sweep's results.parquet: the seed (not swept here) and the counters.
+    run_sweep(write_sweep(tmp_path, '[parameters]\nduration = ["20us"]\n'), tmp_path / "o", quiet=True)
+    written = pl.read_parquet(tmp_path / "o" / "results.parquet")
+    assert written.schema["seed"] == pl.Int64 and written.schema["rdma.flows_completed"] == pl.Int64 and written.schema["duration_ps"] == pl.Int64
+    assert written.schema["rdma.slowdown_p99"] == pl.Float64
