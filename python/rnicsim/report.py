@@ -21,6 +21,17 @@ from .api import Run  # noqa: E402
 SIZE_BUCKETS = [(0, 10_000, "<10 KB"), (10_000, 100_000, "10–100 KB"), (100_000, 1_000_000, "100 KB–1 MB"), (1_000_000, 10_000_000, "1–10 MB"), (10_000_000, 1 << 62, "≥10 MB")]
 
 
+
+# How a claim reads: "≤ 5" for a bound (`relation = "below"`), the metric over another for a
+# ratio (`per`), as the reproduction gallery prints them.
+BOUND = {"near": "", "below": "≤ ", "above": "≥ "}
+
+
+def claim_metric(c: dict) -> str:
+    """A claim's metric as compared: over its `per` metric for a ratio."""
+    return f"{c['metric']} ÷ {c['per']}" if c.get("per") else c["metric"]
+
+
 def _label(run: Run) -> str:
     return getattr(run, "label", None) or run.summary.get("name") or run.path.name
 
@@ -276,7 +287,7 @@ def write_report(runs: Sequence[Union[str, Path, Run]], out: Union[str, Path]) -
     for r, s in zip(runs, summaries):
         if s.get("paper"):
             items = "".join(
-                f"<tr><td>{html.escape(c['metric'])}</td><td>{html.escape(c['source'])}</td><td>{c['paper']}</td>"
+                f"<tr><td>{html.escape(claim_metric(c))}</td><td>{html.escape(c['source'])}</td><td>{BOUND.get(c.get('relation', 'near'), '')}{c['paper']}</td>"
                 f"<td>{'—' if c['ours'] is None else _fmt(c['ours'])}</td><td>{'yes' if c['within'] else 'NO'}</td></tr>"
                 for c in s["paper"]
             )

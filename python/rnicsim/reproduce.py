@@ -27,7 +27,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from .api import Run, Scenario, ScenarioWarning, _file_in_the_way, _is_run  # noqa: E402
-from .report import scr_rate_steps  # noqa: E402
+from .report import BOUND, claim_metric, scr_rate_steps  # noqa: E402
 
 PAPERS = ("scr", "tassel", "eunomia", "star", "yama")
 
@@ -85,11 +85,6 @@ def _num(v) -> str:
     return "—" if v is None else f"{v:.4g}"
 
 
-_BOUND = {"near": "", "below": "≤ ", "above": "≥ "}
-
-
-def _claim_metric(c: dict) -> str:
-    return f"{c['metric']} ÷ {c['per']}" if c.get("per") else c["metric"]
 
 
 def _tolerance(c: dict) -> str:
@@ -228,8 +223,8 @@ def reproduce(papers: Sequence[str], out: Union[str, Path], scenarios: Union[str
         passed += sum(c["within"] for c in claims)
         imgs = _paper_axes(figures, out, name, run) + ([_figure(run, claims, out, name)] if claims else [])
         rows = "".join(
-            f"<tr class='{'pass' if c['within'] else 'miss'}'><td>{html.escape(_claim_metric(c))}</td><td>{html.escape(c['source'])}</td>"
-            f"<td>{_BOUND.get(c.get('relation', 'near'), '')}{c['paper']:.4g} {html.escape(c['unit'])}</td><td>{_num(c['ours'])} {html.escape(c['unit'])}</td>"
+            f"<tr class='{'pass' if c['within'] else 'miss'}'><td>{html.escape(claim_metric(c))}</td><td>{html.escape(c['source'])}</td>"
+            f"<td>{BOUND.get(c.get('relation', 'near'), '')}{c['paper']:.4g} {html.escape(c['unit'])}</td><td>{_num(c['ours'])} {html.escape(c['unit'])}</td>"
             f"<td>{_tolerance(c)}</td><td>{'pass' if c['within'] else 'miss'}</td></tr>"
             for c in claims
         )

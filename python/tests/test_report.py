@@ -137,3 +137,19 @@ def test_the_pause_plot_draws_several_runs_side_by_side(tmp_path: Path) -> None:
     assert all(x1 <= y0 + 1e-9 or y1 <= x0 + 1e-9 for x0, x1 in bars[0] for y0, y1 in bars[1])
     assert sorted(t.get_text() for t in ax.get_xticklabels()) == [f"{n}:0" for n in range(8)]  # one tick a port
     plt.close(fig)
+
+
+def test_the_paper_table_shows_a_bound_as_a_bound_and_a_ratio_by_both_metrics(tmp_path: Path) -> None:
+    # A `relation = "below"` claim read as a plain value, and a `per` claim named only its
+    # numerator, unlike the reproduction gallery.
+    text = (ROOT / "scenarios" / "examples" / "dcqcn_incast.toml").read_text() + (
+        '\n[[paper]]\nmetric = "max_queue_bytes"\nrelation = "below"\nvalue = 1e9\nsource = "a bound"\n'
+        '\n[[paper]]\nmetric = "packets_delivered"\nper = "packets_sent"\nvalue = 1.0\nsource = "a ratio"\n'
+    )
+    (tmp_path / "claims.toml").write_text(text)
+    run = rnicsim.run(tmp_path / "claims.toml", out=tmp_path / "run", progress=False, duration="50us")
+    out = subprocess.run([sys.executable, "-m", "rnicsim", "report", str(run.path), "--out", str(tmp_path / "report")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    page = html.unescape((tmp_path / "report" / "index.html").read_text())
+    assert "<td>max_queue_bytes</td><td>a bound</td><td>≤ 1000000000.0</td>" in page, page
+    assert "<td>packets_delivered ÷ packets_sent</td><td>a ratio</td><td>1.0</td>" in page, page
