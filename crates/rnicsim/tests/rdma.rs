@@ -104,19 +104,68 @@ fn an_error_completion_posted_ahead_is_visible_a_pcie_latency_after_its_post() {
 }
 
 #[test]
-fn a_pcie_slower_than_the_link_is_warned_about() {
-    // Received payload queues on the write channel without pushing back on the wire, so a
-    // PCIe (or GPU path) below the link rate is worth a warning; one at the link rate is not.
-    let warned = |nic: &str| {
-        let toml = format!("duration = \"1ms\"\n[topology.back_to_back]\n[links]\nrate = \"100Gbps\"\n[nic]\n{nic}\n");
-        let loaded = LoadedScenario::from_str(&toml, "t.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
-        loaded.warnings.iter().filter(|w| w.contains("below the link rate")).cloned().collect::<Vec<_>>()
+fn a_receive_buffer_too_small_for_pause_mode_is_warned_and_one_without_a_packet_refused() {
+    // PAUSE goes out at half of nic.rx_buffer; the other half must take what the switch sends
+    // before it stops: a 2 µs round trip at 100 Gbps (25 000 B) and two full packets of 1078 B.
+    let load = |nic: &str| {
+        let toml = format!("duration = \"1ms\"\n[topology.back_to_back]\n[links]\nrate = \"100Gbps\"\ndelay = \"1us\"\n[switch.pfc]\nenabled = true\n[nic]\n{nic}\n");
+        LoadedScenario::from_str(&toml, "t.toml", Path::new("."))
     };
-    let pcie = warned("pcie = { bandwidth = \"50Gbps\" }");
-    assert!(pcie.len() == 1 && pcie[0].contains("nic.pcie.bandwidth"), "{pcie:?}");
-    let gpu = warned("gpu = { latency = \"800ns\", bandwidth = \"30Gbps\" }");
-    assert!(gpu.len() == 1 && gpu[0].contains("nic.gpu.bandwidth"), "{gpu:?}");
-    assert!(warned("pcie = { bandwidth = \"100Gbps\" }").is_empty());
+    let warned = |nic: &str| load(nic).unwrap_or_else(|e| panic!("{e}")).warnings.into_iter().filter(|w| w.contains("key `nic.rx_buffer`")).collect::<Vec<_>>();
+    let small = warned("rx_buffer = \"40KB\"\npcie = { bandwidth = \"50Gbps\" }");
+    assert!(small.len() == 1 && small[0].contains("20000 B above the PAUSE mark") && small[0].contains("27156 B"), "{small:?}");
+    assert!(warned("rx_buffer = \"60KB\"\npcie = { bandwidth = \"50Gbps\" }").is_empty(), "30 000 B of headroom is enough");
+    assert!(warned("pcie = { bandwidth = \"50Gbps\" }").is_empty(), "the default buffer is enough");
+    assert!(warned("rx_buffer = \"40KB\"").is_empty(), "PCIe faster than the link never fills it");
+    assert!(warned("rx_buffer = \"40KB\"\nrx_when_full = \"drop\"\npcie = { bandwidth = \"50Gbps\" }").is_empty(), "drop mode sends no PAUSE");
+    let err = load("rx_buffer = \"512B\"").err().expect("a buffer smaller than a packet is refused").to_string();
+    assert!(err.contains("nic.rx_buffer") && err.contains("at least one packet"), "{err}");
+}
+
+/// Four 64 KiB WRITE streams into one host whose PCIe (or GPU path, `gpu`) writes 25 Gbps
+/// while its link takes 100: no congestion control, PFC as `pfc`, the NIC as `nic`.
+fn slow_receiver(pfc: bool, nic: &str, gpu: bool) -> rnicsim::output::Summary {
+    let mut toml = format!("duration = \"1ms\"\n[topology.star]\nhosts = 5\n[switch.pfc]\nenabled = {pfc}\n[nic]\nrto = \"100us\"\n{nic}\n");
+    toml += if gpu { "gpu = { bandwidth = \"25Gbps\" }\n" } else { "pcie = { bandwidth = \"25Gbps\" }\n" };
+    toml += "[nic.cc.none]\n";
+    for c in 0..4 {
+        toml += &write_bw(c, 4, 128, "300us");
+        if gpu {
+            toml += "memory = \"gpu\"\n";
+        }
+    }
+    let loaded = LoadedScenario::from_str(&toml, "slow.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    common::run_summary(&loaded, "slow")
+}
+
+#[test]
+fn a_receiver_whose_pcie_is_slower_than_its_link_pauses_its_switch() {
+    // The write channel drains the receive buffer at 25 Gbps: above half of it the NIC pauses
+    // its switch, below a quarter it resumes, so the four senders together get 25 Gbps of
+    // goodput, the buffer never holds more than its 256 KiB, and nothing is dropped. Before the
+    // buffer, the receiver took 94 Gbps off the wire and queued the excess without bound.
+    for gpu in [false, true] {
+        let s = slow_receiver(true, "", gpu);
+        let goodput: f64 = s.perftest.iter().map(|p| p.gbps).sum();
+        assert!((goodput - 25.0).abs() < 0.5, "gpu {gpu}: {goodput} Gbps through a 25 Gbps write channel");
+        assert!(s.rdma.rx_buffer_pauses > 0 && s.pfc_pauses_sent > 0, "gpu {gpu}: the NIC paused its switch ({} PAUSE frames)", s.rdma.rx_buffer_pauses);
+        assert!(s.rdma.rx_buffer_peak_bytes <= 256 * 1024 && s.rdma.rx_buffer_peak_bytes > 128 * 1024, "gpu {gpu}: peak {}", s.rdma.rx_buffer_peak_bytes);
+        assert_eq!((s.rdma.rx_buffer_drops, s.drops_buffer, s.rdma.retransmits), (0, 0, 0), "gpu {gpu}: lossless");
+    }
+}
+
+#[test]
+fn a_full_receive_buffer_drops_where_the_fabric_is_lossy_or_drop_mode_is_asked_for() {
+    // Without PFC (or with nic.rx_when_full = "drop") arrivals that find the buffer full are
+    // dropped and go-back-N resends them: still no more than the 25 Gbps the channel writes.
+    for (pfc, nic) in [(false, ""), (true, "rx_when_full = \"drop\"")] {
+        let s = slow_receiver(pfc, nic, false);
+        let goodput: f64 = s.perftest.iter().map(|p| p.completed_gbps).sum();
+        assert!(goodput <= 25.5, "pfc {pfc}: {goodput} Gbps completed through a 25 Gbps write channel");
+        assert!(s.rdma.rx_buffer_drops > 0 && s.rdma.retransmits > 0, "pfc {pfc}: {} drops, {} resent", s.rdma.rx_buffer_drops, s.rdma.retransmits);
+        assert_eq!(s.rdma.rx_buffer_pauses, 0, "pfc {pfc}: drop mode sends no PAUSE");
+        assert!(s.rdma.rx_buffer_peak_bytes <= 256 * 1024, "pfc {pfc}: peak {}", s.rdma.rx_buffer_peak_bytes);
+    }
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The RDMA NIC: verbs interface ([`verbs`]), host memory ([`memory`]), PCIe and DMA ([`pcie`]),
 //! queue pairs and their state ([`qp`]) in the connection table ([`qp_table`]), the on-chip
-//! connection-state cache ([`state_cache`]), the StaR stack for stateless connections
+//! connection-state cache ([`state_cache`]), the receive buffer PCIe drains ([`rx_buffer`]),
+//! the StaR stack for stateless connections
 //! ([`star`]), the RoCEv2
 //! reliable-connection transport with its loss recovery ([`transport`]), the event tap its
 //! events go through ([`events`]), the QP scheduler ([`sched`]) and congestion control ([`cc`]).
@@ -13,6 +14,7 @@ pub mod offload;
 pub mod pcie;
 pub mod qp;
 pub mod qp_table;
+pub mod rx_buffer;
 pub mod sched;
 pub mod scr;
 pub mod stage;
@@ -122,6 +124,15 @@ pub struct NicSpec {
     pub cc: CcSpec,
     #[serde(default)]
     pub pcie: PcieSpec,
+    /// The receive packet buffer: payload waits in it until its PCIe (or GPU) write is through,
+    /// so a receiver whose write channel is slower than its link fills it ([`rx_buffer`]).
+    #[serde(default = "default_rx_buffer")]
+    pub rx_buffer: Bytes,
+    /// What a full receive buffer does: `"pause"` sends PFC PAUSE for the data's class,
+    /// `"drop"` drops the arrival. Unset: pause where the switches run PFC for `nic.priority`,
+    /// drop elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_when_full: Option<state_cache::WhenFull>,
     /// A GPU beside the NIC (`[nic.gpu]`, SCR A.9's GPUDirect RDMA): queue pairs whose buffers
     /// are in its memory move their payload over this peer-to-peer PCIe path instead of the
     /// host's; WQEs and CQEs stay in host memory.
@@ -231,6 +242,9 @@ pub struct CcWindow {
     pub with_rate: bool,
 }
 
+fn default_rx_buffer() -> Bytes {
+    rx_buffer::DEFAULT_BYTES
+}
 fn default_tx_pipeline() -> Bytes {
     Bytes(64 * 1024)
 }
@@ -397,6 +411,11 @@ pub struct Nic {
     pub dropped_seen: u64,
     /// Reused buffer for payload DMA reads (real-bytes memory).
     pub scratch: Vec<u8>,
+    /// The receive packet buffer the PCIe write channel drains (`nic.rx_buffer`).
+    pub rx: rx_buffer::RxBuffer,
+    /// Since when the NIC has held its link partner paused (for its receive buffer or its
+    /// state cache's), if it does.
+    pub pfc_since: Option<Time>,
     /// The connection-state cache and the packets waiting for it (`[nic.state_cache]`).
     pub state: Option<state_cache::NicStateCache>,
     /// The receiver ordering layer (`[nic.ordering]`).
@@ -447,6 +466,9 @@ impl Nic {
             wasted_picks: 0,
             dropped_seen: 0,
             scratch: Vec::new(),
+            // Drop mode until the world knows whether its fabric is lossless (`World::build`).
+            rx: rx_buffer::RxBuffer::new(spec.rx_buffer, state_cache::WhenFull::Drop, None),
+            pfc_since: None,
             state: None,
             ordering: spec.ordering.as_ref().map(ordering::NicOrdering::new),
             star: star::NicStar::default(),

@@ -135,6 +135,11 @@ pub struct RdmaSummary {
     /// Mean PCIe utilization over NICs, read (NIC ← host) and write directions.
     pub pcie_read_utilization: f64,
     pub pcie_write_utilization: f64,
+    /// The receive buffers PCIe drains (`nic.rx_buffer`): the most one held, arrivals dropped
+    /// for want of room, and PAUSE frames sent for them (refreshes included; pause mode).
+    pub rx_buffer_peak_bytes: u64,
+    pub rx_buffer_drops: u64,
+    pub rx_buffer_pauses: u64,
     /// Mean utilization of the GPUs' peer-to-peer paths (`[nic.gpu]`, GPUDirect RDMA) each way.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_read_utilization: Option<f64>,
@@ -241,6 +246,9 @@ fn rdma(world: &World) -> std::io::Result<RdmaSummary> {
         peak_qp_context_bytes: peak as u64 * world.nic_spec.qp_context_bytes as u64,
         pcie_read_utilization: mean(&pcie, 0),
         pcie_write_utilization: mean(&pcie, 1),
+        rx_buffer_peak_bytes: world.nics.iter().map(|n| n.rx.peak).max().unwrap_or(0),
+        rx_buffer_drops: world.nics.iter().map(|n| n.rx.drops).sum(),
+        rx_buffer_pauses: world.nics.iter().map(|n| n.rx.pauses_sent).sum(),
         gpu_read_utilization: world.nic_spec.gpu.map(|_| mean(&gpu, 0)),
         gpu_write_utilization: world.nic_spec.gpu.map(|_| mean(&gpu, 1)),
         queries: world.apps.flows.query_summary(),

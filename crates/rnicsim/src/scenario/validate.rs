@@ -3,6 +3,7 @@
 use super::schema::*;
 use crate::fabric::topology::{NodeKind, Topology};
 use crate::units::{BitsPerSec, Time};
+use crate::nic::state_cache::WhenFull;
 
 type Problems = Vec<(String, String)>;
 
@@ -342,13 +343,27 @@ pub fn advisories(s: &Scenario) -> Problems {
     if let Some((key, rate)) = floor.filter(|(_, r)| *r > s.links.rate) {
         out.push((key.into(), format!("a rate floor of {rate} is above the link rate ({}): the congestion control's cuts have no effect", s.links.rate)));
     }
-    // Received payload queues on the PCIe (or GPU) write channel without pushing back on the
-    // wire: no receive buffer fills, no PAUSE goes out. A receiver taking in more than the
-    // channel writes builds an unbounded backlog, and its completions fall behind by it.
-    let slow_write = [("nic.pcie.bandwidth", Some(s.nic.pcie.bandwidth)), ("nic.gpu.bandwidth", s.nic.gpu.map(|g| g.bandwidth))];
-    for (key, bw) in slow_write {
-        if let Some(bw) = bw.filter(|bw| *bw < s.links.rate) {
-            out.push((key.into(), format!("{bw} is below the link rate ({}): a receiver's writes over it do not push back on the wire, so traffic into a NIC above {bw} queues there without bound (completions fall behind; no PAUSE, no drops)", s.links.rate)));
+    // A receiver whose write channel is slower than its link fills its receive buffer. In pause
+    // mode PAUSE goes out at half of it; what the switch sends before it stops (a round trip of
+    // the link at its rate, and the packets on the wire either way) must fit in the other half.
+    let write = [Some(s.nic.pcie.bandwidth), s.nic.gpu.map(|g| g.bandwidth)].into_iter().flatten().min().unwrap_or(s.links.rate);
+    let pfc = &s.switch.pfc;
+    let pauses = s.nic.rx_when_full.unwrap_or(if pfc.enabled && pfc.classes.contains(&s.nic.priority) { WhenFull::Pause } else { WhenFull::Drop }) == WhenFull::Pause;
+    if pauses && write < s.links.rate {
+        let packet = crate::wire::roce::full_packet_bytes(s.nic.mtu);
+        let in_flight = s.links.rate.bytes_in(Time(2 * s.links.delay.0)) + 2 * packet;
+        if s.nic.rx_buffer.0 / 2 < in_flight {
+            out.push((
+                "nic.rx_buffer".into(),
+                format!(
+                    "{} leaves {} B above the PAUSE mark, less than the {} B the switch can send before it stops (a {} round trip at {} and two packets), and PCIe at {write} drains it slower than the link fills it: arrivals will be dropped",
+                    s.nic.rx_buffer,
+                    s.nic.rx_buffer.0 / 2,
+                    in_flight,
+                    Time(2 * s.links.delay.0),
+                    s.links.rate
+                ),
+            ));
         }
     }
     // SRPT ranks a message's later packets ahead of its earlier ones (fewer bytes left): the
@@ -718,6 +733,9 @@ fn nic(out: &mut Problems, s: &Scenario) {
     }
     if n.pcie.bandwidth.0 == 0 {
         out.push((p("pcie.bandwidth"), "expected a positive bandwidth".into()));
+    }
+    if n.rx_buffer.0 < n.mtu as u64 {
+        out.push((p("rx_buffer"), format!("must hold at least one packet's payload (nic.mtu, {} bytes), got {}", n.mtu, n.rx_buffer)));
     }
     if n.memory == crate::nic::MemoryMode::Bytes && n.memory_size.0 > (1 << 30) {
         out.push((p("memory_size"), format!("real-bytes memory is limited to 1 GiB per host, got {}", n.memory_size)));

@@ -1,6 +1,6 @@
 //! Turning a validated scenario and its topology into a ready-to-run [`World`].
 
-use crate::nic::state_cache::NicStateCache;
+use crate::nic::state_cache::{NicStateCache, WhenFull};
 use super::{HostState, NodeRole, RunStats, Wake, World};
 use crate::fabric::buffer::{PfcSettings, SharedBuffer};
 use crate::fabric::paths::PathTable;
@@ -299,6 +299,14 @@ impl World {
                 vec![Some(Default::default()); cores.len()]
             };
             self.tap.scr = Some(crate::nic::scr::Scr { cores, timers, telemetry_timers, meters, telemetry_log: Vec::new(), rate_log: Default::default(), rtt_log: Default::default(), nodes: self.nics.iter().map(|n| n.node).collect(), baseline });
+        }
+        // A full receive buffer pauses its switch where the data's class is lossless.
+        let pfc = &loaded.scenario.switch.pfc;
+        let lossless = pfc.enabled && pfc.classes.contains(&self.nic_spec.priority);
+        let mode = self.nic_spec.rx_when_full.unwrap_or(if lossless { WhenFull::Pause } else { WhenFull::Drop });
+        for h in 0..self.nics.len() as u32 {
+            let timer = (mode == WhenFull::Pause).then(|| self.timers.add_timer(Wake::RxBuffer(h)));
+            self.nics[h as usize].rx = crate::nic::rx_buffer::RxBuffer::new(self.nic_spec.rx_buffer, mode, timer);
         }
         if let Some(sc) = &self.nic_spec.state_cache {
             for h in 0..self.nics.len() as u32 {

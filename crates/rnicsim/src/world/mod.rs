@@ -14,6 +14,7 @@ mod build;
 mod fabric;
 mod hosts;
 mod nic;
+mod rx_buffer;
 mod estimate;
 mod scr;
 mod stall;
@@ -70,6 +71,8 @@ pub enum Wake {
     StateCache(u32),
     /// A StaR connection end's timer.
     Star(u32),
+    /// A host's receive buffer drained to its resume mark, or its PAUSE needs a refresh.
+    RxBuffer(u32),
 }
 
 pub(crate) struct HostState {
@@ -284,6 +287,7 @@ impl World {
             Wake::ScrWarmup => self.scr_warmup_over(),
             Wake::StateCache(host) => self.state_timer(host),
             Wake::Star(ep) => self.star_timer(ep),
+            Wake::RxBuffer(host) => self.rx_timer(host),
         }
     }
 

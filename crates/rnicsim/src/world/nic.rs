@@ -626,10 +626,14 @@ impl World {
 
     /// A RoCE packet reaches host `h`.
     pub(super) fn nic_receive(&mut self, h: u32, id: PacketId) {
+        if !self.rx_admit(h, id) {
+            return;
+        }
         if self.nics[h as usize].state.is_some() && !self.state_rx(h, id) {
             return;
         }
         self.nic_deliver(h, id);
+        self.rx_check(h);
     }
 
     /// A RoCE packet goes to host `h`'s transport (its connection state is on the NIC).

@@ -4,10 +4,10 @@
 //! miss that finds every fetch slot busy stalls its pipeline. In pause mode the NIC sends PFC
 //! PAUSE to its switch while the receive buffer is above its high mark.
 
-use super::{World, PFC_FRAME_BYTES};
+use super::World;
 use crate::fabric::switch::pause_time;
 use crate::nic::state_cache::WhenFull;
-use crate::wire::packet::{Packet, PacketId};
+use crate::wire::packet::PacketId;
 use crate::units::Time;
 
 impl World {
@@ -89,6 +89,7 @@ impl World {
         while let Some(id) = self.nics[h as usize].state.as_mut().and_then(|st| st.rx.pop_ready(now)) {
             self.nic_deliver(h, id);
         }
+        self.rx_check(h);
         if self.nics[h as usize].state.as_ref().and_then(|st| st.tx.next_ready()).is_some_and(|t| t <= now) {
             self.kick_host_port(h);
         }
@@ -144,9 +145,6 @@ impl World {
         };
         st.paused_until = (quanta > 0).then(|| now + pause_time(quanta, rate));
         st.pauses_sent += (quanta > 0) as u64;
-        let id = self.pool.alloc(Packet::pause(self.nic_spec.priority, quanta, PFC_FRAME_BYTES));
-        self.stats.pfc_frames_sent += 1;
-        self.ports[p as usize].enqueue_control(id, &mut self.pool);
-        self.kick_host_port(h);
+        self.nic_send_pfc(h, quanta);
     }
 }

@@ -1,0 +1,136 @@
+//! Wires each NIC's receive buffer ([`crate::nic::rx_buffer`]) to its port: an arrival with
+//! payload that does not fit is dropped; in pause mode the NIC sends PFC PAUSE to its switch
+//! while the buffer is above its high mark and RESUME once it drains below its low mark.
+
+use super::{World, PFC_FRAME_BYTES};
+use crate::fabric::switch::pause_time;
+use crate::nic::rx_buffer::{drained_to, held};
+use crate::nic::state_cache::WhenFull;
+use crate::wire::packet::{Packet, PacketId, PacketKind};
+
+impl World {
+    /// Whether host `h`'s NIC takes packet `id` into its receive buffer; if not, it is dropped
+    /// and counted.
+    #[inline]
+    pub(super) fn rx_admit(&mut self, h: u32, id: PacketId) -> bool {
+        let nic = &self.nics[h as usize];
+        let now = self.now;
+        if nic.pcie.write.is_free(now) && nic.gpu.as_ref().is_none_or(|g| g.write.is_free(now)) {
+            return true;
+        }
+        let pkt = self.pool.get(id);
+        let payload = match pkt.kind {
+            PacketKind::Roce => pkt.roce.payload as u64,
+            PacketKind::Star => self.pool.star(id).header.len as u64,
+            _ => 0,
+        };
+        if payload == 0 {
+            return true;
+        }
+        let nic = &mut self.nics[h as usize];
+        let in_buffer = held(&nic.pcie, nic.gpu.as_ref(), now);
+        if in_buffer + payload <= nic.rx.capacity {
+            return true;
+        }
+        nic.rx.drops += 1;
+        self.pool.free(id);
+        false
+    }
+
+    /// After host `h`'s NIC took a packet in (or its buffer's timer fired): records the
+    /// buffer's peak and, in pause mode, pauses or resumes the link partner.
+    #[inline]
+    pub(super) fn rx_check(&mut self, h: u32) {
+        let nic = &self.nics[h as usize];
+        let now = self.now;
+        if nic.rx.paused_until.is_none() && nic.pcie.write.is_free(now) && nic.gpu.as_ref().is_none_or(|g| g.write.is_free(now)) {
+            return;
+        }
+        self.rx_pause(h);
+    }
+
+    /// Host `h`'s receive-buffer timer.
+    pub(super) fn rx_timer(&mut self, h: u32) {
+        self.rx_pause(h);
+    }
+
+    fn rx_pause(&mut self, h: u32) {
+        let now = self.now;
+        let p = self.nics[h as usize].port;
+        let rate = self.ports[p as usize].rate.0;
+        let pfc_quanta = self.pfc_quanta;
+        let nic = &mut self.nics[h as usize];
+        let in_buffer = held(&nic.pcie, nic.gpu.as_ref(), now);
+        nic.rx.peak = nic.rx.peak.max(in_buffer);
+        if nic.rx.mode != WhenFull::Pause {
+            return;
+        }
+        let (high, low) = nic.rx.pause_marks();
+        let full = pause_time(pfc_quanta, rate);
+        let quanta = match nic.rx.paused_until {
+            None if in_buffer >= high => pfc_quanta,
+            // Refresh once half the pause has run out.
+            Some(until) if in_buffer > low => {
+                if now + crate::units::Time(full.0 / 2) < until {
+                    self.rx_rearm(h);
+                    return;
+                }
+                pfc_quanta
+            }
+            Some(_) => 0,
+            None => return,
+        };
+        nic.rx.paused_until = (quanta > 0).then(|| now + full);
+        nic.rx.pauses_sent += (quanta > 0) as u64;
+        self.nic_send_pfc(h, quanta);
+        self.rx_rearm(h);
+    }
+
+    /// Host `h`'s NIC sends PAUSE (`quanta > 0`) or RESUME for its data class to its link
+    /// partner, for its receive buffer or its state cache's, whichever asked (each records its
+    /// own pause first). A RESUME waits while the other still holds the link paused. The port
+    /// counts pauses and paused time as a switch's does.
+    pub(super) fn nic_send_pfc(&mut self, h: u32, quanta: u16) {
+        let now = self.now;
+        let nic = &mut self.nics[h as usize];
+        let p = nic.port as usize;
+        let counters = &mut self.ports[p].counters;
+        if quanta > 0 {
+            if nic.pfc_since.is_none() {
+                nic.pfc_since = Some(now);
+                counters.pause_tx += 1;
+            }
+        } else {
+            if nic.rx.paused_until.is_some() || nic.state.as_ref().is_some_and(|s| s.paused_until.is_some()) {
+                return;
+            }
+            let Some(since) = nic.pfc_since.take() else { return };
+            counters.paused_tx_ps += (now - since).0;
+            counters.resume_tx += 1;
+        }
+        let id = self.pool.alloc(Packet::pause(self.nic_spec.priority, quanta, PFC_FRAME_BYTES));
+        self.stats.pfc_frames_sent += 1;
+        self.ports[p].enqueue_control(id, &mut self.pool);
+        self.kick_host_port(h);
+    }
+
+    /// Arms host `h`'s receive-buffer timer while it pauses its link partner: for when the
+    /// buffer drains to the resume mark, or the pause needs refreshing, whichever comes first.
+    fn rx_rearm(&mut self, h: u32) {
+        let now = self.now;
+        let p = self.nics[h as usize].port;
+        let rate = self.ports[p as usize].rate.0;
+        let nic = &self.nics[h as usize];
+        let Some(timer) = nic.rx.timer else { return };
+        let Some(until) = nic.rx.paused_until else {
+            self.timers.cancel(timer);
+            return;
+        };
+        let (_, low) = nic.rx.pause_marks();
+        let refresh = until.saturating_sub(crate::units::Time(pause_time(self.pfc_quanta, rate).0 / 2));
+        let at = drained_to(&nic.pcie, nic.gpu.as_ref(), now, low).min(refresh).max(now);
+        if self.timers.deadline(timer) != Some(at) {
+            self.timers.arm(timer, at);
+        }
+    }
+}
