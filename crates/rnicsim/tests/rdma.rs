@@ -104,6 +104,20 @@ fn an_error_completion_posted_ahead_is_visible_a_pcie_latency_after_its_post() {
 }
 
 #[test]
+fn a_latency_test_counts_each_round_trip_as_a_completed_message() {
+    // ib_write_lat's iterations: each answer that comes back in the window is one message of
+    // the test's size done, so completed bytes, Mops and the latency samples agree.
+    let mut w = build("duration = \"200us\"\n[topology.back_to_back]\n[[perftest]]\ntest = \"write_lat\"\nclient = 0\nserver = 1\nmessage = \"256B\"\nwarmup = \"100us\"\n");
+    w.run(|_| true);
+    let p = &w.apps.perftests.tests[0];
+    let n = p.all_latencies().len() as f64;
+    assert!(n > 10.0, "{n} round trips in 100 us");
+    let end = Time::from_us(200);
+    assert!((p.mops(end) - n / 100e-6 / 1e6).abs() < 1e-9, "{} Mops for {n} round trips", p.mops(end));
+    assert!((p.completed_gbps(end) - n * 256.0 * 8.0 / 100e-6 / 1e9).abs() < 1e-9, "{} Gbps", p.completed_gbps(end));
+}
+
+#[test]
 fn a_receive_buffer_too_small_for_pause_mode_is_warned_and_one_without_a_packet_refused() {
     // PAUSE goes out at half of nic.rx_buffer; the other half must take what the switch sends
     // before it stops: a 2 µs round trip at 100 Gbps (25 000 B) and two full packets of 1078 B.

@@ -325,8 +325,12 @@ impl Application for Perftests {
         if server {
             self.post(w, test, qp as usize, true, placed);
         } else {
+            // A round trip completes one message each way; the client counts the server's
+            // answer, as ib_write_lat counts its iterations.
             if placed >= p.measure_from && placed <= w.end {
                 p.latencies[qp as usize].push(Time((placed - p.ping_at).0 / 2));
+                p.bytes[qp as usize] += p.messages[qp as usize];
+                p.ops[qp as usize] += 1;
             }
             p.ping_at = placed;
             self.post(w, test, qp as usize, false, placed);
