@@ -368,11 +368,16 @@ fn the_whitelist_keeps_forged_and_out_of_range_packets_from_the_stateless_memory
         SendWr { id: 1, verb: Verb::Write, local_addr: 0, len: 64, lkey: p.c_src.0, remote_addr: LAND, rkey: p.s_dst.1 ^ 1 },
         SendWr { id: 2, verb: Verb::Write, local_addr: 0, len: 64, lkey: p.c_src.0, remote_addr: LAND + 256 * 1024 - 32, rkey: p.s_dst.1 },
         SendWr { id: 3, verb: Verb::Write, local_addr: 0, len: 64, lkey: p.c_src.0, remote_addr: 300 * 1024, rkey: ro.rkey },
+        // Three packets' worth that runs 1500 bytes past the region's end: its first 1000
+        // bytes were in range and reached the stateless memory before the second was refused.
+        SendWr { id: 4, verb: Verb::Write, local_addr: 0, len: 3000, lkey: p.c_src.0, remote_addr: LAND + 256 * 1024 - 1500, rkey: p.s_dst.1 },
+        // The same as a READ: its first GD reached the stateless host and was answered.
+        SendWr { id: 5, verb: Verb::Read, local_addr: LAND, len: 3000, lkey: p.c_dst.0, remote_addr: 256 * 1024 - 1500, rkey: p.s_src.1 },
     ];
     for wr in bad {
         w.post_send(p.c, wr).unwrap();
     }
-    let got = wait_for(w, 1, 3);
+    let got = wait_for(w, 1, 5);
     assert!(got.iter().all(|c| c.status == Status::RemoteAccess), "{got:?}");
     // Forged packets built straight at the NIC: from the stateful host outside the region,
     // and from a host with no rule for this server at all.
@@ -386,7 +391,7 @@ fn the_whitelist_keeps_forged_and_out_of_range_packets_from_the_stateless_memory
     let t = w.now + Time::from_us(100);
     w.run_until(t);
     assert!(w.memory(0, 0, 1024 * 1024).unwrap() == &before[..], "something reached the stateless host's memory");
-    assert_eq!(w.nics[1].star.counters.refused, 5);
+    assert_eq!(w.nics[1].star.counters.refused, 7);
     assert_eq!(w.nics[2].star.counters.refused, 1);
     assert_eq!(w.nics[0].star.counters.stateless_rx, 1, "only the migration's EA reached host 0");
     let s = rnicsim::nic::star::StarSummary::of(&w.nics, w.nic_spec.star.unwrap_or_default().security).expect("a StaR connection");

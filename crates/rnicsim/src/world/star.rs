@@ -502,7 +502,11 @@ impl World {
             Dir::Pull => (StarType::Gd, t, None, true),
         };
         let header = StarHeader { ptype, opt, ack, qpn: ep, psn, addr: op.s_addr + off, len: len as u16, ..Default::default() };
-        let mem = MemoryUse { key: op.s_key, remote: op.s_remote, addr: op.s_addr + off, len: len as u64, write: op.dir == Dir::Push };
+        // The first packet answers for the whole operation, as an RDMA responder checks a
+        // RETH's whole DMA length on it: a range that runs past its region is refused before
+        // any of it reaches the stateless host. Later packets are checked for their own bytes.
+        let checked_len = if k == 0 { op.len } else { len as u64 };
+        let mem = MemoryUse { key: op.s_key, remote: op.s_remote, addr: op.s_addr + off, len: checked_len, write: op.dir == Dir::Push };
         let payload = if op.dir == Dir::Push { len } else { 0 };
         self.star_send_stateful(h, ep, route, StarMeta { header, body: StarBody::None }, payload, data, ready, Some(mem))
     }
