@@ -67,7 +67,10 @@ pub fn parse_flow_file(text: &str) -> Result<Vec<FlowSpec>, LineError> {
             return Err(err(ln, "size: a flow needs at least one byte".into()));
         }
         let secs = f[size_at + 1];
-        let start: Time = format!("{secs}s").parse().map_err(|e| err(ln, format!("start: {e}")))?;
+        // Plain seconds, as ns-3 writes them: no unit of its own ("20u" is not 20 µs).
+        let plain = secs.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-')) && secs.parse::<f64>().is_ok();
+        let start: Time = if plain { format!("{secs}s").parse().ok() } else { None }
+            .ok_or_else(|| err(ln, format!("start: expected a time in seconds such as 2.000001, got \"{secs}\"")))?;
         if src == dst {
             return Err(err(ln, format!("node {src} sends to itself")));
         }
@@ -105,6 +108,12 @@ mod tests {
         assert_eq!(parse_flow_file("1\n0 5 3 100 0 2.0\n").unwrap_err().line, 2);
         assert_eq!(parse_flow_file("1\n0 5 3 100 10 -2.0\n").unwrap_err().line, 2);
         assert_eq!(parse_flow_file("x\n").unwrap_err().line, 1);
+        // The start is plain seconds: a unit suffix is refused, and the message shows what was written.
+        for bad in ["20u", "1m", "abc", "inf"] {
+            let e = parse_flow_file(&format!("1\n0 5 3 100 20000 {bad}\n")).unwrap_err();
+            assert!(e.line == 2 && e.message.contains(&format!("got \"{bad}\"")) && e.message.contains("seconds"), "{bad}: {e:?}");
+        }
+        assert_eq!(parse_flow_file("1\n0 5 3 100 20000 2e-6\n").unwrap()[0].start, Time::from_us(2));
     }
 
     proptest! {
