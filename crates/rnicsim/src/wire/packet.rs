@@ -71,6 +71,10 @@ pub const ECN_CE: u8 = 3;
 /// The time to live a source gives its packets.
 pub const TTL: u8 = 64;
 
+/// The `flow` of a packet a switch makes for itself (ConWeave's RTT requests and replies,
+/// NOTIFY and CLEAR): it belongs to no queue pair.
+pub const SWITCH_CONTROL_FLOW: u32 = u32::MAX;
+
 /// The header fields the fabric reads, plus bookkeeping for statistics.
 #[derive(Clone, Copy, Debug)]
 pub struct Packet {

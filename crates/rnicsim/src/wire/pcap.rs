@@ -8,7 +8,7 @@
 //! (IBA Annex A17.3.3).
 
 use super::roce::{Family, Opcode, ROCE_UDP_PORT};
-use crate::wire::packet::{Packet, PacketKind};
+use crate::wire::packet::{Packet, PacketKind, SWITCH_CONTROL_FLOW};
 use crate::units::Time;
 use std::io::Write;
 
@@ -29,6 +29,13 @@ pub fn node_ip(n: u32) -> u32 {
 
 fn mac(n: u32) -> [u8; 6] {
     [0x02, 0, 0, 0, (n >> 8) as u8, n as u8]
+}
+
+/// The MAC address of port `p` (of a switch or a host), the source of the PFC frames it
+/// sends: `02:01:` and the port's 32-bit id.
+fn port_mac(p: u32) -> [u8; 6] {
+    let b = p.to_be_bytes();
+    [0x02, 0x01, b[0], b[1], b[2], b[3]]
 }
 
 fn ip_checksum(h: &[u8]) -> u16 {
@@ -70,7 +77,8 @@ pub fn encode(p: &Packet, payload: &[u8]) -> Option<Vec<u8>> {
     if p.kind == PacketKind::Star {
         return Some(encode_star(p, payload));
     }
-    if p.kind != PacketKind::Roce {
+    // A switch's own control packets (ConWeave's) are UDP between its ports, not RoCE.
+    if p.kind != PacketKind::Roce || p.flow == SWITCH_CONTROL_FLOW {
         return encode_other(p);
     }
     let op = p.roce.opcode;
@@ -181,7 +189,7 @@ fn udp_frame_head(p: &Packet, udp_len: usize) -> Vec<u8> {
 /// zero-filled payload, the frame as long as the packet's wire size less the FCS).
 fn encode_other(p: &Packet) -> Option<Vec<u8>> {
     match p.kind {
-        PacketKind::Data => {
+        PacketKind::Data | PacketKind::Roce => {
             let udp_len = (p.size as usize).saturating_sub(4 + 14 + 20).max(8);
             let mut f = udp_frame_head(p, udp_len);
             f.resize(14 + 20 + udp_len, 0);
@@ -190,7 +198,8 @@ fn encode_other(p: &Packet) -> Option<Vec<u8>> {
         PacketKind::Pause { priority, quanta } => {
             let mut f = Vec::with_capacity(60);
             f.extend_from_slice(&[0x01, 0x80, 0xc2, 0, 0, 0x01]);
-            f.extend_from_slice(&mac(p.src.min(0xffff)));
+            // The sending port's own address, set by `write_pcap`, which knows the port.
+            f.extend_from_slice(&[0; 6]);
             f.extend_from_slice(&0x8808u16.to_be_bytes());
             f.extend_from_slice(&0x0101u16.to_be_bytes());
             f.extend_from_slice(&(1u16 << priority).to_be_bytes());
@@ -216,7 +225,10 @@ pub fn write_pcap(path: &std::path::Path, packets: &[Captured]) -> std::io::Resu
     out.write_all(&65535u32.to_le_bytes())?;
     out.write_all(&1u32.to_le_bytes())?; // Ethernet
     for c in packets {
-        let Some(frame) = encode(&c.packet, &c.payload) else { continue };
+        let Some(mut frame) = encode(&c.packet, &c.payload) else { continue };
+        if matches!(c.packet.kind, PacketKind::Pause { .. }) {
+            frame[6..12].copy_from_slice(&port_mac(c.port));
+        }
         let ns = c.at.0 / 1000;
         out.write_all(&((ns / 1_000_000_000) as u32).to_le_bytes())?;
         out.write_all(&((ns % 1_000_000_000) as u32).to_le_bytes())?;
@@ -254,8 +266,7 @@ mod tests {
     fn frame_length_matches_the_model() {
         let mut p = Packet::pause(0, 0, 64);
         p.kind = PacketKind::Roce;
-        p.src = 3;
-        p.dst = 4;
+        (p.src, p.dst, p.flow) = (3, 4, 0);
         p.roce = RoceHeader { opcode: Opcode::WriteFirst, payload: 1000, ..Default::default() };
         p.size = 1000 + Opcode::WriteFirst.header_bytes();
         let f = encode(&p, &[]).unwrap();
@@ -265,12 +276,31 @@ mod tests {
         assert_eq!(u16::from_be_bytes([f[36], f[37]]), 4791);
         assert_eq!(ip_checksum(&f[14..34]), 0, "a correct IP checksum sums to zero");
         assert_eq!(node_ip(257), 0x0b01_0101);
-        // The destination QP is the queue pair's number plus QPN_BASE, 24 bits, also for a
-        // switch's own RoCE control packets (ConWeave's carry u32::MAX).
+        // The destination QP is the queue pair's number plus QPN_BASE, 24 bits.
         p.flow = 5;
         assert_eq!(&encode(&p, &[]).unwrap()[47..50], &[0, 0x01, 0x05]);
-        p.flow = u32::MAX;
-        assert_eq!(&encode(&p, &[]).unwrap()[47..50], &[0, 0, 0xff]);
+        // A switch's own control packet (ConWeave's) is UDP of its size between its ports, not
+        // a RoCE SEND of none: it was written as a 58-byte SendFirst to port 4791.
+        (p.flow, p.size, p.udp_sport, p.udp_dport, p.roce) = (SWITCH_CONTROL_FLOW, 64, 4791, 49_152, Default::default());
+        let f = encode(&p, &[]).unwrap();
+        assert_eq!(f.len(), 60);
+        assert_eq!((u16::from_be_bytes([f[34], f[35]]), u16::from_be_bytes([f[36], f[37]])), (4791, 49_152));
+    }
+
+    #[test]
+    fn a_pfc_frame_comes_from_the_port_that_sent_it() {
+        // Every PAUSE carried 02:00:00:00:ff:ff, whichever port sent it.
+        let dir = std::env::temp_dir().join(format!("rnicsim-pcap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("pfc.pcap");
+        let c = |port| Captured { at: Time::from_us(1), port, packet: Packet::pause(3, 100, 64), payload: Vec::new() };
+        write_pcap(&path, &[c(7), c(0x0102_0304)]).unwrap();
+        let b = std::fs::read(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        // A 24-byte file header, then per frame a 16-byte record header and the 60-byte frame.
+        assert_eq!(&b[40 + 6..40 + 12], &[0x02, 0x01, 0, 0, 0, 7]);
+        assert_eq!(&b[116 + 6..116 + 12], &[0x02, 0x01, 1, 2, 3, 4]);
+        assert_eq!(&b[40 + 12..40 + 14], &[0x88, 0x08], "MAC control");
     }
 
     #[test]

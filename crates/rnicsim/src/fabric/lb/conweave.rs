@@ -181,7 +181,9 @@ impl ConWeave {
         let phase = if timed_out { 0 } else { f.phase };
         let old = f.path;
         if (expired || timed_out) && found {
-            if !new && good != old {
+            // Counted as the fork's `m_nReRoute`: every such choice of an existing flow, also
+            // one that falls on the path in use.
+            if !new {
                 self.stats.reroutes += 1;
             }
             f.path = good;
@@ -282,7 +284,7 @@ impl ConWeave {
             udp_sport: pkt.udp_dport,
             udp_dport: pkt.udp_sport,
             flow_hash: pkt.flow_hash.rotate_left(16),
-            flow: u32::MAX,
+            flow: crate::wire::packet::SWITCH_CONTROL_FLOW,
             seq: 0,
             sent_at: ctx.now(),
             ingress_port: u32::MAX,
