@@ -196,6 +196,16 @@ fn an_unwritable_fct_output_file_is_found_before_the_run() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains(&format!("config.txt:{line}")) && err.contains("FCT_OUTPUT_FILE") && err.contains("does not exist"), "{err}");
     assert!(!tmp.path().join("run").exists(), "nothing ran, nothing was written");
+    // A folder where the file should go was found only after the run, blamed on the run
+    // folder, and left a `.partial-<pid>` copy beside it.
+    std::fs::create_dir(tmp.path().join("taken")).unwrap();
+    std::fs::write(tmp.path().join("config.txt"), text.replace("FCT_OUTPUT_FILE missing/fct.txt", "FCT_OUTPUT_FILE taken")).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(["run", "config.txt", "--out", "run", "--quiet"]).current_dir(tmp.path()).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("config.txt:{line}")) && err.contains("FCT_OUTPUT_FILE") && err.contains("is a folder"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| n.contains("partial") || n == "run").collect();
+    assert!(left.is_empty(), "nothing written: {left:?}");
 }
 
 #[test]

@@ -44,6 +44,9 @@ pub fn check_destinations(loaded: &LoadedScenario) -> Result<(), scenario::Scena
         if !folder.is_dir() {
             return Err(loaded.error_at(key, format!("cannot write {}: folder {} does not exist", p.display(), folder.display())));
         }
+        if p.is_dir() {
+            return Err(loaded.error_at(key, format!("cannot write {}: it is a folder; name a file", p.display())));
+        }
         let probe = p.with_extension(format!("probe-{}", std::process::id()));
         std::fs::write(&probe, b"").and_then(|_| std::fs::remove_file(&probe)).map_err(|e| loaded.error_at(key, format!("cannot write in {}: {e}", folder.display())))?;
     }
@@ -131,8 +134,11 @@ pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World) -
         if let Some(p) = path {
             let p = loaded.base_dir.join(p);
             let tmp = p.with_extension(format!("partial-{}", std::process::id()));
-            std::fs::copy(dir.path(name), &tmp)?;
-            std::fs::rename(&tmp, &p)?;
+            let placed = std::fs::copy(dir.path(name), &tmp).and_then(|_| std::fs::rename(&tmp, &p));
+            if let Err(e) = placed {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(std::io::Error::new(e.kind(), format!("cannot write {}: {e}", p.display())));
+            }
         }
     }
     if !o.hpcc_text {
