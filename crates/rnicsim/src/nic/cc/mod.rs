@@ -36,7 +36,8 @@ pub struct Ack<'a> {
     pub int: Option<&'a IntStack>,
     /// The oldest PSN not yet acknowledged, after this ACK (the cumulative acknowledgement).
     pub una: u64,
-    /// The PSN whose arrival this ACK reports (the one that arrived, for per-packet ACKs).
+    /// The PSN whose arrival this ACK reports (the one that arrived, for per-packet ACKs);
+    /// [`crate::nic::transport::recovery::NO_SACK`] for a sequence NAK whose packet was not kept.
     pub psn: u64,
     /// The UDP source port (virtual path) the reported packet was sent on.
     pub path: u16,

@@ -18,6 +18,7 @@
 //! ordering layer's `hold_last_write` keeps a WRITE's last packet until the rest are in) and
 //! the per-path loss detection of §4.4 (recovery is `nic.recovery`).
 
+use crate::nic::transport::recovery::NO_SACK;
 use super::{Ack, CongestionControl, FlowParams};
 use crate::sim::rng::Rng;
 use crate::units::{BitsPerSec, Bytes, Time};
@@ -128,9 +129,14 @@ impl CongestionControl for Mprdma {
         if ack.sack {
             self.sacked += 1;
         }
+        // A sequence NAK whose packet was not kept reports no arrival (`NO_SACK`): it says
+        // nothing of its path's lag.
         let psn = ack.psn;
-        let slow = psn + self.prune_lag < self.highest;
-        self.highest = self.highest.max(psn + 1);
+        let arrived = psn != NO_SACK;
+        let slow = arrived && psn.saturating_add(self.prune_lag) < self.highest;
+        if arrived {
+            self.highest = self.highest.max(psn + 1);
+        }
         if self.una >= self.highest {
             // Nothing above the cumulative acknowledgement was reported (a duplicate SACK
             // cannot leave the count behind).
@@ -248,6 +254,17 @@ mod tests {
         // Within the lag, a path is kept.
         m.on_ack(Time::ZERO, &ack(15, 0, 50_015, false, true));
         assert_eq!(m.next_path(), Some(50_015));
+    }
+
+    #[test]
+    fn a_nak_that_reports_no_arrival_prunes_nothing() {
+        // Its PSN is NO_SACK (u64::MAX): adding the lag overflowed (a panic in debug builds,
+        // Eunomia Fig. 1's MP-RDMA baseline); wrapped, it read as a late path and pruned it.
+        let mut m = Mprdma::new(&MprdmaParams { prune_lag: Some(8), ..Default::default() }, flow());
+        m.on_ack(Time::ZERO, &ack(20, 0, 50_020, false, true));
+        m.on_ack(Time::ZERO, &ack(NO_SACK, 0, 50_005, false, false));
+        assert_eq!(m.pruned(), 0);
+        assert_eq!((m.next_path(), m.next_path()), (Some(50_020), Some(50_005)), "its path is kept");
     }
 
     #[test]
