@@ -51,6 +51,10 @@ pub fn summary_table(s: &Summary, wall: Duration) -> Table {
         t.add_row(vec![k, v]);
     }
     let r = &s.rdma;
+    // The NICs' receive buffers, when PCIe could not keep up with what arrived.
+    if r.rx_buffer_drops + r.rx_buffer_pauses > 0 {
+        t.add_row(vec!["NIC receive buffer peak / drops / PAUSEs".to_string(), format!("{} B / {} / {}", r.rx_buffer_peak_bytes, r.rx_buffer_drops, r.rx_buffer_pauses)]);
+    }
     if r.flows_started > 0 {
         t.add_row(vec![
             "RDMA flows started / completed / failed".to_string(),

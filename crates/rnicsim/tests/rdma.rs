@@ -120,19 +120,24 @@ fn a_latency_test_counts_each_round_trip_as_a_completed_message() {
 #[test]
 fn a_receive_buffer_too_small_for_pause_mode_is_warned_and_one_without_a_packet_refused() {
     // PAUSE goes out at half of nic.rx_buffer; the other half must take what the switch sends
-    // before it stops: a 2 µs round trip at 100 Gbps (25 000 B) and two full packets of 1078 B.
-    let load = |nic: &str| {
-        let toml = format!("duration = \"1ms\"\n[topology.back_to_back]\n[links]\nrate = \"100Gbps\"\ndelay = \"1us\"\n[switch.pfc]\nenabled = true\n[nic]\n{nic}\n");
+    // before it stops: a 2 µs round trip at 100 Gbps (25 000 B) and two full packets of 1078 B,
+    // 27 156 B in 2.17248 µs, less the 13 578 B PCIe at 50 Gbps writes meanwhile.
+    let load = |pfc: bool, nic: &str| {
+        let toml = format!("duration = \"1ms\"\n[topology.back_to_back]\n[links]\nrate = \"100Gbps\"\ndelay = \"1us\"\n[switch.pfc]\nenabled = {pfc}\n[nic]\n{nic}\n");
         LoadedScenario::from_str(&toml, "t.toml", Path::new("."))
     };
-    let warned = |nic: &str| load(nic).unwrap_or_else(|e| panic!("{e}")).warnings.into_iter().filter(|w| w.contains("key `nic.rx_buffer`")).collect::<Vec<_>>();
-    let small = warned("rx_buffer = \"40KB\"\npcie = { bandwidth = \"50Gbps\" }");
-    assert!(small.len() == 1 && small[0].contains("20000 B above the PAUSE mark") && small[0].contains("27156 B"), "{small:?}");
-    assert!(warned("rx_buffer = \"60KB\"\npcie = { bandwidth = \"50Gbps\" }").is_empty(), "30 000 B of headroom is enough");
-    assert!(warned("pcie = { bandwidth = \"50Gbps\" }").is_empty(), "the default buffer is enough");
-    assert!(warned("rx_buffer = \"40KB\"").is_empty(), "PCIe faster than the link never fills it");
-    assert!(warned("rx_buffer = \"40KB\"\nrx_when_full = \"drop\"\npcie = { bandwidth = \"50Gbps\" }").is_empty(), "drop mode sends no PAUSE");
-    let err = load("rx_buffer = \"512B\"").err().expect("a buffer smaller than a packet is refused").to_string();
+    let warned = |pfc: bool, nic: &str, key: &str| load(pfc, nic).unwrap_or_else(|e| panic!("{e}")).warnings.into_iter().filter(|w| w.contains(&format!("key `{key}`"))).collect::<Vec<_>>();
+    let small = warned(true, "rx_buffer = \"20KB\"\npcie = { bandwidth = \"50Gbps\" }", "nic.rx_buffer");
+    assert!(small.len() == 1 && small[0].contains("10000 B above the PAUSE mark") && small[0].contains("13578 B"), "{small:?}");
+    assert!(warned(true, "rx_buffer = \"30KB\"\npcie = { bandwidth = \"50Gbps\" }", "nic.rx_buffer").is_empty(), "15 000 B of headroom is enough");
+    assert!(warned(true, "pcie = { bandwidth = \"50Gbps\" }", "nic.rx_buffer").is_empty(), "the default buffer is enough");
+    assert!(warned(true, "rx_buffer = \"20KB\"", "nic.rx_buffer").is_empty(), "PCIe faster than the link never fills it");
+    assert!(warned(true, "rx_buffer = \"20KB\"\nrx_when_full = \"drop\"\npcie = { bandwidth = \"50Gbps\" }", "nic.rx_buffer").is_empty(), "drop mode sends no PAUSE");
+    // Pause mode asked for where the switches run no PFC: they obey the PAUSE with lossy queues.
+    let lossy = warned(false, "rx_when_full = \"pause\"", "nic.rx_when_full");
+    assert!(lossy.len() == 1 && lossy[0].contains("run no PFC"), "{lossy:?}");
+    assert!(warned(true, "rx_when_full = \"pause\"", "nic.rx_when_full").is_empty());
+    let err = load(true, "rx_buffer = \"512B\"").err().expect("a buffer smaller than a packet is refused").to_string();
     assert!(err.contains("nic.rx_buffer") && err.contains("at least one packet"), "{err}");
 }
 
@@ -180,6 +185,32 @@ fn a_full_receive_buffer_drops_where_the_fabric_is_lossy_or_drop_mode_is_asked_f
         assert_eq!(s.rdma.rx_buffer_pauses, 0, "pfc {pfc}: drop mode sends no PAUSE");
         assert!(s.rdma.rx_buffer_peak_bytes <= 256 * 1024, "pfc {pfc}: peak {}", s.rdma.rx_buffer_peak_bytes);
     }
+}
+
+#[test]
+fn a_full_receive_buffer_pauses_every_lossless_class_not_only_nic_priority() {
+    // Four flows in class 2 into a host whose PCIe writes 25 Gbps, classes 2 and 3 lossless:
+    // the NIC paused only nic.priority (3), which held nothing back, and class 2 overflowed
+    // the buffer (356 drops, 2,732 packets resent).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("flows.txt"), "4\n0 4 2 100 4000000 0.0\n1 4 2 100 4000000 0.0\n2 4 2 100 4000000 0.0\n3 4 2 100 4000000 0.0\n").unwrap();
+    let toml = "duration = \"1ms\"\n[topology.star]\nhosts = 5\n[switch.pfc]\nclasses = [2, 3]\n[nic]\npcie = { bandwidth = \"25Gbps\" }\n[nic.cc.none]\n[[flows]]\nfile = \"flows.txt\"\n";
+    let loaded = LoadedScenario::from_str(toml, "classes.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let s = common::run_summary(&loaded, "classes");
+    assert_eq!((s.rdma.rx_buffer_drops, s.rdma.retransmits), (0, 0), "lossless in class 2 too");
+    assert!(s.rdma.rx_buffer_pauses > 0);
+}
+
+#[test]
+fn the_ns3_nic_writes_host_memory_for_free_and_never_fills_its_buffer() {
+    // Its PCIe is so fast that every transfer takes the one picosecond of rounding, which read
+    // as 125 000 bytes waiting: a SEND's payload and CQE made 250 000, and the NIC paused its
+    // switch for every message (582 PAUSEs in 200 µs of a 4 KB send_bw).
+    let toml = "duration = \"200us\"\n[topology.back_to_back]\n[nic]\nprofile = \"ns3\"\n[[perftest]]\ntest = \"send_bw\"\nclient = 0\nserver = 1\nmessage = \"4KB\"\n";
+    let loaded = LoadedScenario::from_str(toml, "ns3.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    let s = common::run_summary(&loaded, "ns3");
+    assert_eq!((s.rdma.rx_buffer_pauses, s.rdma.rx_buffer_peak_bytes, s.pfc_frames_sent), (0, 0, 0));
+    assert!(s.perftest[0].gbps > 50.0, "{}", s.perftest[0].gbps);
 }
 
 #[test]

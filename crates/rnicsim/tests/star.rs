@@ -778,3 +778,20 @@ fn a_saturated_links_wire_load_is_at_most_one() {
         assert!(load > 0.99 && load <= 1.0, "{duration}: {load}");
     }
 }
+
+#[test]
+fn a_stateless_server_slower_on_pcie_than_its_link_pauses_its_switch() {
+    // 64 StaR connections from four clients each send three 64 KB requests to a server whose
+    // PCIe writes 10 Gbps. Its RDs skipped the receive buffer: 5.3 MB reached it in 1 ms
+    // (42.5 Gbps), 4 MB of it waiting for PCIe, with no PAUSE. Now the buffer fills and pauses
+    // the switch: no more than a millisecond of PCIe (1.25 MB, 1.33 MB with headers) and the
+    // 256 KiB buffer come in.
+    let toml = "duration = \"1ms\"\n[topology.star]\nhosts = 5\n[nic]\npcie = { bandwidth = \"10Gbps\" }\n[nic.cc.none]\n[[rpc]]\nserver = 4\nclients = [0, 1, 2, 3]\nconnections = 64\nstack = \"star\"\nrequests = 3\nrequest = \"64KB\"\nreply = \"32B\"\n";
+    let loaded = rnicsim::scenario::LoadedScenario::from_str(toml, "star.toml", std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    let mut w = World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
+    w.run(|_| true);
+    let into_server = w.ports[w.ports[w.host_port(4).unwrap() as usize].peer as usize].counters.tx_bytes;
+    assert!(into_server < 1_330_000 + 262_144, "{into_server} bytes into a server whose PCIe writes 1.25 MB/ms");
+    let nic = &w.nics[4];
+    assert!(nic.rx.pauses_sent > 0 && nic.rx.peak <= 256 * 1024 && nic.rx.drops == 0, "{} pauses, peak {}, {} drops", nic.rx.pauses_sent, nic.rx.peak, nic.rx.drops);
+}

@@ -416,6 +416,8 @@ pub struct Nic {
     /// Since when the NIC has held its link partner paused (for its receive buffer or its
     /// state cache's), if it does.
     pub pfc_since: Option<Time>,
+    /// The traffic classes it pauses then, one bit each ([`rx_buffer::pause_classes`]).
+    pub pfc_classes: u8,
     /// The connection-state cache and the packets waiting for it (`[nic.state_cache]`).
     pub state: Option<state_cache::NicStateCache>,
     /// The receiver ordering layer (`[nic.ordering]`).
@@ -469,6 +471,7 @@ impl Nic {
             // Drop mode until the world knows whether its fabric is lossless (`World::build`).
             rx: rx_buffer::RxBuffer::new(spec.rx_buffer, state_cache::WhenFull::Drop, None),
             pfc_since: None,
+            pfc_classes: 1 << spec.priority,
             state: None,
             ordering: spec.ordering.as_ref().map(ordering::NicOrdering::new),
             star: star::NicStar::default(),

@@ -9,9 +9,12 @@
 //! half, and RESUME once it drains below a quarter (the marks the connection-state cache's
 //! buffer uses, StaR §II-B; a ConnectX NIC reports the drops as `rx_out_of_buffer` and pauses
 //! its link partner under PFC). Without it, a slow receiver would take its link's rate
-//! and queue the excess without bound.
+//! and queue the excess without bound. PAUSE goes out for every class the switches keep
+//! lossless ([`pause_classes`]). Packets the connection-state cache holds for their state wait
+//! in that cache's own buffer (`nic.state_cache.rx_buffer`), not counted here.
 //!
-//! ACKs, NAKs, CNPs and READ requests carry nothing to host memory and are taken at once.
+//! ACKs, NAKs, CNPs, READ requests and StaR GDs carry nothing to host memory and are taken at
+//! once.
 
 use super::pcie::Pcie;
 use super::state_cache::WhenFull;
@@ -38,6 +41,17 @@ pub struct RxBuffer {
     pub timer: Option<TimerId>,
 }
 
+/// The traffic classes a NIC pauses when its receive buffer (or its state cache's) fills, one
+/// bit each: every class the switches' PFC makes lossless, or `priority` when none is.
+pub fn pause_classes(pfc_enabled: bool, lossless: &[u8], priority: u8) -> u8 {
+    let mask = if pfc_enabled { lossless.iter().fold(0u8, |m, &c| m | 1 << c) } else { 0 };
+    if mask == 0 {
+        1 << priority
+    } else {
+        mask
+    }
+}
+
 impl RxBuffer {
     pub fn new(capacity: Bytes, mode: WhenFull, timer: Option<TimerId>) -> RxBuffer {
         RxBuffer { capacity: capacity.0, mode, paused_until: None, pauses_sent: 0, drops: 0, peak: 0, timer }
@@ -50,10 +64,12 @@ impl RxBuffer {
     }
 }
 
-/// Bytes waiting in the NIC for the write channels of `pcie` (and the GPU path's) at `now`.
+/// Bytes waiting in the NIC for the write channels of `pcie` (and the GPU path's) at `now`. A
+/// channel as fast as the `ns3` profile's ([`super::UNBOUNDED_PCIE`]: ns-3's NIC writes host
+/// memory for free) holds nothing: its transfers take a picosecond only by rounding.
 #[inline]
 pub fn held(pcie: &Pcie, gpu: Option<&Pcie>, now: Time) -> u64 {
-    let one = |p: &Pcie| p.write.rate.bytes_in(p.write.free_at().saturating_sub(now));
+    let one = |p: &Pcie| if p.write.rate >= super::UNBOUNDED_PCIE { 0 } else { p.write.rate.bytes_in(p.write.free_at().saturating_sub(now)) };
     one(pcie) + gpu.map_or(0, one)
 }
 
@@ -61,27 +77,30 @@ pub fn held(pcie: &Pcie, gpu: Option<&Pcie>, now: Time) -> u64 {
 /// path's) hold at most `bytes`: every channel drains at its rate until it is free, so their
 /// sum falls linearly while all drain, and more slowly once one has emptied.
 pub fn drained_to(pcie: &Pcie, gpu: Option<&Pcie>, now: Time, bytes: u64) -> Time {
-    // (rate in bit/s, free at in ps) of each channel still busy.
-    let mut busy: Vec<(u128, u128)> = [Some(pcie), gpu]
-        .into_iter()
-        .flatten()
-        .filter(|p| p.write.free_at() > now)
-        .map(|p| (p.write.rate.0 as u128, p.write.free_at().0 as u128))
-        .collect();
-    busy.sort_by_key(|&(_, f)| f);
+    // (rate in bit/s, free at in ps) of each channel still busy, the one free first first.
+    let busy = |p: &Pcie| (p.write.free_at() > now && p.write.rate < super::UNBOUNDED_PCIE).then(|| (p.write.rate.0 as u128, p.write.free_at().0 as u128));
+    let mut chans = [busy(pcie), gpu.and_then(busy)];
+    if let [Some(a), Some(b)] = chans {
+        if b.1 < a.1 {
+            chans = [Some(b), Some(a)];
+        }
+    }
     let target = bytes as u128 * 8 * crate::units::PS_PER_S as u128;
+    let mut from = 0;
     loop {
-        if busy.is_empty() {
+        let live = chans[from..].iter().flatten();
+        // All busy channels draining: Σ rᵢ (fᵢ − t) = target bits·ps, so t = (Σ rᵢ fᵢ − target) / Σ rᵢ.
+        let (sr, srf) = live.fold((0u128, 0u128), |(a, b), &(r, f)| (a + r, b + r * f));
+        if sr == 0 {
             return now;
         }
-        // All busy channels draining: Σ rᵢ (fᵢ − t) = target bits·ps, so t = (Σ rᵢ fᵢ − target) / Σ rᵢ.
-        let (sr, srf) = busy.iter().fold((0u128, 0u128), |(a, b), &(r, f)| (a + r, b + r * f));
+        let first = chans[from..].iter().flatten().next().expect("a busy channel").1;
         let t = srf.saturating_sub(target).div_ceil(sr);
-        if t <= busy[0].1 {
+        if t <= first || from == 1 {
             return Time(t as u64).max(now);
         }
         // The channel that empties first does so before the sum gets there.
-        busy.remove(0);
+        from += 1;
     }
 }
 

@@ -345,25 +345,36 @@ pub fn advisories(s: &Scenario) -> Problems {
     }
     // A receiver whose write channel is slower than its link fills its receive buffer. In pause
     // mode PAUSE goes out at half of it; what the switch sends before it stops (a round trip of
-    // the link at its rate, and the packets on the wire either way) must fit in the other half.
+    // the link at its rate, and the packets on the wire either way), less what the channel
+    // writes meanwhile, must fit in the other half.
     let write = [Some(s.nic.pcie.bandwidth), s.nic.gpu.map(|g| g.bandwidth)].into_iter().flatten().min().unwrap_or(s.links.rate);
     let pfc = &s.switch.pfc;
     let pauses = s.nic.rx_when_full.unwrap_or(if pfc.enabled && pfc.classes.contains(&s.nic.priority) { WhenFull::Pause } else { WhenFull::Drop }) == WhenFull::Pause;
     if pauses && write < s.links.rate {
         let packet = crate::wire::roce::full_packet_bytes(s.nic.mtu);
-        let in_flight = s.links.rate.bytes_in(Time(2 * s.links.delay.0)) + 2 * packet;
+        let round_trip = Time(2 * s.links.delay.0);
+        let sent = s.links.rate.bytes_in(round_trip) + 2 * packet;
+        let in_flight = sent - write.bytes_in(s.links.rate.tx_time(sent)).min(sent);
         if s.nic.rx_buffer.0 / 2 < in_flight {
             out.push((
                 "nic.rx_buffer".into(),
                 format!(
-                    "{} leaves {} B above the PAUSE mark, less than the {} B the switch can send before it stops (a {} round trip at {} and two packets), and PCIe at {write} drains it slower than the link fills it: arrivals will be dropped",
+                    "{} leaves {} B above the PAUSE mark, less than the {} B the switch can send before it stops (a {} round trip at {} and two packets, less what PCIe at {write} writes meanwhile): arrivals will be dropped",
                     s.nic.rx_buffer,
                     s.nic.rx_buffer.0 / 2,
                     in_flight,
-                    Time(2 * s.links.delay.0),
+                    round_trip,
                     s.links.rate
                 ),
             ));
+        }
+    }
+    // A NIC's PAUSE is obeyed by its switch even with PFC off there (it has no lossless class
+    // to hold the traffic in, so its queue grows until it drops).
+    if !pfc.enabled {
+        let asked = [("nic.rx_when_full", s.nic.rx_when_full == Some(WhenFull::Pause)), ("nic.state_cache.when_full", s.nic.state_cache.as_ref().is_some_and(|c| c.when_full == WhenFull::Pause))];
+        for (key, _) in asked.into_iter().filter(|(_, on)| *on) {
+            out.push((key.into(), "\"pause\" sends PFC PAUSE to switches that run no PFC (switch.pfc.enabled = false): they hold the traffic in lossy queues that drop when full; enable switch.pfc or use \"drop\"".into()));
         }
     }
     // SRPT ranks a message's later packets ahead of its earlier ones (fewer bytes left): the

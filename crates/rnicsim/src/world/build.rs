@@ -304,9 +304,11 @@ impl World {
         let pfc = &loaded.scenario.switch.pfc;
         let lossless = pfc.enabled && pfc.classes.contains(&self.nic_spec.priority);
         let mode = self.nic_spec.rx_when_full.unwrap_or(if lossless { WhenFull::Pause } else { WhenFull::Drop });
+        let classes = crate::nic::rx_buffer::pause_classes(pfc.enabled, &pfc.classes, self.nic_spec.priority);
         for h in 0..self.nics.len() as u32 {
             let timer = (mode == WhenFull::Pause).then(|| self.timers.add_timer(Wake::RxBuffer(h)));
             self.nics[h as usize].rx = crate::nic::rx_buffer::RxBuffer::new(self.nic_spec.rx_buffer, mode, timer);
+            self.nics[h as usize].pfc_classes = classes;
         }
         if let Some(sc) = &self.nic_spec.state_cache {
             for h in 0..self.nics.len() as u32 {

@@ -3,14 +3,16 @@
 //! while the buffer is above its high mark and RESUME once it drains below its low mark.
 
 use super::{World, PFC_FRAME_BYTES};
-use crate::fabric::switch::pause_time;
+use crate::fabric::switch::{pause_quanta, pause_time};
+use crate::units::Time;
 use crate::nic::rx_buffer::{drained_to, held};
 use crate::nic::state_cache::WhenFull;
 use crate::wire::packet::{Packet, PacketId, PacketKind};
 
 impl World {
     /// Whether host `h`'s NIC takes packet `id` into its receive buffer; if not, it is dropped
-    /// and counted.
+    /// and counted. The buffer holds the write channels' backlog (packets the state cache holds
+    /// for their state are in its own buffer).
     #[inline]
     pub(super) fn rx_admit(&mut self, h: u32, id: PacketId) -> bool {
         let nic = &self.nics[h as usize];
@@ -18,18 +20,15 @@ impl World {
         if nic.pcie.write.is_free(now) && nic.gpu.as_ref().is_none_or(|g| g.write.is_free(now)) {
             return true;
         }
+        // RoCE and StaR packets carry their data bytes in `roce.payload` (none for ACKs, NAKs,
+        // CNPs, READ requests, GDs).
         let pkt = self.pool.get(id);
-        let payload = match pkt.kind {
-            PacketKind::Roce => pkt.roce.payload as u64,
-            PacketKind::Star => self.pool.star(id).header.len as u64,
-            _ => 0,
-        };
+        let payload = if matches!(pkt.kind, PacketKind::Roce | PacketKind::Star) { pkt.roce.payload as u64 } else { 0 };
         if payload == 0 {
             return true;
         }
         let nic = &mut self.nics[h as usize];
-        let in_buffer = held(&nic.pcie, nic.gpu.as_ref(), now);
-        if in_buffer + payload <= nic.rx.capacity {
+        if held(&nic.pcie, nic.gpu.as_ref(), now) + payload <= nic.rx.capacity {
             return true;
         }
         nic.rx.drops += 1;
@@ -54,11 +53,20 @@ impl World {
         self.rx_pause(h);
     }
 
+    /// The quanta of a PAUSE host `h`'s NIC sends, and how long it holds: `switch.pfc.pause_time`
+    /// at the NIC's link rate when set (as each switch port converts it), else `switch.pfc.quanta`.
+    pub(super) fn nic_pause(&self, h: u32) -> (u16, Time) {
+        let rate = self.ports[self.nics[h as usize].port as usize].rate.0;
+        let quanta = match self.pfc_pause_time {
+            Some(t) => pause_quanta(t, rate),
+            None => self.pfc_quanta,
+        };
+        (quanta, pause_time(quanta, rate))
+    }
+
     fn rx_pause(&mut self, h: u32) {
         let now = self.now;
-        let p = self.nics[h as usize].port;
-        let rate = self.ports[p as usize].rate.0;
-        let pfc_quanta = self.pfc_quanta;
+        let (pfc_quanta, full) = self.nic_pause(h);
         let nic = &mut self.nics[h as usize];
         let in_buffer = held(&nic.pcie, nic.gpu.as_ref(), now);
         nic.rx.peak = nic.rx.peak.max(in_buffer);
@@ -66,12 +74,11 @@ impl World {
             return;
         }
         let (high, low) = nic.rx.pause_marks();
-        let full = pause_time(pfc_quanta, rate);
         let quanta = match nic.rx.paused_until {
             None if in_buffer >= high => pfc_quanta,
             // Refresh once half the pause has run out.
             Some(until) if in_buffer > low => {
-                if now + crate::units::Time(full.0 / 2) < until {
+                if now + Time(full.0 / 2) < until {
                     self.rx_rearm(h);
                     return;
                 }
@@ -86,10 +93,11 @@ impl World {
         self.rx_rearm(h);
     }
 
-    /// Host `h`'s NIC sends PAUSE (`quanta > 0`) or RESUME for its data class to its link
-    /// partner, for its receive buffer or its state cache's, whichever asked (each records its
-    /// own pause first). A RESUME waits while the other still holds the link paused. The port
-    /// counts pauses and paused time as a switch's does.
+    /// Host `h`'s NIC sends PAUSE (`quanta > 0`) or RESUME for the classes it pauses
+    /// ([`crate::nic::rx_buffer::pause_classes`]) to its link partner, for its receive buffer or
+    /// its state cache's, whichever asked (each records its own pause first). A RESUME waits
+    /// while the other still holds the link paused. The port counts pauses and paused time as a
+    /// switch's does.
     pub(super) fn nic_send_pfc(&mut self, h: u32, quanta: u16) {
         let now = self.now;
         let nic = &mut self.nics[h as usize];
@@ -108,18 +116,21 @@ impl World {
             counters.paused_tx_ps += (now - since).0;
             counters.resume_tx += 1;
         }
-        let id = self.pool.alloc(Packet::pause(self.nic_spec.priority, quanta, PFC_FRAME_BYTES));
-        self.stats.pfc_frames_sent += 1;
-        self.ports[p].enqueue_control(id, &mut self.pool);
+        let classes = nic.pfc_classes;
+        for class in (0..8u8).filter(|c| classes & 1 << c != 0) {
+            let id = self.pool.alloc(Packet::pause(class, quanta, PFC_FRAME_BYTES));
+            self.stats.pfc_frames_sent += 1;
+            self.ports[p].enqueue_control(id, &mut self.pool);
+        }
         self.kick_host_port(h);
     }
 
     /// Arms host `h`'s receive-buffer timer while it pauses its link partner: for when the
-    /// buffer drains to the resume mark, or the pause needs refreshing, whichever comes first.
+    /// write channels drain to the resume mark, or the pause needs refreshing, whichever comes
+    /// first.
     fn rx_rearm(&mut self, h: u32) {
         let now = self.now;
-        let p = self.nics[h as usize].port;
-        let rate = self.ports[p as usize].rate.0;
+        let (_, full) = self.nic_pause(h);
         let nic = &self.nics[h as usize];
         let Some(timer) = nic.rx.timer else { return };
         let Some(until) = nic.rx.paused_until else {
@@ -127,8 +138,9 @@ impl World {
             return;
         };
         let (_, low) = nic.rx.pause_marks();
-        let refresh = until.saturating_sub(crate::units::Time(pause_time(self.pfc_quanta, rate).0 / 2));
-        let at = drained_to(&nic.pcie, nic.gpu.as_ref(), now, low).min(refresh).max(now);
+        let refresh = until.saturating_sub(Time(full.0 / 2)).max(now);
+        let drained = drained_to(&nic.pcie, nic.gpu.as_ref(), now, low);
+        let at = if drained > now { drained.min(refresh) } else { refresh };
         if self.timers.deadline(timer) != Some(at) {
             self.timers.arm(timer, at);
         }

@@ -809,16 +809,17 @@ impl World {
     /// A StaR packet reached host `h`: stateless packets are handled at once; stateful ones
     /// first find their connection's state (a NIC with a limited state cache may hold them).
     pub(super) fn star_receive(&mut self, h: u32, id: PacketId) {
+        if !self.rx_admit(h, id) {
+            return;
+        }
         if self.pool.get(id).udp_dport == STATELESS_PORT {
             self.stats.packets_delivered += 1;
             self.stats.last_delivery = self.now;
             self.star_stateless_rx(h, id);
-            return;
+        } else if self.nics[h as usize].state.is_none() || self.state_rx(h, id) {
+            self.star_stateful_rx(h, id);
         }
-        if self.nics[h as usize].state.is_some() && !self.state_rx(h, id) {
-            return;
-        }
-        self.star_stateful_rx(h, id);
+        self.rx_check(h);
     }
 
     /// Whether stateful end `ep` is on host `h` and talks to node `peer` (its packets need state).

@@ -5,7 +5,6 @@
 //! PAUSE to its switch while the receive buffer is above its high mark.
 
 use super::World;
-use crate::fabric::switch::pause_time;
 use crate::nic::state_cache::WhenFull;
 use crate::wire::packet::PacketId;
 use crate::units::Time;
@@ -123,27 +122,25 @@ impl World {
     /// its high mark (refreshed before it runs out), RESUME once it is below its low mark.
     fn state_pause_check(&mut self, h: u32) {
         let now = self.now;
-        let p = self.nics[h as usize].port;
+        let (pfc_quanta, full) = self.nic_pause(h);
         let Some(st) = self.nics[h as usize].state.as_mut() else { return };
         if st.spec.when_full != WhenFull::Pause {
             return;
         }
         let (high, low) = st.pause_marks();
-        let rate = self.ports[p as usize].rate.0;
         let quanta = match st.paused_until {
-            None if st.rx.bytes >= high => self.pfc_quanta,
+            None if st.rx.bytes >= high => pfc_quanta,
             // Refresh once half the pause has run out.
             Some(until) if st.rx.bytes > low => {
-                let half = Time(pause_time(self.pfc_quanta, rate).0 / 2);
-                if now + half < until {
+                if now + Time(full.0 / 2) < until {
                     return;
                 }
-                self.pfc_quanta
+                pfc_quanta
             }
             Some(_) => 0,
             None => return,
         };
-        st.paused_until = (quanta > 0).then(|| now + pause_time(quanta, rate));
+        st.paused_until = (quanta > 0).then(|| now + full);
         st.pauses_sent += (quanta > 0) as u64;
         self.nic_send_pfc(h, quanta);
     }

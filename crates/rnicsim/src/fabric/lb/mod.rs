@@ -142,7 +142,7 @@ pub enum LbAction {
 /// `load_balancing`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct LbStats {
-    /// ConWeave's path choices for an existing flow at a reply timeout or a new epoch, counted
+    /// ConWeave's path choices for an existing flow at an epoch's expiry or a reply timeout, counted
     /// as its ns-3 fork counts reroutes (`m_nReRoute`): the choice may fall on the path in use.
     pub reroutes: u64,
     /// Control packets the switches made (ConWeave's RTT_REPLY, CLEAR and NOTIFY).
