@@ -5,7 +5,7 @@
 //! ([`super::pcie`]): each channel is a busy-until server, and the bytes it still has to carry
 //! at `now` are its rate times the time until it is free. A receiver whose PCIe is slower than
 //! its link fills the buffer; a full buffer drops an arriving packet with payload or, in pause
-//! mode, the NIC sends PFC PAUSE for the data's class to its switch while the buffer is above
+//! mode, the NIC sends PFC PAUSE for the lossless classes to its switch while the buffer is above
 //! half, and RESUME once it drains below a quarter (the marks the connection-state cache's
 //! buffer uses, StaR §II-B; a ConnectX NIC reports the drops as `rx_out_of_buffer` and pauses
 //! its link partner under PFC). Without it, a slow receiver would take its link's rate
