@@ -52,6 +52,25 @@ pub fn pause_classes(pfc_enabled: bool, lossless: &[u8], priority: u8) -> u8 {
     }
 }
 
+/// What a NIC's full receive buffer does: `asked` (`nic.rx_when_full`), or unset, pause where
+/// the switches' PFC makes the data's class `priority` lossless and drop elsewhere.
+pub fn when_full(asked: Option<WhenFull>, pfc_enabled: bool, lossless: &[u8], priority: u8) -> WhenFull {
+    asked.unwrap_or(if pfc_enabled && lossless.contains(&priority) { WhenFull::Pause } else { WhenFull::Drop })
+}
+
+/// A pausing buffer's next frame (the receive buffer's and the state cache's): `Some(quanta)`
+/// for a PAUSE (`quanta > 0`: the buffer reached `high`, or a pause is held above `low` and half
+/// of it, `full`, has run out) or a RESUME (`Some(0)`: at or below `low`); `None` to send nothing.
+pub fn pause_frame(paused_until: Option<Time>, bytes: u64, (high, low): (u64, u64), now: Time, full: Time, quanta: u16) -> Option<u16> {
+    match paused_until {
+        None if bytes >= high => Some(quanta),
+        // Refresh once half the pause has run out.
+        Some(until) if bytes > low => (now + Time(full.0 / 2) >= until).then_some(quanta),
+        Some(_) => Some(0),
+        None => None,
+    }
+}
+
 impl RxBuffer {
     pub fn new(capacity: Bytes, mode: WhenFull, timer: Option<TimerId>) -> RxBuffer {
         RxBuffer { capacity: capacity.0, mode, paused_until: None, pauses_sent: 0, drops: 0, peak: 0, timer }
@@ -62,6 +81,13 @@ impl RxBuffer {
     pub fn pause_marks(&self) -> (u64, u64) {
         (self.capacity / 2, self.capacity / 4)
     }
+}
+
+/// Whether the write channels of `pcie` (and the GPU path's) have nothing left to carry at
+/// `now`: the buffer is empty.
+#[inline]
+pub fn idle(pcie: &Pcie, gpu: Option<&Pcie>, now: Time) -> bool {
+    pcie.write.is_free(now) && gpu.is_none_or(|g| g.write.is_free(now))
 }
 
 /// Bytes waiting in the NIC for the write channels of `pcie` (and the GPU path's) at `now`. A
@@ -130,6 +156,19 @@ mod tests {
         assert_eq!(drained_to(&p, None, t, 2000), t + Time::from_ns(1920));
         assert_eq!(drained_to(&p, None, t, 0), t + Time::from_ns(2560));
         assert_eq!(drained_to(&p, None, t, 9000), t, "already below");
+    }
+
+    #[test]
+    fn a_pausing_buffer_pauses_at_high_refreshes_at_half_time_and_resumes_at_low() {
+        let (marks, full, q) = ((100, 50), Time::from_us(10), 7);
+        let t = Time::from_us(100);
+        assert_eq!(pause_frame(None, 99, marks, t, full, q), None);
+        assert_eq!(pause_frame(None, 100, marks, t, full, q), Some(q));
+        // Held until t + 10 µs: nothing until half of it has run out, then a refresh.
+        let until = Some(t + full);
+        assert_eq!(pause_frame(until, 80, marks, t + Time::from_ns(4_999), full, q), None);
+        assert_eq!(pause_frame(until, 80, marks, t + Time::from_us(5), full, q), Some(q));
+        assert_eq!(pause_frame(until, 50, marks, t, full, q), Some(0), "resume at the low mark");
     }
 
     #[test]

@@ -328,6 +328,13 @@ fn unique_names<'a>(out: &mut Problems, table: &str, names: impl Iterator<Item =
 /// Settings that run but are unlikely to be what the user meant (a measurement window with
 /// nothing in it, which a quick shortened look at a scenario legitimately gives): reported as warnings
 /// (`summary.json`'s `warnings`, the command line's stderr, Python's `ScenarioWarning`).
+/// What a switch can still send a NIC after the NIC's PAUSE: a round trip of the link at its
+/// rate, and a full packet on the wire either way. Returns the round trip and the bytes.
+fn sent_before_pause(s: &Scenario) -> (Time, u64) {
+    let round_trip = Time(2 * s.links.delay.0);
+    (round_trip, s.links.rate.bytes_in(round_trip) + 2 * crate::wire::roce::full_packet_bytes(s.nic.mtu))
+}
+
 pub fn advisories(s: &Scenario) -> Problems {
     let mut out = Problems::new();
     // A rate floor above the line leaves every cut without effect (the run is one without
@@ -349,11 +356,9 @@ pub fn advisories(s: &Scenario) -> Problems {
     // writes meanwhile, must fit in the other half.
     let write = [Some(s.nic.pcie.bandwidth), s.nic.gpu.map(|g| g.bandwidth)].into_iter().flatten().min().unwrap_or(s.links.rate);
     let pfc = &s.switch.pfc;
-    let pauses = s.nic.rx_when_full.unwrap_or(if pfc.enabled && pfc.classes.contains(&s.nic.priority) { WhenFull::Pause } else { WhenFull::Drop }) == WhenFull::Pause;
+    let pauses = crate::nic::rx_buffer::when_full(s.nic.rx_when_full, pfc.enabled, &pfc.classes, s.nic.priority) == WhenFull::Pause;
     if pauses && write < s.links.rate {
-        let packet = crate::wire::roce::full_packet_bytes(s.nic.mtu);
-        let round_trip = Time(2 * s.links.delay.0);
-        let sent = s.links.rate.bytes_in(round_trip) + 2 * packet;
+        let (round_trip, sent) = sent_before_pause(s);
         let in_flight = sent - write.bytes_in(s.links.rate.tx_time(sent)).min(sent);
         if s.nic.rx_buffer.0 / 2 < in_flight {
             out.push((
@@ -447,12 +452,11 @@ pub fn advisories(s: &Scenario) -> Problems {
             }
         }
     }
-    if let Some(c) = s.nic.state_cache.as_ref().filter(|c| c.when_full == crate::nic::state_cache::WhenFull::Pause) {
+    if let Some(c) = s.nic.state_cache.as_ref().filter(|c| c.when_full == WhenFull::Pause) {
         // PAUSE goes out at half the buffer; what the switch has sent before it stops (a round
         // trip of the link at its rate) and the packets on the wire either way must fit in the
         // other half, or the buffer drops.
-        let packet = crate::wire::roce::full_packet_bytes(s.nic.mtu);
-        let in_flight = s.links.rate.bytes_in(Time(2 * s.links.delay.0)) + 2 * packet;
+        let (_, in_flight) = sent_before_pause(s);
         if c.rx_buffer.0 / 2 < in_flight {
             out.push((
                 "nic.state_cache.rx_buffer".into(),

@@ -302,8 +302,7 @@ impl World {
         }
         // A full receive buffer pauses its switch where the data's class is lossless.
         let pfc = &loaded.scenario.switch.pfc;
-        let lossless = pfc.enabled && pfc.classes.contains(&self.nic_spec.priority);
-        let mode = self.nic_spec.rx_when_full.unwrap_or(if lossless { WhenFull::Pause } else { WhenFull::Drop });
+        let mode = crate::nic::rx_buffer::when_full(self.nic_spec.rx_when_full, pfc.enabled, &pfc.classes, self.nic_spec.priority);
         let classes = crate::nic::rx_buffer::pause_classes(pfc.enabled, &pfc.classes, self.nic_spec.priority);
         for h in 0..self.nics.len() as u32 {
             let timer = (mode == WhenFull::Pause).then(|| self.timers.add_timer(Wake::RxBuffer(h)));

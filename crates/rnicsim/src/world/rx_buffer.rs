@@ -5,7 +5,7 @@
 use super::{World, PFC_FRAME_BYTES};
 use crate::fabric::switch::{pause_quanta, pause_time};
 use crate::units::Time;
-use crate::nic::rx_buffer::{drained_to, held};
+use crate::nic::rx_buffer::{drained_to, held, idle, pause_frame};
 use crate::nic::state_cache::WhenFull;
 use crate::wire::packet::{Packet, PacketId, PacketKind};
 
@@ -17,7 +17,7 @@ impl World {
     pub(super) fn rx_admit(&mut self, h: u32, id: PacketId) -> bool {
         let nic = &self.nics[h as usize];
         let now = self.now;
-        if nic.pcie.write.is_free(now) && nic.gpu.as_ref().is_none_or(|g| g.write.is_free(now)) {
+        if idle(&nic.pcie, nic.gpu.as_ref(), now) {
             return true;
         }
         // RoCE and StaR packets carry their data bytes in `roce.payload` (none for ACKs, NAKs,
@@ -42,7 +42,7 @@ impl World {
     pub(super) fn rx_check(&mut self, h: u32) {
         let nic = &self.nics[h as usize];
         let now = self.now;
-        if nic.rx.paused_until.is_none() && nic.pcie.write.is_free(now) && nic.gpu.as_ref().is_none_or(|g| g.write.is_free(now)) {
+        if nic.rx.paused_until.is_none() && idle(&nic.pcie, nic.gpu.as_ref(), now) {
             return;
         }
         self.rx_pause(h);
@@ -73,19 +73,12 @@ impl World {
         if nic.rx.mode != WhenFull::Pause {
             return;
         }
-        let (high, low) = nic.rx.pause_marks();
-        let quanta = match nic.rx.paused_until {
-            None if in_buffer >= high => pfc_quanta,
-            // Refresh once half the pause has run out.
-            Some(until) if in_buffer > low => {
-                if now + Time(full.0 / 2) < until {
-                    self.rx_rearm(h);
-                    return;
-                }
-                pfc_quanta
+        let Some(quanta) = pause_frame(nic.rx.paused_until, in_buffer, nic.rx.pause_marks(), now, full, pfc_quanta) else {
+            // A pause held, its refresh not yet due.
+            if nic.rx.paused_until.is_some() {
+                self.rx_rearm(h);
             }
-            Some(_) => 0,
-            None => return,
+            return;
         };
         nic.rx.paused_until = (quanta > 0).then(|| now + full);
         nic.rx.pauses_sent += (quanta > 0) as u64;

@@ -5,6 +5,7 @@
 //! PAUSE to its switch while the receive buffer is above its high mark.
 
 use super::World;
+use crate::nic::rx_buffer::pause_frame;
 use crate::nic::state_cache::WhenFull;
 use crate::wire::packet::PacketId;
 use crate::units::Time;
@@ -127,19 +128,7 @@ impl World {
         if st.spec.when_full != WhenFull::Pause {
             return;
         }
-        let (high, low) = st.pause_marks();
-        let quanta = match st.paused_until {
-            None if st.rx.bytes >= high => pfc_quanta,
-            // Refresh once half the pause has run out.
-            Some(until) if st.rx.bytes > low => {
-                if now + Time(full.0 / 2) < until {
-                    return;
-                }
-                pfc_quanta
-            }
-            Some(_) => 0,
-            None => return,
-        };
+        let Some(quanta) = pause_frame(st.paused_until, st.rx.bytes, st.pause_marks(), now, full, pfc_quanta) else { return };
         st.paused_until = (quanta > 0).then(|| now + full);
         st.pauses_sent += (quanta > 0) as u64;
         self.nic_send_pfc(h, quanta);
