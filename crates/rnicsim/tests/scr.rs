@@ -44,12 +44,16 @@ fn two_tenants(policy: &str) -> Summary {
 }
 
 /// The two hungry tenants of [`two_tenants`] with application hints `hints` written for their
-/// queue pairs (SCR's host domain), under `policy`.
+/// queue pairs (SCR's host domain), under `policy`, as perftest `test`.
 fn hinted_tenants(policy: &str, hints: [u32; 2]) -> Summary {
+    hinted_tenants_of("write_bw", policy, hints)
+}
+
+fn hinted_tenants_of(test: &str, policy: &str, hints: [u32; 2]) -> Summary {
     let tests: String = [("4KB", "4KiB"), ("1MB", "1MiB")]
         .iter()
         .zip(hints)
-        .map(|((name, message), hint)| format!("[[perftest]]\nname = \"{name}\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"{message}\"\ndepth = 128\nwarmup = \"1ms\"\nhint = {hint}\n"))
+        .map(|((name, message), hint)| format!("[[perftest]]\nname = \"{name}\"\ntest = \"{test}\"\nclient = 0\nserver = 1\nmessage = \"{message}\"\ndepth = 128\nwarmup = \"1ms\"\nhint = {hint}\n"))
         .collect();
     let toml = format!(
         "duration = \"3ms\"\n[topology.star]\nhosts = 2\n[links]\nrate = \"100Gbps\"\ndelay = \"100ns\"\n[switch.pfc]\nenabled = true\n[nic]\nmtu = 4096\n[nic.cc.dcqcn]\n[nic.scheduler.commodity]\nturn_bytes = \"32KiB\"\n{policy}\n{tests}"
@@ -75,6 +79,16 @@ fn application_hints_weight_water_filling_and_reach_the_cores_as_host_events() {
     assert!((gbps(&even, "4KB") / even.perftest_hosts[0].gbps - 0.5).abs() < 0.03);
     let passive = hinted_tenants("[nic.scr.policy.passive]", [3, 1]);
     assert_eq!(gbps(&passive, "4KB"), gbps(&two_tenants("[nic.scr.policy.passive]"), "4KB"));
+}
+
+#[test]
+fn a_read_tests_hint_weights_the_responder_that_sends_its_data() {
+    // READ data leaves the server, whose NIC's policy schedules it: the hint is written there.
+    let s = hinted_tenants_of("read_bw", "[nic.scr.policy.water_filling]", [3, 1]);
+    let total = gbps(&s, "4KB") + gbps(&s, "1MB");
+    let got = gbps(&s, "4KB") / total;
+    assert!((got - 0.75).abs() < 0.04, "the 4 KB tenant has {got:.3} of {total:.1} Gbps");
+    assert!(total > 90.0, "{total}");
 }
 
 /// Every `[[paper]]` claim of these runs holds.

@@ -693,8 +693,9 @@ pub struct PerftestSpec {
     /// congestion control.
     #[serde(default)]
     pub rate_limit: Option<BitsPerSec>,
-    /// An application hint written for each client queue pair when the test starts (SCR's
-    /// host domain; `water_filling` takes it as the queue pair's weight).
+    /// An application hint written when the test starts for each queue pair that sends the
+    /// data, as `rate_limit` (SCR's host domain; `water_filling` takes it as the queue pair's
+    /// weight).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hint: Option<u32>,
     /// Where both ends' buffers are: host memory, or the GPU beside each NIC (perftest's

@@ -192,13 +192,14 @@ impl Perftests {
             p.bytes.push(0);
             p.ops.push(0);
             p.latencies.push(Vec::new());
+            // The rate limit and the hint go to the queue pair that sends the data: a READ's
+            // responder, whose NIC schedules the responses.
+            let data = if spec.test == PerftestKind::ReadBw { s } else { c };
             if let Some(r) = spec.rate_limit {
-                // On the queue pair that sends the data: a READ's responder.
-                let data = if spec.test == PerftestKind::ReadBw { s } else { c };
                 w.set_rate_limit(data, r.0).expect("the perftest's queue pair is open");
             }
             if let Some(h) = spec.hint {
-                w.write_hint(c, h).expect("the perftest's queue pair is open");
+                w.write_hint(data, h).expect("the perftest's queue pair is open");
             }
             if spec.memory == crate::scenario::schema::BufferMemory::Gpu {
                 for q in [c, s] {
