@@ -301,7 +301,7 @@ fn scr_scenarios_are_deterministic_and_bad_keys_are_named() {
         tx = "keep_latest"
     "#;
     let e = LoadedScenario::from_str(bad, "bad.toml", Path::new(".")).err().expect("hardware coalescing cannot keep the latest");
-    assert!(e.to_string().contains("nic.scr.strategy.tx") && e.to_string().contains("software"), "{e}");
+    assert!(e.to_string().contains("nic.scr.strategy.tx") && e.to_string().contains("software") && e.to_string().contains("\"keep_latest\" needs"), "{e}");
     let ok = bad.replace("[nic.scr.strategy]", "[nic.scr]\ncoalescing = \"software\"\n[nic.scr.strategy]");
     assert!(LoadedScenario::from_str(&ok, "ok.toml", Path::new(".")).is_ok());
     let zero = r#"

@@ -244,7 +244,7 @@ impl ScrSpec {
                 if k.in_band() && matches!(s, Strategy::KeepLatest | Strategy::KeepOldest) {
                     return bad(
                         &format!("strategy.{}", k.name()),
-                        format!("hardware coalescing only accumulates in-band events (SCR §4.3.2); {s:?} needs coalescing = \"software\""),
+                        format!("hardware coalescing only accumulates in-band events (SCR §4.3.2); \"{}\" needs coalescing = \"software\"", s.name()),
                     );
                 }
             }

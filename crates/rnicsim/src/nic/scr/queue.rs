@@ -12,7 +12,7 @@
 //! A hardware queue is a counter in the ASIC and never overflows. A software queue is a ring of
 //! `depth` entries in the cores' memory: an event that finds it full is dropped and counted.
 
-use super::event::ScrEvent;
+use super::event::{Kind, ScrEvent};
 use serde::{Deserialize, Serialize};
 
 /// How a queue folds the events waiting in it.
@@ -25,6 +25,18 @@ pub enum Strategy {
     KeepOldest,
     /// Accumulate; once the flow is stable, run the policy only per threshold of bytes.
     Threshold,
+}
+
+impl Strategy {
+    /// The name a scenario gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Accumulate => "accumulate",
+            Strategy::KeepLatest => "keep_latest",
+            Strategy::KeepOldest => "keep_oldest",
+            Strategy::Threshold => "threshold",
+        }
+    }
 }
 
 /// One flow's queue of one event kind: one cache line (the folded event and its count), so a
@@ -89,9 +101,10 @@ pub fn fold(old: ScrEvent, new: ScrEvent, strategy: Strategy) -> ScrEvent {
             first_at: old.first_at,
             bytes: old.bytes + new.bytes,
             count,
-            // The newest RTT sample and signal value (and telemetry reading).
+            // The newest RTT sample and signal value (and telemetry reading); RX counts the
+            // ECN-marked packets, so a mark folded under an unmarked packet is not lost.
             rtt: new.rtt,
-            value: new.value,
+            value: if old.kind == Kind::Rx { old.value.saturating_add(new.value) } else { new.value },
             aux: new.aux,
             ..old
         },
@@ -103,7 +116,6 @@ pub fn fold(old: ScrEvent, new: ScrEvent, strategy: Strategy) -> ScrEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nic::scr::event::Kind;
     use crate::units::Time;
 
     fn ev(at_ns: u64, bytes: u64, rtt_ns: u64, value: u32) -> ScrEvent {
@@ -127,6 +139,18 @@ mod tests {
         assert_eq!((e.bytes, e.count, dropped), (15_000, 4, 0));
         assert_eq!((e.first_at, e.at), (Time::from_ns(10), Time::from_ns(40)));
         assert_eq!((e.rtt, e.value), (Time::from_ns(103), 3));
+    }
+
+    #[test]
+    fn folded_rx_events_count_their_ecn_marked_packets() {
+        // Marked, unmarked, marked, unmarked: the batch stands for two marked packets.
+        let mut q = EventQueue::default();
+        for (i, marked) in [1, 0, 1, 0].into_iter().enumerate() {
+            let e = ScrEvent { kind: Kind::Rx, ..ev(10 * (i as u64 + 1), 1000, 0, marked) };
+            assert!(q.push(e, Strategy::Accumulate, None));
+        }
+        let e = q.take().unwrap();
+        assert_eq!((e.count, e.bytes, e.value), (4, 4000, 2));
     }
 
     #[test]

@@ -21,7 +21,8 @@
 //! `"bytes"` (by sampling: each time the flow has brought `every_bytes` of wire bytes since its
 //! last signal) or `"anomaly"` (only when something changed: in credit mode a credit that moved
 //! by more than `anomaly_permille` of the last one sent; in backpressure mode the first busy
-//! reading after a calm one). The first RX event of a flow always signals.
+//! reading after a calm one). In credit mode a flow's first RX event always signals; in
+//! backpressure mode it makes a signal due, sent only if the port reads busy or a packet is marked.
 //!
 //! RX bandwidth counts wire bytes: each RX event's payload plus the RoCEv2 headers of the
 //! packets it stands for, so credits are in the same units as the sender's dequeue rate. With
