@@ -991,3 +991,18 @@ fn events_a_leaving_flow_left_queued_are_counted_and_idle_nics_do_not_dilute_uti
     let (u1, u0) = (run_loaded(&with, "t").scr.unwrap().thread_utilization, run_loaded(&without, "t").scr.unwrap().thread_utilization);
     assert!(u0 > 0.0 && (u1 / u0 - 1.0).abs() < 1e-9, "{u1} vs {u0}");
 }
+
+#[test]
+fn a_hint_no_policy_reads_is_warned_at_its_key() {
+    let base = "duration = \"1ms\"\n[topology.star]\nhosts = 2\n[nic.cc.none]\n[[perftest]]\ntest = \"read_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 4\nhint = 3\n";
+    let warned = |extra: &str| {
+        let w = LoadedScenario::from_str(&format!("{base}{extra}"), "h.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")).warnings;
+        w.into_iter().find(|w| w.contains("perftest[0].hint"))
+    };
+    assert!(warned("").unwrap().contains("no [nic.scr]"));
+    assert!(warned("[nic.scr.policy.passive]\n").unwrap().contains("does not read hints"));
+    // A READ's data leaves the server: SCR on the client alone does not see the hint.
+    assert!(warned("[nic.scr]\nhosts = [0]\n[nic.scr.policy.water_filling]\n").unwrap().contains("host 1"));
+    assert_eq!(warned("[nic.scr]\nhosts = [1]\n[nic.scr.policy.water_filling]\n"), None);
+    assert_eq!(warned("[nic.scr.policy.water_filling]\n"), None);
+}

@@ -394,6 +394,25 @@ pub fn advisories(s: &Scenario) -> Problems {
                 format!("a send_bw server posts at most nic.rq_depth ({}) receives per queue pair, fewer than the {} SENDs kept in flight: the others draw RNR NAKs", s.nic.rq_depth, t.depth),
             ));
         }
+        if t.hint.is_some() {
+            // The hint is written on the queue pair that sends the data; only a policy that
+            // reads hints on that host's NIC makes anything of it.
+            use crate::nic::scr::PolicySpec;
+            let sender = if t.test == crate::scenario::schema::PerftestKind::ReadBw { t.server } else { t.client };
+            let why = match s.nic.scr.as_ref() {
+                None => Some("there is no [nic.scr]: no policy reads it".to_string()),
+                Some(c) if !matches!(c.policy, PolicySpec::WaterFilling(_) | PolicySpec::External(_)) => {
+                    Some("the SCR policy does not read hints (water_filling takes them as weights; an external policy sees them as host events)".to_string())
+                }
+                Some(c) if c.hosts.as_ref().is_some_and(|h| !h.contains(&sender)) => {
+                    Some(format!("host {sender}, which sends the data, is not in nic.scr.hosts: its NIC runs no policy"))
+                }
+                _ => None,
+            };
+            if let Some(why) = why {
+                out.push((format!("perftest[{i}].hint"), format!("the hint has no effect: {why}")));
+            }
+        }
         if t.start.0.saturating_add(t.warmup.0) >= s.duration.0 {
             out.push((
                 format!("perftest[{i}].warmup"),
