@@ -5,7 +5,10 @@ use clap::{Args, Subcommand};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use rnicsim::bench::{heap_push_pop_ns, peak_rss_bytes, FabricBench, ScaleBench, ScaleFabric};
 
+/// The fabric options belong to the fabric workload: given before another subcommand's name
+/// (or before `fabric`'s own) they would be ignored, so clap refuses them there.
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct BenchArgs {
     #[command(subcommand)]
     which: Option<Which>,
@@ -69,7 +72,7 @@ pub struct OrderingArgs {
     #[arg(long, default_value_t = 0.025)]
     displaced: f64,
     /// Most later packets that overtake a displaced one (uniform from 1).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
     max_shift: u32,
     /// Bits per bitmap block and the cap on one bitmap.
     #[arg(long, default_value_t = 16)]
@@ -130,6 +133,9 @@ pub struct RdmaArgs {
     /// Also write the run's outputs here (streamed during the run, as `rnicsim run` does).
     #[arg(long)]
     out: Option<std::path::PathBuf>,
+    /// Replace the run folder `--out` names if it holds an earlier run.
+    #[arg(long, requires = "out")]
+    force: bool,
     /// Print the measures as one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -212,11 +218,19 @@ fn scale(args: &ScaleArgs) -> anyhow::Result<()> {
         println!("{m}");
         return Ok(());
     }
-    for &h in &args.hosts {
+    let duration: rnicsim::units::Time = args.duration.parse().map_err(|e| anyhow::anyhow!("--duration {:?}: {e}", args.duration))?;
+    anyhow::ensure!(duration.0 > 0, "--duration must be positive, got {}", args.duration);
+    let bytes: rnicsim::units::Bytes = args.bytes.parse().map_err(|e| anyhow::anyhow!("--bytes {:?}: {e}", args.bytes))?;
+    anyhow::ensure!(bytes.0 > 0, "--bytes must be positive, got {}", args.bytes);
+    // Smallest first: the "× smallest" column divides by the first row.
+    let mut hosts = args.hosts.clone();
+    hosts.sort_unstable();
+    hosts.dedup();
+    for &h in &hosts {
         anyhow::ensure!(ScaleFabric::fat_tree(h).is_some(), "no fat-tree has exactly {h} hosts (k³/4 × a whole number of hosts per edge)");
     }
     let exe = std::env::current_exe()?;
-    let runs: Vec<String> = args.hosts.iter().map(|h| format!("fat_tree:{h}")).chain((args.jellyfish > 0).then(|| format!("jellyfish:{}", args.jellyfish))).collect();
+    let runs: Vec<String> = hosts.iter().map(|h| format!("fat_tree:{h}")).chain((args.jellyfish > 0).then(|| format!("jellyfish:{}", args.jellyfish))).collect();
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     t.set_header(vec!["fabric", "hosts", "switches", "packet-hops", "wall", "ns / packet-hop", "× smallest", "peak packets", "routing tables", "peak memory"]);
@@ -225,7 +239,7 @@ fn scale(args: &ScaleArgs) -> anyhow::Result<()> {
     for one in &runs {
         bar.set_message(one.clone());
         let child = std::process::Command::new(&exe)
-            .args(["bench", "scale", "--duration", &args.duration, "--bytes", &args.bytes, "--one", one])
+            .args(["bench", "scale", &format!("--duration={}", args.duration), &format!("--bytes={}", args.bytes), &format!("--one={one}")])
             .output()?;
         anyhow::ensure!(child.status.success(), "the {one} run failed: {}", String::from_utf8_lossy(&child.stderr));
         let m: serde_json::Value = serde_json::from_slice(&child.stdout)?;
@@ -309,7 +323,7 @@ fn rdma(args: &RdmaArgs) -> anyhow::Result<()> {
     let start = std::time::Instant::now();
     let mut world = rnicsim::world::World::build(&loaded)?;
     let built = start.elapsed();
-    let dir = args.out.as_ref().map(|o| rnicsim::output::RunDir::create(o, true)).transpose()?;
+    let dir = args.out.as_ref().map(|o| rnicsim::output::RunDir::create(o, args.force)).transpose()?;
     if let Some(d) = &dir {
         rnicsim::stream_outputs(d, &loaded, &mut world)?;
     }
@@ -361,10 +375,13 @@ fn rdma(args: &RdmaArgs) -> anyhow::Result<()> {
 fn ordering(args: &OrderingArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.connections > 0 && args.packets > 0 && args.rounds > 0, "--connections, --packets and --rounds must be positive");
     anyhow::ensure!((0.0..=1.0).contains(&args.displaced), "--displaced must be in [0, 1]");
-    let probe = eunomia::Config { block_bits: args.block_bits, cap_bits: args.cap_bits, memory_blocks: 0 };
+    // The block sizes first (the sizes below divide by them), with memory to spare.
+    let probe = eunomia::Config { block_bits: args.block_bits, cap_bits: args.cap_bits, memory_blocks: u32::MAX };
+    probe.check()?;
     // Room for every connection's bitmap at its cap: nothing is refused for memory.
     let per = probe.metadata_blocks() + probe.max_rows() * probe.row_blocks();
-    let cfg = eunomia::Config { memory_blocks: per * args.connections, ..probe };
+    let memory_blocks = per.checked_mul(args.connections).ok_or_else(|| anyhow::anyhow!("{} connections of {per} blocks each do not fit a 32-bit block count", args.connections))?;
+    let cfg = eunomia::Config { memory_blocks, ..probe };
     cfg.check()?;
     eprintln!(
         "ordering: {} connections, {} packets × {} messages each, {:.1}% displaced by up to {}, {}-bit blocks, {}-bit cap",
@@ -395,12 +412,12 @@ fn ordering(args: &OrderingArgs) -> anyhow::Result<()> {
 
 fn yama_bench(args: &YamaArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.decisions > 0 && args.size > 0, "--decisions and --size must be positive");
+    anyhow::ensure!(args.qps.iter().all(|&q| q > 0), "--qps must be positive");
     eprintln!("yama: one chain at 100 Gbps, weights 1:2:3:4 repeating, {} B pieces, {} decisions per point", args.size, args.decisions);
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     t.set_header(vec!["queue pairs", "decisions per second", "ns per decision", "submitted", "worst share error"]);
     for &qps in &args.qps {
-        anyhow::ensure!(qps > 0, "--qps must be positive");
         let r = yama::bench::run(qps, args.decisions, args.size);
         t.add_row(vec![
             qps.to_string(),
@@ -416,12 +433,12 @@ fn yama_bench(args: &YamaArgs) -> anyhow::Result<()> {
 
 fn tassel(args: &TasselArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.packets > 0 && args.size >= 64, "--packets must be positive and --size at least 64");
+    anyhow::ensure!(args.flows.iter().all(|&f| f > 0), "--flows must be positive");
     eprintln!("tassel: {} B packets, rate limits 1:2:4:8 summing to 98 Gbps, {} packets timed per point", args.size, args.packets);
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     t.set_header(vec!["flows", "Tassel Mpps", "SE-PIEO Mpps", "speed-up", "imminent (end)", "dropped fetches / sent"]);
     for &flows in &args.flows {
-        anyhow::ensure!(flows > 0, "--flows must be positive");
         let r = tassel::bench::run(flows, args.packets, args.size);
         t.add_row(vec![
             flows.to_string(),
@@ -441,7 +458,7 @@ fn fabric(args: &FabricArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.hosts_per_leaf > 0 && args.repeat > 0, "--hosts-per-leaf and --repeat must be positive");
     anyhow::ensure!(args.load > 0.0 && args.load <= 1.0, "--load must be in (0, 1]");
     let cfg = FabricBench { hosts_per_leaf: args.hosts_per_leaf, load: args.load, ..FabricBench::default() };
-    eprintln!("fabric: {} hosts, permutation at {:.0}% load, {} packets, {} simulated, best of {}", cfg.leaves * cfg.hosts_per_leaf, cfg.load * 100.0, cfg.packet_size, cfg.duration, args.repeat);
+    eprintln!("fabric: {} hosts, permutation at {:.0}% load, {} B packets, {} simulated, best of {}", cfg.leaves * cfg.hosts_per_leaf, cfg.load * 100.0, cfg.packet_size, cfg.duration, args.repeat);
     let best = (0..args.repeat).map(|_| cfg.run()).min_by_key(|r| r.wall).expect("at least one run");
     let heap_ns = (0..args.repeat).map(|_| heap_push_pop_ns(best.timer_slots, 20_000_000)).fold(f64::INFINITY, f64::min);
     let mut t = Table::new();

@@ -282,6 +282,38 @@ fn compare_fct_tables_two_fct_files_flow_by_flow() {
 }
 
 #[test]
+fn bench_options_out_of_place_or_out_of_range_are_refused_not_ignored() {
+    let bin = env!("CARGO_BIN_EXE_rnicsim");
+    let fails = |args: &[&str], needle: &str| {
+        let o = Command::new(bin).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && o.status.code() != Some(101) && err.contains(needle), "{args:?}: {:?} {err}", o.status);
+    };
+    // The fabric options given before a subcommand's name were dropped without a word.
+    fails(&["bench", "--load", "0.5", "fabric"], "cannot be used with");
+    fails(&["bench", "--repeat", "1", "rdma"], "cannot be used with");
+    // Checked before the sizes that divide by it (a panic before).
+    fails(&["bench", "ordering", "--connections", "10", "--block-bits", "0"], "block_bits");
+    fails(&["bench", "ordering", "--max-shift", "0"], "--max-shift");
+    fails(&["bench", "scale", "--hosts", "128", "--duration=-5us"], "must not be negative");
+    // A run folder holding a run is replaced only with --force, as `run --out` does.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let rdma = |force: bool| {
+        let mut c = Command::new(bin);
+        c.args(["bench", "rdma", "--set", "duration=\"10us\"", "--out"]).arg(&out);
+        if force {
+            c.arg("--force");
+        }
+        c.output().unwrap()
+    };
+    assert!(rdma(false).status.success());
+    let again = rdma(false);
+    assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("--force"), "{}", String::from_utf8_lossy(&again.stderr));
+    assert!(rdma(true).status.success());
+}
+
+#[test]
 fn the_rdma_bench_finds_its_shipped_scenario_from_any_folder() {
     // `bench rdma` names scenarios/bench/alistorage_128.toml by its repository path; run elsewhere,
     // it still finds it (shortened to 20 µs here), and a file found nowhere is named in the error.
