@@ -226,7 +226,7 @@ fn validate(path: &Path, overrides: &[String]) -> anyhow::Result<u8> {
     let world = World::build(&loaded)?;
     let switches = (0..world.ports.iter().map(|p| p.node + 1).max().unwrap_or(0)).filter(|&n| world.is_switch(n)).count();
     println!(
-        "{}: valid — {} hosts, {} switches, {} links, {} traffic sources, {} flow generators, {} listed flows, {} perftests, {} simulated",
+        "{}: valid — {} hosts, {} switches, {} links, {} traffic sources, {} flow generators, {} listed flows, {} perftests, {} NVMe-oF tenants, {} RPC entries, {} simulated",
         path.display(),
         world.host_count(),
         switches,
@@ -235,6 +235,8 @@ fn validate(path: &Path, overrides: &[String]) -> anyhow::Result<u8> {
         world.apps.flows.gens.len(),
         world.apps.flows.listed(),
         world.apps.perftests.tests.len(),
+        loaded.scenario.nvmf.len(),
+        loaded.scenario.rpc.len(),
         loaded.scenario.duration
     );
     let e = world.estimate(&loaded);

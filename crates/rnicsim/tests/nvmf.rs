@@ -72,6 +72,9 @@ fn bad_nvmf_keys_are_named() {
         ("initiator = 0\ntarget = 7", "nvmf[0].target"),
         ("initiator = 0\ntarget = 1\nio = \"0B\"", "nvmf[0].io"),
         ("initiator = 0\ntarget = 1\nqueues = 2", "queues"),
+        // Data or a capsule larger than each host's registered memory (1 KiB here).
+        ("initiator = 0\ntarget = 1\nio = \"2KiB\"\nin_capsule = \"0B\"\n[nic]\nmemory_size = \"1KiB\"", "nvmf[0].io"),
+        ("initiator = 0\ntarget = 1\nio = \"512B\"\nin_capsule = \"1000B\"\n[nic]\nmemory_size = \"1KiB\"", "nvmf[0].in_capsule"),
     ] {
         let text = format!("duration = \"1ms\"\n[topology.back_to_back]\n[[nvmf]]\n{bad}\n");
         let e = match LoadedScenario::from_str(&text, "bad.toml", Path::new(".")) {
@@ -80,4 +83,15 @@ fn bad_nvmf_keys_are_named() {
         };
         assert!(e.contains(key), "{bad}: {e}");
     }
+}
+
+#[test]
+fn an_nvmf_tenant_with_nothing_to_measure_is_warned_and_its_packets_count_against_the_limits() {
+    let text = "duration = \"200us\"\n[topology.back_to_back]\n[nic.cc.none]\n[[nvmf]]\ninitiator = 0\ntarget = 1\nwarmup = \"1ms\"\n";
+    let l = LoadedScenario::from_str(text, "w.toml", Path::new(".")).unwrap();
+    assert!(l.warnings.iter().any(|w| w.contains("nvmf[0].warmup") && w.contains("nothing")), "{:?}", l.warnings);
+    // 10,000 s of 4 KiB writes at 100 Gbps is about 2.9e10 packets: past the default limit.
+    let long = LoadedScenario::from_str(&text.replace("200us", "10000s"), "l.toml", Path::new(".")).unwrap();
+    let e = rnicsim::world::World::build(&long).err().expect("refused by [limits]").to_string();
+    assert!(e.contains("limits.max_packets"), "{e}");
 }

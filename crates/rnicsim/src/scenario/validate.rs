@@ -434,6 +434,11 @@ pub fn advisories(s: &Scenario) -> Problems {
             out.push((format!("yama.entity[{i}].start"), format!("{} is not before the end of the {} run: this entity never runs", e.start, s.duration)));
         }
     }
+    for (i, n) in s.nvmf.iter().enumerate() {
+        if n.start.0.saturating_add(n.warmup.0) >= s.duration.0 {
+            out.push((format!("nvmf[{i}].warmup"), format!("start + warmup ({} + {}) leaves nothing of the {} run to measure: its rates will be 0", n.start, n.warmup, s.duration)));
+        }
+    }
     for (i, r) in s.rpc.iter().enumerate() {
         if r.warmup >= s.duration {
             out.push((format!("rpc[{i}].warmup"), format!("a warmup of {} leaves nothing of the {} run to measure: its call rates will be 0", r.warmup, s.duration)));
@@ -962,7 +967,7 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
         }
     }
     for (i, n) in s.nvmf.iter().enumerate() {
-        for (k, why) in n.check(s.nic.sq_depth, s.nic.rq_depth) {
+        for (k, why) in n.check(s.nic.sq_depth, s.nic.rq_depth, s.nic.memory_size) {
             out.push((format!("nvmf[{i}].{k}"), why));
         }
         host_check(&mut out, format!("nvmf[{i}].initiator"), n.initiator);

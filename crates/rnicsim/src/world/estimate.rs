@@ -12,7 +12,8 @@ use serde::Serialize;
 pub struct Estimate {
     /// RDMA flows started (CDF workloads: expected arrivals; flow files: their flows).
     pub flows: f64,
-    /// Data packets sent, first transmissions only (flows, raw traffic and perftests at line rate).
+    /// Data packets sent, first transmissions only (flows and raw traffic; perftests, NVMe-oF
+    /// tenants and RPC servers at line rate).
     pub packets: f64,
 }
 
@@ -45,11 +46,25 @@ impl World {
             }
             e.packets += n;
         }
+        // Closed-loop workloads: at most a link's rate for their active time, in packets of
+        // their smallest message (a packet carries at most an MTU of it, plus headers).
+        let header = crate::wire::roce::BASE_HEADER_BYTES as f64;
+        let at_line = |host: u32, start: crate::units::Time, message: u64| {
+            let rate = self.host_port(host).map_or(0, |port| self.ports[port as usize].rate.0) as f64;
+            let active = s.duration.saturating_sub(start).as_secs_f64();
+            rate * active / 8.0 / ((message.max(1) as f64).min(mtu) + header)
+        };
         for p in &s.perftest {
-            // At most the client's line rate in full packets for the whole test.
-            let rate = self.host_port(p.client).map_or(0, |port| self.ports[port as usize].rate.0) as f64;
-            let active = s.duration.saturating_sub(p.start).as_secs_f64();
-            e.packets += rate * active / 8.0 / mtu;
+            e.packets += at_line(p.client, p.start, p.message.0);
+        }
+        for n in &s.nvmf {
+            // The data crosses the initiator's link (in the command capsule, or READ from it).
+            let data = if n.io.0 <= n.in_capsule.0 { crate::host::apps::nvmf::COMMAND_BYTES + n.io.0 } else { n.io.0 };
+            e.packets += at_line(n.initiator, n.start, data);
+        }
+        for r in &s.rpc {
+            // Requests in and replies out through the server's link.
+            e.packets += at_line(r.server, crate::units::Time::ZERO, r.request.0) + at_line(r.server, crate::units::Time::ZERO, r.reply.0);
         }
         e
     }

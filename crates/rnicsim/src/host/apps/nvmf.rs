@@ -56,20 +56,27 @@ fn default_depth() -> u32 {
 }
 
 impl NvmfSpec {
-    /// Keys whose values cannot work, with why.
-    pub fn check(&self, sq_depth: u32, rq_depth: u32) -> Vec<(&'static str, String)> {
+    /// Keys whose values cannot work, with why: `sq_depth`, `rq_depth` and `memory` are the
+    /// NIC's queue depths and each host's registered memory (`nic.memory_size`).
+    pub fn check(&self, sq_depth: u32, rq_depth: u32, memory: Bytes) -> Vec<(&'static str, String)> {
         let mut bad = Vec::new();
         if self.initiator == self.target {
             bad.push(("target", "initiator and target must be different hosts".into()));
         }
-        if self.depth == 0 || self.depth > sq_depth.min(rq_depth) {
-            bad.push(("depth", format!("expected 1 to the smaller of nic.sq_depth and nic.rq_depth ({}), got {}", sq_depth.min(rq_depth), self.depth)));
+        let most = sq_depth.min(rq_depth);
+        if self.depth == 0 || self.depth > most {
+            let default = if self.depth == default_depth() { " (the default)" } else { "" };
+            bad.push(("depth", format!("expected 1 to the smaller of nic.sq_depth and nic.rq_depth ({most}), got {}{default}", self.depth)));
         }
         if self.io.0 == 0 || self.io.0 > 1 << 30 {
-            bad.push(("io", "expected 1 B to 1 GiB".into()));
+            bad.push(("io", format!("expected 1 B to 1 GiB, got {}", self.io)));
+        } else if self.io.0 > memory.0 {
+            bad.push(("io", format!("{} is larger than nic.memory_size ({memory}): the data could not be read from the initiator's memory", self.io)));
         }
         if self.in_capsule.0 > 1 << 20 {
-            bad.push(("in_capsule", "expected at most 1 MiB".into()));
+            bad.push(("in_capsule", format!("expected at most 1 MiB, got {}", self.in_capsule)));
+        } else if COMMAND_BYTES + self.in_capsule.0 > memory.0 {
+            bad.push(("in_capsule", format!("a command capsule of {COMMAND_BYTES} B + {} does not fit nic.memory_size ({memory}): the target could not post its receive buffer", self.in_capsule)));
         }
         bad
     }
