@@ -2,6 +2,7 @@
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rnicsim::output::paper::Relation;
 use rnicsim::output::Summary;
 use rnicsim::units::Time;
 use rnicsim::world::Progress;
@@ -128,10 +129,18 @@ pub fn paper_table(s: &Summary) -> Option<Table> {
         t.add_row(vec![
             c.metric.clone(),
             c.source.clone(),
-            format!("{} {}", c.paper, c.unit),
+            // A bound holds or not; the tolerance is for values meant to be near the paper's.
+            match c.relation {
+                Relation::Near => format!("{} {}", c.paper, c.unit),
+                Relation::Below => format!("≤ {} {}", c.paper, c.unit),
+                Relation::Above => format!("≥ {} {}", c.paper, c.unit),
+            },
             c.ours.map_or("missing".to_string(), |o| format!("{o:.2} {}", c.unit)),
             c.relative_error.map_or("-".to_string(), |r| format!("{:+.1}%", r * 100.0)),
-            format!("{} (±{:.0}%)", if c.within { "yes" } else { "NO" }, c.tolerance * 100.0),
+            match c.relation {
+                Relation::Near => format!("{} (±{:.0}%)", if c.within { "yes" } else { "NO" }, c.tolerance * 100.0),
+                Relation::Below | Relation::Above => format!("{} (bound)", if c.within { "yes" } else { "NO" }),
+            },
         ]);
     }
     Some(t)

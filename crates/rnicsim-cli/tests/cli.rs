@@ -341,3 +341,15 @@ fn every_argument_of_run_and_validate_is_described_in_help() {
         assert!(set.trim_start().len() > "--set <KEY=VALUE>".len() + 4, "{cmd}: --set has no description:\n{help}");
     }
 }
+
+#[test]
+fn a_bound_claim_shows_its_bound_not_a_tolerance() {
+    // fig21b's default-scheduler claim is "at most 1x": 0.66 holds it, though 34% from 1.
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/scr/fig21b_nvmf.toml");
+    let tmp = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_rnicsim")).arg("run").arg(&scenario).arg("--out").arg(tmp.path().join("r")).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let row = out.lines().find(|l| l.contains("nvmf/default depth 16/gbps")).unwrap_or_else(|| panic!("{out}"));
+    assert!(row.contains("≤ 1 x") && row.contains("yes (bound)") && !row.contains("±"), "{row}");
+}
