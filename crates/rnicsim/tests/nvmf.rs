@@ -52,10 +52,15 @@ fn deep_queues_fill_the_link_with_capsules_or_read_responses() {
     let g = run(&[(64, "4KiB")]).nvmf[0].gbps;
     assert!((g / bound - 1.0).abs() < 0.005, "{g} vs {bound}");
     let bound = 100.0 * 4096.0 / (4096.0 + h + aeth + COMMAND_BYTES as f64 + h + ack);
-    // Deeper queues get closer to it (depth 64 reaches about 85% with 500 ns PCIe, 98% with
-    // none: each write takes four WQE round trips over PCIe).
+    // Depth 16 is latency-bound (16 writes per round of about 14 µs: four WQE round trips
+    // over PCIe and two over the wire); depth 64 fills the link. One queue pair carries both
+    // the READ responses and the next commands, taking turns: with READ responses strictly
+    // first, the commands waited for a whole batch of responses and depth 64 reached 83%.
     let g: Vec<f64> = [16, 64, 128].iter().map(|&d| run(&[(d, "0B")]).nvmf[0].gbps).collect();
-    assert!(g[0] < g[1] && g[1] < g[2] && g[2] <= 1.005 * bound && g[2] > 0.9 * bound, "{g:?} vs {bound}");
+    assert!(g[0] < 0.5 * bound, "{g:?} vs {bound}");
+    for x in &g[1..] {
+        assert!(*x > 0.98 * bound && *x <= 1.005 * bound, "{g:?} vs {bound}");
+    }
     // Two equal tenants split it evenly.
     let s = run(&[(32, "4KiB"), (32, "4KiB")]);
     assert!((s.nvmf[0].gbps / s.nvmf[1].gbps - 1.0).abs() < 0.02, "{:?}", s.nvmf);

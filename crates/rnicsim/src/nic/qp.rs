@@ -374,6 +374,9 @@ pub struct Qp {
     /// own PSNs, so they keep their own expected PSN and bitmaps.
     pub rsp: ResponseOrder,
     pub reads: VecDeque<ReadJob>,
+    /// Whether its own requests (resends, new data) go before the READ responses it owes when
+    /// both are ready: the two take turns packet by packet.
+    pub request_turn: bool,
     /// READ response PSNs sent: a response among them is a retransmission.
     pub read_sent: SentPsns,
     /// Its buffers are in the GPU's memory (`World::use_gpu_memory`): payload DMA takes the
@@ -584,6 +587,7 @@ impl Qp {
             held_ends: Vec::new(),
             held_reads: Vec::new(),
             reads: VecDeque::new(),
+            request_turn: false,
             read_sent: SentPsns::default(),
             tx_packets: 0,
             tx_bytes: 0,

@@ -1,6 +1,7 @@
 //! The requester side of the reliable connection (IBA 9.7): posting send WQEs, building the next
-//! packet of a queue pair (READ responses it owes first, then resends, then new data at
-//! `snd_nxt`), and what ACKs, NAKs, RNR NAKs, READ responses and the retransmission timer do.
+//! packet of a queue pair (the READ responses it owes and its own requests, resends then new
+//! data at `snd_nxt`, taking turns), and what ACKs, NAKs, RNR NAKs, READ responses and the
+//! retransmission timer do.
 
 use super::recovery::{Recovery, RecoveryScheme, NO_SACK};
 use super::{emit, Action, Ctx};
@@ -82,13 +83,19 @@ pub fn next_packet(ctx: &mut Ctx, q: u32) -> Option<PacketId> {
 fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
     let now = ctx.now;
     let mtu = ctx.spec.mtu;
+    // The READ responses it owes and its own requests (resends, then new data) take turns
+    // when both are ready, as a NIC's responder and requester engines share the port: a
+    // queue pair that answers READs while it has requests to send (an NVMe-oF initiator whose
+    // data the target pulls) keeps both moving.
+    let request_ready = ctx.qps.get(q).request_turn && (!ctx.qps.get(q).resend.is_empty() || ctx.new_data_at(q).is_some_and(|t| t <= now));
     let qp = ctx.qps.get_mut(q);
     if qp.next_send.max(qp.rnr_until) > now {
         return None;
     }
-    // READ responses first, then resends, then new data.
     let answering = qp.reads.len();
-    let (hdr, psn, retransmit) = if let Some(job) = qp.reads.front_mut().filter(|j| j.ready_at <= now) {
+    let response = qp.reads.front_mut().filter(|j| j.ready_at <= now && !request_ready);
+    qp.request_turn = response.is_some();
+    let (hdr, psn, retransmit) = if let Some(job) = response {
         let idx = job.next;
         let payload = payload_at(job.len, mtu, idx);
         let op = opcode_at(Family::ReadResponse, idx, job.npkts, false);
