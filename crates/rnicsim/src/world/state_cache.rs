@@ -15,6 +15,12 @@ impl World {
     /// it goes on to the transport now; otherwise it is held for its state or was dropped.
     pub(super) fn state_rx(&mut self, h: u32, id: PacketId) -> bool {
         let now = self.now;
+        // Held packets whose state is on the NIC by now go first: the timer that releases them
+        // may come later in this same instant, and an arrival that hits the state they waited
+        // for must not overtake them (a connection's packets keep their order).
+        while let Some(ready) = self.nics[h as usize].state.as_mut().and_then(|st| st.rx.pop_ready(now)) {
+            self.nic_deliver(h, ready);
+        }
         let pkt = self.pool.get(id);
         let (q, size, src) = (pkt.flow, pkt.size, pkt.src);
         let (q, known) = if pkt.kind == crate::wire::packet::PacketKind::Star {
