@@ -205,6 +205,25 @@ fn scheduler_state_counts_the_queue_pairs_of_its_own_nic() {
 }
 
 #[test]
+fn a_destroyed_queue_pairs_scheduler_state_goes_to_the_next_one() {
+    // A flow workload opens a connection per flow: 25,775 flows in 5 ms on 4 hosts, at most
+    // 108 queue pairs on a NIC at once. Each new queue pair number took a new slot for good:
+    // 10,711 slots (342,752 B) under Tassel. Now a destroyed queue pair's slot is reused once
+    // the scheduler lets go of it, so the table is the NIC's most queue pairs at once.
+    let run = |sched: &str| {
+        let cdf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/cdf/GoogleRPC2008.txt");
+        let toml = format!("duration = \"5ms\"\n[topology.star]\nhosts = 4\n[links]\ndelay = \"100ns\"\n[nic.cc.none]\n[nic.scheduler.{sched}]\n[[flows]]\ncdf = \"{cdf}\"\nload = 0.3\n");
+        let loaded = rnicsim::scenario::LoadedScenario::from_str(&toml, "churn.toml", std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        common::run_summary(&loaded, "churn").rdma
+    };
+    for (sched, per) in [("tassel", tassel::Tassel::STATE_BYTES_PER_FLOW), ("se_pieo", tassel::Monolithic::STATE_BYTES_PER_FLOW)] {
+        let r = run(sched);
+        assert!(r.flows_completed > 10 * r.peak_qps_per_nic as u64, "{sched}: {} flows", r.flows_completed);
+        assert!(r.scheduler_state_bytes <= r.peak_qps_per_nic as u64 * per as u64, "{sched}: {} B for at most {} queue pairs", r.scheduler_state_bytes, r.peak_qps_per_nic);
+    }
+}
+
+#[test]
 fn the_load_time_warnings_see_reads_short_last_packets_limits_above_the_link_and_se_pieo_sizes() {
     // Found by exploring: the batch warning skipped READ tests and took every packet as full,
     // a limit above the link was silently the link, and SE-PIEO's `flows` went unchecked.
@@ -234,4 +253,23 @@ fn the_load_time_warnings_see_reads_short_last_packets_limits_above_the_link_and
     // SE-PIEO built for 1,024 flows under 4,096 queue pairs.
     let (w, _) = warnings("se_pieo]\nflows = 1024", "write_bw", "64KiB", 4096, "10Mbps");
     assert!(w.iter().any(|m| m.contains("se_pieo.flows") && m.contains("4096 queue pairs")), "{w:?}");
+}
+
+#[test]
+fn rates_the_schedulers_cannot_hold_are_refused_or_warned_once() {
+    let load = |extra: &str, sched: &str| {
+        let toml = format!("duration = \"100us\"\n[topology.back_to_back]\n{extra}[nic.cc.none]\n[nic.scheduler.{sched}\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\nrate_limit = \"5000Tbps\"\n");
+        rnicsim::scenario::LoadedScenario::from_str(&toml, "r.toml", std::path::Path::new("."))
+    };
+    // A 10 Tbps link was scheduled as 4.29 Tbps (rates in whole Kbps, 32 bits), silently.
+    let e = load("[links]\nrate = \"10Tbps\"\n", "tassel]").err().expect("refused").to_string();
+    assert!(e.contains("links.rate") && e.contains("commodity"), "{e}");
+    assert!(load("[links]\nrate = \"10Tbps\"\n", "commodity]").is_ok());
+    // A limit above the link runs as the link: one warning, not a second about Kbps rounding
+    // of a value that is never used.
+    let w = load("", "tassel]").unwrap().warnings;
+    assert_eq!(w.iter().filter(|w| w.contains("perftest[0].rate_limit")).count(), 1, "{w:?}");
+    // Packets held from one fetch count in 16 bits.
+    let e = load("", "tassel]\nmax_batch = 70000").err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("max_batch"), "{e}");
 }

@@ -185,6 +185,18 @@ impl Tassel {
         self.flows.len()
     }
 
+    /// Whether `flow` is neither scheduled nor holding packets (its id may then be reused).
+    pub fn flow_idle(&self, flow: u32) -> bool {
+        let f = &self.flows[flow as usize];
+        f.flags == 0 && f.held == 0
+    }
+
+    /// Returns idle `flow` to a new flow's state (line rate, no credit), for reuse of its id.
+    pub fn reset_flow(&mut self, flow: u32) {
+        debug_assert!(self.flow_idle(flow));
+        self.flows[flow as usize] = FlowState { rate_kbps: to_kbps(self.cfg.link_bps), ..Default::default() };
+    }
+
     /// Bytes of scheduler state per flow at most (the flow table entry plus a far-heap entry).
     pub const STATE_BYTES_PER_FLOW: usize = std::mem::size_of::<FlowState>() + std::mem::size_of::<(u64, u32)>();
 

@@ -50,6 +50,17 @@ impl Monolithic {
         }
     }
 
+    /// Whether `flow` has no head packet queued (its id may then be reused).
+    pub fn flow_idle(&self, flow: u32) -> bool {
+        !self.flows[flow as usize].queued
+    }
+
+    /// Returns idle `flow` to a new flow's state (line rate), for reuse of its id.
+    pub fn reset_flow(&mut self, flow: u32) {
+        debug_assert!(self.flow_idle(flow));
+        self.flows[flow as usize] = Head { rate_kbps: self.clock.link_kbps() as u32, ..Default::default() };
+    }
+
     /// Makes room for flow ids below `n`.
     pub fn ensure_flows(&mut self, n: usize) {
         if self.flows.len() < n {

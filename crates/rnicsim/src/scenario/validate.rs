@@ -622,7 +622,8 @@ fn tassel_batches(out: &mut Problems, s: &Scenario) {
     }
     if matches!(s.nic.scheduler, SchedulerSpec::Tassel { .. } | SchedulerSpec::SePieo { .. }) {
         for (i, t) in s.perftest.iter().enumerate() {
-            let Some(r) = t.rate_limit else { continue };
+            // A limit above the link runs as the link rate (warned above): that is what is kept.
+            let Some(r) = t.rate_limit.map(|r| host_rate.map_or(r, |h| BitsPerSec(r.0.min(h.0)))) else { continue };
             let kept = tassel::to_kbps(r.0) as u64 * 1000;
             if kept.abs_diff(r.0) * 1000 > r.0 {
                 out.push((format!("perftest[{i}].rate_limit"), format!("the scheduler keeps limits in whole Kbps: {r} runs as {}", BitsPerSec(kept))));
@@ -755,6 +756,13 @@ fn nic(out: &mut Problems, s: &Scenario) {
     }
     for (key, why) in n.scheduler.check() {
         out.push((p(&format!("scheduler.{key}")), why));
+    }
+    // Tassel and SE-PIEO keep rates, the link's among them, in whole Kbps in 32 bits: a faster
+    // link would be scheduled as if it ran at 4.29 Tbps.
+    use crate::nic::sched::SchedulerSpec;
+    let most = BitsPerSec(u32::MAX as u64 * 1000);
+    if matches!(n.scheduler, SchedulerSpec::Tassel { .. } | SchedulerSpec::SePieo { .. }) && s.links.rate > most {
+        out.push(("links.rate".into(), format!("{} is above the {most} the Tassel and SE-PIEO schedulers can pace (rates in whole Kbps, 32 bits): use the commodity scheduler", s.links.rate)));
     }
     if n.qp_context_bytes == 0 {
         out.push((p("qp_context_bytes"), "expected a positive size: a connection's state takes room".into()));

@@ -59,7 +59,8 @@ pub trait QpScheduler {
     fn fetch_stats(&self) -> (u64, u64) {
         (0, 0)
     }
-    /// Bytes of per-QP scheduling state the scheduler holds now.
+    /// Bytes of per-QP scheduling state the scheduler's table holds now (it keeps the size
+    /// of its most queue pairs at once).
     fn state_bytes(&self) -> u64 {
         0
     }
@@ -189,8 +190,10 @@ impl SchedulerSpec {
                 } else if latency.0.saturating_mul(2) / wheel_slot.0 > MAX_WHEEL_SLOTS {
                     bad(k, "wheel_slot", format!("2 x latency / wheel_slot is {} timing-wheel slots, more than {MAX_WHEEL_SLOTS}: widen the slots or shorten the latency", latency.0.saturating_mul(2) / wheel_slot.0));
                 }
-                if *max_batch == 0 {
-                    bad(k, "max_batch", "expected at least 1 packet per fetch".into());
+                // A queue pair's packets held from its fetches count in 16 bits (the paper's
+                // per-flow state).
+                if *max_batch == 0 || *max_batch > u16::MAX as u32 {
+                    bad(k, "max_batch", format!("expected 1 to {} packets per fetch, got {max_batch}", u16::MAX));
                 }
                 if !clock_ok(*clock_mhz) {
                     bad(k, "clock_mhz", format!("expected a clock of 1 to 100000 MHz, got {clock_mhz}"));

@@ -58,6 +58,10 @@ pub trait SelfTiming {
     fn state_bytes(&self) -> u64 {
         0
     }
+    /// Whether `flow` holds nothing (no packets, not scheduled), and the reset of such a flow
+    /// to a new one's state.
+    fn flow_idle(&self, flow: u32) -> bool;
+    fn reset_flow(&mut self, flow: u32);
 }
 
 impl SelfTiming for Tassel {
@@ -81,6 +85,12 @@ impl SelfTiming for Tassel {
     }
     fn state_bytes(&self) -> u64 {
         (self.flow_capacity() * Tassel::STATE_BYTES_PER_FLOW) as u64
+    }
+    fn flow_idle(&self, flow: u32) -> bool {
+        Tassel::flow_idle(self, flow)
+    }
+    fn reset_flow(&mut self, flow: u32) {
+        Tassel::reset_flow(self, flow)
     }
 }
 
@@ -106,6 +116,12 @@ impl SelfTiming for Monolithic {
     fn state_bytes(&self) -> u64 {
         (self.flow_capacity() * Monolithic::STATE_BYTES_PER_FLOW) as u64
     }
+    fn flow_idle(&self, flow: u32) -> bool {
+        Monolithic::flow_idle(self, flow)
+    }
+    fn reset_flow(&mut self, flow: u32) {
+        Monolithic::reset_flow(self, flow)
+    }
 }
 
 /// The NIC's packet source seen through a scheduler's own flow ids (`qp_of[flow]`).
@@ -129,8 +145,9 @@ impl WqeSource for ByFlow<'_> {
 /// A self-timing scheduler behind the NIC's trait: wakes are applied at the next decision
 /// (SE-PIEO needs the packet source to fetch a head), and every decision costs `cost`.
 /// The scheduler numbers the queue pairs of its own NIC from 0 (queue pair ids are the whole
-/// simulation's): its state, and `state_bytes`, grow with the NIC's queue pairs, not every
-/// NIC's.
+/// simulation's), and a destroyed queue pair's number goes to the next new one once the
+/// scheduler holds nothing of it: its state, and `state_bytes`, grow with the most queue
+/// pairs the NIC has at once, not with every NIC's nor with every connection it ever had.
 pub struct SelfTimed<T: SelfTiming> {
     inner: T,
     pending: Pending,
@@ -140,6 +157,11 @@ pub struct SelfTimed<T: SelfTiming> {
     /// push, so a fast hash; never iterated, so its order cannot reach a result).
     flow_of: AHashMap<u32, u32>,
     qp_of: Vec<u32>,
+    /// Flow ids of destroyed queue pairs: free for new ones (reused last freed first), or
+    /// still held by the scheduler (a wheel entry that will find nothing, a wake to apply)
+    /// and free once it lets them go.
+    free: Vec<u32>,
+    retiring: Vec<u32>,
 }
 
 pub type TasselSched = SelfTimed<Tassel>;
@@ -147,18 +169,49 @@ pub type SePieoSched = SelfTimed<Monolithic>;
 
 impl<T: SelfTiming> SelfTimed<T> {
     pub fn new(inner: T, cost: Time) -> Self {
-        SelfTimed { inner, pending: Pending::default(), woken: Vec::new(), cost, flow_of: AHashMap::new(), qp_of: Vec::new() }
+        SelfTimed { inner, pending: Pending::default(), woken: Vec::new(), cost, flow_of: AHashMap::new(), qp_of: Vec::new(), free: Vec::new(), retiring: Vec::new() }
     }
 
     /// The scheduler's flow id for queue pair `qp` (a new one the first time it is seen).
     fn flow(&mut self, qp: u32) -> u32 {
-        let next = self.qp_of.len() as u32;
-        let f = *self.flow_of.entry(qp).or_insert(next);
-        if f == next {
-            self.qp_of.push(qp);
-            self.inner.ensure_flows(self.qp_of.len());
+        if let Some(&f) = self.flow_of.get(&qp) {
+            return f;
         }
+        if self.free.is_empty() && !self.retiring.is_empty() {
+            self.reclaim();
+        }
+        let f = match self.free.pop() {
+            Some(f) => {
+                self.inner.reset_flow(f);
+                self.qp_of[f as usize] = qp;
+                f
+            }
+            None => {
+                self.qp_of.push(qp);
+                self.inner.ensure_flows(self.qp_of.len());
+                self.qp_of.len() as u32 - 1
+            }
+        };
+        self.flow_of.insert(qp, f);
         f
+    }
+
+    /// Whether the scheduler holds nothing of flow `f`: no packets, no wheel entry, no wake.
+    fn let_go(&self, f: u32) -> bool {
+        self.inner.flow_idle(f) && !self.woken.contains(&f) && !self.pending.heap.iter().any(|Reverse((_, _, x))| *x == f)
+    }
+
+    /// Frees the retiring flows the scheduler has let go of since.
+    fn reclaim(&mut self) {
+        let mut i = 0;
+        while i < self.retiring.len() {
+            let f = self.retiring[i];
+            if self.let_go(f) {
+                self.free.push(self.retiring.swap_remove(i));
+            } else {
+                i += 1;
+            }
+        }
     }
 }
 
@@ -187,6 +240,17 @@ impl<T: SelfTiming> QpScheduler for SelfTimed<T> {
     }
 
     fn sent(&mut self, _qp: u32, _bytes: u32, _message_end: bool) {}
+
+    fn remove(&mut self, qp: u32) {
+        // A later queue pair with this number is a new flow; this one's id is reused once the
+        // scheduler holds nothing of it.
+        let Some(f) = self.flow_of.remove(&qp) else { return };
+        if self.let_go(f) {
+            self.free.push(f);
+        } else {
+            self.retiring.push(f);
+        }
+    }
 
     fn set_rate(&mut self, qp: u32, bps: u64, now: Time) {
         let flow = self.flow(qp);
