@@ -375,7 +375,8 @@ pub struct Qp {
     pub rsp: ResponseOrder,
     pub reads: VecDeque<ReadJob>,
     /// Whether its own requests (resends, new data) go before the READ responses it owes when
-    /// both are ready: the two take turns packet by packet.
+    /// both are ready: the two take turns packet by packet (under a NIC scheduler that leaves
+    /// the timing to the NIC; see `requester::build_next`).
     pub request_turn: bool,
     /// READ response PSNs sent: a response among them is a retransmission.
     pub read_sent: SentPsns,
@@ -454,7 +455,8 @@ impl Qp {
     }
 
     /// Appends the wire lengths of up to `max` upcoming packets after the first `skip`, in the
-    /// order the NIC sends them (READ responses, resends, new data whose WQE is fetched by `now`),
+    /// order the NIC sends them under a self-timing scheduler, which alone asks (READ responses,
+    /// resends, new data whose WQE is fetched by `now`: see `requester::build_next`),
     /// at most `window` new packets in flight, stopping at a WRITE's held last packet when
     /// `hold_last_write`. Returns whether it stopped short of `max` at packets posted but held
     /// back now (READ responses not yet read from memory, the window, a held WRITE end) rather

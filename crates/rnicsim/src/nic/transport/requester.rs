@@ -86,15 +86,22 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
     // The READ responses it owes and its own requests (resends, then new data) take turns
     // when both are ready, as a NIC's responder and requester engines share the port: a
     // queue pair that answers READs while it has requests to send (an NVMe-oF initiator whose
-    // data the target pulls) keeps both moving.
-    let request_ready = ctx.qps.get(q).request_turn && (!ctx.qps.get(q).resend.is_empty() || ctx.new_data_at(q).is_some_and(|t| t <= now));
+    // data the target pulls) keeps both moving. A self-timing scheduler (Tassel, SE-PIEO) has
+    // timed the packets it fetched in the order `Qp::upcoming` lists them, READ responses
+    // first, which a request arriving between them would reshuffle: under it, responses go
+    // first.
+    let request_ready = {
+        let qp = ctx.qps.get(q);
+        qp.request_turn && (qp.resend.iter().any(|&p| qp.entry_of(p).is_some()) || ctx.new_data_at(q).is_some_and(|t| t <= now))
+    };
+    let turns = !ctx.nics[ctx.qps.get(q).host as usize].sched.rate_limits();
     let qp = ctx.qps.get_mut(q);
     if qp.next_send.max(qp.rnr_until) > now {
         return None;
     }
     let answering = qp.reads.len();
     let response = qp.reads.front_mut().filter(|j| j.ready_at <= now && !request_ready);
-    qp.request_turn = response.is_some();
+    qp.request_turn = turns && response.is_some();
     let (hdr, psn, retransmit) = if let Some(job) = response {
         let idx = job.next;
         let payload = payload_at(job.len, mtu, idx);
