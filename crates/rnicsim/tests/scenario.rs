@@ -526,6 +526,27 @@ fn runs_past_the_limits_are_refused_before_they_start() {
 }
 
 #[test]
+fn closed_loop_workloads_are_estimated_by_what_they_can_send() {
+    let est = |body: &str| {
+        let text = format!("duration = \"1s\"\n[topology.back_to_back]\n[links]\nrate = \"100Gbps\"\ndelay = \"1us\"\n[nic]\nmtu = 1024\n[nic.cc.none]\n{body}");
+        let loaded = LoadedScenario::from_str(&text, "e.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        World::build(&loaded).unwrap().estimate(&loaded).packets
+    };
+    // A bandwidth test: the link's rate in packets of its message: 100 Gbps for 1 s of
+    // 64 B messages (126 B on the wire) is 9.92e7.
+    let bw = est("[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64B\"\n");
+    assert!((bw / (100e9 / 8.0 / 126.0) - 1.0).abs() < 1e-6, "{bw}");
+    // A ping-pong: one message each way per round trip of at least 2 × (1 µs + 10.08 ns):
+    // about 9.9e5 packets, not the 9.9e7 a bandwidth test would send.
+    let lat = est("[[perftest]]\ntest = \"write_lat\"\nclient = 0\nserver = 1\nmessage = \"64B\"\n");
+    let rounds = 1e12 / (2.0 * (1e6 + 10_080.0));
+    assert!((lat / (2.0 * rounds) - 1.0).abs() < 1e-6, "{lat}");
+    // An NVMe-oF tenant: the initiator's link in packets of its command capsule with data.
+    let nvmf = est("[[nvmf]]\ninitiator = 0\ntarget = 1\nio = \"512B\"\n");
+    assert!((nvmf / (100e9 / 8.0 / (64.0 + 512.0 + 62.0)) - 1.0).abs() < 1e-6, "{nvmf}");
+}
+
+#[test]
 fn overrides_reach_into_lists_of_tables_by_index() {
     let toml = "duration = \"1ms\"\n[topology.star]\nhosts = 2\n[[traffic]]\npattern = \"permutation\"\nload = 0.5\n[[traffic]]\npattern = \"permutation\"\nload = 0.4\n";
     let l = LoadedScenario::from_str(toml, "o.toml", Path::new(".")).unwrap();

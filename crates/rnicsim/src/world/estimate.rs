@@ -55,7 +55,18 @@ impl World {
             rate * active / 8.0 / ((message.max(1) as f64).min(mtu) + header)
         };
         for p in &s.perftest {
-            e.packets += at_line(p.client, p.start, p.message.0);
+            let line = at_line(p.client, p.start, p.message.0);
+            e.packets += if p.test == crate::scenario::schema::PerftestKind::WriteLat {
+                // A ping-pong: a message each way per round trip, which crosses the client's
+                // link at least twice (its delay and the message's serialization each time).
+                let Some(port) = self.host_port(p.client) else { continue };
+                let wire = p.message.0.min(mtu as u64) + crate::wire::roce::BASE_HEADER_BYTES as u64;
+                let one_way = self.links[port as usize].delay + self.ports[port as usize].rate.tx_time(wire);
+                let rounds = s.duration.saturating_sub(p.start).0 as f64 / (2 * one_way.0).max(1) as f64;
+                (rounds * 2.0 * packets_of(p.message.0 as f64)).min(line)
+            } else {
+                line
+            };
         }
         for n in &s.nvmf {
             // The data crosses the initiator's link (in the command capsule, or READ from it).
