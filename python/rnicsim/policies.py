@@ -9,7 +9,8 @@ order they joined, times are integer picoseconds and rates bits per second:
 - ``on_event(host, event, now_ps, line_bps)``: one (possibly coalesced) event, a dict with
   ``flow``, ``kind`` (``tx``, ``rx``, ``ack``, ``nack``, ``cnp``, ``rtt``, ``peer``, ``timer``,
   ``host``, and the node-level telemetry ``pcie`` and ``port``), ``at_ps``, ``first_at_ps``,
-  ``bytes``, ``count``, ``rtt_ps``, ``value`` and ``aux``. A telemetry event (``nic.scr.telemetry``)
+  ``bytes``, ``count``, ``rtt_ps``, ``value`` and ``aux`` (an ``rx`` event's ``value`` is the
+  ECN-marked packets among the ``count`` it stands for). A telemetry event (``nic.scr.telemetry``)
   has the flow 2³²−1; ``pcie`` carries the host → NIC utilization in per mille as ``value``,
   NIC → host as ``aux`` and the ping-pong's round trip as ``rtt_ps``; ``port`` the transmit and
   receive utilization in per mille as ``value`` and ``aux``.

@@ -18,8 +18,15 @@ impl World {
         // Held packets whose state is on the NIC by now go first: the timer that releases them
         // may come later in this same instant, and an arrival that hits the state they waited
         // for must not overtake them (a connection's packets keep their order).
+        let mut released = false;
         while let Some(ready) = self.nics[h as usize].state.as_mut().and_then(|st| st.rx.pop_ready(now)) {
             self.nic_deliver(h, ready);
+            released = true;
+        }
+        // The timer that released them would also have woken the port for a transmit packet
+        // ready by now; a hold below may move that timer later.
+        if released && self.nics[h as usize].state.as_ref().and_then(|st| st.tx.next_ready()).is_some_and(|t| t <= now) {
+            self.kick_host_port(h);
         }
         let pkt = self.pool.get(id);
         let (q, size, src) = (pkt.flow, pkt.size, pkt.src);

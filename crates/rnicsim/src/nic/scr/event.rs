@@ -88,7 +88,8 @@ pub struct ScrEvent {
     /// ACK and RTT: the round-trip sample.
     pub rtt: Time,
     /// Peer: the signal's value (credits, utilization); host: the hint; RX: the ECN-marked
-    /// packets among those it stands for (0 or 1 uncoalesced);
+    /// packets among those it stands for (0 or 1 uncoalesced; `keep_latest` and `keep_oldest`
+    /// keep the one event's);
     /// RTT: the UDP source port the probe took; PCIe: the host → NIC direction's utilization
     /// over the sampling period, per mille; port: the transmit utilization, per mille.
     pub value: u32,
