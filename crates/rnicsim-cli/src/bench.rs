@@ -222,6 +222,8 @@ fn scale(args: &ScaleArgs) -> anyhow::Result<()> {
     anyhow::ensure!(duration.0 > 0, "--duration must be positive, got {}", args.duration);
     let bytes: rnicsim::units::Bytes = args.bytes.parse().map_err(|e| anyhow::anyhow!("--bytes {:?}: {e}", args.bytes))?;
     anyhow::ensure!(bytes.0 > 0, "--bytes must be positive, got {}", args.bytes);
+    // Degree 12 needs 13 other switches: fewer hosts would silently run 56.
+    anyhow::ensure!(args.jellyfish == 0 || args.jellyfish >= 56, "--jellyfish: a Jellyfish of 4 hosts and 12 switch links per switch needs at least 14 switches (56 hosts), got {} (0 for none)", args.jellyfish);
     // Smallest first: the "× smallest" column divides by the first row.
     let mut hosts = args.hosts.clone();
     hosts.sort_unstable();

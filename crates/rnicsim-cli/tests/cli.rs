@@ -296,6 +296,7 @@ fn bench_options_out_of_place_or_out_of_range_are_refused_not_ignored() {
     fails(&["bench", "ordering", "--connections", "10", "--block-bits", "0"], "block_bits");
     fails(&["bench", "ordering", "--max-shift", "0"], "--max-shift");
     fails(&["bench", "scale", "--hosts", "128", "--duration=-5us"], "must not be negative");
+    fails(&["bench", "scale", "--hosts", "128", "--jellyfish", "5"], "at least 14 switches");
     // A run folder holding a run is replaced only with --force, as `run --out` does.
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");
