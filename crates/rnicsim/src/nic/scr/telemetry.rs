@@ -52,9 +52,10 @@ pub fn permille(bytes: u64, rate: BitsPerSec, dt: Time) -> u32 {
     ((bytes as u128 * 8 * 1000 * 1_000_000_000_000 + cap / 2) / cap).min(u32::MAX as u128) as u32
 }
 
-/// `busy` time over `dt`, per mille (to the nearest). At most 1000: a payload read the NIC prefetched is dated
-/// up to the prefetch depth back ([`crate::nic::pcie`]), so a period can be handed busy time
-/// from before it that the previous sample, taken while that time was still idle, did not see.
+/// `busy` time over `dt`, per mille (to the nearest). At most 1000: a payload read the NIC
+/// prefetched is dated up to the prefetch depth back ([`crate::nic::pcie`]), so a period can be
+/// handed busy time from before it that the previous sample, taken while that time was still
+/// idle, did not see.
 pub fn busy_permille(busy: Time, dt: Time) -> u32 {
     if dt == Time::ZERO {
         return 0;
