@@ -704,6 +704,14 @@ pub struct PerftestSpec {
     pub memory: BufferMemory,
 }
 
+impl PerftestSpec {
+    /// The host whose queue pairs send the data (a READ's server, whose responses carry it):
+    /// where `rate_limit` and `hint` take effect.
+    pub fn data_sender(&self) -> u32 {
+        if self.test == PerftestKind::ReadBw { self.server } else { self.client }
+    }
+}
+
 /// Where an application's buffers are.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -398,7 +398,7 @@ pub fn advisories(s: &Scenario) -> Problems {
             // The hint is written on the queue pair that sends the data; only a policy that
             // reads hints on that host's NIC makes anything of it.
             use crate::nic::scr::PolicySpec;
-            let sender = if t.test == crate::scenario::schema::PerftestKind::ReadBw { t.server } else { t.client };
+            let sender = t.data_sender();
             let why = match s.nic.scr.as_ref() {
                 None => Some("there is no [nic.scr]: no policy reads it".to_string()),
                 Some(c) if !matches!(c.policy, PolicySpec::WaterFilling(_) | PolicySpec::External(_)) => {
@@ -635,7 +635,7 @@ fn tassel_batches(out: &mut Problems, s: &Scenario) {
         // pairs than that could not hold them, and would run slower than the clock modelled.
         let mut per_host = std::collections::BTreeMap::<u32, u64>::new();
         for t in &s.perftest {
-            let sender = if t.test == PerftestKind::ReadBw { t.server } else { t.client };
+            let sender = t.data_sender();
             let qps = if t.test == PerftestKind::WriteLat { 1 } else { t.qps.max(1) as u64 };
             *per_host.entry(sender).or_default() += qps;
         }

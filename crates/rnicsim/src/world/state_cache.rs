@@ -18,15 +18,10 @@ impl World {
         // Held packets whose state is on the NIC by now go first: the timer that releases them
         // may come later in this same instant, and an arrival that hits the state they waited
         // for must not overtake them (a connection's packets keep their order).
-        let mut released = false;
-        while let Some(ready) = self.nics[h as usize].state.as_mut().and_then(|st| st.rx.pop_ready(now)) {
-            self.nic_deliver(h, ready);
-            released = true;
-        }
-        // The timer that released them would also have woken the port for a transmit packet
-        // ready by now; a hold below may move that timer later.
-        if released && self.nics[h as usize].state.as_ref().and_then(|st| st.tx.next_ready()).is_some_and(|t| t <= now) {
-            self.kick_host_port(h);
+        // The timer would also have woken the port for a transmit packet ready by now; a hold
+        // below may move that timer later.
+        if self.state_release(h) {
+            self.state_wake_tx(h);
         }
         let pkt = self.pool.get(id);
         let (q, size, src) = (pkt.flow, pkt.size, pkt.src);
@@ -98,16 +93,30 @@ impl World {
 
     /// Host `h`'s state-cache timer: held packets whose state arrived go on.
     pub(super) fn state_timer(&mut self, h: u32) {
-        let now = self.now;
-        while let Some(id) = self.nics[h as usize].state.as_mut().and_then(|st| st.rx.pop_ready(now)) {
-            self.nic_deliver(h, id);
-        }
+        self.state_release(h);
         self.rx_check(h);
-        if self.nics[h as usize].state.as_ref().and_then(|st| st.tx.next_ready()).is_some_and(|t| t <= now) {
-            self.kick_host_port(h);
-        }
+        self.state_wake_tx(h);
         self.state_pause_check(h);
         self.state_rearm(h);
+    }
+
+    /// Delivers host `h`'s held received packets whose state is on the NIC by now, in order;
+    /// returns whether there were any.
+    fn state_release(&mut self, h: u32) -> bool {
+        let now = self.now;
+        let mut released = false;
+        while let Some(id) = self.nics[h as usize].state.as_mut().and_then(|st| st.rx.pop_ready(now)) {
+            self.nic_deliver(h, id);
+            released = true;
+        }
+        released
+    }
+
+    /// Wakes host `h`'s port if a held transmit packet's state is on the NIC by now.
+    fn state_wake_tx(&mut self, h: u32) {
+        if self.nics[h as usize].state.as_ref().and_then(|st| st.tx.next_ready()).is_some_and(|t| t <= self.now) {
+            self.kick_host_port(h);
+        }
     }
 
     /// Arms host `h`'s state-cache timer for the next held packet to become ready: received
