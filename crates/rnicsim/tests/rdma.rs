@@ -174,6 +174,54 @@ fn a_receiver_whose_pcie_is_slower_than_its_link_pauses_its_switch() {
 }
 
 #[test]
+fn a_receiver_asserts_pause_afresh_after_its_link_flaps() {
+    // Two senders into a host whose PCIe writes 40 Gbps; its link fails for 1 µs while its
+    // buffer holds the switch paused. The switch forgets that PAUSE with the link; the NIC
+    // used to count it as held and sent none until its refresh, while the switch sent freely
+    // into the full buffer (775 drops). Now it asserts PAUSE again on the link back up.
+    let toml = r#"
+        duration = "400us"
+        [topology.star]
+        hosts = 3
+        [routing]
+        recompute_delay = "1us"
+        [nic]
+        rto = "30us"
+        recovery = "selective_repeat"
+        window = "256KB"
+        rx_buffer = "64KiB"
+        rx_when_full = "pause"
+        pcie = { latency = "500ns", bandwidth = "40Gbps" }
+        [nic.cc.none]
+        [[perftest]]
+        test = "write_bw"
+        client = 0
+        server = 2
+        message = "64KiB"
+        qps = 4
+        [[perftest]]
+        test = "write_bw"
+        client = 1
+        server = 2
+        message = "64KiB"
+        qps = 4
+        [[link_events]]
+        at = "200us"
+        between = [2, 3]
+        state = "down"
+        [[link_events]]
+        at = "201us"
+        between = [2, 3]
+        state = "up"
+    "#;
+    let loaded = LoadedScenario::from_str(toml, "flap.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    let s = common::run_summary(&loaded, "flap");
+    assert!(s.rdma.retransmits > 0, "the flap lost what was on the link");
+    assert_eq!(s.rdma.rx_buffer_drops, 0, "pause mode drops nothing");
+    assert!(s.rdma.rx_buffer_peak_bytes <= 64 * 1024);
+}
+
+#[test]
 fn a_full_receive_buffer_drops_where_the_fabric_is_lossy_or_drop_mode_is_asked_for() {
     // Without PFC (or with nic.rx_when_full = "drop") arrivals that find the buffer full are
     // dropped and go-back-N resends them: still no more than the 25 Gbps the channel writes.

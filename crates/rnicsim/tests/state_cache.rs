@@ -86,6 +86,11 @@ fn the_knee_follows_the_capacity() {
 /// packet) and host 3 receives three times what it can look up: packets pile up in its 64 KiB
 /// buffer.
 fn writes(when_full: &str) -> Summary {
+    writes_with(when_full, "", "")
+}
+
+/// [`writes`] with more `[nic]` keys and more lines at the scenario's end.
+fn writes_with(when_full: &str, nic: &str, more: &str) -> Summary {
     let tests: String = (0..3).map(|c| format!("[[perftest]]\ntest = \"write_bw\"\nclient = {c}\nserver = 3\nmessage = \"4KiB\"\nqps = 86\ndepth = 1\n")).collect();
     run(&format!(
         r#"
@@ -99,12 +104,14 @@ fn writes(when_full: &str) -> Summary {
         enabled = true
         [nic]
         mtu = 4096
+        {nic}
         [nic.state_cache]
         capacity = "16KiB"
         fetch_slots = 1
         rx_buffer = "64KiB"
         when_full = "{when_full}"
         {tests}
+        {more}
     "#
     ))
 }
@@ -134,6 +141,22 @@ fn a_full_receive_buffer_drops_or_pauses() {
     // still ahead: 1,011 misses and 1,005 us of stall in 1 ms.)
     assert!(pc.misses <= 401 && pc.misses > 380, "{} fetches in 400 us", pc.misses);
     assert!(pc.stall_us <= 400.0, "{} us stalled in 400 us", pc.stall_us);
+}
+
+#[test]
+fn a_link_that_flaps_leaves_no_pause_asserted_that_the_switch_forgot() {
+    // The receiver's link fails for 2 µs while its buffer holds the switch paused. The switch
+    // forgets the PAUSE it obeyed; the NIC must forget it sent one and assert it afresh on
+    // the link back up (it counted the pause as held and sent none until its refresh, ~168 µs
+    // later, while the switch sent freely into the full buffer: 301 drops).
+    let flap = "[routing]\nrecompute_delay = \"1us\"\n\
+        [[link_events]]\nat = \"200us\"\nbetween = [3, 4]\nstate = \"down\"\n\
+        [[link_events]]\nat = \"202us\"\nbetween = [3, 4]\nstate = \"up\"\n";
+    let s = writes_with("pause", "rto = \"30us\"", flap);
+    let c = &s.state_cache.as_ref().unwrap().per_nic.iter().find(|n| n.name == "host 3").unwrap().counters;
+    assert!(s.rdma.retransmits > 0, "the flap lost packets in flight");
+    assert_eq!(c.rx_drops, 0, "pause mode drops nothing");
+    assert!(c.rx_peak_bytes <= 64 * 1024);
 }
 
 #[test]

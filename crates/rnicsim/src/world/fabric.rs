@@ -424,6 +424,18 @@ impl World {
                 }
             }
         }
+        // A NIC that still holds its receive buffer (or its state cache's) above the PAUSE mark
+        // asserts PAUSE afresh on the link back up: what it sent while the link was down was
+        // lost, and the switch forgot the last PAUSE it obeyed when the link failed.
+        if e.state == LinkState::Up {
+            for n in [a, b] {
+                if let NodeRole::Host(h) = self.roles[n as usize] {
+                    self.nic_forget_pause(h);
+                    self.rx_pause(h);
+                    self.state_pause_check(h);
+                }
+            }
+        }
         let at = self.now + self.recompute_delay;
         self.reroute_at.push(at);
         self.reroute_at.sort_unstable();
@@ -476,6 +488,7 @@ impl World {
             }
         }
         if let NodeRole::Host(h) = self.roles[self.ports[p as usize].node as usize] {
+            self.nic_forget_pause(h);
             self.sync_sched_pause(h);
             // The queue is empty now: applications waiting for room in it go on (they were
             // woken only by a packet leaving, which an emptied queue never sends).

@@ -64,7 +64,7 @@ impl World {
         (quanta, pause_time(quanta, rate))
     }
 
-    fn rx_pause(&mut self, h: u32) {
+    pub(super) fn rx_pause(&mut self, h: u32) {
         let now = self.now;
         let (pfc_quanta, full) = self.nic_pause(h);
         let nic = &mut self.nics[h as usize];
@@ -116,6 +116,24 @@ impl World {
             self.ports[p].enqueue_control(id, &mut self.pool);
         }
         self.kick_host_port(h);
+    }
+
+    /// Host `h`'s NIC forgets the PAUSE it asserted (for its receive buffer and its state
+    /// cache's): its link failed, and with it the pause the switch obeyed. The time paused is
+    /// counted as a RESUME would count it; no frame goes out.
+    pub(super) fn nic_forget_pause(&mut self, h: u32) {
+        let now = self.now;
+        let nic = &mut self.nics[h as usize];
+        nic.rx.paused_until = None;
+        if let Some(st) = nic.state.as_mut() {
+            st.paused_until = None;
+        }
+        if let Some(since) = nic.pfc_since.take() {
+            let counters = &mut self.ports[nic.port as usize].counters;
+            counters.paused_tx_ps += (now - since).0;
+            counters.resume_tx += 1;
+        }
+        self.rx_rearm(h);
     }
 
     /// Arms host `h`'s receive-buffer timer while it pauses its link partner: for when the

@@ -143,7 +143,7 @@ impl World {
 
     /// Pause mode: PAUSE the data class at the link partner while the receive buffer is above
     /// its high mark (refreshed before it runs out), RESUME once it is below its low mark.
-    fn state_pause_check(&mut self, h: u32) {
+    pub(super) fn state_pause_check(&mut self, h: u32) {
         let now = self.now;
         let (pfc_quanta, full) = self.nic_pause(h);
         let Some(st) = self.nics[h as usize].state.as_mut() else { return };
