@@ -41,7 +41,7 @@ pub fn run(cfg: Config, connections: u32, packets: u32, rounds: u32, displaced: 
     let late: usize = orders.iter().map(|o| crate::reorder::out_of_order(o)).sum();
     let mut cursor = vec![0u32; connections as usize];
     let mut left: Vec<u32> = (0..connections).collect();
-    let mut trace: Vec<(u32, u32)> = Vec::with_capacity((connections * packets) as usize);
+    let mut trace: Vec<(u32, u32)> = Vec::with_capacity(connections as usize * packets as usize);
     while !left.is_empty() {
         let k = rng.below(left.len() as u64) as usize;
         let c = left[k];

@@ -374,9 +374,20 @@ fn rdma(args: &RdmaArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Most arrivals a round of `bench ordering` may have (about 1.6 GB of trace).
+const MAX_ORDERING_ARRIVALS: u64 = 100_000_000;
+
 fn ordering(args: &OrderingArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.connections > 0 && args.packets > 0 && args.rounds > 0, "--connections, --packets and --rounds must be positive");
     anyhow::ensure!((0.0..=1.0).contains(&args.displaced), "--displaced must be in [0, 1]");
+    // The arrival trace of one round is built in memory before the clock starts (about 16 B an
+    // arrival: its order, its place in the interleaving and the prefetch hint).
+    let arrivals = args.connections as u64 * args.packets as u64;
+    anyhow::ensure!(
+        arrivals <= MAX_ORDERING_ARRIVALS,
+        "--connections × --packets is {arrivals} arrivals a round; at most {MAX_ORDERING_ARRIVALS} (the trace is held in memory, about 16 B an arrival: {:.1} GB asked)",
+        arrivals as f64 * 16.0 / 1e9
+    );
     // The block sizes first (the sizes below divide by them), with memory to spare.
     let probe = eunomia::Config { block_bits: args.block_bits, cap_bits: args.cap_bits, memory_blocks: u32::MAX };
     probe.check()?;

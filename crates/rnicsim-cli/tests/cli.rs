@@ -295,6 +295,8 @@ fn bench_options_out_of_place_or_out_of_range_are_refused_not_ignored() {
     // Checked before the sizes that divide by it (a panic before).
     fails(&["bench", "ordering", "--connections", "10", "--block-bits", "0"], "block_bits");
     fails(&["bench", "ordering", "--max-shift", "0"], "--max-shift");
+    // The trace is held in memory: 10⁸ connections took about 20 GB before it ran out.
+    fails(&["bench", "ordering", "--connections", "100000000"], "at most 100000000");
     fails(&["bench", "scale", "--hosts", "128", "--duration=-5us"], "must not be negative");
     fails(&["bench", "scale", "--hosts", "128", "--jellyfish", "5"], "at least 14 switches");
     // A run folder holding a run is replaced only with --force, as `run --out` does.
