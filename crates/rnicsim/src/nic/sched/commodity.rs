@@ -6,7 +6,9 @@
 //! 64 KB-message QP gets 32/(32+64) of the link, near SCR Table 2's 33 vs 58 Gbps. Queue pairs
 //! held back by their rate limit wait in a heap keyed by their eligibility time; a queue pair
 //! whose wait a rate change re-timed ([`QpScheduler::reschedule`]) gets a new entry, and the old
-//! one is skipped when it comes up.
+//! one is skipped when it comes up. A QP that answers READs while it sends its own requests
+//! alternates the two packet by packet (`requester::build_next`); its turn ends at the end of
+//! either message, since two streams that never pause together would otherwise keep it forever.
 //!
 //! [`Commodity::packet_round_robin`] is the same machinery with one packet per turn and no cost:
 //! ns-3's NIC.
