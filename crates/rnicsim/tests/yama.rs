@@ -417,6 +417,10 @@ fn bad_yama_keys_are_named() {
         // A host listed twice: its node weights would silently merge.
         (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0, 0]", 1, 1, "node_weights = [1.0, 3.0]")), "yama.entity[0].nodes"),
         (kv("1ms", "", 4.0, "", &ent("a", -1.0, "[0]", 1, 1, "")), "yama.entity[0].weight"),
+        // Weights that each are numbers but add up past one: every share came out 0.
+        (kv("1ms", "", 4.0, "", &(ent("a", 1.0, "[0]", 1, 1, "") + &ent("b", 1.0, "[1]", 1, 1, "")).replace("weight = 1\n", "weight = 1e308\n")), "add up past the largest number"),
+        // One instance for two nodes: host 1 ran nothing and its node weight did nothing.
+        (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0, 1]", 1, 1, "node_weights = [1.0, 3.0]")), "yama.entity[0].instances"),
         (kv("1ms", "beta = -0.5", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "")), "yama.beta"),
         // An entity compared with itself.
         (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "baseline = \"a\"")), "yama.entity[0].baseline"),

@@ -318,6 +318,14 @@ impl YamaSpec {
                 }
             }
         }
+        // Weights are normalized over a chain's entities: their sum must be a number too.
+        for c in &self.chain {
+            let sum: f64 = self.entity.iter().filter(|e| e.chain == c.name && e.weight.is_finite()).map(|e| e.weight).sum();
+            if sum.is_infinite() {
+                let i = self.entity.iter().position(|e| e.chain == c.name).expect("a sum over none is 0");
+                bad(format!("entity[{i}].weight"), format!("the weights of chain \"{}\"'s entities add up past the largest number; they are relative, so scale them down", c.name));
+            }
+        }
         for (i, e) in self.entity.iter().enumerate() {
             if self.entity[..i].iter().any(|x| x.name == e.name) {
                 bad(format!("entity[{i}].name"), format!("entity \"{}\" is defined twice (its metrics are named by it)", e.name));
@@ -336,6 +344,11 @@ impl YamaSpec {
             }
             if e.nodes.is_empty() {
                 bad(format!("entity[{i}].nodes"), "expected at least one client host".into());
+            } else if (e.instances as usize) < e.nodes.len() {
+                // Instances go round robin over the nodes: the last ones would run nothing (and
+                // their node_weights would weigh nothing).
+                let idle: Vec<String> = e.nodes[e.instances as usize..].iter().map(|n| n.to_string()).collect();
+                bad(format!("entity[{i}].instances"), format!("{} instance(s) for {} nodes: host(s) {} would run no generator; set instances to at least {}", e.instances, e.nodes.len(), idle.join(", "), e.nodes.len()));
             }
             for (k, v) in [("instances", e.instances), ("queues", e.queues), ("depth", e.depth)] {
                 if v == 0 {
