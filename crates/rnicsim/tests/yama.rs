@@ -409,6 +409,64 @@ fn a_run_is_deterministic() {
 }
 
 #[test]
+fn a_client_host_cut_off_does_not_drag_the_chain_down_for_the_others() {
+    // Weights 2:3:1 on a 10 Gbps AES engine; at 800 µs the third entity's host loses its link,
+    // its work stuck at its depth. Its queue pairs had last come back late (the chain was
+    // loaded), so they counted as held by the chain, their unspent tokens as a saturated chain,
+    // and the estimate sank every window to what the others were paced at: 2.9 Gbps in all
+    // by 2 ms. Now a queue pair whose work stops coming back leaves its share: the others keep
+    // theirs and the estimate stays at the engine's (the cut-off share goes to dummy work, as
+    // a share that stays on its own host does).
+    let text = r#"
+        duration = "2ms"
+        [topology.star]
+        hosts = 4
+        [links]
+        rate = "100Gbps"
+        [nic]
+        rto = "100us"
+        [yama]
+        warmup = "800us"
+        [[yama.engine]]
+        name = "aes"
+        host = 3
+        gbps = "10Gbps"
+        [[yama.chain]]
+        name = "aes"
+        engines = ["aes"]
+        workload = "aes"
+        [[yama.entity]]
+        name = "b"
+        weight = 2.0
+        chain = "aes"
+        nodes = [0]
+        queues = 2
+        [[yama.entity]]
+        name = "c"
+        weight = 3.0
+        chain = "aes"
+        nodes = [1]
+        queues = 2
+        [[yama.entity]]
+        name = "a"
+        weight = 1.0
+        chain = "aes"
+        nodes = [2]
+        queues = 2
+        [[link_events]]
+        at = "800us"
+        between = [2, 4]
+        state = "down"
+    "#;
+    let s = run(text);
+    let (b, c) = (entity(&s, "b").gbps, entity(&s, "c").gbps);
+    assert!(b > 10.0 * 2.0 / 6.0 * 0.95 && c > 10.0 * 3.0 / 6.0 * 0.95, "b {b}, c {c} Gbps: at least their weighted shares of 10");
+    assert!((c / b - 1.5).abs() < 0.1, "2:3 holds: {b} vs {c}");
+    let chain = &s.yama.as_ref().unwrap().chains[0];
+    assert!(chain.estimate_gbps > 9.5, "estimate {}", chain.estimate_gbps);
+}
+
+#[test]
 fn bad_yama_keys_are_named() {
     let cases = [
         (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "").replace("chain = \"kv\"", "chain = \"nope\"")), "yama.entity[0].chain"),
