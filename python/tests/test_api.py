@@ -219,6 +219,23 @@ def test_a_python_scr_policy_sees_the_nics_telemetry(tmp_path: Path) -> None:
     assert kinds["pcie"]["handled"] > 0 and kinds["port"]["handled"] > 0
 
 
+def test_a_python_policys_rate_of_zero_lifts_only_its_own_limit(tmp_path: Path) -> None:
+    # A 10 Gbps rate-limited stream whose policy lifts the dequeue rate (bps 0): the
+    # application's limit still holds (a rate of 0 was in force as "unpaced": 100 Gbps).
+    s = rnicsim.Scenario.from_file(ROOT / "scenarios" / "scr" / "fig13_static.toml").set("duration", "500us")
+    s.set("perftest", [{"name": "w", "test": "write_bw", "client": 0, "server": 1, "message": "64KiB", "depth": 16, "rate_limit": "10Gbps"}])
+    s.set("nic.scr", {"hosts": [0], "policy": {"external": {"kinds": ["tx"]}}})
+
+    class Lifts:
+        def on_join(self, host, flows, now_ps, line_bps):
+            return [("rate", flows[-1], 0)]
+
+    run = s.run(tmp_path / "lifts", scr_policy=Lifts())
+    assert run.summary["scr"]["rate_sets"] == 1
+    gbps = run.summary["perftest"][0]["wire_gbps"]
+    assert 9.0 < gbps < 10.6, gbps
+
+
 def test_a_python_scr_policy_gives_the_same_run_as_its_rust_twin(tmp_path: Path) -> None:
     # SCR Fig. 13's static allocation, once with the Rust policy and once with its Python twin
     # (same costs): the same decisions at the same times, so the same results.
