@@ -1005,4 +1005,13 @@ fn a_hint_no_policy_reads_is_warned_at_its_key() {
     assert!(warned("[nic.scr]\nhosts = [0]\n[nic.scr.policy.water_filling]\n").unwrap().contains("host 1"));
     assert_eq!(warned("[nic.scr]\nhosts = [1]\n[nic.scr.policy.water_filling]\n"), None);
     assert_eq!(warned("[nic.scr.policy.water_filling]\n"), None);
+    // Water filling's weight is 16 bits: a larger hint (or 0) is refused, not clamped (hints
+    // 131,072 and 65,536 split 1:1).
+    for hint in ["131072", "0"] {
+        let text = format!("{}[nic.scr.policy.water_filling]\n", base.replace("hint = 3", &format!("hint = {hint}")));
+        let e = LoadedScenario::from_str(&text, "h.toml", Path::new(".")).err().expect("refused").to_string();
+        assert!(e.contains("perftest[0].hint") && e.contains("1 to 65535"), "{e}");
+    }
+    let external = format!("{}[nic.scr.policy.external]\n", base.replace("hint = 3", "hint = 131072"));
+    assert!(LoadedScenario::from_str(&external, "h.toml", Path::new(".")).is_ok(), "an external policy reads any 32-bit hint");
 }

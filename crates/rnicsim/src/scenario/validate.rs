@@ -288,6 +288,12 @@ pub fn fields(s: &Scenario) -> Problems {
         if t.memory == crate::scenario::schema::BufferMemory::Gpu && s.nic.gpu.is_none() {
             out.push((p("memory"), "GPU memory needs a GPU beside the NICs: set [nic.gpu]".into()));
         }
+        // Water filling keeps a flow's weight in 16 bits of its 48-byte context (a larger hint
+        // was clamped to 65,535 without a word: 131,072 against 65,536 split 1:1).
+        let water_filling = s.nic.scr.as_ref().is_some_and(|c| matches!(c.policy, crate::nic::scr::PolicySpec::WaterFilling(_)));
+        if let Some(h) = t.hint.filter(|&h| water_filling && !(1..=u16::MAX as u32).contains(&h)) {
+            out.push((p("hint"), format!("water_filling takes the hint as the queue pair's weight, 1 to 65535 (16 bits of its per-flow context), got {h}; weights are relative, so scale them down")));
+        }
     }
     if s.outputs.rate_interval.is_some_and(|t| t.0 == 0) {
         out.push(("outputs.rate_interval".into(), "expected a positive interval".into()));
