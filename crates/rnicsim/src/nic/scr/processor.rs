@@ -11,7 +11,8 @@
 //!   on it, and is busy for the policy's cycles at the core clock. Events that arrive meanwhile
 //!   coalesce in their queues: a slow policy shows up as coarser events (bytes per event) and,
 //!   in software rings, as dropped events, never as a stalled NIC.
-//! - **Latency** (A.11): an event reaches a thread `trigger_latency` after the NIC raised it;
+//! - **Latency** (A.11): an event reaches a thread `trigger_latency` after the NIC raised it
+//!   (a policy's own wake-up, a timer on the cores, runs when due);
 //!   a rate (or path, or probe request) takes effect `install_latency` after the thread decided.
 //! - **New flows** (node-level work): a flow's first collected event makes it join; the
 //!   policy's join work (rescaling other flows, say) is charged to the flow's thread, or with
@@ -250,27 +251,28 @@ impl<P: Policy> Processor<P> {
         };
         self.meta.push(FlowMeta { thread, stable: false, owed_cycles });
         self.stats.flows += 1;
-        self.schedule(done);
+        self.schedule(at, done);
         slot
     }
 
-    /// Queues the scratch actions to take effect `install_latency` after `done` (a wake-up:
-    /// its own delay after `done`).
+    /// Queues the scratch actions of a decision made at `decided` to take effect
+    /// `install_latency` after `done`, when the run that made it ends (a wake-up: its own delay
+    /// after `decided`, so that a policy's timer keeps its period whatever its runs cost).
     #[inline(always)]
-    fn schedule(&mut self, done: Time) {
+    fn schedule(&mut self, decided: Time, done: Time) {
         if !self.scratch.is_empty() {
-            self.schedule_actions(done);
+            self.schedule_actions(decided, done);
         }
     }
 
     #[inline(never)]
-    fn schedule_actions(&mut self, done: Time) {
+    fn schedule_actions(&mut self, decided: Time, done: Time) {
         for a in self.scratch.drain(..) {
             let at = match a {
                 // A timer on the cores: it stays on the processor's own timeline.
                 Action::Wake { flow, after } => {
-                    self.wakes.push(done + after, flow);
-                    done + after + self.cfg.install_latency
+                    self.wakes.push(decided + after, flow);
+                    decided + after + self.cfg.install_latency
                 }
                 _ => {
                     self.installs.push(done + self.cfg.install_latency, a);
@@ -419,7 +421,8 @@ impl<P: Policy> Processor<P> {
         }
         q.ready = true;
         let t = self.meta[slot].thread as usize;
-        let at = now + self.cfg.trigger_latency;
+        // A wake-up is the cores' own timer: no event crosses from the NIC to them.
+        let at = if e.kind == Kind::Timer { now } else { now + self.cfg.trigger_latency };
         self.make_ready(t, Ready { slot: slot as u32, lane: lane as u32, at });
     }
 
@@ -449,7 +452,7 @@ impl<P: Policy> Processor<P> {
             Some(done) => done,
             None => self.occupy(thread, at, cycles as u64),
         };
-        self.schedule(done);
+        self.schedule(at, done);
         self.take_fresh()
     }
 
@@ -497,7 +500,7 @@ impl<P: Policy> Processor<P> {
             cycles
         };
         let done = self.occupy(t as usize, now, cycles as u64);
-        self.schedule(done);
+        self.schedule(now, done);
         self.wake_after(t, done)
     }
 
@@ -524,7 +527,7 @@ impl<P: Policy> Processor<P> {
         self.stats.handled[k] += 1;
         self.stats.coalesced[k] += ev.count as u64;
         let done = self.occupy(t as usize, now, cycles as u64);
-        self.schedule(done);
+        self.schedule(now, done);
         self.wake_after(t, done)
     }
 
@@ -853,14 +856,14 @@ mod tests {
         let mut p = Processor::new(cfg(2, false), policy);
         let t0 = Time::from_us(10);
         p.collect(t0, 7, &NicEvent::Tx { bytes: 1000, packets: 1 });
-        // The TX event runs at 12 µs and takes 1 µs; the wake-up is due at 18 µs and its Timer
-        // event reaches the thread a trigger latency later, at 20 µs. Nothing is installed.
-        p.advance(Time::from_us(17));
-        assert_eq!(p.due(), Some(Time::from_us(18) + Time::from_us(3)));
-        p.advance(Time::from_us(19));
-        assert_eq!(p.due(), Some(Time::from_us(20) + Time::from_us(3)));
+        // The TX event runs at 12 µs and takes 1 µs; the wake-up is due 5 µs after the
+        // decision, at 17 µs, whatever the run cost, and its Timer event runs then: the cores'
+        // own timer crosses no trigger latency (it did, and counted from the run's end: a
+        // multipath policy probing every 10 µs probed every 12.59). Nothing is installed.
+        p.advance(Time::from_us(16));
+        assert_eq!(p.due(), Some(Time::from_us(17) + Time::from_us(3)));
         p.advance(Time::from_us(100));
-        assert_eq!(*seen.lock().unwrap(), vec![(Kind::Tx, Time::from_us(12)), (Kind::Timer, Time::from_us(20))]);
+        assert_eq!(*seen.lock().unwrap(), vec![(Kind::Tx, Time::from_us(12)), (Kind::Timer, Time::from_us(17))]);
         assert_eq!((p.pop_install(Time::from_us(100)), p.due()), (None, None));
         // A flow that left gets no wake-up.
         p.collect(Time::from_us(200), 7, &NicEvent::Tx { bytes: 1000, packets: 1 });
