@@ -66,6 +66,9 @@ pub fn parse_hpcc_topology(text: &str) -> Result<Topology, LineError> {
         }
     }
     let mut out = Vec::with_capacity(links.min(1 << 20));
+    // The line of each host's link: a host's NIC has one port, and a second link was dropped
+    // without a word (and a flow then read as crossing a host).
+    let mut host_link = vec![0usize; nodes];
     for (ln, l) in lines {
         last = ln;
         if out.len() == links {
@@ -85,6 +88,12 @@ pub fn parse_hpcc_topology(text: &str) -> Result<Topology, LineError> {
         let (a, b) = (node(f[0])?, node(f[1])?);
         if a == b {
             return err(ln, format!("link from node {a} to itself"));
+        }
+        for h in [a, b].into_iter().filter(|&n| kinds[n as usize] == NodeKind::Host) {
+            match host_link[h as usize] {
+                0 => host_link[h as usize] = ln,
+                first => return err(ln, format!("host {h} already has a link (line {first}): a host's NIC has one port; list the node as a switch if it forwards")),
+            }
         }
         let rate: BitsPerSec = f[2].parse().map_err(|e| LineError::new(ln, format!("rate: {e}")))?;
         if rate.0 == 0 {
@@ -145,6 +154,10 @@ mod tests {
         assert!(e.message.contains("out of range"));
         let e = parse_hpcc_topology("4 1 4\n3\n0 3 100Gbps 1000ns 0\n").unwrap_err();
         assert!(e.message.contains("expected 4 link lines"), "{e}");
+        // A second link of a host (here straight to another host) was ignored.
+        let e = parse_hpcc_topology(&SMALL.replace("4 1 3", "4 1 4").replace("25Gbps 0.002ms 0.001\n", "25Gbps 0.002ms 0.001\n0 1 100Gbps 1000ns 0\n")).unwrap_err();
+        assert_eq!(e.line, 6);
+        assert!(e.message.contains("host 0 already has a link (line 3)"), "{e}");
     }
 
     proptest! {
