@@ -431,6 +431,23 @@ fn flow_file_errors_name_the_line_past_blank_lines() {
 }
 
 #[test]
+fn flow_file_rows_that_never_run_are_warned() {
+    // Two flows declared, three rows: the third is ignored. The second starts after the 20 µs
+    // run (a row that lost its start column, read as ConWeave's five: size 100, start 10,000 s).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("flows.txt"), "2\n0 1 3 1000 0.000001\n1 0 3 100 10000\n0 1 3 1000 0.000002\n").unwrap();
+    let text = "duration = \"20us\"\n[topology.back_to_back]\n[[flows]]\nfile = \"flows.txt\"\n";
+    let l = LoadedScenario::from_str(text, "s.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let w: Vec<&String> = l.warnings.iter().filter(|w| w.contains("flows[0].file")).collect();
+    assert!(w.iter().any(|w| w.contains("1 of the 2 flows") && w.contains("line 3 the first")), "{w:?}");
+    assert!(w.iter().any(|w| w.contains("rows from line 4 on are ignored")), "{w:?}");
+    // Rows that all run draw neither.
+    std::fs::write(dir.path().join("flows.txt"), "2\n0 1 3 1000 0.000001\n1 0 3 100 0.000002\n").unwrap();
+    let l = LoadedScenario::from_str(text, "s.toml", dir.path()).unwrap();
+    assert!(!l.warnings.iter().any(|w| w.contains("flows[0].file")), "{:?}", l.warnings);
+}
+
+#[test]
 fn a_duplicate_key_is_named() {
     let e = err(&GOOD.replace("seed = 3\n", "seed = 3\nseed = 4\n"));
     assert_eq!((e.key.as_deref(), e.line), (Some("seed"), Some(3)), "{e}");

@@ -30,6 +30,12 @@ pub fn first_line_per_class(path: &std::path::Path) -> Option<[Option<u32>; 8]> 
 }
 
 pub fn parse_flow_file(text: &str) -> Result<Vec<FlowSpec>, LineError> {
+    parse_flow_file_with_rest(text).map(|(flows, _)| flows)
+}
+
+/// [`parse_flow_file`], and the line of the first row past the count the first line declares
+/// (ignored, as ns-3 ignores it), if any.
+pub fn parse_flow_file_with_rest(text: &str) -> Result<(Vec<FlowSpec>, Option<usize>), LineError> {
     let text = crate::input::strip_bom(text);
     let err = |line: usize, message: String| LineError { line, message };
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty());
@@ -37,8 +43,10 @@ pub fn parse_flow_file(text: &str) -> Result<Vec<FlowSpec>, LineError> {
     let count: usize = first.parse().map_err(|_| err(ln, format!("expected the number of flows, got \"{first}\"")))?;
     let mut flows = Vec::with_capacity(count.min(1 << 20));
     let mut last = ln;
+    let mut rest = None;
     for (ln, l) in lines {
         if flows.len() == count {
+            rest = Some(ln);
             break;
         }
         last = ln;
@@ -79,7 +87,7 @@ pub fn parse_flow_file(text: &str) -> Result<Vec<FlowSpec>, LineError> {
     if flows.len() != count {
         return Err(err(last + 1, format!("expected {count} flows, found {}", flows.len())));
     }
-    Ok(flows)
+    Ok((flows, rest))
 }
 
 #[cfg(test)]

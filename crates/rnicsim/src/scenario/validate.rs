@@ -612,6 +612,33 @@ pub fn flow_file_classes(s: &Scenario, base_dir: &std::path::Path) -> Problems {
     out
 }
 
+/// Flow files with rows that never run: flows that start at or after their workload's stop
+/// (the run's end, or `stop`), and rows past the count the first line declares (ignored, as
+/// ns-3 ignores them). One warning each, naming the first such line. (An HPCC row that lost
+/// its start reads as ConWeave's five columns: its port becomes the size and its size the
+/// start in seconds, far past the end, so it lands here.)
+pub fn flow_file_rows(s: &Scenario, base_dir: &std::path::Path) -> Problems {
+    let mut out = Problems::new();
+    for (i, f) in s.flows.iter().enumerate() {
+        let Some(path) = &f.file else { continue };
+        let Ok(text) = std::fs::read_to_string(base_dir.join(path)) else { continue };
+        let Ok((list, rest)) = crate::host::flow_file::parse_flow_file_with_rest(&text) else { continue };
+        let stop = f.stop.unwrap_or(s.duration).min(s.duration);
+        let mut late = list.iter().filter(|fl| fl.start.0.saturating_add(f.start.0) >= stop.0);
+        if let Some(first) = late.next() {
+            let n = 1 + late.count();
+            out.push((
+                format!("flows[{i}].file"),
+                format!("{n} of the {} flows of {} start at or after the workload's end ({stop}), line {} the first: they never run", list.len(), path.display(), first.line),
+            ));
+        }
+        if let Some(line) = rest {
+            out.push((format!("flows[{i}].file"), format!("{} declares {} flows on its first line; the rows from line {line} on are ignored", path.display(), list.len())));
+        }
+    }
+    out
+}
+
 /// Tassel fetches a queue pair's packets in batches of `N = ⌈limit × latency / typical_packet⌉`
 /// (at most `max_batch`) once per scheduling latency (§3.2.1): a queue pair whose packets are
 /// much smaller than `typical_packet` cannot reach its limit. Warned per bandwidth test.
