@@ -334,7 +334,8 @@ fn scr_scenarios_are_deterministic_and_bad_keys_are_named() {
         // Only the minimum moved past the default maximum: named at the minimum, with its line.
         ("[nic.scr.policy.swift]\nfs_min_rate = \"100Gbps\"", "bad.toml:6:1: key `nic.scr.policy.swift.fs_min_rate`"),
         ("hosts = []", "nic.scr.hosts"),
-        ("telemetry = \"50ns\"", "nic.scr.telemetry"),
+        ("telemetry = \"50ns\"", "a period of at least 100ns"),
+        ("hosts = [0, 0]", "host 0 is listed twice"),
         ("node_threads = 65", "nic.scr.node_threads"),
         // A use above the rate is never seen, so the flow would never fill.
         ("[nic.scr.policy.water_filling]\nsaturated_permille = 2000", "nic.scr.policy.water_filling.saturated_permille"),
@@ -1013,6 +1014,16 @@ fn events_a_leaving_flow_left_queued_are_counted_and_idle_nics_do_not_dilute_uti
     let without = LoadedScenario::from_str(&toml.replace("hosts = [0]\n", "hosts = [0, 1]\n"), "t.toml", dir.path()).unwrap();
     let (u1, u0) = (run_loaded(&with, "t").scr.unwrap().thread_utilization, run_loaded(&without, "t").scr.unwrap().thread_utilization);
     assert!(u0 > 0.0 && (u1 / u0 - 1.0).abs() < 1e-9, "{u1} vs {u0}");
+}
+
+#[test]
+fn a_telemetry_period_longer_than_the_run_is_warned() {
+    // No sample would be taken, and nothing said so.
+    let text = "duration = \"50us\"\n[topology.star]\nhosts = 2\n[nic.scr]\ntelemetry = \"1ms\"\n";
+    let w = LoadedScenario::from_str(text, "t.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")).warnings;
+    assert!(w.iter().any(|w| w.contains("nic.scr.telemetry") && w.contains("no sample")), "{w:?}");
+    let w = LoadedScenario::from_str(&text.replace("1ms", "10us"), "t.toml", Path::new(".")).unwrap().warnings;
+    assert!(!w.iter().any(|w| w.contains("nic.scr.telemetry")), "{w:?}");
 }
 
 #[test]

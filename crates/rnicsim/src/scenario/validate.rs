@@ -426,6 +426,9 @@ pub fn advisories(s: &Scenario) -> Problems {
             ));
         }
     }
+    if let Some(period) = s.nic.scr.as_ref().and_then(|c| c.telemetry).filter(|&p| p > s.duration) {
+        out.push(("nic.scr.telemetry".into(), format!("a period of {period} is longer than the {} run: no sample is taken", s.duration)));
+    }
     if let Some(scr) = s.nic.scr.as_ref().filter(|c| c.warmup >= s.duration && c.warmup > crate::units::Time::ZERO) {
         out.push(("nic.scr.warmup".into(), format!("a warmup of {} leaves nothing of the {} run to measure: the SCR counters will be 0", scr.warmup, s.duration)));
     }

@@ -228,7 +228,7 @@ impl ScrSpec {
             return bad("node_threads", format!("{} node threads; a NIC has 0 to 64", self.node_threads));
         }
         if self.telemetry.is_some_and(|p| p < Time::from_ns(100)) {
-            return bad("telemetry", "sample at most every 100ns (a ping-pong across PCIe takes about 1µs)".into());
+            return bad("telemetry", "expected a period of at least 100ns (a ping-pong across PCIe takes about 1µs)".into());
         }
         if self.queue_depth == 0 {
             return bad("queue_depth", "a software ring needs at least one entry".into());
@@ -238,6 +238,9 @@ impl ScrSpec {
         }
         if self.hosts.as_ref().is_some_and(|h| h.is_empty()) {
             return bad("hosts", "no host listed; list the hosts whose NICs run SCR, or leave the key out for all".into());
+        }
+        if let Some(h) = self.hosts.as_ref().and_then(|h| h.iter().enumerate().find_map(|(i, x)| h[..i].contains(x).then_some(*x))) {
+            return bad("hosts", format!("host {h} is listed twice"));
         }
         if self.coalescing == Coalescing::Hardware {
             for (k, s) in Kind::ALL.iter().zip(self.strategy.by_kind()) {
