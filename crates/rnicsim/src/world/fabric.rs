@@ -407,9 +407,13 @@ impl World {
         }
         let [a, b] = e.between;
         let ports: Vec<u32> = self.adjacency[a as usize].iter().filter(|adj| adj.neighbor == b).map(|adj| adj.port).collect();
+        let mut came_up = Vec::new();
         for p in ports {
             for q in [p, self.ports[p as usize].peer] {
                 let was_up = self.links[q as usize].up;
+                if !was_up && e.state == LinkState::Up {
+                    came_up.push(self.ports[q as usize].node);
+                }
                 match e.state {
                     LinkState::Down => self.take_down(q),
                     LinkState::Up => self.links[q as usize].up = true,
@@ -427,13 +431,13 @@ impl World {
         // A NIC that still holds its receive buffer (or its state cache's) above the PAUSE mark
         // asserts PAUSE afresh on the link back up: what it sent while the link was down was
         // lost, and the switch forgot the last PAUSE it obeyed when the link failed.
-        if e.state == LinkState::Up {
-            for n in [a, b] {
-                if let NodeRole::Host(h) = self.roles[n as usize] {
-                    self.nic_forget_pause(h);
-                    self.rx_pause(h);
-                    self.state_pause_check(h);
-                }
+        // (Only where the link was down: an "up" for a link already up changes nothing, and
+        // forgetting a PAUSE still held there left the switch paused with no RESUME to come.)
+        for n in came_up {
+            if let NodeRole::Host(h) = self.roles[n as usize] {
+                self.nic_forget_pause(h);
+                self.rx_pause(h);
+                self.state_pause_check(h);
             }
         }
         let at = self.now + self.recompute_delay;
