@@ -467,6 +467,60 @@ fn a_client_host_cut_off_does_not_drag_the_chain_down_for_the_others() {
 }
 
 #[test]
+fn queue_pairs_whose_connection_failed_leave_their_share() {
+    // The NIC's own RDMA engine, weights 2:3:1; the third entity's host is cut off at 800 µs
+    // and its operations end in retry-exceeded errors. Its queue pairs stayed busy (their
+    // unspent tokens read as a saturated chain): the others fell to 0.34 and 0.55 Gbps.
+    let text = r#"
+        duration = "3ms"
+        [topology.star]
+        hosts = 4
+        [links]
+        rate = "10Gbps"
+        [nic]
+        rto = "20us"
+        retry_count = 1
+        [yama]
+        warmup = "1000us"
+        [[yama.chain]]
+        name = "kv"
+        server = 3
+        workload = "rdma"
+        isolation = true
+        [[yama.entity]]
+        name = "b"
+        weight = 2.0
+        chain = "kv"
+        nodes = [0]
+        queues = 4
+        depth = 16
+        [[yama.entity]]
+        name = "c"
+        weight = 3.0
+        chain = "kv"
+        nodes = [1]
+        queues = 4
+        depth = 16
+        [[yama.entity]]
+        name = "a"
+        weight = 1.0
+        chain = "kv"
+        nodes = [2]
+        queues = 4
+        depth = 16
+        [[link_events]]
+        at = "800us"
+        between = [2, 4]
+        state = "down"
+    "#;
+    let s = run(text);
+    assert!(s.yama.as_ref().unwrap().op_errors > 0);
+    let (b, c) = (entity(&s, "b").gbps, entity(&s, "c").gbps);
+    // Without the failure b gets 2.04 Gbps.
+    assert!(b > 1.9 && (c / b - 1.5).abs() < 0.1, "b {b}, c {c}");
+}
+
+#[test]
 fn bad_yama_keys_are_named() {
     let cases = [
         (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "").replace("chain = \"kv\"", "chain = \"nope\"")), "yama.entity[0].chain"),

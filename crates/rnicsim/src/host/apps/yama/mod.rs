@@ -138,6 +138,9 @@ struct Queue {
     /// When its last operation came back, and how long that one took from submission.
     back_at: Time,
     turnaround: Time,
+    /// Its connection failed (an operation on a NIC's own RDMA engine completed in error): it
+    /// posts nothing more and holds no share.
+    dead: bool,
     /// Open loop: mean picoseconds between arrivals (else a saturating generator).
     mean_gap: Option<f64>,
     wake_armed: bool,
@@ -365,6 +368,7 @@ impl Yama {
                         late: false,
                         back_at: Time::ZERO,
                         turnaround: Time::ZERO,
+                        dead: false,
                         mean_gap: None,
                         wake_armed: false,
                         rng: stream(w.seed, "yama-queue", ((ei as u64) << 32) | (inst as u64 * e.queues as u64 + k as u64)),
@@ -501,7 +505,7 @@ impl Yama {
         let routine = self.spec().routine;
         loop {
             let qu = &mut self.queues[q as usize];
-            if !qu.active || qu.wake_armed {
+            if !qu.active || qu.wake_armed || qu.dead {
                 break;
             }
             let (c, m) = (qu.chain as usize, qu.member as usize);
@@ -547,7 +551,7 @@ impl Yama {
             // idle to the scheduler, so its tokens go to the others (a latency-bound queue pair
             // must not hold its share of the chain). At its depth with work coming back late,
             // the chain holds it, and it keeps its share.
-            let busy = qu.active && !qu.backlog.is_empty() && (qu.outstanding < qu.depth || qu.late);
+            let busy = qu.active && !qu.dead && !qu.backlog.is_empty() && (qu.outstanding < qu.depth || qu.late);
             let (c, m, slot) = (qu.chain as usize, qu.member as usize, qu.slot);
             self.chains[c].members[m].sched.set_busy(slot, busy, now.0);
         }
@@ -737,9 +741,19 @@ impl Yama {
 
     /// An operation on a NIC's own RDMA engine completed in error (its queue pair is now in the
     /// error state): it is lost, as a refused post is, and its queue stops counting it.
-    fn fail(&mut self, id: u32) {
+    fn fail(&mut self, id: u32, now: Time) {
         self.op_errors += 1;
         self.lose(id);
+        // Its queue pair is in the error state for good: it leaves its share to the others
+        // (left busy, its unspent tokens read as a saturated chain and sank the estimate).
+        let q = self.ops[id as usize].q;
+        if q != DUMMY {
+            let qu = &mut self.queues[q as usize];
+            qu.dead = true;
+            qu.late = false;
+            let (c, m, slot) = (qu.chain as usize, qu.member as usize, qu.slot);
+            self.chains[c].members[m].sched.set_busy(slot, false, now.0);
+        }
     }
 
     /// Operation `id` is gone without completing: its slot is freed and its queue stops
@@ -957,7 +971,7 @@ impl Application for Yama {
         if c.status == Status::Success {
             self.complete(w, id, c.at.max(w.now));
         } else {
-            self.fail(id);
+            self.fail(id, w.now);
         }
         self.run_due(w);
     }
