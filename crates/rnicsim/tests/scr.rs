@@ -1046,6 +1046,10 @@ fn a_hint_no_policy_reads_is_warned_at_its_key() {
         let e = LoadedScenario::from_str(&text, "h.toml", Path::new(".")).err().expect("refused").to_string();
         assert!(e.contains("perftest[0].hint") && e.contains("1 to 65535"), "{e}");
     }
+    // Where the data's sender runs no policy the hint does nothing: warned, not refused.
+    let elsewhere = format!("{}[nic.scr]\nhosts = [0]\n[nic.scr.policy.water_filling]\n", base.replace("hint = 3", "hint = 131072"));
+    let w = LoadedScenario::from_str(&elsewhere, "h.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")).warnings;
+    assert!(w.iter().any(|w| w.contains("perftest[0].hint") && w.contains("host 1")), "{w:?}");
     let external = format!("{}[nic.scr.policy.external]\n", base.replace("hint = 3", "hint = 131072"));
     assert!(LoadedScenario::from_str(&external, "h.toml", Path::new(".")).is_ok(), "an external policy reads any 32-bit hint");
 }

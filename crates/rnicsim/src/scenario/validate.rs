@@ -290,7 +290,8 @@ pub fn fields(s: &Scenario) -> Problems {
         }
         // Water filling keeps a flow's weight in 16 bits of its 48-byte context (a larger hint
         // was clamped to 65,535 without a word: 131,072 against 65,536 split 1:1).
-        let water_filling = s.nic.scr.as_ref().is_some_and(|c| matches!(c.policy, crate::nic::scr::PolicySpec::WaterFilling(_)));
+        // (Where the data's sender runs it: elsewhere the hint has no effect, and is warned.)
+        let water_filling = s.nic.scr.as_ref().is_some_and(|c| matches!(c.policy, crate::nic::scr::PolicySpec::WaterFilling(_)) && c.hosts.as_ref().is_none_or(|h| h.contains(&t.data_sender())));
         if let Some(h) = t.hint.filter(|&h| water_filling && !(1..=u16::MAX as u32).contains(&h)) {
             out.push((p("hint"), format!("water_filling takes the hint as the queue pair's weight, 1 to 65535 (16 bits of its per-flow context), got {h}; weights are relative, so scale them down")));
         }
