@@ -350,7 +350,10 @@ impl<P: Policy> Processor<P> {
     #[inline]
     fn make_ready(&mut self, t: usize, r: Ready) {
         let th = &mut self.threads[t];
-        th.ready.push_back(r);
+        // In the order they reach the thread: a wake-up (no trigger latency) can come before
+        // events the NIC raised earlier, which the thread would otherwise wait for first.
+        let at = th.ready.iter().rposition(|x| x.at <= r.at).map_or(0, |i| i + 1);
+        th.ready.insert(at, r);
         let when = r.at.max(th.busy_until);
         self.schedule_thread(t, when);
     }
