@@ -17,13 +17,17 @@ order they joined, times are integer picoseconds and rates bits per second:
 
 Actions: ``("rate", flow, bps)`` (``bps`` 0 lifts the dequeue rate: no limit), ``("sport",
 flow, port)``, ``("probe_rtt", flow)``, ``("probe_path", flow, port)``, ``("signal", flow,
-value, bytes)`` (one packet: ``bytes`` at most 4,096). They take effect after the NIC's install latency, as a Rust policy's do; an
+value, bytes)`` (one packet: ``bytes`` at most 4,096) and ``("wake", flow, after_ps)`` (a
+``timer`` event for the flow ``after_ps`` after this decision, a timer on the cores: list
+``"timer"`` in ``kinds``). The others take effect after the NIC's install latency, as a Rust policy's do; an
 action for a flow that has left (or never was) does nothing. An exception a method raises,
 or an action it returns that is not one of these, stops the run at once with a
 ``RuntimeError`` naming the method and host, the policy's own exception as its cause, and
 nothing is written (an interrupt, ``KeyboardInterrupt``, stays one). The scenario chooses which event kinds reach the
 policy and what its calls cost the NIC's cores (``kinds``, ``cycles``, ``set_cycles``); SCR's
-coalescing keeps the calls to one per handled event.
+coalescing keeps the calls to one per handled event. A Python policy keeps its state in its
+own objects: the 48-byte per-flow context that bounds a Rust policy does not bound it (the
+summary's ``context_bytes`` is 0).
 
 Usage::
 

@@ -236,6 +236,51 @@ def test_a_python_policys_rate_of_zero_lifts_only_its_own_limit(tmp_path: Path) 
     assert 9.0 < gbps < 10.6, gbps
 
 
+def test_a_python_policy_sets_its_own_timer(tmp_path: Path) -> None:
+    # A wake-up every 10 µs from the join on: timer events 10 µs apart, whatever each run costs
+    # (Python had no way to ask for one: a policy's deadlines waited for the next packet).
+    s = rnicsim.Scenario.from_file(ROOT / "scenarios" / "scr" / "fig13_static.toml").set("duration", "200us")
+    s.set("perftest", [{"name": "w", "test": "write_bw", "client": 0, "server": 1, "message": "4KiB", "depth": 1, "rate_limit": "1Gbps"}])
+    # (The flow joins at its first TX event; the TX events themselves are ignored, and come
+    # seldom enough, one a 33 µs, not to keep the thread busy.)
+    s.set("nic.scr", {"hosts": [0], "policy": {"external": {"kinds": ["tx", "timer"], "cycles": 300}}})
+
+    class Ticks:
+        def __init__(self) -> None:
+            self.at: list[int] = []
+
+        def on_join(self, host, flows, now_ps, line_bps):
+            return [("wake", flows[-1], 10_000_000)]
+
+        def on_event(self, host, event, now_ps, line_bps):
+            if event["kind"] != "timer":
+                return None
+            self.at.append(now_ps)
+            return [("wake", event["flow"], 10_000_000)]
+
+    t = Ticks()
+    s.run(tmp_path / "ticks", scr_policy=t)
+    gaps = [b - a for a, b in zip(t.at, t.at[1:])]
+    # Each a step after the last, but for a wait behind a TX event's run (300 cycles, 0.59 µs).
+    assert len(t.at) > 15 and all(abs(g - 10_000_000) < 600_000 for g in gaps), gaps
+    assert abs((t.at[-1] - t.at[0]) / len(gaps) - 10_000_000) < 50_000, gaps
+
+    class Never:
+        def on_join(self, host, flows, now_ps, line_bps):
+            return [("wake", flows[-1], 0)]
+
+    with pytest.raises(RuntimeError, match="expected a positive delay"):
+        s.run(tmp_path / "never", scr_policy=Never())
+
+    class Forever:
+        def on_join(self, host, flows, now_ps, line_bps):
+            return [("wake", flows[-1], 2**64 - 1)]
+
+    # Past the simulator's range of time (it wrapped into the past).
+    with pytest.raises(RuntimeError, match="at most 10\\^18 ps"):
+        s.run(tmp_path / "forever", scr_policy=Forever())
+
+
 def test_a_python_scr_policy_gives_the_same_run_as_its_rust_twin(tmp_path: Path) -> None:
     # SCR Fig. 13's static allocation, once with the Rust policy and once with its Python twin
     # (same costs): the same decisions at the same times, so the same results.

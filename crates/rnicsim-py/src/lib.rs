@@ -71,7 +71,7 @@ impl PyPolicy {
 }
 
 /// `("rate", flow, bps)`, `("sport", flow, port)`, `("probe_rtt", flow)`,
-/// `("probe_path", flow, port)` or `("signal", flow, value, bytes)`.
+/// `("probe_path", flow, port)`, `("signal", flow, value, bytes)` or `("wake", flow, after_ps)`.
 fn parse_action(item: &Bound<'_, PyAny>) -> PyResult<Action> {
     let what: String = item.get_item(0)?.extract()?;
     let flow: u32 = item.get_item(1)?.extract()?;
@@ -88,7 +88,15 @@ fn parse_action(item: &Bound<'_, PyAny>) -> PyResult<Action> {
             }
             Action::Signal { flow, value: item.get_item(2)?.extract()?, bytes }
         }
-        other => return Err(PyValueError::new_err(format!("unknown SCR action {other:?}: expected rate, sport, probe_rtt, probe_path or signal"))),
+        "wake" => {
+            let after: u64 = item.get_item(2)?.extract()?;
+            // (At most 10⁶ s: a time past the simulator's range would wrap.)
+            if after == 0 || after > 1_000_000_000_000_000_000 {
+                return Err(PyValueError::new_err(format!("a wake-up {after} ps after the decision: expected a positive delay of at most 10^18 ps")));
+            }
+            Action::Wake { flow, after: Time(after) }
+        }
+        other => return Err(PyValueError::new_err(format!("unknown SCR action {other:?}: expected rate, sport, probe_rtt, probe_path, signal or wake"))),
     })
 }
 
