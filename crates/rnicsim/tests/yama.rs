@@ -408,6 +408,17 @@ fn a_run_is_deterministic() {
     assert_eq!(a, serde_json::to_string(&run(&text)).unwrap());
 }
 
+/// Entities b, c and a, weights 2:3:1, on hosts 0, 1 and 2 of a four-host star, with `queues`
+/// queue pairs each on `chain` (`more` in each); host 2's link fails at 800 µs.
+fn cut_off_at_800us(chain: &str, queues: u32, more: &str) -> String {
+    let mut t: String = [("b", 2.0, 0), ("c", 3.0, 1), ("a", 1.0, 2)]
+        .iter()
+        .map(|(name, weight, node)| format!("[[yama.entity]]\nname = \"{name}\"\nweight = {weight:?}\nchain = \"{chain}\"\nnodes = [{node}]\nqueues = {queues}\n{more}\n"))
+        .collect();
+    t += "[[link_events]]\nat = \"800us\"\nbetween = [2, 4]\nstate = \"down\"\n";
+    t
+}
+
 #[test]
 fn a_client_host_cut_off_does_not_drag_the_chain_down_for_the_others() {
     // Weights 2:3:1 on a 10 Gbps AES engine; at 800 µs the third entity's host loses its link,
@@ -435,30 +446,8 @@ fn a_client_host_cut_off_does_not_drag_the_chain_down_for_the_others() {
         name = "aes"
         engines = ["aes"]
         workload = "aes"
-        [[yama.entity]]
-        name = "b"
-        weight = 2.0
-        chain = "aes"
-        nodes = [0]
-        queues = 2
-        [[yama.entity]]
-        name = "c"
-        weight = 3.0
-        chain = "aes"
-        nodes = [1]
-        queues = 2
-        [[yama.entity]]
-        name = "a"
-        weight = 1.0
-        chain = "aes"
-        nodes = [2]
-        queues = 2
-        [[link_events]]
-        at = "800us"
-        between = [2, 4]
-        state = "down"
     "#;
-    let s = run(text);
+    let s = run(&(text.to_string() + &cut_off_at_800us("aes", 2, "")));
     let (b, c) = (entity(&s, "b").gbps, entity(&s, "c").gbps);
     assert!(b > 10.0 * 2.0 / 6.0 * 0.95 && c > 10.0 * 3.0 / 6.0 * 0.95, "b {b}, c {c} Gbps: at least their weighted shares of 10");
     assert!((c / b - 1.5).abs() < 0.1, "2:3 holds: {b} vs {c}");
@@ -487,33 +476,8 @@ fn queue_pairs_whose_connection_failed_leave_their_share() {
         server = 3
         workload = "rdma"
         isolation = true
-        [[yama.entity]]
-        name = "b"
-        weight = 2.0
-        chain = "kv"
-        nodes = [0]
-        queues = 4
-        depth = 16
-        [[yama.entity]]
-        name = "c"
-        weight = 3.0
-        chain = "kv"
-        nodes = [1]
-        queues = 4
-        depth = 16
-        [[yama.entity]]
-        name = "a"
-        weight = 1.0
-        chain = "kv"
-        nodes = [2]
-        queues = 4
-        depth = 16
-        [[link_events]]
-        at = "800us"
-        between = [2, 4]
-        state = "down"
     "#;
-    let s = run(text);
+    let s = run(&(text.to_string() + &cut_off_at_800us("kv", 4, "depth = 16")));
     assert!(s.yama.as_ref().unwrap().op_errors > 0);
     let (b, c) = (entity(&s, "b").gbps, entity(&s, "c").gbps);
     // Without the failure b gets 2.04 Gbps.
