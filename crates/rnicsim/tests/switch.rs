@@ -227,9 +227,14 @@ impl LoadBalancer for Bounce {
 #[test]
 fn hosts_do_not_forward() {
     let dir = tempfile::tempdir().unwrap();
-    // Host 0 — host 1 — switch 3 — host 2: host 2 is beyond host 1.
+    // Host 0 — host 1 — switch 3 — host 2, with host 2 beyond host 1, is refused where host 1
+    // gets its second link: a host's NIC has one port.
     std::fs::write(dir.path().join("chain.txt"), "4 1 3\n3\n0 1 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n3 2 100Gbps 1000ns 0\n").unwrap();
     let traffic = |a: u32, b: u32| format!("duration = \"20us\"\n[topology.file]\npath = \"chain.txt\"\n[[traffic]]\npattern = {{ pairs = {{ pairs = [[{a}, {b}]] }} }}\nload = 0.5\n");
+    let e = LoadedScenario::from_str(&traffic(0, 2), "t.toml", dir.path()).and_then(|l| World::build(&l).map(|_| ())).err().expect("host 1 has two links");
+    assert!(e.file.ends_with("chain.txt") && e.line == Some(4) && e.message.contains("host 1 already has a link"), "{e}");
+    // Hosts 0 and 1 back to back, host 2 on switch 3: host 2 is beyond host 1 for host 0.
+    std::fs::write(dir.path().join("chain.txt"), "4 1 2\n3\n0 1 100Gbps 1000ns 0\n3 2 100Gbps 1000ns 0\n").unwrap();
     let loaded = LoadedScenario::from_str(&traffic(0, 2), "t.toml", dir.path()).unwrap();
     let e = World::build(&loaded).err().expect("0 → 2 crosses host 1");
     assert_eq!(e.key.as_deref(), Some("traffic[0].pattern.pairs.pairs[0]"), "{e}");
