@@ -130,7 +130,18 @@ pub fn mbps(r: BitsPerSec) -> u32 {
     (r.0 / 1_000_000).min(u32::MAX as u64) as u32
 }
 
-/// Bits per second from Mbps.
+/// Bits per second from Mbps, at least 1 Mbps: a rate rounded or halved down to nothing is the
+/// least a policy sets, since a dequeue rate of 0 means no limit at all.
 pub fn bps(mbps: u32) -> u64 {
-    mbps as u64 * 1_000_000
+    mbps.max(1) as u64 * 1_000_000
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_rate_of_nothing_is_the_least_rate_not_no_limit() {
+        // Water filling halving a 1 Mbps flow on a join (a min_rate under 1 Mbps) asked for
+        // 0 bps, which lifts the dequeue rate altogether.
+        assert_eq!((super::bps(0), super::bps(1), super::bps(100_000)), (1_000_000, 1_000_000, 100_000_000_000));
+    }
 }
