@@ -175,8 +175,7 @@ impl Tassel {
     /// Makes room for flow ids below `n` (new flows start at line rate, idle).
     pub fn ensure_flows(&mut self, n: usize) {
         if self.flows.len() < n {
-            let line = to_kbps(self.cfg.link_bps);
-            self.flows.resize(n, FlowState { rate_kbps: line, ..Default::default() });
+            self.flows.resize(n, self.new_flow());
         }
     }
 
@@ -191,10 +190,15 @@ impl Tassel {
         f.flags == 0 && f.held == 0
     }
 
-    /// Returns idle `flow` to a new flow's state (line rate, no credit), for reuse of its id.
+    /// Returns idle `flow` to a new flow's state, for reuse of its id.
     pub fn reset_flow(&mut self, flow: u32) {
         debug_assert!(self.flow_idle(flow));
-        self.flows[flow as usize] = FlowState { rate_kbps: to_kbps(self.cfg.link_bps), ..Default::default() };
+        self.flows[flow as usize] = self.new_flow();
+    }
+
+    /// A new flow's state: line rate, no credit.
+    fn new_flow(&self) -> FlowState {
+        FlowState { rate_kbps: to_kbps(self.cfg.link_bps), ..Default::default() }
     }
 
     /// Bytes of scheduler state per flow at most (the flow table entry plus a far-heap entry).

@@ -55,17 +55,21 @@ impl Monolithic {
         !self.flows[flow as usize].queued
     }
 
-    /// Returns idle `flow` to a new flow's state (line rate), for reuse of its id.
+    /// Returns idle `flow` to a new flow's state, for reuse of its id.
     pub fn reset_flow(&mut self, flow: u32) {
         debug_assert!(self.flow_idle(flow));
-        self.flows[flow as usize] = Head { rate_kbps: self.clock.link_kbps() as u32, ..Default::default() };
+        self.flows[flow as usize] = self.new_flow();
+    }
+
+    /// A new flow's state: line rate, nothing queued.
+    fn new_flow(&self) -> Head {
+        Head { rate_kbps: self.clock.link_kbps() as u32, ..Default::default() }
     }
 
     /// Makes room for flow ids below `n`.
     pub fn ensure_flows(&mut self, n: usize) {
         if self.flows.len() < n {
-            let line = self.clock.link_kbps() as u32;
-            self.flows.resize(n, Head { rate_kbps: line, ..Default::default() });
+            self.flows.resize(n, self.new_flow());
         }
     }
 

@@ -21,12 +21,16 @@ pub struct FlowSpec {
 /// None if the file cannot be read or parsed (the world's build reports that, naming the line).
 pub fn first_line_per_class(path: &std::path::Path) -> Option<[Option<u32>; 8]> {
     let text = std::fs::read_to_string(path).ok()?;
-    let list = parse_flow_file(&text).ok()?;
+    Some(first_line_of_each_class(&parse_flow_file(&text).ok()?))
+}
+
+/// Per class 0–7, the first line of `flows` that puts a flow in it.
+pub fn first_line_of_each_class(flows: &[FlowSpec]) -> [Option<u32>; 8] {
     let mut first = [None; 8];
-    for f in &list {
+    for f in flows {
         first[f.priority as usize].get_or_insert(f.line);
     }
-    Some(first)
+    first
 }
 
 pub fn parse_flow_file(text: &str) -> Result<Vec<FlowSpec>, LineError> {

@@ -153,7 +153,7 @@ impl LoadedScenario {
     /// The translation's warnings and this scenario's advisories, as messages naming file,
     /// line and key (the user's file, or the `--set` override a key falls under).
     fn advisories(&self) -> Vec<String> {
-        let own = validate::advisories(&self.scenario).into_iter().chain(validate::flow_file_classes(&self.scenario, &self.base_dir)).chain(validate::flow_file_rows(&self.scenario, &self.base_dir)).map(|(path, m)| self.error_at(&path, m).to_string());
+        let own = validate::advisories(&self.scenario).into_iter().chain(validate::flow_files(&self.scenario, &self.base_dir)).map(|(path, m)| self.error_at(&path, m).to_string());
         self.translation.iter().cloned().chain(own).collect()
     }
 

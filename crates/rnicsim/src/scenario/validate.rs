@@ -550,7 +550,7 @@ pub fn advisories(s: &Scenario) -> Problems {
         }
     }
     // RDMA traffic outside the lossless classes gets no PFC: full buffers drop it. Flows from a
-    // file take each line's class instead ([`flow_file_classes`]).
+    // file take each line's class instead ([`flow_files`]).
     let pfc = &s.switch.pfc;
     // Workloads whose queue pairs are RoCE queue pairs in class `nic.priority`.
     let roce_apps = !s.perftest.is_empty() || !s.nvmf.is_empty() || s.yama.is_some();
@@ -595,38 +595,28 @@ fn unprotected(class: u8, classes: &[u8], what: &str) -> String {
     format!("{what} in class {class}, which switch.pfc.classes {classes:?} does not make lossless: PFC never pauses it, and a full switch buffer drops it")
 }
 
-/// Flow files whose lines put flows in a class PFC does not protect, while PFC is on: one
-/// warning per file and class, naming the first such line. A file that cannot be read or parsed
-/// is left to the world's build, which reports it.
-pub fn flow_file_classes(s: &Scenario, base_dir: &std::path::Path) -> Problems {
+/// What each flow file holds that will not run as meant, one warning each, naming the first
+/// such line (each file read and parsed once; one that cannot be is left to the world's build,
+/// which reports it):
+/// - flows in a class PFC does not protect, while PFC is on (per class);
+/// - flows that start at or after their workload's stop (the run's end, or `stop`): they never
+///   run (an HPCC row that lost its start reads as ConWeave's five columns, its port as the
+///   size and its size as the start in seconds, far past the end, so it lands here);
+/// - rows past the count the first line declares (ignored, as ns-3 ignores them).
+pub fn flow_files(s: &Scenario, base_dir: &std::path::Path) -> Problems {
     let pfc = &s.switch.pfc;
-    let mut out = Problems::new();
-    if !pfc.enabled {
-        return out;
-    }
-    for (i, f) in s.flows.iter().enumerate() {
-        let Some(path) = &f.file else { continue };
-        let Some(first_line) = crate::host::flow_file::first_line_per_class(&base_dir.join(path)) else { continue };
-        for (class, line) in first_line.iter().enumerate() {
-            if let (Some(line), false) = (line, pfc.classes.contains(&(class as u8))) {
-                out.push((format!("flows[{i}].file"), unprotected(class as u8, &pfc.classes, &format!("{} puts flows (line {line} the first)", path.display()))));
-            }
-        }
-    }
-    out
-}
-
-/// Flow files with rows that never run: flows that start at or after their workload's stop
-/// (the run's end, or `stop`), and rows past the count the first line declares (ignored, as
-/// ns-3 ignores them). One warning each, naming the first such line. (An HPCC row that lost
-/// its start reads as ConWeave's five columns: its port becomes the size and its size the
-/// start in seconds, far past the end, so it lands here.)
-pub fn flow_file_rows(s: &Scenario, base_dir: &std::path::Path) -> Problems {
     let mut out = Problems::new();
     for (i, f) in s.flows.iter().enumerate() {
         let Some(path) = &f.file else { continue };
         let Ok(text) = std::fs::read_to_string(base_dir.join(path)) else { continue };
         let Ok((list, rest)) = crate::host::flow_file::parse_flow_file_with_rest(&text) else { continue };
+        if pfc.enabled {
+            for (class, line) in crate::host::flow_file::first_line_of_each_class(&list).iter().enumerate() {
+                if let (Some(line), false) = (line, pfc.classes.contains(&(class as u8))) {
+                    out.push((format!("flows[{i}].file"), unprotected(class as u8, &pfc.classes, &format!("{} puts flows (line {line} the first)", path.display()))));
+                }
+            }
+        }
         let stop = f.stop.unwrap_or(s.duration).min(s.duration);
         let mut late = list.iter().filter(|fl| fl.start.0.saturating_add(f.start.0) >= stop.0);
         if let Some(first) = late.next() {

@@ -68,7 +68,7 @@ pub fn parse_hpcc_topology(text: &str) -> Result<Topology, LineError> {
     let mut out = Vec::with_capacity(links.min(1 << 20));
     // The line of each host's link: a host's NIC has one port, and a second link was dropped
     // without a word (and a flow then read as crossing a host).
-    let mut host_link = vec![0usize; nodes];
+    let mut host_link = vec![0u32; nodes];
     for (ln, l) in lines {
         last = ln;
         if out.len() == links {
@@ -91,7 +91,7 @@ pub fn parse_hpcc_topology(text: &str) -> Result<Topology, LineError> {
         }
         for h in [a, b].into_iter().filter(|&n| kinds[n as usize] == NodeKind::Host) {
             match host_link[h as usize] {
-                0 => host_link[h as usize] = ln,
+                0 => host_link[h as usize] = ln as u32,
                 first => return err(ln, format!("host {h} already has a link (line {first}): a host's NIC has one port; list the node as a switch if it forwards")),
             }
         }

@@ -127,11 +127,9 @@ impl Ctx<'_> {
         self.sync_rate(q);
     }
 
-    /// Sets queue pair `q`'s dequeue rate (a control policy's; `u64::MAX` removes it). It
-    /// holds beside the application's rate limit: the lower of the two is in force.
-    /// Sets `q`'s dequeue rate; 0 lifts it (no limit), as `u64::MAX` does. The rate in force is
-    /// the lowest of the application's, congestion control's and this one, so 0 must not be
-    /// taken as a rate (it read as "unpaced" and lifted the other two as well).
+    /// Sets queue pair `q`'s dequeue rate (a control policy's; `u64::MAX` or 0 removes it). It
+    /// holds beside the application's rate limit and congestion control's: the lowest is in
+    /// force, so 0 must not be taken as a rate (it read as "unpaced" and lifted the other two).
     pub fn set_dequeue_rate(&mut self, q: u32, bps: u64) {
         self.qps.get_mut(q).dequeue_rate = if bps == 0 { u64::MAX } else { bps };
         self.sync_rate(q);
