@@ -485,6 +485,69 @@ fn queue_pairs_whose_connection_failed_leave_their_share() {
 }
 
 #[test]
+fn a_failed_dummy_connection_is_opened_afresh() {
+    // As above with no retries: a spurious timeout at 1.39 ms (20 µs RTO against the chain's
+    // queueing) put the leader's dummy connection in the error state. Every dummy operation
+    // after it was refused (299 post errors), the probe read a saturated chain, and the
+    // estimate sank to 0.18 Gbps: b had 0.86. Now libYama opens its dummy connection afresh.
+    let text = r#"
+        duration = "3ms"
+        [topology.star]
+        hosts = 4
+        [links]
+        rate = "10Gbps"
+        [nic]
+        rto = "20us"
+        retry_count = 0
+        [yama]
+        warmup = "1000us"
+        [[yama.chain]]
+        name = "kv"
+        server = 3
+        workload = "rdma"
+        isolation = true
+    "#;
+    let s = run(&(text.to_string() + &cut_off_at_800us("kv", 4, "depth = 16")));
+    let y = s.yama.as_ref().unwrap();
+    assert!(y.dummy_reconnects > 0, "the scenario no longer fails the dummy connection: {y:?}");
+    assert_eq!(y.post_errors, 0, "nothing posted on a failed connection");
+    let (b, c) = (entity(&s, "b").gbps, entity(&s, "c").gbps);
+    assert!(b > 1.9 && (c / b - 1.5).abs() < 0.1, "b {b}, c {c}");
+}
+
+#[test]
+fn a_queue_pair_whose_connection_failed_posts_no_more() {
+    // An engine chain, no retries, the third entity's host cut off: its requests' WRITEs fail.
+    // Its queue pairs went on posting into queue pairs in the error state (23 refused posts),
+    // each refusal leaving one more operation counted outstanding for good.
+    let text = r#"
+        duration = "2ms"
+        [topology.star]
+        hosts = 4
+        [links]
+        rate = "100Gbps"
+        [nic]
+        rto = "5us"
+        retry_count = 0
+        [yama]
+        warmup = "800us"
+        [[yama.engine]]
+        name = "aes"
+        host = 3
+        gbps = "10Gbps"
+        [[yama.chain]]
+        name = "aes"
+        engines = ["aes"]
+        workload = "aes"
+    "#;
+    let s = run(&(text.to_string() + &cut_off_at_800us("aes", 2, "")));
+    let y = s.yama.as_ref().unwrap();
+    assert_eq!(y.post_errors, 0, "{y:?}");
+    let (b, c) = (entity(&s, "b").gbps, entity(&s, "c").gbps);
+    assert!(b > 10.0 * 2.0 / 6.0 && (c / b - 1.5).abs() < 0.1, "b {b}, c {c}");
+}
+
+#[test]
 fn bad_yama_keys_are_named() {
     let cases = [
         (kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "").replace("chain = \"kv\"", "chain = \"nope\"")), "yama.entity[0].chain"),

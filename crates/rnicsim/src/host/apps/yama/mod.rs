@@ -117,6 +117,17 @@ struct Conn {
     nic_rdma: bool,
     requests: VecDeque<u32>,
     replies: VecDeque<u32>,
+    /// What posts on it.
+    user: ConnUser,
+    /// A queue pair of it is in the error state for good.
+    failed: bool,
+}
+
+/// What a connection carries: an application queue pair's work, or a member's dummy work.
+#[derive(Clone, Copy)]
+enum ConnUser {
+    Queue(u32),
+    Dummy { c: u16, m: u16 },
 }
 
 struct Queue {
@@ -138,7 +149,7 @@ struct Queue {
     /// When its last operation came back, and how long that one took from submission.
     back_at: Time,
     turnaround: Time,
-    /// Its connection failed (an operation on a NIC's own RDMA engine completed in error): it
+    /// Its connection failed (an operation completed in error, or a post was refused): it
     /// posts nothing more and holds no share.
     dead: bool,
     /// Open loop: mean picoseconds between arrivals (else a saturating generator).
@@ -238,6 +249,8 @@ pub struct Yama {
     op_errors: u64,
     /// Operations dropped at an engine's full ring (`ring`).
     ring_drops: u64,
+    /// Dummy connections opened afresh after theirs failed.
+    dummy_reconnects: u64,
     /// What the build found unlikely to be meant (for the run's warnings).
     pub warnings: Vec<String>,
 }
@@ -284,7 +297,8 @@ impl Yama {
             }
             let mut members = Vec::new();
             for (mi, &node) in nodes.iter().enumerate() {
-                let tag = self.connect(w, node, server, nic_rdma);
+                let user = ConnUser::Dummy { c: ci as u16, m: mi as u16 };
+                let tag = self.connect(w, node, server, nic_rdma, user);
                 members.push(Member {
                     node,
                     sched: ChainScheduler::new(initial, burst),
@@ -351,7 +365,7 @@ impl Yama {
                 let server = self.chains[ci].server;
                 let nic_rdma = self.chains[ci].spec.is_nic_rdma();
                 for k in 0..e.queues {
-                    let tag = self.connect(w, node, server, nic_rdma);
+                    let tag = self.connect(w, node, server, nic_rdma, ConnUser::Queue(self.queues.len() as u32));
                     let slot = self.chains[ci].members[m as usize].sched.add_qp(0.0, 0);
                     self.chains[ci].members[m as usize].queues.push(self.queues.len() as u32);
                     self.queues.push(Queue {
@@ -418,11 +432,48 @@ impl Yama {
 
     /// Connects client `node` to `server`; returns the connection's index (owner tags 2i at the
     /// client, 2i + 1 at the server).
-    fn connect(&mut self, w: &mut World, node: u32, server: u32, nic_rdma: bool) -> u32 {
+    fn connect(&mut self, w: &mut World, node: u32, server: u32, nic_rdma: bool, user: ConnUser) -> u32 {
         let i = self.conns.len() as u32;
         let (client, server) = w.connect_app(node, server, Owner { app: YAMA, tag: 2 * i }, Owner { app: YAMA, tag: 2 * i + 1 }).expect("validated: a chain's clients and server are hosts");
-        self.conns.push(Conn { client, server, nic_rdma, requests: VecDeque::new(), replies: VecDeque::new() });
+        self.conns.push(Conn { client, server, nic_rdma, requests: VecDeque::new(), replies: VecDeque::new(), user, failed: false });
         i
+    }
+
+    /// Connection `i` failed: one of its queue pairs is in the error state (an operation on it
+    /// completed in error, or a post was refused), for good. The work on the wire either way is
+    /// lost. An application's queue pair stops: it posts nothing more and leaves its share. A
+    /// member's dummy connection, libYama's own, is destroyed and opened afresh: the probe must
+    /// go on (its dummy work refused without end read as a saturated chain, and the estimate
+    /// sank to nothing after one spurious timeout with `nic.retry_count = 0`).
+    fn conn_failed(&mut self, w: &mut World, i: u32, now: Time) {
+        let conn = &mut self.conns[i as usize];
+        if conn.failed {
+            return;
+        }
+        conn.failed = true;
+        let lost: Vec<u32> = conn.requests.drain(..).chain(conn.replies.drain(..)).collect();
+        for id in lost {
+            self.lose(id);
+        }
+        let conn = &self.conns[i as usize];
+        let (client, server_qp, nic_rdma) = (conn.client, conn.server, conn.nic_rdma);
+        match conn.user {
+            ConnUser::Queue(q) => {
+                let qu = &mut self.queues[q as usize];
+                qu.dead = true;
+                qu.late = false;
+                let (c, m, slot) = (qu.chain as usize, qu.member as usize, qu.slot);
+                self.chains[c].members[m].sched.set_busy(slot, false, now.0);
+            }
+            ConnUser::Dummy { c, m } => {
+                let (node, server) = (self.chains[c as usize].members[m as usize].node, self.chains[c as usize].server);
+                let fresh = self.connect(w, node, server, nic_rdma, ConnUser::Dummy { c, m });
+                self.chains[c as usize].members[m as usize].dummy_conn = fresh;
+                self.dummy_reconnects += 1;
+                w.destroy_qp(client);
+                w.destroy_qp(server_qp);
+            }
+        }
     }
 
     /// Work of the chain's kind, from `rng`.
@@ -458,8 +509,8 @@ impl Yama {
         }
     }
 
-    /// Posts a WRITE of `len` bytes; false if the NIC refused it (a message larger than the
-    /// hosts' memory, say), counted in `post_errors`.
+    /// Posts a WRITE of `len` bytes; false if the NIC refused it (its queue pair in the error
+    /// state, or a message larger than the hosts' memory, say), counted in `post_errors`.
     fn write(&mut self, w: &mut World, qp: u32, from: u32, to: u32, len: u64, at: Time) -> bool {
         let (lkey, _) = w.app_keys(from);
         let (_, rkey) = w.app_keys(to);
@@ -467,6 +518,13 @@ impl Yama {
         let ok = w.post_send_at(qp, wr, at).is_ok();
         self.post_errors += u64::from(!ok);
         ok
+    }
+
+    /// Operation `id`'s post on connection `conn` was refused: it is lost, and the connection
+    /// has failed.
+    fn refused(&mut self, w: &mut World, id: u32, conn: u32, at: Time) {
+        self.lose(id);
+        self.conn_failed(w, conn, at);
     }
 
     /// Puts `op` on the wire from its client at `at`.
@@ -485,7 +543,7 @@ impl Yama {
             let wr = SendWr { id: id as u64, verb, local_addr: 0, len: RDMA_WORK, lkey, remote_addr: 0, rkey };
             if w.post_send_at(self.conns[conn as usize].client, wr, at).is_err() {
                 self.post_errors += 1;
-                self.free.push(id);
+                self.refused(w, id, conn, at);
             }
             return;
         }
@@ -493,7 +551,7 @@ impl Yama {
         let qp = self.conns[conn as usize].client;
         if !self.write(w, qp, client_node, server, op.req, at) {
             self.conns[conn as usize].requests.pop_back();
-            self.free.push(id);
+            self.refused(w, id, conn, at);
         }
     }
 
@@ -674,15 +732,19 @@ impl Yama {
                 chain.target.0 += op.work.bytes;
             }
         }
-        // The answer goes back.
+        // The answer goes back, unless its connection failed meanwhile.
         let conn = &mut self.conns[op.conn as usize];
+        if conn.failed {
+            self.lose(id);
+            return;
+        }
         conn.replies.push_back(id);
         let qp = conn.server;
         let client_node = if op.q == DUMMY { chain.members[op.member as usize].node } else { self.queues[op.q as usize].node };
         let server = chain.server;
         if !self.write(w, qp, server, client_node, op.reply, now) {
             self.conns[op.conn as usize].replies.pop_back();
-            self.free.push(id);
+            self.refused(w, id, op.conn, now);
         }
     }
 
@@ -739,22 +801,6 @@ impl Yama {
         self.fill(w, q, now);
     }
 
-    /// An operation on a NIC's own RDMA engine completed in error (its queue pair is now in the
-    /// error state): it is lost, as a refused post is, and its queue stops counting it.
-    fn fail(&mut self, id: u32, now: Time) {
-        self.op_errors += 1;
-        self.lose(id);
-        // Its queue pair is in the error state for good: it leaves its share to the others
-        // (left busy, its unspent tokens read as a saturated chain and sank the estimate).
-        let q = self.ops[id as usize].q;
-        if q != DUMMY {
-            let qu = &mut self.queues[q as usize];
-            qu.dead = true;
-            qu.late = false;
-            let (c, m, slot) = (qu.chain as usize, qu.member as usize, qu.slot);
-            self.chains[c].members[m].sched.set_busy(slot, false, now.0);
-        }
-    }
 
     /// Operation `id` is gone without completing: its slot is freed and its queue stops
     /// counting it.
@@ -964,14 +1010,19 @@ impl Application for Yama {
         // Only a NIC's own RDMA engine's operations complete through the verbs; elsewhere the
         // WRITEs carrying requests and replies are seen where they land (`on_message`).
         let conn = (tag / 2) as usize;
-        if tag % 2 == 1 || !self.conns.get(conn).is_some_and(|x| x.nic_rdma) {
-            return;
-        }
-        let id = c.wr_id as u32;
-        if c.status == Status::Success {
-            self.complete(w, id, c.at.max(w.now));
-        } else {
-            self.fail(id, w.now);
+        let Some(nic_rdma) = self.conns.get(conn).map(|x| x.nic_rdma) else { return };
+        let client = tag % 2 == 0;
+        if c.status != Status::Success {
+            // An operation on a NIC's own RDMA engine is lost (left busy, its queue pair's
+            // unspent tokens read as a saturated chain and sank the estimate); elsewhere the
+            // WRITEs on the connection are, and the connection fails either way.
+            if nic_rdma && client {
+                self.op_errors += 1;
+                self.lose(c.wr_id as u32);
+            }
+            self.conn_failed(w, conn as u32, w.now);
+        } else if nic_rdma && client {
+            self.complete(w, c.wr_id as u32, c.at.max(w.now));
         }
         self.run_due(w);
     }

@@ -33,6 +33,9 @@ pub struct YamaSummary {
     /// Operations dropped at engines' full rings (each is lost).
     #[serde(skip_serializing_if = "is_zero")]
     pub ring_drops: u64,
+    /// Dummy connections opened afresh after theirs failed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dummy_reconnects: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -183,6 +186,7 @@ impl Yama {
             post_errors: self.post_errors,
             op_errors: self.op_errors,
             ring_drops: self.ring_drops,
+            dummy_reconnects: self.dummy_reconnects,
         })
     }
 
