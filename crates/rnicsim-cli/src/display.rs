@@ -61,10 +61,12 @@ pub fn summary_table(s: &Summary, wall: Duration) -> Table {
             "RDMA flows started / completed / failed".to_string(),
             format!("{} / {} / {}", r.flows_started, r.flows_completed, r.flows_failed),
         ]);
-        t.add_row(vec![
-            "FCT slowdown mean / p50 / p99".to_string(),
-            format!("{:.2} / {:.2} / {:.2} (mean FCT {:.1} µs)", r.slowdown_mean, r.slowdown_p50, r.slowdown_p99, r.fct_mean_us),
-        ]);
+        if r.flows_completed > 0 {
+            t.add_row(vec![
+                "FCT slowdown mean / p50 / p99".to_string(),
+                format!("{:.2} / {:.2} / {:.2} (mean FCT {:.1} µs)", r.slowdown_mean, r.slowdown_p50, r.slowdown_p99, r.fct_mean_us),
+            ]);
+        }
     }
     if r.flows_started > 0 || !s.perftest.is_empty() {
         t.add_row(vec!["retransmits / timeouts".to_string(), format!("{} / {}", r.retransmits, r.timeouts)]);

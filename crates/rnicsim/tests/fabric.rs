@@ -379,6 +379,24 @@ fn weighted_service_splits_a_bottleneck_by_weight() {
 }
 
 #[test]
+fn a_nics_port_serves_its_classes_by_nic_weights() {
+    // Two classes from one host: its own port is the bottleneck. Strict priority unless
+    // nic.weights is set (switch.weights are the switches' only): class 1 took 99.8 Gbps and
+    // class 2 nothing, with weights 1:3 given to the switches.
+    let text = |nic: &str| format!(
+        "duration = \"300us\"\n[topology.dumbbell]\nleft = 2\nright = 1\n[nic]\n{nic}\n[switch]\nservice = \"weighted\"\nweights = [1, 3, 1, 1, 1, 1, 1, 1]\n[switch.pfc]\nclasses = [1, 2]\n\
+         [[traffic]]\npattern = {{ pairs = {{ pairs = [[0, 2]] }} }}\nload = 1.0\npriority = 1\n[[traffic]]\npattern = {{ pairs = {{ pairs = [[0, 2]] }} }}\nload = 1.0\npriority = 2\n"
+    );
+    let gbps = |w: &World| -> Vec<f64> { w.apps.sources.stats.iter().map(|f| f.rx_bytes as f64 * 8.0 / 300e-6 / 1e9).collect() };
+    let strict = gbps(&world(&text("")));
+    assert!(strict[0] > 95.0 && strict[1] < 1.0, "{strict:?}");
+    let w = world(&text("weights = [1, 1, 3, 1, 1, 1, 1, 1]"));
+    let ets = gbps(&w);
+    assert!((ets[0] - 25.0).abs() < 2.0 && (ets[1] - 75.0).abs() < 2.0, "{ets:?}");
+    assert_eq!(drops(&w), 0);
+}
+
+#[test]
 fn fabrics_beyond_the_all_pairs_table_route_every_hop_by_the_group_table() {
     // A 16,384-host fat-tree (k = 32, 32 hosts per edge) and a 10,000-host Jellyfish: an
     // all-pairs table would need nodes × hosts ≈ 2.9 × 10⁸ and 1.2 × 10⁸ entries, past the 2²⁶

@@ -455,3 +455,24 @@ fn ns3_keys_mean_what_the_scratch_programs_make_of_them() {
     let t = l.unwrap().topology().unwrap();
     assert_eq!(t.links.iter().map(|l| l.loss).collect::<Vec<_>>(), [0.0001, 0.01, 0.01, 0.01, 0.01]);
 }
+
+#[test]
+fn inputs_missing_from_the_working_directory_are_read_beside_the_config() {
+    // ns-3 resolves TOPOLOGY_FILE and FLOW_FILE against its working directory; run from
+    // elsewhere (`rnicsim validate scenarios/ns3/x/config.txt` from the checkout's root), every
+    // shipped config failed at TOPOLOGY_FILE. Not found there, they are read beside the config.
+    let exp = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(exp.path().join("topo.txt"), "3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n").unwrap();
+    std::fs::write(exp.path().join("flow.txt"), "1\n0 1 3 100 1000 2.0\n").unwrap();
+    let config = exp.path().join("config.txt");
+    let text = "TOPOLOGY_FILE topo.txt\nFLOW_FILE flow.txt\nSIMULATOR_STOP_TIME 2.001\n";
+    let t = rnicsim::scenario::ns3::translate(text, &config.display().to_string(), elsewhere.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(t.toml.contains(&exp.path().join("topo.txt").display().to_string()), "{}", t.toml);
+    assert!(t.toml.contains(&exp.path().join("flow.txt").display().to_string()), "{}", t.toml);
+    assert!(t.warnings.iter().any(|w| w.contains("TOPOLOGY_FILE topo.txt is not in the working directory")), "{:?}", t.warnings);
+    // Where the working directory has it, that one is read, as ns-3 would.
+    std::fs::write(elsewhere.path().join("topo.txt"), "3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n").unwrap();
+    let t = rnicsim::scenario::ns3::translate(text, &config.display().to_string(), elsewhere.path()).unwrap();
+    assert!(t.toml.contains(&elsewhere.path().join("topo.txt").display().to_string()), "{}", t.toml);
+}

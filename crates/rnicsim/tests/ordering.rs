@@ -127,6 +127,9 @@ fn a_full_memory_controller_refuses_with_nacks_and_the_sender_recovers() {
     assert!(o.total.nacks > 0, "{:?}", o.total);
     assert!(s.rdma.retransmits > 0);
     assert!(o.total.peak_bytes <= 2 * 52, "two receiving NICs, 52 bytes each: {:?}", o.total);
+    // Refused for want of memory, and told apart from refusals at the cap.
+    assert!(o.total.refused_memory > 0 && o.total.refused_reach == 0, "{:?}", o.total);
+    assert_eq!(o.total.refused_memory + o.total.refused_reach + o.total.refused_unplaceable, o.total.nacks);
     assert!(s.perftest.iter().all(|p| p.completed_gbps > 1.0 && p.errors == 0), "{:?}", s.perftest);
 }
 
@@ -452,6 +455,8 @@ fn selective_repeat_resends_a_refused_resend_when_the_bitmap_is_smaller_than_the
     let s = slow_path(1, 1_000_000, "selective_repeat", "cap_bits = 32");
     let o = s.ordering.as_ref().unwrap();
     assert!(o.total.nacks > 0, "{:?}", o.total);
+    // All at the cap: one bitmap has the memory to itself.
+    assert_eq!((o.total.refused_reach, o.total.refused_memory, o.total.refused_unplaceable), (o.total.nacks, 0, 0), "{:?}", o.total);
     assert_eq!((s.rdma.flows_completed, s.rdma.timeouts), (1, 0), "{:?}", s.rdma);
     assert!((250.0..600.0).contains(&s.rdma.fct_mean_us), "{:?}", s.rdma);
 }

@@ -1751,3 +1751,24 @@ fn a_receive_too_small_completes_once_with_or_without_an_ordering_layer() {
         assert_eq!(got, [(8, Status::LocalLength), (9, Status::Flushed)], "ordering {ordering:?}");
     }
 }
+
+#[test]
+fn figures_of_completed_flows_are_null_when_none_completed() {
+    // One 10 MB flow in a 20 µs run: nothing completes. Its FCT and slowdown figures read 0,
+    // a slowdown below 1 that cannot be (and a 0 a sweep's table would average in).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "1\n0 1 3 100 10000000 0\n").unwrap();
+    let text = |size: &str| format!("duration = \"20us\"\n[topology.back_to_back]\n[[flows]]\nfile = \"f{size}.txt\"\n");
+    let loaded = LoadedScenario::from_str(&text(""), "s.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let s = common::run_summary(&loaded, "none");
+    assert_eq!((s.rdma.flows_started, s.rdma.flows_completed), (1, 0));
+    let json = serde_json::to_value(&s).unwrap();
+    for k in ["fct_mean_us", "fct_p99_us", "slowdown_mean", "slowdown_p50", "slowdown_p99"] {
+        assert!(json["rdma"][k].is_null(), "{k}: {}", json["rdma"][k]);
+    }
+    // A flow that completes has its figures.
+    std::fs::write(dir.path().join("f1.txt"), "1\n0 1 3 100 1000 0\n").unwrap();
+    let loaded = LoadedScenario::from_str(&text("1"), "s.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let s = common::run_summary(&loaded, "one");
+    assert!(s.rdma.slowdown_p50 >= 1.0 && s.rdma.fct_mean_us > 0.0, "{:?}", s.rdma);
+}

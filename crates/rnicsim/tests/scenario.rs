@@ -406,6 +406,86 @@ fn inputs_that_used_to_panic_are_errors_naming_their_key() {
 }
 
 #[test]
+fn values_found_by_exploring_are_refused_at_their_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let b2b = "duration = \"10us\"\n[topology.back_to_back]\n";
+    let perftest = "[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KB\"\n";
+    let rpc = |security: bool, clients: &str| format!("[[rpc]]\nserver = 0\nclients = {clients}\nconnections = 4\nstack = \"star\"\nsecurity = {security}\n");
+    let star = "duration = \"10us\"\n[topology.star]\nhosts = 4\n";
+    let cases: Vec<(String, &str)> = vec![
+        // A class past 7 with PFC off indexed past the switch's eight classes (a panic); the
+        // quanta are the NIC's receive buffer's PAUSE time with PFC off (0: it never paused).
+        (format!("{b2b}[switch.pfc]\nenabled = false\nclasses = [9]\n"), "switch.pfc.classes"),
+        (format!("{b2b}[switch.pfc]\nenabled = false\nquanta = 0\n"), "switch.pfc.quanta"),
+        // A rate floor of 0: a cut to 0 is no limit to the NIC (TIMELY's went to line rate).
+        (format!("{b2b}[nic.cc.timely]\nmin_rate = \"0bps\"\n{perftest}"), "nic.cc.timely.min_rate"),
+        (format!("{b2b}[nic.cc.dcqcn]\nmin_rate = \"0bps\"\n{perftest}"), "nic.cc.dcqcn.min_rate"),
+        (format!("{b2b}[nic.cc.dctcp]\nmin_rate = \"0bps\"\n{perftest}"), "nic.cc.dctcp.min_rate"),
+        (format!("{b2b}[nic.cc.timely]\nhai_n = 0\n{perftest}"), "nic.cc.timely.hai_n"),
+        (format!("{b2b}[nic]\nweights = [1, 0, 1, 1, 1, 1, 1, 1]\n"), "nic.weights"),
+        // An RPC request larger than the hosts' memory, its first call posted while the world
+        // was built: the failed post's completion found no RPC group yet (a panic).
+        (format!("{b2b}[nic]\nmemory_size = \"1KB\"\n[[rpc]]\nserver = 0\nclients = [1]\nconnections = 1\nrequest = \"4KB\"\nstart_spread = \"0us\"\n"), "rpc[0].request"),
+        // StaR's whitelist check is per NIC: security = false on a shared client host turned
+        // it off for an entry asking for it.
+        (format!("{star}{}{}", rpc(true, "[2]"), rpc(false, "[2, 3]").replace("server = 0", "server = 1")), "rpc[1].security"),
+    ];
+    for (text, key) in cases {
+        let e = run_briefly(&text, dir.path()).expect_err(&format!("should be refused:\n{text}"));
+        assert_eq!(e.key.as_deref(), Some(key), "{e}\n{text}");
+    }
+    // Entries that agree, or whose client hosts differ, are fine.
+    run_briefly(&format!("{star}{}{}", rpc(false, "[2]"), rpc(false, "[2, 3]").replace("server = 0", "server = 1")), dir.path()).unwrap();
+    run_briefly(&format!("{star}{}{}", rpc(true, "[2]"), rpc(false, "[3]").replace("server = 0", "server = 1")), dir.path()).unwrap();
+}
+
+#[test]
+fn settings_that_do_less_than_they_say_are_warned() {
+    let warnings = |text: &str| LoadedScenario::from_str(text, "x.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")).warnings;
+    let b2b = "duration = \"10us\"\n[topology.back_to_back]\n";
+    for (extra, key, says) in [
+        // 1 ms is 195,312 quanta at 100 Gbps; a PAUSE frame carries 65,535 (335.5 µs).
+        ("[switch.pfc]\npause_time = \"1ms\"\n", "switch.pfc.pause_time", "at most 65535"),
+        ("[switch.pfc]\npause_time = \"1ns\"\n", "switch.pfc.pause_time", "less than one quantum"),
+        ("[switch]\nweights = [1, 3, 1, 1, 1, 1, 1, 1]\n", "switch.weights", "service = \"weighted\" only"),
+        ("[[rpc]]\nserver = 0\nclients = [1, 2, 3]\nconnections = 2\n", "rpc[0].clients", "the last 1 have none"),
+        // The ordering layer NACKs by its own rules: the repeated NAK's interval did nothing.
+        ("[nic]\nnak_interval = \"4us\"\n[nic.ordering]\n", "nic.nak_interval", "no effect with [nic.ordering]"),
+        // Floors at the line: Swift never cut (1.8 MB of queue for two flows), credits never
+        // throttled.
+        ("[nic.scr.policy.swift]\nmin_rate = \"500Gbps\"\n", "nic.scr.policy.swift.min_rate", "limits nothing"),
+        ("[nic.scr.policy.receiver_driven]\nmin_rate = \"200Gbps\"\n", "nic.scr.policy.receiver_driven.min_rate", "limits nothing"),
+    ] {
+        let text = format!("{}{extra}", if key.starts_with("rpc") { "duration = \"10us\"\n[topology.star]\nhosts = 4\n" } else { b2b });
+        let w = warnings(&text);
+        assert!(w.iter().any(|m| m.contains(key) && m.contains(says)), "{key}: {w:?}");
+    }
+    let fine = warnings(&format!("{b2b}[switch.pfc]\npause_time = \"100us\"\n[switch]\nservice = \"weighted\"\nweights = [1, 3, 1, 1, 1, 1, 1, 1]\n"));
+    assert!(fine.is_empty(), "{fine:?}");
+}
+
+#[test]
+fn the_default_pfc_headroom_holds_two_of_the_largest_frames() {
+    // 9,000 B frames into a lossless class. Headroom for two 1,500 B frames (28,000 B per port
+    // at 100 Gbps and 1 µs) let the incast below drop 94 packets with 510,000 B of buffer;
+    // two 9,000 B frames need 43,000 B per port, 731,000 B for 17 ports, which that buffer
+    // cannot hold, and with the same shared part left (765,000 B) nothing drops.
+    let text = |buffer: &str| format!(
+        "duration = \"2ms\"\n[topology.star]\nhosts = 17\n[switch]\nbuffer = \"{buffer}\"\n[switch.pfc]\nclasses = [3]\n\
+         [[traffic]]\npattern = {{ incast = {{ receiver = 16 }} }}\nload = 1.0\npriority = 3\npacket_size = \"9000B\"\narrival = \"poisson\"\n"
+    );
+    let e = err(&text("510000B"));
+    assert_eq!(e.key.as_deref(), Some("switch.buffer"), "{e}");
+    assert!(e.message.contains("needs 731000 B of PFC headroom"), "{e}");
+    let loaded = LoadedScenario::from_str(&text("765000B"), "s.toml", Path::new(".")).unwrap();
+    let mut w = World::build(&loaded).unwrap();
+    w.run(|_| true);
+    let drops: u64 = w.ports.iter().map(|p| p.counters.drops_buffer).sum();
+    assert_eq!(drops, 0, "the lossless class dropped");
+    assert!(w.stats.pfc_frames_sent > 0, "it paused");
+}
+
+#[test]
 fn a_byte_order_mark_is_ignored_in_every_input() {
     let dir = tempfile::tempdir().unwrap();
     let bom = "\u{feff}";

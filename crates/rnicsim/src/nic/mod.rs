@@ -62,6 +62,11 @@ pub struct NicSpec {
     /// Traffic class of ACKs, NAKs and CNPs (default: the data class).
     #[serde(default)]
     pub ack_priority: Option<u8>,
+    /// How the NIC's port serves its traffic classes: unset, strict priority (class 0 first);
+    /// set, deficit round robin by these per-class weights (ETS, as a NIC's per-class
+    /// bandwidth shares are configured), each quantum weight × 1500 B.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::scenario::exact::option_array")]
+    pub weights: Option<[u32; 8]>,
     /// The receiver acknowledges every this many packets (and always a message's last).
     #[serde(default = "default_ack_interval")]
     pub ack_interval: u32,

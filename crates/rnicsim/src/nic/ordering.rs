@@ -25,7 +25,7 @@
 
 use crate::nic::qp::{Qp, SACK_RANGE};
 use crate::units::{Bytes, Time};
-use eunomia::{Arrival, OrderingLayer, NULL};
+use eunomia::{Arrival, OrderingLayer, Refusal, NULL};
 use serde::{Deserialize, Serialize};
 
 /// Header bytes Eunomia adds to every data packet (the connection's first PSN and a
@@ -200,6 +200,13 @@ pub struct OrderingCounters {
     pub nacks: u64,
     /// NACKs sent for refusals: one per gap, and again when refusals show the last was lost.
     pub nacks_sent: u64,
+    /// The refusals by why (they add up to `nacks`): beyond what the bitmap reaches (its cap,
+    /// or a static layer's bits), no room in the layer's memory, or a packet that could not be
+    /// placed out of order (a SEND with no receive posted, a failed access check). A memory
+    /// study tells a cap too small from a memory too small by these.
+    pub refused_reach: u64,
+    pub refused_memory: u64,
+    pub refused_unplaceable: u64,
     /// Packets that arrived again: below the expected PSN, or already held in the bitmap.
     pub duplicates: u64,
     /// Bitmaps created (Eunomia: first out-of-order packet of a connection).
@@ -225,6 +232,9 @@ impl OrderingCounters {
         self.sacks += o.sacks;
         self.nacks += o.nacks;
         self.nacks_sent += o.nacks_sent;
+        self.refused_reach += o.refused_reach;
+        self.refused_memory += o.refused_memory;
+        self.refused_unplaceable += o.refused_unplaceable;
         self.duplicates += o.duplicates;
         self.bitmaps_created += o.bitmaps_created;
         self.peak_bytes += o.peak_bytes;
@@ -338,8 +348,10 @@ impl NicOrdering {
             Stream::Responses => (qp.rsp.epsn, &mut qp.rsp.dba, &mut qp.rsp.ooo),
         };
         let d = psn - expected;
+        let c = &mut self.counters;
         let verdict = if let Some(l) = &mut self.eunomia {
             if d > 0 && !placeable {
+                c.refused_unplaceable += 1;
                 Verdict::Refused
             } else {
                 let created = l.stats().created;
@@ -347,7 +359,13 @@ impl NicOrdering {
                     Arrival::InOrder { next } => Verdict::InOrder { next: psn + next.wrapping_sub(psn as u32) as u64 },
                     Arrival::Tracked => Verdict::Tracked,
                     Arrival::Duplicate => Verdict::Duplicate,
-                    Arrival::Refused(_) => Verdict::Refused,
+                    Arrival::Refused(why) => {
+                        match why {
+                            Refusal::Cap => c.refused_reach += 1,
+                            Refusal::Memory => c.refused_memory += 1,
+                        }
+                        Verdict::Refused
+                    }
                 };
                 self.counters.bitmaps_created += l.stats().created - created;
                 v
@@ -357,7 +375,11 @@ impl NicOrdering {
             if d == 0 {
                 ooo.advance_to(psn + 1);
                 Verdict::InOrder { next: ooo.advance_over_set() }
-            } else if !placeable || d >= range {
+            } else if !placeable {
+                c.refused_unplaceable += 1;
+                Verdict::Refused
+            } else if d >= range {
+                c.refused_reach += 1;
                 Verdict::Refused
             } else if ooo.get(psn) {
                 Verdict::Duplicate

@@ -112,6 +112,8 @@ pub struct RdmaSummary {
     pub flows_started: u64,
     pub flows_completed: u64,
     pub flows_failed: u64,
+    /// Of the completed flows (this and the four below): NaN, null in summary.json, when none
+    /// completed.
     pub fct_mean_us: f64,
     /// The 99th percentile (nearest rank) of the completed flows' FCTs.
     pub fct_p99_us: f64,
@@ -226,15 +228,19 @@ fn rdma(world: &World) -> std::io::Result<RdmaSummary> {
     let gpu: Vec<[f64; 2]> = world.nics.iter().filter_map(|n| n.gpu.as_ref()).map(|p| p.utilization(world.end)).collect();
     let mean = |u: &[[f64; 2]], k: usize| u.iter().map(|x| x[k]).sum::<f64>() / n;
     let peak = world.nics.iter().map(|n| n.peak_qps).max().unwrap_or(0);
+    // Figures of the completed flows: none (NaN, null in summary.json) when none completed, not
+    // 0 (a slowdown below 1 cannot be, and a 0 averaged into a sweep's table skews it).
+    let of_done = |done: u64, v: f64| if done == 0 { f64::NAN } else { v };
+    let d = finished.totals.done;
     Ok(RdmaSummary {
         flows_started: world.apps.flows.started(),
         flows_completed: world.stats.flows_completed,
         flows_failed: world.stats.flows_failed,
-        fct_mean_us: finished.totals.fct_mean_ps() / 1e6,
-        fct_p99_us: finished.fct_p99_ps / 1e6,
-        slowdown_mean: finished.totals.slowdown_mean(),
-        slowdown_p50: finished.slowdown_p50,
-        slowdown_p99: finished.slowdown_p99,
+        fct_mean_us: of_done(d, finished.totals.fct_mean_ps() / 1e6),
+        fct_p99_us: of_done(d, finished.fct_p99_ps / 1e6),
+        slowdown_mean: of_done(d, finished.totals.slowdown_mean()),
+        slowdown_p50: of_done(d, finished.slowdown_p50),
+        slowdown_p99: of_done(d, finished.slowdown_p99),
         retransmits: world.nics.iter().map(|n| n.retransmits).sum(),
         timeouts: world.nics.iter().map(|n| n.timeouts).sum(),
         rnr_naks: world.nics.iter().map(|n| n.rnr_naks).sum(),
@@ -253,7 +259,11 @@ fn rdma(world: &World) -> std::io::Result<RdmaSummary> {
         gpu_write_utilization: world.nic_spec.gpu.map(|_| mean(&gpu, 1)),
         queries: world.apps.flows.query_summary(),
         by_size: world.apps.flows.by_size(),
-        met_failure: (!world.link_events.is_empty()).then(|| FailureFlows { flows: finished.met_failure.done, fct_mean_us: finished.met_failure.fct_mean_ps() / 1e6, slowdown_mean: finished.met_failure.slowdown_mean() }),
+        met_failure: (!world.link_events.is_empty()).then(|| FailureFlows {
+            flows: finished.met_failure.done,
+            fct_mean_us: of_done(finished.met_failure.done, finished.met_failure.fct_mean_ps() / 1e6),
+            slowdown_mean: of_done(finished.met_failure.done, finished.met_failure.slowdown_mean()),
+        }),
     })
 }
 

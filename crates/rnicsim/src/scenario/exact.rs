@@ -21,6 +21,11 @@ pub fn array<'de, D: Deserializer<'de>, T: Deserialize<'de>, const N: usize>(d: 
     Exact::deserialize(d).map(|e| e.0)
 }
 
+/// `#[serde(default, deserialize_with = "exact::option_array")]` for an `Option<[T; N]>` field.
+pub fn option_array<'de, D: Deserializer<'de>, T: Deserialize<'de>, const N: usize>(d: D) -> Result<Option<[T; N]>, D::Error> {
+    Exact::deserialize(d).map(|e| Some(e.0))
+}
+
 /// `#[serde(deserialize_with = "exact::arrays")]` for a `Vec<[T; N]>` field.
 pub fn arrays<'de, D: Deserializer<'de>, T: Deserialize<'de>, const N: usize>(d: D) -> Result<Vec<[T; N]>, D::Error> {
     Ok(Vec::<Exact<T, N>>::deserialize(d)?.into_iter().map(|e| e.0).collect())

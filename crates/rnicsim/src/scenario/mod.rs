@@ -5,7 +5,7 @@
 //! starts (and so before any output is written).
 
 pub mod error;
-mod exact;
+pub(crate) mod exact;
 pub mod ns3;
 pub mod schema;
 mod validate;

@@ -1,7 +1,8 @@
 //! Running existing ns-3 experiments unchanged: an HPCC/ConWeave-style `config.txt` (one
 //! `KEY value…` per line) is translated into a scenario, with the NIC of ns-3 (`nic.profile =
 //! "ns3"`). Its TOPOLOGY_FILE and FLOW_FILE resolve
-//! against the working directory, as ns-3 does; FCT_OUTPUT_FILE and PFC_OUTPUT_FILE are written
+//! against the working directory, as ns-3 does (or, not found there, against the config's own
+//! folder, with a warning); FCT_OUTPUT_FILE and PFC_OUTPUT_FILE are written
 //! in HPCC's formats. Keys with no equivalent here are listed as warnings; values we cannot
 //! honour are errors naming the key and its line.
 
@@ -157,6 +158,19 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         Ok(s)
     };
     let path = |l: &Line| -> Result<String, ScenarioError> { Ok(cwd.join(one(l)?).display().to_string()) };
+    // An input not found from the working directory is looked for beside the config (run from
+    // elsewhere than ns-3's folder, `validate scenarios/ns3/x/config.txt` found nothing).
+    let beside = Path::new(file).parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut found_beside = Vec::new();
+    let mut input = |l: &Line| -> Result<String, ScenarioError> {
+        let name = one(l)?;
+        let (here, there) = (cwd.join(&name), beside.join(&name));
+        if !here.exists() && there.exists() && Path::new(&name).is_relative() {
+            found_beside.push(format!("{file}:{}: {} {name} is not in the working directory ({}); read from the config's folder, {}", l.no, l.key, cwd.display(), there.display()));
+            return Ok(there.display().to_string());
+        }
+        Ok(here.display().to_string())
+    };
 
     let mut root = Table::new();
     let mut nic = Table::new();
@@ -192,8 +206,8 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let us = |l: &Line| -> Result<String, ScenarioError> { Ok(format!("{}us", num(l)?)) };
     for l in &lines {
         match l.key {
-            "TOPOLOGY_FILE" => topology = Some(path(l)?),
-            "FLOW_FILE" => flow_file = Some(path(l)?),
+            "TOPOLOGY_FILE" => topology = Some(input(l)?),
+            "FLOW_FILE" => flow_file = Some(input(l)?),
             "FCT_OUTPUT_FILE" => {
                 outputs.insert("fct_file".into(), Value::String(path(l)?));
             }
@@ -489,6 +503,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     }
     outputs.insert("pfc_events".into(), Value::Boolean(true));
     root.insert("outputs".into(), Value::Table(outputs));
+    warnings.append(&mut found_beside);
     if !no_equivalent.is_empty() {
         warnings.push(format!("{file}: no equivalent here, ignored: {}", no_equivalent.join(", ")));
     }

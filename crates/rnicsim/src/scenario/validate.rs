@@ -153,24 +153,26 @@ pub fn fields(s: &Scenario) -> Problems {
         }
     }
     let pfc = &sw.pfc;
+    // The classes say which are lossless with PFC off too (the switch drops as it would), and
+    // the pause time is the NIC's too (`nic.rx_when_full = "pause"`): checked either way.
+    if let Some(c) = pfc.classes.iter().find(|&&c| c > 7) {
+        out.push(("switch.pfc.classes".into(), format!("expected classes 0-7, got {c}")));
+    }
+    if let Some(c) = pfc.classes.iter().enumerate().find(|(i, c)| pfc.classes[..*i].contains(c)).map(|(_, c)| c) {
+        out.push(("switch.pfc.classes".into(), format!("class {c} is listed twice")));
+    }
+    if pfc.quanta == 0 {
+        out.push(("switch.pfc.quanta".into(), "expected a positive pause time in quanta".into()));
+    }
+    if pfc.pause_time.is_some_and(|t| t.0 == 0) {
+        out.push(("switch.pfc.pause_time".into(), "expected a positive pause time (a zero one makes every PAUSE a resume)".into()));
+    }
     if pfc.enabled {
         if pfc.classes.is_empty() {
             out.push(("switch.pfc.classes".into(), "expected at least one lossless class (0-7) when PFC is enabled".into()));
         }
-        if let Some(c) = pfc.classes.iter().find(|&&c| c > 7) {
-            out.push(("switch.pfc.classes".into(), format!("expected classes 0-7, got {c}")));
-        }
-        if let Some(c) = pfc.classes.iter().enumerate().find(|(i, c)| pfc.classes[..*i].contains(c)).map(|(_, c)| c) {
-            out.push(("switch.pfc.classes".into(), format!("class {c} is listed twice")));
-        }
         if !(pfc.alpha > 0.0 && pfc.alpha.is_finite()) {
             out.push(("switch.pfc.alpha".into(), format!("expected a positive number, got {}", pfc.alpha)));
-        }
-        if pfc.quanta == 0 {
-            out.push(("switch.pfc.quanta".into(), "expected a positive pause time in quanta".into()));
-        }
-        if pfc.pause_time.is_some_and(|t| t.0 == 0) {
-            out.push(("switch.pfc.pause_time".into(), "expected a positive pause time (a zero one makes every PAUSE a resume)".into()));
         }
         if let Some(x) = pfc.xoff {
             if x.0 == 0 {
@@ -381,6 +383,27 @@ pub fn advisories(s: &Scenario) -> Problems {
             ));
         }
     }
+    // The ordering layer takes every packet out of order, and NACKs by its own rules.
+    // (The ns3 profile's own 4 µs is not the user's.)
+    let profiles = s.nic.profile == crate::nic::NicProfile::Ns3 && s.nic.nak_interval == Some(Time::from_us(4));
+    if s.nic.nak_interval.is_some() && !profiles && s.nic.ordering.is_some() {
+        out.push(("nic.nak_interval".into(), "has no effect with [nic.ordering]: the ordering layer answers packets out of order by its own rules (docs/eunomia.md), never go-back-N's repeated NAK".into()));
+    }
+    // Weights that nothing reads.
+    if s.switch.service == ServiceKind::Strict && s.switch.weights != [1; 8] {
+        out.push(("switch.weights".into(), "weights are read with service = \"weighted\" only: under \"strict\" class 0 goes first, whatever the weights".into()));
+    }
+    // A PAUSE frame carries 1 to 65535 quanta of 512 bit times: a pause time outside them at the
+    // links' rate is cut to fit.
+    if let Some(t) = pfc.pause_time {
+        let quantum = s.links.rate.tx_time(64);
+        let (most, q) = (Time(quantum.0 * u16::MAX as u64), t.0 as u128 * s.links.rate.0 as u128 / 512_000_000_000_000);
+        if q > u16::MAX as u128 {
+            out.push(("switch.pfc.pause_time".into(), format!("{t} is {q} quanta of 512 bit times at {}; a PAUSE frame carries at most 65535: it pauses {most}", s.links.rate)));
+        } else if q == 0 {
+            out.push(("switch.pfc.pause_time".into(), format!("{t} is less than one quantum of 512 bit times at {} ({quantum}): it pauses one quantum", s.links.rate)));
+        }
+    }
     // A NIC's PAUSE is obeyed by its switch even with PFC off there (it has no lossless class
     // to hold the traffic in, so its queue grows until it drops).
     if !pfc.enabled {
@@ -465,6 +488,9 @@ pub fn advisories(s: &Scenario) -> Problems {
         if !r.security && !matches!(r.stack, RpcStack::Star | RpcStack::StarAuto) {
             out.push((format!("rpc[{i}].security"), "the security check is StaR's; this entry's stack keeps no whitelist, so turning it off does nothing".into()));
         }
+        if (r.connections as usize) < r.clients.len() {
+            out.push((format!("rpc[{i}].clients"), format!("{} clients for {} connections (dealt to the clients in turn): the last {} have none", r.clients.len(), r.connections, r.clients.len() - r.connections as usize)));
+        }
         if r.first_call_spread() > r.warmup {
             out.push((format!("rpc[{i}].start_spread"), format!("{} is longer than the warmup ({}): connections still starting are measured", r.first_call_spread(), r.warmup)));
         }
@@ -544,9 +570,17 @@ pub fn advisories(s: &Scenario) -> Problems {
             repeats(&mut out, &|j| format!("flows[{i}].pattern.incast.senders[{j}]"), "sender", &v.iter().map(|h| h.to_string()).collect::<Vec<_>>());
         }
     }
-    if let Some(crate::nic::scr::PolicySpec::Static(p)) = s.nic.scr.as_ref().map(|c| &c.policy) {
-        if p.min_rate >= s.links.rate {
-            out.push(("nic.scr.policy.static.min_rate".into(), format!("a floor of {} is at or above the links' {}: every flow is set to it or more, so the policy limits nothing", p.min_rate, s.links.rate)));
+    {
+        use crate::nic::scr::PolicySpec;
+        let floor = match s.nic.scr.as_ref().map(|c| &c.policy) {
+            Some(PolicySpec::Static(p)) => Some(("static", p.min_rate)),
+            // Swift never cut (two flows left a 1.8 MB queue), credits never throttled.
+            Some(PolicySpec::Swift(p)) => Some(("swift", p.min_rate)),
+            Some(PolicySpec::ReceiverDriven(p)) => Some(("receiver_driven", p.min_rate)),
+            _ => None,
+        };
+        if let Some((name, rate)) = floor.filter(|(_, r)| *r >= s.links.rate) {
+            out.push((format!("nic.scr.policy.{name}.min_rate"), format!("a floor of {rate} is at or above the links' {}: every flow is set to it or more, so the policy limits nothing", s.links.rate)));
         }
     }
     // RDMA traffic outside the lossless classes gets no PFC: full buffers drop it. Flows from a
@@ -746,6 +780,9 @@ fn nic(out: &mut Problems, s: &Scenario) {
     if n.ack_priority.is_some_and(|c| c > 7) {
         out.push((p("ack_priority"), "expected a class 0-7".into()));
     }
+    if n.weights.is_some_and(|w| w.contains(&0)) {
+        out.push((p("weights"), "expected eight positive weights".into()));
+    }
     if n.ack_interval == 0 {
         out.push((p("ack_interval"), "expected at least 1 packet".into()));
     }
@@ -842,8 +879,18 @@ fn nic(out: &mut Problems, s: &Scenario) {
                     out.push((p(&format!("cc.dcqcn.{k}")), "expected a positive interval".into()));
                 }
             }
+            if d.min_rate.0 == 0 {
+                out.push((p("cc.dcqcn.min_rate"), "expected a rate above 0 (cuts halving towards 0 reach a rate the NIC reads as no limit)".into()));
+            }
         }
-        CcSpec::Dctcp(d) if !(d.g > 0.0 && d.g <= 1.0) => out.push((p("cc.dctcp.g"), format!("expected a gain in (0, 1], got {}", d.g))),
+        CcSpec::Dctcp(d) => {
+            if !(d.g > 0.0 && d.g <= 1.0) {
+                out.push((p("cc.dctcp.g"), format!("expected a gain in (0, 1], got {}", d.g)));
+            }
+            if d.min_rate.0 == 0 {
+                out.push((p("cc.dctcp.min_rate"), "expected a rate above 0 (cuts halving towards 0 reach a rate the NIC reads as no limit)".into()));
+            }
+        }
         CcSpec::Timely(t) => {
             // Each key named for itself, at its own line.
             if !(t.ewma > 0.0 && t.ewma <= 1.0) {
@@ -857,6 +904,13 @@ fn nic(out: &mut Problems, s: &Scenario) {
             }
             if t.delta.0 == 0 {
                 out.push((p("cc.timely.delta"), "expected an additive increase above 0".into()));
+            }
+            if t.min_rate.0 == 0 {
+                // A rate cut to 0 is no rate limit to the NIC: the queue pair sent at line rate.
+                out.push((p("cc.timely.min_rate"), "expected a rate above 0 (a cut to 0 would leave the queue pair unpaced)".into()));
+            }
+            if t.hai_n == 0 {
+                out.push((p("cc.timely.hai_n"), "expected at least 1 (the increases in a row before hyperactive increase; 0 makes every increase 0)".into()));
             }
             if t.segment.0 == 0 {
                 out.push((p("cc.timely.segment"), "expected a segment above 0 B (the rate is updated once per segment acknowledged)".into()));
@@ -995,6 +1049,25 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
     for (i, r) in s.rpc.iter().enumerate() {
         for (k, why) in r.check(s.nic.sq_depth, s.nic.rq_depth) {
             out.push((format!("rpc[{i}].{k}"), why));
+        }
+        // Each message is posted from one buffer in the hosts' memory (a first call posted as
+        // the world was built failed there, and the failure panicked).
+        for (k, b) in [("request", r.request), ("reply", r.reply)] {
+            if b.0 <= 1 << 30 && b.0 > s.nic.memory_size.0 {
+                out.push((format!("rpc[{i}].{k}"), format!("larger than nic.memory_size ({})", s.nic.memory_size)));
+            }
+        }
+        // StaR's whitelist check is its NIC's, for all of a host's connections or none: an
+        // entry turning it off on a client host also turned it off for another asking for it.
+        use crate::host::apps::rpc::RpcStack;
+        let star = |r: &crate::host::apps::rpc::RpcSpec| matches!(r.stack, RpcStack::Star | RpcStack::StarAuto);
+        if star(r) && !r.security {
+            if let Some((j, c)) = s.rpc.iter().enumerate().filter(|(_, o)| star(o) && o.security).find_map(|(j, o)| o.clients.iter().find(|c| r.clients.contains(c)).map(|&c| (j, c))) {
+                out.push((
+                    format!("rpc[{i}].security"),
+                    format!("turns StaR's whitelist check off on host {c}'s NIC, which rpc[{j}] (security = true) has clients on too: the check is its NIC's, for all its connections or none; give both entries the same security or other client hosts"),
+                ));
+            }
         }
         host_check(&mut out, format!("rpc[{i}].server"), r.server);
         for &c in &r.clients {

@@ -22,8 +22,18 @@ use crate::sim::rng;
 use crate::sim::TimerQueue;
 use crate::units::{BitsPerSec, Time};
 
-/// Bytes of a standard Ethernet MTU, for default PFC headroom.
+/// Bytes of a standard Ethernet MTU: a weighted class's quantum, and the least frame the
+/// default PFC headroom allows for.
 const MTU: u64 = 1500;
+
+/// The largest frame a port may have to take after it sent PAUSE, for the default PFC
+/// headroom: a standard MTU, or the NIC's MTU with its headers (StaR's and the ordering
+/// layer's included), or a raw `[[traffic]]` packet, whichever is largest. (With 9000 B
+/// frames, headroom for two 1500 B ones let the lossless class drop.)
+fn largest_frame(s: &crate::scenario::Scenario) -> u64 {
+    let roce = crate::wire::roce::full_packet_bytes(s.nic.mtu) + (crate::wire::star::HEADER_BYTES + crate::nic::ordering::HEADER_BYTES) as u64;
+    s.traffic.iter().map(|t| t.packet_size.0).chain([MTU, roce]).max().unwrap_or(MTU)
+}
 
 impl World {
     /// Builds the world a scenario describes; every error is the scenario's.
@@ -86,7 +96,11 @@ impl World {
                 let p = first_port[v] + k as u32;
                 let l = &topo.links[li];
                 let (peer, neighbor) = if at_a { (port_of_link[li].1, l.b) } else { (port_of_link[li].0, l.a) };
-                let svc = if topo.kinds[v] == NodeKind::Switch { service.clone() } else { ClassService::Strict };
+                let svc = match (topo.kinds[v], s.nic.weights) {
+                    (NodeKind::Switch, _) => service.clone(),
+                    (_, Some(weights)) => ClassService::Weighted { weights, quantum: MTU as u32 },
+                    (_, None) => ClassService::Strict,
+                };
                 let mut port = Port::new(v as u32, k as u32, peer, l.rate, timers.add_timer(Wake::Port(p)), svc);
                 if topo.kinds[v] == NodeKind::Switch {
                     port.set_order(s.switch.queue_order);
@@ -104,6 +118,7 @@ impl World {
         let mut hosts = Vec::new();
         let mut host_nodes = Vec::new();
         let pfc = &s.switch.pfc;
+        let frame = largest_frame(s);
         let mut lossless = [false; CLASSES];
         for &c in &pfc.classes {
             lossless[c as usize] = true;
@@ -130,7 +145,7 @@ impl World {
                     roles.push(NodeRole::Switch(switches.len() as u32));
                     let headroom: Vec<u64> = range
                         .clone()
-                        .map(|p| pfc.headroom.map(|h| h.0).unwrap_or_else(|| 2 * ports[p as usize].rate.bytes_in(links[p as usize].delay) + 2 * MTU))
+                        .map(|p| pfc.headroom.map(|h| h.0).unwrap_or_else(|| 2 * ports[p as usize].rate.bytes_in(links[p as usize].delay) + 2 * frame))
                         .collect();
                     let ecn = range
                         .clone()

@@ -69,6 +69,8 @@ impl Default for TimelyParams {
 pub struct Timely {
     p: TimelyParams,
     line: f64,
+    /// `min_rate`, at most the line rate (a floor above a slower host's link panicked).
+    floor: f64,
     rate: f64,
     min_rtt: f64,
     prev_rtt: Option<f64>,
@@ -87,6 +89,7 @@ impl Timely {
         Timely {
             p: p.clone(),
             line,
+            floor: (p.min_rate.0 as f64).min(line),
             rate: line,
             min_rtt: p.min_rtt.unwrap_or(flow.base_rtt).max(flow.base_rtt).0.max(1) as f64,
             prev_rtt: None,
@@ -128,7 +131,7 @@ impl Timely {
                 self.inc_stage += 1;
             }
             Some(c) => {
-                self.rate = (self.rate * c).max(self.p.min_rate.0 as f64);
+                self.rate = (self.rate * c).max(self.floor);
                 self.inc_stage = 0;
             }
         }
@@ -158,7 +161,7 @@ impl Timely {
                 self.rate *= 1.0 - self.p.beta * gradient.min(1.0);
             }
         }
-        self.rate = self.rate.clamp(self.p.min_rate.0 as f64, self.line);
+        self.rate = self.rate.clamp(self.floor, self.line);
     }
 }
 
@@ -225,6 +228,21 @@ mod tests {
         // Above T_high: cut by β(1 − T_high/RTT) = 0.8 · 0.5.
         t.update(1000e6);
         assert_eq!(t.rate().0, (84_010_000_000f64 * 0.6) as u64);
+    }
+
+    #[test]
+    fn a_rate_floor_above_the_line_is_the_line() {
+        // A floor of 50 Gbps on a 10 Gbps host (a topology file's link): clamp(50 G, 10 G)
+        // panicked at the first update. Under both rule sets the rate stays the line's.
+        let flow = FlowParams { line_rate: BitsPerSec(10_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
+        let p = TimelyParams { ewma: 1.0, min_rate: BitsPerSec(50_000_000_000), ..Default::default() };
+        let mut t = Timely::new(&p, flow, Time::ZERO);
+        t.update(20e6);
+        t.update(1000e6);
+        assert_eq!(t.rate().0, 10_000_000_000);
+        let mut t = Timely::new(&TimelyParams { rules: TimelyRules::Ns3, ..p }, flow, Time::ZERO);
+        t.update_ns3(1000e6, 20e6);
+        assert_eq!(t.rate().0, 10_000_000_000);
     }
 
     fn ack(acked_seq: u64, next_seq: u64, rtt_us: u64) -> Ack<'static> {
