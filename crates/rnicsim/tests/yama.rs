@@ -516,6 +516,39 @@ fn a_failed_dummy_connection_is_opened_afresh() {
 }
 
 #[test]
+fn a_full_send_queue_is_no_failed_connection() {
+    // Sixteen operations outstanding per queue pair on eight-deep send queues: the posts past
+    // the eighth are refused (QueueFull). Taken for a failed connection, that stopped every
+    // queue pair (0 Gbps for all); each waits for an operation to come back instead.
+    let text = r#"
+        duration = "2ms"
+        [topology.star]
+        hosts = 4
+        [links]
+        rate = "10Gbps"
+        [nic]
+        sq_depth = 8
+        [yama]
+        warmup = "1000us"
+        [[yama.chain]]
+        name = "kv"
+        server = 3
+        workload = "rdma"
+        isolation = true
+    "#;
+    let entities: String = [("b", 2.0, 0), ("c", 3.0, 1)]
+        .iter()
+        .map(|(name, weight, node)| format!("[[yama.entity]]\nname = \"{name}\"\nweight = {weight:?}\nchain = \"kv\"\nnodes = [{node}]\nqueues = 4\ndepth = 16\n"))
+        .collect();
+    let s = run(&(text.to_string() + &entities));
+    let y = s.yama.as_ref().unwrap();
+    assert!(y.post_errors > 0, "the send queues never filled: {y:?}");
+    assert_eq!((y.op_errors, y.dummy_reconnects), (0, 0), "{y:?}");
+    let (b, c) = (entity(&s, "b").gbps, entity(&s, "c").gbps);
+    assert!(b > 1.0 && (c / b - 1.5).abs() < 0.15, "b {b}, c {c}");
+}
+
+#[test]
 fn a_queue_pair_whose_connection_failed_posts_no_more() {
     // An engine chain, no retries, the third entity's host cut off: its requests' WRITEs fail.
     // Its queue pairs went on posting into queue pairs in the error state (23 refused posts),

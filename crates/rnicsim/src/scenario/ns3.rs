@@ -160,7 +160,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let path = |l: &Line| -> Result<String, ScenarioError> { Ok(cwd.join(one(l)?).display().to_string()) };
     // An input not found from the working directory is looked for beside the config (run from
     // elsewhere than ns-3's folder, `validate scenarios/ns3/x/config.txt` found nothing).
-    let beside = Path::new(file).parent().map(Path::to_path_buf).unwrap_or_default();
+    let beside = cwd.join(Path::new(file).parent().unwrap_or(Path::new("")));
     let mut found_beside = Vec::new();
     let mut input = |l: &Line| -> Result<String, ScenarioError> {
         let name = one(l)?;

@@ -463,6 +463,9 @@ pub fn advisories(s: &Scenario) -> Problems {
         out.push(("yama.warmup".into(), format!("a warmup of {} leaves nothing of the {} run to measure: every throughput will be 0", y.warmup, s.duration)));
     }
     for (i, e) in s.yama.iter().flat_map(|y| y.entity.iter()).enumerate() {
+        if e.depth > s.nic.sq_depth {
+            out.push((format!("yama.entity[{i}].depth"), format!("{} operations outstanding per queue pair, more than nic.sq_depth ({}) holds: the posts past it are refused (post_errors) and the queue pair waits for one to come back", e.depth, s.nic.sq_depth)));
+        }
         if e.start >= s.duration {
             out.push((format!("yama.entity[{i}].start"), format!("{} is not before the end of the {} run: this entity never runs", e.start, s.duration)));
         }

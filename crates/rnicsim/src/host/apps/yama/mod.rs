@@ -32,7 +32,7 @@ pub use summary::{ChainSummary, EngineSummary, EntitySummary, YamaSummary};
 
 use super::{Application, Owner, YAMA};
 use crate::nic::offload::{Arrival, Engine, Work};
-use crate::nic::verbs::{Completion, SendWr, Status, Verb};
+use crate::nic::verbs::{Completion, PostError, SendWr, Status, Verb};
 use crate::scenario::LoadedScenario;
 use crate::sim::rng::{stream, Rng};
 use crate::sim::TimerId;
@@ -152,6 +152,9 @@ struct Queue {
     /// Its connection failed (an operation completed in error, or a post was refused): it
     /// posts nothing more and holds no share.
     dead: bool,
+    /// Its send queue was full (more outstanding than `nic.sq_depth`): it posts again when an
+    /// operation comes back.
+    full: bool,
     /// Open loop: mean picoseconds between arrivals (else a saturating generator).
     mean_gap: Option<f64>,
     wake_armed: bool,
@@ -383,6 +386,7 @@ impl Yama {
                         back_at: Time::ZERO,
                         turnaround: Time::ZERO,
                         dead: false,
+                        full: false,
                         mean_gap: None,
                         wake_armed: false,
                         rng: stream(w.seed, "yama-queue", ((ei as u64) << 32) | (inst as u64 * e.queues as u64 + k as u64)),
@@ -511,19 +515,27 @@ impl Yama {
 
     /// Posts a WRITE of `len` bytes; false if the NIC refused it (its queue pair in the error
     /// state, or a message larger than the hosts' memory, say), counted in `post_errors`.
-    fn write(&mut self, w: &mut World, qp: u32, from: u32, to: u32, len: u64, at: Time) -> bool {
+    fn write(&mut self, w: &mut World, qp: u32, from: u32, to: u32, len: u64, at: Time) -> Result<(), PostError> {
         let (lkey, _) = w.app_keys(from);
         let (_, rkey) = w.app_keys(to);
         let wr = SendWr { id: 0, verb: Verb::Write, local_addr: 0, len, lkey, remote_addr: 0, rkey };
-        let ok = w.post_send_at(qp, wr, at).is_ok();
-        self.post_errors += u64::from(!ok);
-        ok
+        let r = w.post_send_at(qp, wr, at);
+        self.post_errors += u64::from(r.is_err());
+        r
     }
 
-    /// Operation `id`'s post on connection `conn` was refused: it is lost, and the connection
-    /// has failed.
-    fn refused(&mut self, w: &mut World, id: u32, conn: u32, at: Time) {
+    /// Operation `id`'s post on connection `conn` was refused (`e`): it is lost. A full send
+    /// queue holds the application queue pair until an operation comes back (a full queue is
+    /// no failure: taken for one, it stopped every queue pair deeper than `nic.sq_depth`); any
+    /// other refusal means the connection has failed.
+    fn refused(&mut self, w: &mut World, id: u32, conn: u32, at: Time, e: PostError) {
         self.lose(id);
+        if e == PostError::QueueFull {
+            if let ConnUser::Queue(q) = self.conns[conn as usize].user {
+                self.queues[q as usize].full = true;
+            }
+            return;
+        }
         self.conn_failed(w, conn, at);
     }
 
@@ -541,17 +553,17 @@ impl Yama {
             let (_, rkey) = w.app_keys(server);
             let verb = if op.reply == RDMA_WORK { Verb::Read } else { Verb::Write };
             let wr = SendWr { id: id as u64, verb, local_addr: 0, len: RDMA_WORK, lkey, remote_addr: 0, rkey };
-            if w.post_send_at(self.conns[conn as usize].client, wr, at).is_err() {
+            if let Err(e) = w.post_send_at(self.conns[conn as usize].client, wr, at) {
                 self.post_errors += 1;
-                self.refused(w, id, conn, at);
+                self.refused(w, id, conn, at, e);
             }
             return;
         }
         self.conns[conn as usize].requests.push_back(id);
         let qp = self.conns[conn as usize].client;
-        if !self.write(w, qp, client_node, server, op.req, at) {
+        if let Err(e) = self.write(w, qp, client_node, server, op.req, at) {
             self.conns[conn as usize].requests.pop_back();
-            self.refused(w, id, conn, at);
+            self.refused(w, id, conn, at, e);
         }
     }
 
@@ -563,7 +575,7 @@ impl Yama {
         let routine = self.spec().routine;
         loop {
             let qu = &mut self.queues[q as usize];
-            if !qu.active || qu.wake_armed || qu.dead {
+            if !qu.active || qu.wake_armed || qu.dead || qu.full {
                 break;
             }
             let (c, m) = (qu.chain as usize, qu.member as usize);
@@ -609,7 +621,7 @@ impl Yama {
             // idle to the scheduler, so its tokens go to the others (a latency-bound queue pair
             // must not hold its share of the chain). At its depth with work coming back late,
             // the chain holds it, and it keeps its share.
-            let busy = qu.active && !qu.dead && !qu.backlog.is_empty() && (qu.outstanding < qu.depth || qu.late);
+            let busy = qu.active && !qu.dead && !qu.full && !qu.backlog.is_empty() && (qu.outstanding < qu.depth || qu.late);
             let (c, m, slot) = (qu.chain as usize, qu.member as usize, qu.slot);
             self.chains[c].members[m].sched.set_busy(slot, busy, now.0);
         }
@@ -742,9 +754,9 @@ impl Yama {
         let qp = conn.server;
         let client_node = if op.q == DUMMY { chain.members[op.member as usize].node } else { self.queues[op.q as usize].node };
         let server = chain.server;
-        if !self.write(w, qp, server, client_node, op.reply, now) {
+        if let Err(e) = self.write(w, qp, server, client_node, op.reply, now) {
             self.conns[op.conn as usize].replies.pop_back();
-            self.refused(w, id, op.conn, now);
+            self.refused(w, id, op.conn, now, e);
         }
     }
 
@@ -792,6 +804,7 @@ impl Yama {
         }
         let qu = &mut self.queues[q as usize];
         qu.outstanding -= 1;
+        qu.full = false;
         qu.late = late;
         qu.back_at = now;
         qu.turnaround = turnaround;
@@ -808,7 +821,9 @@ impl Yama {
         let op = self.ops[id as usize];
         self.free.push(id);
         if op.q != DUMMY {
-            self.queues[op.q as usize].outstanding -= 1;
+            let qu = &mut self.queues[op.q as usize];
+            qu.outstanding -= 1;
+            qu.full = false;
         }
     }
 
@@ -1023,6 +1038,9 @@ impl Application for Yama {
             self.conn_failed(w, conn as u32, w.now);
         } else if nic_rdma && client {
             self.complete(w, c.wr_id as u32, c.at.max(w.now));
+        } else {
+            // A WRITE carrying a request or a reply: seen where it lands (`on_message`).
+            return;
         }
         self.run_due(w);
     }
