@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from pathlib import Path
 from typing import Callable, Sequence, Union
 
@@ -18,7 +19,10 @@ import polars as pl  # noqa: E402
 
 from .api import Run  # noqa: E402
 
-SIZE_BUCKETS = [(0, 10_000, "<10 KB"), (10_000, 100_000, "10–100 KB"), (100_000, 1_000_000, "100 KB–1 MB"), (1_000_000, 10_000_000, "1–10 MB"), (10_000_000, 1 << 62, "≥10 MB")]
+# Flow-size buckets of the slowdown-by-size plot for a run without `outputs.fct_by_size`, as
+# summary.json's `rdma.by_size` would have them with bounds ["10KB", "100KB", "1MB", "10MB"]:
+# a bucket holds the sizes above the bound before it up to its own (a 10,000 B flow is ≤10KB).
+SIZE_BUCKETS = [(-1, 10_000, "≤10KB"), (10_000, 100_000, "10KB–100KB"), (100_000, 1_000_000, "100KB–1MB"), (1_000_000, 10_000_000, "1MB–10MB"), (10_000_000, 1 << 62, ">10MB")]
 
 
 
@@ -74,26 +78,55 @@ def slowdown_cdf(ax, runs: Sequence[Run]) -> None:
     _finish(ax, drawn, "completed flows")
 
 
+def nearest_rank(values: Sequence[float], q: float) -> float:
+    """The nearest-rank `q`-quantile, as summary.json's percentiles are: the value at rank
+    ⌈q·n⌉ of the sorted values (at least the first)."""
+    s = sorted(values)
+    return s[min(max(math.ceil(q * len(s)), 1), len(s)) - 1]
+
+
+def size_buckets(run: Run) -> list[tuple[str, float, float]]:
+    """(label, slowdown mean, slowdown p99) of each flow-size bucket with completed flows:
+    summary.json's `rdma.by_size` when the run has it (`outputs.fct_by_size`), else the same
+    computed from flows.parquet over SIZE_BUCKETS (upper bounds included, nearest-rank p99).
+    Buckets without a completed flow are left out."""
+    by = (run.summary.get("rdma") or {}).get("by_size")
+    if by:
+        names = [b["name"] for b in by]
+        labels = [f"≤{n}" if i == 0 else f">{names[i - 1]}" if n == "more" else f"{names[i - 1]}–{n}" for i, n in enumerate(names)]
+        return [(label, b["slowdown_mean"], b["slowdown_p99"]) for label, b in zip(labels, by) if b.get("flows") and b.get("slowdown_mean") is not None and b.get("slowdown_p99") is not None]
+    f = run.flows.filter(pl.col("slowdown").is_not_null())
+    out = []
+    for lo, hi, label in SIZE_BUCKETS:
+        b = f.filter((pl.col("size") > lo) & (pl.col("size") <= hi))["slowdown"].to_list()
+        if b:
+            out.append((label, sum(b) / len(b), nearest_rank(b, 0.99)))
+    return out
+
+
 def slowdown_by_size(ax, runs: Sequence[Run]) -> None:
-    width = 0.8 / max(1, len(runs))
-    drawn = False
-    for k, r in enumerate(runs):
-        f = r.flows.filter(pl.col("slowdown").is_not_null())
-        means, p99s = [], []
-        for lo, hi, _ in SIZE_BUCKETS:
-            b = f.filter((pl.col("size") >= lo) & (pl.col("size") < hi))["slowdown"]
-            means.append(b.mean() if b.len() else 0.0)
-            p99s.append(b.quantile(0.99) if b.len() else 0.0)
-        if f.height == 0:
-            continue
-        xs = [i + k * width for i in range(len(SIZE_BUCKETS))]
-        ax.bar(xs, p99s, width, alpha=0.35, label=f"{_label(r)} p99")
-        ax.bar(xs, means, width * 0.6, label=f"{_label(r)} mean")
-        drawn = True
-    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(SIZE_BUCKETS))], [b[2] for b in SIZE_BUCKETS])
+    drawn = [(r, size_buckets(r)) for r in runs]
+    drawn = [(r, b) for r, b in drawn if b]
+    # One slot per bucket any run has, in each run's order (runs may set other bounds).
+    slots: list[str] = []
+    for _, buckets in drawn:
+        at = -1
+        for label, _, _ in buckets:
+            if label in slots:
+                at = slots.index(label)
+            else:
+                at += 1
+                slots.insert(at, label)
+    width = 0.8 / max(1, len(drawn))
+    for k, (r, buckets) in enumerate(drawn):
+        xs = [slots.index(label) + k * width for label, _, _ in buckets]
+        ax.bar(xs, [p99 for _, _, p99 in buckets], width, alpha=0.35, label=f"{_label(r)} p99")
+        ax.bar(xs, [mean for _, mean, _ in buckets], width * 0.6, label=f"{_label(r)} mean")
+    ax.set_xticks([i + (len(drawn) - 1) * width / 2 for i in range(len(slots))], slots)
+    ax.set_xlabel("flow size")
     ax.set_ylabel("FCT slowdown")
     ax.set_title("slowdown by flow size (mean and p99)")
-    _finish(ax, drawn, "completed flows", small=True)
+    _finish(ax, bool(drawn), "completed flows", small=True)
 
 
 def qp_rates(ax, runs: Sequence[Run]) -> None:
@@ -130,14 +163,33 @@ def queue_lengths(ax, runs: Sequence[Run]) -> None:
     _finish(ax, drawn, "queue samples (set outputs.queue_interval)", small=True)
 
 
+def _paused_classes(run: Run) -> pl.DataFrame:
+    """(node, iface, classes): how many PFC classes were paused at each port that received a
+    PAUSE, from pfc.parquet; empty when the run did not record PFC frames."""
+    pfc = _written(run, "pfc")
+    if pfc is None or pfc.height == 0:
+        return pl.DataFrame(schema={"node": pl.UInt32, "iface": pl.UInt32, "classes": pl.UInt32})
+    return pfc.filter(pl.col("quanta") > 0).group_by(["node", "iface"]).agg(pl.col("class").n_unique().cast(pl.UInt32).alias("classes"))
+
+
 def pause_fraction(ax, runs: Sequence[Run]) -> None:
+    """Each port's fraction of the run paused by its peer, per class: `paused_rx_ps` is summed
+    over the classes, so it is divided by the run's length times the number of classes paused
+    at that port (from pfc.parquet; without it, the scenario's `switch.pfc.classes`), the mean
+    over those classes. A class is paused at most the whole run, so the fraction is at most 1."""
     paused = []  # (run, {"node:iface": fraction}) for each run with pauses, its 12 most paused ports
     for r in runs:
-        c = r.counters
-        secs = r.summary["duration_ps"] / 1e12
-        c = c.with_columns((pl.col("paused_rx_ps") / 1e12 / secs).alias("f")).filter(pl.col("f") > 0).sort("f", descending=True).head(12)
-        if c.height:
-            paused.append((r, {f"{n}:{i}": f for n, i, f in zip(c["node"], c["iface"], c["f"])}))
+        c = r.counters.filter(pl.col("paused_rx_ps") > 0)
+        if c.height == 0:
+            continue
+        ps = r.summary["duration_ps"]
+        configured = len((((r.scenario.get("switch") or {}).get("pfc") or {}).get("classes")) or []) or 1
+        c = c.join(_paused_classes(r), on=["node", "iface"], how="left").with_columns(pl.col("classes").fill_null(configured))
+        # (Without pfc.parquet, a count of classes too small to hold the paused time is raised:
+        # no class is paused longer than the run.)
+        k = pl.max_horizontal(pl.col("classes").cast(pl.Float64), (pl.col("paused_rx_ps").cast(pl.Float64) / ps).ceil())
+        c = c.with_columns((pl.col("paused_rx_ps").cast(pl.Float64) / ps / k).alias("f")).sort("f", descending=True).head(12)
+        paused.append((r, {f"{n}:{i}": f for n, i, f in zip(c["node"], c["iface"], c["f"])}))
     # One slot per port any run paused; each run's bar at its own offset in the slot, side by
     # side as in slowdown_by_size (at one position, a shorter bar would hide behind a taller).
     ports = list(dict.fromkeys(p for _, f in paused for p in f))
@@ -148,8 +200,8 @@ def pause_fraction(ax, runs: Sequence[Run]) -> None:
     ax.set_xticks([i + (len(paused) - 1) * width / 2 for i in range(len(ports))], ports)
     drawn = bool(paused)
     ax.set_xlabel("node:interface")
-    ax.set_ylabel("fraction of time paused")
-    ax.set_title("PFC pause fraction per port")
+    ax.set_ylabel("fraction of time paused\n(mean over the paused classes)")
+    ax.set_title("PFC pause fraction per port and class")
     ax.tick_params(axis="x", labelrotation=60, labelsize="small")
     _finish(ax, drawn, "PFC pauses")
 
@@ -238,11 +290,17 @@ PLOTS: list[tuple[str, Callable]] = [
     ("scr_dequeue_rates", scr_dequeue_rates),
 ]
 
+def _of_completed(key: str) -> Callable[[dict], object]:
+    """An RDMA figure over the completed flows: none (n/a) when no flow completed, where the
+    summary gives 0 or null (a slowdown below 1 cannot be)."""
+    return lambda s: s["rdma"][key] if s["rdma"].get("flows_completed") else None
+
+
 SUMMARY_ROWS = [
     ("simulated (µs)", lambda s: s["duration_ps"] / 1e6),
     ("flows completed", lambda s: s["rdma"]["flows_completed"]),
-    ("slowdown p50", lambda s: s["rdma"]["slowdown_p50"]),
-    ("slowdown p99", lambda s: s["rdma"]["slowdown_p99"]),
+    ("slowdown p50", _of_completed("slowdown_p50")),
+    ("slowdown p99", _of_completed("slowdown_p99")),
     ("retransmits", lambda s: s["rdma"]["retransmits"]),
     ("ECN marks", lambda s: s["ecn_marks"]),
     ("PFC pauses sent", lambda s: s["pfc_pauses_sent"]),
@@ -252,7 +310,15 @@ SUMMARY_ROWS = [
 
 
 def _fmt(v) -> str:
-    return f"{v:.4g}" if isinstance(v, float) else str(v)
+    return "n/a" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def _cell(f: Callable[[dict], object], s: dict) -> str:
+    """A summary row's value for one run; "n/a" where the run has none (null or absent)."""
+    try:
+        return _fmt(f(s))
+    except (KeyError, TypeError):
+        return "n/a"
 
 
 def write_report(runs: Sequence[Union[str, Path, Run]], out: Union[str, Path]) -> Path:
@@ -282,7 +348,7 @@ def write_report(runs: Sequence[Union[str, Path, Run]], out: Union[str, Path]) -
         plt.close(fig)
     summaries = [r.summary for r in runs]
     head = "".join(f"<th>{html.escape(_label(r))}</th>" for r in runs)
-    rows = "".join(f"<tr><td>{k}</td>" + "".join(f"<td>{_fmt(f(s))}</td>" for s in summaries) + "</tr>" for k, f in SUMMARY_ROWS)
+    rows = "".join(f"<tr><td>{k}</td>" + "".join(f"<td>{_cell(f, s)}</td>" for s in summaries) + "</tr>" for k, f in SUMMARY_ROWS)
     paper = ""
     for r, s in zip(runs, summaries):
         if s.get("paper"):

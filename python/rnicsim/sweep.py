@@ -11,10 +11,16 @@ Sweep file (TOML)::
     "flows.0.load" = [0.2, 0.4]                  # list elements by index
 
 Points run on a local process pool, or on a Ray cluster (``ray_address``; ``--ray ADDRESS``).
-Runs are content-addressed: each point's folder is named by a hash of its resolved scenario, so
-re-running a sweep skips finished points and resumes after a crash. A point that fails (an
-invalid value, a crash) is reported with its parameters in ``failures.json`` and does not stop
-the others. ``results.parquet`` holds one row per finished point: its parameters (as JSON text),
+Runs are content-addressed: each point's folder is named by a hash of its resolved scenario and
+of the content of the files it reads (flow, CDF and topology files), so re-running a sweep skips
+finished points and resumes after a crash, and runs a point again when a file it reads changed.
+Points that resolve to the same scenario (``"300us"`` and ``"0.3ms"``) run once and share that
+folder; a value (or seed) listed twice, two parameters that set the same key (``flows.0.load``
+and ``flows[0].load``, ``nic.cc`` and ``nic.cc.dcqcn.g``, two kinds of one-kind table such as
+``nic.cc.hpcc.eta`` and ``nic.cc.dcqcn.g``) and a parameter that cannot be set (an index past a
+list's end) are mistakes of the sweep file, refused before anything is written. A point that
+fails (an invalid value, a crash) is reported with its parameters in ``failures.json`` and does
+not stop the others. ``results.parquet`` holds one row per finished point: its parameters (as JSON text),
 seed, run folder and every numeric value of its summary (integers as integer columns).
 """
 
@@ -35,7 +41,7 @@ from typing import Any, Iterator, Optional, Union
 
 import polars as pl
 
-from .api import Run, Scenario, ScenarioError, _file_in_the_way, _is_run
+from .api import Run, Scenario, ScenarioError, _file_in_the_way, _is_run, _path
 
 
 def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
@@ -72,24 +78,65 @@ def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
         bad = next((s for s in seeds if not isinstance(s, int) or isinstance(s, bool) or s < 0), None)
         if bad is not None:
             raise ScenarioError(f"{path}: seeds: expected whole numbers of at least 0, got {bad!r}")
+        twice = next((s for i, s in enumerate(seeds) if s in seeds[:i]), None)
+        if twice is not None:
+            raise ScenarioError(f"{path}: seeds: {twice} is given twice; list each seed once")
     scenario = path.parent / spec["scenario"]
     if not scenario.is_file():
         raise ScenarioError(f"{path}: scenario: {spec['scenario']} (read as {scenario}) is not a file; a relative path is taken from the sweep file's folder")
-    base = Scenario.from_file(scenario)
     keys = list(params)
+    _check_keys(path, keys)
+    base = Scenario.from_file(scenario)
     if mode == "grid":
+        for k in keys:
+            seen = [json.dumps(v, sort_keys=True) for v in params[k]]
+            twice = next((v for i, v in enumerate(seen) if v in seen[:i]), None)
+            if twice is not None:
+                raise ScenarioError(f"{path}: parameters.{k}: {twice} is given twice; list each value once")
         combos = list(itertools.product(*(params[k] for k in keys)))
     else:
         lengths = {len(params[k]) for k in keys}
         if len(lengths) > 1:
             raise ScenarioError(f"{path}: mode = \"zip\" needs lists of equal length, got {sorted(lengths)}")
         combos = list(zip(*(params[k] for k in keys)))
+        seen = [json.dumps(c, sort_keys=True) for c in combos]
+        twice = next((i for i, c in enumerate(seen) if c in seen[:i]), None)
+        if twice is not None:
+            raise ScenarioError(f"{path}: parameters: point {twice + 1} of the zip is point {seen.index(seen[twice]) + 1} again; list each point once")
     points = [dict(zip(keys, c)) for c in combos] or [{}]
     if seeds is not None:
         if "seed" in params:
             raise ScenarioError(f"{path}: parameters.seed: the seed is swept by `seeds`; give it in one place, not both")
         points = [{**p, "seed": s} for p in points for s in seeds]
     return base, points
+
+
+# Tables that hold exactly one of several kinds, as the simulator has them (`ONE_OF` in
+# crates/rnicsim/src/scenario/mod.rs): setting a key of another kind switches the table to it.
+ONE_OF = (("topology",), ("nic", "cc"), ("nic", "scheduler"), ("nic", "scr", "policy"))
+
+
+def _check_keys(path: Path, keys: list[str]) -> None:
+    """Refuses parameters that set the same thing twice, where one point's later value would
+    replace an earlier one and the results would carry a value never used: the same key spelt
+    two ways (`flows.0.load`, `flows[0].load`), a key and a table that holds it (`nic.cc`,
+    `nic.cc.dcqcn.g`), or two kinds of a one-kind table (`nic.cc.hpcc.eta`, `nic.cc.dcqcn.g`)."""
+    steps = {k: tuple(_path(k)) for k in keys}
+    for a, b in itertools.combinations(keys, 2):
+        sa, sb = steps[a], steps[b]
+        if sa == sb:
+            raise ScenarioError(f"{path}: parameters: `{a}` and `{b}` are the same key; give it once")
+        (short, ss), (long, sl) = sorted([(a, sa), (b, sb)], key=lambda x: len(x[1]))
+        if sl[: len(ss)] == ss:
+            raise ScenarioError(f"{path}: parameters: `{short}` sets the whole of what `{long}` sets a part of; give the part in `{short}`'s values instead")
+        for t in ONE_OF:
+            n = len(t)
+            if sa[:n] == t == sb[:n] and len(sa) > n and len(sb) > n and sa[n] != sb[n]:
+                table = ".".join(t)
+                raise ScenarioError(
+                    f"{path}: parameters: `{a}` and `{b}` set two kinds of `{table}`, which holds one (the later would replace the earlier); "
+                    f"sweep the kind as `{table}` = [{{ {sa[n]} = {{ ... }} }}, {{ {sb[n]} = {{ ... }} }}]"
+                )
 
 
 def point_scenario(base: Scenario, point: dict[str, Any]) -> Scenario:
@@ -99,8 +146,41 @@ def point_scenario(base: Scenario, point: dict[str, Any]) -> Scenario:
     return s
 
 
-def _key(resolved_toml: str) -> str:
-    return hashlib.sha256(resolved_toml.encode()).hexdigest()[:16]
+def _input_files(doc: Any, top: bool = True) -> Iterator[str]:
+    """The files a resolved scenario reads: every string that is an absolute path to a file
+    (the simulator makes the topology file, `flows[].cdf` and `flows[].file` absolute when it
+    resolves a scenario), except under `[outputs]`, whose files it writes."""
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            if not (top and k == "outputs"):
+                yield from _input_files(v, False)
+    elif isinstance(doc, list):
+        for v in doc:
+            yield from _input_files(v, False)
+    elif isinstance(doc, str) and os.path.isabs(doc) and os.path.isfile(doc):
+        yield doc
+
+
+def _file_digest(path: str, cache: dict[tuple[str, int, int], bytes]) -> bytes:
+    """The SHA-256 of a file's content, read once per sweep for each version of the file."""
+    try:
+        st = os.stat(path)
+        at = (path, st.st_mtime_ns, st.st_size)
+        if at not in cache:
+            cache[at] = hashlib.sha256(Path(path).read_bytes()).digest()
+        return cache[at]
+    except OSError as e:
+        return f"unreadable: {e}".encode()
+
+
+def _key(resolved_toml: str, cache: Optional[dict[tuple[str, int, int], bytes]] = None) -> str:
+    """A point's folder name: a hash of its resolved scenario and of the content of every file
+    it reads (a changed flow, CDF or topology file is another scenario, run again)."""
+    h = hashlib.sha256(resolved_toml.encode())
+    cache = {} if cache is None else cache
+    for f in sorted(set(_input_files(tomllib.loads(resolved_toml)))):
+        h.update(b"\0input\0" + f.encode() + b"\0" + _file_digest(f, cache))
+    return h.hexdigest()[:16]
 
 
 # In a pool worker: whether Ctrl-C came, and whether a point is running (see _worker_init).
@@ -122,6 +202,16 @@ def _worker_init() -> None:
     signal.signal(signal.SIGINT, _on_sigint)
 
 
+class PointError(Exception):
+    """A point's failure as its worker saw it, as text: the exception's type name and message.
+    What a point raises cannot always go back to the sweep (the simulator's PanicException
+    cannot be pickled), so the worker sends this instead."""
+
+
+def _portable(e: BaseException) -> PointError:
+    return PointError(f"{type(e).__name__}: {e}")
+
+
 def _run_point(s: Scenario, out: str) -> str:
     global _running
     if _interrupted:
@@ -129,9 +219,21 @@ def _run_point(s: Scenario, out: str) -> str:
     _running = True
     try:
         s.run(out, force=True, progress=False)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001 - a panic is a BaseException; it is reported as text
+        raise _portable(e) from None
     finally:
         _running = False
     return out
+
+
+def _error_text(e: BaseException) -> str:
+    """A failed point's error as failures.json gives it: type name and message."""
+    cause = getattr(e, "cause", None)  # Ray wraps a task's exception
+    if isinstance(cause, PointError):
+        e = cause
+    return str(e) if isinstance(e, PointError) else f"{type(e).__name__}: {e}"
 
 
 def _local(todo: list, workers: int) -> Iterator[tuple[tuple, Optional[str]]]:
@@ -145,7 +247,7 @@ def _local(todo: list, workers: int) -> Iterator[tuple[tuple, Optional[str]]]:
                 f.result()
                 yield futures[f], None
             except Exception as e:  # noqa: BLE001 - a failing point is reported, the rest go on
-                yield futures[f], f"{type(e).__name__}: {e}"
+                yield futures[f], _error_text(e)
     finally:
         # On Ctrl-C (or any early exit) the points not started are dropped, not run first; a
         # point running writes its folder whole or not at all.
@@ -170,7 +272,7 @@ def _ray(todo: list, address: str) -> Iterator[tuple[tuple, Optional[str]]]:
                 ray.get(ready[0])
                 yield refs[ready[0]], None
             except Exception as e:  # noqa: BLE001 - a failing point is reported, the rest go on
-                yield refs[ready[0]], f"{type(e).__name__}: {e}"
+                yield refs[ready[0]], _error_text(e)
     finally:
         ray.shutdown()
 
@@ -197,28 +299,39 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
         raise ValueError(f"workers: expected at least 1, got {workers} (leave it out for one per CPU)")
     base, points = load(path)
     _check_out(out)
+    # Every point is made and checked before anything is written: a parameter that cannot be
+    # set (a list index past the end) is a mistake of the sweep file, which stops it here.
+    planned = [_plan(Path(path), base, p) for p in points]
     (out / "runs").mkdir(parents=True, exist_ok=True)
-    todo, done, failures = [], [], []
-    for p in points:
-        s = point_scenario(base, p)
-        try:
-            resolved = s.validate()
-        except ScenarioError as e:
-            failures.append({"parameters": p, "error": str(e)})
+    # Points whose scenarios are the same ("300us" and "0.3ms") share one run folder: each
+    # distinct scenario runs once, and the results give each point its row.
+    members: dict[Path, list[dict[str, Any]]] = {}
+    todo, finished, failures = [], [], []
+    cache: dict[tuple[str, int, int], bytes] = {}
+    for p, s, resolved in planned:
+        if isinstance(resolved, ScenarioError):
+            failures.append({"parameters": p, "error": str(resolved)})
             continue
-        d = (out / "runs" / _key(resolved)).resolve()
-        (done if (d / "summary.json").exists() else todo).append((p, s, d))
+        d = (out / "runs" / _key(resolved, cache)).resolve()
+        if d in members:
+            members[d].append(p)
+            continue
+        members[d] = [p]
+        (finished if (d / "summary.json").exists() else todo).append((p, s, d))
     where = f"Ray ({ray_address})" if ray_address else "a local process pool"
     if not quiet:
-        print(f"sweep: {len(points)} points, {len(done)} already finished, {len(todo)} to run on {where}, {len(failures)} invalid", file=sys.stderr)
+        same = sum(len(m) - 1 for m in members.values())
+        also = f", {same} the same scenario as another point (each scenario runs once)" if same else ""
+        print(f"sweep: {len(points)} points, {len(finished)} already finished, {len(todo)} to run on {where}, {len(failures)} invalid{also}", file=sys.stderr)
     events = _ray(todo, ray_address) if ray_address and todo else _local(todo, workers or os.cpu_count() or 1)
     for i, ((p, s, d), error) in enumerate(events, 1):
         if error is None:
-            done.append((p, s, d))
+            finished.append((p, s, d))
         else:
-            failures.append({"parameters": p, "error": error})
+            failures.extend({"parameters": q, "error": error} for q in members[d])
         if not quiet:
             print(f"sweep: {i}/{len(todo)} run", file=sys.stderr)
+    done = [(q, s, d) for _, s, d in finished for q in members[d]]
     (out / "failures.json").write_text(json.dumps(failures, indent=2) + "\n")
     table = results(done, points)
     tmp = out / "results.parquet.partial"
@@ -228,6 +341,23 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
         for fl in failures:
             print(f"sweep: failed {json.dumps(fl['parameters'])}: {fl['error']}", file=sys.stderr)
     return table
+
+
+def _plan(path: Path, base: Scenario, point: dict[str, Any]) -> tuple[dict[str, Any], Scenario, Union[str, ScenarioError]]:
+    """A point's scenario and its resolved text, or the error that makes the point invalid.
+    Raises ScenarioError naming the sweep file and the parameter when a parameter cannot be
+    set at all (an index past a list's end, a key inside a value that is not a table)."""
+    s = copy.deepcopy(base)
+    for k, v in point.items():
+        try:
+            s.set(k, v)
+        except ScenarioError as e:
+            where = "seeds" if k == "seed" else f"parameters.{k}"
+            raise ScenarioError(f"{path}: {where}: {str(e).removeprefix(f'key `{k}`: ')}") from None
+    try:
+        return point, s, s.validate()
+    except ScenarioError as e:
+        return point, s, e
 
 
 def _scalars(doc: Any, prefix: str = "") -> dict[str, Union[int, float]]:

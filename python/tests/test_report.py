@@ -153,3 +153,79 @@ def test_the_paper_table_shows_a_bound_as_a_bound_and_a_ratio_by_both_metrics(tm
     page = html.unescape((tmp_path / "report" / "index.html").read_text())
     assert "<td>max_queue_bytes</td><td>a bound</td><td>≤ 1000000000.0</td>" in page, page
     assert "<td>packets_delivered ÷ packets_sent</td><td>a ratio</td><td>1.0</td>" in page, page
+
+
+def test_slowdown_by_size_agrees_with_the_summarys_by_size(tmp_path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    from rnicsim.report import slowdown_by_size
+
+    # The summary's buckets hold their upper bound and its p99 is the nearest rank; the plot
+    # (polars' quantile, `lo <= size < hi`) disagreed, and drew empty buckets as 0.
+    run = rnicsim.run(ROOT / "scenarios" / "quickstart.toml", out=tmp_path / "q", progress=False, duration="200us", outputs__fct_by_size=["10KB", "100KB", "1MB", "10MB"])
+    by = [b for b in run.summary["rdma"]["by_size"] if b["flows"]]
+    assert len(by) < 5, "an empty bucket (`more`) to leave out"
+    expected_p99 = [b["slowdown_p99"] for b in by]
+    expected_mean = [b["slowdown_mean"] for b in by]
+    # The same run without `by_size` in its summary: the plot computes it from flows.parquet.
+    shutil.copytree(run.path, tmp_path / "bare")
+    summary = json.loads((tmp_path / "bare" / "summary.json").read_text())
+    del summary["rdma"]["by_size"]
+    (tmp_path / "bare" / "summary.json").write_text(json.dumps(summary))
+    for path in (run.path, tmp_path / "bare"):
+        fig, ax = plt.subplots()
+        slowdown_by_size(ax, [rnicsim.open_run(path)])
+        p99, mean = ax.containers
+        assert [p.get_height() for p in p99] == pytest.approx(expected_p99, rel=1e-12), path
+        assert [p.get_height() for p in mean] == pytest.approx(expected_mean, rel=1e-12), path
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["≤10KB", "10KB–100KB", "100KB–1MB", "1MB–10MB"][: len(by)]
+        plt.close(fig)
+    # A flow of exactly 10,000 bytes is in the 10KB bucket, as in the summary.
+    (tmp_path / "f").mkdir()
+    (tmp_path / "f" / "flows.txt").write_text("2\n0 1 3 100 10000 0.000001\n2 1 3 100 20000 0.000002\n")
+    (tmp_path / "f" / "s.toml").write_text('duration = "100us"\n[topology.star]\nhosts = 3\n[[flows]]\nfile = "flows.txt"\n')
+    small = rnicsim.run(tmp_path / "f" / "s.toml", out=tmp_path / "f" / "run", progress=False)
+    fig, ax = plt.subplots()
+    slowdown_by_size(ax, [small])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["≤10KB", "10KB–100KB"], "one flow each; the empty buckets left out"
+    assert all(len(c) == 2 for c in ax.containers)
+    plt.close(fig)
+
+
+def test_the_pause_fraction_is_per_class_and_at_most_1(tmp_path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    from rnicsim.report import pause_fraction
+
+    # Two lossless classes paused at once: paused_rx_ps (summed over classes) is 1.8 × the run.
+    (tmp_path / "s.toml").write_text(
+        'duration = "200us"\n[topology.star]\nhosts = 9\n[switch]\nbuffer = "2MB"\n[switch.pfc]\nclasses = [3, 4]\nxoff = "60KB"\n'
+        "[[traffic]]\npattern = { incast = { receiver = 8 } }\nload = 1.0\npriority = 3\n"
+        "[[traffic]]\npattern = { incast = { receiver = 8 } }\nload = 1.0\npriority = 4\n"
+    )
+    run = rnicsim.run(tmp_path / "s.toml", out=tmp_path / "run", progress=False)
+    assert run.counters["paused_rx_ps"].max() > run.summary["duration_ps"], "more than the run: two classes"
+    fig, ax = plt.subplots()
+    pause_fraction(ax, [run])
+    heights = [p.get_height() for c in ax.containers for p in c]
+    assert len(heights) == 8 and all(0.5 < h <= 1 for h in heights), heights
+    assert "classes" in ax.get_ylabel()
+    plt.close(fig)
+
+
+def test_flow_figures_are_na_when_no_flow_completed(tmp_path: Path) -> None:
+    import re
+
+    from rnicsim.report import write_report
+
+    # 2 µs: flows start, none completes; the summary gives 0 (or, later, null) slowdowns.
+    run = rnicsim.run(ROOT / "scenarios" / "quickstart.toml", out=tmp_path / "r", progress=False, duration="2us")
+    assert run.summary["rdma"]["flows_completed"] == 0
+    shutil.copytree(run.path, tmp_path / "null")
+    summary = json.loads((tmp_path / "null" / "summary.json").read_text())
+    summary["rdma"].update({"slowdown_p50": None, "slowdown_p99": None, "slowdown_mean": None})
+    (tmp_path / "null" / "summary.json").write_text(json.dumps(summary))
+    for path in (run.path, tmp_path / "null"):
+        page = write_report([path], tmp_path / "report").read_text()
+        for row in ("slowdown p50", "slowdown p99"):
+            assert re.search(f"<td>{row}</td><td>n/a</td>", page), (row, page)

@@ -250,3 +250,102 @@ def test_integer_summary_values_stay_integer_columns(tmp_path: Path) -> None:
     written = pl.read_parquet(tmp_path / "o" / "results.parquet")
     assert written.schema["seed"] == pl.Int64 and written.schema["rdma.flows_completed"] == pl.Int64 and written.schema["duration_ps"] == pl.Int64
     assert written.schema["rdma.slowdown_p99"] == pl.Float64
+
+
+def test_equivalent_points_run_once_and_a_seed_given_twice_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import rnicsim.sweep as sweep
+
+    # "100us" and "0.1ms" are one scenario: before, both ran at once into its folder and failed
+    # at random ("is not a complete run", "cannot move results").
+    handed: list[int] = []
+    local = sweep._local
+    monkeypatch.setattr(sweep, "_local", lambda todo, workers: (handed.append(len(todo)), local(todo, workers))[1])
+    table = run_sweep(write_sweep(tmp_path, '[parameters]\nduration = ["100us", "0.1ms"]\n'), tmp_path / "out", workers=2, quiet=True)
+    assert handed == [1], "one run for the two points"
+    assert table["duration"].to_list() == ["100us", "0.1ms"], "a row for each point"
+    assert table["run"].n_unique() == 1 and len(list((tmp_path / "out" / "runs").iterdir())) == 1
+    assert json.loads((tmp_path / "out" / "failures.json").read_text()) == []
+    # The same seed or value listed twice is a mistake of the sweep file: refused, nothing written.
+    for body, says in [('seeds = [1, 1, 1]\n[parameters]\nduration = ["100us"]\n', "seeds: 1 is given twice"), ('[parameters]\nduration = ["100us", "100us"]\n', 'parameters.duration: "100us" is given twice')]:
+        f = write_sweep(tmp_path, body)
+        with pytest.raises(rnicsim.ScenarioError, match=f"^{f}: {says}"):
+            run_sweep(f, tmp_path / "none", quiet=True)
+        assert not (tmp_path / "none").exists()
+
+
+def test_a_finished_point_runs_again_when_a_file_it_reads_changed(tmp_path: Path) -> None:
+    flows = tmp_path / "flows.txt"
+    flows.write_text("2\n0 1 3 100 10000 0.000001\n2 1 3 100 20000 0.000002\n")
+    (tmp_path / "s.toml").write_text('name = "ff"\nduration = "100us"\n[topology.star]\nhosts = 3\n[[flows]]\nfile = "flows.txt"\n')
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text('scenario = "s.toml"\nseeds = [1]\n')
+    first = run_sweep(sweep, tmp_path / "out", workers=1, quiet=True)
+    assert first["rdma.flows_started"].to_list() == [2]
+    # The scenario's text is the same, the flow file is not: the point is not the finished one.
+    flows.write_text("3\n0 1 3 100 10000 0.000001\n2 1 3 100 20000 0.000002\n0 2 3 100 5000 0.000003\n")
+    second = run_sweep(sweep, tmp_path / "out", workers=1, quiet=True)
+    assert second["rdma.flows_started"].to_list() == [3], "run again with the new flow file"
+    assert second["run"].to_list() != first["run"].to_list()
+    # Unchanged, it is reused.
+    assert run_sweep(sweep, tmp_path / "out", workers=1, quiet=True)["run"].to_list() == second["run"].to_list()
+
+
+def test_parameters_that_set_one_key_twice_are_refused(tmp_path: Path) -> None:
+    # The later would replace the earlier in each point, and the results would carry values
+    # that never ran.
+    for a, b, says in [
+        ('"flows.0.load"', '"flows[0].load"', "are the same key"),
+        ('"nic.cc"', '"nic.cc.dcqcn.g"', "sets the whole of what `nic.cc.dcqcn.g` sets a part of"),
+        ('"nic.cc.hpcc.eta"', '"nic.cc.dcqcn.g"', "set two kinds of `nic.cc`"),
+    ]:
+        va = "[{ dcqcn = {} }]" if a == '"nic.cc"' else "[0.1, 0.2]"
+        f = write_sweep(tmp_path, f"[parameters]\n{a} = {va}\n{b} = [0.1, 0.2]\n")
+        with pytest.raises(rnicsim.ScenarioError, match=f"^{f}: parameters: ") as e:
+            run_sweep(f, tmp_path / "none", quiet=True)
+        assert says in str(e.value), e.value
+        assert not (tmp_path / "none").exists()
+
+
+class _Panic(BaseException):
+    """As pyo3's PanicException: a BaseException whose class cannot be pickled by name."""
+
+
+_Panic.__module__ = "pyo3_runtime"
+
+
+class _Panicky:
+    """A point whose run panics."""
+
+    def run(self, out: str, force: bool, progress: bool) -> None:
+        raise _Panic("index out of bounds: the len is 2 but the index is 5")
+
+
+def test_a_panic_in_a_point_is_reported_with_its_message(tmp_path: Path) -> None:
+    import pickle
+
+    from rnicsim.sweep import _local, _run_point
+
+    # In a pool worker: failures.json had "PicklingError: Can't pickle <class 'pyo3_runtime...'>".
+    ((_, error),) = list(_local([({}, _Panicky(), tmp_path / "p")], 1))
+    assert error == "_Panic: index out of bounds: the len is 2 but the index is 5"
+    # What the worker raises goes back to the sweep (and to Ray) pickled.
+    with pytest.raises(Exception) as e:
+        _run_point(_Panicky(), str(tmp_path / "p"))  # type: ignore[arg-type]
+    assert str(pickle.loads(pickle.dumps(e.value))) == "_Panic: index out of bounds: the len is 2 but the index is 5"
+
+
+def test_a_parameter_that_cannot_be_set_names_the_sweep_file_and_writes_nothing(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    # The scenario has one flow workload: index 3 is past the end (before, exit 2 without the
+    # sweep file's name, and an empty OUT/runs left behind).
+    f = write_sweep(tmp_path, '[parameters]\nduration = ["100us"]\n"flows.3.load" = [0.1]\n')
+    with pytest.raises(rnicsim.ScenarioError, match=rf"^{f}: parameters\.flows\.3\.load: .*no \[3\]"):
+        run_sweep(f, tmp_path / "o", quiet=True)
+    assert not (tmp_path / "o").exists()
+    out = subprocess.run([sys.executable, "-m", "rnicsim", "sweep", str(f), "--out", str(tmp_path / "o")], capture_output=True, text=True)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    (line,) = out.stderr.splitlines()
+    assert line.startswith(f"error: {f}: parameters.flows.3.load: "), line
+    assert not (tmp_path / "o").exists()
