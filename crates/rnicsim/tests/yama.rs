@@ -455,29 +455,22 @@ fn a_client_host_cut_off_does_not_drag_the_chain_down_for_the_others() {
     assert!(chain.estimate_gbps > 9.5, "estimate {}", chain.estimate_gbps);
 }
 
+/// A four-host star of 10 Gbps links whose host 3 serves a chain "kv" on its NIC's own RDMA
+/// engine, with isolation and a 1 ms warmup; `nic` goes in `[nic]`.
+fn nic_rdma_kv(duration: &str, nic: &str) -> String {
+    format!(
+        "duration = \"{duration}\"\n[topology.star]\nhosts = 4\n[links]\nrate = \"10Gbps\"\n[nic]\n{nic}\n[yama]\nwarmup = \"1000us\"\n\
+         [[yama.chain]]\nname = \"kv\"\nserver = 3\nworkload = \"rdma\"\nisolation = true\n"
+    )
+}
+
 #[test]
 fn queue_pairs_whose_connection_failed_leave_their_share() {
     // The NIC's own RDMA engine, weights 2:3:1; the third entity's host is cut off at 800 µs
     // and its operations end in retry-exceeded errors. Its queue pairs stayed busy (their
     // unspent tokens read as a saturated chain): the others fell to 0.34 and 0.55 Gbps.
-    let text = r#"
-        duration = "3ms"
-        [topology.star]
-        hosts = 4
-        [links]
-        rate = "10Gbps"
-        [nic]
-        rto = "20us"
-        retry_count = 1
-        [yama]
-        warmup = "1000us"
-        [[yama.chain]]
-        name = "kv"
-        server = 3
-        workload = "rdma"
-        isolation = true
-    "#;
-    let s = run(&(text.to_string() + &cut_off_at_800us("kv", 4, "depth = 16")));
+    let text = nic_rdma_kv("3ms", "rto = \"20us\"\nretry_count = 1");
+    let s = run(&(text + &cut_off_at_800us("kv", 4, "depth = 16")));
     assert!(s.yama.as_ref().unwrap().op_errors > 0);
     let (b, c) = (entity(&s, "b").gbps, entity(&s, "c").gbps);
     // Without the failure b gets 2.04 Gbps.
@@ -490,24 +483,8 @@ fn a_failed_dummy_connection_is_opened_afresh() {
     // queueing) put the leader's dummy connection in the error state. Every dummy operation
     // after it was refused (299 post errors), the probe read a saturated chain, and the
     // estimate sank to 0.18 Gbps: b had 0.86. Now libYama opens its dummy connection afresh.
-    let text = r#"
-        duration = "3ms"
-        [topology.star]
-        hosts = 4
-        [links]
-        rate = "10Gbps"
-        [nic]
-        rto = "20us"
-        retry_count = 0
-        [yama]
-        warmup = "1000us"
-        [[yama.chain]]
-        name = "kv"
-        server = 3
-        workload = "rdma"
-        isolation = true
-    "#;
-    let s = run(&(text.to_string() + &cut_off_at_800us("kv", 4, "depth = 16")));
+    let text = nic_rdma_kv("3ms", "rto = \"20us\"\nretry_count = 0");
+    let s = run(&(text + &cut_off_at_800us("kv", 4, "depth = 16")));
     let y = s.yama.as_ref().unwrap();
     assert!(y.dummy_reconnects > 0, "the scenario no longer fails the dummy connection: {y:?}");
     assert_eq!(y.post_errors, 0, "nothing posted on a failed connection");
@@ -520,27 +497,12 @@ fn a_full_send_queue_is_no_failed_connection() {
     // Sixteen operations outstanding per queue pair on eight-deep send queues: the posts past
     // the eighth are refused (QueueFull). Taken for a failed connection, that stopped every
     // queue pair (0 Gbps for all); each waits for an operation to come back instead.
-    let text = r#"
-        duration = "2ms"
-        [topology.star]
-        hosts = 4
-        [links]
-        rate = "10Gbps"
-        [nic]
-        sq_depth = 8
-        [yama]
-        warmup = "1000us"
-        [[yama.chain]]
-        name = "kv"
-        server = 3
-        workload = "rdma"
-        isolation = true
-    "#;
+    let text = nic_rdma_kv("2ms", "sq_depth = 8");
     let entities: String = [("b", 2.0, 0), ("c", 3.0, 1)]
         .iter()
         .map(|(name, weight, node)| format!("[[yama.entity]]\nname = \"{name}\"\nweight = {weight:?}\nchain = \"kv\"\nnodes = [{node}]\nqueues = 4\ndepth = 16\n"))
         .collect();
-    let s = run(&(text.to_string() + &entities));
+    let s = run(&(text + &entities));
     let y = s.yama.as_ref().unwrap();
     assert!(y.post_errors > 0, "the send queues never filled: {y:?}");
     assert_eq!((y.op_errors, y.dummy_reconnects), (0, 0), "{y:?}");
