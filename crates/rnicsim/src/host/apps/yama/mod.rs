@@ -149,8 +149,8 @@ struct Queue {
     /// When its last operation came back, and how long that one took from submission.
     back_at: Time,
     turnaround: Time,
-    /// Its connection failed (an operation completed in error, or a post was refused): it
-    /// posts nothing more and holds no share.
+    /// Its connection failed (an operation completed in error, or a post was refused for the
+    /// queue pair's state): it posts nothing more and holds no share.
     dead: bool,
     /// Its send queue was full (more outstanding than `nic.sq_depth`): it posts again when an
     /// operation comes back.
@@ -444,7 +444,7 @@ impl Yama {
     }
 
     /// Connection `i` failed: one of its queue pairs is in the error state (an operation on it
-    /// completed in error, or a post was refused), for good. The work on the wire either way is
+    /// completed in error, or a post was refused for its state), for good. The work on the wire either way is
     /// lost. An application's queue pair stops: it posts nothing more and leaves its share. A
     /// member's dummy connection, libYama's own, is destroyed and opened afresh: the probe must
     /// go on (its dummy work refused without end read as a saturated chain, and the estimate
@@ -513,8 +513,8 @@ impl Yama {
         }
     }
 
-    /// Posts a WRITE of `len` bytes; false if the NIC refused it (its queue pair in the error
-    /// state, or a message larger than the hosts' memory, say), counted in `post_errors`.
+    /// Posts a WRITE of `len` bytes; the NIC's refusal (a full send queue, or its queue pair in
+    /// the error state), counted in `post_errors`.
     fn write(&mut self, w: &mut World, qp: u32, from: u32, to: u32, len: u64, at: Time) -> Result<(), PostError> {
         let (lkey, _) = w.app_keys(from);
         let (_, rkey) = w.app_keys(to);
