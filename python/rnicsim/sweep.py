@@ -139,13 +139,6 @@ def _check_keys(path: Path, keys: list[str]) -> None:
                 )
 
 
-def point_scenario(base: Scenario, point: dict[str, Any]) -> Scenario:
-    s = copy.deepcopy(base)
-    for k, v in point.items():
-        s.set(k, v)
-    return s
-
-
 def _input_files(doc: Any, top: bool = True) -> Iterator[str]:
     """The files a resolved scenario reads: every string that is an absolute path to a file
     (the simulator makes the topology file, `flows[].cdf` and `flows[].file` absolute when it

@@ -364,6 +364,15 @@ fn run_briefly(text: &str, dir: &Path) -> Result<(), ScenarioError> {
     Ok(())
 }
 
+/// Each scenario text is refused, naming its key at a line of the file.
+fn refused_at_their_keys(cases: Vec<(String, &str)>, dir: &Path) {
+    for (text, key) in cases {
+        let e = run_briefly(&text, dir).expect_err(&format!("should be refused:\n{text}"));
+        assert_eq!(e.key.as_deref(), Some(key), "{e}\n{text}");
+        assert!(e.line.is_some(), "{e}");
+    }
+}
+
 #[test]
 fn inputs_that_used_to_panic_are_errors_naming_their_key() {
     let dir = tempfile::tempdir().unwrap();
@@ -392,11 +401,7 @@ fn inputs_that_used_to_panic_are_errors_naming_their_key() {
         (format!("{b2b}[[flows]]\ncdf = \"zero.cdf\"\nload = 0.3\n"), "flows[0].cdf"),
         (format!("{b2b}{perftest}qps = 4294967295\n"), "perftest[0].qps"),
     ];
-    for (text, key) in cases {
-        let e = run_briefly(&text, dir.path()).expect_err(&format!("should be refused:\n{text}"));
-        assert_eq!(e.key.as_deref(), Some(key), "{e}\n{text}");
-        assert!(e.line.is_some(), "{e}");
-    }
+    refused_at_their_keys(cases, dir.path());
     // A tiny CDF load is not an error: its first flow is simply past the end of time.
     run_briefly(&format!("{b2b}[[flows]]\ncdf = \"{cdf}\"\nload = 1e-300\n"), dir.path()).unwrap();
     // A flow file whose start is past the end of time names its line.
@@ -430,10 +435,7 @@ fn values_found_by_exploring_are_refused_at_their_key() {
         // it off for an entry asking for it.
         (format!("{star}{}{}", rpc(true, "[2]"), rpc(false, "[2, 3]").replace("server = 0", "server = 1")), "rpc[1].security"),
     ];
-    for (text, key) in cases {
-        let e = run_briefly(&text, dir.path()).expect_err(&format!("should be refused:\n{text}"));
-        assert_eq!(e.key.as_deref(), Some(key), "{e}\n{text}");
-    }
+    refused_at_their_keys(cases, dir.path());
     // Entries that agree, or whose client hosts differ, are fine.
     run_briefly(&format!("{star}{}{}", rpc(false, "[2]"), rpc(false, "[2, 3]").replace("server = 0", "server = 1")), dir.path()).unwrap();
     run_briefly(&format!("{star}{}{}", rpc(true, "[2]"), rpc(false, "[3]").replace("server = 0", "server = 1")), dir.path()).unwrap();

@@ -262,7 +262,13 @@ pub fn pause_time(quanta: u16, rate: u64) -> Time {
 /// The quanta (512 bit times, at least 1) that pause for `t` at `rate` bits per second, rounded
 /// down: the inverse of [`pause_time`].
 pub fn pause_quanta(t: Time, rate: u64) -> u16 {
-    (t.0 as u128 * rate as u128 / (512 * 1_000_000_000_000u128)).clamp(1, u16::MAX as u128) as u16
+    quanta_in(t, rate).clamp(1, u16::MAX as u128) as u16
+}
+
+/// The whole quanta of 512 bit times in `t` at `rate` bits per second, however many (a PAUSE
+/// frame carries 1 to 65535 of them: [`pause_quanta`]).
+pub fn quanta_in(t: Time, rate: u64) -> u128 {
+    t.0 as u128 * rate as u128 / (512 * 1_000_000_000_000u128)
 }
 
 /// Local failover: puts the `candidates` whose links are up into `up`; true if some are down and

@@ -396,8 +396,8 @@ pub fn advisories(s: &Scenario) -> Problems {
     // A PAUSE frame carries 1 to 65535 quanta of 512 bit times: a pause time outside them at the
     // links' rate is cut to fit.
     if let Some(t) = pfc.pause_time {
-        let quantum = s.links.rate.tx_time(64);
-        let (most, q) = (Time(quantum.0 * u16::MAX as u64), t.0 as u128 * s.links.rate.0 as u128 / 512_000_000_000_000);
+        use crate::fabric::switch::{pause_time, quanta_in};
+        let (q, quantum, most) = (quanta_in(t, s.links.rate.0), pause_time(1, s.links.rate.0), pause_time(u16::MAX, s.links.rate.0));
         if q > u16::MAX as u128 {
             out.push(("switch.pfc.pause_time".into(), format!("{t} is {q} quanta of 512 bit times at {}; a PAUSE frame carries at most 65535: it pauses {most}", s.links.rate)));
         } else if q == 0 {
@@ -488,7 +488,7 @@ pub fn advisories(s: &Scenario) -> Problems {
                 }
             }
         }
-        if !r.security && !matches!(r.stack, RpcStack::Star | RpcStack::StarAuto) {
+        if !r.security && !r.stack.is_star() {
             out.push((format!("rpc[{i}].security"), "the security check is StaR's; this entry's stack keeps no whitelist, so turning it off does nothing".into()));
         }
         if (r.connections as usize) < r.clients.len() {
@@ -1062,10 +1062,8 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
         }
         // StaR's whitelist check is its NIC's, for all of a host's connections or none: an
         // entry turning it off on a client host also turned it off for another asking for it.
-        use crate::host::apps::rpc::RpcStack;
-        let star = |r: &crate::host::apps::rpc::RpcSpec| matches!(r.stack, RpcStack::Star | RpcStack::StarAuto);
-        if star(r) && !r.security {
-            if let Some((j, c)) = s.rpc.iter().enumerate().filter(|(_, o)| star(o) && o.security).find_map(|(j, o)| o.clients.iter().find(|c| r.clients.contains(c)).map(|&c| (j, c))) {
+        if r.stack.is_star() && !r.security {
+            if let Some((j, c)) = s.rpc.iter().enumerate().filter(|(_, o)| o.stack.is_star() && o.security).find_map(|(j, o)| o.clients.iter().find(|c| r.clients.contains(c)).map(|&c| (j, c))) {
                 out.push((
                     format!("rpc[{i}].security"),
                     format!("turns StaR's whitelist check off on host {c}'s NIC, which rpc[{j}] (security = true) has clients on too: the check is its NIC's, for all its connections or none; give both entries the same security or other client hosts"),

@@ -81,10 +81,9 @@ impl World {
                 }
             }
         }
-        let service = match s.switch.service {
-            ServiceKind::Strict => ClassService::Strict,
-            ServiceKind::Weighted => ClassService::Weighted { weights: s.switch.weights, quantum: MTU as u32 },
-        };
+        // Strict priority, or deficit round robin by weights (quantum weight × MTU).
+        let service = |weights: Option<[u32; 8]>| weights.map_or(ClassService::Strict, |weights| ClassService::Weighted { weights, quantum: MTU as u32 });
+        let switch_service = service((s.switch.service == ServiceKind::Weighted).then_some(s.switch.weights));
         let total_ports = first_port[n] as usize;
         let mut ports = Vec::with_capacity(total_ports);
         let mut links = Vec::with_capacity(total_ports);
@@ -96,11 +95,7 @@ impl World {
                 let p = first_port[v] + k as u32;
                 let l = &topo.links[li];
                 let (peer, neighbor) = if at_a { (port_of_link[li].1, l.b) } else { (port_of_link[li].0, l.a) };
-                let svc = match (topo.kinds[v], s.nic.weights) {
-                    (NodeKind::Switch, _) => service.clone(),
-                    (_, Some(weights)) => ClassService::Weighted { weights, quantum: MTU as u32 },
-                    (_, None) => ClassService::Strict,
-                };
+                let svc = if topo.kinds[v] == NodeKind::Switch { switch_service.clone() } else { service(s.nic.weights) };
                 let mut port = Port::new(v as u32, k as u32, peer, l.rate, timers.add_timer(Wake::Port(p)), svc);
                 if topo.kinds[v] == NodeKind::Switch {
                     port.set_order(s.switch.queue_order);

@@ -33,6 +33,13 @@ pub enum RpcStack {
     Scalardma,
 }
 
+impl RpcStack {
+    /// A StaR stack, whose clients' NICs check a whitelist.
+    pub fn is_star(self) -> bool {
+        matches!(self, RpcStack::Star | RpcStack::StarAuto)
+    }
+}
+
 /// Which application pattern.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -212,7 +219,7 @@ impl Rpcs {
                 spec.name = super::default_name("rpc", g);
             }
             // The clients' whitelist check is StaR's: only a StaR entry turns it off.
-            if !spec.security && matches!(spec.stack, RpcStack::Star | RpcStack::StarAuto) {
+            if !spec.security && spec.stack.is_star() {
                 for &c in &spec.clients {
                     let h = w.host_index(c);
                     w.nics[h as usize].star.unchecked = true;

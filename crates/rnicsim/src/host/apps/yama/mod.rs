@@ -444,11 +444,11 @@ impl Yama {
     }
 
     /// Connection `i` failed: one of its queue pairs is in the error state (an operation on it
-    /// completed in error, or a post was refused for its state), for good. The work on the wire either way is
-    /// lost. An application's queue pair stops: it posts nothing more and leaves its share. A
-    /// member's dummy connection, libYama's own, is destroyed and opened afresh: the probe must
-    /// go on (its dummy work refused without end read as a saturated chain, and the estimate
-    /// sank to nothing after one spurious timeout with `nic.retry_count = 0`).
+    /// completed in error, or a post was refused for its state), for good. The work on the wire
+    /// either way is lost. An application's queue pair stops: it posts nothing more and leaves
+    /// its share. A member's dummy connection, libYama's own, is destroyed and opened afresh:
+    /// the probe must go on (its dummy work refused without end read as a saturated chain, and
+    /// the estimate sank to nothing after one spurious timeout with `nic.retry_count = 0`).
     fn conn_failed(&mut self, w: &mut World, i: u32, now: Time) {
         let conn = &mut self.conns[i as usize];
         if conn.failed {
@@ -514,21 +514,21 @@ impl Yama {
     }
 
     /// Posts a WRITE of `len` bytes; the NIC's refusal (a full send queue, or its queue pair in
-    /// the error state), counted in `post_errors`.
+    /// the error state) goes to [`Self::refused`].
     fn write(&mut self, w: &mut World, qp: u32, from: u32, to: u32, len: u64, at: Time) -> Result<(), PostError> {
         let (lkey, _) = w.app_keys(from);
         let (_, rkey) = w.app_keys(to);
         let wr = SendWr { id: 0, verb: Verb::Write, local_addr: 0, len, lkey, remote_addr: 0, rkey };
-        let r = w.post_send_at(qp, wr, at);
-        self.post_errors += u64::from(r.is_err());
-        r
+        w.post_send_at(qp, wr, at)
     }
 
-    /// Operation `id`'s post on connection `conn` was refused (`e`): it is lost. A full send
+    /// Operation `id`'s post on connection `conn` was refused (`e`), counted in `post_errors`:
+    /// it is lost. A full send
     /// queue holds the application queue pair until an operation comes back (a full queue is
     /// no failure: taken for one, it stopped every queue pair deeper than `nic.sq_depth`); any
     /// other refusal means the connection has failed.
     fn refused(&mut self, w: &mut World, id: u32, conn: u32, at: Time, e: PostError) {
+        self.post_errors += 1;
         self.lose(id);
         if e == PostError::QueueFull {
             if let ConnUser::Queue(q) = self.conns[conn as usize].user {
@@ -554,7 +554,6 @@ impl Yama {
             let verb = if op.reply == RDMA_WORK { Verb::Read } else { Verb::Write };
             let wr = SendWr { id: id as u64, verb, local_addr: 0, len: RDMA_WORK, lkey, remote_addr: 0, rkey };
             if let Err(e) = w.post_send_at(self.conns[conn as usize].client, wr, at) {
-                self.post_errors += 1;
                 self.refused(w, id, conn, at, e);
             }
             return;
@@ -814,7 +813,6 @@ impl Yama {
         self.fill(w, q, now);
     }
 
-
     /// Operation `id` is gone without completing: its slot is freed and its queue stops
     /// counting it.
     fn lose(&mut self, id: u32) {
@@ -1039,7 +1037,6 @@ impl Application for Yama {
         } else if nic_rdma && client {
             self.complete(w, c.wr_id as u32, c.at.max(w.now));
         } else {
-            // A WRITE carrying a request or a reply: seen where it lands (`on_message`).
             return;
         }
         self.run_due(w);
