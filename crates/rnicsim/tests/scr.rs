@@ -492,6 +492,36 @@ fn receiver_credits_give_the_credited_sender_the_headroom_and_tame_the_incast_qu
 }
 
 #[test]
+fn receiver_credits_split_the_headroom_max_min_among_credited_senders() {
+    // An 8-to-1 incast of credited WRITE streams, the receiver handing out 95% of the line.
+    // Every credited sender answers its credits, so the receiver splits the headroom among the
+    // eight: 11.875 Gbps each, the 5 Gbps left draining the queue the first burst built. Each
+    // credit was the whole headroom the others left before, so the split followed the meter's
+    // noise: 7.7 to 18.9 Gbps (Jain 0.90), more than the line in all.
+    let credited = |limit: Option<&'static str>| {
+        let mut tests: Vec<(String, u32, u32, Option<&str>)> = (1..=8).map(|c| (format!("c{c}"), c, 0, None)).collect();
+        tests[7].3 = limit;
+        let tests: Vec<(&str, u32, u32, Option<&str>)> = tests.iter().map(|(n, c, s, l)| (n.as_str(), *c, *s, *l)).collect();
+        star(9, "[nic.scr]\nhosts = [0, 1, 2, 3, 4, 5, 6, 7, 8]\n[nic.scr.policy.receiver_driven]\nutilization_permille = 950", &tests)
+    };
+    let even = credited(None);
+    for c in 1..=8 {
+        let got = perf(&even, &format!("c{c}")).wire_gbps;
+        assert!((got / 11.875 - 1.0).abs() < 0.01, "c{c}: {got} Gbps");
+    }
+    assert_eq!(policy_figure(&even, "host 0", "credited_flows"), 8.0);
+    assert!(policy_figure(&even, "host 1", "credit_answers") > 100.0);
+    // One sender limited by its application to 5 Gbps: the seven others share the rest,
+    // (95 − 5) / 7 = 12.86 Gbps each (max-min), not 11.875.
+    let limited = credited(Some("5Gbps"));
+    assert!((perf(&limited, "c8").wire_gbps - 5.0).abs() < 0.1);
+    for c in 1..=7 {
+        let got = perf(&limited, &format!("c{c}")).wire_gbps;
+        assert!((got / (90.0 / 7.0) - 1.0).abs() < 0.02, "c{c}: {got} Gbps");
+    }
+}
+
+#[test]
 fn receiver_backpressure_cuts_the_sender_multiplicatively_and_it_climbs_back() {
     let scr = "[nic.scr]\n[nic.scr.policy.receiver_driven]\nmode = \"backpressure\"\nbackpressure_permille = 900\nai = \"2Gbps\"";
     let s = star(2, scr, &[("w", 0, 1, None)]);

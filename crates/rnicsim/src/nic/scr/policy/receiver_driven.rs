@@ -5,11 +5,21 @@
 //!
 //! - **Credits** (`mode = "credits"`, after Homa's grants, rate-based as A.8 adapts them): the
 //!   receiver meters its port's RX bandwidth and each flow's, in windows of `meter`; every
-//!   `interval` it grants each flow the headroom the others leave: `utilization` × line rate
-//!   less the port's RX rate other than this flow's (never below `min_rate`). A.8 hands out the
-//!   whole headroom (`utilization_permille = 1000`, the default); a queue built before the
-//!   first credit arrived then never drains, and a lower share leaves room for it to. The sender sets
-//!   its dequeue rate to the credit and keeps it until the next one (optimistic between credits).
+//!   `interval` it grants each flow a credit (never below `min_rate`). The sender sets its
+//!   dequeue rate to the credit and keeps it until the next one (optimistic between credits),
+//!   and answers every credit with a signal of its own, [`CREDITED`], so that the receiver
+//!   knows which of its flows follow credits (as a Homa sender announces its messages) and
+//!   which are traffic it does not control. The headroom is `utilization` × line rate less the
+//!   uncontrolled flows' RX rate. A.8's case, one credited flow, gets the whole headroom;
+//!   several share it max-min: each meter window the receiver tallies the credited flows'
+//!   readings, hungry ones (reading at least [`HUNGRY_PERMILLE`] of their last credit) and
+//!   limited ones (their own demand holds them back). A hungry flow is granted (headroom − the
+//!   limited flows' rate) / hungry flows, a limited one what it would get were it hungry, and
+//!   none less than headroom / credited flows. A flow not yet known to follow credits is granted
+//!   the headroom its traffic would find alone: `utilization` × line rate less the rest of the
+//!   port's RX rate. A.8 hands out the whole headroom (`utilization_permille = 1000`, the
+//!   default); a queue built before the first credits arrived then never drains, and a lower
+//!   share leaves room for it to.
 //! - **Backpressure** (`mode = "backpressure"`, A.8's receiver-initiated ECN-like signal): while
 //!   the receiver's port RX rate is at or above `backpressure` × line rate, or the flow's
 //!   packets arrive ECN-marked, it signals the sender at most once per `interval`; the sender
@@ -25,9 +35,8 @@
 //! backpressure mode it makes a signal due, sent only if the port reads busy or a packet is marked.
 //!
 //! RX bandwidth counts wire bytes: each RX event's payload plus the RoCEv2 headers of the
-//! packets it stands for, so credits are in the same units as the sender's dequeue rate. With
-//! several credited flows each is granted what the others leave, so their split is not made
-//! fair; that is the water-filling policy's job. Integer arithmetic only.
+//! packets it stands for, so credits are in the same units as the sender's dequeue rate.
+//! Integer arithmetic only.
 
 use super::{bps, mbps, Action, Env, Policy, Verdict};
 use crate::nic::scr::event::{Kind, ScrEvent};
@@ -188,6 +197,8 @@ impl ReceiverDrivenParams {
 
 /// The signal value that means "back off" (credits are Mbps, far below it).
 pub const BACKPRESSURE: u32 = u32::MAX;
+/// The signal value a sender answers a credit with: this flow follows credits.
+pub const CREDITED: u32 = u32::MAX - 1;
 
 /// A windowed bandwidth meter: bytes in the current window of `meter`; at each window's end its
 /// rate (spread over the windows that passed, so an idle gap reads as a low rate) is averaged
@@ -203,10 +214,20 @@ pub struct Meter {
     readings: u32,
 }
 
+/// The window of length `meter` that time `at` falls in.
+fn window_of(at: Time, meter: Time) -> u32 {
+    (at.0 / meter.0.max(1)).min(u32::MAX as u64) as u32
+}
+
 impl Meter {
+    /// Nothing metered yet.
+    fn is_fresh(&self) -> bool {
+        self.readings == 0 && self.bytes == 0
+    }
+
     fn add(&mut self, at: Time, bytes: u64, meter: Time) {
-        let w = (at.0 / meter.0.max(1)).min(u32::MAX as u64) as u32;
-        if self.readings == 0 && self.bytes == 0 {
+        let w = window_of(at, meter);
+        if self.is_fresh() {
             // The first bytes: metering starts in their window.
             self.window = w;
         }
@@ -224,11 +245,33 @@ impl Meter {
 
 pub struct ReceiverDriven {
     p: ReceiverDrivenParams,
-    /// The port's RX meter (node-level state).
+    /// The port's RX meter, and the RX meter of the flows known to follow credits (node-level
+    /// state).
     port: Meter,
+    credited: Meter,
+    /// The credited flows' readings taken in the current meter window and in the one before.
+    tally: [Tally; 2],
     signals: u64,
+    /// Sender: credits answered with [`CREDITED`].
+    answers: u64,
     last_credit_mbps: u32,
 }
+
+/// What the credited flows' meter readings of one window showed: how many flows read, how
+/// many used at least [`HUNGRY_PERMILLE`] of their last credit (hungry), and the rate of the
+/// others (limited by their own demand).
+#[derive(Clone, Copy, Debug, Default)]
+struct Tally {
+    window: u32,
+    flows: u32,
+    hungry: u32,
+    limited_mbps: u64,
+}
+
+/// A credited flow reading at least this share (per mille) of its last credit is hungry: it
+/// would take more. Below it, its demand (or its path) limits it, and the rest of its share goes
+/// to the others. (Room for a meter's noise and for a rate still climbing to a raised credit.)
+pub const HUNGRY_PERMILLE: u64 = 800;
 
 /// The per-flow context (48 bytes, the whole of DOCA PCC's).
 #[derive(Clone, Copy, Debug, Default)]
@@ -242,11 +285,20 @@ pub struct RdFlow {
     /// Sender: the dequeue rate set (Mbps; 0: none yet) and the last additive increase.
     pub rate_mbps: u32,
     pub last_ai: Time,
+    /// Receiver: the sender answered a credit with [`CREDITED`] (the flow follows credits).
+    pub credited: bool,
+}
+
+impl RdFlow {
+    /// Receiver: the flow's meter reads at least [`HUNGRY_PERMILLE`] of its last credit.
+    fn hungry(&self) -> bool {
+        self.rx.mbps as u64 * 1000 >= self.last_value as u64 * HUNGRY_PERMILLE
+    }
 }
 
 impl ReceiverDriven {
     pub fn new(p: ReceiverDrivenParams) -> ReceiverDriven {
-        ReceiverDriven { p, port: Meter::default(), signals: 0, last_credit_mbps: 0 }
+        ReceiverDriven { p, port: Meter::default(), credited: Meter::default(), tally: [Tally::default(); 2], signals: 0, answers: 0, last_credit_mbps: 0 }
     }
 
     fn signal(&mut self, f: &mut RdFlow, flow: u32, value: u32, env: &mut Env) {
@@ -255,6 +307,38 @@ impl ReceiverDriven {
         f.last_value = value;
         self.signals += 1;
         env.actions.push(Action::Signal { flow, value, bytes: self.p.signal_bytes.0 as u32 });
+    }
+
+    /// A credited flow's meter took a reading in window `w`: count it in that window's tally.
+    fn tally_reading(&mut self, w: u32, f: &RdFlow) {
+        // Events reach the cores out of time order across threads: a reading stamped in an
+        // older window than the tally's counts in the current one.
+        let w = w.max(self.tally[0].window);
+        if self.tally[0].window != w {
+            let last = if self.tally[0].window.wrapping_add(1) == w { self.tally[0] } else { Tally::default() };
+            self.tally = [Tally { window: w, ..Tally::default() }, last];
+        }
+        let t = &mut self.tally[0];
+        t.flows += 1;
+        if f.hungry() {
+            t.hungry += 1;
+        } else {
+            t.limited_mbps += f.rx.mbps as u64;
+        }
+    }
+
+    /// The tally a credit in window `w` is computed from: the last whole window's, or the
+    /// current one's while the last read nothing.
+    fn level_tally(&self, w: u32) -> Tally {
+        let [now, last] = self.tally;
+        let w = w.max(now.window);
+        if now.window == w && last.flows > 0 {
+            last
+        } else if now.window.wrapping_add(1) == w || now.window == w {
+            now
+        } else {
+            Tally::default()
+        }
     }
 
     fn set(&self, f: &mut RdFlow, flow: u32, mbps: u32, env: &mut Env) {
@@ -282,8 +366,16 @@ impl Policy for ReceiverDriven {
         match ev.kind {
             Kind::Rx => {
                 let wire = ev.bytes + ev.count as u64 * BASE_HEADER_BYTES as u64;
+                let window = window_of(ev.at, self.p.meter);
+                let readings = f.rx.readings;
                 f.rx.add(ev.at, wire, self.p.meter);
                 self.port.add(ev.at, wire, self.p.meter);
+                if f.credited {
+                    self.credited.add(ev.at, wire, self.p.meter);
+                    if f.rx.readings != readings {
+                        self.tally_reading(window, f);
+                    }
+                }
                 f.since_signal = f.since_signal.saturating_add(wire.min(u32::MAX as u64) as u32);
                 let first = f.last_signal == Time::ZERO;
                 let due = first
@@ -295,8 +387,25 @@ impl Policy for ReceiverDriven {
                     };
                 match self.p.mode {
                     Mode::Credits if due => {
-                        let others = self.port.mbps.saturating_sub(f.rx.mbps);
-                        let credit = (line as u64 * self.p.utilization_permille as u64 / 1000).saturating_sub(others as u64).max(floor as u64) as u32;
+                        let share = line as i64 * self.p.utilization_permille as i64 / 1000;
+                        let (port, own, credited) = (self.port.mbps as i64, f.rx.mbps as i64, self.credited.mbps as i64);
+                        let credit = if f.credited {
+                            // Max-min among the credited flows: the headroom the uncontrolled
+                            // traffic leaves, less what the limited flows use, split among the
+                            // hungry ones (at least an even split among all).
+                            let headroom = (share - (port - credited).max(0)).max(0);
+                            let t = self.level_tally(window);
+                            let (n, mut hungry, mut limited) = (t.flows.max(1) as i64, t.hungry as i64, t.limited_mbps as i64);
+                            if !f.hungry() {
+                                // A limited flow is granted what it would get were it hungry.
+                                hungry += 1;
+                                limited = (limited - own).max(0);
+                            }
+                            (headroom / n).max((headroom - limited).max(0) / hungry.max(1)).min(headroom)
+                        } else {
+                            share - (port - own).max(0)
+                        };
+                        let credit = credit.clamp(floor as i64, u32::MAX as i64 - 2) as u32;
                         let moved = credit.abs_diff(f.last_value) as u64 * 1000 > f.last_value as u64 * self.p.anomaly_permille as u64;
                         if first || self.p.signal_on != SignalOn::Anomaly || moved {
                             self.last_credit_mbps = credit;
@@ -317,7 +426,25 @@ impl Policy for ReceiverDriven {
                     _ => {}
                 }
             }
+            Kind::Peer if ev.value == CREDITED => {
+                if !f.credited {
+                    f.credited = true;
+                    // The credited meter takes over what the flow's own meter has seen: all of
+                    // it when it is the first credited flow (so that, alone, its credits are
+                    // exactly A.8's), else its bytes of the current window.
+                    if self.credited.is_fresh() {
+                        self.credited = f.rx;
+                    } else if self.credited.window == f.rx.window {
+                        self.credited.bytes = self.credited.bytes.saturating_add(f.rx.bytes);
+                    }
+                }
+            }
             Kind::Peer => {
+                if ev.value != BACKPRESSURE {
+                    // A credit: answer it, so the receiver counts this flow among the credited.
+                    self.answers += 1;
+                    env.actions.push(Action::Signal { flow: ev.flow, value: CREDITED, bytes: self.p.signal_bytes.0 as u32 });
+                }
                 let to = if ev.value == BACKPRESSURE {
                     let cur = if f.rate_mbps == 0 { line } else { f.rate_mbps };
                     f.last_ai = env.now;
@@ -340,6 +467,8 @@ impl Policy for ReceiverDriven {
         let senders: Vec<_> = flows.iter().filter(|f| !f.left && f.ctx.rate_mbps > 0).collect();
         vec![
             ("signals", self.signals as f64),
+            ("credit_answers", self.answers as f64),
+            ("credited_flows", self.tally[0].flows.max(self.tally[1].flows) as f64),
             ("port_rx_gbps", self.port.mbps as f64 / 1e3),
             ("last_credit_gbps", self.last_credit_mbps as f64 / 1e3),
             ("sender_flows", senders.len() as f64),
@@ -419,6 +548,81 @@ mod tests {
         // A credit below the floor is raised to it.
         p.on_event(&ev(Kind::Peer, 9, 50, 128, 1, 10), &mut sender, &mut env(50, &mut a));
         assert_eq!(sender.rate_mbps, 1000);
+    }
+
+    /// Flows that each bring, in every 10 µs meter window, one RX event of the rate they run at:
+    /// their last credit (capped by their demand, Mbps) if they follow credits, else their
+    /// demand. Runs windows `from..to` and keeps each flow's last credit in `credits`.
+    fn run_windows(p: &mut ReceiverDriven, flows: &mut [RdFlow], credits: &mut [u32], demand: &[(bool, Option<u32>)], windows: std::ops::Range<u64>) {
+        for w in windows {
+            for (i, f) in flows.iter_mut().enumerate() {
+                let t = w * 10 + 1 + i as u64;
+                let rate = match demand[i] {
+                    (true, d) => d.map_or(credits[i], |d| d.min(credits[i])),
+                    (false, d) => d.expect("a flow that ignores credits sends its demand"),
+                };
+                let mut a = Vec::new();
+                // Wire bytes of `rate` Mbps over 10 µs (an event for no packets: count 0).
+                p.on_event(&ev(Kind::Rx, i as u32, t, rate as u64 * 10 / 8, 0, 0), f, &mut env(t, &mut a));
+                for x in a {
+                    if let Action::Signal { value, .. } = x {
+                        credits[i] = value;
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn credited_flows_share_the_headroom_max_min() {
+        let mut p = ReceiverDriven::new(ReceiverDrivenParams::default());
+        let mut flows = [RdFlow::default(); 3];
+        // The three senders answered a credit: they follow credits.
+        for (i, f) in flows.iter_mut().enumerate() {
+            p.on_event(&ev(Kind::Peer, i as u32, 0, 128, 1, CREDITED), f, &mut env(0, &mut Vec::new()));
+            assert!(f.credited);
+        }
+        // Flow 2 wants 5 Gbps: the two others share the other 95 (47.5 each), and flow 2 is
+        // granted what it would get were it hungry (a third), room to grow.
+        let mut credits = [100_000; 3];
+        let mut demand = [(true, None), (true, None), (true, Some(5_000))];
+        run_windows(&mut p, &mut flows, &mut credits, &demand, 0..20);
+        assert_eq!(credits, [47_500, 47_500, 33_333]);
+        // Flow 2 now takes all it is granted: it is hungry too, and all three get a third.
+        demand[2].1 = None;
+        run_windows(&mut p, &mut flows, &mut credits, &demand, 20..40);
+        assert_eq!(credits, [33_333; 3]);
+
+        // Beside a flow at 30 Gbps that ignores credits (it never answered one), two credited
+        // flows share the 70 Gbps it leaves.
+        let mut p = ReceiverDriven::new(ReceiverDrivenParams::default());
+        let mut flows = [RdFlow::default(); 3];
+        for (i, f) in flows.iter_mut().enumerate().skip(1) {
+            p.on_event(&ev(Kind::Peer, i as u32, 0, 128, 1, CREDITED), f, &mut env(0, &mut Vec::new()));
+        }
+        let mut credits = [100_000; 3];
+        run_windows(&mut p, &mut flows, &mut credits, &[(false, Some(30_000)), (true, None), (true, None)], 0..20);
+        assert_eq!(credits[1..], [35_000, 35_000]);
+        // (The one that ignores credits is granted what the rest leave it, A.8's formula, to
+        // within the meters' integer rounding.)
+        assert!(credits[0].abs_diff(30_000) <= 1, "{}", credits[0]);
+    }
+
+    #[test]
+    fn a_sender_answers_each_credit_and_the_receiver_marks_the_flow_credited() {
+        let mut p = ReceiverDriven::new(ReceiverDrivenParams::default());
+        let mut a = Vec::new();
+        let mut sender = RdFlow::default();
+        p.on_event(&ev(Kind::Peer, 4, 10, 128, 1, 30_000), &mut sender, &mut env(10, &mut a));
+        assert_eq!(a, vec![Action::Signal { flow: 4, value: CREDITED, bytes: 128 }, Action::SetRate { flow: 4, bps: bps(30_000) }]);
+        // Backpressure is not a credit: not answered.
+        a.clear();
+        p.on_event(&ev(Kind::Peer, 4, 20, 128, 1, BACKPRESSURE), &mut sender, &mut env(20, &mut a));
+        assert_eq!(a, vec![Action::SetRate { flow: 4, bps: bps(15_000) }]);
+        assert_eq!(p.answers, 1);
+        let mut receiver = RdFlow::default();
+        p.on_event(&ev(Kind::Peer, 7, 30, 128, 1, CREDITED), &mut receiver, &mut env(30, &mut a));
+        assert!(receiver.credited && sender.rate_mbps == 15_000);
     }
 
     #[test]
