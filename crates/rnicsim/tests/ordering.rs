@@ -621,7 +621,7 @@ fn shipped_fig19_holding_the_last_write_packet_costs_a_round_trip_the_main_runs_
 fn shipped_fig15_srpt_shortens_short_flows_and_grows_the_bitmaps() {
     let s = shrunk("fig15_srpt");
     let run = |name: &str| if name == "po2-srpt" { &s } else { s.baselines.iter().find(|b| b.name == name).unwrap() };
-    let shortest = |name: &str| run(name).rdma.by_size.iter().find(|b| b.name == "4KB").unwrap().fct_mean_us;
+    let shortest = |name: &str| run(name).rdma.by_size.iter().find(|b| b.name == "4KB").unwrap().fct_mean_us.expect("4 KB flows completed");
     // SRPT lets the shortest flows past the queues of long ones, under either balancer.
     assert!(shortest("po2-srpt") < shortest("po2-fifo"), "{} vs {}", shortest("po2-srpt"), shortest("po2-fifo"));
     assert!(shortest("po2-srpt") < 0.6 * shortest("ecmp-fifo"), "{} vs {}", shortest("po2-srpt"), shortest("ecmp-fifo"));

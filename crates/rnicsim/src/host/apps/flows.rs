@@ -159,15 +159,17 @@ pub struct Flows {
 }
 
 /// Completed flows of one size bucket (`rdma/by_size/<name>`): `name` is the bucket's upper
-/// bound as rnicsim prints sizes (`16KB`), or `more`.
+/// bound as rnicsim prints sizes (`16KB`), or `more`. A bucket no flow completed in has no
+/// figures (null in `summary.json`, so a claim over the buckets passes it by rather than read
+/// a 0).
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct SizeBucket {
     pub name: String,
     pub flows: u64,
-    pub fct_mean_us: f64,
-    pub fct_p99_us: f64,
-    pub slowdown_mean: f64,
-    pub slowdown_p99: f64,
+    pub fct_mean_us: Option<f64>,
+    pub fct_p99_us: Option<f64>,
+    pub slowdown_mean: Option<f64>,
+    pub slowdown_p99: Option<f64>,
 }
 
 /// Totals over completed flows: how many, and the sums of their FCTs and slowdowns, exact
@@ -667,14 +669,15 @@ impl Flows {
         all.into_iter()
             .enumerate()
             .map(|(i, v)| {
-                let n = v.len().max(1) as f64;
+                let n = v.len() as f64;
+                let some = |x: f64| (!v.is_empty()).then_some(x);
                 SizeBucket {
                     name: self.size_bounds.get(i).map_or_else(|| "more".into(), |&b| Bytes(b).to_string()),
                     flows: v.len() as u64,
-                    fct_mean_us: v.iter().map(|x| x.0 as f64).sum::<f64>() / n / 1e6,
-                    fct_p99_us: quantile_of(&mut v.iter().map(|x| x.0 as f64).collect::<Vec<_>>(), 0.99) / 1e6,
-                    slowdown_mean: v.iter().map(|x| x.1).sum::<f64>() / n,
-                    slowdown_p99: quantile_of(&mut v.iter().map(|x| x.1).collect::<Vec<_>>(), 0.99),
+                    fct_mean_us: some(v.iter().map(|x| x.0 as f64).sum::<f64>() / n / 1e6),
+                    fct_p99_us: some(quantile_of(&mut v.iter().map(|x| x.0 as f64).collect::<Vec<_>>(), 0.99) / 1e6),
+                    slowdown_mean: some(v.iter().map(|x| x.1).sum::<f64>() / n),
+                    slowdown_p99: some(quantile_of(&mut v.iter().map(|x| x.1).collect::<Vec<_>>(), 0.99)),
                 }
             })
             .collect()
@@ -709,11 +712,18 @@ mod tests {
         let names: Vec<&str> = b.iter().map(|x| x.name.as_str()).collect();
         assert_eq!(names, ["1KB", "10KB", "more"]);
         assert_eq!(b.iter().map(|x| x.flows).collect::<Vec<_>>(), [1, 2, 1]);
-        assert_eq!((b[1].fct_mean_us, b[1].fct_p99_us, b[1].slowdown_mean), (4.0, 5.0, 4.0));
-        assert_eq!((b[2].fct_mean_us, b[2].slowdown_p99), (20.0, 20.0));
+        assert_eq!((b[1].fct_mean_us, b[1].fct_p99_us, b[1].slowdown_mean), (Some(4.0), Some(5.0), Some(4.0)));
+        assert_eq!((b[2].fct_mean_us, b[2].slowdown_p99), (Some(20.0), Some(20.0)));
         // Written-out flows count as well.
         f.written_by_size[0].push((4_000_000, 4.0));
-        assert_eq!(f.by_size().first().map(|x| (x.flows, x.fct_mean_us)), Some((2, 3.0)));
+        assert_eq!(f.by_size().first().map(|x| (x.flows, x.fct_mean_us)), Some((2, Some(3.0))));
+        // A bucket no flow completed in has no figures, not zeros.
+        let mut g = Flows { size_bounds: vec![1000, 10_000], written_by_size: vec![Vec::new(); 3], ..Default::default() };
+        g.records.push(FlowRecord { size: 5000, ..flow(0, Some(3)) });
+        g.records.push(FlowRecord { size: 500, ..flow(0, None) });
+        let b = g.by_size();
+        assert_eq!((b[0].flows, b[0].fct_mean_us, b[0].fct_p99_us, b[0].slowdown_mean, b[0].slowdown_p99), (0, None, None, None, None));
+        assert_eq!(b[1].slowdown_mean, Some(3.0));
         // No bounds, no buckets.
         assert!(Flows::default().by_size().is_empty());
     }
