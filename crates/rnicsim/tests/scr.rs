@@ -510,7 +510,8 @@ fn receiver_credits_split_the_headroom_max_min_among_credited_senders() {
         assert!((got / 11.875 - 1.0).abs() < 0.01, "c{c}: {got} Gbps");
     }
     assert_eq!(policy_figure(&even, "host 0", "credited_flows"), 8.0);
-    assert!(policy_figure(&even, "host 1", "credit_answers") > 100.0);
+    // Answered: the first credit and one a millisecond after, over 3 ms.
+    assert_eq!(policy_figure(&even, "host 1", "credit_answers"), 3.0);
     // One sender limited by its application to 5 Gbps: the seven others share the rest,
     // (95 − 5) / 7 = 12.86 Gbps each (max-min), not 11.875.
     let limited = credited(Some("5Gbps"));
@@ -519,6 +520,20 @@ fn receiver_credits_split_the_headroom_max_min_among_credited_senders() {
         let got = perf(&limited, &format!("c{c}")).wire_gbps;
         assert!((got / (90.0 / 7.0) - 1.0).abs() < 0.02, "c{c}: {got} Gbps");
     }
+    // 32 to 1, the whole line handed out: a flow of 3.1 Gbps reads in few meter windows, and
+    // all 32 still share the line (counting only the flows read in the last window, a third
+    // of them, granted each 70 Gbps); the senders' answers, one each and one a millisecond
+    // after, cost the congested link next to nothing (an answer to every credit took 4 Gbps).
+    let tests: Vec<(String, u32, u32, Option<&str>)> = (1..=32).map(|c| (format!("c{c}"), c, 0, None)).collect();
+    let tests: Vec<(&str, u32, u32, Option<&str>)> = tests.iter().map(|(n, c, s, l)| (n.as_str(), *c, *s, *l)).collect();
+    let hosts: Vec<String> = (0..=32).map(|h| h.to_string()).collect();
+    let wide = star(33, &format!("[nic.scr]\nhosts = [{}]\n[nic.scr.policy.receiver_driven]", hosts.join(", ")), &tests);
+    assert_eq!(policy_figure(&wide, "host 0", "credited_flows"), 32.0);
+    let rates: Vec<f64> = (1..=32).map(|c| perf(&wide, &format!("c{c}")).wire_gbps).collect();
+    assert!(rates.iter().all(|r| (r / 3.125 - 1.0).abs() < 0.02), "{rates:?}");
+    assert!(rates.iter().sum::<f64>() > 99.5, "{}", rates.iter().sum::<f64>());
+    let granted: f64 = (1..=32).map(|h| policy_figure(&wide, &format!("host {h}"), "sender_rate_gbps")).sum();
+    assert!(granted < 102.0, "{granted} Gbps of credits");
 }
 
 #[test]

@@ -7,19 +7,19 @@
 //!   receiver meters its port's RX bandwidth and each flow's, in windows of `meter`; every
 //!   `interval` it grants each flow a credit (never below `min_rate`). The sender sets its
 //!   dequeue rate to the credit and keeps it until the next one (optimistic between credits),
-//!   and answers every credit with a signal of its own, [`CREDITED`], so that the receiver
-//!   knows which of its flows follow credits (as a Homa sender announces its messages) and
-//!   which are traffic it does not control. The headroom is `utilization` × line rate less the
-//!   uncontrolled flows' RX rate. A.8's case, one credited flow, gets the whole headroom;
-//!   several share it max-min: each meter window the receiver tallies the credited flows'
-//!   readings, hungry ones (reading at least [`HUNGRY_PERMILLE`] of their last credit) and
-//!   limited ones (their own demand holds them back). A hungry flow is granted (headroom − the
-//!   limited flows' rate) / hungry flows, a limited one what it would get were it hungry, and
-//!   none less than headroom / credited flows. A flow not yet known to follow credits is granted
-//!   the headroom its traffic would find alone: `utilization` × line rate less the rest of the
-//!   port's RX rate. A.8 hands out the whole headroom (`utilization_permille = 1000`, the
-//!   default); a queue built before the first credits arrived then never drains, and a lower
-//!   share leaves room for it to.
+//!   and answers its first credit (and one every [`REANSWER`] after, in case an answer was
+//!   lost) with a signal of its own, [`CREDITED`], so that the receiver knows which of its
+//!   flows follow credits (as a Homa sender announces its messages) and which are traffic it
+//!   does not control. The headroom is `utilization` × line rate less the uncontrolled flows'
+//!   RX rate. A.8's case, one credited flow, gets the whole headroom; several share it
+//!   max-min: each credited flow's latest meter reading counts for [`TALLY_WINDOWS`] windows,
+//!   as hungry (at least [`HUNGRY_PERMILLE`] of its last credit) or limited by its own demand.
+//!   A flow is granted what it would get were it hungry, (headroom − the limited flows' rate)
+//!   / hungry flows, and never less than headroom / credited flows. A flow not yet known to
+//!   follow credits is granted the headroom its traffic would find alone: `utilization` × line
+//!   rate less the rest of the port's RX rate. A.8 hands out the whole headroom
+//!   (`utilization_permille = 1000`, the default); a queue built before the first credits
+//!   arrived then never drains, and a lower share leaves room for it to.
 //! - **Backpressure** (`mode = "backpressure"`, A.8's receiver-initiated ECN-like signal): while
 //!   the receiver's port RX rate is at or above `backpressure` × line rate, or the flow's
 //!   packets arrive ECN-marked, it signals the sender at most once per `interval`; the sender
@@ -225,6 +225,11 @@ impl Meter {
         self.readings == 0 && self.bytes == 0
     }
 
+    /// Whether bytes in window `w` make it take a reading (of the window it has been filling).
+    fn takes_reading(&self, w: u32) -> bool {
+        !self.is_fresh() && w > self.window
+    }
+
     fn add(&mut self, at: Time, bytes: u64, meter: Time) {
         let w = window_of(at, meter);
         if self.is_fresh() {
@@ -249,17 +254,18 @@ pub struct ReceiverDriven {
     /// state).
     port: Meter,
     credited: Meter,
-    /// The credited flows' readings taken in the current meter window and in the one before.
-    tally: [Tally; 2],
+    /// Each credited flow's latest reading, in the tally of the window it was taken in, for the
+    /// last [`TALLY_WINDOWS`] windows (a ring indexed by window number).
+    tally: [Tally; TALLY_WINDOWS],
     signals: u64,
     /// Sender: credits answered with [`CREDITED`].
     answers: u64,
     last_credit_mbps: u32,
 }
 
-/// What the credited flows' meter readings of one window showed: how many flows read, how
-/// many used at least [`HUNGRY_PERMILLE`] of their last credit (hungry), and the rate of the
-/// others (limited by their own demand).
+/// The credited flows whose latest meter reading was taken in one window: how many, how many
+/// used at least [`HUNGRY_PERMILLE`] of their last credit (hungry), and the rate of the others
+/// (limited by their own demand).
 #[derive(Clone, Copy, Debug, Default)]
 struct Tally {
     window: u32,
@@ -270,9 +276,25 @@ struct Tally {
 
 /// A credited flow reading at least this share (per mille) of its last credit is hungry: it
 /// would take more. Below it, its demand (or its path) limits it, and the rest of its share goes
-/// to the others. (Room for a meter's noise and for a rate still climbing to a raised credit.)
-pub const HUNGRY_PERMILLE: u64 = 800;
+/// to the others. (Room for a meter's noise and for a rate still climbing to a raised credit; a
+/// flow whose demand lies between this and its whole share keeps its share unused.)
+pub const HUNGRY_PERMILLE: u64 = 900;
 
+/// Meter windows a credited flow's latest reading counts for: a flow that brought no bytes for
+/// this long is no longer among those sharing the headroom.
+pub const TALLY_WINDOWS: usize = 16;
+
+/// How often a sender answers credits after the first (in case that answer was lost).
+pub const REANSWER: Time = Time::from_ms(1);
+
+/// Where a credited flow's latest reading is counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tallied {
+    #[default]
+    No,
+    Hungry,
+    Limited,
+}
 /// The per-flow context (48 bytes, the whole of DOCA PCC's).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RdFlow {
@@ -285,8 +307,10 @@ pub struct RdFlow {
     /// Sender: the dequeue rate set (Mbps; 0: none yet) and the last additive increase.
     pub rate_mbps: u32,
     pub last_ai: Time,
-    /// Receiver: the sender answered a credit with [`CREDITED`] (the flow follows credits).
+    /// Receiver: the sender answered a credit with [`CREDITED`] (the flow follows credits), and
+    /// how its latest reading is counted (in the tally of window `rx.window`).
     pub credited: bool,
+    pub tallied: Tallied,
 }
 
 impl RdFlow {
@@ -298,7 +322,7 @@ impl RdFlow {
 
 impl ReceiverDriven {
     pub fn new(p: ReceiverDrivenParams) -> ReceiverDriven {
-        ReceiverDriven { p, port: Meter::default(), credited: Meter::default(), tally: [Tally::default(); 2], signals: 0, answers: 0, last_credit_mbps: 0 }
+        ReceiverDriven { p, port: Meter::default(), credited: Meter::default(), tally: [Tally::default(); TALLY_WINDOWS], signals: 0, answers: 0, last_credit_mbps: 0 }
     }
 
     fn signal(&mut self, f: &mut RdFlow, flow: u32, value: u32, env: &mut Env) {
@@ -309,36 +333,75 @@ impl ReceiverDriven {
         env.actions.push(Action::Signal { flow, value, bytes: self.p.signal_bytes.0 as u32 });
     }
 
-    /// A credited flow's meter took a reading in window `w`: count it in that window's tally.
-    fn tally_reading(&mut self, w: u32, f: &RdFlow) {
-        // Events reach the cores out of time order across threads: a reading stamped in an
-        // older window than the tally's counts in the current one.
-        let w = w.max(self.tally[0].window);
-        if self.tally[0].window != w {
-            let last = if self.tally[0].window.wrapping_add(1) == w { self.tally[0] } else { Tally::default() };
-            self.tally = [Tally { window: w, ..Tally::default() }, last];
+    /// The tally of window `w`, emptied first if it held an older window; `None` for a window
+    /// the ring has moved past.
+    fn tally_of(&mut self, w: u32) -> Option<&mut Tally> {
+        let t = &mut self.tally[w as usize % TALLY_WINDOWS];
+        if t.window < w || (t.flows == 0 && t.window != w) {
+            *t = Tally { window: w, ..Tally::default() };
         }
-        let t = &mut self.tally[0];
-        t.flows += 1;
-        if f.hungry() {
-            t.hungry += 1;
-        } else {
-            t.limited_mbps += f.rx.mbps as u64;
+        (t.window == w).then_some(t)
+    }
+
+    /// Takes flow `f`'s latest reading out of the tallies (its meter's window and rate are still
+    /// those of that reading).
+    fn untally(&mut self, f: &mut RdFlow) {
+        let (class, mbps) = (f.tallied, f.rx.mbps as u64);
+        f.tallied = Tallied::No;
+        let t = &mut self.tally[f.rx.window as usize % TALLY_WINDOWS];
+        if class == Tallied::No || t.window != f.rx.window {
+            return;
+        }
+        t.flows -= 1;
+        match class {
+            Tallied::Hungry => t.hungry -= 1,
+            _ => t.limited_mbps -= mbps,
         }
     }
 
-    /// The tally a credit in window `w` is computed from: the last whole window's, or the
-    /// current one's while the last read nothing.
-    fn level_tally(&self, w: u32) -> Tally {
-        let [now, last] = self.tally;
-        let w = w.max(now.window);
-        if now.window == w && last.flows > 0 {
-            last
-        } else if now.window.wrapping_add(1) == w || now.window == w {
-            now
-        } else {
-            Tally::default()
+    /// Counts credited flow `f`'s new reading (taken in window `rx.window`).
+    fn tally(&mut self, f: &mut RdFlow) {
+        let hungry = f.hungry();
+        let mbps = f.rx.mbps as u64;
+        if let Some(t) = self.tally_of(f.rx.window) {
+            t.flows += 1;
+            if hungry {
+                t.hungry += 1;
+            } else {
+                t.limited_mbps += mbps;
+            }
+            f.tallied = if hungry { Tallied::Hungry } else { Tallied::Limited };
         }
+    }
+
+    /// The credited flows counted in the last [`TALLY_WINDOWS`] windows up to `w` (at least
+    /// up to the newest window counted: events reach the cores out of time order across
+    /// threads), with `f` among them as hungry whatever its own reading: what `f` would be
+    /// granted were it hungry.
+    fn live(&self, w: u32, f: &RdFlow) -> Tally {
+        let newest = self.tally.iter().map(|t| t.window).max().unwrap_or(0).max(w);
+        let from = newest.saturating_sub(TALLY_WINDOWS as u32 - 1);
+        let mut sum = Tally { flows: 1, hungry: 1, ..Tally::default() };
+        for t in self.tally.iter().filter(|t| t.window >= from && t.window <= newest) {
+            sum.flows += t.flows;
+            sum.hungry += t.hungry;
+            sum.limited_mbps += t.limited_mbps;
+        }
+        if f.tallied != Tallied::No && (from..=newest).contains(&f.rx.window) && self.tally[f.rx.window as usize % TALLY_WINDOWS].window == f.rx.window {
+            sum.flows -= 1;
+            match f.tallied {
+                Tallied::Hungry => sum.hungry -= 1,
+                _ => sum.limited_mbps -= f.rx.mbps as u64,
+            }
+        }
+        sum
+    }
+
+    /// Credited flows counted in the last [`TALLY_WINDOWS`] windows.
+    fn live_flows(&self) -> u32 {
+        let newest = self.tally.iter().map(|t| t.window).max().unwrap_or(0);
+        let from = newest.saturating_sub(TALLY_WINDOWS as u32 - 1);
+        self.tally.iter().filter(|t| t.window >= from).map(|t| t.flows).sum()
     }
 
     fn set(&self, f: &mut RdFlow, flow: u32, mbps: u32, env: &mut Env) {
@@ -367,14 +430,16 @@ impl Policy for ReceiverDriven {
             Kind::Rx => {
                 let wire = ev.bytes + ev.count as u64 * BASE_HEADER_BYTES as u64;
                 let window = window_of(ev.at, self.p.meter);
-                let readings = f.rx.readings;
-                f.rx.add(ev.at, wire, self.p.meter);
+                if f.credited && f.rx.takes_reading(window) {
+                    self.untally(f);
+                    f.rx.add(ev.at, wire, self.p.meter);
+                    self.tally(f);
+                } else {
+                    f.rx.add(ev.at, wire, self.p.meter);
+                }
                 self.port.add(ev.at, wire, self.p.meter);
                 if f.credited {
                     self.credited.add(ev.at, wire, self.p.meter);
-                    if f.rx.readings != readings {
-                        self.tally_reading(window, f);
-                    }
                 }
                 f.since_signal = f.since_signal.saturating_add(wire.min(u32::MAX as u64) as u32);
                 let first = f.last_signal == Time::ZERO;
@@ -394,14 +459,10 @@ impl Policy for ReceiverDriven {
                             // traffic leaves, less what the limited flows use, split among the
                             // hungry ones (at least an even split among all).
                             let headroom = (share - (port - credited).max(0)).max(0);
-                            let t = self.level_tally(window);
-                            let (n, mut hungry, mut limited) = (t.flows.max(1) as i64, t.hungry as i64, t.limited_mbps as i64);
-                            if !f.hungry() {
-                                // A limited flow is granted what it would get were it hungry.
-                                hungry += 1;
-                                limited = (limited - own).max(0);
-                            }
-                            (headroom / n).max((headroom - limited).max(0) / hungry.max(1)).min(headroom)
+                            // (A limited flow is granted what it would get were it hungry.)
+                            let t = self.live(window, f);
+                            let (n, hungry, limited) = (t.flows as i64, t.hungry as i64, t.limited_mbps as i64);
+                            (headroom / n).max((headroom - limited).max(0) / hungry).min(headroom)
                         } else {
                             share - (port - own).max(0)
                         };
@@ -426,22 +487,24 @@ impl Policy for ReceiverDriven {
                     _ => {}
                 }
             }
-            Kind::Peer if ev.value == CREDITED => {
-                if !f.credited {
-                    f.credited = true;
-                    // The credited meter takes over what the flow's own meter has seen: all of
-                    // it when it is the first credited flow (so that, alone, its credits are
-                    // exactly A.8's), else its bytes of the current window.
-                    if self.credited.is_fresh() {
-                        self.credited = f.rx;
-                    } else if self.credited.window == f.rx.window {
-                        self.credited.bytes = self.credited.bytes.saturating_add(f.rx.bytes);
-                    }
+            Kind::Peer if ev.value == CREDITED && !f.credited => {
+                f.credited = true;
+                // The credited meter takes over what the flow's own meter has seen: all of it
+                // when it is the first credited flow (so that, alone, its credits are exactly
+                // A.8's), else its bytes of the current window.
+                if self.credited.is_fresh() {
+                    self.credited = f.rx;
+                } else if self.credited.window == f.rx.window {
+                    self.credited.bytes = self.credited.bytes.saturating_add(f.rx.bytes);
                 }
             }
+            Kind::Peer if ev.value == CREDITED => {}
             Kind::Peer => {
-                if ev.value != BACKPRESSURE {
-                    // A credit: answer it, so the receiver counts this flow among the credited.
+                if ev.value != BACKPRESSURE && (f.rate_mbps == 0 || env.now.saturating_sub(f.last_ai) >= REANSWER) {
+                    // A credit, the first (or the first for a while): answer it, so the receiver
+                    // counts this flow among the credited. (`last_ai` is backpressure's; credits
+                    // keep the time of the last answer in it.)
+                    f.last_ai = env.now;
                     self.answers += 1;
                     env.actions.push(Action::Signal { flow: ev.flow, value: CREDITED, bytes: self.p.signal_bytes.0 as u32 });
                 }
@@ -463,12 +526,16 @@ impl Policy for ReceiverDriven {
         }
         Verdict::Adjusting
     }
+    fn on_leave(&mut self, slot: usize, flows: &mut [super::FlowEntry<RdFlow>], _env: &mut Env) -> u32 {
+        self.untally(&mut flows[slot].ctx);
+        0
+    }
     fn report(&self, flows: &[super::FlowEntry<RdFlow>]) -> Vec<(&'static str, f64)> {
         let senders: Vec<_> = flows.iter().filter(|f| !f.left && f.ctx.rate_mbps > 0).collect();
         vec![
             ("signals", self.signals as f64),
             ("credit_answers", self.answers as f64),
-            ("credited_flows", self.tally[0].flows.max(self.tally[1].flows) as f64),
+            ("credited_flows", self.live_flows() as f64),
             ("port_rx_gbps", self.port.mbps as f64 / 1e3),
             ("last_credit_gbps", self.last_credit_mbps as f64 / 1e3),
             ("sender_flows", senders.len() as f64),
@@ -609,20 +676,56 @@ mod tests {
     }
 
     #[test]
-    fn a_sender_answers_each_credit_and_the_receiver_marks_the_flow_credited() {
+    fn flows_that_read_only_every_few_windows_still_share_the_headroom() {
+        // Eight credited flows, each bringing one RX event every fourth meter window (40 µs of
+        // bytes at its credit), staggered so that a window sees two of them take a reading.
+        // All eight share the line: 12.5 Gbps each (counting only the flows that read in the
+        // last window gave each a quarter of it).
+        let mut p = ReceiverDriven::new(ReceiverDrivenParams::default());
+        let mut flows = [RdFlow::default(); 8];
+        for (i, f) in flows.iter_mut().enumerate() {
+            p.on_event(&ev(Kind::Peer, i as u32, 0, 128, 1, CREDITED), f, &mut env(0, &mut Vec::new()));
+        }
+        let mut credits = [100_000u32; 8];
+        for w in 0..80u64 {
+            for (i, f) in flows.iter_mut().enumerate().filter(|(i, _)| (w + *i as u64) % 4 == 0) {
+                let t = w * 10 + 1 + i as u64;
+                let mut a = Vec::new();
+                p.on_event(&ev(Kind::Rx, i as u32, t, credits[i] as u64 * 40 / 8, 0, 0), f, &mut env(t, &mut a));
+                for x in a {
+                    if let Action::Signal { value, .. } = x {
+                        credits[i] = value;
+                    }
+                }
+            }
+        }
+        assert_eq!(credits, [12_500; 8]);
+        assert_eq!(p.live_flows(), 8);
+    }
+
+    #[test]
+    fn a_sender_answers_its_first_credit_and_one_a_millisecond_and_the_receiver_marks_the_flow() {
         let mut p = ReceiverDriven::new(ReceiverDrivenParams::default());
         let mut a = Vec::new();
         let mut sender = RdFlow::default();
         p.on_event(&ev(Kind::Peer, 4, 10, 128, 1, 30_000), &mut sender, &mut env(10, &mut a));
         assert_eq!(a, vec![Action::Signal { flow: 4, value: CREDITED, bytes: 128 }, Action::SetRate { flow: 4, bps: bps(30_000) }]);
+        // The next credits within the millisecond are not answered (the answers cross the
+        // receiver's own congested link); one a millisecond later is, in case the first was lost.
+        a.clear();
+        p.on_event(&ev(Kind::Peer, 4, 20, 128, 1, 25_000), &mut sender, &mut env(20, &mut a));
+        assert_eq!(a, vec![Action::SetRate { flow: 4, bps: bps(25_000) }]);
+        a.clear();
+        p.on_event(&ev(Kind::Peer, 4, 1010, 128, 1, 20_000), &mut sender, &mut env(1010, &mut a));
+        assert_eq!(a, vec![Action::Signal { flow: 4, value: CREDITED, bytes: 128 }, Action::SetRate { flow: 4, bps: bps(20_000) }]);
         // Backpressure is not a credit: not answered.
         a.clear();
-        p.on_event(&ev(Kind::Peer, 4, 20, 128, 1, BACKPRESSURE), &mut sender, &mut env(20, &mut a));
-        assert_eq!(a, vec![Action::SetRate { flow: 4, bps: bps(15_000) }]);
-        assert_eq!(p.answers, 1);
+        p.on_event(&ev(Kind::Peer, 4, 3000, 128, 1, BACKPRESSURE), &mut sender, &mut env(3000, &mut a));
+        assert_eq!(a, vec![Action::SetRate { flow: 4, bps: bps(10_000) }]);
+        assert_eq!(p.answers, 2);
         let mut receiver = RdFlow::default();
         p.on_event(&ev(Kind::Peer, 7, 30, 128, 1, CREDITED), &mut receiver, &mut env(30, &mut a));
-        assert!(receiver.credited && sender.rate_mbps == 15_000);
+        assert!(receiver.credited && sender.rate_mbps == 10_000);
     }
 
     #[test]
