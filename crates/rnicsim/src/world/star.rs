@@ -7,7 +7,7 @@
 use super::{Wake, World};
 use crate::host::apps::AppEvent;
 use crate::nic::qp::Owner;
-use crate::nic::star::conn::{Dir, Finished, Op, Side, StarConn, Unacked, PROBE_CHUNK};
+use crate::nic::star::conn::{Dir, Finished, HeldRecv, Op, Side, StarConn, Unacked, PROBE_CHUNK};
 use crate::nic::star::library::{LibActions, StarLib};
 use crate::nic::star::stateless::{react, Reaction};
 use crate::nic::star::whitelist::{MemoryUse, RegionRule};
@@ -534,6 +534,8 @@ impl World {
         let (h, owner, placed) = (conn.host, conn.owner, conn.placed);
         let route = to_stateless(conn);
         let t = self.now.max(placed);
+        // A receive completion that waits for the EA of the CQEP that follows it.
+        let mut recv = None;
         for f in done {
             match f {
                 Finished::Local { wr_id, kind, status, bytes, imm } => {
@@ -541,20 +543,37 @@ impl World {
                     self.star_deliver(h, owner, Completion { wr_id, qp: STAR_HANDLE | ep, kind, status, bytes, imm, at });
                 }
                 Finished::LocalRecv { wr_id, status, bytes, imm } => {
-                    let at = self.nics[h as usize].pcie.write_cqe_behind(self.now, t);
-                    self.star_deliver(h, owner, Completion { wr_id, qp: STAR_HANDLE | ep, kind: CompletionKind::Recv, status, bytes, imm, at });
+                    recv = Some(HeldRecv { cqep_psn: 0, wr_id, status, bytes, imm, confirmed: false });
                 }
                 Finished::Remote(cqe) => {
                     let Some(conn) = self.star.conn_mut(ep) else { continue };
                     let (psn, failed) = (conn.psn(), conn.failed);
-                    // In the error state, sent once: nothing is resent any more.
-                    if let Some(at) = self.star_send_cqep(ep, h, route, cqe, psn, t).filter(|_| !failed) {
-                        self.star.conn_mut(ep).expect("open").unacked.push_back(Unacked { psn, ptype: StarType::Cqep, op: u64::MAX, chunk: 0, cqe: Some(cqe), sent_at: at, tries: 0 });
+                    // In the error state, sent once: nothing is resent any more, and a receive
+                    // completion does not wait for an EA.
+                    let sent = self.star_send_cqep(ep, h, route, cqe, psn, t).filter(|_| !failed);
+                    let conn = self.star.conn_mut(ep).expect("open");
+                    if let Some(at) = sent {
+                        conn.unacked.push_back(Unacked { psn, ptype: StarType::Cqep, op: u64::MAX, chunk: 0, cqe: Some(cqe), sent_at: at, tries: 0 });
+                    }
+                    if let Some(r) = recv.take() {
+                        let r = HeldRecv { cqep_psn: psn, confirmed: sent.is_none(), ..r };
+                        conn.held.push_back(r);
+                        // (Confirmed at once, it still waits for the receives before it.)
+                        if r.confirmed && conn.held.len() == 1 {
+                            let r = conn.held.pop_front().expect("pushed");
+                            self.star_deliver_recv(ep, h, owner, r, t);
+                        }
                     }
                 }
             }
         }
         self.star_rearm(ep);
+    }
+
+    /// Delivers a receive completion held for its CQEP's EA.
+    fn star_deliver_recv(&mut self, ep: u32, h: u32, owner: Owner, r: HeldRecv, t: Time) {
+        let at = self.nics[h as usize].pcie.write_cqe_behind(self.now, t);
+        self.star_deliver(h, owner, Completion { wr_id: r.wr_id, qp: STAR_HANDLE | ep, kind: CompletionKind::Recv, status: r.status, bytes: r.bytes, imm: r.imm, at });
     }
 
     fn star_send_cqep(&mut self, ep: u32, h: u32, route: Route, cqe: StarCqe, psn: u32, t: Time) -> Option<Time> {
@@ -629,7 +648,11 @@ impl World {
                 self.star_pump(ep, now);
             }
             StarType::Ea => {
-                conn.on_ea(hd.psn);
+                let confirmed = conn.on_ea(hd.psn);
+                let owner = conn.owner;
+                for r in confirmed {
+                    self.star_deliver_recv(ep, h, owner, r, now);
+                }
                 self.star_rearm(ep);
             }
             _ => self.nics[h as usize].star.counters.dropped += 1,

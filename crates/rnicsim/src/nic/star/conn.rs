@@ -83,6 +83,20 @@ pub struct Unacked {
     pub tries: u32,
 }
 
+/// A receive WQE here that a SEND (or WRITE with immediate) of the stateless side consumed: its
+/// completion waits for the EA of the CQEP that told the stateless side (§III-B: the stateful
+/// side generates its CQE after receiving the EA, for confirmation), and completions leave in
+/// the receive queue's order.
+#[derive(Clone, Copy, Debug)]
+pub struct HeldRecv {
+    pub cqep_psn: u32,
+    pub wr_id: u64,
+    pub status: Status,
+    pub bytes: u64,
+    pub imm: Option<u32>,
+    pub confirmed: bool,
+}
+
 /// What finished, in order, for the world to deliver.
 #[derive(Clone, Copy, Debug)]
 pub enum Finished {
@@ -125,6 +139,8 @@ pub struct StarConn {
     pub remote_rq: VecDeque<StarWqe>,
     pub ops: VecDeque<Op>,
     pub unacked: VecDeque<Unacked>,
+    /// Receive completions waiting for their CQEP's EA, in the receive queue's order.
+    pub held: VecDeque<HeldRecv>,
     /// The index of the stateless side's next WQE to run, and WQEs that arrived ahead of it
     /// (a WQEP sent again after a loss arrives behind later ones; they run in posting order).
     next_wqe: u32,
@@ -154,6 +170,7 @@ impl StarConn {
             remote_rq: VecDeque::new(),
             ops: VecDeque::new(),
             unacked: VecDeque::new(),
+            held: VecDeque::new(),
             next_wqe: 0,
             early: BTreeMap::new(),
         }
@@ -330,7 +347,11 @@ impl StarConn {
             op.finished = true;
         }
         self.early.clear();
-        (std::mem::take(&mut self.local_rq).into(), std::mem::take(&mut self.remote_rq).into())
+        // Receive WQEs whose completions waited for an EA that will not come are flushed first,
+        // then the ones no message reached.
+        let held = self.held.drain(..).map(|h| RecvWr { id: h.wr_id, addr: 0, len: 0, lkey: 0 });
+        let local = held.chain(std::mem::take(&mut self.local_rq)).collect();
+        (local, std::mem::take(&mut self.remote_rq).into())
     }
 
     /// An RDA for `psn`: it acknowledges its own RD only (the stateless side cannot know of
@@ -374,8 +395,15 @@ impl StarConn {
     }
 
     /// An EA for CQEP `psn`.
-    pub fn on_ea(&mut self, psn: u32) {
+    /// An EA for `psn`: the CQEP it confirms is done with, and the receive completions it
+    /// held that are now first in their queue's order are returned to deliver.
+    pub fn on_ea(&mut self, psn: u32) -> Vec<HeldRecv> {
         self.unacked.retain(|u| !(u.psn == psn && u.ptype == StarType::Cqep));
+        for h in self.held.iter_mut().filter(|h| h.cqep_psn == psn) {
+            h.confirmed = true;
+        }
+        let n = self.held.iter().take_while(|h| h.confirmed).count();
+        self.held.drain(..n).collect()
     }
 
     /// Takes the finished operations at the head of each queue, in order, as what to deliver.
