@@ -113,7 +113,7 @@ fn too_big(size: u64, w: &World) -> Option<String> {
 /// `t` plus a gap of `gap_ps` picoseconds (rounded), or `None` past the largest time.
 fn after(t: Time, gap_ps: f64) -> Option<Time> {
     let gap = gap_ps.round();
-    if !(gap < u64::MAX as f64) {
+    if gap.is_nan() || gap >= u64::MAX as f64 {
         return None;
     }
     t.0.checked_add(gap as u64).map(Time)
@@ -221,8 +221,7 @@ impl Flows {
     /// a flow file, each with its first start armed.
     pub fn build(w: &mut World, loaded: &LoadedScenario) -> Result<Flows, ScenarioError> {
         let s = &loaded.scenario;
-        let mut flows = Flows::default();
-        flows.size_bounds = s.outputs.fct_by_size.iter().map(|b| b.0).collect();
+        let mut flows = Flows { size_bounds: s.outputs.fct_by_size.iter().map(|b| b.0).collect(), ..Default::default() };
         if !flows.size_bounds.is_empty() {
             flows.written_by_size = vec![Vec::new(); flows.size_bounds.len() + 1];
         }
@@ -271,7 +270,7 @@ impl Flows {
             if let Some(m) = too_big(cdf.max_size().round() as u64, w) {
                 return Err(loaded.error_at(&format!("flows[{wi}].cdf"), format!("{}: {m}", full.display())));
             }
-            if !(mean >= 1.0) {
+            if mean.is_nan() || mean < 1.0 {
                 return Err(loaded.error_at(&format!("flows[{wi}].cdf"), format!("the flow sizes of {} average {mean} B; a workload needs flows of at least 1 B", full.display())));
             }
             flows.cdfs.push(cdf);

@@ -59,6 +59,21 @@ pub fn inv_sqrt_q32(x: u64) -> u64 {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Fixed(pub u32);
 
+impl std::ops::Mul for Fixed {
+    type Output = Fixed;
+    fn mul(self, o: Fixed) -> Fixed {
+        Fixed(((self.0 as u64 * o.0 as u64) >> 16).min(u32::MAX as u64) as u32)
+    }
+}
+
+impl std::ops::Div for Fixed {
+    type Output = Fixed;
+    /// Saturating; a zero divisor counts as the smallest step.
+    fn div(self, o: Fixed) -> Fixed {
+        Fixed((((self.0 as u64) << 16) / (o.0.max(1) as u64)).min(u32::MAX as u64) as u32)
+    }
+}
+
 impl Fixed {
     pub const FRAC_BITS: u32 = 16;
     pub const ONE: Fixed = Fixed(1 << 16);
@@ -82,17 +97,9 @@ impl Fixed {
         self.0 >> 16
     }
 
-    pub fn mul(self, o: Fixed) -> Fixed {
-        Fixed(((self.0 as u64 * o.0 as u64) >> 16).min(u32::MAX as u64) as u32)
-    }
-
     /// `self × n`, an integer, truncated to an integer.
     pub fn mul_int(self, n: u64) -> u64 {
         ((self.0 as u128 * n as u128) >> 16) as u64
-    }
-
-    pub fn div(self, o: Fixed) -> Fixed {
-        Fixed((((self.0 as u64) << 16) / (o.0.max(1) as u64)).min(u32::MAX as u64) as u32)
     }
 
     /// √self: ⌊√(raw · 2¹⁶)⌋ is the root in the same Q16.16 units.
@@ -351,26 +358,27 @@ impl FlatMap {
         }
     }
 
-    /// Inserts or replaces; `Err` if the map is at capacity (half its slots) or the key is reserved.
-    pub fn insert(&mut self, key: u32, val: u32) -> Result<(), ()> {
+    /// Inserts or replaces; false (nothing stored) if the map is at capacity (half its slots)
+    /// or the key is reserved.
+    pub fn insert(&mut self, key: u32, val: u32) -> bool {
         if key == EMPTY {
-            return Err(());
+            return false;
         }
         let mask = self.keys.len() - 1;
         let mut i = self.home(key);
         loop {
             if self.keys[i] == key {
                 self.vals[i] = val;
-                return Ok(());
+                return true;
             }
             if self.keys[i] == EMPTY {
                 if (self.len + 1) * 2 > self.keys.len() {
-                    return Err(());
+                    return false;
                 }
                 self.keys[i] = key;
                 self.vals[i] = val;
                 self.len += 1;
-                return Ok(());
+                return true;
             }
             i = (i + 1) & mask;
         }
@@ -449,11 +457,11 @@ mod tests {
             // mul: truncation only, one ulp.
             let exact = x.to_f64() * y.to_f64();
             if exact < 65535.0 {
-                prop_assert!((exact - x.mul(y).to_f64()).abs() <= ulp, "mul {exact} {}", x.mul(y).to_f64());
+                prop_assert!((exact - (x * y).to_f64()).abs() <= ulp, "mul {exact} {}", (x * y).to_f64());
             }
             let q = x.to_f64() / y.to_f64();
             if q < 65535.0 {
-                prop_assert!((q - x.div(y).to_f64()).abs() <= ulp, "div");
+                prop_assert!((q - (x / y).to_f64()).abs() <= ulp, "div");
             }
             // sqrt: the floor of the exact root in ulps.
             let s = x.to_f64().sqrt();
@@ -472,7 +480,7 @@ mod tests {
             let mut r = std::collections::BTreeMap::new();
             for (k, v, ins) in ops {
                 if ins {
-                    prop_assert!(m.insert(k, v).is_ok());
+                    prop_assert!(m.insert(k, v));
                     r.insert(k, v);
                 } else {
                     prop_assert_eq!(m.remove(k), r.remove(&k));
@@ -489,10 +497,10 @@ mod tests {
     fn a_full_flat_map_refuses_instead_of_degrading() {
         let mut m = FlatMap::with_capacity(4);
         for k in 0..4 {
-            m.insert(k, k).unwrap();
+            assert!(m.insert(k, k));
         }
-        assert!(m.insert(99, 0).is_err());
-        assert!(m.insert(2, 7).is_ok(), "replacing needs no room");
+        assert!(!m.insert(99, 0));
+        assert!(m.insert(2, 7), "replacing needs no room");
         assert_eq!(m.get(2), Some(7));
         assert_eq!((m.remove(u32::MAX), m.len()), (None, 4), "the reserved key is never present");
     }

@@ -403,6 +403,7 @@ impl Ctx<'_> {
     }
 
     /// Writes a CQE for `q` behind its data, in memory at `t` (`now` if none), and delivers it.
+    #[allow(clippy::too_many_arguments)]
     pub fn complete(&mut self, q: u32, wr_id: u64, kind: CompletionKind, status: Status, bytes: u64, imm: Option<u32>, t: Time) {
         let h = self.qps.get(q).host as usize;
         let at = self.nics[h].pcie.write_cqe_behind(self.now, t);

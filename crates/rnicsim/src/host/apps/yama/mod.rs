@@ -1024,7 +1024,7 @@ impl Application for Yama {
         // WRITEs carrying requests and replies are seen where they land (`on_message`).
         let conn = (tag / 2) as usize;
         let Some(nic_rdma) = self.conns.get(conn).map(|x| x.nic_rdma) else { return };
-        let client = tag % 2 == 0;
+        let client = tag.is_multiple_of(2);
         if c.status != Status::Success {
             // An operation on a NIC's own RDMA engine is lost (left busy, its queue pair's
             // unspent tokens read as a saturated chain and sank the estimate); elsewhere the
