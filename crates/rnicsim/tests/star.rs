@@ -371,6 +371,55 @@ fn a_receive_a_stateless_send_consumed_completes_after_the_ea_of_its_cqep() {
     assert!(landed.at < sent.at + Time::from_us(3), "stateful receive at {:?}, stateless send at {:?}", landed.at, sent.at);
 }
 
+/// Runs until `node`'s completion queue yields something, in steps of 100 ns.
+fn first_completion(w: &mut World, node: u32) -> Completion {
+    loop {
+        let t = w.now + Time::from_ns(100);
+        w.run_until(t);
+        if let Some(c) = w.poll_cq(node).unwrap().first() {
+            return *c;
+        }
+    }
+}
+
+#[test]
+fn a_receive_held_for_its_ea_completes_once_when_the_connection_ends_first() {
+    // The stateless side's SEND has completed (its CQEP arrived) and the EA is on its way
+    // when both ends are destroyed: the held receive is flushed, once (it was never delivered).
+    let mut p = pair(0.0, 1);
+    p.w.run_until(Time::from_us(20));
+    p.w.post_recv(p.c, RecvWr { id: 7, addr: LAND, len: 4096, lkey: p.c_dst.0 }).unwrap();
+    p.w.post_send(p.s, SendWr { id: 8, verb: Verb::Send, local_addr: 0, len: 2000, lkey: p.s_src.0, remote_addr: 0, rkey: 0 }).unwrap();
+    assert_eq!(first_completion(&mut p.w, 0).status, Status::Success);
+    assert!(p.w.poll_cq(1).unwrap().is_empty(), "the EA is still in flight");
+    p.w.destroy_qp(p.c);
+    p.w.destroy_qp(p.s);
+    let got = wait_for(&mut p.w, 1, 2);
+    assert_eq!(got.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), vec![(7, Status::Flushed)]);
+
+    // The same SEND, and the stateful host's link cut once the stateless side has its Success,
+    // so that the EA is lost and the connection fails: the receive completes as the data
+    // landed (Success, 2000 bytes), not Flushed against a SEND that succeeded.
+    let run = |cut: Option<Time>| {
+        // (Node 3 is the switch.)
+        let ev = cut.map(|c| format!("[[link_events]]\nat = \"{}ns\"\nbetween = [1, 3]\nstate = \"down\"", c.0 / 1000)).unwrap_or_default();
+        let mut w = world(0.0, 1, &ev);
+        let all = Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ;
+        let s_src = w.register_mr(0, 0, 256 * 1024, all).unwrap();
+        let c_dst = w.register_mr(1, LAND, 256 * 1024, all).unwrap();
+        let (s, c) = w.connect_star(0, 1, Owner::HOST, Owner::HOST, StarRole::FirstStateless).unwrap();
+        w.run_until(Time::from_us(20));
+        w.post_recv(c, RecvWr { id: 7, addr: LAND, len: 4096, lkey: c_dst.lkey }).unwrap();
+        w.post_send(s, SendWr { id: 8, verb: Verb::Send, local_addr: 0, len: 2000, lkey: s_src.lkey, remote_addr: 0, rkey: 0 }).unwrap();
+        let sent = first_completion(&mut w, 0);
+        (sent, wait_for(&mut w, 1, 1))
+    };
+    let (sent, _) = run(None);
+    let (sent_cut, landed) = run(Some(sent.at + Time::from_ns(100)));
+    assert_eq!((sent_cut.wr_id, sent_cut.status), (8, Status::Success));
+    assert_eq!(landed.iter().map(|c| (c.wr_id, c.status, c.bytes)).collect::<Vec<_>>(), vec![(7, Status::Success, 2000)]);
+}
+
 #[test]
 fn the_whitelist_keeps_forged_and_out_of_range_packets_from_the_stateless_memory() {
     let mut p = pair(0.0, 1);
@@ -699,7 +748,7 @@ fn a_star_connection_cut_off_is_seen_as_stalled() {
 }
 
 #[test]
-fn rpc_connections_started_at_spread_times_keep_the_server_link_full() {
+fn rpc_starts_spread_in_time_break_the_lock_step_and_enough_connections_fill_the_link() {
     // StaR connections from 8 clients into one server over 10 Gbps. Started all at once, the
     // closed loops of equal service times stay in lock step (rounds of all RDs, then all CQEPs,
     // then the server's replies) and the link idles between rounds; each connection's first

@@ -259,6 +259,8 @@ impl World {
                     st.cache.forget(STAR_HANDLE | ep);
                 }
                 let mut flushed: Vec<(u64, CompletionKind)> = conn.ops.iter().filter_map(|o| o.local_wr.map(|w| (w.id, w.verb.completion_kind()))).collect();
+                // Receive completions held for an EA, then the receive WQEs no message reached.
+                flushed.extend(conn.held.iter().map(|r| (r.wr_id, CompletionKind::Recv)));
                 flushed.extend(conn.local_rq.iter().map(|r| (r.id, CompletionKind::Recv)));
                 self.star_flush(conn.host, conn.owner, handle, flushed);
             }
@@ -688,7 +690,13 @@ impl World {
                         if u.ptype != StarType::Cqep {
                             conn.finish(u.op, Status::RetryExceeded);
                         }
-                        let (local, remote) = conn.fail();
+                        let (held, local, remote) = conn.fail();
+                        for r in held {
+                            self.star_deliver_recv(ep, h, owner, r, now);
+                        }
+                        // The operations the failure ended complete in order (with the receives
+                        // they took) before the receive WQEs no message reached are flushed.
+                        self.star_finish(ep);
                         self.star_flush(h, owner, STAR_HANDLE | ep, local.iter().map(|r| (r.id, CompletionKind::Recv)));
                         for r in remote {
                             let psn = self.star.conn_mut(ep).expect("open").psn();

@@ -337,7 +337,7 @@ impl StarConn {
     /// from the stateless side. Returns the receive WQEs posted here and the stateless side's
     /// not yet consumed, to complete `Flushed` (the latter by a CQEP each, which
     /// [`StarConn::pop_finished`] also yields for the stateless side's operations).
-    pub fn fail(&mut self) -> (Vec<RecvWr>, Vec<StarWqe>) {
+    pub fn fail(&mut self) -> (Vec<HeldRecv>, Vec<RecvWr>, Vec<StarWqe>) {
         self.failed = true;
         self.unacked.clear();
         for op in self.ops.iter_mut().filter(|o| !o.finished) {
@@ -347,11 +347,10 @@ impl StarConn {
             op.finished = true;
         }
         self.early.clear();
-        // Receive WQEs whose completions waited for an EA that will not come are flushed first,
-        // then the ones no message reached.
-        let held = self.held.drain(..).map(|h| RecvWr { id: h.wr_id, addr: 0, len: 0, lkey: 0 });
-        let local = held.chain(std::mem::take(&mut self.local_rq)).collect();
-        (local, std::mem::take(&mut self.remote_rq).into())
+        // Receive completions that waited for an EA that will not come (their data landed, and
+        // the stateless side may have its Success: they complete as they were), the receive
+        // WQEs no message reached, and the stateless side's.
+        (self.held.drain(..).collect(), std::mem::take(&mut self.local_rq).into(), std::mem::take(&mut self.remote_rq).into())
     }
 
     /// An RDA for `psn`: it acknowledges its own RD only (the stateless side cannot know of
@@ -459,7 +458,8 @@ fn finished_of(op: &Op, peer: u32, out: &mut Vec<Finished>) {
     if let Some(w) = op.remote_wqe {
         if let Some(r) = op.local_recv {
             let status = if op.status == Status::RemoteInvalidRequest { Status::LocalLength } else { op.status };
-            out.push(Finished::LocalRecv { wr_id: r.id, status, bytes: op.len, imm });
+            let bytes = if status == Status::Flushed { 0 } else { op.len };
+            out.push(Finished::LocalRecv { wr_id: r.id, status, bytes, imm });
         }
         let kind = w.verb.expect("an operation").completion_kind();
         out.push(Finished::Remote(StarCqe { qp: peer, index: w.index, kind, status: op.status, bytes: op.len, imm: None }));
