@@ -62,7 +62,12 @@ struct Pair {
 const LAND: u64 = 512 * 1024;
 
 fn pair(loss: f64, seed: u64) -> Pair {
-    let mut w = world(loss, seed, "");
+    pair_with(loss, seed, "")
+}
+
+/// [`pair`] in a world with `extra` scenario text.
+fn pair_with(loss: f64, seed: u64, extra: &str) -> Pair {
+    let mut w = world(loss, seed, extra);
     let all = Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ;
     let keys = |mr: rnicsim::nic::verbs::MemoryRegion| (mr.lkey, mr.rkey);
     let s_src = keys(w.register_mr(0, 0, 256 * 1024, all).unwrap());
@@ -360,15 +365,21 @@ fn a_receive_a_stateless_send_consumed_completes_after_the_ea_of_its_cqep() {
     // generates its own CQE only once the EA for that CQEP is back. The stateless side's
     // completion comes with the CQEP; the EA then crosses two 1 µs hops to the stateful side.
     let mut p = pair(0.0, 1);
-    p.w.run_until(Time::from_us(20));
-    p.w.post_recv(p.c, RecvWr { id: 7, addr: LAND, len: 4096, lkey: p.c_dst.0 }).unwrap();
-    p.w.post_send(p.s, SendWr { id: 8, verb: Verb::Send, local_addr: 0, len: 2000, lkey: p.s_src.0, remote_addr: 0, rkey: 0 }).unwrap();
+    send_into_receive(&mut p);
     let sent = wait_for(&mut p.w, 0, 1)[0];
     let landed = wait_for(&mut p.w, 1, 1)[0];
     assert_eq!((sent.wr_id, sent.kind, landed.wr_id, landed.kind, landed.bytes), (8, CompletionKind::Send, 7, CompletionKind::Recv, 2000));
     // (It came when the data landed, before the CQEP even left: 2.5 µs before the other.)
     assert!(landed.at > sent.at + Time::from_us(2), "stateful receive at {:?}, stateless send at {:?}", landed.at, sent.at);
     assert!(landed.at < sent.at + Time::from_us(3), "stateful receive at {:?}, stateless send at {:?}", landed.at, sent.at);
+}
+
+/// Once the connection's state has migrated (20 µs), the stateful side posts receive 7 and the
+/// stateless side SENDs 2,000 bytes (work request 8) into it.
+fn send_into_receive(p: &mut Pair) {
+    p.w.run_until(Time::from_us(20));
+    p.w.post_recv(p.c, RecvWr { id: 7, addr: LAND, len: 4096, lkey: p.c_dst.0 }).unwrap();
+    p.w.post_send(p.s, SendWr { id: 8, verb: Verb::Send, local_addr: 0, len: 2000, lkey: p.s_src.0, remote_addr: 0, rkey: 0 }).unwrap();
 }
 
 /// Runs until `node`'s completion queue yields something, in steps of 100 ns.
@@ -387,9 +398,7 @@ fn a_receive_held_for_its_ea_completes_once_when_the_connection_ends_first() {
     // The stateless side's SEND has completed (its CQEP arrived) and the EA is on its way
     // when both ends are destroyed: the held receive is flushed, once (it was never delivered).
     let mut p = pair(0.0, 1);
-    p.w.run_until(Time::from_us(20));
-    p.w.post_recv(p.c, RecvWr { id: 7, addr: LAND, len: 4096, lkey: p.c_dst.0 }).unwrap();
-    p.w.post_send(p.s, SendWr { id: 8, verb: Verb::Send, local_addr: 0, len: 2000, lkey: p.s_src.0, remote_addr: 0, rkey: 0 }).unwrap();
+    send_into_receive(&mut p);
     assert_eq!(first_completion(&mut p.w, 0).status, Status::Success);
     assert!(p.w.poll_cq(1).unwrap().is_empty(), "the EA is still in flight");
     p.w.destroy_qp(p.c);
@@ -403,16 +412,10 @@ fn a_receive_held_for_its_ea_completes_once_when_the_connection_ends_first() {
     let run = |cut: Option<Time>| {
         // (Node 3 is the switch.)
         let ev = cut.map(|c| format!("[[link_events]]\nat = \"{}ns\"\nbetween = [1, 3]\nstate = \"down\"", c.0 / 1000)).unwrap_or_default();
-        let mut w = world(0.0, 1, &ev);
-        let all = Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ;
-        let s_src = w.register_mr(0, 0, 256 * 1024, all).unwrap();
-        let c_dst = w.register_mr(1, LAND, 256 * 1024, all).unwrap();
-        let (s, c) = w.connect_star(0, 1, Owner::HOST, Owner::HOST, StarRole::FirstStateless).unwrap();
-        w.run_until(Time::from_us(20));
-        w.post_recv(c, RecvWr { id: 7, addr: LAND, len: 4096, lkey: c_dst.lkey }).unwrap();
-        w.post_send(s, SendWr { id: 8, verb: Verb::Send, local_addr: 0, len: 2000, lkey: s_src.lkey, remote_addr: 0, rkey: 0 }).unwrap();
-        let sent = first_completion(&mut w, 0);
-        (sent, wait_for(&mut w, 1, 1))
+        let mut p = pair_with(0.0, 1, &ev);
+        send_into_receive(&mut p);
+        let sent = first_completion(&mut p.w, 0);
+        (sent, wait_for(&mut p.w, 1, 1))
     };
     let (sent, _) = run(None);
     let (sent_cut, landed) = run(Some(sent.at + Time::from_ns(100)));
