@@ -334,9 +334,10 @@ impl StarConn {
 
     /// Enters the error state, as an RC queue pair after a retry-exceeded error: every
     /// unfinished operation ends `Flushed`, nothing more is resent and nothing more is taken
-    /// from the stateless side. Returns the receive WQEs posted here and the stateless side's
-    /// not yet consumed, to complete `Flushed` (the latter by a CQEP each, which
-    /// [`StarConn::pop_finished`] also yields for the stateless side's operations).
+    /// from the stateless side. Returns the receive completions held for an EA (to deliver as
+    /// they are), and the receive WQEs posted here and the stateless side's not yet consumed,
+    /// to complete `Flushed` (the latter by a CQEP each, which [`StarConn::pop_finished`] also
+    /// yields for the stateless side's operations).
     pub fn fail(&mut self) -> (Vec<HeldRecv>, Vec<RecvWr>, Vec<StarWqe>) {
         self.failed = true;
         self.unacked.clear();
@@ -393,8 +394,7 @@ impl StarConn {
         (self.probing, self.waiting_since) = (false, None);
     }
 
-    /// An EA for CQEP `psn`.
-    /// An EA for `psn`: the CQEP it confirms is done with, and the receive completions it
+    /// An EA for CQEP `psn`: the CQEP it confirms is done with, and the receive completions it
     /// held that are now first in their queue's order are returned to deliver.
     pub fn on_ea(&mut self, psn: u32) -> Vec<HeldRecv> {
         self.unacked.retain(|u| !(u.psn == psn && u.ptype == StarType::Cqep));
