@@ -558,11 +558,10 @@ impl World {
                         conn.unacked.push_back(Unacked { psn, ptype: StarType::Cqep, op: u64::MAX, chunk: 0, cqe: Some(cqe), sent_at: at, tries: 0 });
                     }
                     if let Some(r) = recv.take() {
-                        let r = HeldRecv { cqep_psn: psn, confirmed: sent.is_none(), ..r };
-                        conn.held.push_back(r);
-                        // (Confirmed at once, it still waits for the receives before it.)
-                        if r.confirmed && conn.held.len() == 1 {
-                            let r = conn.held.pop_front().expect("pushed");
+                        // Confirmed at once when no EA will come, it still waits for the
+                        // receives before it.
+                        conn.held.push_back(HeldRecv { cqep_psn: psn, confirmed: sent.is_none(), ..r });
+                        for r in conn.take_confirmed() {
                             self.star_deliver_recv(ep, h, owner, r, t);
                         }
                     }

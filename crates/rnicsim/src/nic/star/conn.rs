@@ -401,6 +401,11 @@ impl StarConn {
         for h in self.held.iter_mut().filter(|h| h.cqep_psn == psn) {
             h.confirmed = true;
         }
+        self.take_confirmed()
+    }
+
+    /// The held receive completions at the head of the queue that are confirmed, in order.
+    pub fn take_confirmed(&mut self) -> Vec<HeldRecv> {
         let n = self.held.iter().take_while(|h| h.confirmed).count();
         self.held.drain(..n).collect()
     }

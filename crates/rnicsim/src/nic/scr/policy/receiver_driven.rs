@@ -274,6 +274,28 @@ struct Tally {
     limited_mbps: u64,
 }
 
+impl Tally {
+    /// Counts a flow in: hungry, or limited at `mbps`.
+    fn count(&mut self, class: Tallied, mbps: u64) {
+        self.flows += 1;
+        match class {
+            Tallied::Hungry => self.hungry += 1,
+            Tallied::Limited => self.limited_mbps += mbps,
+            Tallied::No => unreachable!("a reading is counted hungry or limited"),
+        }
+    }
+
+    /// Counts out a flow [`Self::count`] counted in.
+    fn uncount(&mut self, class: Tallied, mbps: u64) {
+        self.flows -= 1;
+        match class {
+            Tallied::Hungry => self.hungry -= 1,
+            Tallied::Limited => self.limited_mbps -= mbps,
+            Tallied::No => unreachable!("a reading is counted hungry or limited"),
+        }
+    }
+}
+
 /// A credited flow reading at least this share (per mille) of its last credit is hungry: it
 /// would take more. Below it, its demand (or its path) limits it, and the rest of its share goes
 /// to the others. (Room for a meter's noise and for a rate still climbing to a raised credit; a
@@ -349,59 +371,50 @@ impl ReceiverDriven {
         let (class, mbps) = (f.tallied, f.rx.mbps as u64);
         f.tallied = Tallied::No;
         let t = &mut self.tally[f.rx.window as usize % TALLY_WINDOWS];
-        if class == Tallied::No || t.window != f.rx.window {
-            return;
-        }
-        t.flows -= 1;
-        match class {
-            Tallied::Hungry => t.hungry -= 1,
-            _ => t.limited_mbps -= mbps,
+        if class != Tallied::No && t.window == f.rx.window {
+            t.uncount(class, mbps);
         }
     }
 
     /// Counts credited flow `f`'s new reading (taken in window `rx.window`).
     fn tally(&mut self, f: &mut RdFlow) {
-        let hungry = f.hungry();
+        let class = if f.hungry() { Tallied::Hungry } else { Tallied::Limited };
         let mbps = f.rx.mbps as u64;
         if let Some(t) = self.tally_of(f.rx.window) {
-            t.flows += 1;
-            if hungry {
-                t.hungry += 1;
-            } else {
-                t.limited_mbps += mbps;
-            }
-            f.tallied = if hungry { Tallied::Hungry } else { Tallied::Limited };
+            t.count(class, mbps);
+            f.tallied = class;
         }
     }
 
-    /// The credited flows counted in the last [`TALLY_WINDOWS`] windows up to `w` (at least
-    /// up to the newest window counted: events reach the cores out of time order across
-    /// threads), with `f` among them as hungry whatever its own reading: what `f` would be
-    /// granted were it hungry.
-    fn live(&self, w: u32, f: &RdFlow) -> Tally {
+    /// The windows whose tallies count: the last [`TALLY_WINDOWS`] up to `w`, or up to the
+    /// newest window counted if later (events reach the cores out of time order across
+    /// threads).
+    fn live_windows(&self, w: u32) -> std::ops::RangeInclusive<u32> {
         let newest = self.tally.iter().map(|t| t.window).max().unwrap_or(0).max(w);
-        let from = newest.saturating_sub(TALLY_WINDOWS as u32 - 1);
-        let mut sum = Tally { flows: 1, hungry: 1, ..Tally::default() };
-        for t in self.tally.iter().filter(|t| t.window >= from && t.window <= newest) {
+        newest.saturating_sub(TALLY_WINDOWS as u32 - 1)..=newest
+    }
+
+    /// The credited flows counted in the live windows up to `w`, with `f` among them as
+    /// hungry whatever its own reading: what `f` would be granted were it hungry.
+    fn live(&self, w: u32, f: &RdFlow) -> Tally {
+        let live = self.live_windows(w);
+        let mut sum = Tally::default();
+        for t in self.tally.iter().filter(|t| live.contains(&t.window)) {
             sum.flows += t.flows;
             sum.hungry += t.hungry;
             sum.limited_mbps += t.limited_mbps;
         }
-        if f.tallied != Tallied::No && (from..=newest).contains(&f.rx.window) && self.tally[f.rx.window as usize % TALLY_WINDOWS].window == f.rx.window {
-            sum.flows -= 1;
-            match f.tallied {
-                Tallied::Hungry => sum.hungry -= 1,
-                _ => sum.limited_mbps -= f.rx.mbps as u64,
-            }
+        if f.tallied != Tallied::No && live.contains(&f.rx.window) && self.tally[f.rx.window as usize % TALLY_WINDOWS].window == f.rx.window {
+            sum.uncount(f.tallied, f.rx.mbps as u64);
         }
+        sum.count(Tallied::Hungry, 0);
         sum
     }
 
-    /// Credited flows counted in the last [`TALLY_WINDOWS`] windows.
+    /// Credited flows counted in the live windows.
     fn live_flows(&self) -> u32 {
-        let newest = self.tally.iter().map(|t| t.window).max().unwrap_or(0);
-        let from = newest.saturating_sub(TALLY_WINDOWS as u32 - 1);
-        self.tally.iter().filter(|t| t.window >= from).map(|t| t.flows).sum()
+        let live = self.live_windows(0);
+        self.tally.iter().filter(|t| live.contains(&t.window)).map(|t| t.flows).sum()
     }
 
     fn set(&self, f: &mut RdFlow, flow: u32, mbps: u32, env: &mut Env) {
@@ -620,6 +633,26 @@ mod tests {
     /// Flows that each bring, in every 10 µs meter window, one RX event of the rate they run at:
     /// their last credit (capped by their demand, Mbps) if they follow credits, else their
     /// demand. Runs windows `from..to` and keeps each flow's last credit in `credits`.
+    /// Flow `flow` brings `wire` bytes in one RX event at `t_us` (an event for no packets:
+    /// count 0); a credit the receiver signals for it lands in `credit`.
+    fn rx_and_credit(p: &mut ReceiverDriven, f: &mut RdFlow, flow: usize, t_us: u64, wire: u64, credit: &mut u32) {
+        let mut a = Vec::new();
+        p.on_event(&ev(Kind::Rx, flow as u32, t_us, wire, 0, 0), f, &mut env(t_us, &mut a));
+        for x in a {
+            if let Action::Signal { value, .. } = x {
+                *credit = value;
+            }
+        }
+    }
+
+    /// Flows `which` answered a credit: they follow credits.
+    fn mark_credited(p: &mut ReceiverDriven, flows: &mut [RdFlow], which: std::ops::Range<usize>) {
+        for i in which {
+            p.on_event(&ev(Kind::Peer, i as u32, 0, 128, 1, CREDITED), &mut flows[i], &mut env(0, &mut Vec::new()));
+            assert!(flows[i].credited);
+        }
+    }
+
     fn run_windows(p: &mut ReceiverDriven, flows: &mut [RdFlow], credits: &mut [u32], demand: &[(bool, Option<u32>)], windows: std::ops::Range<u64>) {
         for w in windows {
             for (i, f) in flows.iter_mut().enumerate() {
@@ -628,14 +661,8 @@ mod tests {
                     (true, d) => d.map_or(credits[i], |d| d.min(credits[i])),
                     (false, d) => d.expect("a flow that ignores credits sends its demand"),
                 };
-                let mut a = Vec::new();
-                // Wire bytes of `rate` Mbps over 10 µs (an event for no packets: count 0).
-                p.on_event(&ev(Kind::Rx, i as u32, t, rate as u64 * 10 / 8, 0, 0), f, &mut env(t, &mut a));
-                for x in a {
-                    if let Action::Signal { value, .. } = x {
-                        credits[i] = value;
-                    }
-                }
+                // Wire bytes of `rate` Mbps over 10 µs.
+                rx_and_credit(p, f, i, t, rate as u64 * 10 / 8, &mut credits[i]);
             }
         }
     }
@@ -645,10 +672,7 @@ mod tests {
         let mut p = ReceiverDriven::new(ReceiverDrivenParams::default());
         let mut flows = [RdFlow::default(); 3];
         // The three senders answered a credit: they follow credits.
-        for (i, f) in flows.iter_mut().enumerate() {
-            p.on_event(&ev(Kind::Peer, i as u32, 0, 128, 1, CREDITED), f, &mut env(0, &mut Vec::new()));
-            assert!(f.credited);
-        }
+        mark_credited(&mut p, &mut flows, 0..3);
         // Flow 2 wants 5 Gbps: the two others share the other 95 (47.5 each), and flow 2 is
         // granted what it would get were it hungry (a third), room to grow.
         let mut credits = [100_000; 3];
@@ -664,9 +688,7 @@ mod tests {
         // flows share the 70 Gbps it leaves.
         let mut p = ReceiverDriven::new(ReceiverDrivenParams::default());
         let mut flows = [RdFlow::default(); 3];
-        for (i, f) in flows.iter_mut().enumerate().skip(1) {
-            p.on_event(&ev(Kind::Peer, i as u32, 0, 128, 1, CREDITED), f, &mut env(0, &mut Vec::new()));
-        }
+        mark_credited(&mut p, &mut flows, 1..3);
         let mut credits = [100_000; 3];
         run_windows(&mut p, &mut flows, &mut credits, &[(false, Some(30_000)), (true, None), (true, None)], 0..20);
         assert_eq!(credits[1..], [35_000, 35_000]);
@@ -683,20 +705,12 @@ mod tests {
         // last window gave each a quarter of it).
         let mut p = ReceiverDriven::new(ReceiverDrivenParams::default());
         let mut flows = [RdFlow::default(); 8];
-        for (i, f) in flows.iter_mut().enumerate() {
-            p.on_event(&ev(Kind::Peer, i as u32, 0, 128, 1, CREDITED), f, &mut env(0, &mut Vec::new()));
-        }
+        mark_credited(&mut p, &mut flows, 0..8);
         let mut credits = [100_000u32; 8];
         for w in 0..80u64 {
             for (i, f) in flows.iter_mut().enumerate().filter(|(i, _)| (w + *i as u64) % 4 == 0) {
                 let t = w * 10 + 1 + i as u64;
-                let mut a = Vec::new();
-                p.on_event(&ev(Kind::Rx, i as u32, t, credits[i] as u64 * 40 / 8, 0, 0), f, &mut env(t, &mut a));
-                for x in a {
-                    if let Action::Signal { value, .. } = x {
-                        credits[i] = value;
-                    }
-                }
+                rx_and_credit(&mut p, f, i, t, credits[i] as u64 * 40 / 8, &mut credits[i]);
             }
         }
         assert_eq!(credits, [12_500; 8]);
