@@ -318,6 +318,136 @@ fn gpu_memory_costs_the_gpu_paths_round_trip_and_a_read_completes_after_its_data
     assert_eq!(run("read_bw"), response + gpu.tx_time(64).0 + g + host.tx_time(64).0);
 }
 
+#[test]
+fn a_packet_waits_for_its_payload_when_the_gpu_path_is_slower_than_the_port() {
+    // As above with a GPU path of 800 ns at 1 Gbps: a 1000 B payload takes 8 µs to cross it,
+    // so a packet leaves only once its payload is on the NIC (less its own serialization, which
+    // the wire needs anyway). It used to leave as soon as the first byte could be there, 8 µs
+    // early, and a 1 bps path still let its first packet out.
+    let run = |bandwidth: &str, message: u64| {
+        let mut w = build(&format!(
+            r#"
+            duration = "200us"
+            [topology.back_to_back]
+            [links]
+            rate = "100Gbps"
+            delay = "1us"
+            [nic]
+            mtu = 1000
+            gpu = {{ latency = "800ns", bandwidth = "{bandwidth}" }}
+            [nic.cc.none]
+            [[perftest]]
+            name = "t"
+            test = "write_lat"
+            client = 0
+            server = 1
+            message = "{message}B"
+            depth = 1
+            memory = "gpu"
+            "#
+        ));
+        w.run(|_| true);
+        (w.apps.perftests.tests[0].all_latencies().first().map(|l| l.0), w.stats.packets_sent)
+    };
+    let (l, g) = (500_000u64, 800_000u64);
+    let host = BitsPerSec::gbps(200);
+    let gpu = BitsPerSec::gbps(1);
+    let fetch = host.tx_time(8).0 + 3 * l + host.tx_time(64).0;
+    // The payload is asked for a GPU latency after the WQE is on the NIC and is there a
+    // latency after its transfer; it lands 1 µs on and is written to the far GPU (8 µs more).
+    let read = |bytes: u64| g + gpu.tx_time(bytes).0 + g;
+    let write = fetch + read(1000) + 1_000_000 + gpu.tx_time(1000).0 + g;
+    assert_eq!(run("1Gbps", 1000).0, Some(write));
+    // Four packets: each reads behind the one before, 8 µs apart; the last one's write ends
+    // the message (the far GPU writes each in the 8 µs before the next arrives).
+    let write = fetch + read(4000) + 1_000_000 + gpu.tx_time(1000).0 + g;
+    assert_eq!(run("1Gbps", 4000).0, Some(write));
+    // A path of 1 bps reads no payload within the run: nothing leaves.
+    assert_eq!(run("1bps", 1000), (None, 0));
+}
+
+/// One write_bw test per `(name, qps, memory)` from host 0 to host 1, back to back at 100
+/// Gbps, with `nic` lines added to `[nic]`; the world after the run, and its summary.
+fn pcie_run(duration: &str, nic: &str, tests: &[(&str, u32, &str)]) -> (World, rnicsim::output::Summary) {
+    pcie_run_lossy(duration, 0.0, nic, tests)
+}
+
+/// [`pcie_run`] over links that lose each packet with probability `loss`.
+fn pcie_run_lossy(duration: &str, loss: f64, nic: &str, tests: &[(&str, u32, &str)]) -> (World, rnicsim::output::Summary) {
+    let mut toml = format!("name = \"p\"\nduration = \"{duration}\"\n[topology.back_to_back]\n[links]\nrate = \"100Gbps\"\ndelay = \"1us\"\nloss = {loss:?}\n[nic]\n{nic}\n[nic.cc.none]\n");
+    for (name, qps, memory) in tests {
+        toml += &format!("[[perftest]]\nname = \"{name}\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\nqps = {qps}\nmemory = \"{memory}\"\nwarmup = \"200us\"\n");
+    }
+    let mut w = build(&toml);
+    w.run(|_| true);
+    let s = rnicsim::output::Summary::of(&w, "p");
+    (w, s)
+}
+
+#[test]
+fn a_burst_of_posts_over_a_long_pcie_latency_keeps_the_payload_flowing() {
+    // 128 WQEs posted at once, and one more each time one completes, over PCIe of 200 Gbps
+    // whose latency grows from 500 ns to 8 µs: the latency costs only the start (a WQE fetch
+    // and a payload round trip), so the goodput from 200 µs on stays that of 500 ns. Each WQE
+    // read used to take its place on the channel when it would cross, two latencies on, and
+    // the channel sat idle until then behind it: 6.7 Gbps at 8 µs.
+    let gbps = |latency: &str| pcie_run("2ms", &format!("pcie = {{ latency = \"{latency}\", bandwidth = \"200Gbps\" }}"), &[("t", 1, "host")]).1.perftest[0].gbps;
+    let short = gbps("500ns");
+    assert!(short > 90.0, "{short}");
+    for latency in ["3us", "8us"] {
+        let g = gbps(latency);
+        assert!((g - short).abs() < 0.03 * short, "PCIe latency {latency}: {g} Gbps against {short}");
+    }
+}
+
+#[test]
+fn queue_pairs_on_a_slow_gpu_path_neither_hold_up_host_memory_ones_nor_time_out() {
+    // 128 queue pairs send from GPU memory over a 10 Gbps GPU path beside one from host
+    // memory: each GPU packet waits on the NIC for its payload, and the GPU path gets its
+    // 10 Gbps while the host queue pair takes the rest of the link (84 Gbps: the two share
+    // it by turns). With one budget of waiting bytes for the whole NIC, the GPU packets would
+    // fill it and the host queue pair would get 9.8 Gbps.
+    let (w, s) = pcie_run("1ms", "gpu = { bandwidth = \"10Gbps\" }", &[("gpu", 128, "gpu"), ("host", 1, "host")]);
+    let (gpu, host) = (s.perftest[0].gbps, s.perftest[1].gbps);
+    assert!((gpu - 10.0).abs() < 0.2, "{gpu}");
+    assert!(host > 80.0, "{host}");
+    // The NIC holds a pipeline's worth of them (64 KiB, and the packet that passes it), not
+    // one per queue pair: the others are parked until their path has room.
+    let peak = w.nics[0].payload_wait.peak_bytes;
+    assert!(peak > 60_000 && peak <= 65_536 + 1_100, "{peak}");
+    // 64 queue pairs on a 1 Gbps GPU path with a 200 µs retransmission timeout: a packet
+    // waits up to half a millisecond for its payload, and the timeout runs from when it leaves
+    // (from when the scheduler picked it, 261 timeouts and 0.004 Gbps).
+    let (_, s) = pcie_run("2ms", "rto = \"200us\"\ngpu = { bandwidth = \"1Gbps\" }", &[("gpu", 64, "gpu")]);
+    assert_eq!((s.rdma.timeouts, s.rdma.retransmits), (0, 0));
+    assert!((s.perftest[0].gbps - 1.0).abs() < 0.02, "{}", s.perftest[0].gbps);
+}
+
+#[test]
+fn a_queue_pair_on_a_slow_gpu_path_still_gives_up_on_a_peer_that_answers_nothing() {
+    // All but one packet in a thousand lost (a dead peer), go-back-N, 200 µs timeout, 3
+    // retries: the queue pair whose payload crosses a 10 Gbps GPU path errors out as the
+    // host-memory one does. Each of
+    // its packets waits for its payload; a timeout that pushed itself past the last packet
+    // built then never fired, and it resent at 10 Gbps to the end of the run.
+    let (_, s) = pcie_run_lossy("10ms", 0.999, "gpu = { bandwidth = \"10Gbps\" }\nrto = \"200us\"\nretry_count = 3", &[("gpu", 1, "gpu"), ("host", 1, "host")]);
+    for p in &s.perftest {
+        assert!(p.errors > 0, "{}: {} errors", p.name, p.errors);
+    }
+}
+
+#[test]
+fn parked_queue_pairs_go_back_a_few_at_a_time() {
+    // 2,000 queue pairs send from GPU memory over a 10 Gbps GPU path: most are parked at any
+    // time. Each packet that leaves wakes about a pipeline's worth of them, so the scheduler
+    // decides a few times per packet sent; woken all at once, all but a few were picked only
+    // to be parked again (about 2,000 decisions a packet).
+    let (w, s) = pcie_run("1ms", "gpu = { bandwidth = \"10Gbps\" }", &[("gpu", 2000, "gpu")]);
+    let decisions = w.nics[0].sched_stage.ops as f64 / s.packets_sent as f64;
+    assert!(decisions < 5.0, "{decisions} decisions a packet");
+    assert!((s.perftest[0].gbps - 10.0).abs() < 0.3, "{}", s.perftest[0].gbps);
+}
+
 fn lossy_transfer(recovery: &str, verb: Verb) -> (World, Vec<u8>) {
     let toml = format!(
         r#"

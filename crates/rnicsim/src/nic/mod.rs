@@ -11,6 +11,7 @@ pub mod cc;
 pub mod events;
 pub mod memory;
 pub mod offload;
+pub mod payload_wait;
 pub mod pcie;
 pub mod qp;
 pub mod qp_table;
@@ -423,6 +424,9 @@ pub struct Nic {
     pub pfc_since: Option<Time>,
     /// The traffic classes it pauses then, one bit each ([`rx_buffer::pause_classes`]).
     pub pfc_classes: u8,
+    /// Scheduled packets waiting for their payload read before the wire (PCIe or the GPU
+    /// path slower than the port), and the queue pairs parked while their path's wait is full.
+    pub payload_wait: payload_wait::PayloadWait,
     /// The connection-state cache and the packets waiting for it (`[nic.state_cache]`).
     pub state: Option<state_cache::NicStateCache>,
     /// The receiver ordering layer (`[nic.ordering]`).
@@ -440,6 +444,11 @@ impl Nic {
         if let Some(o) = self.ordering.as_mut() {
             o.note_duplicate();
         }
+    }
+
+    /// The index of the payload path a queue pair uses (0 the host's PCIe, 1 the GPU's).
+    pub fn path_index(&self, gpu: bool) -> usize {
+        (gpu && self.gpu.is_some()) as usize
     }
 
     /// The PCIe path a queue pair's payload takes: the GPU's if its buffers are there.
@@ -477,6 +486,7 @@ impl Nic {
             rx: rx_buffer::RxBuffer::new(spec.rx_buffer, state_cache::WhenFull::Drop, None),
             pfc_since: None,
             pfc_classes: 1 << spec.priority,
+            payload_wait: Default::default(),
             state: None,
             ordering: spec.ordering.as_ref().map(ordering::NicOrdering::new),
             star: star::NicStar::default(),

@@ -10,11 +10,19 @@
 //! - NIC → host (the `write` channel): received payload, completion entries, telemetry pings.
 //!
 //! The NIC issues payload reads ahead of the wire, so the host → NIC channel is a token bucket
-//! at the PCIe rate, [`PREFETCH`] deep: a transfer waits only when the channel's work exceeds
-//! its rate over that window. The first packet of a message still waits for a read round trip
-//! ([`Pcie::first_payload`]); later ones are held back only when PCIe is slower than the port,
-//! and descriptors crowd the payload out only when there are many of them (a hundred thousand
-//! queue pairs posting at once spend 7.2 MB of the channel on doorbells and WQEs).
+//! at the PCIe rate, [`PREFETCH`] deep: a transfer waits only when the
+//! channel's work exceeds its rate over that window. Every transfer takes its place when it is
+//! asked for, also one the host makes later (a post once it sees a completion) or that
+//! crosses later (a WQE read): the channel serves in that order, and a place taken for a later
+//! time would idle it until then. No payload is read before the NIC knows its message, so the
+//! first packet of a message waits for a read round trip ([`Pcie::first_payload`]) and the
+//! message's bytes stream in at the PCIe rate from there; later ones are held back only when
+//! PCIe is slower than the port, and descriptors crowd the payload out
+//! only when there are many of them (a hundred thousand queue pairs posting at once spend
+//! 7.2 MB of the channel on doorbells and WQEs). A packet starts on the wire once its payload
+//! arrives fast enough for the wire never to run dry: no earlier than its last payload byte is
+//! on the NIC less its own serialization time (so a packet waits for the whole of its payload
+//! only when PCIe, or a GPU path, is slower than the port).
 //!
 //! A WQE is 64 bytes; one that carries its payload inline (mlx5's layout: 16 bytes of control,
 //! 16 of remote address, 4 of inline header, then the data) is that header and data rounded up
@@ -30,7 +38,7 @@ pub const DESCRIPTOR_BYTES: u64 = 64;
 pub const DOORBELL_BYTES: u64 = 8;
 /// Bytes of an inline WQE's segments before its data.
 const INLINE_HEADER_BYTES: u64 = 36;
-/// How far the payload read channel may run ahead of the wire (100 KB at 200 Gbps).
+/// How far ahead of the wire payload reads may bring a packet's payload onto the NIC (100 KB at 200 Gbps).
 pub const PREFETCH: Time = Time(4_000_000);
 
 /// Bytes of the WQE of a message, `inline` bytes of whose payload ride in it.
@@ -86,18 +94,32 @@ impl Pcie {
     /// token bucket and are through at the returned time (`now` while the channel keeps up).
     fn host_to_nic(&mut self, now: Time, bytes: u64) -> Time {
         self.bytes_read += bytes;
-        self.read.transfer(now.saturating_sub(PREFETCH), bytes).max(now)
+        self.read.transfer(self.horizon(now), bytes).max(now)
     }
 
-    /// A WQE of `wqe` bytes (see [`wqe_bytes`]) posted at `now`: the doorbell crosses, the NIC
-    /// fetches the WQE, and it is on the NIC and ready to schedule at the returned time.
-    pub fn doorbell_and_fetch(&mut self, now: Time, wqe: u64) -> Time {
+    /// The earliest time work asked for at `now` may take the host → NIC channel: payload read
+    /// ahead arrives up to [`PREFETCH`] before the wire wants it. Descriptors share the window,
+    /// so that one channel serves both in the order they were asked for without idling.
+    fn horizon(&self, now: Time) -> Time {
+        now.saturating_sub(PREFETCH)
+    }
+
+    /// A WQE of `wqe` bytes (see [`wqe_bytes`]) that the host posts at `at` (no earlier than
+    /// `now`, the time it is asked at): the doorbell crosses, the NIC fetches the WQE, and it is
+    /// on the NIC and ready to schedule at the returned time.
+    ///
+    /// Both transfers take their place on the channel now: the channel serves work in the order
+    /// it is asked for, so a place taken for a later time (a post the host makes once it sees a
+    /// completion, or the WQE's read two latencies on) would leave the channel idle until then
+    /// behind it, holding up payload reads asked for meanwhile.
+    pub fn doorbell_and_fetch(&mut self, now: Time, at: Time, wqe: u64) -> Time {
         let l = self.spec.latency;
         let bw = self.spec.bandwidth;
-        let rung = self.host_to_nic(now, DOORBELL_BYTES).max(now + bw.tx_time(DOORBELL_BYTES)) + l;
+        let at = at.max(now);
+        let rung = self.host_to_nic(now, DOORBELL_BYTES).max(at + bw.tx_time(DOORBELL_BYTES)) + l;
         // The read request reaches the host one latency after the doorbell rang.
         let at_host = rung + l;
-        self.host_to_nic(at_host, wqe).max(at_host + bw.tx_time(wqe)) + l
+        self.host_to_nic(now, wqe).max(at_host + bw.tx_time(wqe)) + l
     }
 
     /// `n` WQEs fetched at `now` and dropped (Tassel's fetch-and-drop filter, §3.5): they cost
@@ -106,10 +128,17 @@ impl Pcie {
         self.host_to_nic(now, n * DESCRIPTOR_BYTES);
     }
 
-    /// The payload of one packet is read for transmission at `now`; returns when it can leave
-    /// (`now` unless PCIe is the bottleneck).
-    pub fn read_payload(&mut self, now: Time, bytes: u64) -> Time {
-        self.host_to_nic(now, bytes)
+    /// The payload of one packet, read for transmission at `now`: `bytes` that follow
+    /// `before` bytes of their message, whose first byte could be on the NIC at `first_byte`
+    /// (one read round trip after its WQE or READ request reached the NIC). Its bytes take
+    /// their place in the token bucket (read up to [`PREFETCH`] ahead of the wire), and no
+    /// byte of a message arrives sooner than the message's first byte and the bytes before it
+    /// at the PCIe rate. Returns when the packet's last payload byte is on the NIC, which is
+    /// before `now` while the channel keeps up.
+    pub fn read_payload(&mut self, now: Time, bytes: u64, first_byte: Time, before: u64) -> Time {
+        self.bytes_read += bytes;
+        let done = self.read.transfer(self.horizon(now), bytes);
+        done.max(first_byte + self.spec.bandwidth.tx_time(before + bytes))
     }
 
     /// Received payload written to host memory starting at `now`; returns when it is there.
@@ -124,7 +153,8 @@ impl Pcie {
     pub fn read_now(&mut self, now: Time, at: Time, bytes: u64) -> Time {
         let l = self.spec.latency;
         let at_host = at.max(now) + l;
-        self.host_to_nic(at_host, bytes).max(at_host + self.spec.bandwidth.tx_time(bytes)) + l
+        // Its place on the channel is taken now (see `doorbell_and_fetch`).
+        self.host_to_nic(now, bytes).max(at_host + self.spec.bandwidth.tx_time(bytes)) + l
     }
 
     /// A completion entry the NIC issues at `at` (no earlier than `now`), behind no data (an
@@ -156,7 +186,8 @@ impl Pcie {
         self.bytes_written += DESCRIPTOR_BYTES;
         let tx = self.spec.bandwidth.tx_time(DESCRIPTOR_BYTES);
         let at_host = self.write.transfer(now, DESCRIPTOR_BYTES) + self.spec.latency;
-        self.host_to_nic(at_host, DESCRIPTOR_BYTES).max(at_host + tx) + self.spec.latency - now
+        // The pong's place on the host → NIC channel is taken now (see `doorbell_and_fetch`).
+        self.host_to_nic(now, DESCRIPTOR_BYTES).max(at_host + tx) + self.spec.latency - now
     }
 
     /// Read (host → NIC) and write (NIC → host) utilization over `[0, end)`: each channel's
@@ -179,27 +210,34 @@ mod tests {
     fn fetch_latency_and_read_pipelining() {
         let mut p = Pcie::new(PcieSpec { latency: Time::from_ns(500), bandwidth: BitsPerSec(64_000_000_000) });
         // Doorbell 8 B at 64 Gbps (1 ns) and 500 ns, read request 500 ns, 64 B WQE (8 ns) and 500 ns.
-        assert_eq!(p.doorbell_and_fetch(Time::ZERO, DESCRIPTOR_BYTES), Time::from_ns(1509));
+        assert_eq!(p.doorbell_and_fetch(Time::ZERO, Time::ZERO, DESCRIPTOR_BYTES), Time::from_ns(1509));
         // 100 bytes inline: 36 + 100 bytes take three 64-byte blocks (24 ns).
         assert_eq!(wqe_bytes(100), 192);
-        assert_eq!(p.doorbell_and_fetch(Time::from_us(10), wqe_bytes(100)), Time::from_ns(10_000 + 1525));
+        assert_eq!(p.doorbell_and_fetch(Time::from_us(10), Time::from_us(10), wqe_bytes(100)), Time::from_ns(10_000 + 1525));
         // Both went host → NIC; nothing was written to the host.
         assert_eq!((p.bytes_read, p.bytes_written), (8 + 64 + 8 + 192, 0));
-        // Reads within the channel's rate do not delay packets.
+        // Reads within the channel's rate are on the NIC before the wire wants them.
         let mut t = Time::from_us(20);
         for _ in 0..10 {
-            assert_eq!(p.read_payload(t, 1000), t);
+            assert!(p.read_payload(t, 1000, Time::ZERO, 0) <= t);
             t = t + Time::from_ns(125); // 1000 B at 64 Gbps
         }
-        // Back-to-back reads faster than PCIe: the first prefetch depth's worth passes at once,
-        // then PCIe sets the pace.
+        // Back-to-back reads faster than PCIe: the first prefetch depth's worth is on the NIC
+        // in time, then PCIe sets the pace.
         let mut p = Pcie::new(PcieSpec { latency: Time::from_ns(500), bandwidth: BitsPerSec(8_000_000_000) });
         let t = Time::from_us(10);
-        let done: Vec<Time> = (0..100).map(|_| p.read_payload(t, 1000)).collect(); // 1 µs each
+        let done: Vec<Time> = (0..100).map(|_| p.read_payload(t, 1000, Time::ZERO, 0)).collect(); // 1 µs each
+        assert_eq!(done[0], t - Time::from_us(3));
         assert_eq!(done[3], t);
         assert_eq!(done[4], t + Time::from_us(1));
         assert_eq!(done[99], t + Time::from_us(96));
         assert_eq!(p.bytes_read, 100_000);
+        // A new message's payload streams from its first byte at the PCIe rate, however idle
+        // the channel was before: its second 1000 B arrive 2 µs after the first byte could.
+        let mut q = Pcie::new(p.spec);
+        let first = Time::from_us(500);
+        assert_eq!(q.read_payload(first, 1000, first, 0), first + Time::from_us(1));
+        assert_eq!(q.read_payload(first + Time::from_us(1), 1000, first, 1000), first + Time::from_us(2));
         // Within [0, 50 µs) the channel carried the reads from 6 µs (4 µs ahead of the wire).
         let [read, write] = p.utilization(Time::from_us(50));
         assert!((read - 44.0 / 50.0).abs() < 1e-12 && write == 0.0, "{read} {write}");
@@ -212,7 +250,7 @@ mod tests {
         let mut p = Pcie::new(PcieSpec::default());
         let mut last = Time::ZERO;
         for _ in 0..100_000 {
-            last = p.doorbell_and_fetch(Time::ZERO, DESCRIPTOR_BYTES);
+            last = p.doorbell_and_fetch(Time::ZERO, Time::ZERO, DESCRIPTOR_BYTES);
         }
         assert_eq!(p.bytes_read, 7_200_000);
         // The last doorbell's bytes are through 2.56 ns before 288 µs; its WQE is read a
@@ -221,7 +259,7 @@ mod tests {
         let u = p.utilization(Time::from_us(100));
         assert!((u[0] - 1.0).abs() < 1e-12 && u[1] == 0.0, "{u:?}");
         // A payload read behind them waits its turn.
-        assert_eq!(p.read_payload(Time::from_us(1), 1000), Time::from_us(288) + Time::from_ns(40));
+        assert_eq!(p.read_payload(Time::from_us(1), 1000, Time::ZERO, 0), Time::from_us(288) + Time::from_ns(40));
         // Fetch-and-drop's WQEs cost the channel too.
         let mut p = Pcie::new(PcieSpec::default());
         p.fetch_dropped(Time::from_us(10), 1000);
@@ -243,7 +281,7 @@ mod tests {
         let mut p = Pcie::new(PcieSpec { latency: Time::from_ns(500), bandwidth: BitsPerSec(8_000_000_000) });
         let t = Time::from_us(100);
         for _ in 0..7 {
-            p.read_payload(t, 1000); // 1 µs each, from t - prefetch: the channel is busy to t + 3 µs
+            p.read_payload(t, 1000, Time::ZERO, 0); // 1 µs each, from t - prefetch: the channel is busy to t + 3 µs
         }
         assert_eq!(p.ping_pong(t), Time::from_ns(3_000 + 64 + 500));
     }

@@ -303,6 +303,10 @@ pub struct Qp {
     pub retry_left: u32,
     pub rnr_left: u32,
     pub rto_at: Time,
+    /// When the last packet that waited on the NIC for its payload read starts on the wire: the
+    /// queue pair's later packets start no earlier, and a timeout re-armed by an ACK runs from
+    /// no earlier than that ([`Qp::rto_from`]).
+    pub held_start: Time,
     pub rnr_until: Time,
     /// Rate limit: the next packet may not leave before this.
     pub next_send: Time,
@@ -553,6 +557,7 @@ impl Qp {
             retry_left: 0,
             rnr_left: 0,
             rto_at: Time::MAX,
+            held_start: Time::ZERO,
             rnr_until: Time::ZERO,
             next_send: Time::ZERO,
             eligible_since: Time::ZERO,
@@ -628,6 +633,7 @@ impl Qp {
         self.retry_left = spec.retry_count;
         self.rnr_left = spec.rnr_retry;
         self.rto_at = Time::MAX;
+        self.held_start = Time::ZERO;
         self.rnr_until = Time::ZERO;
         self.next_send = Time::ZERO;
         self.eligible_since = Time::ZERO;

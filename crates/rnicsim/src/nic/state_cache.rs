@@ -428,6 +428,11 @@ impl Held {
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }
+
+    /// The packets held, in no particular order.
+    pub fn ids(&self) -> impl Iterator<Item = PacketId> + '_ {
+        self.heap.iter().map(|Reverse((_, _, id, _))| *id)
+    }
 }
 
 /// A NIC with a limited connection-state cache: the cache, and its receive and transmit

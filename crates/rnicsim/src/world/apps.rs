@@ -115,8 +115,9 @@ impl World {
     pub fn qp_tx_counters(&self, q: u32) -> [u64; 3] {
         let qp = self.qps.get(q);
         let mut c = [qp.tx_bytes, qp.tx_packets, qp.bytes_sent];
-        let port = self.nics[qp.host as usize].port;
-        for id in self.ports[port as usize].queued(&self.pool) {
+        let nic = &self.nics[qp.host as usize];
+        let held = nic.payload_wait.ids().chain(nic.state.iter().flat_map(|st| st.tx.ids()));
+        for id in self.ports[nic.port as usize].queued(&self.pool).chain(held) {
             let p = self.pool.get(id);
             if p.kind == crate::wire::packet::PacketKind::Roce && p.flow == qp.peer && p.src == qp.node {
                 c[0] -= p.size as u64;

@@ -451,6 +451,8 @@ impl World {
     /// least one packet), so a newly scheduled message waits behind what is already committed.
     /// With `tx_pipeline = "0B"` there is no pipeline: the scheduler picks each packet when the
     /// port frees, as ns-3's RDMA NIC does (`RdmaEgressQueue::DequeueQindex` on transmit complete).
+    /// Either way a packet whose payload is still being read waits apart until it may start
+    /// ([`World::nic_next_packet`]).
     pub(super) fn host_port_start(&mut self, p: u32, h: u32) {
         let now = self.now;
         // Scheduler decisions run ahead of the wire: the pipeline is topped up whenever the
@@ -543,8 +545,47 @@ impl World {
         }
     }
 
-    /// The next data packet of host `h`'s NIC, or the time something becomes eligible.
+    /// The next data packet of host `h`'s NIC, or the time something becomes eligible: first
+    /// a packet whose payload read has caught up, then the scheduler's picks (those whose
+    /// payload is still on its way wait, up to [`World::hold_limit`] bytes per payload path).
     fn nic_next_packet(&mut self, h: u32) -> Result<PacketId, Option<Time>> {
+        let released = self.nics[h as usize].payload_wait.pop_ready(self.now);
+        self.unpark_payload_waits(h);
+        if let Some((id, q)) = released {
+            if self.nics[h as usize].state.is_none() {
+                return Ok(id);
+            }
+            if let Some(id) = self.state_tx(h, q, id) {
+                return Ok(id);
+            }
+        }
+        let picked = self.nic_pick(h);
+        let waiting = self.nics[h as usize].payload_wait.next_ready();
+        picked.map_err(|t| match (t, waiting) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        })
+    }
+
+    /// Queue pairs parked while their payload path's wait was full go back to the scheduler
+    /// once it has room.
+    fn unpark_payload_waits(&mut self, h: u32) {
+        let (limit, packet) = (self.hold_limit(), self.nic_spec.mtu as u64 + 64);
+        for q in self.nics[h as usize].payload_wait.unpark(limit, packet) {
+            self.qps.get_mut(q).in_sched = false;
+            self.transport().requeue(q);
+            self.drain_outbox();
+        }
+    }
+
+    /// Bytes of scheduled packets a NIC holds before the wire (for their payload, or their
+    /// connection state) before its scheduler stops picking.
+    pub(super) fn hold_limit(&self) -> u64 {
+        self.nic_spec.tx_pipeline.0.max(2 * (self.nic_spec.mtu as u64 + 64))
+    }
+
+    /// The scheduler's next packet for host `h`'s NIC, or the time something becomes eligible.
+    fn nic_pick(&mut self, h: u32) -> Result<PacketId, Option<Time>> {
         let now = self.now;
         let p = self.nics[h as usize].port;
         for c in 0..8 {
@@ -609,15 +650,25 @@ impl World {
                 self.nics[h as usize].parked[qp.priority as usize].push(q);
                 continue;
             }
-            let id = requester::next_packet(&mut self.transport(), q);
+            let path = self.nics[h as usize].path_index(qp.gpu_memory);
+            if self.nics[h as usize].payload_wait.is_full(path, self.hold_limit()) {
+                self.qps.get_mut(q).in_sched = true;
+                self.nics[h as usize].payload_wait.park(path, q);
+                continue;
+            }
+            let picked = requester::next_packet(&mut self.transport(), q);
             self.drain_outbox();
-            if let Some(id) = id {
-                if self.nics[h as usize].state.is_none() {
-                    return Ok(id);
-                }
-                if let Some(id) = self.state_tx(h, q, id) {
-                    return Ok(id);
-                }
+            let Some((id, start)) = picked else { continue };
+            if start > now {
+                let size = self.pool.get(id).size;
+                self.nics[h as usize].payload_wait.push(path, start, id, q, size);
+                continue;
+            }
+            if self.nics[h as usize].state.is_none() {
+                return Ok(id);
+            }
+            if let Some(id) = self.state_tx(h, q, id) {
+                return Ok(id);
             }
         }
     }

@@ -192,7 +192,7 @@ impl World {
                     return Err(PostError::QueueFull);
                 }
                 let h = conn.host;
-                let ready = self.nics[h as usize].pcie.doorbell_and_fetch(t, crate::nic::pcie::DESCRIPTOR_BYTES);
+                let ready = self.nics[h as usize].pcie.doorbell_and_fetch(self.now, t, crate::nic::pcie::DESCRIPTOR_BYTES);
                 self.star.conn_mut(ep).expect("matched").post_local(wr, ready);
                 self.star_pump(ep, ready);
                 Ok(())
@@ -311,14 +311,14 @@ impl World {
         let (host, node, owner, conn, peer, sport, timer) = (lib.host, lib.node, lib.owner, lib.conn, lib.peer_node, lib.udp_sport, lib.timer);
         let route = Route { src: node, dst: peer, sport, dport: STATEFUL_PORT, hash: crate::sim::rng::mix64(sport as u64 ^ ((conn as u64) << 16)) as u32 };
         if a.migrate {
-            let ready = self.nics[host as usize].pcie.doorbell_and_fetch(t, crate::nic::pcie::DESCRIPTOR_BYTES);
+            let ready = self.nics[host as usize].pcie.doorbell_and_fetch(self.now, t, crate::nic::pcie::DESCRIPTOR_BYTES);
             let bytes = self.nic_spec.qp_context_bytes;
             let header = StarHeader { ptype: StarType::Wqep, migrate: true, qpn: conn, psn: 0, addr: ep as u64, len: bytes.min(u16::MAX as u32) as u16, ..Default::default() };
             self.star_emit(host, route, StarMeta { header, body: StarBody::None }, bytes, None, ready, None);
             self.nics[host as usize].star.counters.stateless_tx += 1;
         }
         for w in &a.send {
-            let ready = self.nics[host as usize].pcie.doorbell_and_fetch(t, crate::nic::pcie::DESCRIPTOR_BYTES);
+            let ready = self.nics[host as usize].pcie.doorbell_and_fetch(self.now, t, crate::nic::pcie::DESCRIPTOR_BYTES);
             let opt = w.verb.map_or(StarOp::Recv, StarOp::of);
             let header = StarHeader { ptype: StarType::Wqep, opt, qpn: conn, psn: w.index, addr: ep as u64, len: DESCRIPTOR_BYTES as u16, ..Default::default() };
             self.star_emit(host, route, StarMeta { header, body: StarBody::Wqe(*w) }, DESCRIPTOR_BYTES, None, ready, None);

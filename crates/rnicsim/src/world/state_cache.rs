@@ -74,7 +74,7 @@ impl World {
     pub(super) fn state_tx_blocked(&self, h: u32) -> Option<Time> {
         let st = self.nics[h as usize].state.as_ref()?;
         let now = self.now;
-        let limit = self.nic_spec.tx_pipeline.0.max(2 * (self.nic_spec.mtu as u64 + 64));
+        let limit = self.hold_limit();
         let next = st.tx.next_ready();
         if st.tx_resume > now {
             return Some(next.map_or(st.tx_resume, |t| t.min(st.tx_resume)));

@@ -33,7 +33,7 @@ pub fn post_send(ctx: &mut Ctx, q: u32, wr: SendWr, t: Time) -> Result<(), PostE
         // READs carry no payload out; small messages ride inline in the WQE. The WQE comes from
         // the host; the payload over the path its buffer is on (the GPU's, GPUDirect).
         let inline = wr.verb != Verb::Read && wr.len <= ctx.spec.inline_bytes as u64;
-        let fetched = nic.pcie.doorbell_and_fetch(t, wqe_bytes(if inline { wr.len } else { 0 }));
+        let fetched = nic.pcie.doorbell_and_fetch(ctx.now, t, wqe_bytes(if inline { wr.len } else { 0 }));
         if wr.verb == Verb::Read || inline { fetched } else { nic.payload_path(gpu).first_payload(fetched) }
     };
     let qp = ctx.qps.get_mut(q);
@@ -59,15 +59,17 @@ pub fn post_send(ctx: &mut Ctx, q: u32, wr: SendWr, t: Time) -> Result<(), PostE
 }
 
 /// The scheduler picked `q`: build and account its next packet, tell the scheduler, and put
-/// the queue pair back if it has more. `None` if it had nothing to send now (a wasted pick).
-pub fn next_packet(ctx: &mut Ctx, q: u32) -> Option<PacketId> {
+/// the queue pair back if it has more. Returns the packet and the earliest time it may start
+/// on the wire (later than now when its payload read is behind: a PCIe or GPU path slower
+/// than the port). `None` if it had nothing to send now (a wasted pick).
+pub fn next_packet(ctx: &mut Ctx, q: u32) -> Option<(PacketId, Time)> {
     let h = ctx.qps.get(q).host as usize;
     match build_next(ctx, q) {
-        Some((id, end)) => {
+        Some((id, end, start)) => {
             let bytes = ctx.pool.get(id).roce.payload;
             ctx.nics[h].sched.sent(q, bytes, end);
             ctx.requeue_after_send(q);
-            Some(id)
+            Some((id, start))
         }
         None => {
             // The scheduler chose a queue pair with nothing to send now: the decision (and, for
@@ -79,8 +81,9 @@ pub fn next_packet(ctx: &mut Ctx, q: u32) -> Option<PacketId> {
     }
 }
 
-/// Builds `q`'s next packet; returns it and whether it ends a message.
-fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
+/// Builds `q`'s next packet; returns it, whether it ends a message, and when it may start on
+/// the wire.
+fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool, Time)> {
     let now = ctx.now;
     let mtu = ctx.spec.mtu;
     // The READ responses it owes and its own requests (resends, then new data) take turns
@@ -102,7 +105,9 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
     let answering = qp.reads.len();
     let response = qp.reads.front_mut().filter(|j| j.ready_at <= now && !request_ready);
     qp.request_turn = turns && response.is_some();
-    let (hdr, psn, retransmit) = if let Some(job) = response {
+    // `first_byte`: when the first byte of the packet's message could be on the NIC (its
+    // payload is not read before its WQE, or the READ request it answers, is known).
+    let (hdr, psn, retransmit, first_byte) = if let Some(job) = response {
         let idx = job.next;
         let payload = payload_at(job.len, mtu, idx);
         let op = opcode_at(Family::ReadResponse, idx, job.npkts, false);
@@ -115,11 +120,12 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         // A response to a request sent again is a retransmission if it was sent before: a
         // re-issued READ also asks for responses the first never got to.
         let again = qp.read_sent.note(psn);
+        let first_byte = job.ready_at;
         job.next += 1;
         if job.next == job.npkts {
             qp.reads.pop_front();
         }
-        (hdr, psn, again)
+        (hdr, psn, again, first_byte)
     } else {
         let (psn, retransmit) = match next_resend(qp) {
             Some(psn) => (psn, true),
@@ -179,7 +185,7 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
         qp.probe = false;
         qp.tx_high = qp.tx_high.max(psn + 1);
         // A READ request from inside its READ asks again for responses that went missing.
-        (hdr, psn, retransmit || (e.is_read() && psn != e.first_psn))
+        (hdr, psn, retransmit || (e.is_read() && psn != e.first_psn), e.ready_at)
     };
     let op = hdr.opcode;
     // Every packet an ordering layer orders carries its header (Head and the last-packet bit):
@@ -209,13 +215,19 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
     }
     let end = op.is_last() || op == Opcode::ReadRequest;
     let id = ctx.pool.alloc_on_path(pkt, qp.path);
-    // When this packet's payload is on the NIC (the next packet waits for it).
+    // When this packet's payload is on the NIC (the next packet waits for it), and when the
+    // packet may start: once the rest of its payload arrives no later than the wire needs it,
+    // and not before a packet of its queue pair still waiting for its own.
     let mut payload_at = Time::ZERO;
+    let mut start = now;
     if hdr.payload > 0 {
         let inline = op.family() != Family::ReadResponse && hdr.dma_len <= ctx.spec.inline_bytes;
         let gpu = ctx.qps.get(q).gpu_memory;
         let nic = &mut ctx.nics[h];
-        let at = if inline { now } else { nic.payload_path(gpu).read_payload(now, hdr.payload as u64) };
+        if !inline {
+            payload_at = nic.payload_path(gpu).read_payload(now, hdr.payload as u64, first_byte, hdr.offset as u64);
+            start = payload_at.saturating_sub(nic.line_rate.tx_time(size as u64)).max(now);
+        }
         if let Some(a) = src_addr {
             let mut buf = std::mem::take(&mut nic.scratch);
             nic.memory.read(a, &mut buf, hdr.payload as usize);
@@ -223,8 +235,12 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
             ctx.nics[h].scratch = buf;
         }
         let qp = ctx.qps.get_mut(q);
-        qp.next_send = qp.next_send.max(at);
-        payload_at = at;
+        qp.next_send = qp.next_send.max(payload_at);
+    }
+    let qp = ctx.qps.get_mut(q);
+    start = start.max(qp.held_start);
+    if start > now {
+        qp.held_start = start;
     }
     if ctx.int_enabled {
         ctx.pool.int_mut(id).n = 0;
@@ -263,16 +279,18 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool)> {
     ctx.sync_rate(q);
     let qp = ctx.qps.get_mut(q);
     if op.family() != Family::ReadResponse {
+        // The timeout runs from when the packet may start on the wire (a packet waiting for
+        // its payload read has not been sent).
         if qp.rto_at == Time::MAX {
-            qp.rto_at = now + ctx.spec.rto_for(qp.inflight_packets());
+            qp.rto_at = start + ctx.spec.rto_for(qp.inflight_packets());
         } else if ctx.spec.rto_few.is_some_and(|f| qp.inflight_packets() > f.packets as u64) {
             // Armed short for a few packets, and now more are out: the long timeout holds
             // from this send on (IRN's RTO_low covers only a nearly empty pipe).
-            qp.rto_at = qp.rto_at.max(now + ctx.spec.rto);
+            qp.rto_at = qp.rto_at.max(start + ctx.spec.rto);
         }
     }
     ctx.arm_qp_timer(q);
-    Some((id, end))
+    Some((id, end, start))
 }
 
 /// The next PSN to resend. A READ's PSN stands for the whole READ: it asks again from its
@@ -414,7 +432,7 @@ fn ack_upto(ctx: &mut Ctx, q: u32, upto: u64, pkt: &Packet, id: PacketId, sack: 
         emit(ctx, q, NicEvent::RttProbe { rtt, sport });
     }
     let qp = ctx.qps.get_mut(q);
-    qp.rto_at = if qp.snd_una < qp.snd_nxt || qp.has_read() { now + ctx.spec.rto_for(qp.inflight_packets()) } else { Time::MAX };
+    qp.rto_at = if qp.snd_una < qp.snd_nxt || qp.has_read() { qp.rto_from(now) + ctx.spec.rto_for(qp.inflight_packets()) } else { Time::MAX };
     ctx.sync_rate(q);
     complete_done(ctx, q);
     ctx.arm_qp_timer(q);
@@ -498,7 +516,7 @@ pub fn on_read_response(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
         qp.snd_una = upto;
         qp.retry_left = ctx.spec.retry_count;
     }
-    qp.rto_at = now + ctx.spec.rto_for(qp.inflight_packets());
+    qp.rto_at = qp.rto_from(now) + ctx.spec.rto_for(qp.inflight_packets());
     complete_done(ctx, q);
     ctx.arm_qp_timer(q);
     ctx.requeue(q);
@@ -624,7 +642,7 @@ fn read_responses_arrived(ctx: &mut Ctx, q: u32, from: u64, to: u64) {
         qp.snd_una = upto;
         qp.retry_left = ctx.spec.retry_count;
     }
-    qp.rto_at = ctx.now + ctx.spec.rto_for(qp.inflight_packets());
+    qp.rto_at = qp.rto_from(ctx.now) + ctx.spec.rto_for(qp.inflight_packets());
     complete_done(ctx, q);
     ctx.arm_qp_timer(q);
     ctx.requeue(q);
@@ -702,6 +720,14 @@ pub fn on_timer(ctx: &mut Ctx, q: u32) {
 }
 
 impl crate::nic::qp::Qp {
+    /// When a retransmission timeout re-armed at `now` by an ACK runs from: now, or later if
+    /// the packet last built waits on the NIC for its payload (it has not been sent). Only an
+    /// ACK's re-arm waits so; a timeout that fires re-arms from its own time, so a peer that
+    /// answers nothing still uses up the retries.
+    pub fn rto_from(&self, now: Time) -> Time {
+        now.max(self.held_start)
+    }
+
     /// The oldest READ in the send queue still missing responses.
     pub fn pending_read(&self) -> Option<SqEntry> {
         if self.reads_posted == 0 {

@@ -72,7 +72,7 @@ impl Pair {
         // When the transport would let it send: its next packet's WQE fetched and its pacing.
         let ready = self.ctx().eligible_at(q).unwrap_or(self.now);
         self.now = self.now.max(ready);
-        requester::next_packet(&mut self.ctx(), q)
+        requester::next_packet(&mut self.ctx(), q).map(|(id, _)| id)
     }
 
     /// PSNs of every packet queue pair `q` can send now.
@@ -398,10 +398,12 @@ fn an_rtt_probe_request_marks_the_next_packet_and_its_ack_is_a_probe_response() 
     p.spec.ack_interval = 8;
     p.write(3000, Verb::Write);
     p.ctx().request_rtt_probe(0);
-    let ids: Vec<PacketId> = (0..3).map(|_| p.send(0).unwrap()).collect();
+    let first = p.send(0).unwrap();
+    // (The next packets are built later: each waits for the payload read of the one before.)
+    let sent_at = p.now;
+    let ids: Vec<PacketId> = std::iter::once(first).chain((0..2).map(|_| p.send(0).unwrap())).collect();
     let ack_req: Vec<bool> = ids.iter().map(|&id| p.pool.get(id).roce.ack_req).collect();
     assert_eq!(ack_req, vec![true, false, true], "the probed packet and the message's last ask for an ACK");
-    let sent_at = p.now;
     p.now = p.now + Time::from_us(3);
     p.out.actions.clear();
     p.deliver(1, ids[0]);
