@@ -755,7 +755,9 @@ fn tassel_batches(out: &mut Problems, s: &Scenario) {
         let sent = (per_qp * qps).min(s.links.rate.0 as f64);
         let payload_bps = if t.memory == BufferMemory::Gpu && s.nic.gpu.is_some() { 0.0 } else { sent * len as f64 / (len + headers) as f64 };
         let pcie = s.nic.pcie.bandwidth.0 as f64;
-        if drop_bps > 0.01 * pcie && payload_bps + drop_bps > pcie {
+        // (A rate-limited queue pair is fetched for once per latency; unlimited ones sharing
+        // the link are fetched for only as their turns come, which this does not model.)
+        if t.rate_limit.is_some() && wire > typical_packet.0 as u32 && drop_bps > 0.01 * pcie && payload_bps + drop_bps > pcie {
             out.push((
                 format!("perftest[{i}].message"),
                 format!(
