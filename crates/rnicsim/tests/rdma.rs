@@ -272,34 +272,22 @@ fn the_ns3_nic_writes_host_memory_for_free_and_never_fills_its_buffer() {
     assert!(s.perftest[0].gbps > 50.0, "{}", s.perftest[0].gbps);
 }
 
+/// Back to back at 100 Gbps, 1 µs, MTU 1000; host PCIe at its default (500 ns, 200 Gbps) and a
+/// GPU path of 800 ns at `bandwidth`: perftest `test` of `message` bytes in GPU memory at depth
+/// 1 for 200 µs. Its first latency, if any message completed, and the packets sent.
+fn gpu_depth_one(bandwidth: &str, test: &str, message: u64) -> (Option<u64>, u64) {
+    let mut w = build(&format!(
+        "duration = \"200us\"\n[topology.back_to_back]\n[links]\nrate = \"100Gbps\"\ndelay = \"1us\"\n[nic]\nmtu = 1000\ngpu = {{ latency = \"800ns\", bandwidth = \"{bandwidth}\" }}\n\
+         [[perftest]]\nname = \"t\"\ntest = \"{test}\"\nclient = 0\nserver = 1\nmessage = \"{message}B\"\ndepth = 1\nmemory = \"gpu\"\n"
+    ));
+    w.run(|_| true);
+    (w.apps.perftests.tests[0].all_latencies().first().map(|l| l.0), w.stats.packets_sent)
+}
+
 #[test]
 fn gpu_memory_costs_the_gpu_paths_round_trip_and_a_read_completes_after_its_data() {
-    // Back to back, 100 Gbps, 1 µs; host PCIe at its default (500 ns, 200 Gbps), a GPU path of
-    // 800 ns at 100 Gbps; 64 B messages in GPU memory, depth 1.
-    let run = |test: &str| {
-        let mut w = build(&format!(
-            r#"
-            duration = "200us"
-            [topology.back_to_back]
-            [links]
-            rate = "100Gbps"
-            delay = "1us"
-            [nic]
-            mtu = 1000
-            gpu = {{ latency = "800ns", bandwidth = "100Gbps" }}
-            [[perftest]]
-            name = "t"
-            test = "{test}"
-            client = 0
-            server = 1
-            message = "64B"
-            depth = 1
-            memory = "gpu"
-            "#
-        ));
-        w.run(|_| true);
-        w.apps.perftests.tests[0].all_latencies()[0].0
-    };
+    // A GPU path as fast as the link; 64 B messages.
+    let run = |test: &str| gpu_depth_one("100Gbps", test, 64).0.expect("a message completed");
     let (l, g) = (500_000u64, 800_000u64);
     let host = BitsPerSec::gbps(200);
     let gpu = BitsPerSec::gbps(100);
@@ -324,31 +312,7 @@ fn a_packet_waits_for_its_payload_when_the_gpu_path_is_slower_than_the_port() {
     // so a packet leaves only once its payload is on the NIC (less its own serialization, which
     // the wire needs anyway). It used to leave as soon as the first byte could be there, 8 µs
     // early, and a 1 bps path still let its first packet out.
-    let run = |bandwidth: &str, message: u64| {
-        let mut w = build(&format!(
-            r#"
-            duration = "200us"
-            [topology.back_to_back]
-            [links]
-            rate = "100Gbps"
-            delay = "1us"
-            [nic]
-            mtu = 1000
-            gpu = {{ latency = "800ns", bandwidth = "{bandwidth}" }}
-            [nic.cc.none]
-            [[perftest]]
-            name = "t"
-            test = "write_lat"
-            client = 0
-            server = 1
-            message = "{message}B"
-            depth = 1
-            memory = "gpu"
-            "#
-        ));
-        w.run(|_| true);
-        (w.apps.perftests.tests[0].all_latencies().first().map(|l| l.0), w.stats.packets_sent)
-    };
+    let run = |bandwidth: &str, message: u64| gpu_depth_one(bandwidth, "write_lat", message);
     let (l, g) = (500_000u64, 800_000u64);
     let host = BitsPerSec::gbps(200);
     let gpu = BitsPerSec::gbps(1);
