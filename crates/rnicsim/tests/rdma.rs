@@ -391,9 +391,9 @@ fn queue_pairs_on_a_slow_gpu_path_neither_hold_up_host_memory_ones_nor_time_out(
 fn a_queue_pair_on_a_slow_gpu_path_still_gives_up_on_a_peer_that_answers_nothing() {
     // All but one packet in a thousand lost (a dead peer), go-back-N, 200 µs timeout, 3
     // retries: the queue pair whose payload crosses a 10 Gbps GPU path errors out as the
-    // host-memory one does. Each of
-    // its packets waits for its payload; a timeout that pushed itself past the last packet
-    // built then never fired, and it resent at 10 Gbps to the end of the run.
+    // host-memory one does. Each of its packets waits for its payload; a timeout that pushed
+    // itself past the last packet built then never fired, and it resent at 10 Gbps to the end
+    // of the run.
     let (_, s) = pcie_run_lossy("10ms", 0.999, "gpu = { bandwidth = \"10Gbps\" }\nrto = \"200us\"\nretry_count = 3", &[("gpu", 1, "gpu"), ("host", 1, "host")]);
     for p in &s.perftest {
         assert!(p.errors > 0, "{}: {} errors", p.name, p.errors);

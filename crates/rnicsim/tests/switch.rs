@@ -533,7 +533,7 @@ fn the_source_switch_steers_carried_paths_off_its_own_failed_port_at_once() {
     }
     std::fs::write(dir.path().join("flows.txt"), flows).unwrap();
     // Switch 2's ports after the run: (peer node, bytes sent, packets lost to a failed link).
-    let lost_at_2 = |choice: &str, link: Option<[u32; 2]>, failover: bool| {
+    let switch_2_ports = |choice: &str, link: Option<[u32; 2]>, failover: bool| {
         let traffic = if choice == "connection" {
             "[nic]\nrto = \"100us\"\n[[flows]]\nfile = \"flows.txt\"".to_string()
         } else {
@@ -560,10 +560,10 @@ fn the_source_switch_steers_carried_paths_off_its_own_failed_port_at_once() {
     };
     // Lost at switch 2's own ports (a connection's ACKs also come back on its path, and
     // switch 4 has no other route to host 0 until routes are recomputed).
-    let lost = |choice: &str, link: [u32; 2], failover: bool| lost_at_2(choice, Some(link), failover).iter().map(|p| p.2).sum::<u64>();
+    let lost = |choice: &str, link: [u32; 2], failover: bool| switch_2_ports(choice, Some(link), failover).iter().map(|p| p.2).sum::<u64>();
     // Which connections the NIC serves when is the scheduler's: fail the two-hop path's first
     // link that carries the most when nothing fails.
-    let busiest = lost_at_2("connection", None, false).into_iter().filter(|p| p.0 == 4 || p.0 == 5).max_by_key(|p| p.1).expect("switch 2 has switch links");
+    let busiest = switch_2_ports("connection", None, false).into_iter().filter(|p| p.0 == 4 || p.0 == 5).max_by_key(|p| p.1).expect("switch 2 has switch links");
     assert!(busiest.1 > 100_000, "{busiest:?}");
     let busiest = busiest.0;
     let cases: [(&str, [u32; 2]); 5] =

@@ -10,19 +10,18 @@
 //! - NIC → host (the `write` channel): received payload, completion entries, telemetry pings.
 //!
 //! The NIC issues payload reads ahead of the wire, so the host → NIC channel is a token bucket
-//! at the PCIe rate, [`PREFETCH`] deep: a transfer waits only when the
-//! channel's work exceeds its rate over that window. Every transfer takes its place when it is
-//! asked for, also one the host makes later (a post once it sees a completion) or that
-//! crosses later (a WQE read): the channel serves in that order, and a place taken for a later
-//! time would idle it until then. No payload is read before the NIC knows its message, so the
-//! first packet of a message waits for a read round trip ([`Pcie::first_payload`]) and the
-//! message's bytes stream in at the PCIe rate from there; later ones are held back only when
-//! PCIe is slower than the port, and descriptors crowd the payload out
-//! only when there are many of them (a hundred thousand queue pairs posting at once spend
-//! 7.2 MB of the channel on doorbells and WQEs). A packet starts on the wire once its payload
-//! arrives fast enough for the wire never to run dry: no earlier than its last payload byte is
-//! on the NIC less its own serialization time (so a packet waits for the whole of its payload
-//! only when PCIe, or a GPU path, is slower than the port).
+//! at the PCIe rate, [`PREFETCH`] deep: a transfer waits only when the channel's work exceeds
+//! its rate over that window. Every transfer takes its place when it is asked for, also one the
+//! host makes later (a post once it sees a completion) or that crosses later (a WQE read): the
+//! channel serves in that order, and a place taken for a later time would idle it until then.
+//! No payload is read before the NIC knows its message, so the first packet of a message waits
+//! for a read round trip ([`Pcie::first_payload`]) and the message's bytes stream in at the
+//! PCIe rate from there; later ones are held back only when PCIe is slower than the port, and
+//! descriptors crowd the payload out only when there are many of them (a hundred thousand queue
+//! pairs posting at once spend 7.2 MB of the channel on doorbells and WQEs). A packet starts on
+//! the wire once its payload arrives fast enough for the wire never to run dry: no earlier than
+//! its last payload byte is on the NIC less its own serialization time (so a packet waits for
+//! the whole of its payload only when PCIe, or a GPU path, is slower than the port).
 //!
 //! A WQE is 64 bytes; one that carries its payload inline (mlx5's layout: 16 bytes of control,
 //! 16 of remote address, 4 of inline header, then the data) is that header and data rounded up
@@ -38,7 +37,8 @@ pub const DESCRIPTOR_BYTES: u64 = 64;
 pub const DOORBELL_BYTES: u64 = 8;
 /// Bytes of an inline WQE's segments before its data.
 const INLINE_HEADER_BYTES: u64 = 36;
-/// How far ahead of the wire payload reads may bring a packet's payload onto the NIC (100 KB at 200 Gbps).
+/// How far ahead of the wire payload reads may bring a packet's payload onto the NIC (100 KB
+/// at 200 Gbps).
 pub const PREFETCH: Time = Time(4_000_000);
 
 /// Bytes of the WQE of a message, `inline` bytes of whose payload ride in it.

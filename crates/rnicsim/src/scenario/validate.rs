@@ -746,18 +746,20 @@ fn tassel_batches(out: &mut Problems, s: &Scenario) {
         // The other way round: packets much larger than `typical_packet` make each batch more
         // than starts within a latency, and the filter drops the rest after fetching their
         // WQEs (§3.5), 64 B of PCIe reads each. Warned when that and the payload read from the
-        // host pass the host's PCIe, which then holds the queue pairs below their limits.
+        // host pass the host's PCIe, which then holds the queue pairs below their limits. (A
+        // rate-limited queue pair is fetched for once per latency; unlimited ones sharing the
+        // link are fetched for only as their turns come, which this does not model.)
+        if t.rate_limit.is_none() || wire <= typical_packet.0 as u32 {
+            continue;
+        }
         let latency_s = latency.0 as f64 * 1e-12;
-        let per_qp = if t.rate_limit.is_some() { limit as f64 } else { limit as f64 / qps };
-        let starts = per_qp * latency_s / (wire as f64 * 8.0);
+        let starts = limit as f64 * latency_s / (wire as f64 * 8.0);
         let dropped = (n as f64 - starts.ceil()).max(0.0);
         let drop_bps = qps * dropped * crate::nic::pcie::DESCRIPTOR_BYTES as f64 * 8.0 / latency_s;
-        let sent = (per_qp * qps).min(s.links.rate.0 as f64);
+        let sent = (limit as f64 * qps).min(s.links.rate.0 as f64);
         let payload_bps = if t.memory == BufferMemory::Gpu && s.nic.gpu.is_some() { 0.0 } else { sent * len as f64 / (len + headers) as f64 };
         let pcie = s.nic.pcie.bandwidth.0 as f64;
-        // (A rate-limited queue pair is fetched for once per latency; unlimited ones sharing
-        // the link are fetched for only as their turns come, which this does not model.)
-        if t.rate_limit.is_some() && wire > typical_packet.0 as u32 && drop_bps > 0.01 * pcie && payload_bps + drop_bps > pcie {
+        if drop_bps > 0.01 * pcie && payload_bps + drop_bps > pcie {
             out.push((
                 format!("perftest[{i}].message"),
                 format!(
