@@ -76,14 +76,17 @@ impl PayloadWait {
     /// The queue pairs to go back to the scheduler from paths that hold fewer than `limit`
     /// bytes now: as many as the room holds packets of `packet` bytes, first parked first (the
     /// host path's first), so that a packet leaving wakes a few queue pairs, not every one
-    /// parked only for most to be parked again.
+    /// parked only for most to be parked again. A path that holds nothing lets every queue pair
+    /// back: no packet is left to leave it and wake the rest, should the few let back have
+    /// nothing to send.
     pub fn unpark(&mut self, limit: u64, packet: u64) -> Vec<u32> {
         let mut out = Vec::new();
         for path in 0..2 {
             if self.parked[path].is_empty() || self.bytes[path] >= limit {
                 continue;
             }
-            let n = ((limit - self.bytes[path]).div_ceil(packet.max(1)) as usize).min(self.parked[path].len());
+            let room = (limit - self.bytes[path]).div_ceil(packet.max(1)) as usize;
+            let n = if self.bytes[path] == 0 { self.parked[path].len() } else { room.min(self.parked[path].len()) };
             out.extend(self.parked[path].drain(..n));
         }
         out
@@ -117,11 +120,19 @@ mod tests {
         // The host path has room; the GPU path's pair waits for its last packet to go.
         assert_eq!(w.unpark(1000, 500), vec![5]);
         assert_eq!(w.pop_ready(t(5)), Some((PacketId(9), 1)));
-        // Room for two packets of 500 B: two of the three parked go back, first parked first.
+        // Room for two packets of 500 B behind one of 300 B: two of the three parked go
+        // back, first parked first.
+        w.push(1, t(6), PacketId(10), 1, 300);
         w.park(1, 6);
         w.park(1, 7);
         assert_eq!(w.unpark(1000, 500), vec![4, 6]);
         assert_eq!(w.unpark(1000, 500), vec![7]);
+        // A path that holds nothing lets all its parked pairs back, however many.
+        assert_eq!(w.pop_ready(t(6)), Some((PacketId(10), 1)));
+        for q in 11..15 {
+            w.park(1, q);
+        }
+        assert_eq!(w.unpark(1000, 500), vec![11, 12, 13, 14]);
         assert_eq!((w.bytes, w.next_ready(), w.ids().count()), ([0, 0], None, 0));
     }
 }
