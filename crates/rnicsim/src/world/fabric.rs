@@ -174,10 +174,14 @@ impl World {
     }
 
     /// Local failover on a carried path: when the path leaves switch `s` by a port of its own
-    /// whose link is down, the packet drops the path and follows the switch's routes from here
-    /// (which leave that port at once), as a packet without a path would. Keeping the path would
-    /// lose it on the dead link until routes are recomputed; keeping the path past a detour
-    /// could send it back the way it came.
+    /// whose link is down, the packet takes another of the k shortest paths from this switch to
+    /// its destination's (the first by its flow hash among those whose first link is up and
+    /// whose other links were up at the last route computation), as the source switch's
+    /// per-packet choice does. With none left it drops the path and follows the switch's routes
+    /// from here (which leave that port at once). Keeping the path would lose the packet on the
+    /// dead link until routes are recomputed: the routes hold only equal-cost next hops, and
+    /// under k-shortest paths the others are often longer (Jellyfish, a direct link between two
+    /// switches).
     #[inline]
     fn leave_broken_path(&mut self, s: u32, id: PacketId) {
         let sw = &self.switches[s as usize];
@@ -192,8 +196,38 @@ impl World {
         let node = sw.node;
         let broken = table.ports(pid).iter().any(|&p| self.ports[p as usize].node == node && !self.links[p as usize].up);
         if broken {
-            self.pool.set_path(id, NO_PATH);
+            let detour = self.detour_path(node, id);
+            self.pool.set_path(id, detour);
         }
+    }
+
+    /// A path from switch `here` to packet `id`'s destination switch among the k shortest
+    /// whose first link is up now and whose other links were up at the last route computation,
+    /// picked by the packet's flow hash (as a connection picks at its start), or `NO_PATH`.
+    #[cold]
+    #[inline(never)]
+    fn detour_path(&mut self, here: u32, id: PacketId) -> crate::fabric::paths::PathId {
+        let pkt = self.pool.get(id);
+        let hash = pkt.flow_hash;
+        let (Some(to), Some(table)) = (self.first_hop(pkt.dst), self.paths.as_mut()) else { return NO_PATH };
+        if to == here {
+            return NO_PATH;
+        }
+        let all = table.between(&self.adjacency, &self.is_host, here, to);
+        let mut ids = [0u32; 64];
+        let n = all.len().min(ids.len());
+        ids[..n].copy_from_slice(&all[..n]);
+        let mut live = 0;
+        for i in 0..n {
+            if self.links[table.ports(ids[i])[0] as usize].up && table.is_up(ids[i], &self.routed_up) {
+                ids[live] = ids[i];
+                live += 1;
+            }
+        }
+        if live == 0 {
+            return NO_PATH;
+        }
+        ids[(crate::sim::rng::mix64(hash as u64) % live as u64) as usize]
     }
 
     /// Per-packet path choice (`routing.path_choice`): at the switch a data packet enters from
