@@ -285,6 +285,26 @@ fn resolved_scenario_round_trips() {
     assert!(text.contains("[switch.pfc]"), "defaults are spelled out:\n{text}");
 }
 
+#[test]
+fn an_output_file_resolves_to_the_same_path_whether_or_not_it_exists_yet() {
+    // `outputs.fct_file` relative to the scenario's folder: the run folder's `scenario.toml`
+    // names it by the same absolute path before and after the first run writes it (it kept
+    // the relative name, joined with `./` parts, until the file existed, so two runs of one
+    // scenario wrote different `scenario.toml`s and a sweep took its points for new ones).
+    let dir = tempfile::tempdir().unwrap();
+    let text = "duration = \"10us\"\n[topology.star]\nhosts = 2\n[outputs]\nfct_file = \"./my_fct.txt\"\npfc_file = \"sub/../my_pfc.txt\"\n";
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let resolved = || LoadedScenario::from_str(text, "s.toml", dir.path()).unwrap().resolved_toml();
+    let before = resolved();
+    let want = std::fs::canonicalize(dir.path()).unwrap();
+    let fct = want.join("my_fct.txt");
+    assert!(before.contains(&format!("fct_file = {:?}", fct.display().to_string())), "{before}");
+    std::fs::write(&fct, "").unwrap();
+    std::fs::write(want.join("my_pfc.txt"), "").unwrap();
+    assert_eq!(resolved(), before);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 

@@ -219,10 +219,7 @@ impl LoadedScenario {
     /// file reruns identically from anywhere.
     pub fn resolved_toml(&self) -> String {
         let mut s = self.scenario.clone();
-        let abs = |p: &mut PathBuf| {
-            let full = self.base_dir.join(&*p);
-            *p = std::fs::canonicalize(&full).unwrap_or(full);
-        };
+        let abs = |p: &mut PathBuf| *p = absolute(&self.base_dir.join(&*p));
         if let TopologySpec::File { path } = &mut s.topology {
             abs(path);
         }
@@ -486,5 +483,21 @@ fn one_of_kinds(text: &str, key: &str) -> Vec<String> {
 fn push_key(segs: &mut Vec<Seg>, key: &str) {
     if segs.last() != Some(&Seg::Key(key.to_string())) {
         segs.push(Seg::Key(key.to_string()));
+    }
+}
+
+/// `path` made absolute without links or `.` parts: the file's canonical path, or for an output
+/// file not written yet, its folder's joined with its name (else `path` as given).
+fn absolute(path: &std::path::Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    match (std::fs::canonicalize(dir), path.file_name()) {
+        (Ok(d), Some(name)) => d.join(name),
+        _ => path.to_path_buf(),
     }
 }
