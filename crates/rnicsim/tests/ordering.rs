@@ -661,3 +661,36 @@ fn the_layers_counters_account_for_every_data_packet_the_nic_took_in() {
     assert!(c.duplicates > 0, "{c:?}");
     assert_eq!(c.in_order + c.sacks + c.nacks + c.duplicates, delivered, "{c:?}");
 }
+
+#[test]
+fn a_cap_short_of_a_round_trip_of_packets_is_warned_and_is_what_refuses_them() {
+    // The shipped sprayed AliStorage run with selective repeat (in flight capped at one BDP),
+    // 500 µs. At 100 Gbps with 1 KB packets a base round trip (8 µs) holds 94 packets, within the
+    // 240 the default 256-bit cap reaches: no warning. At 400 Gbps it holds 371: the load warns
+    // at `cap_bits`, and packets are refused; twice the cap reaches past them and none is.
+    let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/eunomia/spray_alistorage.toml");
+    let at = |rate: &str, cap: u32| {
+        let set = |k: &str, v: &str| (k.to_string(), v.to_string());
+        let base = LoadedScenario::from_file(Path::new(shipped)).unwrap_or_else(|e| panic!("{e}"));
+        let loaded = base
+            .with_overrides(&[
+                set("duration", "\"500us\""),
+                set("nic.recovery", "\"selective_repeat\""),
+                set("links.rate", &format!("\"{rate}\"")),
+                set("nic.pcie.bandwidth", "\"800Gbps\""),
+                set("nic.ordering.cap_bits", &cap.to_string()),
+            ])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let warned = loaded.warnings.iter().any(|w| w.contains("nic.ordering.cap_bits") && w.contains("round trip"));
+        (warned, loaded)
+    };
+    let (warned, _) = at("100Gbps", 256);
+    assert!(!warned);
+    let (warned, fast) = at("400Gbps", 256);
+    assert!(warned, "{:?}", fast.warnings);
+    let refused = |l: &LoadedScenario| common::run_summary(l, "ordering").ordering.expect("ordering in the summary").total.nacks;
+    assert!(refused(&fast) > 0);
+    let (warned, wide) = at("400Gbps", 512);
+    assert!(!warned, "{:?}", wide.warnings);
+    assert_eq!(refused(&wide), 0);
+}

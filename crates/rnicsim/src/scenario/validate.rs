@@ -344,6 +344,37 @@ fn sent_before_pause(s: &Scenario) -> (Time, u64) {
     (round_trip, s.links.rate.bytes_in(round_trip) + 2 * crate::wire::roce::full_packet_bytes(s.nic.mtu))
 }
 
+/// Eunomia's cap reaching fewer PSNs past the expected one than a bandwidth-delay product of
+/// packets holds, with why. The reorder depth of per-packet load balancing grows with the
+/// packets a path's extra delay holds, so a cap the paper sized at 100 Gbps with 1 KB packets
+/// (256 bits ≈ 2.7 BDPs of its 8 µs round trip, §3.4 and Table 2) refuses and resends packets at
+/// higher rates or with smaller packets. The base round trip is that of the topology's longest
+/// shortest host path at `links.delay` per link (file and Jellyfish topologies: not estimated).
+fn eunomia_cap_below_bdp(s: &Scenario) -> Option<String> {
+    let o = s.nic.ordering.as_ref().filter(|o| o.layer == crate::nic::ordering::Layer::Eunomia)?;
+    let links = match &s.topology {
+        TopologySpec::BackToBack {} => 1,
+        TopologySpec::Star { .. } => 2,
+        TopologySpec::Dumbbell { .. } => 3,
+        TopologySpec::LeafSpine { .. } => 4,
+        TopologySpec::FatTree { .. } => 6,
+        TopologySpec::Jellyfish { .. } | TopologySpec::File { .. } => return None,
+    };
+    let rtt = Time(2 * links * s.links.delay.0);
+    let bdp = s.links.rate.bytes_in(rtt) / crate::wire::roce::full_packet_bytes(s.nic.mtu);
+    // The linear rows start past Tail: until they merge, the bitmap reaches a row short of its cap.
+    let reach = o.cap_bits.saturating_sub(o.block_bits) as u64;
+    (reach < bdp).then(|| {
+        format!(
+            "{} bits reach about {reach} packets past the expected one, fewer than the {bdp} packets of {} B a {} link carries in a base round trip of {} ({links} links each way): packets a per-packet load balancer reorders further are refused and resent; the paper's 256 bits hold about 2.7 of them at 100 Gbps with 1 KB packets and an 8 µs round trip, so scale cap_bits with the rate × round trip ÷ packet size",
+            o.cap_bits,
+            crate::wire::roce::full_packet_bytes(s.nic.mtu),
+            s.links.rate,
+            rtt
+        )
+    })
+}
+
 pub fn advisories(s: &Scenario) -> Problems {
     let mut out = Problems::new();
     // A rate floor above the line leaves every cut without effect (the run is one without
@@ -544,6 +575,9 @@ pub fn advisories(s: &Scenario) -> Problems {
     }
     for (key, why) in s.nic.ordering.iter().flat_map(|o| o.unused_keys()) {
         out.push((format!("nic.ordering.{key}"), why));
+    }
+    if let Some(why) = eunomia_cap_below_bdp(s) {
+        out.push(("nic.ordering.cap_bits".into(), why));
     }
     if let TopologySpec::Jellyfish { switches, degree, .. } = &s.topology {
         if (*switches as u64 * *degree as u64) % 2 == 1 {
