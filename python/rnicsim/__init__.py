@@ -7,6 +7,7 @@
 """
 
 from . import policies, query
+from ._native import MODEL_ID, __version__
 from .api import Run, Scenario, ScenarioError, ScenarioWarning, StallWarning, open_run, run
 
-__all__ = ["Run", "Scenario", "ScenarioError", "ScenarioWarning", "StallWarning", "open_run", "run"]
+__all__ = ["MODEL_ID", "Run", "Scenario", "ScenarioError", "ScenarioWarning", "StallWarning", "open_run", "run"]

@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         a = ap.parse_args(argv[2:])
         try:
             page = write_report(a.runs, a.out or f"{a.runs[0]}/report")
-        except FileNotFoundError as e:
+        except (FileNotFoundError, FileExistsError, NotADirectoryError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
         print(page)

@@ -16,3 +16,9 @@ def validate(text: str, label: str, base_dir: str, overrides: List[Tuple[str, st
 
 def run(text: str, label: str, base_dir: str, out: str, force: bool = False, progress: Optional[Callable[[int, int, int], None]] = None, scr_policy: Any = None, overrides: List[Tuple[str, str]] = ...) -> str:
     """Runs scenario text, writes the results into `out`; returns the folder."""
+
+__version__: str
+"""The package's version and the model's, as `rnicsim --version` prints them."""
+
+MODEL_ID: str
+"""A hash of the simulator's sources: which code makes this package's results."""

@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
-from .api import Run  # noqa: E402
+from .api import Run, _file_in_the_way  # noqa: E402
 
 # Flow-size buckets of the slowdown-by-size plot for a run without `outputs.fct_by_size`, as
 # summary.json's `rdma.by_size` would have them with bounds ["10KB", "100KB", "1MB", "10MB"]:
@@ -328,6 +328,9 @@ def write_report(runs: Sequence[Union[str, Path, Run]], out: Union[str, Path]) -
     for r, label in zip(runs, distinct_labels(runs)):
         r.label = label
     out = Path(out)
+    blocked = _file_in_the_way(out)
+    if blocked is not None:
+        raise NotADirectoryError(f"{blocked} is a file, not a folder; name a folder for the report (--out)")
     out.mkdir(parents=True, exist_ok=True)
     figures = []
     # Plots with nothing to draw in these runs: (name, what the runs lack and the key that adds it).

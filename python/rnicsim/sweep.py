@@ -41,6 +41,7 @@ from typing import Any, Iterator, Optional, Union
 
 import polars as pl
 
+from ._native import MODEL_ID
 from .api import Run, Scenario, ScenarioError, _file_in_the_way, _is_run, _path
 
 
@@ -167,9 +168,11 @@ def _file_digest(path: str, cache: dict[tuple[str, int, int], bytes]) -> bytes:
 
 
 def _key(resolved_toml: str, cache: Optional[dict[tuple[str, int, int], bytes]] = None) -> str:
-    """A point's folder name: a hash of its resolved scenario and of the content of every file
-    it reads (a changed flow, CDF or topology file is another scenario, run again)."""
+    """A point's folder name: a hash of its resolved scenario, of the content of every file it
+    reads (a changed flow, CDF or topology file is another scenario, run again) and of the
+    simulator's build (`MODEL_ID`: points an earlier build ran are run again, not mixed in)."""
     h = hashlib.sha256(resolved_toml.encode())
+    h.update(b"\0model\0" + MODEL_ID.encode())
     cache = {} if cache is None else cache
     for f in sorted(set(_input_files(tomllib.loads(resolved_toml)))):
         h.update(b"\0input\0" + f.encode() + b"\0" + _file_digest(f, cache))
@@ -292,9 +295,20 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
         raise ValueError(f"workers: expected at least 1, got {workers} (leave it out for one per CPU)")
     base, points = load(path)
     _check_out(out)
+    if ray_address is not None:
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise ScenarioError(f"--ray: this Python ({sys.executable}) has no Ray; install it with rnicsim (`pip install .[ray]`), or leave --ray out for a local process pool")
     # Every point is made and checked before anything is written: a parameter that cannot be
-    # set (a list index past the end) is a mistake of the sweep file, which stops it here.
+    # set (a list index past the end) is a mistake of the sweep file, which stops it here, and
+    # so is a sweep none of whose points is valid (a misspelt key, a base scenario at fault).
     planned = [_plan(Path(path), base, p) for p in points]
+    invalid = [r for _, _, r in planned if isinstance(r, ScenarioError)]
+    if invalid and len(invalid) == len(planned):
+        first = str(invalid[0])
+        same = "every point" if all(str(e) == first for e in invalid) else f"every point ({len(invalid)}; the first)"
+        raise ScenarioError(f"{path}: {same} is invalid, so nothing ran: {first}")
     (out / "runs").mkdir(parents=True, exist_ok=True)
     # Points whose scenarios are the same ("300us" and "0.3ms") share one run folder: each
     # distinct scenario runs once, and the results give each point its row.

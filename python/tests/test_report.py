@@ -229,3 +229,11 @@ def test_flow_figures_are_na_when_no_flow_completed(tmp_path: Path) -> None:
         page = write_report([path], tmp_path / "report").read_text()
         for row in ("slowdown p50", "slowdown p99"):
             assert re.search(f"<td>{row}</td><td>n/a</td>", page), (row, page)
+
+
+def test_a_file_where_the_report_would_go_is_refused_with_one_line(tmp_path: Path) -> None:
+    run = rnicsim.run(ROOT / "scenarios" / "quickstart.toml", out=tmp_path / "r", progress=False, duration="20us")
+    (tmp_path / "taken").write_text("")
+    for out in (tmp_path / "taken", tmp_path / "taken" / "below"):
+        done = subprocess.run([sys.executable, "-m", "rnicsim", "report", str(run.path), "--out", str(out)], capture_output=True, text=True)
+        assert done.returncode == 2 and "taken is a file, not a folder" in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -97,12 +97,18 @@ def test_failed_points_make_the_command_fail_and_mistakes_leave_nothing(tmp_path
     import subprocess
     import sys
 
-    # Every point misspells a key: results are written, but the exit status says it failed.
-    bad = write_sweep(tmp_path, '[parameters]\nduraton = ["100us"]\n')
+    # One point of two is invalid: results are written, but the exit status says it failed.
+    bad = write_sweep(tmp_path, '[parameters]\nduration = ["100us"]\n"flows.0.load" = [0.2, 1.5]\n')
     out = subprocess.run([sys.executable, "-m", "rnicsim", "sweep", str(bad), "--out", str(tmp_path / "o"), "--quiet"], capture_output=True, text=True)
     assert out.returncode == 1 and "1 point(s) invalid or failed" in out.stderr, out.stderr
     (failure,) = json.loads((tmp_path / "o" / "failures.json").read_text())
-    assert failure["error"].startswith(".set(): key `duraton`"), failure
+    assert "flows[0].load" in failure["error"], failure
+    # Every point misspells a key: the sweep is refused before anything is written (it used to
+    # make the folder and list each point as a failure).
+    bad = write_sweep(tmp_path, '[parameters]\nduraton = ["100us", "200us"]\n')
+    out = subprocess.run([sys.executable, "-m", "rnicsim", "sweep", str(bad), "--out", str(tmp_path / "o2"), "--quiet"], capture_output=True, text=True)
+    assert out.returncode == 2 and "every point is invalid" in out.stderr and "key `duraton`" in out.stderr, out.stderr
+    assert not (tmp_path / "o2").exists()
     # A sweep file that names a missing scenario or mixes list lengths: an error, no folder.
     (tmp_path / "s2").mkdir()
     quick = (ROOT / "scenarios" / "quickstart.toml").as_posix()
@@ -349,3 +355,28 @@ def test_a_parameter_that_cannot_be_set_names_the_sweep_file_and_writes_nothing(
     (line,) = out.stderr.splitlines()
     assert line.startswith(f"error: {f}: parameters.flows.3.load: "), line
     assert not (tmp_path / "o").exists()
+
+
+def test_ray_asked_for_where_it_is_not_installed_is_refused_before_anything_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    find = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else find(name, *a))
+    sweep = write_sweep(tmp_path, 'seeds = [1]\n[parameters]\nduration = ["100us"]\n')
+    with pytest.raises(rnicsim.ScenarioError, match=r"has no Ray.*pip install \.\[ray\]"):
+        run_sweep(sweep, tmp_path / "o", quiet=True, ray_address="local")
+    assert not (tmp_path / "o").exists()
+
+
+def test_points_are_keyed_by_the_build_that_ran_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A point another build of the simulator ran is run again, not mixed into the results.
+    import rnicsim.sweep as sweep_module
+
+    sweep = write_sweep(tmp_path, 'seeds = [1]\n[parameters]\nduration = ["50us"]\n')
+    first = run_sweep(sweep, tmp_path / "o", workers=1, quiet=True)["run"].to_list()
+    assert run_sweep(sweep, tmp_path / "o", workers=1, quiet=True)["run"].to_list() == first
+    monkeypatch.setattr(sweep_module, "MODEL_ID", "another-build")
+    assert run_sweep(sweep, tmp_path / "o", workers=1, quiet=True)["run"].to_list() != first
+    # The run folder names its build.
+    marker = (Path(first[0]) / ".rnicsim-run").read_text()
+    assert f"(model {rnicsim.MODEL_ID})" in marker and len(rnicsim.MODEL_ID) == 16, marker

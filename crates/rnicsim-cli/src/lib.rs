@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Parser)]
-#[command(name = "rnicsim", version, about = "A deterministic packet-level simulator of RDMA NICs and datacenter fabrics")]
+#[command(name = "rnicsim", version = rnicsim::VERSION, about = "A deterministic packet-level simulator of RDMA NICs and datacenter fabrics")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -123,26 +123,43 @@ fn python_exe() -> String {
 
 /// The analysis commands live in the Python package (DuckDB, polars, matplotlib, Ray): run them
 /// with [`python_exe`], which must have `rnicsim` installed (checked first, so that a Python
-/// without it gets a way out rather than Python's bare "No module named rnicsim").
+/// without it gets a way out rather than Python's bare "No module named rnicsim"). A package
+/// built from other sources than this binary is warned of: its sweeps and reports would not
+/// give what `rnicsim run` gives. Ctrl-C, in the check or the command, exits with 130.
 fn python(command: &str, args: &[String]) -> anyhow::Result<u8> {
     let exe = python_exe();
-    let found = std::process::Command::new(&exe)
-        .args(["-c", "import rnicsim"])
-        .stdout(std::process::Stdio::null())
+    let how = || format!("cannot start {exe} for `rnicsim {command}`; install the Python package (`pip install .`) or set RNICSIM_PYTHON");
+    let probe = std::process::Command::new(&exe)
+        .args(["-c", "import rnicsim; print(getattr(rnicsim, 'MODEL_ID', 'older'))"])
         .stderr(std::process::Stdio::null())
-        .status()
-        .with_context(|| format!("cannot start {exe} for `rnicsim {command}`; install the Python package (`pip install .`) or set RNICSIM_PYTHON"))?;
+        .output()
+        .with_context(how)?;
+    if interrupted(&probe.status) {
+        return Ok(130);
+    }
     anyhow::ensure!(
-        found.success(),
+        probe.status.success(),
         "`rnicsim {command}` runs in Python, and {exe} cannot import rnicsim: activate the environment the package is installed in (README: `python3 -m venv .venv && .venv/bin/pip install .`), or set RNICSIM_PYTHON to its python"
     );
-    let status = std::process::Command::new(&exe)
-        .args(["-m", "rnicsim", command])
-        .args(args)
-        .env("RNICSIM_PROG", "rnicsim")
-        .status()
-        .with_context(|| format!("cannot start {exe} for `rnicsim {command}`; install the Python package (`pip install .`) or set RNICSIM_PYTHON"))?;
+    let theirs = String::from_utf8_lossy(&probe.stdout).trim().to_string();
+    if theirs != rnicsim::MODEL_ID {
+        eprintln!(
+            "warning: the rnicsim package of {exe} is another build (model {theirs}) than this rnicsim (model {}): its runs may differ from `rnicsim run`'s; reinstall it from these sources (`{exe} -m pip install .`)",
+            rnicsim::MODEL_ID
+        );
+    }
+    let status = std::process::Command::new(&exe).args(["-m", "rnicsim", command]).args(args).env("RNICSIM_PROG", "rnicsim").status().with_context(how)?;
+    if interrupted(&status) {
+        return Ok(130);
+    }
     Ok(status.code().map_or(1, |c| c.clamp(0, 255) as u8))
+}
+
+/// Whether a child Python ended by Ctrl-C (SIGINT, or its KeyboardInterrupt exit before the
+/// package's own handler is in place).
+fn interrupted(status: &std::process::ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal() == Some(2) || status.code() == Some(130)
 }
 
 /// Reads an FCT file (gzip-compressed when its name ends in `.gz`).

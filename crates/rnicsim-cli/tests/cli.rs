@@ -356,3 +356,46 @@ fn a_bound_claim_shows_its_bound_not_a_tolerance() {
     let row = out.lines().find(|l| l.contains("nvmf/default depth 16/gbps")).unwrap_or_else(|| panic!("{out}"));
     assert!(row.contains("≤ 1 x") && row.contains("yes (bound)") && !row.contains("±"), "{row}");
 }
+
+/// A stand-in Python for the analysis commands: `probe` is what its `import rnicsim` check
+/// does (shell), and `-m rnicsim ...` prints "ran" and exits 0.
+fn fake_python(dir: &Path, probe: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let exe = dir.join("python");
+    std::fs::write(&exe, format!("#!/bin/sh\nif [ \"$1\" = \"-c\" ]; then\n{probe}\nfi\necho ran\n")).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    exe
+}
+
+fn analysis_command(python: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(["query", "somewhere", "select 1"]).env("RNICSIM_PYTHON", python).output().expect("the binary runs")
+}
+
+#[test]
+fn the_version_names_the_model_and_a_package_of_another_build_is_warned_of() {
+    let version = String::from_utf8_lossy(&rnicsim(&["--version"]).stdout).to_string();
+    assert_eq!(version.trim(), format!("rnicsim {}", rnicsim::VERSION));
+    assert!(version.contains(&format!("(model {})", rnicsim::MODEL_ID)) && rnicsim::MODEL_ID.len() == 16, "{version}");
+    let dir = tempfile::tempdir().unwrap();
+    let same = analysis_command(&fake_python(dir.path(), &format!("echo {}; exit 0", rnicsim::MODEL_ID)));
+    assert!(same.status.success() && same.stderr.is_empty(), "{}", String::from_utf8_lossy(&same.stderr));
+    let other = analysis_command(&fake_python(dir.path(), "echo 0123456789abcdef; exit 0"));
+    let stderr = String::from_utf8_lossy(&other.stderr);
+    assert!(other.status.success() && stderr.contains("another build (model 0123456789abcdef)"), "{stderr}");
+    // A run folder names its build.
+    let out = dir.path().join("run");
+    assert!(run_to(&out, &[]).status.success());
+    let marker = std::fs::read_to_string(out.join(".rnicsim-run")).unwrap();
+    assert!(marker.contains(&format!("rnicsim {}", rnicsim::VERSION)), "{marker}");
+}
+
+#[test]
+fn ctrl_c_during_the_python_check_is_an_interruption_not_a_missing_package() {
+    // The check's Python ends by SIGINT (Ctrl-C reaches the whole process group): the command
+    // exits with 130, and does not say the package cannot be imported.
+    let dir = tempfile::tempdir().unwrap();
+    let out = analysis_command(&fake_python(dir.path(), "kill -INT $$; sleep 1; exit 1"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(!stderr.contains("cannot import"), "{stderr}");
+}

@@ -251,5 +251,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(set_key, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add("__version__", rnicsim::VERSION)?;
+    m.add("MODEL_ID", rnicsim::MODEL_ID)?;
     Ok(())
 }

@@ -17,6 +17,13 @@
 //! println!("{} packets delivered", world.stats.packets_delivered);
 //! ```
 
+/// A hash of the simulator's sources (`build.rs`): which code made a result. Run folders
+/// record it, `rnicsim --version` prints it, and a sweep's point folders are keyed by it.
+pub const MODEL_ID: &str = env!("RNICSIM_MODEL_ID");
+
+/// The version `rnicsim --version` prints: the package's and the model's.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (model ", env!("RNICSIM_MODEL_ID"), ")");
+
 pub mod bench;
 pub mod fabric;
 pub mod host;

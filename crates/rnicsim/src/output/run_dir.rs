@@ -91,7 +91,8 @@ impl RunDir {
             std::fs::remove_dir_all(&partial)?;
         }
         std::fs::create_dir(&partial)?;
-        std::fs::write(partial.join(MARKER), "a run folder of rnicsim; `rnicsim run --force` may replace it\n")?;
+        // The second line names the build that made the run (`crate::VERSION`).
+        std::fs::write(partial.join(MARKER), format!("a run folder of rnicsim; `rnicsim run --force` may replace it\nrnicsim {}\n", crate::VERSION))?;
         Ok(RunDir { target: target.to_path_buf(), partial, replace, committed: false })
     }
 
