@@ -1,6 +1,8 @@
 //! The model's identity: a hash of the simulator's sources (this crate's and the three system
-//! crates' it builds on), so that a run folder, `rnicsim --version` and the Python package say
-//! which code made a result, and a sweep does not mix points of two builds.
+//! crates' it builds on, unit tests and comments included) and of the workspace's `Cargo.lock`
+//! (the versions of the crates it depends on, such as its random number generators), so that a
+//! run folder, `rnicsim --version` and the Python package say which code made a result, and a
+//! sweep does not mix points of two builds.
 
 use std::path::{Path, PathBuf};
 
@@ -39,5 +41,9 @@ fn main() {
             feed(&[0]);
         }
     }
+    let lock = here.join("../../Cargo.lock");
+    println!("cargo:rerun-if-changed={}", lock.display());
+    feed(b"Cargo.lock\0");
+    feed(&std::fs::read(&lock).unwrap_or_default());
     println!("cargo:rustc-env=RNICSIM_MODEL_ID={h:016x}");
 }

@@ -86,6 +86,10 @@ fn digests_of(name: &str, loaded: &LoadedScenario, tmp: &Path) -> Vec<(String, S
             if p.file_name().is_some_and(|n| n == "scenario.toml") {
                 bytes = without_checkout_path(&bytes);
             }
+            // The marker names the build, which every edit of the sources changes.
+            if p.file_name().is_some_and(|n| n == rnicsim::output::RUN_MARKER) {
+                bytes = String::from_utf8(bytes).expect("the marker is UTF-8").replace(rnicsim::MODEL_ID, "<model>").into_bytes();
+            }
             let hex: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
             (p.file_name().unwrap().to_string_lossy().into_owned(), hex)
         })

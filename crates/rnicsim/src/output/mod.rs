@@ -10,7 +10,7 @@ pub mod stream;
 pub mod summary;
 pub mod tables;
 
-pub use run_dir::RunDir;
+pub use run_dir::{RunDir, MARKER as RUN_MARKER};
 pub use summary::{Summary, TrafficSummary};
 
 use crate::fabric::port::{Port, CLASSES};
