@@ -330,6 +330,27 @@ fn a_packet_waits_for_its_payload_when_the_gpu_path_is_slower_than_the_port() {
     assert_eq!(run("1bps", 1000), (None, 0));
 }
 
+#[test]
+fn a_packet_held_for_its_payload_publishes_its_tx_event_when_it_leaves() {
+    // The 1000 B WRITE over a 1 Gbps GPU path above, with the NIC's events logged: its TX
+    // event (what SCR's TX collector and congestion control count) is at the packet's start on
+    // the wire, once its payload is on the NIC less its serialization, posted at 0. It was
+    // published when the scheduler picked the queue pair, 8 µs before.
+    let mut w = build(
+        "duration = \"100us\"\n[topology.back_to_back]\n[links]\nrate = \"100Gbps\"\ndelay = \"1us\"\n[nic]\nmtu = 1000\ngpu = { latency = \"800ns\", bandwidth = \"1Gbps\" }\n\
+         [outputs]\nnic_events = true\n[[perftest]]\nname = \"t\"\ntest = \"write_lat\"\nclient = 0\nserver = 1\nmessage = \"1000B\"\ndepth = 1\nmemory = \"gpu\"\n",
+    );
+    w.run(|_| true);
+    let (l, g) = (500_000u64, 800_000u64);
+    let host = BitsPerSec::gbps(200);
+    let fetch = host.tx_time(8).0 + 3 * l + host.tx_time(64).0;
+    let on_nic = fetch + g + BitsPerSec::gbps(1).tx_time(1000).0 + g;
+    let start = on_nic - BitsPerSec::gbps(100).tx_time(1000 + Opcode::WriteOnly.header_bytes() as u64).0;
+    let log = w.tap.log.as_ref().expect("nic_events on");
+    let first_tx = log.records.iter().find(|e| e.kind == "tx" && e.host == 0).expect("a TX event");
+    assert_eq!(first_tx.at.0, start);
+}
+
 /// One write_bw test per `(name, qps, memory)` from host 0 to host 1, back to back at 100
 /// Gbps, with `nic` lines added to `[nic]`; the world after the run, and its summary.
 fn pcie_run(duration: &str, nic: &str, tests: &[(&str, u32, &str)]) -> (World, rnicsim::output::Summary) {

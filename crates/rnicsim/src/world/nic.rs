@@ -552,6 +552,11 @@ impl World {
         let released = self.nics[h as usize].payload_wait.pop_ready(self.now);
         self.unpark_payload_waits(h);
         if let Some((id, q)) = released {
+            // Its TX event is published now, as it leaves (SCR's TX collector, congestion
+            // control's byte counters), not when it was built.
+            let bytes = self.pool.get(id).size as u64;
+            crate::nic::transport::emit(&mut self.transport(), q, crate::nic::events::NicEvent::Tx { bytes, packets: 1 });
+            self.drain_outbox();
             if self.nics[h as usize].state.is_none() {
                 return Ok(id);
             }

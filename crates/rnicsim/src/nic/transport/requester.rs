@@ -254,7 +254,11 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool, Time)> {
         qp.retransmits += 1;
         ctx.nics[h].retransmits += 1;
     }
-    emit(ctx, q, NicEvent::Tx { bytes: size as u64, packets: 1 });
+    // A packet that waits on the NIC for its payload is sent, and its TX event published,
+    // when it leaves the wait (the world's `nic_next_packet`).
+    if start <= now {
+        emit(ctx, q, NicEvent::Tx { bytes: size as u64, packets: 1 });
+    }
     let qp = ctx.qps.get_mut(q);
     if qp.cc.wants_rtt_probe() {
         qp.probe = true;
