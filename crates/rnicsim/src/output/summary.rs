@@ -433,7 +433,8 @@ impl Summary {
             scr: scr(world),
             state_cache: state_cache(world),
             ordering: ordering(world),
-            deflection: world.switches.iter().any(|s| s.deflect.is_some()).then_some(DeflectionSummary { deflected: world.stats.deflected, drops_ttl: world.stats.drops_ttl }),
+            // Packets can run out of time to live without deflection too (a detour loop).
+            deflection: (world.switches.iter().any(|s| s.deflect.is_some()) || world.stats.drops_ttl > 0).then_some(DeflectionSummary { deflected: world.stats.deflected, drops_ttl: world.stats.drops_ttl }),
             load_balancing: world.switches.iter().any(|s| matches!(s.lb, LbPolicy::ConWeave(_))).then(|| {
                 let mut total = crate::fabric::lb::LbStats::default();
                 for s in &world.switches {

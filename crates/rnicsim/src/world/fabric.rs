@@ -147,7 +147,7 @@ impl World {
         if self.path_choice != PathChoice::Connection {
             self.choose_packet_path(s, in_port, id);
         }
-        self.leave_broken_path(s, id);
+        self.leave_broken_path(s, in_port, id);
         let sw = &mut self.switches[s as usize];
         let path = match &self.paths {
             Some(t) => match self.pool.path(id) {
@@ -175,15 +175,17 @@ impl World {
 
     /// Local failover on a carried path: when the path leaves switch `s` by a port of its own
     /// whose link is down, the packet takes another of the k shortest paths from this switch to
-    /// its destination's (the first by its flow hash among those whose first link is up and
-    /// whose other links were up at the last route computation), as the source switch's
-    /// per-packet choice does. With none left it drops the path and follows the switch's routes
-    /// from here (which leave that port at once). Keeping the path would lose the packet on the
-    /// dead link until routes are recomputed: the routes hold only equal-cost next hops, and
-    /// under k-shortest paths the others are often longer (Jellyfish, a direct link between two
-    /// switches).
+    /// its destination's (one picked by its flow hash among those whose first link is up, whose
+    /// other links were up at the last route computation, and that do not lead back to the
+    /// switch it came from), as the source switch's per-packet choice does. With none left it
+    /// drops the path and follows the switch's routes from here (which leave that port at once).
+    /// Keeping the path would lose the packet on the dead link until routes are recomputed: the
+    /// routes hold only equal-cost next hops, and under k-shortest paths the others are often
+    /// longer (Jellyfish, a direct link between two switches). A detour back where the packet
+    /// came from could meet that switch's own dead link and be sent back again, to and fro
+    /// until its time to live ran out.
     #[inline]
-    fn leave_broken_path(&mut self, s: u32, id: PacketId) {
+    fn leave_broken_path(&mut self, s: u32, in_port: u32, id: PacketId) {
         let sw = &self.switches[s as usize];
         if !sw.local_failover || sw.ports_down == 0 {
             return;
@@ -196,17 +198,19 @@ impl World {
         let node = sw.node;
         let broken = table.ports(pid).iter().any(|&p| self.ports[p as usize].node == node && !self.links[p as usize].up);
         if broken {
-            let detour = self.detour_path(node, id);
+            let from = self.ports[self.ports[in_port as usize].peer as usize].node;
+            let detour = self.detour_path(node, from, id);
             self.pool.set_path(id, detour);
         }
     }
 
     /// A path from switch `here` to packet `id`'s destination switch among the k shortest
-    /// whose first link is up now and whose other links were up at the last route computation,
-    /// picked by the packet's flow hash (as a connection picks at its start), or `NO_PATH`.
+    /// whose first link is up now, whose other links were up at the last route computation and
+    /// whose first hop is not `from` (the node the packet came from), picked by the packet's
+    /// flow hash (as a connection picks at its start), or `NO_PATH`.
     #[cold]
     #[inline(never)]
-    fn detour_path(&mut self, here: u32, id: PacketId) -> crate::fabric::paths::PathId {
+    fn detour_path(&mut self, here: u32, from: u32, id: PacketId) -> crate::fabric::paths::PathId {
         let pkt = self.pool.get(id);
         let hash = pkt.flow_hash;
         let (Some(to), Some(table)) = (self.first_hop(pkt.dst), self.paths.as_mut()) else { return NO_PATH };
@@ -219,7 +223,9 @@ impl World {
         ids[..n].copy_from_slice(&all[..n]);
         let mut live = 0;
         for i in 0..n {
-            if self.links[table.ports(ids[i])[0] as usize].up && table.is_up(ids[i], &self.routed_up) {
+            let first = table.ports(ids[i])[0] as usize;
+            let back = self.ports[self.ports[first].peer as usize].node == from;
+            if !back && self.links[first].up && table.is_up(ids[i], &self.routed_up) {
                 ids[live] = ids[i];
                 live += 1;
             }
