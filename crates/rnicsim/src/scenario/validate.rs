@@ -349,17 +349,22 @@ fn sent_before_pause(s: &Scenario) -> (Time, u64) {
 /// packets a path's extra delay holds, so a cap the paper sized at 100 Gbps with 1 KB packets
 /// (256 bits ≈ 2.7 BDPs of its 8 µs round trip, §3.4 and Table 2) refuses and resends packets at
 /// higher rates or with smaller packets. The base round trip is that of the topology's longest
-/// shortest host path at `links.delay` per link (file and Jellyfish topologies: not estimated).
+/// shortest host path at `links.delay` per link (leaf-spine and fat-tree under a per-packet
+/// balancer or path choice; file and Jellyfish topologies are not estimated).
 fn eunomia_cap_below_bdp(s: &Scenario) -> Option<String> {
     let o = s.nic.ordering.as_ref().filter(|o| o.layer == crate::nic::ordering::Layer::Eunomia)?;
+    // Only where packets of one connection take several paths: a balancer or a path choice
+    // per packet, over a topology with more than one path.
+    use crate::fabric::lb::LbKind;
+    let per_packet = matches!(s.switch.load_balancer, LbKind::Spray | LbKind::RoundRobin | LbKind::Drill | LbKind::PowerOfTwo) || s.routing.path_choice != PathChoice::Connection;
     let links = match &s.topology {
-        TopologySpec::BackToBack {} => 1,
-        TopologySpec::Star { .. } => 2,
-        TopologySpec::Dumbbell { .. } => 3,
         TopologySpec::LeafSpine { .. } => 4,
         TopologySpec::FatTree { .. } => 6,
-        TopologySpec::Jellyfish { .. } | TopologySpec::File { .. } => return None,
+        _ => return None,
     };
+    if !per_packet {
+        return None;
+    }
     let rtt = Time(2 * links * s.links.delay.0);
     let bdp = s.links.rate.bytes_in(rtt) / crate::wire::roce::full_packet_bytes(s.nic.mtu);
     // The linear rows start past Tail: until they merge, the bitmap reaches a row short of its cap.
