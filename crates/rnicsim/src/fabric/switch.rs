@@ -152,7 +152,10 @@ impl Switch {
     #[inline]
     pub fn admit(&mut self, view: &FabricView, iface: u32, out: u32, pkt: &mut Packet) -> Forward {
         let (class, size) = (pkt.priority, pkt.size);
-        if !view.links[out as usize].up {
+        // A switch that knows its link is down (local failover) drops at once. One that does not
+        // queues and sends as ever, and the link loses what it sends: the port drains at its
+        // rate, so a balancer that reads queues does not take it for the emptiest.
+        if !view.links[out as usize].up && self.local_failover {
             return Forward::LinkDown(out);
         }
         let mut deflected = false;
