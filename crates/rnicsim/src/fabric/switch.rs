@@ -113,6 +113,7 @@ impl Switch {
                 if candidates.is_empty() {
                     return Forward::Unroutable;
                 }
+                let routed = candidates;
                 // Local failover: a port of this switch whose link is down is out of the group
                 // at once (the routes learn of it only after the recompute delay). When every
                 // candidate is down the packet goes to the chosen one and is lost there.
@@ -122,7 +123,7 @@ impl Switch {
                 if candidates.len() == 1 && !self.lb.sees_single_paths() {
                     candidates[0]
                 } else {
-                    let ctx = LbContext { switch: self.node, ingress: in_port, candidates, first_port: self.first_port, port_count: self.port_count, view };
+                    let ctx = LbContext { switch: self.node, ingress: in_port, candidates, routed, first_port: self.first_port, port_count: self.port_count, view };
                     let control = self.control_hash.filter(|_| tag.is_none() && pkt.kind == PacketKind::Roce && !pkt.carries_data());
                     let out = match (control, tag) {
                         (Some(h), _) => h.pick(pkt, &ctx),

@@ -88,8 +88,11 @@ pub struct Conga {
     ecmp: super::EcmpHasher,
     /// Per local port: (bytes in the estimate, the DRE period it was last brought up to).
     dre: Vec<(u64, u64)>,
-    /// Flowlets by flow: (path label, last packet).
-    flowlets: HashMap<u64, (u32, Time)>,
+    /// Flowlets by flow: (path label, last packet, labels to its destination then).
+    flowlets: HashMap<u64, (u32, Time, u32)>,
+    /// Per destination switch, how many labels its paths had when last seen: a route
+    /// recompute that changes them renumbers the paths, and what was heard per label is void.
+    label_space: HashMap<u32, u32>,
     /// When stale flowlets were last swept out.
     swept: Time,
     /// Congestion-to-leaf: per destination switch, what it fed back per path.
@@ -107,6 +110,7 @@ impl Conga {
             ecmp,
             dre: Vec::new(),
             flowlets: HashMap::new(),
+            label_space: HashMap::new(),
             swept: Time::ZERO,
             to_leaf: HashMap::new(),
             from_leaf: HashMap::new(),
@@ -155,7 +159,8 @@ impl Conga {
         self.quantize(ctx, p, x)
     }
 
-    /// The least congested of `samples` consecutive labels from a random start (§3.4).
+    /// The least congested of `samples` consecutive labels from a random start (§3.4); a label
+    /// whose first port local failover has taken out only when every sampled one is.
     fn best_path(&mut self, ctx: &LbContext, dst_switch: u32, labels: u32) -> u32 {
         let samples = self.spec.samples.min(labels);
         let start = self.rng.random_range(0..=labels - samples);
@@ -163,7 +168,10 @@ impl Conga {
         let mut best = [0u32; 16];
         let (mut n_best, mut least) = (0usize, u16::MAX);
         for label in start..start + samples {
-            let first = ctx.candidates[(label % ctx.candidates.len() as u32) as usize];
+            let first = super::label_port(ctx, label);
+            if !ctx.candidates.contains(&first) {
+                continue;
+            }
             let local = self.quantized(ctx, first);
             let remote = self
                 .to_leaf
@@ -179,6 +187,9 @@ impl Conga {
                 best[n_best] = label;
                 n_best += 1;
             }
+        }
+        if n_best == 0 {
+            return start;
         }
         best[self.rng.random_range(0..n_best)]
     }
@@ -205,17 +216,22 @@ impl Conga {
     }
 
     /// The flowlet's path label for a data packet leaving source switch `ctx.switch`.
+    /// A flowlet keeps its path while its first port is up and the labels keep their meaning.
     fn flowlet_path(&mut self, pkt: &Packet, ctx: &LbContext, dst_switch: u32, labels: u32) -> u32 {
         let now = ctx.now();
+        if self.label_space.insert(dst_switch, labels).is_some_and(|before| before != labels) {
+            self.to_leaf.remove(&dst_switch);
+        }
         let key = mix64((pkt.dst as u64) << 32 | (pkt.udp_sport as u64) << 16 | pkt.udp_dport as u64) ^ pkt.priority as u64;
-        if let Some(&(path, last)) = self.flowlets.get(&key) {
-            if now.saturating_sub(last) <= self.flowlet_gap && path < labels {
-                self.flowlets.insert(key, (path, now));
+        if let Some(&(path, last, space)) = self.flowlets.get(&key) {
+            let first_up = || ctx.candidates.contains(&super::label_port(ctx, path));
+            if now.saturating_sub(last) <= self.flowlet_gap && space == labels && first_up() {
+                self.flowlets.insert(key, (path, now, labels));
                 return path;
             }
         }
         let path = self.best_path(ctx, dst_switch, labels);
-        self.flowlets.insert(key, (path, now));
+        self.flowlets.insert(key, (path, now, labels));
         if self.flowlets.len() > 4096 && now.saturating_sub(self.swept) > self.spec.aging {
             let gap = self.flowlet_gap;
             self.flowlets.retain(|_, f| now.saturating_sub(f.1) <= gap);
@@ -306,7 +322,7 @@ mod tests {
         let is_host = vec![false; 2];
         let at = |t: Time| FabricView { now: t, ports: &p, links: &links, is_host: &is_host, routes: &routes };
         let view = at(Time::ZERO);
-        let ctx = LbContext { switch: 0, ingress: 0, candidates: &[0, 1, 2, 3], first_port: 0, port_count: 4, view: &view };
+        let ctx = LbContext { switch: 0, ingress: 0, candidates: &[0, 1, 2, 3], routed: &[0, 1, 2, 3], first_port: 0, port_count: 4, view: &view };
         // 100 Gbps for 50 µs over alpha 0.2 is 3,125,000 bytes: that is 8 (three bits) and
         // every 390,625 bytes is one step.
         assert_eq!(c.send_on(&ctx, 1, 390_624), 0);
@@ -331,7 +347,7 @@ mod tests {
         let routes = Routes::compute(&[], &[], &[], |_| true);
         let is_host = vec![false; 2];
         let view = FabricView { now: Time::from_us(10), ports: &p, links: &links, is_host: &is_host, routes: &routes };
-        let ctx = LbContext { switch: 0, ingress: 0, candidates: &[0, 1, 2, 3], first_port: 0, port_count: 4, view: &view };
+        let ctx = LbContext { switch: 0, ingress: 0, candidates: &[0, 1, 2, 3], routed: &[0, 1, 2, 3], first_port: 0, port_count: 4, view: &view };
         // Local load on ports 0 and 1; the far switch 9 reported path 2 congested: only path
         // 3 is clear, whatever the start of the window (four labels, four samples).
         c.send_on(&ctx, 0, 800_000);
@@ -350,5 +366,45 @@ mod tests {
             seen[c.best_path(&ctx, 9, 4) as usize] += 1;
         }
         assert!(seen[0] + seen[1] == 0 && seen[2] > 60 && seen[3] > 60, "{seen:?}");
+    }
+
+    #[test]
+    fn a_label_names_one_port_through_a_failure_and_a_flowlet_on_the_dead_one_moves() {
+        // Switch 0's four uplinks are the routes' candidates; port 0's link fails and local
+        // failover takes it out (candidates 1-3). Labels keep counting all four: label 2 still
+        // leaves by port 2 (counted among the three live ports it left by port 3, so every
+        // flowlet moved), and a label naming port 0 leaves by a live port.
+        let mut c = conga();
+        let p = ports();
+        let links: Vec<Link> = (0..8).map(|_| Link::new(Time::ZERO, 0.0)).collect();
+        let routes = Routes::compute(&[], &[], &[], |_| true);
+        let is_host = vec![false; 2];
+        let view = FabricView { now: Time::from_us(10), ports: &p, links: &links, is_host: &is_host, routes: &routes };
+        let ctx = LbContext { switch: 0, ingress: 0, candidates: &[1, 2, 3], routed: &[0, 1, 2, 3], first_port: 0, port_count: 4, view: &view };
+        for (label, port) in [(1, 1), (2, 2), (3, 3), (6, 2)] {
+            let mut rest = label;
+            assert_eq!(follow_label(&ctx, &mut rest), port, "label {label}");
+            assert_eq!(rest, label / 4);
+        }
+        let mut rest = 4;
+        assert!(follow_label(&ctx, &mut rest) != 0);
+        // A flowlet on label 2 keeps it; one on label 0 (the dead port) takes a live one.
+        let pkt = |sport: u16| Packet { kind: crate::wire::packet::PacketKind::Data, dst: 9, udp_sport: sport, ..Packet::pause(0, 0, 1000) };
+        let key = |sport: u16| mix64(9u64 << 32 | (sport as u64) << 16) ^ pkt(sport).priority as u64;
+        c.flowlets.insert(key(1), (2, Time::from_us(9), 4));
+        c.flowlets.insert(key(2), (0, Time::from_us(9), 4));
+        c.label_space.insert(7, 4);
+        assert_eq!(c.flowlet_path(&pkt(1), &ctx, 7, 4), 2);
+        for _ in 0..20 {
+            c.flowlets.insert(key(2), (0, Time::from_us(9), 4));
+            assert!(c.flowlet_path(&pkt(2), &ctx, 7, 4) % 4 != 0);
+        }
+        // Routes recomputed: three labels now name other paths. The flowlet chooses again, and
+        // what switch 7 fed back per label no longer counts.
+        Conga::hear(&mut c.to_leaf, 7, 1, 5, Time::from_us(9));
+        let ctx = LbContext { candidates: &[1, 2, 3], routed: &[1, 2, 3], ..ctx };
+        c.flowlet_path(&pkt(1), &ctx, 7, 3);
+        assert!(!c.to_leaf.contains_key(&7));
+        assert_eq!(c.flowlets[&key(1)].2, 3);
     }
 }

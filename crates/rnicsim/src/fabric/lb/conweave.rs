@@ -417,7 +417,7 @@ mod tests {
     fn arrive(cw: &mut ConWeave, at_us: u64, (pkt, h): (Packet, ConWeaveHeader)) -> bool {
         let routes = Routes::compute(&[], &[], &[], |_| true);
         let view = FabricView { now: Time::from_us(at_us), ports: &[], links: &[], is_host: &[], routes: &routes };
-        let ctx = LbContext { switch: 5, ingress: 1, candidates: &[0], first_port: 0, port_count: 2, view: &view };
+        let ctx = LbContext { switch: 5, ingress: 1, candidates: &[0], routed: &[0], first_port: 0, port_count: 2, view: &view };
         cw.at_destination(&pkt, &h, &ctx)
     }
 

@@ -143,7 +143,7 @@ mod tests {
         let links: Vec<Link> = ports.iter().map(|_| Link::new(Time::ZERO, 0.0)).collect();
         let routes = Routes::compute(&[], &[], &[], |_| true);
         let view = FabricView { now: Time::ZERO, ports, links: &links, is_host: &[], routes: &routes };
-        let ctx = LbContext { switch: 0, ingress: 0, candidates: cand, first_port: 0, port_count: ports.len() as u32, view: &view };
+        let ctx = LbContext { switch: 0, ingress: 0, candidates: cand, routed: cand, first_port: 0, port_count: ports.len() as u32, view: &view };
         let pkt = Packet { dst_host: dst, ..Packet::pause(0, 0, 1000) };
         let mut counts = vec![0; ports.len()];
         for _ in 0..n {
@@ -227,7 +227,7 @@ mod tests {
         let links: Vec<Link> = p.iter().map(|_| Link::new(Time::ZERO, 0.0)).collect();
         let routes = Routes::compute(&[], &[], &[], |_| true);
         let view = FabricView { now: Time::ZERO, ports: &p, links: &links, is_host: &[], routes: &routes };
-        let ctx = LbContext { switch: 0, ingress: 0, candidates: &[0, 1, 2], first_port: 0, port_count: 3, view: &view };
+        let ctx = LbContext { switch: 0, ingress: 0, candidates: &[0, 1, 2], routed: &[0, 1, 2], first_port: 0, port_count: 3, view: &view };
         let to = |d: u32| Packet { dst_host: d, ..Packet::pause(0, 0, 1000) };
         assert_eq!([lb.choose(&to(9), &ctx), lb.choose(&to(5), &ctx), lb.choose(&to(9), &ctx), lb.choose(&to(5), &ctx)], [0, 0, 1, 1]);
     }

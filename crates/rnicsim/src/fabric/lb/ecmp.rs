@@ -122,7 +122,7 @@ mod tests {
         let routes = Routes::compute(&[], &[], &[], |_| true);
         let is_host = vec![false; 4];
         let view = FabricView { now: Time::ZERO, ports: &ports, links: &links, is_host: &is_host, routes: &routes };
-        let ctx = LbContext { switch: 0, ingress: 0, candidates: &[0, 1, 2], first_port: 0, port_count: 3, view: &view };
+        let ctx = LbContext { switch: 0, ingress: 0, candidates: &[0, 1, 2], routed: &[0, 1, 2], first_port: 0, port_count: 3, view: &view };
         // By far-end node: port 1 (node 1), port 2 (node 2), port 0 (node 3).
         assert_eq!((0..3).map(|n| nth_by_far_node(&ctx, n)).collect::<Vec<_>>(), [1, 2, 0]);
         let sorted = LbContext { candidates: &[1, 2, 0], ..ctx };

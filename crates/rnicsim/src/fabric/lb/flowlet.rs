@@ -54,7 +54,7 @@ mod tests {
         let pkt = Packet { flow_hash: hash, ..Packet::pause(0, 0, 64) };
         let routes = crate::fabric::routing::Routes::compute(&[], &[], &[], |_| true);
         let view = FabricView { now: Time::from_ns(at_ns), ports: &[], links: &[], is_host: &[], routes: &routes };
-        let ctx = LbContext { switch: 0, ingress: 0, candidates: &[10, 11, 12, 13], first_port: 10, port_count: 4, view: &view };
+        let ctx = LbContext { switch: 0, ingress: 0, candidates: &[10, 11, 12, 13], routed: &[10, 11, 12, 13], first_port: 10, port_count: 4, view: &view };
         f.choose(&pkt, &ctx)
     }
 

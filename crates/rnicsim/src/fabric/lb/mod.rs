@@ -49,6 +49,10 @@ pub struct LbContext<'a> {
     pub ingress: u32,
     /// Egress ports (global ids) on a shortest path to the packet's destination; never empty.
     pub candidates: &'a [u32],
+    /// The routes' candidates before local failover took out ports whose links are down
+    /// (`candidates` itself when none is): path labels count these, so that a label keeps
+    /// naming one port through a failure.
+    pub routed: &'a [u32],
     pub(crate) first_port: u32,
     pub(crate) port_count: u32,
     pub(crate) view: &'a FabricView<'a>,
@@ -187,12 +191,23 @@ pub fn path_labels(ctx: &LbContext, dst_host: u32) -> Option<(u32, u32, Time)> {
     None
 }
 
-/// The candidate a path label takes at this switch; `rest` becomes what the next switch decodes.
+/// The port a path label names at this switch. Labels count the routes' candidates
+/// (`ctx.routed`), as [`path_labels`] does, so a
+/// label names the same port while local failover takes a failed one out of `ctx.candidates`
+/// (counted among those, the labels would shift and every flow would move).
+#[inline]
+pub fn label_port(ctx: &LbContext, rest: u32) -> u32 {
+    ctx.routed[(rest % ctx.routed.len() as u32) as usize]
+}
+
+/// The candidate a path label takes at this switch ([`label_port`]; another candidate, by the
+/// label, when local failover has taken that port out); `rest` becomes what the next switch
+/// decodes.
 #[inline]
 pub fn follow_label(ctx: &LbContext, rest: &mut u32) -> u32 {
-    let c = ctx.candidates.len() as u32;
-    let out = ctx.candidates[(*rest % c) as usize];
-    *rest /= c;
+    let out = label_port(ctx, *rest);
+    let out = if ctx.routed.len() == ctx.candidates.len() || ctx.candidates.contains(&out) { out } else { ctx.candidates[(*rest % ctx.candidates.len() as u32) as usize] };
+    *rest /= ctx.routed.len() as u32;
     out
 }
 
