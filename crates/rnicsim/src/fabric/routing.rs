@@ -110,15 +110,6 @@ impl<'a> Candidates<'a> {
         }
     }
 
-    /// The `i`-th candidate in port order (`i < len()`).
-    #[inline]
-    pub fn nth(&self, i: usize) -> u32 {
-        match *self {
-            Candidates::Ports(p) => p[i],
-            Candidates::Mask { mask, ports } => mask_ports(mask, ports).nth(i).expect("i < len()"),
-        }
-    }
-
     /// The candidates as a slice in port order; a mask is written out into `buf`.
     #[inline]
     pub fn as_slice<'b>(self, buf: &'b mut Vec<u32>) -> &'b [u32]
