@@ -208,10 +208,15 @@ def _portable(e: BaseException) -> PointError:
     return PointError(f"{type(e).__name__}: {e}")
 
 
-def _run_point(s: Scenario, out: str) -> str:
+def _run_point(s: Scenario, out: str, model: str = MODEL_ID) -> str:
+    """Runs one point into `out` (in a pool worker or a Ray task). `model` is the build the
+    sweep keyed the point by: a worker of another build (a Ray node whose rnicsim was not
+    reinstalled) refuses it rather than file its results under the sweep's key."""
     global _running
     if _interrupted:
         raise KeyboardInterrupt
+    if model != MODEL_ID:
+        raise PointError(f"this worker's rnicsim is another build (model {MODEL_ID}) than the sweep's (model {model}): install the same rnicsim on every node")
     _running = True
     try:
         s.run(out, force=True, progress=False)
@@ -237,7 +242,7 @@ def _local(todo: list, workers: int) -> Iterator[tuple[tuple, Optional[str]]]:
     ctx = multiprocessing.get_context("spawn")
     pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
     try:
-        futures = {pool.submit(_run_point, s, str(d)): (p, s, d) for p, s, d in todo}
+        futures = {pool.submit(_run_point, s, str(d), MODEL_ID): (p, s, d) for p, s, d in todo}
         for f in cf.as_completed(futures):
             try:
                 f.result()
@@ -260,7 +265,7 @@ def _ray(todo: list, address: str) -> Iterator[tuple[tuple, Optional[str]]]:
         ray.init(address=address, **opts)
     try:
         remote = ray.remote(_run_point)
-        refs = {remote.remote(s, str(d)): (p, s, d) for p, s, d in todo}
+        refs = {remote.remote(s, str(d), MODEL_ID): (p, s, d) for p, s, d in todo}
         pending = list(refs)
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)

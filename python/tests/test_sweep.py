@@ -375,8 +375,12 @@ def test_points_are_keyed_by_the_build_that_ran_them(tmp_path: Path, monkeypatch
     sweep = write_sweep(tmp_path, 'seeds = [1]\n[parameters]\nduration = ["50us"]\n')
     first = run_sweep(sweep, tmp_path / "o", workers=1, quiet=True)["run"].to_list()
     assert run_sweep(sweep, tmp_path / "o", workers=1, quiet=True)["run"].to_list() == first
+    # As a sweep driven by another build: the finished point is not taken for its own, and the
+    # worker (this build) refuses to run it under that build's key.
     monkeypatch.setattr(sweep_module, "MODEL_ID", "another-build")
-    assert run_sweep(sweep, tmp_path / "o", workers=1, quiet=True)["run"].to_list() != first
+    assert run_sweep(sweep, tmp_path / "o", workers=1, quiet=True).height == 0
+    (failure,) = json.loads((tmp_path / "o" / "failures.json").read_text())
+    assert "another build" in failure["error"] and "model another-build" in failure["error"], failure
     # The run folder names its build.
     marker = (Path(first[0]) / ".rnicsim-run").read_text()
     assert f"(model {rnicsim.MODEL_ID})" in marker and len(rnicsim.MODEL_ID) == 16, marker
