@@ -213,27 +213,37 @@ impl World {
     fn detour_path(&mut self, here: u32, from: u32, id: PacketId) -> crate::fabric::paths::PathId {
         let pkt = self.pool.get(id);
         let hash = pkt.flow_hash;
-        let (Some(to), Some(table)) = (self.first_hop(pkt.dst), self.paths.as_mut()) else { return NO_PATH };
+        let Some(to) = self.first_hop(pkt.dst) else { return NO_PATH };
         if to == here {
             return NO_PATH;
         }
-        let all = table.between(&self.adjacency, &self.is_host, here, to);
         let mut ids = [0u32; 64];
+        let live = self.live_paths_from(here, to, true, Some(from), &mut ids);
+        if live == 0 {
+            return NO_PATH;
+        }
+        ids[(crate::sim::rng::mix64(hash as u64) % live as u64) as usize]
+    }
+
+    /// Puts into `ids` the k shortest paths (at most 64, kept on the stack) from switch `here`
+    /// to switch `to` whose links were up at the last route computation, whose first link is up
+    /// now if `first_up` (the switch's own ports, which local failover knows at once), and
+    /// whose first hop is not `not_toward`; returns how many.
+    fn live_paths_from(&mut self, here: u32, to: u32, first_up: bool, not_toward: Option<u32>, ids: &mut [u32; 64]) -> usize {
+        let Some(table) = self.paths.as_mut() else { return 0 };
+        let all = table.between(&self.adjacency, &self.is_host, here, to);
         let n = all.len().min(ids.len());
         ids[..n].copy_from_slice(&all[..n]);
         let mut live = 0;
         for i in 0..n {
             let first = table.ports(ids[i])[0] as usize;
-            let back = self.ports[self.ports[first].peer as usize].node == from;
-            if !back && self.links[first].up && table.is_up(ids[i], &self.routed_up) {
+            let first_ok = (!first_up || self.links[first].up) && not_toward.is_none_or(|f| self.ports[self.ports[first].peer as usize].node != f);
+            if first_ok && table.is_up(ids[i], &self.routed_up) {
                 ids[live] = ids[i];
                 live += 1;
             }
         }
-        if live == 0 {
-            return NO_PATH;
-        }
-        ids[(crate::sim::rng::mix64(hash as u64) % live as u64) as usize]
+        live
     }
 
     /// Per-packet path choice (`routing.path_choice`): at the switch a data packet enters from
@@ -248,32 +258,22 @@ impl World {
             return;
         }
         let here = self.ports[in_port as usize].node;
-        let (Some(to), Some(table)) = (self.first_hop(pkt.dst), self.paths.as_mut()) else { return };
+        let Some(to) = self.first_hop(pkt.dst).filter(|_| self.paths.is_some()) else { return };
         if to == here {
             return;
         }
-        // Paths through a link known to be down are not taken (none left: the routes). At most
-        // 64 paths (`k_shortest_paths`): kept on the stack.
-        let mut ids = [0u32; 64];
-        let all = table.between(&self.adjacency, &self.is_host, here, to);
-        let n = all.len().min(ids.len());
-        ids[..n].copy_from_slice(&all[..n]);
-        // The source switch knows its own ports' links at once (local failover); the rest of a
-        // path as of the last route computation.
+        // Paths through a link known to be down are not taken (none left: the routes). The
+        // source switch knows its own ports' links at once (local failover); the rest of a path
+        // as of the last route computation.
         let sw = &self.switches[s as usize];
         let local = sw.local_failover && sw.ports_down > 0;
-        let mut live = 0;
-        for i in 0..n {
-            let first_up = !local || self.links[table.ports(ids[i])[0] as usize].up;
-            if first_up && table.is_up(ids[i], &self.routed_up) {
-                ids[live] = ids[i];
-                live += 1;
-            }
-        }
+        let mut ids = [0u32; 64];
+        let live = self.live_paths_from(here, to, local, None, &mut ids);
         let set = &ids[..live];
         if set.is_empty() {
             return;
         }
+        let Some(table) = &self.paths else { return };
         let a = self.path_rng.random_range(0..set.len());
         let path = if self.path_choice == PathChoice::PacketPowerOfTwo && set.len() > 1 {
             // Two distinct paths are compared (the second drawn from the others).

@@ -557,10 +557,7 @@ impl World {
             let bytes = self.pool.get(id).size as u64;
             crate::nic::transport::emit(&mut self.transport(), q, crate::nic::events::NicEvent::Tx { bytes, packets: 1 });
             self.drain_outbox();
-            if self.nics[h as usize].state.is_none() {
-                return Ok(id);
-            }
-            if let Some(id) = self.state_tx(h, q, id) {
+            if let Some(id) = self.through_state_cache(h, q, id) {
                 return Ok(id);
             }
         }
@@ -570,6 +567,16 @@ impl World {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         })
+    }
+
+    /// Packet `id` of queue pair `q`, ready for the wire: itself, or on a NIC with a
+    /// connection-state cache, what the cache lets go now ([`World::state_tx`]).
+    fn through_state_cache(&mut self, h: u32, q: u32, id: PacketId) -> Option<PacketId> {
+        if self.nics[h as usize].state.is_none() {
+            Some(id)
+        } else {
+            self.state_tx(h, q, id)
+        }
     }
 
     /// Queue pairs parked while their payload path's wait was full go back to the scheduler
@@ -669,10 +676,7 @@ impl World {
                 self.nics[h as usize].payload_wait.push(path, start, id, q, size);
                 continue;
             }
-            if self.nics[h as usize].state.is_none() {
-                return Ok(id);
-            }
-            if let Some(id) = self.state_tx(h, q, id) {
+            if let Some(id) = self.through_state_cache(h, q, id) {
                 return Ok(id);
             }
         }
