@@ -84,6 +84,14 @@ impl<T> Agenda<T> {
     /// Takes the next entry if it is due by `now`: its time, sequence number and item.
     #[inline]
     pub fn pop_until(&mut self, now: Time) -> Option<(Time, u64, T)> {
+        if self.ahead.is_empty() {
+            // The usual case: everything was made in time order.
+            if self.in_order.front()?.at > now {
+                return None;
+            }
+            let e = self.in_order.pop_front()?;
+            return Some((e.at, e.seq, e.item));
+        }
         let e = match self.next_in_order()? {
             true if self.in_order.front()?.at <= now => self.in_order.pop_front()?,
             false if self.ahead.peek()?.0.at <= now => self.ahead.pop()?.0,

@@ -352,8 +352,12 @@ impl<P: Policy> Processor<P> {
         let th = &mut self.threads[t];
         // In the order they reach the thread: a wake-up (no trigger latency) can come before
         // events the NIC raised earlier, which the thread would otherwise wait for first.
-        let at = th.ready.iter().rposition(|x| x.at <= r.at).map_or(0, |i| i + 1);
-        th.ready.insert(at, r);
+        if th.ready.back().is_none_or(|b| b.at <= r.at) {
+            th.ready.push_back(r);
+        } else {
+            let at = th.ready.iter().rposition(|x| x.at <= r.at).map_or(0, |i| i + 1);
+            th.ready.insert(at, r);
+        }
         let when = r.at.max(th.busy_until);
         self.schedule_thread(t, when);
     }
