@@ -80,6 +80,11 @@ pub struct WaterFillingParams {
     pub cycles: u32,
     #[serde(default = "default_set_cycles")]
     pub set_cycles: u32,
+    /// A flow that has sent nothing for this long uses nothing: its rate returns to the pool
+    /// (down to `min_rate`), checked by a wake-up on the cores once per such span while it
+    /// sends ("0ns": never; a queue pair that stops sending without closing keeps its rate).
+    #[serde(default = "default_idle")]
+    pub idle: Time,
 }
 
 fn default_step() -> BitsPerSec {
@@ -112,6 +117,9 @@ fn default_cycles() -> u32 {
 fn default_set_cycles() -> u32 {
     20
 }
+fn default_idle() -> Time {
+    Time::from_us(100)
+}
 
 impl Default for WaterFillingParams {
     fn default() -> Self {
@@ -126,6 +134,7 @@ impl Default for WaterFillingParams {
             settle: default_settle(),
             cycles: default_cycles(),
             set_cycles: default_set_cycles(),
+            idle: default_idle(),
         }
     }
 }
@@ -144,6 +153,8 @@ pub struct WfFlow {
     pub last_at: Time,
     /// Not judged before this time (the last rate change is in effect and measured).
     pub judge_at: Time,
+    /// A wake-up to look for idleness is pending.
+    pub wake_armed: bool,
 }
 
 pub struct WaterFilling {
@@ -162,6 +173,36 @@ impl WaterFilling {
 
     fn set(&mut self, f: &mut FlowEntry<WfFlow>, rate: u32, env: &mut Env) {
         self.set_ctx(f.flow, &mut f.ctx, rate, env);
+    }
+
+    /// The idleness wake-up of a flow: if it has sent nothing for `idle`, it is judged to use
+    /// nothing (its rate falls to the floor, and it counts as satisfied); else the wake-up is
+    /// set for `idle` after its last send. Its next send starts a fresh measurement.
+    fn on_wake(&mut self, ev: &ScrEvent, f: &mut WfFlow, env: &mut Env) -> Verdict {
+        // (Adjusting either way: a wake-up does not judge the flow stable, which would park
+        // its events under the threshold strategy.)
+        f.wake_armed = false;
+        if f.last_at == Time::ZERO {
+            return Verdict::Adjusting;
+        }
+        let quiet_until = f.last_at + self.p.idle;
+        if ev.at < quiet_until {
+            f.wake_armed = true;
+            env.actions.push(Action::Wake { flow: ev.flow, after: quiet_until - ev.at });
+            return Verdict::Adjusting;
+        }
+        if f.hungry {
+            self.hungry_weight -= weight(f);
+            self.hungry_mbps -= f.rate_mbps as u64;
+            f.hungry = false;
+        }
+        let floor = mbps(self.p.min_rate).min(mbps(env.line_rate)).max(1);
+        if f.rate_mbps > floor {
+            self.set_ctx(ev.flow, f, floor, env);
+        }
+        f.ewma_mbps = 0;
+        f.last_at = Time::ZERO;
+        Verdict::Adjusting
     }
 
     /// Sets queue pair `flow`'s rate (its context `f`), keeping the sums.
@@ -200,8 +241,12 @@ impl Policy for WaterFilling {
     fn subscribes(&self, kind: Kind) -> bool {
         matches!(kind, Kind::Tx | Kind::Host)
     }
-    fn cycles(&self, _ev: &ScrEvent) -> u32 {
-        self.p.cycles
+    fn cycles(&self, ev: &ScrEvent) -> u32 {
+        match ev.kind {
+            // A look at the flow's last send time (and, if idle, one rate set).
+            Kind::Timer => self.p.set_cycles,
+            _ => self.p.cycles,
+        }
     }
 
     fn on_join(&mut self, flows: &mut [FlowEntry<WfFlow>], env: &mut Env) -> u32 {
@@ -252,6 +297,13 @@ impl Policy for WaterFilling {
                 self.hungry_weight = self.hungry_weight + weight(f) - old;
             }
             return Verdict::Adjusting;
+        }
+        if ev.kind == Kind::Timer {
+            return self.on_wake(ev, f, env);
+        }
+        if !f.wake_armed && self.p.idle > Time::ZERO {
+            f.wake_armed = true;
+            env.actions.push(Action::Wake { flow: ev.flow, after: self.p.idle });
         }
         // Measure: this event's bytes over the time since the previous event's end.
         if f.last_at != Time::ZERO && ev.at > f.last_at {
@@ -310,13 +362,18 @@ impl Policy for WaterFilling {
                     self.set_ctx(ev.flow, f, (rate + add) as u32, env);
                 }
                 Verdict::Adjusting
-            } else if rate > level + step && rate > floor && room < step {
-                // Above the level, it gives a step back only when the pool cannot give one to
-                // the flows below it: while the pool has room they take from it, and a flow
-                // whose use hovers at its saturation mark (bound by its latency, not its rate)
-                // would otherwise pull the others down to its level each time it counts as
-                // hungry, leaving the link partly idle.
-                self.set_ctx(ev.flow, f, (rate - step).max(floor) as u32, env);
+            } else if rate > level && rate > floor && room < step {
+                // Above the level, it gives back what it holds above it (a step at most) only
+                // when the pool cannot give a step to the flows below it: while the pool has
+                // room they take from it, and a flow whose use hovers at its saturation mark
+                // (bound by its latency, not its rate) would otherwise pull the others down to
+                // its level each time it counts as hungry, leaving the link partly idle. Less
+                // than a step above the level counts too: n flows that filled the link while
+                // one was satisfied sit (level - its rate) / (n - 1) above the level once it
+                // is hungry again, under a step from about 15 flows on, and giving back only
+                // from a step above held it below the level for good.
+                let to = (rate - (rate - level).min(step)).max(floor);
+                self.set_ctx(ev.flow, f, to as u32, env);
                 Verdict::Adjusting
             } else if rate < level && room > 0 {
                 self.set_ctx(ev.flow, f, (rate + room.min(level - rate)) as u32, env);
@@ -345,5 +402,81 @@ impl Policy for WaterFilling {
         } else {
             Verdict::Stable
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tx(flow: u32, at: Time) -> ScrEvent {
+        ScrEvent { kind: Kind::Tx, flow, at, first_at: at, bytes: 4096, count: 1, rtt: Time::ZERO, value: 0, aux: 0 }
+    }
+
+    /// Flows that each use all of their rate (the EWMA is the rate), judged at `now`.
+    fn judge_all(p: &mut WaterFilling, flows: &mut [WfFlow], now: Time) {
+        let mut actions = Vec::new();
+        for (i, f) in flows.iter_mut().enumerate() {
+            f.ewma_mbps = f.rate_mbps;
+            f.last_at = Time::ZERO;
+            p.on_event(&tx(i as u32, now), f, &mut crate::nic::scr::policy::test_env(now, &mut actions));
+        }
+    }
+
+    #[test]
+    fn a_hungry_flow_below_the_level_climbs_back_when_the_others_sit_less_than_a_step_above_it() {
+        // 16 hungry flows on 100 Gbps: 15 at 6.6 Gbps and one cut to 1 Gbps. The level is 6.25
+        // Gbps; the 15 sit 0.35 Gbps above it, under the 0.4 Gbps step, and the link is full.
+        let mut p = WaterFilling::new(WaterFillingParams::default());
+        assert_eq!(mbps(p.p.step), 400);
+        let mut flows: Vec<WfFlow> = (0..16).map(|i| WfFlow { hungry: true, rate_mbps: if i == 0 { 1000 } else { 6600 }, ..Default::default() }).collect();
+        p.allocated_mbps = flows.iter().map(|f| f.rate_mbps as u64).sum();
+        p.hungry_mbps = p.allocated_mbps;
+        p.hungry_weight = 16;
+        assert_eq!(p.allocated_mbps, 100_000);
+        for round in 0..40 {
+            judge_all(&mut p, &mut flows, Time::from_us(10 * (round + 1)));
+        }
+        let rates: Vec<u32> = flows.iter().map(|f| f.rate_mbps).collect();
+        assert!(rates.iter().all(|&r| (6000..=6500).contains(&r)), "{rates:?}");
+        assert!(p.allocated_mbps <= 100_000);
+        assert_eq!(p.allocated_mbps, rates.iter().map(|&r| r as u64).sum::<u64>());
+    }
+
+    #[test]
+    fn a_flow_that_stops_sending_returns_its_rate_once_idle_for_the_idle_span() {
+        // Two hungry flows at 50 Gbps each; flow 1 sends its last at 10 µs.
+        let mut p = WaterFilling::new(WaterFillingParams::default());
+        assert_eq!(p.p.idle, Time::from_us(100));
+        let mut flows: Vec<WfFlow> = (0..2).map(|_| WfFlow { hungry: true, rate_mbps: 50_000, ..Default::default() }).collect();
+        p.allocated_mbps = 100_000;
+        p.hungry_mbps = 100_000;
+        p.hungry_weight = 2;
+        let mut actions = Vec::new();
+        let send = |p: &mut WaterFilling, f: &mut WfFlow, flow: u32, us: u64, actions: &mut Vec<Action>| {
+            // Using all of its rate (no measurement from a previous send).
+            (f.ewma_mbps, f.last_at) = (f.rate_mbps, Time::ZERO);
+            p.on_event(&tx(flow, Time::from_us(us)), f, &mut crate::nic::scr::policy::test_env(Time::from_us(us), actions));
+        };
+        send(&mut p, &mut flows[1], 1, 10, &mut actions);
+        // Its first send asks for a wake-up an idle span later.
+        assert!(actions.iter().any(|a| matches!(a, Action::Wake { flow: 1, after } if *after == Time::from_us(100))), "{actions:?}");
+        let wake = |at_us: u64| ScrEvent { kind: Kind::Timer, flow: 1, at: Time::from_us(at_us), first_at: Time::from_us(at_us), bytes: 0, count: 1, rtt: Time::ZERO, value: 0, aux: 0 };
+        // Woken before the span has passed since its last send: it waits for the rest of it.
+        actions.clear();
+        p.on_event(&wake(60), &mut flows[1], &mut crate::nic::scr::policy::test_env(Time::from_us(60), &mut actions));
+        assert_eq!(flows[1].rate_mbps, 50_000);
+        assert!(actions.iter().any(|a| matches!(a, Action::Wake { flow: 1, after } if *after == Time::from_us(50))), "{actions:?}");
+        // At 110 µs it has been idle for 100 µs: down to the 1 Gbps floor, out of the hungry.
+        p.on_event(&wake(110), &mut flows[1], &mut crate::nic::scr::policy::test_env(Time::from_us(110), &mut actions));
+        assert_eq!(flows[1].rate_mbps, 1000);
+        assert!(!flows[1].hungry);
+        assert_eq!((p.allocated_mbps, p.hungry_weight, p.hungry_mbps), (51_000, 1, 50_000));
+        // The flow still sending fills what is left, a step per judgement.
+        for us in 0..200 {
+            send(&mut p, &mut flows[0], 0, 120 + us, &mut actions);
+        }
+        assert_eq!(flows[0].rate_mbps, 99_000);
+        assert_eq!(p.allocated_mbps, 100_000);
     }
 }
