@@ -367,8 +367,10 @@ fn eunomia_cap_below_bdp(s: &Scenario) -> Option<String> {
     }
     let rtt = Time(2 * links * s.links.delay.0);
     let bdp = s.links.rate.bytes_in(rtt) / crate::wire::roce::full_packet_bytes(s.nic.mtu);
-    // The linear rows start past Tail: until they merge, the bitmap reaches a row short of its cap.
-    let reach = o.cap_bits.saturating_sub(o.block_bits) as u64;
+    // The linear rows start past Tail: until they merge, the bitmap reaches a row short of its
+    // cap. A bitmap of one row has no linear rows: its circular row moves with Head and always
+    // reaches the row less the expected packet.
+    let reach = if o.cap_bits > o.block_bits { o.cap_bits - o.block_bits } else { o.block_bits.saturating_sub(1) } as u64;
     (reach < bdp).then(|| {
         format!(
             "{} bits reach about {reach} packets past the expected one, fewer than the {bdp} packets of {} B a {} link carries in a base round trip of {} ({links} links each way): packets a per-packet load balancer reorders further are refused and resent; the paper's 256 bits hold about 2.7 of them at 100 Gbps with 1 KB packets and an 8 µs round trip, so scale cap_bits with the rate × round trip ÷ packet size",
