@@ -688,9 +688,12 @@ fn a_cap_short_of_a_round_trip_of_packets_is_warned_and_is_what_refuses_them() {
     assert!(!warned);
     // One circular row and no linear ones (cap = block): it reaches the row less the expected
     // packet, 127 packets here, past the 94 of a round trip.
-    let (warned, one_row) = at("100Gbps", 128);
+    let (_, one_row) = at("100Gbps", 128);
     let one_row = one_row.with_overrides(&[("nic.ordering.block_bits".into(), "128".into())]).unwrap();
-    assert!(!warned || !one_row.warnings.iter().any(|w| w.contains("nic.ordering.cap_bits")), "{:?}", one_row.warnings);
+    assert!(!one_row.warnings.iter().any(|w| w.contains("nic.ordering.cap_bits")), "{:?}", one_row.warnings);
+    // At 400 Gbps (371 packets a round trip) it is warned, with the reach it has.
+    let one_row = one_row.with_overrides(&[("links.rate".into(), "\"400Gbps\"".into())]).unwrap();
+    assert!(one_row.warnings.iter().any(|w| w.contains("nic.ordering.cap_bits") && w.contains("reach about 127 packets")), "{:?}", one_row.warnings);
     let (warned, fast) = at("400Gbps", 256);
     assert!(warned, "{:?}", fast.warnings);
     // ECMP keeps a connection on one path: nothing to reorder, nothing to warn of.
