@@ -302,3 +302,20 @@ fn packets_far_above_typical_packet_are_warned_when_the_fetches_tassel_drops_fil
     // PCIe with room for the dropped fetches: no warning.
     assert!(!warned(&load("", "200Gbps")));
 }
+
+#[test]
+fn a_slow_queue_pairs_packets_are_fetched_once() {
+    // One queue pair limited to 50 Mbps with 1000 B messages: a packet every ~170 µs, far beyond
+    // a scheduling latency. Each packet is fetched once, when its start comes round; fetching
+    // again at the batch's arrival would only drop it (a second PCIe read per packet sent).
+    let toml = "duration = \"3ms\"\n[topology.back_to_back]\n[nic.cc.none]\n[nic.scheduler.tassel]\n\
+                [[perftest]]\nname = \"slow\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"1000B\"\ndepth = 2\nrate_limit = \"50Mbps\"\nwarmup = \"500us\"\n";
+    let loaded = rnicsim::scenario::LoadedScenario::from_str(toml, "slow.toml", std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    let s = common::run_summary(&loaded, "slow");
+    let wire = metric(&s, "slow", |p| p.wire_gbps);
+    // (About 15 packets in the window: a packet more or less is 7%.)
+    assert!((wire / 0.05 - 1.0).abs() < 0.1, "{wire} Gbps");
+    let rdma = &s.rdma;
+    assert_eq!(rdma.scheduler_dropped_fetches, 0, "{rdma:?}");
+    assert!(rdma.scheduler_fetches > 0);
+}

@@ -326,9 +326,15 @@ impl Tassel {
                 // The latency is real time: the batch arrives when virtual time has moved on by
                 // latency / Φ. The wheel hands a flow out one latency before its time, hence
                 // arrival + latency, rounded up to a wheel slot so that it never comes out early.
+                // A flow slower than a batch per latency kept its whole batch, and its next
+                // packet starts past the horizon the batch's arrival would give: it comes round
+                // at that start, as for a dropped packet (fetched at its arrival, the packet
+                // would only be dropped, a second PCIe read for each one sent).
+                let arrival = (v + self.clock.span(latency) + latency).div_ceil(self.flow_wheel.slot_ps()) * self.flow_wheel.slot_ps();
                 let at = match next {
                     Some(s) => s,
-                    None => (v + self.clock.span(latency) + latency).div_ceil(self.flow_wheel.slot_ps()) * self.flow_wheel.slot_ps(),
+                    None if start > arrival + latency => start,
+                    None => arrival,
                 };
                 st.flags |= SCHEDULED;
                 if waits {
