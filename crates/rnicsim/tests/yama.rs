@@ -676,3 +676,32 @@ fn an_entity_that_starts_at_the_end_is_warned() {
     assert!(w.iter().any(|m| m.contains("yama.entity[1].start") && m.contains("never runs")), "{w:?}");
     assert!(!w.iter().any(|m| m.contains("yama.entity[0]")), "{w:?}");
 }
+
+#[test]
+fn a_burst_that_holds_much_of_the_measured_span_is_warned_and_skews_the_split() {
+    // Weights 1:2:3 on an AES engine, eight queue pairs each. At 2 Gbps a weight-1/6 queue pair
+    // is paced at 41.7 Mbps, so the default 4 KiB bucket holds 786 µs of it, most of the 1 ms
+    // measured: warned at `yama.burst`, and the split strays; a 1 KiB bucket keeps the weights.
+    let aes = |gbps: u32, burst: &str| {
+        let entities: String = (1..=3)
+            .map(|w| format!("[[yama.entity]]\nname = \"e{w}\"\nweight = {w}.0\nchain = \"c\"\nnodes = [{}, {}]\ninstances = 2\nqueues = 4\ndepth = 16\n", w - 1, w))
+            .collect();
+        let toml = format!(
+            "duration = \"1500us\"\n[topology.star]\nhosts = 5\n[links]\nrate = \"400Gbps\"\n[nic.pcie]\nbandwidth = \"400Gbps\"\n[yama]\nwarmup = \"500us\"\n{burst}\n[[yama.engine]]\nname = \"aes\"\nhost = 4\ngbps = \"{gbps}Gbps\"\n[[yama.chain]]\nname = \"c\"\nengines = [\"aes\"]\nworkload = \"aes\"\n{entities}"
+        );
+        LoadedScenario::from_str(&toml, "burst.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let warned = |l: &LoadedScenario| l.warnings.iter().any(|w| w.contains("yama.burst") && w.contains("e1"));
+    let slow = aes(2, "");
+    assert!(warned(&slow), "{:?}", slow.warnings);
+    assert!(!warned(&aes(10, "")), "at 10 Gbps the bucket holds 157 µs");
+    let small = aes(2, "burst = \"1KiB\"");
+    assert!(!warned(&small), "{:?}", small.warnings);
+    let spread = |l: &LoadedScenario| {
+        let s = common::run_summary(l, "burst");
+        let f: Vec<f64> = (1..=3).map(|w| entity(&s, &format!("e{w}")).fraction_of_fair).collect();
+        f.iter().cloned().fold(0.0, f64::max) - f.iter().cloned().fold(f64::MAX, f64::min)
+    };
+    let (wide, narrow) = (spread(&slow), spread(&small));
+    assert!(wide > 0.2 && narrow < 0.1, "{wide} {narrow}");
+}

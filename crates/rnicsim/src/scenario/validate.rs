@@ -382,6 +382,43 @@ fn eunomia_cap_below_bdp(s: &Scenario) -> Option<String> {
     })
 }
 
+/// A token bucket that holds a large part of the measured span at its queue pair's rate lets the
+/// queue pair run ahead of its share for that long (Yama §4.2 paces by the buckets' rates; the
+/// burst only absorbs jitter). Checked for the queue pairs of the lightest share on chains
+/// whose engines state a byte rate (`gbps`): a 4 KiB bucket of a weight-1/6 queue pair among 8
+/// on a 2 Gbps engine holds 786 µs, and 1:2:3 came out 1.16 / 1.19 / 0.82 of fair over 1 ms.
+fn yama_burst_too_long(y: &crate::host::apps::yama::spec::YamaSpec, duration: Time) -> Option<String> {
+    let span = duration.saturating_sub(y.warmup);
+    if span == Time::ZERO {
+        return None;
+    }
+    let mut worst: Option<(Time, &str, BitsPerSec)> = None;
+    for c in &y.chain {
+        let rates: Option<Vec<BitsPerSec>> = c.engines.iter().map(|n| y.engine.iter().find(|e| &e.name == n).and_then(|e| e.gbps)).collect();
+        let Some(cap) = rates.and_then(|r| r.into_iter().min()) else { continue };
+        let members: Vec<_> = y.entity.iter().filter(|e| e.chain == c.name).collect();
+        let total: f64 = members.iter().map(|e| e.weight).sum();
+        for e in &members {
+            let qps = (e.instances as f64 * e.queues as f64).max(1.0);
+            let rate = BitsPerSec((cap.0 as f64 * e.weight / total / qps) as u64);
+            if rate.0 == 0 {
+                continue;
+            }
+            let holds = rate.tx_time(y.burst.0);
+            if worst.is_none_or(|w| holds > w.0) {
+                worst = Some((holds, &e.name, rate));
+            }
+        }
+    }
+    let (holds, name, rate) = worst?;
+    (holds.0.saturating_mul(4) > span.0).then(|| {
+        format!(
+            "a burst of {} holds {holds} of entity \"{name}\"'s queue pairs' share (about {rate} each at the engine's rate), more than a quarter of the {span} measured: a queue pair may run that far ahead of its share and the split drifts from the weights; a burst of a few pieces of work keeps it closer",
+            y.burst
+        )
+    })
+}
+
 pub fn advisories(s: &Scenario) -> Problems {
     let mut out = Problems::new();
     // A rate floor above the line leaves every cut without effect (the run is one without
@@ -499,6 +536,9 @@ pub fn advisories(s: &Scenario) -> Problems {
     }
     if let Some(y) = s.yama.as_ref().filter(|y| y.warmup >= s.duration) {
         out.push(("yama.warmup".into(), format!("a warmup of {} leaves nothing of the {} run to measure: every throughput will be 0", y.warmup, s.duration)));
+    }
+    if let Some(why) = s.yama.as_ref().and_then(|y| yama_burst_too_long(y, s.duration)) {
+        out.push(("yama.burst".into(), why));
     }
     for (i, e) in s.yama.iter().flat_map(|y| y.entity.iter()).enumerate() {
         if e.depth > s.nic.sq_depth {
