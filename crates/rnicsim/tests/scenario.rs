@@ -477,6 +477,8 @@ fn settings_that_do_less_than_they_say_are_warned() {
         // throttled.
         ("[nic.scr.policy.swift]\nmin_rate = \"500Gbps\"\n", "nic.scr.policy.swift.min_rate", "limits nothing"),
         ("[nic.scr.policy.receiver_driven]\nmin_rate = \"200Gbps\"\n", "nic.scr.policy.receiver_driven.min_rate", "limits nothing"),
+        ("[nic.scr.policy.water_filling]\nmin_rate = \"200Gbps\"\n", "nic.scr.policy.water_filling.min_rate", "limits nothing"),
+        ("[nic.scr.policy.receiver_driven]\ninterval = \"0ns\"\n", "nic.scr.policy.receiver_driven.interval", "every RX event"),
     ] {
         let text = format!("{}{extra}", if key.starts_with("rpc") { "duration = \"10us\"\n[topology.star]\nhosts = 4\n" } else { b2b });
         let w = warnings(&text);

@@ -661,10 +661,17 @@ pub fn advisories(s: &Scenario) -> Problems {
             // Swift never cut (two flows left a 1.8 MB queue), credits never throttled.
             Some(PolicySpec::Swift(p)) => Some(("swift", p.min_rate)),
             Some(PolicySpec::ReceiverDriven(p)) => Some(("receiver_driven", p.min_rate)),
+            // Every flow is set at least to the floor (clamped to the line): no share binds.
+            Some(PolicySpec::WaterFilling(p)) => Some(("water_filling", p.min_rate)),
             _ => None,
         };
         if let Some((name, rate)) = floor.filter(|(_, r)| *r >= s.links.rate) {
             out.push((format!("nic.scr.policy.{name}.min_rate"), format!("a floor of {rate} is at or above the links' {}: every flow is set to it or more, so the policy limits nothing", s.links.rate)));
+        }
+        if let Some(PolicySpec::ReceiverDriven(p)) = s.nic.scr.as_ref().map(|c| &c.policy) {
+            if p.interval == Time::ZERO && p.signal_on == crate::nic::scr::policy::receiver_driven::SignalOn::Interval {
+                out.push(("nic.scr.policy.receiver_driven.interval".into(), "0ns signals on every RX event of every flow: a 128-byte signal per packet received, each one handled by the sender's cores".into()));
+            }
         }
     }
     // RDMA traffic outside the lossless classes gets no PFC: full buffers drop it. Flows from a
