@@ -1101,12 +1101,13 @@ fn a_hint_no_policy_reads_is_warned_at_its_key() {
 
 #[test]
 fn water_filling_returns_the_rate_of_a_queue_pair_stuck_behind_a_dead_link_to_the_one_still_sending() {
-    // Two hungry queue pairs from host 0, to hosts 1 and 2; host 2's link fails at 500 µs, so
-    // the second waits out its retransmission timeout (67 ms) and raises no TX events. Measured
-    // from 1 ms to 2 ms, the first should carry the link, as it does with no policy at all.
+    // Two hungry queue pairs from host 0, to hosts 1 and 2; host 2's link fails at 200 µs, so
+    // the second waits out its retransmission timeout (67 ms) and raises no TX events. Found
+    // idle 1 ms later, its half returns to the first, which climbs to the line in about 0.5 ms.
+    // Measured from 2 ms to 3 ms, the first should carry the link, as with no policy at all.
     let run = |policy: &str| {
         let toml = format!(
-            "duration = \"2ms\"\n[topology.star]\nhosts = 3\n[links]\nrate = \"100Gbps\"\ndelay = \"100ns\"\n[switch.pfc]\nenabled = true\n[nic]\nmtu = 4096\n[nic.cc.dcqcn]\n[nic.scheduler.commodity]\nturn_bytes = \"32KiB\"\n[nic.scr]\nhosts = [0]\n{policy}\n[[link_events]]\nat = \"500us\"\nbetween = [2, 3]\nstate = \"down\"\n[[perftest]]\nname = \"live\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 16\nwarmup = \"1ms\"\n[[perftest]]\nname = \"stuck\"\ntest = \"write_bw\"\nclient = 0\nserver = 2\nmessage = \"64KiB\"\ndepth = 16\nwarmup = \"1ms\"\n"
+            "duration = \"3ms\"\n[topology.star]\nhosts = 3\n[links]\nrate = \"100Gbps\"\ndelay = \"100ns\"\n[switch.pfc]\nenabled = true\n[nic]\nmtu = 4096\n[nic.cc.dcqcn]\n[nic.scheduler.commodity]\nturn_bytes = \"32KiB\"\n[nic.scr]\nhosts = [0]\n{policy}\n[[link_events]]\nat = \"200us\"\nbetween = [2, 3]\nstate = \"down\"\n[[perftest]]\nname = \"live\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 16\nwarmup = \"2ms\"\n[[perftest]]\nname = \"stuck\"\ntest = \"write_bw\"\nclient = 0\nserver = 2\nmessage = \"64KiB\"\ndepth = 16\nwarmup = \"2ms\"\n"
         );
         run_loaded(&LoadedScenario::from_str(&toml, "stuck.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "stuck")
     };
@@ -1115,9 +1116,7 @@ fn water_filling_returns_the_rate_of_a_queue_pair_stuck_behind_a_dead_link_to_th
     let never = run("[nic.scr.policy.water_filling]\nidle = \"0ns\"");
     assert_eq!(gbps(&passive, "stuck"), 0.0);
     assert!(gbps(&passive, "live") > 90.0, "{:?}", passive.perftest);
-    // (It climbs from half the link a step at a time once the other is found idle, about
-    // 100 µs after the failure: 0.4 Gbps every 4 µs, so the window opens part-way up.)
-    assert!(gbps(&wf, "live") > 0.9 * gbps(&passive, "live"), "{:?}", wf.perftest);
+    assert!(gbps(&wf, "live") > 0.95 * gbps(&passive, "live"), "{:?}", wf.perftest);
     // Without the idleness wake-ups the stuck queue pair keeps its half of the link.
     assert!(gbps(&never, "live") < 0.6 * gbps(&passive, "live"), "{:?}", never.perftest);
 }

@@ -133,6 +133,8 @@ pub struct Processor<P: Policy> {
     /// The last `cycles_time` conversion (policies charge the same cycles event after event,
     /// and the division is a good part of an event's cost on the real CPU).
     last_cycles: (u64, Time),
+    /// By queue pair: the decision number (agenda sequence) of the last rate installed.
+    rate_decided: Vec<u64>,
     pub stats: ScrStats,
 }
 
@@ -168,6 +170,7 @@ impl<P: Policy> Processor<P> {
             next_thread: 0,
             node_queues: Default::default(),
             last_cycles: (0, Time::ZERO),
+            rate_decided: Vec::new(),
             stats: ScrStats::default(),
         }
     }
@@ -545,13 +548,26 @@ impl<P: Policy> Processor<P> {
     }
 
     /// The next action due by `now` (with the runs due by then [`Self::advance`]d first).
+    /// A rate decided earlier than one already installed for the same queue pair is dropped:
+    /// the NIC keeps the later decision, as the policy's books do (a join's rescale takes effect
+    /// when the join's run ends, which can be after the flow's own thread decided anew).
     pub fn pop_install(&mut self, now: Time) -> Option<Action> {
-        let (at, _, a) = self.installs.pop_until(now)?;
-        if let Action::SetRate { .. } = a {
-            self.stats.rate_sets += 1;
-            self.stats.last_rate_set = at;
+        loop {
+            let (at, seq, a) = self.installs.pop_until(now)?;
+            if let Action::SetRate { flow, .. } = a {
+                let q = flow as usize;
+                if self.rate_decided.len() <= q {
+                    self.rate_decided.resize(q + 1, 0);
+                }
+                if seq < self.rate_decided[q] {
+                    continue;
+                }
+                self.rate_decided[q] = seq;
+                self.stats.rate_sets += 1;
+                self.stats.last_rate_set = at;
+            }
+            return Some(a);
         }
-        Some(a)
     }
 
     /// Every live flow's queue pair and context.
@@ -747,6 +763,20 @@ mod tests {
     fn scheduled<P: Policy>(p: &Processor<P>, t: usize) -> Option<Time> {
         let at = p.threads[t].wake.0;
         (at < Time::MAX).then_some(at)
+    }
+
+    #[test]
+    fn a_rate_decided_before_one_already_installed_is_dropped() {
+        // A join's rescale of flow 1 is decided first but takes effect at 20 µs, when the join's
+        // run ends; flow 1's own thread decides anew after it, in force at 10 µs. The NIC must
+        // end at the later decision, as the policy's books do.
+        let mut p = Processor::new(cfg(2, false), Passive(PassiveParams::default()));
+        p.installs.push(Time::from_us(20), Action::SetRate { flow: 1, bps: 10_000_000_000 });
+        p.installs.push(Time::from_us(10), Action::SetRate { flow: 1, bps: 20_000_000_000 });
+        p.installs.push(Time::from_us(15), Action::SetRate { flow: 2, bps: 30_000_000_000 });
+        let got: Vec<Action> = std::iter::from_fn(|| p.pop_install(Time::from_us(30))).collect();
+        assert_eq!(got, vec![Action::SetRate { flow: 1, bps: 20_000_000_000 }, Action::SetRate { flow: 2, bps: 30_000_000_000 }]);
+        assert_eq!(p.stats.rate_sets, 2);
     }
 
     #[test]

@@ -118,7 +118,10 @@ fn default_set_cycles() -> u32 {
     20
 }
 fn default_idle() -> Time {
-    Time::from_us(100)
+    // Longer than any round trip or short retransmission timeout, and at most one wake-up per
+    // millisecond per flow: with 1,024 flows each sends a TX event about every 90 µs at 100 Gbps,
+    // and wake-ups every 100 µs doubled the cores' events.
+    Time::from_ms(1)
 }
 
 impl Default for WaterFillingParams {
@@ -155,6 +158,8 @@ pub struct WfFlow {
     pub judge_at: Time,
     /// A wake-up to look for idleness is pending.
     pub wake_armed: bool,
+    /// Bytes of its last TX event (the next one is not due sooner than they take at its rate).
+    pub last_bytes: u32,
 }
 
 pub struct WaterFilling {
@@ -175,17 +180,24 @@ impl WaterFilling {
         self.set_ctx(f.flow, &mut f.ctx, rate, env);
     }
 
-    /// The idleness wake-up of a flow: if it has sent nothing for `idle`, it is judged to use
-    /// nothing (its rate falls to the floor, and it counts as satisfied); else the wake-up is
-    /// set for `idle` after its last send. Its next send starts a fresh measurement.
+    /// The idleness wake-up of a flow: if it has sent nothing for `idle` and holds more than the
+    /// floor, it is judged to use nothing (its rate falls to the floor, and it counts as
+    /// satisfied); if it sent since, the wake-up is set for `idle` after its last send. A flow at
+    /// the floor has nothing to return: it is left alone, so a slow flow whose packets come
+    /// more than `idle` apart is still measured (its estimate restarts only after a cut, and
+    /// its next span, which straddles the cut, does not seed it).
     fn on_wake(&mut self, ev: &ScrEvent, f: &mut WfFlow, env: &mut Env) -> Verdict {
         // (Adjusting either way: a wake-up does not judge the flow stable, which would park
         // its events under the threshold strategy.)
         f.wake_armed = false;
-        if f.last_at == Time::ZERO {
+        let floor = mbps(self.p.min_rate).min(mbps(env.line_rate)).max(1);
+        if f.last_at == Time::ZERO || f.rate_mbps <= floor {
             return Verdict::Adjusting;
         }
-        let quiet_until = f.last_at + self.p.idle;
+        // Silent for `idle`, and for twice what its last event's bytes take at the floor: a
+        // flow paced that slowly is not idle between its packets.
+        let gap = Time(mul_div(f.last_bytes as u64 * 8, 1_000_000, floor as u64).saturating_mul(2));
+        let quiet_until = f.last_at + self.p.idle.max(gap);
         if ev.at < quiet_until {
             f.wake_armed = true;
             env.actions.push(Action::Wake { flow: ev.flow, after: quiet_until - ev.at });
@@ -196,12 +208,8 @@ impl WaterFilling {
             self.hungry_mbps -= f.rate_mbps as u64;
             f.hungry = false;
         }
-        let floor = mbps(self.p.min_rate).min(mbps(env.line_rate)).max(1);
-        if f.rate_mbps > floor {
-            self.set_ctx(ev.flow, f, floor, env);
-        }
+        self.set_ctx(ev.flow, f, floor, env);
         f.ewma_mbps = 0;
-        f.last_at = Time::ZERO;
         Verdict::Adjusting
     }
 
@@ -301,7 +309,7 @@ impl Policy for WaterFilling {
         if ev.kind == Kind::Timer {
             return self.on_wake(ev, f, env);
         }
-        if !f.wake_armed && self.p.idle > Time::ZERO {
+        if !f.wake_armed && self.p.idle > Time::ZERO && f.rate_mbps > mbps(self.p.min_rate) {
             f.wake_armed = true;
             env.actions.push(Action::Wake { flow: ev.flow, after: self.p.idle });
         }
@@ -331,6 +339,7 @@ impl Policy for WaterFilling {
             };
         }
         f.last_at = ev.at;
+        f.last_bytes = ev.bytes.min(u32::MAX as u64) as u32;
         if env.now < f.judge_at || f.ewma_mbps == 0 {
             // Not in force yet, or nothing measured of it.
             return Verdict::Adjusting;
@@ -447,7 +456,7 @@ mod tests {
     fn a_flow_that_stops_sending_returns_its_rate_once_idle_for_the_idle_span() {
         // Two hungry flows at 50 Gbps each; flow 1 sends its last at 10 µs.
         let mut p = WaterFilling::new(WaterFillingParams::default());
-        assert_eq!(p.p.idle, Time::from_us(100));
+        p.p.idle = Time::from_us(100);
         let mut flows: Vec<WfFlow> = (0..2).map(|_| WfFlow { hungry: true, rate_mbps: 50_000, ..Default::default() }).collect();
         p.allocated_mbps = 100_000;
         p.hungry_mbps = 100_000;
@@ -478,5 +487,38 @@ mod tests {
         }
         assert_eq!(flows[0].rate_mbps, 99_000);
         assert_eq!(p.allocated_mbps, 100_000);
+        // Flow 1 at the floor sends again, slowly: 1 KB every 200 µs (40 Mbps, more than
+        // `idle` apart). Wake-ups between its sends leave it alone, so it is measured: it uses
+        // far less than its rate and stays at the floor, asking for no wake-ups.
+        let mut at = 400;
+        for _ in 0..5 {
+            let e = ScrEvent { bytes: 1000, ..tx(1, Time::from_us(at)) };
+            actions.clear();
+            p.on_event(&e, &mut flows[1], &mut crate::nic::scr::policy::test_env(Time::from_us(at), &mut actions));
+            assert!(!actions.iter().any(|a| matches!(a, Action::Wake { .. })), "{actions:?}");
+            p.on_event(&wake(at + 150), &mut flows[1], &mut crate::nic::scr::policy::test_env(Time::from_us(at + 150), &mut actions));
+            at += 200;
+        }
+        assert_eq!(flows[1].ewma_mbps, 40);
+        assert_eq!(flows[1].rate_mbps, 1000);
+    }
+
+    #[test]
+    fn a_slow_flow_at_the_floor_is_still_measured_and_climbs_when_it_fills_its_rate() {
+        // A 50 Mbps floor and a flow paced at it with 4 KB packets: one every 655 µs, more than
+        // the 100 µs idle span apart. It fills its rate, so it is hungry and climbs a step.
+        let mut p = WaterFilling::new(WaterFillingParams { min_rate: BitsPerSec(50_000_000), idle: Time::from_us(100), ..Default::default() });
+        let mut f = WfFlow { rate_mbps: 50, ..Default::default() };
+        p.allocated_mbps = 50;
+        let mut actions = Vec::new();
+        for k in 0..4u64 {
+            let at = Time::from_us(1000 + 655 * k) + Time::from_ns(360 * k);
+            let e = ScrEvent { bytes: 4096, ..tx(0, at) };
+            p.on_event(&e, &mut f, &mut crate::nic::scr::policy::test_env(at, &mut actions));
+            let wake = ScrEvent { kind: Kind::Timer, bytes: 0, ..tx(0, at + Time::from_us(300)) };
+            p.on_event(&wake, &mut f, &mut crate::nic::scr::policy::test_env(at + Time::from_us(300), &mut actions));
+        }
+        assert!(f.rate_mbps > 50, "{f:?}");
+        assert_eq!(std::mem::size_of::<WfFlow>(), 32);
     }
 }
