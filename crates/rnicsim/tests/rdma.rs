@@ -1220,20 +1220,21 @@ fn a_rate_change_retimes_the_pacing_wait_under_way() {
 fn a_lone_flow_of_any_verb_takes_its_ideal_time() {
     // One flow at a time on an idle network (a 2-tier leaf-spine, hosts on different leaves):
     // its slowdown is 1 up to PCIe write rounding, never below (a READ was measured against a
-    // WRITE's ideal and "beat" it with 0.86).
+    // WRITE's ideal and "beat" it with 0.86). On 400 Gbps links the default 200 Gbps PCIe is the
+    // bottleneck, and the ideal counts it (it took the link's rate: 1 MB at a slowdown of 1.77).
     let dir = tempfile::tempdir().unwrap();
-    for verb in ["write", "read", "send"] {
+    for (verb, rate) in [("write", 100), ("read", 100), ("send", 100), ("write", 400), ("read", 400)] {
         for size in [100u64, 1000, 4000, 100_000, 1_000_000] {
             std::fs::write(dir.path().join("one.txt"), format!("1\n0 3 3 {size} 0.000001\n")).unwrap();
             let toml = format!(
-                "duration = \"5ms\"\n[topology.leaf_spine]\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\n[nic]\nmtu = 1000\n[nic.cc.none]\n[[flows]]\nfile = \"one.txt\"\nverb = \"{verb}\"\n"
+                "duration = \"5ms\"\n[topology.leaf_spine]\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\n[links]\nrate = \"{rate}Gbps\"\n[nic]\nmtu = 1000\n[nic.cc.none]\n[[flows]]\nfile = \"one.txt\"\nverb = \"{verb}\"\n"
             );
             let loaded = LoadedScenario::from_str(&toml, "t.toml", dir.path()).unwrap();
             let mut w = World::build(&loaded).unwrap();
             w.run(|_| true);
             let f = &w.apps.flows.records[0];
             let slowdown = f.fct().expect("completes").0 as f64 / f.ideal.0 as f64;
-            assert!((1.0..1.01).contains(&slowdown), "{verb} {size} B: fct {} ideal {} slowdown {slowdown}", f.fct().unwrap(), f.ideal);
+            assert!((1.0..1.01).contains(&slowdown), "{verb} {size} B at {rate} Gbps: fct {} ideal {} slowdown {slowdown}", f.fct().unwrap(), f.ideal);
         }
     }
 }

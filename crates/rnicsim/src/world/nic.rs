@@ -771,10 +771,14 @@ impl World {
         let fetch = bw.tx_time(crate::nic::pcie::DOORBELL_BYTES) + l + l + bw.tx_time(wqe) + l;
         let cqe = bw.tx_time(DESCRIPTOR_BYTES) + l;
         // The data's one walk of its path: the first packet across it, then the rest of the
-        // message at the path's slowest link.
+        // message at the path's slowest link, or at PCIe's rate if that is slower (its payload
+        // is read from and written to host memory at `pcie.bandwidth`: a 400 Gbps link behind
+        // the default 200 Gbps PCIe ran a lone 1 MB WRITE at a slowdown of 1.77).
+        let rest_payload = size - size.min(mtu);
         let data = |w: &World, a: u32, b: u32| {
             let (delay, serialization, slowest) = w.path_profile(a, b, first);
-            delay + serialization + slowest.map_or(Time::ZERO, |r| r.tx_time(wire - first))
+            let rest = slowest.map_or(Time::ZERO, |r| r.tx_time(wire - first)).max(bw.tx_time(rest_payload));
+            delay + serialization + rest
         };
         // A non-inline payload is read from host memory first, one PCIe round trip.
         let read_round_trip = l + l;
