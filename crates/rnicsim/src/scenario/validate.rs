@@ -434,6 +434,19 @@ pub fn advisories(s: &Scenario) -> Problems {
     if let Some((key, rate)) = floor.filter(|(_, r)| *r > s.links.rate) {
         out.push((key.into(), format!("a rate floor of {rate} is above the link rate ({}): the congestion control's cuts have no effect", s.links.rate)));
     }
+    // PCIe slower than the link caps every NIC's transfers to and from host memory below the
+    // line rate (a 5-to-1 incast at 400 Gbps behind the default 200 Gbps PCIe carried 52% of
+    // the link). Said once, since it may be what the scenario studies.
+    let rdma = !s.flows.is_empty() || !s.perftest.is_empty() || !s.nvmf.is_empty() || !s.rpc.is_empty() || s.yama.is_some();
+    if rdma && s.nic.pcie.bandwidth < s.links.rate {
+        out.push((
+            "nic.pcie.bandwidth".into(),
+            format!(
+                "{} is below the links' {}: a NIC reads and writes host memory at most at that rate, so its RDMA traffic cannot fill the link (raise nic.pcie.bandwidth to model a host interface as fast as the link)",
+                s.nic.pcie.bandwidth, s.links.rate
+            ),
+        ));
+    }
     // A receiver whose write channel is slower than its link fills its receive buffer. In pause
     // mode PAUSE goes out at half of it; what the switch sends before it stops (a round trip of
     // the link at its rate, and the packets on the wire either way), less what the channel
