@@ -75,6 +75,9 @@ impl<T> Agenda<T> {
     /// When the next entry is due.
     #[inline]
     pub fn next_at(&self) -> Option<Time> {
+        if self.ahead.is_empty() {
+            return self.in_order.front().map(|e| e.at);
+        }
         match self.next_in_order()? {
             true => self.in_order.front().map(|e| e.at),
             false => self.ahead.peek().map(|e| e.0.at),

@@ -380,9 +380,10 @@ impl<P: Policy> Processor<P> {
     #[inline]
     pub fn advance(&mut self, now: Time) {
         loop {
-            if !self.wakes.is_empty() {
-                let run = self.agenda.next_at().unwrap_or(Time::MAX);
-                if let Some((at, _, qp)) = self.wakes.pop_until(now.min(run)) {
+            // A wake-up due by now goes first unless a run is due before it (ties: the wake-up).
+            if let Some(w) = self.wakes.next_at().filter(|&w| w <= now) {
+                if w <= self.agenda.next_at().unwrap_or(Time::MAX) {
+                    let (at, _, qp) = self.wakes.pop_until(w).expect("due");
                     self.wake(at, qp);
                     continue;
                 }
