@@ -330,11 +330,16 @@ impl Tassel {
                 // packet starts past the horizon the batch's arrival would give: it comes round
                 // at that start, as for a dropped packet (fetched at its arrival, the packet
                 // would only be dropped, a second PCIe read for each one sent).
-                let arrival = (v + self.clock.span(latency) + latency).div_ceil(self.flow_wheel.slot_ps()) * self.flow_wheel.slot_ps();
                 let at = match next {
                     Some(s) => s,
-                    None if start > arrival + latency => start,
-                    None => arrival,
+                    None => {
+                        let arrival = (v + self.clock.span(latency) + latency).div_ceil(self.flow_wheel.slot_ps()) * self.flow_wheel.slot_ps();
+                        if start > arrival + latency {
+                            start
+                        } else {
+                            arrival
+                        }
+                    }
                 };
                 st.flags |= SCHEDULED;
                 if waits {

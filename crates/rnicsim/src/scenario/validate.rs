@@ -437,8 +437,9 @@ pub fn advisories(s: &Scenario) -> Problems {
     // PCIe slower than the link caps every NIC's transfers to and from host memory below the
     // line rate (a 5-to-1 incast at 400 Gbps behind the default 200 Gbps PCIe carried 52% of
     // the link). Said once, since it may be what the scenario studies.
-    let rdma = !s.flows.is_empty() || !s.perftest.is_empty() || !s.nvmf.is_empty() || !s.rpc.is_empty() || s.yama.is_some();
-    if rdma && s.nic.pcie.bandwidth < s.links.rate {
+    // Workloads whose queue pairs are RoCE queue pairs in class `nic.priority`.
+    let roce_apps = !s.perftest.is_empty() || !s.nvmf.is_empty() || s.yama.is_some();
+    if (roce_apps || !s.flows.is_empty() || !s.rpc.is_empty()) && s.nic.pcie.bandwidth < s.links.rate {
         out.push((
             "nic.pcie.bandwidth".into(),
             format!(
@@ -690,8 +691,6 @@ pub fn advisories(s: &Scenario) -> Problems {
     // RDMA traffic outside the lossless classes gets no PFC: full buffers drop it. Flows from a
     // file take each line's class instead ([`flow_files`]).
     let pfc = &s.switch.pfc;
-    // Workloads whose queue pairs are RoCE queue pairs in class `nic.priority`.
-    let roce_apps = !s.perftest.is_empty() || !s.nvmf.is_empty() || s.yama.is_some();
     let rdma = roce_apps || s.flows.iter().any(|f| f.file.is_none()) || !s.rpc.is_empty();
     if pfc.enabled && rdma && !pfc.classes.contains(&s.nic.priority) {
         out.push(("nic.priority".into(), unprotected(s.nic.priority, &pfc.classes, "RDMA traffic goes")));

@@ -180,6 +180,12 @@ impl WaterFilling {
         self.set_ctx(f.flow, &mut f.ctx, rate, env);
     }
 
+    /// What an idle flow keeps (Mbps): `min_rate`, at most the line and at least 1 Mbps. A flow
+    /// holding no more has nothing to return and needs no wake-ups.
+    fn idle_floor(&self, line: BitsPerSec) -> u32 {
+        mbps(self.p.min_rate).min(mbps(line)).max(1)
+    }
+
     /// The idleness wake-up of a flow: if it has sent nothing for `idle` and holds more than the
     /// floor, it is judged to use nothing (its rate falls to the floor, and it counts as
     /// satisfied); if it sent since, the wake-up is set for `idle` after its last send. A flow at
@@ -190,7 +196,7 @@ impl WaterFilling {
         // (Adjusting either way: a wake-up does not judge the flow stable, which would park
         // its events under the threshold strategy.)
         f.wake_armed = false;
-        let floor = mbps(self.p.min_rate).min(mbps(env.line_rate)).max(1);
+        let floor = self.idle_floor(env.line_rate);
         if f.last_at == Time::ZERO || f.rate_mbps <= floor {
             return Verdict::Adjusting;
         }
@@ -309,7 +315,7 @@ impl Policy for WaterFilling {
         if ev.kind == Kind::Timer {
             return self.on_wake(ev, f, env);
         }
-        if !f.wake_armed && self.p.idle > Time::ZERO && f.rate_mbps > mbps(self.p.min_rate) {
+        if !f.wake_armed && self.p.idle > Time::ZERO && f.rate_mbps > self.idle_floor(env.line_rate) {
             f.wake_armed = true;
             env.actions.push(Action::Wake { flow: ev.flow, after: self.p.idle });
         }
