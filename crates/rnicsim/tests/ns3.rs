@@ -333,6 +333,43 @@ fn fct_file_is_written_in_the_dialect_of_the_configs_simulator() {
     }
 }
 
+/// Runs `loaded` into `dir` as `rnicsim run` does.
+fn run_into(loaded: &LoadedScenario, dir: &Path) -> PathBuf {
+    let mut w = World::build(loaded).unwrap_or_else(|e| panic!("{e}"));
+    let out = rnicsim::output::RunDir::create(dir, false).unwrap();
+    rnicsim::stream_outputs(&out, loaded, &mut w).unwrap();
+    w.run(|_| true);
+    rnicsim::write_outputs(&out, loaded, &mut w).unwrap();
+    out.commit().unwrap()
+}
+
+#[test]
+fn rerunning_a_config_runs_scenario_toml_leaves_the_configs_fct_file_alone() {
+    // A config.txt run writes FCT_OUTPUT_FILE beside the config. Its run folder's
+    // `scenario.toml`, run again with another seed (or swept), writes its `fct.txt` in its own
+    // folder only: it used to name the config's file and overwrite it.
+    let tmp = tempfile::tempdir().unwrap();
+    for f in ["config.txt", "topology.txt", "flow.txt"] {
+        std::fs::copy(data().join(f), tmp.path().join(f)).unwrap();
+    }
+    let text = std::fs::read_to_string(tmp.path().join("config.txt")).unwrap();
+    let t = translate(&text, "config.txt", tmp.path()).unwrap();
+    let first = run_into(&LoadedScenario::from_str(&t.toml, "config.txt", tmp.path()).unwrap(), &tmp.path().join("run"));
+    let external = std::fs::read(tmp.path().join("fct.txt")).expect("the config's FCT_OUTPUT_FILE");
+    assert_eq!(external, std::fs::read(first.join("fct.txt")).unwrap());
+    // (A mark in the config's file: a rerun writing the same lines there would go unseen.)
+    std::fs::write(tmp.path().join("fct.txt"), "compared with ns-3\n").unwrap();
+    let saved = std::fs::read_to_string(first.join("scenario.toml")).unwrap();
+    let mut again = LoadedScenario::from_str(&saved, "scenario.toml", &first).unwrap();
+    again.scenario.seed = 2;
+    let second = run_into(&again, &tmp.path().join("run2"));
+    assert!(second.join("fct.txt").is_file() && second.join("pfc.txt").is_file());
+    assert_eq!(std::fs::read_to_string(tmp.path().join("fct.txt")).unwrap(), "compared with ns-3\n", "the config's FCT file is left alone");
+    let mut names: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["config.txt", "fct.txt", "flow.txt", "pfc.txt", "run", "run2", "topology.txt"]);
+}
+
 #[test]
 fn conweaves_load_balancer_modes_pick_our_balancers() {
     let dir = data();

@@ -286,23 +286,23 @@ fn resolved_scenario_round_trips() {
 }
 
 #[test]
-fn an_output_file_resolves_to_the_same_path_whether_or_not_it_exists_yet() {
-    // `outputs.fct_file` relative to the scenario's folder: the run folder's `scenario.toml`
-    // names it by the same absolute path before and after the first run writes it (it kept
-    // the relative name, joined with `./` parts, until the file existed, so two runs of one
-    // scenario wrote different `scenario.toml`s and a sweep took its points for new ones).
-    let dir = tempfile::tempdir().unwrap();
-    let text = "duration = \"10us\"\n[topology.star]\nhosts = 2\n[outputs]\nfct_file = \"./my_fct.txt\"\npfc_file = \"sub/../my_pfc.txt\"\n";
-    let sub = dir.path().join("sub");
-    std::fs::create_dir(&sub).unwrap();
-    let resolved = || LoadedScenario::from_str(text, "s.toml", dir.path()).unwrap().resolved_toml();
-    let before = resolved();
-    let want = std::fs::canonicalize(dir.path()).unwrap();
-    let fct = want.join("my_fct.txt");
-    assert!(before.contains(&format!("fct_file = {:?}", fct.display().to_string())), "{before}");
-    std::fs::write(&fct, "").unwrap();
-    std::fs::write(want.join("my_pfc.txt"), "").unwrap();
-    assert_eq!(resolved(), before);
+fn a_resolved_scenario_names_no_file_outside_its_run_folder() {
+    // `outputs.fct_file` and `pfc_file` (an ns-3 config's FCT_OUTPUT_FILE and PFC_OUTPUT_FILE)
+    // are where the first run copies its `fct.txt` and `pfc.txt`. The run folder's
+    // `scenario.toml` names neither, so that rerunning it with another seed, or sweeping it,
+    // cannot overwrite what the first run wrote; it keeps the run folder's own text files on,
+    // even when the scenario had turned them off.
+    let text = "duration = \"10us\"\n[topology.star]\nhosts = 2\n[outputs]\nhpcc_text = false\nfct_file = \"./my_fct.txt\"\npfc_file = \"my_pfc.txt\"\n";
+    let loaded = LoadedScenario::from_str(text, "s.toml", Path::new(".")).unwrap();
+    assert!(loaded.scenario.outputs.fct_file.is_some() && !loaded.scenario.outputs.hpcc_text);
+    let resolved = loaded.resolved_toml();
+    assert!(!resolved.contains("fct_file") && !resolved.contains("pfc_file"), "{resolved}");
+    let again = LoadedScenario::from_str(&resolved, "scenario.toml", Path::new(".")).unwrap();
+    assert!(again.scenario.outputs.fct_file.is_none() && again.scenario.outputs.pfc_file.is_none());
+    assert!(again.scenario.outputs.hpcc_text, "the run folder's fct.txt and pfc.txt stay on");
+    // Without either file the scenario's own choice stands.
+    let plain = LoadedScenario::from_str(&text.replace("fct_file = \"./my_fct.txt\"\npfc_file = \"my_pfc.txt\"\n", ""), "s.toml", Path::new(".")).unwrap();
+    assert!(plain.resolved_toml().contains("hpcc_text = false"));
 }
 
 proptest! {

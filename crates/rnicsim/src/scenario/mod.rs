@@ -216,7 +216,11 @@ impl LoadedScenario {
     }
 
     /// The scenario with every default filled in and every input path made absolute, so the
-    /// file reruns identically from anywhere.
+    /// file reruns identically from anywhere. Files written outside the run folder
+    /// (`outputs.fct_file`, `outputs.pfc_file`: an ns-3 config's FCT_OUTPUT_FILE and
+    /// PFC_OUTPUT_FILE) are left out, and the run folder's own `fct.txt` and `pfc.txt` kept
+    /// instead: rerunning a run folder's `scenario.toml` with another seed, or sweeping it,
+    /// must not overwrite the file the first run wrote there.
     pub fn resolved_toml(&self) -> String {
         let mut s = self.scenario.clone();
         let abs = |p: &mut PathBuf| *p = absolute(&self.base_dir.join(&*p));
@@ -227,8 +231,9 @@ impl LoadedScenario {
             f.cdf.as_mut().map(abs);
             f.file.as_mut().map(abs);
         }
-        s.outputs.fct_file.as_mut().map(abs);
-        s.outputs.pfc_file.as_mut().map(abs);
+        if s.outputs.fct_file.take().is_some() | s.outputs.pfc_file.take().is_some() {
+            s.outputs.hpcc_text = true;
+        }
         toml::to_string(&s).expect("a scenario serializes")
     }
 
@@ -486,18 +491,8 @@ fn push_key(segs: &mut Vec<Seg>, key: &str) {
     }
 }
 
-/// `path` made absolute without links or `.` parts: the file's canonical path, or for an output
-/// file not written yet, its folder's joined with its name (else `path` as given).
+/// An input file's path made absolute without links or `.` parts (its canonical path; `path` as
+/// given if it cannot be read, which loading has already refused).
 fn absolute(path: &std::path::Path) -> PathBuf {
-    if let Ok(p) = std::fs::canonicalize(path) {
-        return p;
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
-    };
-    match (std::fs::canonicalize(dir), path.file_name()) {
-        (Ok(d), Some(name)) => d.join(name),
-        _ => path.to_path_buf(),
-    }
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
