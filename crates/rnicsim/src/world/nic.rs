@@ -770,15 +770,34 @@ impl World {
         let wqe = crate::nic::pcie::wqe_bytes(if inline { size } else { 0 });
         let fetch = bw.tx_time(crate::nic::pcie::DOORBELL_BYTES) + l + l + bw.tx_time(wqe) + l;
         let cqe = bw.tx_time(DESCRIPTOR_BYTES) + l;
-        // The data's one walk of its path: the first packet across it, then the rest of the
-        // message at the path's slowest link, or at PCIe's rate if that is slower (its payload
-        // is read from and written to host memory at `pcie.bandwidth`: a 400 Gbps link behind
-        // the default 200 Gbps PCIe ran a lone 1 MB WRITE at a slowdown of 1.77).
-        let rest_payload = size - size.min(mtu);
+        let first_payload = size.min(mtu);
+        let last_wire = if n == 1 { first } else { last_payload + hdr(Position::Last) };
+        let before_last_wire = if n == 2 { first } else { mtu + hdr(Position::Middle) };
+        // The data's walk from host `a` to host `b`: when its first, next-to-last and last
+        // packets arrive. A packet arrives no sooner than
+        // - the message up to it has crossed the path's slowest link behind the first packet;
+        // - its payload is read over PCIe (`nic/payload_wait.rs`: a packet's last byte leaves
+        //   no sooner than its payload's last comes over PCIe; a 9000 B payload takes 360 ns at
+        //   200 Gbps, its packet 182 ns at 400) and it has crossed the links after the first
+        //   (a 400 Gbps link behind the default 200 Gbps PCIe: a lone 1 MB WRITE took a
+        //   slowdown of 1.77 when the ideal ran it at the link's rate);
+        // - the packet before it has arrived and it has crossed the last link behind it (a
+        //   short last packet queues behind a full one at every switch).
         let data = |w: &World, a: u32, b: u32| {
             let (delay, serialization, slowest) = w.path_profile(a, b, first);
-            let rest = slowest.map_or(Time::ZERO, |r| r.tx_time(wire - first)).max(bw.tx_time(rest_payload));
-            delay + serialization + rest
+            let pcie = |bytes| if inline { Time::ZERO } else { bw.tx_time(bytes) };
+            let after_first_link = |pkt: u64| w.path_profile(a, b, pkt).1.saturating_sub(w.host_link_time(a, pkt));
+            let arrive = |payload: u64, wire_upto: u64, pkt: u64| {
+                let by_links = delay + serialization + slowest.map_or(Time::ZERO, |r| r.tx_time(wire_upto - first));
+                by_links.max(delay + pcie(payload) + after_first_link(pkt))
+            };
+            let first_in = arrive(first_payload, first, first);
+            if n == 1 {
+                return (first_in, first_in, first_in);
+            }
+            let before_last_in = arrive(size - last_payload, wire - last_wire, before_last_wire);
+            let last_in = arrive(size, wire, last_wire).max(before_last_in + w.host_link_time(b, last_wire));
+            (first_in, before_last_in, last_in)
         };
         // A non-inline payload is read from host memory first, one PCIe round trip.
         let read_round_trip = l + l;
@@ -786,16 +805,30 @@ impl World {
             FlowVerb::Write | FlowVerb::Send => {
                 let payload_read = if inline { Time::ZERO } else { read_round_trip };
                 let ack = self.path_time(dst, src, Opcode::Acknowledge.header_bytes() as u64);
-                fetch + payload_read + cqe + data(self, src, dst) + ack
+                let (_, _, last_in) = data(self, src, dst);
+                fetch + payload_read + cqe + last_in + ack
             }
             FlowVerb::Read => {
                 let request = self.path_time(src, dst, Opcode::ReadRequest.header_bytes() as u64);
                 // The responder reads the payload from its host's memory.
-                let response = read_round_trip + data(self, dst, src);
-                // The CQE follows the last payload through the PCIe write channel.
-                fetch + request + response + bw.tx_time(last_payload) + cqe
+                let (first_in, before_last_in, last_in) = data(self, dst, src);
+                // The requester writes each response's payload to its memory as it arrives, in
+                // turn through one PCIe write channel: the writing ends no sooner than the
+                // payload from any response on has been written after that response arrived (a
+                // 9000 B response and a 1 B one 5 ns apart: 360 ns of writing). The CQE follows.
+                let rest_from = |at: Time, payload: u64| at + bw.tx_time(payload);
+                let mut written = rest_from(last_in, last_payload).max(rest_from(first_in, size));
+                if n > 1 {
+                    written = written.max(rest_from(before_last_in, mtu + last_payload));
+                }
+                fetch + request + read_round_trip + written + cqe
             }
         }
+    }
+
+    /// Serialization of a `bytes` packet on host `a`'s own link.
+    fn host_link_time(&self, a: u32, bytes: u64) -> Time {
+        self.adjacency[a as usize].first().map_or(Time::ZERO, |adj| self.ports[adj.port as usize].rate.tx_time(bytes))
     }
 
     /// ns-3's ideal FCT (`qp_finish` in HPCC's `third.cc` and ConWeave's
