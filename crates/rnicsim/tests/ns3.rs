@@ -38,14 +38,20 @@ fn config_txt_gives_the_same_flows_as_the_equivalent_toml() {
     assert_eq!(from_config.scenario.switch.ecmp_hash, rnicsim::fabric::lb::EcmpHash::Ns3);
     // Keys that only configure ns-3's tracing or what has no equivalent yet are listed.
     let w = t.warnings.join("\n");
-    assert!(w.contains("TRACE_FILE") && w.contains("GLOBAL_T"), "{w}");
+    assert!(w.contains("TRACE_FILE") && w.contains("L2_CHUNK_SIZE"), "{w}");
+    // GLOBAL_T and INT_MULTI have their equivalents (HPCC's `fabric_rtt`, the window's
+    // `per_pair`, and HPCC's `int_multi`); FAST_REACT 1 and RATE_BOUND 1 are how we run, and
+    // MULTI_RATE is HPCC's alone (this config is DCQCN's).
+    for key in ["GLOBAL_T", "INT_MULTI", "FAST_REACT", "RATE_BOUND", "MULTI_RATE", "SAMPLE_FEEDBACK"] {
+        assert!(!w.contains(key), "{key}: {w}");
+    }
     // L2_BACK_TO_ZERO 0 is go-back-N from the lost packet, as here: nothing to warn of.
     assert!(!w.contains("L2_BACK_TO_ZERO"), "{w}");
     // BUFFER_SIZE is in MiB (`ConfigBufferSize(buffer_size * 1024 * 1024)`).
     assert_eq!(from_config.scenario.switch.buffer.0, 32 << 20);
     // HAS_WIN 1 and VAR_WIN 1 become a rate-scaled window of the largest BDP.
     assert!(!w.contains("HAS_WIN") && !w.contains("VAR_WIN"), "{w}");
-    assert_eq!(from_config.scenario.nic.cc_window, Some(rnicsim::nic::CcWindow { bytes: None, with_rate: true }));
+    assert_eq!(from_config.scenario.nic.cc_window, Some(rnicsim::nic::CcWindow { bytes: None, with_rate: true, per_pair: false }));
     // The NIC is ns-3's: per-packet round robin, no pipeline, CNP flags on ACKs, polled DCQCN.
     let nic = &from_config.scenario.nic;
     assert_eq!(nic.profile, rnicsim::nic::NicProfile::Ns3);
@@ -473,14 +479,50 @@ fn ns3_keys_mean_what_the_scratch_programs_make_of_them() {
     // HAS_WIN: on unless the config says 0 (both scratch programs' default), and 0 leaves HPCC
     // without a window too (its GetWin is 0; before, HPCC kept its window whatever HAS_WIN said).
     let (l, ..) = load_edited(&[("HAS_WIN 1", "")], None);
-    assert_eq!(l.unwrap().scenario.nic.cc_window, Some(rnicsim::nic::CcWindow { bytes: None, with_rate: true }));
+    assert_eq!(l.unwrap().scenario.nic.cc_window, Some(rnicsim::nic::CcWindow { bytes: None, with_rate: true, per_pair: false }));
     let (l, ..) = load_edited(&[("HAS_WIN 1", "HAS_WIN 0"), ("CC_MODE 1", "CC_MODE 3")], None);
     let s = l.unwrap().scenario;
     let rnicsim::nic::cc::CcSpec::Hpcc(h) = &s.nic.cc else { panic!("CC_MODE 3 is HPCC") };
     assert!(s.nic.cc_window.is_none() && !h.window);
-    let (l, ..) = load_edited(&[("CC_MODE 1", "CC_MODE 3")], None);
-    let rnicsim::nic::cc::CcSpec::Hpcc(h) = &l.unwrap().scenario.nic.cc else { panic!() };
+    let (l, _, _tmp) = load_edited(&[("CC_MODE 1", "CC_MODE 3")], None);
+    let l = l.unwrap();
+    let rnicsim::nic::cc::CcSpec::Hpcc(h) = &l.scenario.nic.cc else { panic!() };
     assert!(h.window);
+    // GLOBAL_T 1: every queue pair's T is the fabric's largest base RTT (`maxRtt`), so a pair
+    // on one switch starts from the same window as a pair across two (a BDP of that RTT), and
+    // INT_MULTI 1 reads the telemetry in ns-3's units.
+    assert!(h.fabric_rtt && h.int_multi == Some(1), "{h:?}");
+    let start_window = |l: &LoadedScenario, a: u32, b: u32| {
+        let mut w = World::build(l).unwrap();
+        let (q, _) = w.connect(a, b).unwrap();
+        rnicsim::nic::cc::CongestionControl::window(&w.qps.get(q).cc).unwrap()
+    };
+    let (near, far) = (start_window(&l, 0, 1), start_window(&l, 0, 2));
+    assert_eq!(near, far);
+    // HPCC's variants we run one way only are warned of, each on its own line: MULTI_RATE 1
+    // (this config's), and FAST_REACT 0, SAMPLE_FEEDBACK 1, RATE_BOUND 0 and HAS_WIN 0.
+    let text = std::fs::read_to_string(data().join("config.txt")).unwrap().replace("CC_MODE 1", "CC_MODE 3");
+    let line = |key: &str| text.lines().position(|l| l.starts_with(key)).unwrap() + 1;
+    let warned = |t: &str| translate(t, "config.txt", &data()).unwrap().warnings.join("\n");
+    let w = warned(&text);
+    assert!(w.contains(&format!("config.txt:{}: MULTI_RATE 1:", line("MULTI_RATE"))), "{w}");
+    assert!(!w.contains("FAST_REACT") && !w.contains("SAMPLE_FEEDBACK") && !w.contains("RATE_BOUND") && !w.contains("HAS_WIN"), "{w}");
+    let edited = text.replace("FAST_REACT 1", "FAST_REACT 0").replace("SAMPLE_FEEDBACK 0", "SAMPLE_FEEDBACK 1").replace("RATE_BOUND 1", "RATE_BOUND 0").replace("HAS_WIN 1", "HAS_WIN 0");
+    let w = warned(&edited);
+    for key in ["FAST_REACT 0", "SAMPLE_FEEDBACK 1", "RATE_BOUND 0", "HAS_WIN 0"] {
+        assert!(w.contains(&format!("config.txt:{}: {key}", line(key.split(' ').next().unwrap()))), "{key}: {w}");
+    }
+    // Under DCQCN only RATE_BOUND matters.
+    let w = warned(&edited.replace("CC_MODE 3", "CC_MODE 1"));
+    assert!(w.contains("RATE_BOUND 0") && !w.contains("FAST_REACT") && !w.contains("MULTI_RATE") && !w.contains("HAS_WIN 0"), "{w}");
+    // GLOBAL_T 0: each pair's own RTT, and the in-flight cap is the pair's own BDP.
+    let (l, _, _tmp0) = load_edited(&[("CC_MODE 1", "CC_MODE 3"), ("GLOBAL_T 1", "GLOBAL_T 0")], None);
+    let l = l.unwrap();
+    let rnicsim::nic::cc::CcSpec::Hpcc(h) = &l.scenario.nic.cc else { panic!() };
+    assert!(!h.fabric_rtt && l.scenario.nic.cc_window.is_some_and(|w| w.per_pair));
+    let (near0, far0) = (start_window(&l, 0, 1), start_window(&l, 0, 2));
+    assert_eq!(far0, far);
+    assert!(near0 * 10 < far0 * 7, "one switch's RTT against two's: {near0} vs {far0}");
     // L2_BACK_TO_ZERO 1 (back to the L2 chunk's start) is what is not modelled, not 0.
     let text = std::fs::read_to_string(data().join("config.txt")).unwrap();
     let t = translate(&text.replace("L2_BACK_TO_ZERO 0", "L2_BACK_TO_ZERO 1"), "config.txt", &data()).unwrap();

@@ -982,6 +982,27 @@ fn dctcp_counts_every_echoed_mark_whatever_cnps_go_out() {
 }
 
 #[test]
+fn hpcc_shares_evenly_with_the_papers_additive_step() {
+    // Four WRITE streams into one host, started 0.5 ms apart. HPCC's step sized as its paper
+    // sizes it for N = 4 flows (W_init (1 - η) / N: about 725 B, 1.3 Gbps at a 4.3 µs RTT)
+    // shares evenly; the 50 Mbps default leaves the last starter well above the others, as
+    // ns-3's HPCC does (docs/rdma.md, "HPCC's fairness rests on its additive step").
+    let perftests: String = (0..4u32)
+        .map(|i| format!("[[perftest]]\ntest = \"write_bw\"\nclient = {i}\nserver = 4\nmessage = \"64KiB\"\nstart = \"{}us\"\nwarmup = \"{}us\"\n", i * 500, 4000 - i * 500))
+        .collect();
+    let shares = |rate_ai: &str| {
+        let mut w = build(&format!("duration = \"10ms\"\n[topology.star]\nhosts = 5\n[switch.pfc]\nenabled = true\n[nic.cc.hpcc]\nrate_ai = \"{rate_ai}\"\n{perftests}"));
+        w.run(|_| true);
+        w.apps.perftests.tests.iter().map(|p| p.gbps(Time::from_ms(10))).collect::<Vec<f64>>()
+    };
+    let jain = |g: &[f64]| g.iter().sum::<f64>().powi(2) / (g.len() as f64 * g.iter().map(|x| x * x).sum::<f64>());
+    let paper = shares("1300Mbps");
+    assert!(jain(&paper) > 0.99 && paper.iter().sum::<f64>() > 85.0, "{paper:?}");
+    let default = shares("50Mbps");
+    assert!(jain(&default) < 0.98 && default[3] > 1.2 * default[0], "{default:?}");
+}
+
+#[test]
 fn hpcc_keeps_queues_shorter_than_line_rate_senders() {
     let q = |w: &World| w.ports.iter().map(|p| p.counters.max_queue_bytes).max().unwrap();
     let (hpcc, none) = (incast("hpcc"), incast("none"));

@@ -217,10 +217,13 @@ impl Switch {
         self.buffer.release(pkt.ingress_port, class, pkt.size)
     }
 
-    /// The INT record this switch stamps into a packet of `class` leaving `port` (HPCC §3.2).
+    /// The INT record this switch stamps into a packet of `class` leaving `port` (HPCC §3.2):
+    /// the class's queue, or with `whole_port` every class's, as ns-3's switch stamps the
+    /// port's whole queue (`SwitchNode::SwitchNotifyDequeue`: `GetNBytesTotal`).
     #[inline]
-    pub fn int_hop(port: &Port, index: u32, class: u8, now: Time) -> IntHop {
-        IntHop { qlen: port.queue_bytes(class), tx_bytes: port.counters.tx_bytes, ts: now, rate: port.rate, port: index }
+    pub fn int_hop(port: &Port, index: u32, class: u8, whole_port: bool, now: Time) -> IntHop {
+        let qlen = if whole_port { port.total_bytes() } else { port.queue_bytes(class) };
+        IntHop { qlen, tx_bytes: port.counters.tx_bytes, ts: now, rate: port.rate, port: index }
     }
 
     /// Bookkeeping for a PAUSE (`quanta > 0`) or RESUME the switch sends for `class` out of its

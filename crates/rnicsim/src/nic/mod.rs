@@ -246,6 +246,10 @@ pub struct CcWindow {
     /// Scale the window by the queue pair's current rate over its line rate (VAR_WIN 1).
     #[serde(default)]
     pub with_rate: bool,
+    /// Each queue pair's window is its own path's bandwidth-delay product (base RTT times its
+    /// line rate: ns-3's GLOBAL_T 0, `pairBdp`) rather than `bytes`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_pair: bool,
 }
 
 fn default_rx_buffer() -> Bytes {

@@ -24,8 +24,8 @@ pub fn is_ns3_config(text: &str) -> bool {
 /// Keys that configure only ns-3's tracing or HPCC's window variants: accepted, listed as
 /// having no equivalent.
 const NO_EQUIVALENT: &[&str] = &[
-    "TRACE_FILE", "TRACE_OUTPUT_FILE", "ENABLE_TRACE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END", "GLOBAL_T",
-    "FAST_REACT", "MULTI_RATE", "SAMPLE_FEEDBACK", "INT_MULTI", "RATE_BOUND", "L2_CHUNK_SIZE", "NIC_DEQUEUE_MODE",
+    "TRACE_FILE", "TRACE_OUTPUT_FILE", "ENABLE_TRACE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END",
+    "L2_CHUNK_SIZE", "NIC_DEQUEUE_MODE",
     "PINT_LOG_BASE", "PINT_PROB", "BW_OUTPUT_FILE", "VOQ_OUTPUT_FILE", "UPLINK_OUTPUT_FILE", "CNP_OUTPUT_FILE", "CONN_OUTPUT_FILE",
     "EST_ERROR_OUTPUT_FILE", "ROOT_OUTPUT_FILE", "DST_OUTPUT_FILE", "SEND_OUTPUT_FILE",
     "CW_OUTPUT_FILE", "ENABLE_DEBUG", "DEBUG",
@@ -52,7 +52,7 @@ const FROM_NS3: &[(&str, &[&str])] = &[
     ("nic.ack_interval", &["L2_ACK_INTERVAL"]),
     ("nic.recovery", &["ENABLE_IRN"]),
     ("nic.ack_priority", &["ACK_HIGH_PRIO"]),
-    ("nic.cc_window", &["HAS_WIN", "VAR_WIN"]),
+    ("nic.cc_window", &["HAS_WIN", "VAR_WIN", "GLOBAL_T"]),
     ("nic.cc.dcqcn.alpha_interval", &["ALPHA_RESUME_INTERVAL"]),
     ("nic.cc.dcqcn.rate_decrease_interval", &["RATE_DECREASE_INTERVAL"]),
     ("nic.cc.dcqcn.increase_timer", &["RP_TIMER"]),
@@ -72,6 +72,8 @@ const FROM_NS3: &[(&str, &[&str])] = &[
     ("nic.cc.dctcp.g", &["EWMA_GAIN"]),
     ("nic.cc.hpcc.eta", &["U_TARGET"]),
     ("nic.cc.hpcc.max_stage", &["MI_THRESH"]),
+    ("nic.cc.hpcc.int_multi", &["INT_MULTI"]),
+    ("nic.cc.hpcc.fabric_rtt", &["GLOBAL_T"]),
     ("nic.cc", &["CC_MODE", "RATE_AI", "MIN_RATE", "EWMA_GAIN"]),
     ("links.loss", &["ERROR_RATE_PER_LINK"]),
     ("switch.buffer", &["BUFFER_SIZE"]),
@@ -190,6 +192,12 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     // says otherwise: `has_win = 1`, `var_win = false` in both scratch programs).
     let mut has_win = true;
     let mut var_win = false;
+    // GLOBAL_T 1 (both scratch programs' default): every queue pair's base RTT and window are
+    // the fabric's largest (`maxRtt`, `maxBdp`); 0: its own pair's (`pairRtt`, `pairBdp`).
+    let mut global_t = true;
+    let mut has_win_line = 0;
+    // FAST_REACT, MULTI_RATE, SAMPLE_FEEDBACK, RATE_BOUND: (line, key, value).
+    let mut variants: Vec<(usize, &str, bool)> = Vec::new();
     // LINK_DOWN: (line, microseconds after the flows' start, node, node).
     let mut link_down: Option<(usize, u64, u32, u32)> = None;
     // FLOWGEN_START_TIME (ConWeave's fork), where LINK_DOWN's time counts from; 2 s in HPCC's.
@@ -228,8 +236,12 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 root.insert("seed".into(), Value::Integer(int(l)?));
             }
             "CC_MODE" => cc_mode = Some((l.no, int(l)? as u32)),
-            "HAS_WIN" => has_win = flag(l)?,
+            "HAS_WIN" => {
+                has_win = flag(l)?;
+                has_win_line = l.no;
+            }
             "VAR_WIN" => var_win = flag(l)?,
+            "GLOBAL_T" => global_t = flag(l)?,
             "ALPHA_RESUME_INTERVAL" => {
                 dcqcn.insert("alpha_interval".into(), Value::String(us(l)?));
             }
@@ -277,6 +289,9 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
             "MI_THRESH" => {
                 hpcc.insert("max_stage".into(), Value::Integer(int(l)?));
             }
+            "INT_MULTI" => {
+                hpcc.insert("int_multi".into(), Value::Integer(int(l)?));
+            }
             "ERROR_RATE_PER_LINK" => {
                 links.insert("loss".into(), Value::Float(num(l)?));
             }
@@ -286,6 +301,9 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
             "L2_ACK_INTERVAL" => {
                 nic.insert("ack_interval".into(), Value::Integer(int(l)?));
             }
+            // Variants of ns-3's NIC that we run one way only: a value other than that one is
+            // warned of once the congestion control is known (HPCC's apply to it alone).
+            "FAST_REACT" | "MULTI_RATE" | "SAMPLE_FEEDBACK" | "RATE_BOUND" => variants.push((l.no, l.key, flag(l)?)),
             "L2_BACK_TO_ZERO" => {
                 // 1: a NACK rolls the sender back to the start of its L2 chunk (`RdmaHw::
                 // ReceiveAck`, `m_backto0`); 0, as here: to the lost packet (go-back-N).
@@ -381,9 +399,17 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     // HAS_WIN 1: every queue pair's bytes in flight are capped at maxBdp, scaled by rate over
     // line rate with VAR_WIN 1 (`RdmaQueuePair::GetWin`). HAS_WIN 0: no window at all, not
     // even HPCC's (its `GetWin` is then 0 and `UpdateRateHp` sets only the rate).
+    // HPCC's T (`m_baseRtt`: its utilization's time constant, and with the window the queue
+    // term's scale, `qlen / m_win`).
+    if global_t {
+        hpcc.insert("fabric_rtt".into(), Value::Boolean(true));
+    }
     if has_win {
         let mut w = Table::new();
         w.insert("with_rate".into(), Value::Boolean(var_win));
+        if !global_t {
+            w.insert("per_pair".into(), Value::Boolean(true));
+        }
         nic.insert("cc_window".into(), Value::Table(w));
     } else {
         hpcc.insert("window".into(), Value::Boolean(false));
@@ -461,6 +487,22 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
             return Err(ScenarioError { file: file.into(), line: Some(no), column: None, key: Some("CC_MODE".into()), message: format!("congestion control mode {m} is not available (1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP are)") });
         }
     };
+    let is_hpcc = cc.0 == "hpcc";
+    for (no, key, value) in variants {
+        let ns3_does = match (key, value) {
+            ("FAST_REACT", false) if is_hpcc => "HPCC then updates its rate once per round trip only, not on every ACK",
+            ("MULTI_RATE", true) if is_hpcc => "HPCC then keeps a rate per hop and sends at the least of them",
+            ("SAMPLE_FEEDBACK", true) if is_hpcc => "HPCC's per-ACK updates then skip hops whose queue is empty",
+            ("RATE_BOUND", false) => "the NIC then paces every queue pair at the line rate, only the window holding it back",
+            _ => continue,
+        };
+        warnings.push(format!("{file}:{no}: {key} {}: {ns3_does}; not modelled: this runs as {key} {}", value as u8, !value as u8));
+    }
+    if is_hpcc && !has_win {
+        warnings.push(format!(
+            "{file}:{has_win_line}: HAS_WIN 0 with HPCC (CC_MODE 3): ns-3 divides HPCC's queue term by the zero window, so a queue seen in two stamps in a row reads as infinite utilization and drops the rate to MIN_RATE; this runs HPCC's rate rule without a window instead, and will not give ns-3's results"
+        ));
+    }
     let mut cct = Table::new();
     cct.insert(cc.0.into(), Value::Table(cc.1));
     nic.insert("cc".into(), Value::Table(cct));

@@ -1060,6 +1060,9 @@ fn nic(out: &mut Problems, s: &Scenario) {
             if h.min_rate.is_some_and(|r| r.0 == 0 || r > s.links.rate) {
                 out.push((p("cc.hpcc.min_rate"), format!("expected a rate above 0 and at most the link rate ({})", s.links.rate)));
             }
+            if h.int_multi.is_some_and(|m| m == 0 || m > 1 << 20) {
+                out.push((p("cc.hpcc.int_multi"), format!("expected ns-3's INT_MULTI, 1 to 1048576, got {}", h.int_multi.unwrap_or(0))));
+            }
         }
         _ => {}
     }

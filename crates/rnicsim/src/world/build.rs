@@ -259,11 +259,18 @@ impl World {
 impl World {
     /// One NIC per host, with an application region over all of its memory.
     fn add_nics(&mut self, loaded: &LoadedScenario) {
-        // An unsized cc_window is ns-3's maxBdp, known once the fabric is built.
+        // An unsized cc_window is ns-3's maxBdp, and HPCC's fabric-wide T its maxRtt, known
+        // once the fabric is built.
         if self.nic_spec.cc_window.is_some_and(|w| w.bytes.is_none()) {
-            let bdp = self.max_bdp();
+            let (_, bdp) = self.fabric_rtt_and_bdp();
             if let Some(w) = &mut self.nic_spec.cc_window {
                 w.bytes = Some(bdp);
+            }
+        }
+        if matches!(&self.nic_spec.cc, crate::nic::cc::CcSpec::Hpcc(h) if h.fabric_rtt && h.base_rtt.is_none()) {
+            let (rtt, _) = self.fabric_rtt_and_bdp();
+            if let crate::nic::cc::CcSpec::Hpcc(h) = &mut self.nic_spec.cc {
+                h.base_rtt = Some(rtt);
             }
         }
         let spec = &loaded.scenario.nic;
@@ -332,10 +339,10 @@ impl World {
         }
     }
 
-    /// The largest bandwidth-delay product between two hosts: base RTT times the sender's line
-    /// rate (ns-3's `maxBdp`). Hosts on the same switch over alike links are alike, so one pair
-    /// per pair of such groups is measured.
-    fn max_bdp(&mut self) -> crate::units::Bytes {
+    /// The largest base RTT between two hosts (ns-3's `maxRtt`) and the largest
+    /// bandwidth-delay product, base RTT times the sender's line rate (`maxBdp`). Hosts on the
+    /// same switch over alike links are alike, so one pair per pair of such groups is measured.
+    fn fabric_rtt_and_bdp(&mut self) -> (Time, crate::units::Bytes) {
         let mut groups: Vec<((u32, Time, u64), Vec<u32>)> = Vec::new();
         for (h, &node) in self.host_nodes.iter().enumerate() {
             let p = self.hosts[h].port;
@@ -347,7 +354,7 @@ impl World {
                 None => groups.push((key, vec![node])),
             }
         }
-        let mut best = 0u64;
+        let (mut best, mut longest) = (0u64, Time::ZERO);
         for (i, (ka, a)) in groups.iter().enumerate() {
             for (kb, b) in &groups[i..] {
                 let (x, y) = if ka == kb { (a[0], *a.get(1).unwrap_or(&a[0])) } else { (a[0], b[0]) };
@@ -357,9 +364,10 @@ impl World {
                 let rtt = self.base_rtt(x, y).max(self.base_rtt(y, x));
                 let rate = ka.2.max(kb.2) as u128;
                 best = best.max((rtt.0 as u128 * rate / 8 / 1_000_000_000_000) as u64);
+                longest = longest.max(rtt);
             }
         }
-        crate::units::Bytes(best.max(1))
+        (longest.max(Time(1)), crate::units::Bytes(best.max(1)))
     }
 
     /// PFC reserves headroom per port and lossless class out of each switch's buffer; what is

@@ -60,7 +60,8 @@ impl World {
         // a hop onto UDP data, never onto ACKs): an ACK carries back the data path's hops, so
         // HPCC reacts to the links its data crosses, not to the ACKs' way back.
         if self.int_enabled && pkt.kind == PacketKind::Roce && matches!(pkt.roce.opcode.family(), Family::Send | Family::Write | Family::ReadResponse) {
-            let hop = Switch::int_hop(&self.ports[p as usize], p, class, self.now);
+            let whole_port = self.nic_spec.profile == crate::nic::NicProfile::Ns3;
+            let hop = Switch::int_hop(&self.ports[p as usize], p, class, whole_port, self.now);
             self.pool.int_mut(id).push(hop);
         }
         if resume {

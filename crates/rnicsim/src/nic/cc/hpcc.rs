@@ -28,16 +28,27 @@ pub struct HpccParams {
     pub rate_ai: BitsPerSec,
     /// T: the base RTT (default: the flow's path).
     pub base_rtt: Option<Time>,
+    /// T is the largest base RTT between any two hosts for every flow, not its own path's
+    /// (ns-3's GLOBAL_T 1, `maxRtt`); `base_rtt`, if set, wins.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fabric_rtt: bool,
     /// No rate below this (default: none but the additive step; ns-3's `MIN_RATE`).
     pub min_rate: Option<BitsPerSec>,
     /// Whether W also caps the bytes in flight (true), or only sets the rate W / T (false:
     /// ns-3's HPCC under `HAS_WIN 0`, whose `GetWin` is then 0, no window).
     pub window: bool,
+    /// Read the telemetry as ns-3 encodes it (`IntHop::Set` in `int-header.h`, INT_MULTI):
+    /// byte counters in units of 128 × this, queue lengths in units of 80 × this, times in
+    /// whole nanoseconds, each rounded down. Unset: exact. (With 4, a 1,090 B packet reads as
+    /// one or two 512 B units, so a busy hop reads 0.94 or 1.41 of its line rate packet by
+    /// packet, and the largest of several hops is biased upwards.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub int_multi: Option<u32>,
 }
 
 impl Default for HpccParams {
     fn default() -> Self {
-        HpccParams { eta: 0.95, max_stage: 5, rate_ai: BitsPerSec(50_000_000), base_rtt: None, min_rate: None, window: true }
+        HpccParams { eta: 0.95, max_stage: 5, rate_ai: BitsPerSec(50_000_000), base_rtt: None, fabric_rtt: false, min_rate: None, window: true, int_multi: None }
     }
 }
 
@@ -56,6 +67,9 @@ pub struct Hpcc {
     w: f64,
     /// Whether W caps the bytes in flight ([`HpccParams::window`]).
     windowed: bool,
+    /// ns-3's telemetry units ([`HpccParams::int_multi`]): bytes, queue bytes and
+    /// picoseconds per unit; 1 each when exact.
+    units: IntUnits,
     u: f64,
     stage: u32,
     last_update_seq: u64,
@@ -64,6 +78,27 @@ pub struct Hpcc {
     /// previous ACK's stack; when packets are sprayed over paths, hop i of two ACKs may come
     /// from two ports, and their byte counters cannot be compared.
     refs: Vec<IntHop>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct IntUnits {
+    bytes: u64,
+    qlen: u64,
+    time: u64,
+}
+
+impl IntUnits {
+    fn of(multi: Option<u32>) -> IntUnits {
+        match multi {
+            Some(m) => IntUnits { bytes: 128 * m.max(1) as u64, qlen: 80 * m.max(1) as u64, time: 1000 },
+            None => IntUnits { bytes: 1, qlen: 1, time: 1 },
+        }
+    }
+
+    /// A value as the stamp carries it: rounded down to a whole `unit`.
+    fn read(v: u64, unit: u64) -> u64 {
+        v / unit * unit
+    }
 }
 
 /// Ports whose last stamp a flow keeps (paths it sprays over, times their hops: 2 × 127 spines
@@ -88,6 +123,7 @@ impl Hpcc {
             wc: w_init,
             w: w_init,
             windowed: p.window,
+            units: IntUnits::of(p.int_multi),
             // As ns-3's reference implementation starts it (`RdmaQueuePair`'s `hp.u`): a
             // new flow reads its first measurements as a full link and backs off from there.
             u: 1.0,
@@ -116,13 +152,15 @@ impl Hpcc {
             };
             let p = std::mem::replace(&mut self.refs[i], *h);
             compared = true;
-            let dt = h.ts.0.saturating_sub(p.ts.0) as f64 * 1e-12;
+            let IntUnits { bytes, qlen, time } = self.units;
+            let read = IntUnits::read;
+            let dt = read(h.ts.0, time).saturating_sub(read(p.ts.0, time)) as f64 * 1e-12;
             if dt <= 0.0 {
                 continue;
             }
             let b = h.rate.0 as f64 / 8.0; // bytes per second
-            let tx_rate = h.tx_bytes.saturating_sub(p.tx_bytes) as f64 / dt;
-            let ui = h.qlen.min(p.qlen) as f64 / (b * self.t) + tx_rate / b;
+            let tx_rate = read(h.tx_bytes, bytes).saturating_sub(read(p.tx_bytes, bytes)) as f64 / dt;
+            let ui = read(h.qlen, qlen).min(read(p.qlen, qlen)) as f64 / (b * self.t) + tx_rate / b;
             if ui > u {
                 u = ui;
                 tau = dt;
@@ -245,6 +283,33 @@ mod tests {
         h.on_ack(Time::ZERO, &ack(&stack(0, 50_000, 4_000), 400_001, 600_000));
         let twice = once * 0.95 + w_ai;
         assert!((h.window().unwrap() as f64 - twice).abs() < 2.0, "{:?} vs {twice}", h.window());
+    }
+
+    #[test]
+    fn ns3s_telemetry_units_round_each_stamp_down() {
+        // One 1,100 B packet a packet time at 100 Gbps (88 ns): exactly the line rate. With
+        // INT_MULTI 4 the byte counter moves in 512 B units, so one interval reads 1,024 B and
+        // another 1,536 B, and a 300 B queue (under one 320 B unit) reads as none; times are
+        // whole nanoseconds (the 400 ps past each is dropped). With an 88 ns base RTT each
+        // sample sets U outright.
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_ns(88), mtu: 1000, seed: 0 };
+        let hop = |tx: u64, ts: Time| {
+            let mut s = IntStack::default();
+            s.push(IntHop { qlen: 300, tx_bytes: tx, ts, rate: BitsPerSec(100_000_000_000), port: 0 });
+            s
+        };
+        let u_of = |multi: Option<u32>, from: u64| {
+            let mut h = Hpcc::new(&HpccParams { int_multi: multi, ..Default::default() }, flow);
+            h.on_ack(Time::ZERO, &ack(&hop(from, Time(1_000_400)), 1, 2));
+            h.on_ack(Time::ZERO, &ack(&hop(from + 1_100, Time(1_088_400)), 3, 4));
+            h.utilization()
+        };
+        let exact = 1.0 + 300.0 / 1_100.0;
+        assert!((u_of(None, 0) - exact).abs() < 1e-9, "{}", u_of(None, 0));
+        assert!((u_of(Some(4), 0) - 1_024.0 / 1_100.0).abs() < 1e-9, "{}", u_of(Some(4), 0));
+        assert!((u_of(Some(4), 1_000) - 1_536.0 / 1_100.0).abs() < 1e-9, "{}", u_of(Some(4), 1_000));
+        // INT_MULTI 1: 128 B and 80 B units (1,100 B from 0 reads 1,024; 300 B reads 240).
+        assert!((u_of(Some(1), 0) - (1_024.0 + 240.0) / 1_100.0).abs() < 1e-9, "{}", u_of(Some(1), 0));
     }
 
     #[test]

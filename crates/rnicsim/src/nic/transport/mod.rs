@@ -513,9 +513,11 @@ impl Verb {
 /// packets a self-timing one is shown) goes by it.
 pub fn window_packets(spec: &NicSpec, line: BitsPerSec, qp: &Qp) -> Option<u64> {
     let mtu = spec.mtu as u64;
-    let cap = spec.cc_window.and_then(|w| w.bytes.map(|b| (b.0, w.with_rate))).map(|(b, with_rate)| {
-        let b = if with_rate { (b as u128 * qp.cc.rate().0 as u128 / line.0.max(1) as u128) as u64 } else { b };
-        b.div_ceil(mtu).max(1)
+    let cap = spec.cc_window.and_then(|w| {
+        // GLOBAL_T 0: the pair's own BDP (`pairBdp`), else the window given (`maxBdp`).
+        let b = if w.per_pair { Some((qp.base_rtt.0 as u128 * line.0 as u128 / 8 / 1_000_000_000_000) as u64) } else { w.bytes.map(|b| b.0) }?;
+        let b = if w.with_rate { (b as u128 * qp.cc.rate().0 as u128 / line.0.max(1) as u128) as u64 } else { b };
+        Some(b.div_ceil(mtu).max(1))
     });
     let cc = qp.cc.packet_window().or_else(|| qp.cc.window().map(|w| w.div_ceil(mtu).max(1)));
     let rec = spec.recovery.window_packets(qp, spec.mtu, line, spec.window.map(|b| b.0));

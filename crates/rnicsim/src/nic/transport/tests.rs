@@ -362,17 +362,20 @@ fn a_marked_read_request_is_not_echoed_on_a_later_ack() {
 fn cc_window_caps_the_flight_and_scales_with_the_rate_when_asked() {
     let mut p = Pair::new(Recovery::GoBackN);
     p.spec.cc = crate::nic::cc::CcSpec::Dcqcn(Default::default());
-    p.spec.cc_window = Some(crate::nic::CcWindow { bytes: Some(Bytes(50_000)), with_rate: false });
+    p.spec.cc_window = Some(crate::nic::CcWindow { bytes: Some(Bytes(50_000)), with_rate: false, per_pair: false });
     p.ctx().connect_to(0, 1, Time::from_us(2));
     assert_eq!(window(&mut p), Some(50), "50,000 B of 1000 B packets");
     // A CNP halves the rate (α = 1): a fixed window stays, a rate-scaled one halves.
     crate::nic::cc::CongestionControl::on_cnp(&mut p.qps.get_mut(0).cc, Time::from_us(1));
     assert_eq!(window(&mut p), Some(50));
-    p.spec.cc_window = Some(crate::nic::CcWindow { bytes: Some(Bytes(50_000)), with_rate: true });
+    p.spec.cc_window = Some(crate::nic::CcWindow { bytes: Some(Bytes(50_000)), with_rate: true, per_pair: false });
     assert_eq!(window(&mut p), Some(25));
+    // GLOBAL_T 0: the pair's own BDP instead (2 µs at 100 Gbps, 25,000 B), halved with the rate.
+    p.spec.cc_window = Some(crate::nic::CcWindow { bytes: Some(Bytes(50_000)), with_rate: true, per_pair: true });
+    assert_eq!(window(&mut p), Some(13), "12,500 B");
     // The tighter of the cap and the recovery scheme's own window wins.
     let mut sr = Pair::new(Recovery::SelectiveRepeat);
-    sr.spec.cc_window = Some(crate::nic::CcWindow { bytes: Some(Bytes(10_000)), with_rate: false });
+    sr.spec.cc_window = Some(crate::nic::CcWindow { bytes: Some(Bytes(10_000)), with_rate: false, per_pair: false });
     assert_eq!(window(&mut sr), Some(10));
 }
 
