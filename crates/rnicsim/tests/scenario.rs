@@ -745,6 +745,10 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         // Keys of another stack than the entry's.
         (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nwarmup = \"40us\"\nstart_spread = \"0us\"\nsecurity = false\n"), "rpc[0].security", "turning it off does nothing"),
         (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nwarmup = \"40us\"\nstart_spread = \"0us\"\nstack = \"star\"\ngroup_size = 10\n"), "rpc[0].group_size", "ScalaRDMA's"),
+        // Generated traffic and flows that start at or after their end send nothing (they
+        // passed without a word).
+        (GOOD.replace("load = 0.5", "load = 0.5\nstart = \"200us\""), "traffic[0].start", "this traffic never sends"),
+        (format!("{GOOD}[[flows]]\ncdf = \"../../data/cdf/AliStorage2019.txt\"\nload = 0.3\nstart = \"1ms\"\n"), "flows[0].start", "no flow starts"),
         // A link event at or after the end never happens.
         (format!("{GOOD}[[link_events]]\nat = \"50us\"\nbetween = [0, 4]\nstate = \"down\"\n"), "link_events[0].at", "the link never changes"),
         // So do periodic failures starting at or after it (they passed without a word).

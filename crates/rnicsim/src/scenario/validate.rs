@@ -562,6 +562,14 @@ pub fn advisories(s: &Scenario) -> Problems {
             out.push((format!("yama.entity[{i}].start"), format!("{} is not before the end of the {} run: this entity never runs", e.start, s.duration)));
         }
     }
+    // Generated workloads that start at or after the run's end send nothing (a stop before
+    // the start is an error; a flow file's lines are checked one by one in `flow_files`).
+    for (i, t) in s.traffic.iter().enumerate().filter(|(_, t)| t.start >= s.duration) {
+        out.push((format!("traffic[{i}].start"), format!("{} is not before the end of the {} run: this traffic never sends", t.start, s.duration)));
+    }
+    for (i, f) in s.flows.iter().enumerate().filter(|(_, f)| f.file.is_none() && f.start >= s.duration) {
+        out.push((format!("flows[{i}].start"), format!("{} is not before the end of the {} run: no flow starts", f.start, s.duration)));
+    }
     for (i, n) in s.nvmf.iter().enumerate() {
         if n.start.0.saturating_add(n.warmup.0) >= s.duration.0 {
             out.push((format!("nvmf[{i}].warmup"), format!("start + warmup ({} + {}) leaves nothing of the {} run to measure: its rates will be 0", n.start, n.warmup, s.duration)));
