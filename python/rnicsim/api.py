@@ -8,11 +8,14 @@ DataFrames and which DuckDB queries directly.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
 import re
+import signal
 import sys
+import threading
 import tomllib
 import warnings
 from pathlib import Path
@@ -138,7 +141,8 @@ class Scenario:
         text, label, sets = self._native_args()
         callback, close = _progress(progress)
         try:
-            path = _native.run(text, label, str(self.base_dir), str(out), force, callback, scr_policy, sets)
+            with _terminate_as_exit():
+                path = _native.run(text, label, str(self.base_dir), str(out), force, callback, scr_policy, sets)
         except ValueError as e:
             raise ScenarioError(str(e)) from None
         except OSError as e:
@@ -225,6 +229,26 @@ def run(scenario: Union[str, Path, Scenario, dict], out: Union[str, Path, None] 
     for k, v in overrides.items():
         s.set(k.replace("__", "."), v)
     return s.run(out, force=force, progress=progress, scr_policy=scr_policy)
+
+
+@contextlib.contextmanager
+def _terminate_as_exit() -> Any:
+    """While a run is in the simulator, SIGTERM stops it as Ctrl-C does: the simulator stops at
+    its next check, removes its partial run folder, and ``SystemExit(143)`` ends the process (by
+    default SIGTERM would kill it on the spot and leave the partial folder behind). Only where
+    Python can take signals (the main thread) and nothing else has claimed SIGTERM."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def stop(signum: int, _frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _progress(progress: Optional[bool]) -> tuple[Optional[Callable[[int, int, int], None]], Callable[[], None]]:

@@ -495,3 +495,23 @@ def test_an_existing_output_folder_is_refused_naming_the_python_argument(tmp_pat
         s.run(tmp_path / "mine", progress=False, force=True)
     assert "--force" not in str(e.value)
     assert s.run(tmp_path / "r", progress=False, force=True).path == tmp_path / "r"
+
+
+def test_sigterm_during_a_run_leaves_no_partial_folder_and_exits_143(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    # A run of several seconds in a child Python: SIGTERM once its partial folder exists. (It
+    # killed the interpreter on the spot, leaving `.out.partial-<pid>` behind.)
+    code = f"import rnicsim; rnicsim.Scenario.from_file({str(QUICKSTART)!r}).set('duration', '50ms').run({str(tmp_path / 'out')!r}, progress=False)"
+    proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True, preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None and not any(p.name.startswith(".out.partial") for p in tmp_path.iterdir()):
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run ended before it could be stopped"
+    time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert list(tmp_path.iterdir()) == [], "nothing half-written"
