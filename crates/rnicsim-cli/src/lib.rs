@@ -241,6 +241,9 @@ fn warn(loaded: &LoadedScenario) {
 fn validate(path: &Path, overrides: &[String]) -> anyhow::Result<u8> {
     let loaded = load(path, overrides)?;
     let world = World::build(&loaded)?;
+    for w in rnicsim::paper_path_warnings(&loaded, &world) {
+        eprintln!("warning: {w}");
+    }
     let switches = (0..world.ports.iter().map(|p| p.node + 1).max().unwrap_or(0)).filter(|&n| world.is_switch(n)).count();
     println!(
         "{}: valid — {} hosts, {} switches, {} links, {} traffic sources, {} flow generators, {} listed flows, {} perftests, {} NVMe-oF tenants, {} RPC entries, {} simulated",
@@ -262,8 +265,13 @@ fn validate(path: &Path, overrides: &[String]) -> anyhow::Result<u8> {
 }
 
 fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], quiet: bool, stop: &dyn Fn() -> bool) -> anyhow::Result<u8> {
-    let loaded = load(path, overrides)?;
+    let mut loaded = load(path, overrides)?;
     let mut world = World::build(&loaded)?;
+    // Said before the run, and kept with the scenario's warnings in `summary.json`.
+    for w in rnicsim::paper_path_warnings(&loaded, &world) {
+        eprintln!("warning: {w}");
+        loaded.warnings.push(w);
+    }
     if world.scr_policy_missing() {
         anyhow::bail!("{}: [nic.scr.policy.external] takes its decisions from a policy object, which only the Python API can hand over (rnicsim.run(..., scr_policy=...))", path.display());
     }

@@ -145,6 +145,25 @@ fn validate_reports_the_world() {
     assert!(s.contains("32 hosts, 8 switches, 48 links, 0 traffic sources, 32 flow generators"), "{s}");
 }
 
+#[test]
+fn validate_and_run_name_a_misspelt_claim_metric_before_running() {
+    // `validate` said "valid", and the run found the typo only at its end (`ours: null`).
+    let tmp = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/").display().to_string();
+    let text = std::fs::read_to_string(quickstart()).unwrap().replace("\r\n", "\n").replace("\"../data/", &format!("\"{data}"));
+    let file = tmp.path().join("s.toml");
+    std::fs::write(&file, format!("{text}\n[[paper]]\nmetric = \"rdma/fct_maen_us\"\nvalue = 1\nsource = \"x\"\n")).unwrap();
+    let line = text.lines().count() + 3;
+    let o = rnicsim(&["validate", file.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && err.contains(&format!("s.toml:{line}")) && err.contains("did you mean \"fct_mean_us\""), "{err}");
+    let o = rnicsim(&["run", file.to_str().unwrap(), "--out", tmp.path().join("run").to_str().unwrap(), "--quiet", "--set", "duration=\"20us\""]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && err.contains("did you mean"), "{err}");
+    let summary = std::fs::read_to_string(tmp.path().join("run/summary.json")).unwrap();
+    assert!(summary.contains("did you mean"), "kept in summary.json's warnings");
+}
+
 /// Runs the quickstart for a long time, sends `signal` once it writes, and checks that it stops
 /// with exit code 130 and leaves nothing behind.
 fn interrupted_by(signal: &str) {

@@ -185,8 +185,9 @@ fn load(text: &str, label: &str, base_dir: &str, overrides: &[(String, String)])
 #[pyo3(signature = (text, label, base_dir, overrides=Vec::new()))]
 fn validate(text: &str, label: &str, base_dir: &str, overrides: Vec<(String, String)>) -> PyResult<(String, Vec<String>)> {
     let loaded = load(text, label, base_dir, &overrides)?;
-    World::build(&loaded).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok((loaded.resolved_toml(), loaded.warnings.clone()))
+    let world = World::build(&loaded).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let warnings = loaded.warnings.iter().cloned().chain(rnicsim::paper_path_warnings(&loaded, &world)).collect();
+    Ok((loaded.resolved_toml(), warnings))
 }
 
 /// Runs scenario text and writes its results into `out` (created whole or not at all).
@@ -195,8 +196,11 @@ fn validate(text: &str, label: &str, base_dir: &str, overrides: Vec<(String, Str
 #[pyo3(signature = (text, label, base_dir, out, force=false, progress=None, scr_policy=None, overrides=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force: bool, progress: Option<Py<PyAny>>, scr_policy: Option<Py<PyAny>>, overrides: Vec<(String, String)>) -> PyResult<String> {
-    let loaded = load(text, label, base_dir, &overrides)?;
+    let mut loaded = load(text, label, base_dir, &overrides)?;
     let mut world = World::build(&loaded).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    // Kept with the scenario's warnings in `summary.json` (the package warns of them).
+    let unresolved = rnicsim::paper_path_warnings(&loaded, &world);
+    loaded.warnings.extend(unresolved);
     let policy_error: Arc<Mutex<Option<PyErr>>> = Arc::default();
     if let Some(obj) = &scr_policy {
         world

@@ -60,6 +60,20 @@ pub fn check_destinations(loaded: &LoadedScenario) -> Result<(), scenario::Scena
     Ok(())
 }
 
+/// Warnings, naming file, line and key, for `[[paper]]` and `[[figure]]` metric paths that the
+/// summary of `world` (built from `loaded`, not yet run) cannot hold: a misspelt metric is found
+/// before the run rather than as a missing value after it ([`output::paper::unresolved`]).
+pub fn paper_path_warnings(loaded: &LoadedScenario, world: &World) -> Vec<String> {
+    let s = &loaded.scenario;
+    if s.paper.is_empty() && s.figure.is_empty() {
+        return Vec::new();
+    }
+    let Ok(summary) = Summary::try_of(world, &s.name) else { return Vec::new() };
+    let v = serde_json::to_value(&summary).expect("a summary serializes");
+    let baselines: Vec<String> = s.baseline.iter().map(|b| b.name.clone()).collect();
+    output::paper::unresolved(&v, &s.paper, &s.figure, &baselines).into_iter().map(|(key, m)| loaded.error_at(&key, m).to_string()).collect()
+}
+
 /// Sends the outputs that grow with simulated time (flows, PFC frames and their HPCC text
 /// forms) to `dir` while `world` runs, so its memory stays flat however long the run; call
 /// before [`World::run`], then [`write_outputs`] as usual. The files are the same either way.

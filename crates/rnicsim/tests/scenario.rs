@@ -355,7 +355,35 @@ fn every_shipped_scenario_is_valid() {
     assert!(files.len() >= 6, "found {files:?}");
     for f in files {
         let loaded = LoadedScenario::from_file(&f).unwrap_or_else(|e| panic!("{e}"));
-        World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
+        let world = World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
+        // Every claim's and figure's metric is a path the summary holds.
+        let unresolved = rnicsim::paper_path_warnings(&loaded, &world);
+        assert!(unresolved.is_empty(), "{}: {unresolved:#?}", f.display());
+    }
+}
+
+#[test]
+fn a_misspelt_claim_metric_is_warned_of_before_the_run() {
+    // `validate` said "valid" and the run ended with `ours: null`: a typo is now named with its
+    // line, and what the summary has there.
+    let base = format!("{GOOD}[[perftest]]\nname = \"p\"\ntest = \"write_bw\"\nclient = 1\nserver = 2\nmessage = \"4KiB\"\n[[baseline]]\nname = \"b\"\n");
+    let claim = |metric: &str| format!("{base}[[paper]]\nmetric = \"{metric}\"\nvalue = 1\nsource = \"x\"\n");
+    let warned = |text: &str| {
+        let loaded = LoadedScenario::from_str(text, "s.toml", Path::new(".")).unwrap();
+        rnicsim::paper_path_warnings(&loaded, &World::build(&loaded).unwrap())
+    };
+    for good in ["traffic/0/sent_gbps", "perftest/p/gbps", "baselines/b/perftest/p/gbps", "rdma/fct_mean_us", "scr/granularity_spread"] {
+        assert_eq!(warned(&claim(good)), Vec::<String>::new(), "{good}");
+    }
+    let line = claim("x").lines().position(|l| l.starts_with("metric")).unwrap() + 1;
+    for (bad, says) in [
+        ("traffic/0/sent_gpbs", "has no \"sent_gpbs\"; did you mean \"sent_gbps\"?"),
+        ("perftest/q/gbps", "has no entry \"q\" (it has 1 entries: p)"),
+        ("baselines/c/perftest/p/gbps", "\"c\" is no [[baseline]] of this scenario (it has b)"),
+        ("perftest/p/gbps/x", "is a value, with nothing under it"),
+    ] {
+        let w = warned(&claim(bad));
+        assert!(w.len() == 1 && w[0].contains(&format!("s.toml:{line}")) && w[0].contains("paper[0].metric") && w[0].contains(says), "{bad}: {w:?}");
     }
 }
 

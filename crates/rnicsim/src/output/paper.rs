@@ -183,6 +183,119 @@ pub fn compare(summary: &serde_json::Value, values: &[PaperValue]) -> Vec<Compar
         .collect()
 }
 
+/// Metric paths of `[[paper]]` claims and `[[figure]]` series that the summary of this scenario
+/// cannot hold, each as (key, message), checked against `summary` (the summary of the built,
+/// not yet run, world: its sections and names are there, its numbers not yet), so that a typo
+/// is found before the run rather than as a missing value after it. `baselines/NAME/...` must
+/// name a `[[baseline]]`, and the rest is checked as a path of this summary: a list entry must
+/// be there by name or index, a table's key must be there unless no key of the table is within
+/// an edit or two of it (one for names of up to five letters; sections a run adds later are not
+/// there yet, a misspelling is near one that is), and nothing goes under a number. A path through an empty list or table, or a null, is
+/// given the benefit of the doubt.
+pub fn unresolved(summary: &serde_json::Value, claims: &[PaperValue], figures: &[FigureSpec], baselines: &[String]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut check = |key: String, path: &str| {
+        if let Some(why) = path_problem(summary, path, baselines) {
+            out.push((key, format!("{path:?} will have no value: {why}")));
+        }
+    };
+    for (i, c) in claims.iter().enumerate() {
+        check(format!("paper[{i}].metric"), &c.metric);
+        if let Some(per) = &c.per {
+            // A `per` with a `*` takes each match's name in its place.
+            check(format!("paper[{i}].per"), per);
+        }
+    }
+    for (i, f) in figures.iter().enumerate() {
+        for (j, s) in f.series.iter().enumerate() {
+            for m in s.metrics.iter().chain(&s.per_each).chain(&s.per) {
+                check(format!("figure[{i}].series[{j}]"), m);
+            }
+        }
+    }
+    out
+}
+
+/// Why `path` cannot be a value of `summary`, if it cannot.
+fn path_problem(summary: &serde_json::Value, path: &str, baselines: &[String]) -> Option<String> {
+    let mut segs: Vec<&str> = path.split('/').collect();
+    if segs.first() == Some(&"baselines") {
+        let name = segs.get(1).copied().unwrap_or("");
+        if !baselines.iter().any(|b| b == name) {
+            return Some(format!("\"{name}\" is no [[baseline]] of this scenario (it has {})", listed(baselines.iter().map(String::as_str))));
+        }
+        segs.drain(..2);
+    }
+    let mut cur = summary;
+    let mut walked = String::new();
+    for seg in segs {
+        let here = if walked.is_empty() { "the summary".to_string() } else { format!("\"{walked}\"") };
+        let next = match cur {
+            serde_json::Value::Object(m) if m.is_empty() => return None,
+            serde_json::Value::Object(m) => match m.get(seg) {
+                Some(v) => v,
+                // Some sections and figures appear only once a run has something to say (SCR's
+                // granularity, say): a missing key counts only as a likely misspelling of one
+                // that is there.
+                None => {
+                    let slack = if seg.len() <= 5 { 1 } else { 2 };
+                    let near = m.keys().find(|k| seg.len() >= 4 && edit_distance(k, seg) <= slack)?;
+                    return Some(format!("{here} has no \"{seg}\"; did you mean \"{near}\"?"));
+                }
+            },
+            serde_json::Value::Array(a) if a.is_empty() => return None,
+            serde_json::Value::Array(a) => {
+                let named = a.iter().find(|e| e.get("name").and_then(|n| n.as_str()) == Some(seg));
+                match named.or_else(|| seg.parse::<usize>().ok().and_then(|i| a.get(i))).or(if seg == "*" { a.first() } else { None }) {
+                    Some(v) => v,
+                    None => {
+                        let names = a.iter().filter_map(|e| e.get("name").and_then(|n| n.as_str()));
+                        return Some(format!("{here} has no entry \"{seg}\" (it has {} entries: {})", a.len(), listed(names)));
+                    }
+                }
+            }
+            serde_json::Value::Null => return None,
+            _ => return Some(format!("{here} is a value, with nothing under it")),
+        };
+        cur = next;
+        walked = if walked.is_empty() { seg.to_string() } else { format!("{walked}/{seg}") };
+    }
+    None
+}
+
+/// Levenshtein distance between two short names (insertions, deletions, substitutions, and a
+/// swap of two neighbours counted as one).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// Up to a dozen names, comma-separated.
+fn listed<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = names.collect();
+    match names.len() {
+        0 => "none".into(),
+        n if n > 12 => format!("{}, … ({n} in all)", names[..12].join(", ")),
+        _ => names.join(", "),
+    }
+}
+
 /// `[[figure]]`: a paper figure redrawn on its own axes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

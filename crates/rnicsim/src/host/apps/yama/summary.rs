@@ -107,6 +107,11 @@ fn is_zero(n: &u64) -> bool {
 impl Yama {
     pub fn summary(&self, end: Time) -> Option<YamaSummary> {
         let spec = self.spec.as_ref()?;
+        if self.entities.len() < spec.entity.len() || self.policy.entities() < spec.entity.len() {
+            // Not started: the entities join when the run begins (the summary of a built world
+            // that has not run, which `paper_path_warnings` reads, has no Yama section yet).
+            return None;
+        }
         let window = end.saturating_sub(spec.warmup).as_secs_f64().max(1e-12);
         let gbps = |b: u64| b as f64 * 8.0 / window / 1e9;
         // Ideal shares: engine time per byte of each chain's mean work.
