@@ -251,7 +251,7 @@ def _terminate_as_exit() -> Any:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _progress(progress: Optional[bool]) -> tuple[Optional[Callable[[int, int, int], None]], Callable[[], None]]:
+def _progress(progress: Optional[bool]) -> tuple[Optional[Callable[[int, int, int, Optional[tuple[int, int]]], None]], Callable[[], None]]:
     if progress is None:
         progress = sys.stderr.isatty()
     if not progress:
@@ -260,9 +260,12 @@ def _progress(progress: Optional[bool]) -> tuple[Optional[Callable[[int, int, in
 
     bar = tqdm(total=100, unit="%", desc="simulating", leave=False)
 
-    def update(now: int, end: int, events: int) -> None:
-        bar.n = round(100 * now / max(end, 1), 1)
-        bar.set_postfix(events=f"{events / 1e6:.1f}M", refresh=False)
+    def update(now: int, end: int, events: int, flows: Optional[tuple[int, int]] = None) -> None:
+        # Over flows finished when the run ends with its listed flows (an ns-3 config's, whose
+        # duration is only a safety limit), else over simulated time.
+        done, total = flows if flows else (now, end)
+        bar.n = round(100 * done / max(total, 1), 1)
+        bar.set_postfix(events=f"{events / 1e6:.1f}M", **({"flows": f"{flows[0]}/{flows[1]}"} if flows else {}), refresh=False)
         bar.refresh()
 
     return update, bar.close

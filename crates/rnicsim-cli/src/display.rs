@@ -9,17 +9,29 @@ use rnicsim::world::Progress;
 use std::time::Duration;
 
 /// A bar over simulated time (hidden when `quiet` or when stderr is not a terminal).
-pub fn progress_bar(quiet: bool, end: Time) -> ProgressBar {
+/// A bar over simulated time, or over flows finished when the run ends with its listed flows
+/// (an ns-3 config's: its `duration` is a safety limit, far past where the run ends).
+pub fn progress_bar(quiet: bool, start: &Progress) -> ProgressBar {
     let target = if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
-    let bar = ProgressBar::with_draw_target(Some(end.0.max(1)), target);
+    let len = start.flows.map_or(start.end.0, |(_, total)| total);
+    let bar = ProgressBar::with_draw_target(Some(len.max(1)), target);
     bar.set_style(ProgressStyle::with_template("{bar:30} {percent:>3}% {msg}").expect("valid template"));
     bar
 }
 
 pub fn update_progress(bar: &ProgressBar, p: Progress, wall: Duration) {
-    bar.set_position(p.now.0);
     let rate = p.events as f64 / wall.as_secs_f64().max(1e-9);
-    bar.set_message(format!("sim {} / {} · wall {:.1}s · {:.1} M events/s", p.now, p.end, wall.as_secs_f64(), rate / 1e6));
+    let speed = format!("wall {:.1}s · {:.1} M events/s", wall.as_secs_f64(), rate / 1e6);
+    match p.flows {
+        Some((done, total)) => {
+            bar.set_position(done);
+            bar.set_message(format!("flows {done} / {total} · sim {} · {speed}", p.now));
+        }
+        None => {
+            bar.set_position(p.now.0);
+            bar.set_message(format!("sim {} / {} · {speed}", p.now, p.end));
+        }
+    }
 }
 
 /// A stall seen (or ended) during the run, `before` being what was known at the last report.

@@ -280,7 +280,7 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
     rnicsim::check_destinations(&loaded)?;
     rnicsim::stream_outputs(&dir, &loaded, &mut world).with_context(|| format!("cannot write results to {}", out.display()))?;
 
-    let bar = display::progress_bar(quiet, loaded.scenario.duration);
+    let bar = display::progress_bar(quiet, &world.progress());
     let started = Instant::now();
     let mut stalled = None;
     let end = world.run(|p| {

@@ -191,7 +191,8 @@ fn validate(text: &str, label: &str, base_dir: &str, overrides: Vec<(String, Str
 }
 
 /// Runs scenario text and writes its results into `out` (created whole or not at all).
-/// `progress(now_ps, end_ps, events)` is called every 2¹⁶ events if given.
+/// `progress(now_ps, end_ps, events, flows)` is called every 2¹⁶ events if given (`flows`:
+/// (finished, in all) when the run ends with its listed flows, else None).
 #[pyfunction]
 #[pyo3(signature = (text, label, base_dir, out, force=false, progress=None, scr_policy=None, overrides=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
@@ -218,7 +219,7 @@ fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force
         world.run(|p| {
             Python::attach(|py| {
                 if let Some(cb) = &progress {
-                    if let Err(e) = cb.call1(py, (p.now.0, p.end.0, p.events)) {
+                    if let Err(e) = cb.call1(py, (p.now.0, p.end.0, p.events, p.flows)) {
                         failure = Some(e);
                         return false;
                     }

@@ -28,6 +28,14 @@ fn config_txt_gives_the_same_flows_as_the_equivalent_toml() {
     let from_config = LoadedScenario::from_str(&t.toml, "config.txt", &dir).unwrap_or_else(|e| panic!("{e}\n{}", t.toml));
     let from_toml = LoadedScenario::from_file(&dir.join("equivalent.toml")).unwrap();
     let (a, b) = (run(&from_config), run(&from_toml));
+    // Without SIMULATOR_STOP_TIME (ConWeave's configs) the run ends when its listed flows have,
+    // its duration being a limit 10 s on: progress counts the flows finished, none of 4 before
+    // the run and all 4 after (a bar over the duration sat at its start for the whole run).
+    assert_eq!(a.progress().flows, None, "SIMULATOR_STOP_TIME: the run goes on to it");
+    let t = translate(&text.replace("SIMULATOR_STOP_TIME 2.002", "FLOWGEN_STOP_TIME 2.001"), "config.txt", &dir).unwrap();
+    let until_done = LoadedScenario::from_str(&t.toml, "config.txt", &dir).unwrap();
+    assert_eq!(World::build(&until_done).unwrap().progress().flows, Some((0, 4)));
+    assert_eq!(run(&until_done).progress().flows, Some((4, 4)));
     let key = |w: &World| w.apps.flows.records.iter().map(|r| (r.src, r.dst, r.size, r.start, r.finish, r.udp_sport, r.udp_dport)).collect::<Vec<_>>();
     assert_eq!(key(&a).len(), 4);
     assert!(a.apps.flows.records.iter().all(|r| r.fct().is_some()), "every flow completes");

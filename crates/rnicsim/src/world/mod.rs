@@ -136,6 +136,10 @@ pub struct Progress {
     pub events: u64,
     /// Since when the run has been stalled, once the stall detector sees it (see [`Stall`]).
     pub stalled_since: Option<Time>,
+    /// Flows finished (completed or failed) and flows in all, when the run ends with its
+    /// listed flows (`stop_when_flows_done` with flow files and no generators: an ns-3
+    /// config's run, whose `duration` is only a safety limit).
+    pub flows: Option<(u64, u64)>,
 }
 
 pub struct World {
@@ -292,7 +296,9 @@ impl World {
     }
 
     pub fn progress(&self) -> Progress {
-        Progress { now: self.now, end: self.end, events: self.stats.events, stalled_since: self.stalled_since() }
+        let listed = self.apps.flows.listed() as u64;
+        let flows = (self.stop_when_flows_done && listed > 0 && self.apps.flows.gens.is_empty()).then(|| (self.stats.flows_completed + self.stats.flows_failed, listed));
+        Progress { now: self.now, end: self.end, events: self.stats.events, stalled_since: self.stalled_since(), flows }
     }
 
     /// Closes open intervals (pause times) at the end of the run.
