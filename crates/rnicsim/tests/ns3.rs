@@ -520,6 +520,11 @@ fn ns3_keys_mean_what_the_scratch_programs_make_of_them() {
     for key in ["FAST_REACT 0", "SAMPLE_FEEDBACK 1", "RATE_BOUND 0", "HAS_WIN 0"] {
         assert!(w.contains(&format!("config.txt:{}: {key}", line(key.split(' ').next().unwrap()))), "{key}: {w}");
     }
+    // A key given twice is said, with both lines (ns-3 takes the last, and so do we).
+    let twice = format!("{text}\nCC_MODE 1\n");
+    let w = warned(&twice);
+    assert!(w.contains(&format!("config.txt:{}: CC_MODE is given again (line {} gave it first)", twice.lines().count(), line("CC_MODE"))), "{w}");
+    let rnicsim::nic::cc::CcSpec::Dcqcn(_) = LoadedScenario::from_str(&translate(&twice, "config.txt", &data()).unwrap().toml, "config.txt", &data()).unwrap().scenario.nic.cc else { panic!("the last CC_MODE stands") };
     // Under DCQCN only RATE_BOUND matters.
     let w = warned(&edited.replace("CC_MODE 3", "CC_MODE 1"));
     assert!(w.contains("RATE_BOUND 0") && !w.contains("FAST_REACT") && !w.contains("MULTI_RATE") && !w.contains("HAS_WIN 0"), "{w}");

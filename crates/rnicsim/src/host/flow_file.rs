@@ -74,7 +74,15 @@ pub fn parse_flow_file_with_rest(text: &str) -> Result<(Vec<FlowSpec>, Option<us
             Some(p) => Some(u16::try_from(int(p, "dport")?).map_err(|_| err(ln, format!("dport: expected 0-65535, got {p}")))?),
             None => None,
         };
-        let size = int(f[size_at], "size")?;
+        let size = int(f[size_at], "size").map_err(|e| {
+            // Six fields whose size reads as seconds: a five-field (ConWeave) line with one more
+            // field at its end, far likelier than a fractional size.
+            if f.len() == 6 && f[size_at].contains('.') && f[size_at].parse::<f64>().is_ok() {
+                err(ln, format!("size: expected a whole number, got \"{}\", which looks like the start time: six fields read as `src dst priority dport size start` (HPCC's); a five-field line (`src dst priority size start`, ConWeave's) with one more field at its end reads so", f[size_at]))
+            } else {
+                e
+            }
+        })?;
         if size == 0 {
             return Err(err(ln, "size: a flow needs at least one byte".into()));
         }
@@ -126,6 +134,9 @@ mod tests {
             assert!(e.line == 2 && e.message.contains(&format!("got \"{bad}\"")) && e.message.contains("seconds"), "{bad}: {e:?}");
         }
         assert_eq!(parse_flow_file("1\n0 5 3 100 20000 2e-6\n").unwrap()[0].start, Time::from_us(2));
+        // A ConWeave line with a stray field at its end reads as HPCC's six: the message says so.
+        let e = parse_flow_file("1\n106 13 3 314 2.000000159 7\n").unwrap_err();
+        assert!(e.line == 2 && e.message.contains("looks like the start time") && e.message.contains("five-field"), "{e:?}");
     }
 
     proptest! {

@@ -212,6 +212,13 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let mut no_equivalent = Vec::new();
     let mut unknown = Vec::new();
     let us = |l: &Line| -> Result<String, ScenarioError> { Ok(format!("{}us", num(l)?)) };
+    // A key given twice: ns-3's reader takes each line in turn, so the last one stands (as
+    // here); said, since it is rarely meant.
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(before) = lines[..i].iter().rev().find(|b| b.key == l.key) {
+            warnings.push(format!("{file}:{}: {} is given again (line {} gave it first); ns-3 takes the last, and so does this run", l.no, l.key, before.no));
+        }
+    }
     for l in &lines {
         match l.key {
             "TOPOLOGY_FILE" => topology = Some(input(l)?),
