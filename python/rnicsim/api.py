@@ -68,8 +68,13 @@ class Scenario:
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
-            # Named by the file, as the command line names it (the parser's message gives the
-            # line and column).
+            # The simulator's own reader says it as the command line does, naming the file, the
+            # line and the key (a duplicate `name`: "s.toml:2:1: key `name`: duplicate key");
+            # Python's parser is the fallback (line and column only).
+            try:
+                _native.validate(text, label, str(base_dir), [])
+            except ValueError as native:
+                raise ScenarioError(str(native)) from None
             raise ScenarioError(f"{label}: {e}") from None
         s = cls(data, label, base_dir)
         s._text = text

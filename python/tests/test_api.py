@@ -515,3 +515,14 @@ def test_sigterm_during_a_run_leaves_no_partial_folder_and_exits_143(tmp_path: P
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
     assert list(tmp_path.iterdir()) == [], "nothing half-written"
+
+
+def test_a_toml_syntax_error_names_file_line_and_key_as_the_cli_does(tmp_path: Path) -> None:
+    # Python's parser said "Cannot overwrite a value (at line 2, column 11)", naming no key.
+    bad = tmp_path / "dup.toml"
+    bad.write_text('name = "a"\nname = "b"\nduration = "1us"\n[topology.star]\nhosts = 2\n')
+    with pytest.raises(rnicsim.ScenarioError) as e:
+        rnicsim.Scenario.from_file(bad)
+    cli = subprocess.run([sys.executable, "-m", "rnicsim", "validate", str(bad)], capture_output=True, text=True)
+    assert "dup.toml:2" in str(e.value) and "`name`" in str(e.value), str(e.value)
+    assert str(e.value).split(": ", 1)[1] in cli.stderr, (str(e.value), cli.stderr)
