@@ -137,6 +137,12 @@ fn to_integer(v: f64, what: &str, input: &str) -> Result<u64, String> {
     if v > u64::MAX as f64 {
         return Err(format!("{what} \"{input}\" is too large"));
     }
+    // Whole picoseconds, bytes and bits per second: a fraction of one is a mistake, not a value
+    // to round silently ("1.5B" ran as 2 B). (Decimal fractions such as 0.1Gbps are whole up to
+    // floating-point error.)
+    if (v - v.round()).abs() > 1e-6_f64.max(v * 1e-12) {
+        return Err(format!("{what} is a whole number of its smallest unit (ps, B, bps), and \"{input}\" is {v} of them"));
+    }
     Ok(v.round() as u64)
 }
 
@@ -257,6 +263,17 @@ mod tests {
         assert!("1e30s".parse::<Time>().unwrap_err().contains("too large"));
         assert!("100".parse::<BitsPerSec>().is_err());
         assert!("fast".parse::<BitsPerSec>().is_err());
+        // A fraction of the smallest unit is refused, not rounded ("1.5B" ran as 2 B); decimal
+        // fractions that are whole in it pass, floating-point error and all.
+        for bad in ["1.5B", "0.5bps", "2.0004ns"] {
+            let e = bad.parse::<Bytes>().map(|_| ()).or_else(|_| bad.parse::<BitsPerSec>().map(|_| ())).or_else(|_| bad.parse::<Time>().map(|_| ()));
+            assert!(e.is_err(), "{bad}");
+        }
+        assert!("1.5B".parse::<Bytes>().unwrap_err().contains("whole number"));
+        assert_eq!("0.1Gbps".parse::<BitsPerSec>().unwrap(), BitsPerSec(100_000_000));
+        assert_eq!("0.3us".parse::<Time>().unwrap(), Time(300_000));
+        assert_eq!("1.1KB".parse::<Bytes>().unwrap(), Bytes(1100));
+        assert_eq!("2.003ns".parse::<Time>().unwrap(), Time(2003));
     }
 
     #[test]
