@@ -57,6 +57,9 @@ fn config_txt_gives_the_same_flows_as_the_equivalent_toml() {
     assert!(!w.contains("L2_BACK_TO_ZERO"), "{w}");
     // BUFFER_SIZE is in MiB (`ConfigBufferSize(buffer_size * 1024 * 1024)`).
     assert_eq!(from_config.scenario.switch.buffer.0, 32 << 20);
+    // RESUME one byte under XOFF (ns-3's `GetResumeClasses`: α (free − 16 B), α = 1/16); the
+    // 3 KB default gap held a paused host two or three packets longer than ns-3.
+    assert_eq!(from_config.scenario.switch.pfc.xon_offset.0, 1);
     // HAS_WIN 1 and VAR_WIN 1 become a rate-scaled window of the largest BDP.
     assert!(!w.contains("HAS_WIN") && !w.contains("VAR_WIN"), "{w}");
     assert_eq!(from_config.scenario.nic.cc_window, Some(rnicsim::nic::CcWindow { bytes: None, with_rate: true, per_pair: false }));

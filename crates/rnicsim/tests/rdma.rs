@@ -982,6 +982,46 @@ fn dctcp_counts_every_echoed_mark_whatever_cnps_go_out() {
 }
 
 #[test]
+fn a_paused_nic_sends_again_when_its_pause_runs_out_without_a_resume() {
+    // Eight WRITE streams into one host through a 1 MiB switch that re-sends a 5 µs PAUSE for
+    // every packet over XOFF (ns-3's rule). When a pause runs out before the switch's ingress
+    // falls to XON, no RESUME comes: the NIC must restart on its own, meet the threshold
+    // again and be paused again (ns-3's NIC does: `QbbNetDevice::Resume`). It waited for a
+    // RESUME instead, idle (84 such lapses in this incast, 379 µs of host idle time). And the
+    // switch sends no RESUME for a pause that has run out (ns-3's `GetResumeClasses`).
+    let perftests: String = (0..8u32).map(|i| format!("[[perftest]]\ntest = \"write_bw\"\nclient = {i}\nserver = 8\nmessage = \"64KiB\"\ndepth = 8\nwarmup = \"1us\"\n")).collect();
+    let mut w = build(&format!(
+        "duration = \"400us\"\n[topology.star]\nhosts = 9\n[switch]\nbuffer = \"1MiB\"\n[switch.pfc]\nenabled = true\nresend = \"every_packet\"\npause_time = \"5us\"\n[nic]\nprofile = \"ns3\"\n[nic.cc.none]\n{perftests}"
+    ));
+    w.run(|_| true);
+    let log = &w.record.pfc;
+    let pause = Time::from_us(5).0;
+    // Per host port: PAUSE frames that found the previous pause lapsed with no RESUME between.
+    let mut last: std::collections::HashMap<(u32, u32), (u64, u16)> = Default::default();
+    let (mut repaused, mut late_resumes) = (0, 0);
+    for i in 0..log.time.len() {
+        if log.node[i] >= 9 || log.class[i] != 3 {
+            continue;
+        }
+        let key = (log.node[i], log.iface[i]);
+        if let Some(&(t, q)) = last.get(&key) {
+            if q > 0 && log.quanta[i] > 0 && log.time[i] > t + pause {
+                repaused += 1;
+            }
+            // A RESUME for a pause that had run out: ns-3's switch sends none.
+            if q > 0 && log.quanta[i] == 0 && log.time[i] > t + pause {
+                late_resumes += 1;
+            }
+        }
+        last.insert(key, (log.time[i], log.quanta[i]));
+    }
+    assert_eq!(late_resumes, 0, "RESUMEs for pauses that had run out");
+    assert!(last.len() == 8, "every sender was paused: {last:?}");
+    // 267 here; 20 when only an ACK's arrival woke a NIC whose pause had lapsed.
+    assert!(repaused >= 100, "pauses that lapsed and were renewed by the host's next packets: {repaused}");
+}
+
+#[test]
 fn hpcc_shares_evenly_with_the_papers_additive_step() {
     // Four WRITE streams into one host, started 0.5 ms apart. HPCC's step sized as its paper
     // sizes it for N = 4 flows (W_init (1 - η) / N: about 725 B, 1.3 Gbps at a 4.3 µs RTT)

@@ -57,6 +57,8 @@ pub struct Switch {
     pub ecn_rng: Rng,
     /// Per local port: when PAUSE was first asserted for each class (for pause-time counters).
     pub pause_since: Vec<[Time; CLASSES]>,
+    /// Per local port: when the last PAUSE sent for each class runs out.
+    pub pause_lapse: Vec<[Time; CLASSES]>,
     /// Per local port: the timer that re-sends PAUSE while a class stays congested.
     pub pfc_refresh: Vec<TimerId>,
 }
@@ -233,6 +235,7 @@ impl Switch {
     pub fn pfc_sent(&mut self, iface: u32, class: u8, quanta: u16, now: Time, port: &mut Port) -> Option<Time> {
         let since = &mut self.pause_since[iface as usize][class as usize];
         if quanta > 0 {
+            self.pause_lapse[iface as usize][class as usize] = now + pause_time(quanta, port.rate.0);
             if *since == Time::MAX {
                 *since = now;
                 port.counters.pause_tx += 1;
@@ -246,6 +249,24 @@ impl Switch {
         }
     }
 
+    /// The buffer would send RESUME for `class` on local port `iface` (its ingress fell to
+    /// XON): whether the PAUSE it would end has run out already, where a switch that pauses
+    /// again for every packet over XOFF sends none (ns-3's `SwitchMmu::GetResumeClasses`
+    /// resumes only a class its own pause timer still holds, `SetPause` / `SetResume`). Then
+    /// the pause's time is counted to its lapse, and no RESUME is counted.
+    pub fn pause_lapsed(&mut self, iface: u32, class: u8, now: Time, port: &mut Port) -> bool {
+        let (i, c) = (iface as usize, class as usize);
+        let lapse = self.pause_lapse[i][c];
+        if !self.buffer.pauses_every_packet() || now < lapse {
+            return false;
+        }
+        let since = std::mem::replace(&mut self.pause_since[i][c], Time::MAX);
+        if since != Time::MAX {
+            port.counters.paused_tx_ps += lapse.saturating_sub(since).0;
+        }
+        true
+    }
+
     /// Classes whose PAUSE is asserted on local port `iface`.
     pub fn asserted(&self, iface: u32) -> [bool; CLASSES] {
         let mut classes = [false; CLASSES];
@@ -257,7 +278,9 @@ impl Switch {
 
     /// Time so far of the PAUSEs asserted on local port `iface` (not yet in its counters).
     pub fn pause_open(&self, iface: u32, now: Time) -> u64 {
-        self.buffer.asserted(iface).map(|c| (now - self.pause_since[iface as usize][c as usize]).0).sum()
+        let (since, lapse) = (&self.pause_since[iface as usize], &self.pause_lapse[iface as usize]);
+        let until = |c: usize| if self.buffer.pauses_every_packet() { now.min(lapse[c]) } else { now };
+        self.buffer.asserted(iface).map(|c| until(c as usize).saturating_sub(since[c as usize]).0).sum()
     }
 }
 

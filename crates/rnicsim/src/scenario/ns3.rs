@@ -471,6 +471,9 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     // scratch program).
     pfc.entry("resend").or_insert(Value::String("every_packet".into()));
     pfc.entry("pause_time").or_insert(Value::String("5us".into()));
+    // RESUME as soon as the ingress is below XOFF: ns-3's `GetResumeClasses` tests it against
+    // α (free − 16 B) with α = 1/16, one byte under the PAUSE threshold.
+    pfc.entry("xon_offset").or_insert(Value::String("1B".into()));
     // Flows take ns-3's ports and its switches' hash, so each flow takes ns-3's path.
     switch.entry("ecmp_hash").or_insert(Value::String("ns3".into()));
     // Its switches send ACKs and NACKs by that hash whatever LB_MODE says (`GetOutDev`).

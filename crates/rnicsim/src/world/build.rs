@@ -171,6 +171,7 @@ impl World {
                         ecn,
                         ecn_rng: rng::stream(seed, "ecn", v as u64),
                         pause_since: vec![[Time::MAX; CLASSES]; range.len()],
+                        pause_lapse: vec![[Time::ZERO; CLASSES]; range.len()],
                         pfc_refresh: range.clone().map(|p| timers.add_timer(Wake::PfcRefresh(p))).collect(),
                     });
                 }

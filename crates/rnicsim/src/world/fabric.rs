@@ -65,7 +65,10 @@ impl World {
             self.pool.int_mut(id).push(hop);
         }
         if resume {
-            self.send_pfc(s, ingress, class, 0);
+            let p = (self.switches[s as usize].first_port + ingress) as usize;
+            if !self.switches[s as usize].pause_lapsed(ingress, class, self.now, &mut self.ports[p]) {
+                self.send_pfc(s, ingress, class, 0);
+            }
         }
     }
 

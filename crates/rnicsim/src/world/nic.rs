@@ -519,7 +519,19 @@ impl World {
                     self.ports[p as usize].enqueue(class, id, size, &mut self.pool);
                     self.stats.packets_sent += 1;
                 }
-                Err(t) => return Fill::Wait(t),
+                Err(t) => {
+                    // Queue pairs set aside on a paused class are looked at again when the
+                    // pause runs out, RESUME or not (a PAUSE lapses after its quanta, and ns-3's
+                    // NIC restarts then, `QbbNetDevice::Resume`): the NIC waited for a RESUME,
+                    // which a switch whose ingress stays above XON does not send.
+                    let (now, port) = (self.now, &self.ports[p as usize]);
+                    let parked = &self.nics[h as usize].parked;
+                    let lapse = (0..parked.len()).filter(|&c| !parked[c].is_empty() && port.is_paused(c, now)).map(|c| port.paused_until(c)).min();
+                    return Fill::Wait(match (t, lapse) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    });
+                }
             }
         }
         Fill::Full
