@@ -460,7 +460,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let classes = flow_file.as_deref().map_or_else(Vec::new, data_classes);
     let classes = if classes.is_empty() { vec![DATA_CLASS] } else { classes };
     pfc.entry("classes").or_insert(Value::Array(classes.into_iter().map(Value::Integer).collect()));
-    // ConWeave's switch MMU (`switch-mmu.cc`, `GetPfcThreshold`, `CheckShouldPause`) pauses an
+    // ConWeave's switch MMU (`switch-mmu.cc`, `GetPauseClasses`, `GetResumeClasses`) pauses an
     // ingress priority group once its bytes past its 2,096 B reserve exceed 1/16 of the free
     // shared pool: the buffer less every port's headroom and 8 queues × 1,048 B per port.
     pfc.entry("alpha").or_insert(Value::Float(0.0625));
