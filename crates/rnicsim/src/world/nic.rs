@@ -787,7 +787,10 @@ impl World {
         let before_last_wire = if n == 2 { first } else { mtu + hdr(Position::Middle) };
         // The data's walk from host `a` to host `b`: when its first, next-to-last and last
         // packets arrive. A packet arrives no sooner than
-        // - the message up to it has crossed the path's slowest link behind the first packet;
+        // - every link k has carried the message up to it, from when the first packet reached
+        //   k (after its wait for its payload, below), and it has crossed the links after k
+        //   (the tightest k is the slowest link, or one after which a smaller packet is
+        //   quicker than the first);
         // - its payload is read over PCIe (`nic/payload_wait.rs`: a packet's last byte leaves
         //   no sooner than its payload's last comes over PCIe; a 9000 B payload takes 360 ns at
         //   200 Gbps, its packet 182 ns at 400) and it has crossed the links after the first
@@ -796,19 +799,23 @@ impl World {
         // - the packet before it has arrived and it has crossed the last link behind it (a
         //   short last packet queues behind a full one at every switch).
         let data = |w: &World, a: u32, b: u32| {
-            let (delay, serialization, slowest) = w.path_profile(a, b, first);
+            let (delay, rates) = w.path_links(a, b);
+            let ser = |bytes: u64, links: &[crate::units::BitsPerSec]| links.iter().fold(Time::ZERO, |t, r| t + r.tx_time(bytes));
             let pcie = |bytes| if inline { Time::ZERO } else { bw.tx_time(bytes) };
-            let after_first_link = |pkt: u64| w.path_profile(a, b, pkt).1.saturating_sub(w.host_link_time(a, pkt));
+            // When the first packet reaches the start of link k: across the links before it,
+            // after it waited for its payload on the NIC.
+            let first_at = |k: usize| if k == 0 { Time::ZERO } else { ser(first, &rates[..k]).max(pcie(first_payload) + ser(first, &rates[1..k])) };
             let arrive = |payload: u64, wire_upto: u64, pkt: u64| {
-                let by_links = delay + serialization + slowest.map_or(Time::ZERO, |r| r.tx_time(wire_upto - first));
-                by_links.max(delay + pcie(payload) + after_first_link(pkt))
+                let by_links = (0..rates.len()).map(|k| first_at(k) + rates[k].tx_time(first) + rates[k].tx_time(wire_upto - first) + ser(pkt, &rates[k + 1..])).max().unwrap_or(Time::ZERO);
+                delay + by_links.max(pcie(payload) + ser(pkt, rates.get(1..).unwrap_or(&[])))
             };
             let first_in = arrive(first_payload, first, first);
             if n == 1 {
                 return (first_in, first_in, first_in);
             }
             let before_last_in = arrive(size - last_payload, wire - last_wire, before_last_wire);
-            let last_in = arrive(size, wire, last_wire).max(before_last_in + w.host_link_time(b, last_wire));
+            let last_link = rates.last().map_or(Time::ZERO, |r| r.tx_time(last_wire));
+            let last_in = arrive(size, wire, last_wire).max(before_last_in + last_link);
             (first_in, before_last_in, last_in)
         };
         // A non-inline payload is read from host memory first, one PCIe round trip.
@@ -838,11 +845,6 @@ impl World {
         }
     }
 
-    /// Serialization of a `bytes` packet on host `a`'s own link.
-    fn host_link_time(&self, a: u32, bytes: u64) -> Time {
-        self.adjacency[a as usize].first().map_or(Time::ZERO, |adj| self.ports[adj.port as usize].rate.tx_time(bytes))
-    }
-
     /// ns-3's ideal FCT (`qp_finish` in HPCC's `third.cc` and ConWeave's
     /// `network-load-balance.cc`): the pair's base RTT, twice the path's propagation delay
     /// plus one `mtu`-byte payload's serialization per hop, plus the message's `wire` bytes at
@@ -856,11 +858,17 @@ impl World {
     /// Along the first shortest path from host `a` to host `b`: the summed propagation delay,
     /// the summed serialization of a `bytes` packet, and the slowest link's rate.
     fn path_profile(&self, a: u32, b: u32, bytes: u64) -> (Time, Time, Option<crate::units::BitsPerSec>) {
-        let Some(NodeRole::Host(dst_host)) = self.roles.get(b as usize).copied() else { return (Time::ZERO, Time::ZERO, None) };
-        let (mut delay, mut serialization, mut slowest) = (Time::ZERO, Time::ZERO, None::<crate::units::BitsPerSec>);
+        let (delay, rates) = self.path_links(a, b);
+        (delay, rates.iter().fold(Time::ZERO, |t, r| t + r.tx_time(bytes)), rates.iter().copied().min())
+    }
+
+    /// Along the first shortest path from host `a` to host `b`: the summed propagation delay and
+    /// each link's rate, in order.
+    fn path_links(&self, a: u32, b: u32) -> (Time, Vec<crate::units::BitsPerSec>) {
+        let Some(NodeRole::Host(dst_host)) = self.roles.get(b as usize).copied() else { return (Time::ZERO, Vec::new()) };
+        let (mut delay, mut rates) = (Time::ZERO, Vec::new());
         let mut node = a;
-        let mut hops = 0;
-        while node != b && hops < 64 {
+        while node != b && rates.len() < 64 {
             let port = if self.is_host[node as usize] {
                 match self.adjacency[node as usize].first() {
                     Some(adj) => adj.port,
@@ -872,14 +880,11 @@ impl World {
                     None => break,
                 }
             };
-            let rate = self.ports[port as usize].rate;
+            rates.push(self.ports[port as usize].rate);
             delay += self.links[port as usize].delay;
-            serialization += rate.tx_time(bytes);
-            slowest = Some(slowest.map_or(rate, |r| r.min(rate)));
             node = self.ports[self.ports[port as usize].peer as usize].node;
-            hops += 1;
         }
-        (delay, serialization, slowest)
+        (delay, rates)
     }
 
     /// One-way time of a `bytes` packet from host `a` to host `b` on an idle path.
