@@ -14,7 +14,7 @@ def set_key(doc: str, key: str, value: str) -> str:
 def validate(text: str, label: str, base_dir: str, overrides: List[Tuple[str, str]] = ...) -> Tuple[str, List[str]]:
     """Checks scenario text with (key, JSON value) overrides; returns it resolved and its warnings. Raises ValueError naming file, line and key."""
 
-def run(text: str, label: str, base_dir: str, out: str, force: bool = False, progress: Optional[Callable[[int, int, int], None]] = None, scr_policy: Any = None, overrides: List[Tuple[str, str]] = ...) -> str:
+def run(text: str, label: str, base_dir: str, out: str, force: bool = False, progress: Optional[Callable[[int, int, int, Optional[Tuple[int, int]]], None]] = None, scr_policy: Any = None, overrides: List[Tuple[str, str]] = ...) -> str:
     """Runs scenario text, writes the results into `out`; returns the folder."""
 
 __version__: str

@@ -528,6 +528,9 @@ fn ns3_keys_mean_what_the_scratch_programs_make_of_them() {
     let w = warned(&twice);
     assert!(w.contains(&format!("config.txt:{}: CC_MODE is given again (line {} gave it first)", twice.lines().count(), line("CC_MODE"))), "{w}");
     let rnicsim::nic::cc::CcSpec::Dcqcn(_) = LoadedScenario::from_str(&translate(&twice, "config.txt", &data()).unwrap().toml, "config.txt", &data()).unwrap().scenario.nic.cc else { panic!("the last CC_MODE stands") };
+    // Of a variant given twice only the last line counts: FAST_REACT 0 then 1 runs as ns-3's 1.
+    let w = warned(&format!("{text}\nFAST_REACT 0\nFAST_REACT 1\n"));
+    assert!(!w.contains("FAST_REACT 0:") && w.contains("FAST_REACT is given again"), "{w}");
     // Under DCQCN only RATE_BOUND matters.
     let w = warned(&edited.replace("CC_MODE 3", "CC_MODE 1"));
     assert!(w.contains("RATE_BOUND 0") && !w.contains("FAST_REACT") && !w.contains("MULTI_RATE") && !w.contains("HAS_WIN 0"), "{w}");

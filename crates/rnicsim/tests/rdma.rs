@@ -1022,6 +1022,32 @@ fn a_paused_nic_sends_again_when_its_pause_runs_out_without_a_resume() {
 }
 
 #[test]
+fn a_switch_that_pauses_for_every_packet_counts_the_pauses_its_hosts_see() {
+    // Sixteen WRITE streams into one host through 700 KB: ingresses stay over XON across the
+    // lapse of a 5 µs PAUSE, and the next packet over XOFF pauses its host again. The switch
+    // took that PAUSE as the old one still asserted: one pause counted where its host saw 145,
+    // and the gap between them counted as paused time (+67%).
+    let perftests: String = (1..=16u32).map(|i| format!("[[perftest]]\ntest = \"write_bw\"\nclient = {i}\nserver = 0\nmessage = \"64KB\"\n")).collect();
+    let mut w = build(&format!(
+        "duration = \"500us\"\n[topology.star]\nhosts = 17\n[switch]\nbuffer = \"700KB\"\n[switch.pfc]\nresend = \"every_packet\"\npause_time = \"5us\"\nxon_offset = \"1B\"\n[switch.ecn]\nenabled = false\n[nic.cc.none]\n{perftests}"
+    ));
+    w.run(|_| true);
+    let mut renewed = 0;
+    for h in 1..=16u32 {
+        let host = &w.ports[w.nics[h as usize].port as usize];
+        let switch_side = &w.ports[host.peer as usize];
+        let (tx, rx) = (&switch_side.counters, &host.counters);
+        assert!(tx.pause_tx.abs_diff(rx.pause_rx) <= 1, "host {h}: the switch counted {} pauses, the host saw {}", tx.pause_tx, rx.pause_rx);
+        // The host's paused time runs a link delay behind the switch's, and a pause still
+        // open at the end is not in the counters.
+        let (a, b) = (tx.paused_tx_ps as f64, rx.paused_rx_ps as f64);
+        assert!((a - b).abs() <= 0.05 * b.max(1.0) + 6e6, "host {h}: paused {a} ps by the switch's count, {b} by the host's");
+        renewed += rx.pause_rx;
+    }
+    assert!(renewed > 16 * 10, "pauses renewed after their lapse: {renewed}");
+}
+
+#[test]
 fn hpcc_shares_evenly_with_the_papers_additive_step() {
     // Four WRITE streams into one host, started 0.5 ms apart. HPCC's step sized as its paper
     // sizes it for N = 4 flows (W_init (1 - η) / N: about 725 B, 1.3 Gbps at a 4.3 µs RTT)

@@ -233,19 +233,42 @@ impl Switch {
     /// it (half its duration) if the class stays congested; never when the buffer pauses again
     /// for every packet admitted over XOFF instead.
     pub fn pfc_sent(&mut self, iface: u32, class: u8, quanta: u16, now: Time, port: &mut Port) -> Option<Time> {
-        let since = &mut self.pause_since[iface as usize][class as usize];
+        let (i, c) = (iface as usize, class as usize);
         if quanta > 0 {
-            self.pause_lapse[iface as usize][class as usize] = now + pause_time(quanta, port.rate.0);
-            if *since == Time::MAX {
-                *since = now;
+            // A pause renewed after the last one ran out (a switch that pauses for every
+            // packet sends no RESUME at a lapse) is a new pause: the old one ended there.
+            if self.buffer.pauses_every_packet() && now >= self.pause_lapse[i][c] {
+                self.close_pause(i, c, self.pause_lapse[i][c], port);
+            }
+            self.pause_lapse[i][c] = now + pause_time(quanta, port.rate.0);
+            if self.pause_since[i][c] == Time::MAX {
+                self.pause_since[i][c] = now;
                 port.counters.pause_tx += 1;
             }
             (!self.buffer.pauses_every_packet()).then(|| now + Time(pause_time(quanta, port.rate.0).0 / 2))
         } else {
-            let since = std::mem::replace(since, Time::MAX);
-            port.counters.paused_tx_ps += (now - since).0;
+            self.close_pause(i, c, now, port);
             port.counters.resume_tx += 1;
             None
+        }
+    }
+
+    /// The pause time counters of the pause asserted on local port `i`, class `c`, closed at
+    /// `end` (nothing if none is).
+    fn close_pause(&mut self, i: usize, c: usize, end: Time, port: &mut Port) {
+        let since = std::mem::replace(&mut self.pause_since[i][c], Time::MAX);
+        if since != Time::MAX {
+            port.counters.paused_tx_ps += end.saturating_sub(since).0;
+        }
+    }
+
+    /// When the pause asserted on local port `i`, class `c`, stops holding, seen at `now`: now,
+    /// or its lapse if it ran out first (a switch that pauses for every packet refreshes none).
+    fn pause_end(&self, i: usize, c: usize, now: Time) -> Time {
+        if self.buffer.pauses_every_packet() {
+            now.min(self.pause_lapse[i][c])
+        } else {
+            now
         }
     }
 
@@ -256,15 +279,18 @@ impl Switch {
     /// the pause's time is counted to its lapse, and no RESUME is counted.
     pub fn pause_lapsed(&mut self, iface: u32, class: u8, now: Time, port: &mut Port) -> bool {
         let (i, c) = (iface as usize, class as usize);
-        let lapse = self.pause_lapse[i][c];
-        if !self.buffer.pauses_every_packet() || now < lapse {
+        if !self.buffer.pauses_every_packet() || now < self.pause_lapse[i][c] {
             return false;
         }
-        let since = std::mem::replace(&mut self.pause_since[i][c], Time::MAX);
-        if since != Time::MAX {
-            port.counters.paused_tx_ps += lapse.saturating_sub(since).0;
-        }
+        self.close_pause(i, c, self.pause_lapse[i][c], port);
         true
+    }
+
+    /// The link of local port `iface` failed while it asserted `class`'s pause: the pause is
+    /// over for the counters (at its lapse if it had run out), with no frame sent or counted.
+    pub fn pause_dropped(&mut self, iface: u32, class: u8, now: Time, port: &mut Port) {
+        let (i, c) = (iface as usize, class as usize);
+        self.close_pause(i, c, self.pause_end(i, c, now), port);
     }
 
     /// Classes whose PAUSE is asserted on local port `iface`.
@@ -278,9 +304,8 @@ impl Switch {
 
     /// Time so far of the PAUSEs asserted on local port `iface` (not yet in its counters).
     pub fn pause_open(&self, iface: u32, now: Time) -> u64 {
-        let (since, lapse) = (&self.pause_since[iface as usize], &self.pause_lapse[iface as usize]);
-        let until = |c: usize| if self.buffer.pauses_every_packet() { now.min(lapse[c]) } else { now };
-        self.buffer.asserted(iface).map(|c| until(c as usize).saturating_sub(since[c as usize]).0).sum()
+        let i = iface as usize;
+        self.buffer.asserted(iface).map(|c| self.pause_end(i, c as usize, now).saturating_sub(self.pause_since[i][c as usize]).0).sum()
     }
 }
 

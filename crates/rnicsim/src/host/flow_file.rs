@@ -89,7 +89,9 @@ pub fn parse_flow_file_with_rest(text: &str) -> Result<(Vec<FlowSpec>, Option<us
         let secs = f[size_at + 1];
         // Plain seconds, as ns-3 writes them: no unit of its own ("20u" is not 20 µs).
         let plain = secs.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-')) && secs.parse::<f64>().is_ok();
-        let start: Time = if plain { format!("{secs}s").parse().ok() } else { None }
+        // Rounded to the picosecond: a generator's float may carry more digits than that
+        // (0.0000012345678913 s), which a scenario's own durations refuse.
+        let start = secs.parse::<f64>().ok().filter(|s| plain && s.is_finite() && *s >= 0.0 && *s * 1e12 < u64::MAX as f64).map(|s| Time((s * 1e12).round() as u64))
             .ok_or_else(|| err(ln, format!("start: expected a time in seconds such as 2.000001, got \"{secs}\"")))?;
         if src == dst {
             return Err(err(ln, format!("node {src} sends to itself")));
@@ -134,6 +136,8 @@ mod tests {
             assert!(e.line == 2 && e.message.contains(&format!("got \"{bad}\"")) && e.message.contains("seconds"), "{bad}: {e:?}");
         }
         assert_eq!(parse_flow_file("1\n0 5 3 100 20000 2e-6\n").unwrap()[0].start, Time::from_us(2));
+        // More digits than a picosecond (a Python float's repr) round to it.
+        assert_eq!(parse_flow_file("1\n0 5 3 100 20000 0.0000012345678913\n").unwrap()[0].start, Time(1_234_568));
         // A ConWeave line with a stray field at its end reads as HPCC's six: the message says so.
         let e = parse_flow_file("1\n106 13 3 314 2.000000159 7\n").unwrap_err();
         assert!(e.line == 2 && e.message.contains("looks like the start time") && e.message.contains("five-field"), "{e:?}");

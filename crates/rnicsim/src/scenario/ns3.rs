@@ -498,6 +498,8 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         }
     };
     let is_hpcc = cc.0 == "hpcc";
+    // Each key's last line stands (a key given twice is warned of above).
+    let variants: Vec<_> = variants.iter().enumerate().filter(|(i, v)| !variants[i + 1..].iter().any(|w| w.1 == v.1)).map(|(_, v)| *v).collect();
     for (no, key, value) in variants {
         let ns3_does = match (key, value) {
             ("FAST_REACT", false) if is_hpcc => "HPCC then updates its rate once per round trip only, not on every ACK",

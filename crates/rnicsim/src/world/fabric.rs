@@ -65,10 +65,16 @@ impl World {
             self.pool.int_mut(id).push(hop);
         }
         if resume {
-            let p = (self.switches[s as usize].first_port + ingress) as usize;
-            if !self.switches[s as usize].pause_lapsed(ingress, class, self.now, &mut self.ports[p]) {
-                self.send_pfc(s, ingress, class, 0);
-            }
+            self.resume(s, ingress, class);
+        }
+    }
+
+    /// Switch `s`'s buffer let `ingress`'s `class` fall to XON: RESUME, unless the pause it would
+    /// end ran out already ([`Switch::pause_lapsed`]).
+    fn resume(&mut self, s: u32, ingress: u32, class: u8) {
+        let p = (self.switches[s as usize].first_port + ingress) as usize;
+        if !self.switches[s as usize].pause_lapsed(ingress, class, self.now, &mut self.ports[p]) {
+            self.send_pfc(s, ingress, class, 0);
         }
     }
 
@@ -509,7 +515,7 @@ impl World {
             if let NodeRole::Switch(s) = self.roles[self.ports[p as usize].node as usize] {
                 let pkt = *self.pool.get(id);
                 if self.switches[s as usize].buffer.release(pkt.ingress_port, class, pkt.size) {
-                    self.send_pfc(s, pkt.ingress_port, class, 0);
+                    self.resume(s, pkt.ingress_port, class);
                 }
             }
             self.pool.free(id);
@@ -526,8 +532,8 @@ impl World {
             for c in (0..CLASSES).filter(|&c| asserted[c]) {
                 let sw = &mut self.switches[s as usize];
                 sw.buffer.clear_xoff(iface, c as u8);
-                // A RESUME's bookkeeping, with no frame: the link is down.
-                sw.pfc_sent(iface, c as u8, 0, now, &mut self.ports[p as usize]);
+                // The pause ends for the counters, with no frame: the link is down.
+                sw.pause_dropped(iface, c as u8, now, &mut self.ports[p as usize]);
             }
         }
         for c in 0..CLASSES {
