@@ -468,10 +468,7 @@ impl World {
             return;
         }
         let Some((id, class)) = port.dequeue(now, &self.pool) else {
-            let t = match (next, port.next_unpause(now)) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            let t = [next, port.next_unpause(now)].into_iter().flatten().min();
             if let Some(t) = t {
                 self.timers.arm(port.timer, t.max(now));
             }
@@ -527,10 +524,7 @@ impl World {
                     let (now, port) = (self.now, &self.ports[p as usize]);
                     let parked = &self.nics[h as usize].parked;
                     let lapse = (0..parked.len()).filter(|&c| !parked[c].is_empty() && port.is_paused(c, now)).map(|c| port.paused_until(c)).min();
-                    return Fill::Wait(match (t, lapse) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    });
+                    return Fill::Wait([t, lapse].into_iter().flatten().min());
                 }
             }
         }
@@ -575,10 +569,7 @@ impl World {
         }
         let picked = self.nic_pick(h);
         let waiting = self.nics[h as usize].payload_wait.next_ready();
-        picked.map_err(|t| match (t, waiting) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        })
+        picked.map_err(|t| [t, waiting].into_iter().flatten().min())
     }
 
     /// Packet `id` of queue pair `q`, ready for the wire: itself, or on a NIC with a
@@ -651,10 +642,7 @@ impl World {
             let q = match nic.sched.pop(now, &mut src) {
                 Pick::Qp(q) => q,
                 Pick::Idle(t) => {
-                    return Err(match (t, self.star_tx_next(h)) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    })
+                    return Err([t, self.star_tx_next(h)].into_iter().flatten().min())
                 }
             };
             nic.sched_stage.occupy(now, nic.sched.decision_time());
@@ -800,14 +788,13 @@ impl World {
         //   short last packet queues behind a full one at every switch).
         let data = |w: &World, a: u32, b: u32| {
             let (delay, rates) = w.path_links(a, b);
-            let ser = |bytes: u64, links: &[crate::units::BitsPerSec]| links.iter().fold(Time::ZERO, |t, r| t + r.tx_time(bytes));
             let pcie = |bytes| if inline { Time::ZERO } else { bw.tx_time(bytes) };
             // When the first packet reaches the start of link k: across the links before it,
             // after it waited for its payload on the NIC.
-            let first_at = |k: usize| if k == 0 { Time::ZERO } else { ser(first, &rates[..k]).max(pcie(first_payload) + ser(first, &rates[1..k])) };
+            let first_at = |k: usize| if k == 0 { Time::ZERO } else { serialization(first, &rates[..k]).max(pcie(first_payload) + serialization(first, &rates[1..k])) };
             let arrive = |payload: u64, wire_upto: u64, pkt: u64| {
-                let by_links = (0..rates.len()).map(|k| first_at(k) + rates[k].tx_time(first) + rates[k].tx_time(wire_upto - first) + ser(pkt, &rates[k + 1..])).max().unwrap_or(Time::ZERO);
-                delay + by_links.max(pcie(payload) + ser(pkt, rates.get(1..).unwrap_or(&[])))
+                let by_links = (0..rates.len()).map(|k| first_at(k) + rates[k].tx_time(first) + rates[k].tx_time(wire_upto - first) + serialization(pkt, &rates[k + 1..])).max().unwrap_or(Time::ZERO);
+                delay + by_links.max(pcie(payload) + serialization(pkt, rates.get(1..).unwrap_or(&[])))
             };
             let first_in = arrive(first_payload, first, first);
             if n == 1 {
@@ -859,7 +846,7 @@ impl World {
     /// the summed serialization of a `bytes` packet, and the slowest link's rate.
     fn path_profile(&self, a: u32, b: u32, bytes: u64) -> (Time, Time, Option<crate::units::BitsPerSec>) {
         let (delay, rates) = self.path_links(a, b);
-        (delay, rates.iter().fold(Time::ZERO, |t, r| t + r.tx_time(bytes)), rates.iter().copied().min())
+        (delay, serialization(bytes, &rates), rates.iter().copied().min())
     }
 
     /// Along the first shortest path from host `a` to host `b`: the summed propagation delay and
@@ -892,4 +879,9 @@ impl World {
         let (delay, serialization, _) = self.path_profile(a, b, bytes);
         delay + serialization
     }
+}
+
+/// A `bytes` packet's serialization summed over links of `rates`.
+fn serialization(bytes: u64, rates: &[crate::units::BitsPerSec]) -> Time {
+    rates.iter().fold(Time::ZERO, |t, r| t + r.tx_time(bytes))
 }

@@ -126,10 +126,7 @@ impl World {
         let now = self.now;
         let Some(st) = &self.nics[h as usize].state else { return };
         let tx = st.tx.next_ready().filter(|&t| t > now);
-        let next = match (st.rx.next_ready(), tx) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let next = [st.rx.next_ready(), tx].into_iter().flatten().min();
         match next {
             Some(t) => {
                 let t = t.max(self.now);

@@ -37,10 +37,7 @@ impl Pending {
 }
 
 fn idle(until: Option<u64>, pending: &Pending) -> Pick {
-    let t = match (until.map(Time), pending.next()) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
+    let t = [until.map(Time), pending.next()].into_iter().flatten().min();
     Pick::Idle(t)
 }
 

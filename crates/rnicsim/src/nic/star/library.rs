@@ -205,10 +205,7 @@ impl StarLib {
     /// When the timer must fire next.
     pub fn next_deadline(&self) -> Option<Time> {
         let w = self.outstanding.values().filter_map(|p| p.deadline).min();
-        match (w, self.migrate_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [w, self.migrate_deadline].into_iter().flatten().min()
     }
 
     /// WQEs posted and not completed.
