@@ -310,7 +310,12 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
             }
             // Variants of ns-3's NIC that we run one way only: a value other than that one is
             // warned of once the congestion control is known (HPCC's apply to it alone).
-            "FAST_REACT" | "MULTI_RATE" | "SAMPLE_FEEDBACK" | "RATE_BOUND" => variants.push((l.no, l.key, flag(l)?)),
+            // (A key given twice: its last line stands.)
+            "FAST_REACT" | "MULTI_RATE" | "SAMPLE_FEEDBACK" | "RATE_BOUND" => {
+                let value = flag(l)?;
+                variants.retain(|v| v.1 != l.key);
+                variants.push((l.no, l.key, value));
+            }
             "L2_BACK_TO_ZERO" => {
                 // 1: a NACK rolls the sender back to the start of its L2 chunk (`RdmaHw::
                 // ReceiveAck`, `m_backto0`); 0, as here: to the lost packet (go-back-N).
@@ -498,8 +503,6 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         }
     };
     let is_hpcc = cc.0 == "hpcc";
-    // Each key's last line stands (a key given twice is warned of above).
-    let variants: Vec<_> = variants.iter().enumerate().filter(|(i, v)| !variants[i + 1..].iter().any(|w| w.1 == v.1)).map(|(_, v)| *v).collect();
     for (no, key, value) in variants {
         let ns3_does = match (key, value) {
             ("FAST_REACT", false) if is_hpcc => "HPCC then updates its rate once per round trip only, not on every ACK",

@@ -262,16 +262,17 @@ impl World {
     fn add_nics(&mut self, loaded: &LoadedScenario) {
         // An unsized cc_window is ns-3's maxBdp, and HPCC's fabric-wide T its maxRtt, known
         // once the fabric is built.
-        if self.nic_spec.cc_window.is_some_and(|w| w.bytes.is_none()) {
-            let (_, bdp) = self.fabric_rtt_and_bdp();
-            if let Some(w) = &mut self.nic_spec.cc_window {
+        let unsized_window = self.nic_spec.cc_window.is_some_and(|w| w.bytes.is_none());
+        let fabric_t = matches!(&self.nic_spec.cc, crate::nic::cc::CcSpec::Hpcc(h) if h.fabric_rtt && h.base_rtt.is_none());
+        if unsized_window || fabric_t {
+            let (rtt, bdp) = self.fabric_rtt_and_bdp();
+            if let Some(w) = self.nic_spec.cc_window.as_mut().filter(|w| w.bytes.is_none()) {
                 w.bytes = Some(bdp);
             }
-        }
-        if matches!(&self.nic_spec.cc, crate::nic::cc::CcSpec::Hpcc(h) if h.fabric_rtt && h.base_rtt.is_none()) {
-            let (rtt, _) = self.fabric_rtt_and_bdp();
             if let crate::nic::cc::CcSpec::Hpcc(h) = &mut self.nic_spec.cc {
-                h.base_rtt = Some(rtt);
+                if h.fabric_rtt && h.base_rtt.is_none() {
+                    h.base_rtt = Some(rtt);
+                }
             }
         }
         let spec = &loaded.scenario.nic;
