@@ -265,9 +265,13 @@ def _progress(progress: Optional[bool]) -> tuple[Optional[Callable[[int, int, in
 
     bar = tqdm(total=100, unit="%", desc="simulating", leave=False)
 
-    def update(now: int, end: int, events: int, flows: Optional[tuple[int, int]] = None) -> None:
+    def update(now: int, end: int, events: int, flows: Optional[tuple[int, int]] = None, baseline: Optional[int] = None) -> None:
         # Over flows finished when the run ends with its listed flows (an ns-3 config's, whose
-        # duration is only a safety limit), else over simulated time.
+        # duration is only a safety limit), else over simulated time; `baseline`: the number of
+        # the [[baseline]] run under way, once the scenario's own has ended.
+        desc = "simulating" if baseline is None else f"baseline {baseline + 1}"
+        if bar.desc != desc:
+            bar.set_description(desc, refresh=False)
         done, total = flows if flows else (now, end)
         bar.n = round(100 * done / max(total, 1), 1)
         bar.set_postfix(events=f"{events / 1e6:.1f}M", **({"flows": f"{flows[0]}/{flows[1]}"} if flows else {}), refresh=False)

@@ -497,14 +497,23 @@ def test_an_existing_output_folder_is_refused_naming_the_python_argument(tmp_pat
     assert s.run(tmp_path / "r", progress=False, force=True).path == tmp_path / "r"
 
 
-def test_sigterm_during_a_run_leaves_no_partial_folder_and_exits_143(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "sets,progress",
+    [
+        ("set('duration', '50ms')", False),
+        # The scenario's own run ends at once and the signal comes during its baseline, which
+        # ran on to its end and was saved; the bar names the baseline it shows.
+        ("set('duration', '1us').set('baseline', [{'name': 'long', 'set': {'duration': '50ms'}}])", True),
+    ],
+)
+def test_sigterm_during_a_run_leaves_no_partial_folder_and_exits_143(tmp_path: Path, sets: str, progress: bool) -> None:
     import os
     import signal
     import time
 
     # A run of several seconds in a child Python: SIGTERM once its partial folder exists. (It
     # killed the interpreter on the spot, leaving `.out.partial-<pid>` behind.)
-    code = f"import rnicsim; rnicsim.Scenario.from_file({str(QUICKSTART)!r}).set('duration', '50ms').run({str(tmp_path / 'out')!r}, progress=False)"
+    code = f"import rnicsim; rnicsim.Scenario.from_file({str(QUICKSTART)!r}).{sets}.run({str(tmp_path / 'out')!r}, progress={progress})"
     proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True, preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None and not any(p.name.startswith(".out.partial") for p in tmp_path.iterdir()):
@@ -515,6 +524,7 @@ def test_sigterm_during_a_run_leaves_no_partial_folder_and_exits_143(tmp_path: P
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
     assert list(tmp_path.iterdir()) == [], "nothing half-written"
+    assert not progress or "baseline 1" in err, err
 
 
 def test_a_toml_syntax_error_names_file_line_and_key_as_the_cli_does(tmp_path: Path) -> None:

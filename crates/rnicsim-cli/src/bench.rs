@@ -331,7 +331,7 @@ fn rdma(args: &RdmaArgs) -> anyhow::Result<()> {
     }
     world.run(|_| true);
     if let Some(d) = dir {
-        rnicsim::write_outputs(&d, &loaded, &mut world)?;
+        rnicsim::write_outputs(&d, &loaded, &mut world, rnicsim::run_baselines(&loaded)?)?;
         d.commit()?;
     }
     let wall = start.elapsed();

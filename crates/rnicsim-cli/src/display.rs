@@ -15,7 +15,7 @@ pub fn progress_bar(quiet: bool, start: &Progress) -> ProgressBar {
     let target = if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
     let len = start.flows.map_or(start.end.0, |(_, total)| total);
     let bar = ProgressBar::with_draw_target(Some(len.max(1)), target);
-    bar.set_style(ProgressStyle::with_template("{bar:30} {percent:>3}% {msg}").expect("valid template"));
+    bar.set_style(ProgressStyle::with_template("{prefix}{bar:30} {percent:>3}% {msg}").expect("valid template"));
     bar
 }
 

@@ -298,12 +298,33 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
         eprintln!("interrupted at {} of {}; nothing was written", world.now, loaded.scenario.duration);
         return Ok(130);
     }
-    let baselines = &loaded.scenario.baseline;
-    if !quiet && !baselines.is_empty() {
-        let names: Vec<&str> = baselines.iter().map(|b| b.name.as_str()).collect();
+    let names: Vec<&str> = loaded.scenario.baseline.iter().map(|b| b.name.as_str()).collect();
+    if !quiet && !names.is_empty() {
         eprintln!("running {} baselines one after another: {}", names.len(), names.join(", "));
     }
-    let summary = rnicsim::write_outputs(&dir, &loaded, &mut world).with_context(|| format!("cannot write results to {}", out.display()))?;
+    // Each baseline with its own bar, and stopped by the same signals as the run.
+    let mut current: Option<(usize, indicatif::ProgressBar, Instant)> = None;
+    let baselines = rnicsim::run_baselines_while(&loaded, |i, p| {
+        if current.as_ref().is_none_or(|(at, _, _)| *at != i) {
+            if let Some((_, bar, _)) = current.take() {
+                bar.finish_and_clear();
+            }
+            let bar = display::progress_bar(quiet, &p);
+            bar.set_prefix(format!("baseline {}/{} {} ", i + 1, names.len(), names[i]));
+            current = Some((i, bar, Instant::now()));
+        }
+        let (_, bar, started) = current.as_ref().expect("set above");
+        display::update_progress(bar, p, started.elapsed());
+        !stop()
+    });
+    if let Some((_, bar, _)) = current.take() {
+        bar.finish_and_clear();
+    }
+    let Some(baselines) = baselines.with_context(|| format!("cannot run the baselines of {}", path.display()))? else {
+        eprintln!("interrupted during the baselines; nothing was written");
+        return Ok(130);
+    };
+    let summary = rnicsim::write_outputs(&dir, &loaded, &mut world, baselines).with_context(|| format!("cannot write results to {}", out.display()))?;
     let out = dir.commit().with_context(|| format!("cannot move results into {}", out.display()))?;
     // What the run itself found (the scenario's own warnings were printed when it was loaded).
     for w in &summary.warnings[loaded.warnings.len()..] {

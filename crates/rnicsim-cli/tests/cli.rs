@@ -166,12 +166,13 @@ fn validate_and_run_name_a_misspelt_claim_metric_before_running() {
 
 /// Runs the quickstart for a long time, sends `signal` once it writes, and checks that it stops
 /// with exit code 130 and leaves nothing behind.
-fn interrupted_by(signal: &str) {
+fn interrupted_by(signal: &str, sets: &[&str]) {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     let q = quickstart();
     let mut child = Command::new(env!("CARGO_BIN_EXE_rnicsim"))
-        .args(["run", q.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet", "--set", "duration=\"1s\""])
+        .args(["run", q.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"])
+        .args(sets.iter().flat_map(|s| ["--set", s]))
         .spawn()
         .unwrap();
     // Wait until the run has started writing (its partial folder exists), then signal it.
@@ -191,13 +192,19 @@ fn interrupted_by(signal: &str) {
 
 #[test]
 fn interrupted_run_leaves_nothing_behind() {
-    interrupted_by("-INT");
+    interrupted_by("-INT", &["duration=\"1s\""]);
 }
 
 #[test]
 fn terminated_run_leaves_nothing_behind() {
     // What `timeout`, batch schedulers and `docker stop` send.
-    interrupted_by("-TERM");
+    interrupted_by("-TERM", &["duration=\"1s\""]);
+}
+
+#[test]
+fn a_run_terminated_during_its_baselines_leaves_nothing_behind() {
+    // The scenario's own run ends at once; the signal comes while its baseline runs.
+    interrupted_by("-TERM", &["duration=\"1us\"", "baseline=[{ name = \"long\", set = { duration = \"1s\" } }]"]);
 }
 
 #[test]

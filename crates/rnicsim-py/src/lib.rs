@@ -4,6 +4,7 @@
 
 use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::IntoPyDict;
 use rnicsim::nic::scr::event::ScrEvent;
 use rnicsim::nic::scr::policy::external::ExternalPolicy;
 use rnicsim::nic::scr::policy::Action;
@@ -215,36 +216,44 @@ fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force
     rnicsim::check_destinations(&loaded).map_err(|e| PyValueError::new_err(e.to_string()))?;
     rnicsim::stream_outputs(&dir, &loaded, &mut world).map_err(|e| PyOSError::new_err(format!("cannot write results to {out}: {e}")))?;
     let mut failure: Option<PyErr> = None;
-    let end = py.detach(|| {
-        world.run(|p| {
-            Python::attach(|py| {
-                if let Some(cb) = &progress {
-                    if let Err(e) = cb.call1(py, (p.now.0, p.end.0, p.events, p.flows)) {
-                        failure = Some(e);
-                        return false;
-                    }
+    // Called as the run goes, and as its baselines go (`baseline`: which one): reports
+    // progress, and stops on a signal or a failed callback or policy.
+    let mut keep_going = |p: rnicsim::world::Progress, baseline: Option<usize>| {
+        Python::attach(|py| {
+            if let Some(cb) = &progress {
+                let args = (p.now.0, p.end.0, p.events, p.flows);
+                let called = match baseline {
+                    None => cb.call1(py, args),
+                    Some(i) => cb.call(py, args, Some(&[("baseline", i)].into_py_dict(py)?)),
+                };
+                if let Err(e) = called {
+                    failure = Some(e);
+                    return Ok(false);
                 }
-                // A policy that failed stops the run at once (its later calls would be skipped).
-                if policy_error.lock().expect("not poisoned").is_some() {
-                    return false;
-                }
-                match py.check_signals() {
-                    Ok(()) => true,
-                    Err(e) => {
-                        failure = Some(e);
-                        false
-                    }
-                }
-            })
+            }
+            // A policy that failed stops the run at once (its later calls would be skipped).
+            if policy_error.lock().expect("not poisoned").is_some() {
+                return Ok(false);
+            }
+            py.check_signals().map(|()| true)
         })
-    });
+        .unwrap_or_else(|e: PyErr| {
+            failure = Some(e);
+            false
+        })
+    };
+    let end = py.detach(|| world.run(|p| keep_going(p, None)));
     if let Some(e) = policy_error.lock().expect("not poisoned").take() {
         return Err(e);
     }
     if end == RunEnd::Interrupted {
         return Err(failure.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted; nothing was written")));
     }
-    rnicsim::write_outputs(&dir, &loaded, &mut world).map_err(|e| PyOSError::new_err(format!("cannot write results to {out}: {e}")))?;
+    let baselines = py.detach(|| rnicsim::run_baselines_while(&loaded, |i, p| keep_going(p, Some(i)))).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let Some(baselines) = baselines else {
+        return Err(failure.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted during the baselines; nothing was written")));
+    };
+    rnicsim::write_outputs(&dir, &loaded, &mut world, baselines).map_err(|e| PyOSError::new_err(format!("cannot write results to {out}: {e}")))?;
     let path = dir.commit().map_err(|e| PyOSError::new_err(format!("cannot move results into {out}: {e}")))?;
     Ok(path.display().to_string())
 }

@@ -38,7 +38,7 @@ pub mod world;
 
 use output::{tables, RunDir, Summary};
 use scenario::LoadedScenario;
-use world::World;
+use world::{RunEnd, World};
 
 /// Checks, before a run, that the files it writes outside its run folder (an ns-3 config's
 /// FCT_OUTPUT_FILE and PFC_OUTPUT_FILE) can be written: their folder exists and takes a file.
@@ -110,22 +110,31 @@ pub fn stream_outputs_every(dir: &RunDir, loaded: &LoadedScenario, world: &mut W
 /// Runs each `[[baseline]]` variant of the scenario in turn and returns their summaries, each
 /// named by its baseline (their other outputs are not kept).
 pub fn run_baselines(loaded: &LoadedScenario) -> std::io::Result<Vec<Summary>> {
-    (0..loaded.scenario.baseline.len())
-        .map(|i| {
-            let b = loaded.baseline(i).map_err(std::io::Error::other)?;
-            let mut world = World::build(&b).map_err(std::io::Error::other)?;
-            world.run(|_| true);
-            Summary::try_of(&world, &loaded.scenario.baseline[i].name)
-        })
-        .collect()
+    Ok(run_baselines_while(loaded, |_, _| true)?.expect("runs that are never stopped end"))
+}
+
+/// [`run_baselines`], calling `keep_going(i, progress)` as baseline `i` runs (as
+/// [`World::run`] calls its callback): `None` if it returned false, which stops the runs.
+pub fn run_baselines_while(loaded: &LoadedScenario, mut keep_going: impl FnMut(usize, world::Progress) -> bool) -> std::io::Result<Option<Vec<Summary>>> {
+    let mut out = Vec::new();
+    for (i, b) in loaded.scenario.baseline.iter().enumerate() {
+        let variant = loaded.baseline(i).map_err(std::io::Error::other)?;
+        let mut world = World::build(&variant).map_err(std::io::Error::other)?;
+        if world.run(|p| keep_going(i, p)) == RunEnd::Interrupted {
+            return Ok(None);
+        }
+        out.push(Summary::try_of(&world, &b.name)?);
+    }
+    Ok(Some(out))
 }
 
 /// Writes every output of a finished run into `dir` (which the caller then commits): what was
-/// streamed there during the run is completed, the rest written from memory.
-pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World) -> std::io::Result<Summary> {
+/// streamed there during the run is completed, the rest written from memory. `baselines` are
+/// the summaries of its `[[baseline]]` runs ([`run_baselines`]).
+pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World, baselines: Vec<Summary>) -> std::io::Result<Summary> {
     world.apps.flows.flush_stream()?;
     let mut summary = Summary::try_of(world, &loaded.scenario.name)?;
-    summary.baselines = run_baselines(loaded)?;
+    summary.baselines = baselines;
     summary.compare_with(&loaded.scenario);
     summary.warnings = loaded.warnings.clone();
     summary.warnings.extend(world.record.rates.warning());

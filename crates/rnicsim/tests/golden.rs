@@ -75,7 +75,7 @@ fn digests_of(name: &str, loaded: &LoadedScenario, tmp: &Path) -> Vec<(String, S
     // As `rnicsim run` does: the growing tables stream out during the run.
     rnicsim::stream_outputs(&dir, loaded, &mut w).unwrap();
     w.run(|_| true);
-    rnicsim::write_outputs(&dir, loaded, &mut w).unwrap();
+    rnicsim::write_outputs(&dir, loaded, &mut w, rnicsim::run_baselines(loaded).unwrap()).unwrap();
     let done = dir.commit().unwrap();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&done).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();

@@ -322,7 +322,7 @@ fn fct_lines(text: &str) -> Vec<String> {
     let out = rnicsim::output::RunDir::create(&tmp.path().join("run"), false).unwrap();
     rnicsim::stream_outputs(&out, &loaded, &mut w).unwrap();
     w.run(|_| true);
-    rnicsim::write_outputs(&out, &loaded, &mut w).unwrap();
+    rnicsim::write_outputs(&out, &loaded, &mut w, Vec::new()).unwrap();
     let done = out.commit().unwrap();
     std::fs::read_to_string(done.join("fct.txt")).unwrap().lines().map(String::from).collect()
 }
@@ -356,7 +356,7 @@ fn run_into(loaded: &LoadedScenario, dir: &Path) -> PathBuf {
     let out = rnicsim::output::RunDir::create(dir, false).unwrap();
     rnicsim::stream_outputs(&out, loaded, &mut w).unwrap();
     w.run(|_| true);
-    rnicsim::write_outputs(&out, loaded, &mut w).unwrap();
+    rnicsim::write_outputs(&out, loaded, &mut w, Vec::new()).unwrap();
     out.commit().unwrap()
 }
 

@@ -1729,7 +1729,7 @@ fn rate_samples_stop_at_their_cap_and_the_run_says_where() {
     assert_eq!(*r.time.last().unwrap(), Time::from_ns(25_000).0);
     assert_eq!(r.stopped_at, Some(Time::from_ns(25_100)));
     let out = rnicsim::output::RunDir::create(&tmp.path().join("run"), false).unwrap();
-    let s = rnicsim::write_outputs(&out, &loaded, &mut w).unwrap();
+    let s = rnicsim::write_outputs(&out, &loaded, &mut w, Vec::new()).unwrap();
     assert!(s.warnings.iter().any(|m| m.starts_with("outputs.rate_interval: rates.parquet stops at 25.1us,")), "{:?}", s.warnings);
     // Without the cap the run samples to its end (100 ns to 100 µs, both included) and warns of
     // nothing.

@@ -853,3 +853,24 @@ fn rpc_settings_that_cannot_run_are_named_at_the_key_that_breaks_them() {
     }
     assert!(check(&rpc("[nic]\nsq_depth = 16\n", "requests = 16")).is_ok());
 }
+
+#[test]
+fn a_baselines_own_warnings_and_errors_point_at_its_entry_in_the_users_file() {
+    let entry = |set: &str| format!("{GOOD}\n[[baseline]]\nname = \"b\"\nset = {{ {set} }}\n");
+    let set_line = GOOD.lines().count() + 4;
+    // A warning only the variant has (SRPT overtakes, nothing reorders) is the scenario's too,
+    // told at the entry's `set` line; one the scenario itself has is not told twice.
+    let text = entry("\"switch.queue_order\" = \"srpt\"");
+    let loaded = LoadedScenario::from_str(&text, "s.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+    let w = &loaded.warnings[0];
+    assert!(w.starts_with(&format!("s.toml:{set_line}:1: key `baseline[0].set`: baseline `b`: key `switch.queue_order`: SRPT")), "{w}");
+    let both = text.replace("[[traffic]]", "[switch]\nqueue_order = \"srpt\"\n\n[[traffic]]");
+    let loaded = LoadedScenario::from_str(&both, "s.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+    assert!(!loaded.warnings[0].contains("baseline"), "{:?}", loaded.warnings);
+    // An error in the variant: at the same line, with no line of the rewritten text.
+    let e = LoadedScenario::from_str(&entry("\"traffic[0].load\" = 2.0"), "s.toml", Path::new(".")).err().expect("a load of 2 is refused");
+    assert_eq!((e.file.as_str(), e.line, e.key.as_deref()), ("s.toml", Some(set_line), Some("baseline[0].set")), "{e}");
+    assert!(e.message.starts_with("baseline `b`: key `traffic[0].load`: ") && !e.message.contains("s.toml"), "{e}");
+}

@@ -44,7 +44,7 @@ fn run(loaded: &LoadedScenario, out: &Path, stream_every: Option<usize>) -> Path
         rnicsim::stream_outputs_every(&dir, loaded, &mut w, n).unwrap();
     }
     w.run(|_| true);
-    rnicsim::write_outputs(&dir, loaded, &mut w).unwrap();
+    rnicsim::write_outputs(&dir, loaded, &mut w, rnicsim::run_baselines(loaded).unwrap()).unwrap();
     dir.commit().unwrap()
 }
 

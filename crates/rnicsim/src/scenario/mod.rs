@@ -153,8 +153,24 @@ impl LoadedScenario {
     /// The translation's warnings and this scenario's advisories, as messages naming file,
     /// line and key (the user's file, or the `--set` override a key falls under).
     fn advisories(&self) -> Vec<String> {
-        let own = validate::advisories(&self.scenario).into_iter().chain(validate::flow_files(&self.scenario, &self.base_dir)).map(|(path, m)| self.error_at(&path, m).to_string());
-        self.translation.iter().cloned().chain(own).collect()
+        let found = |s: &Scenario| validate::advisories(s).into_iter().chain(validate::flow_files(s, &self.base_dir)).collect::<Vec<_>>();
+        let own = found(&self.scenario);
+        let mut out: Vec<String> = self.translation.iter().cloned().chain(own.iter().map(|(path, m)| self.error_at(path, m.clone()).to_string())).collect();
+        // A baseline's own: what its variant warns of and this scenario does not, told at the
+        // entry's line (the variant's text is rewritten, its lines are nobody's).
+        for (i, b) in self.scenario.baseline.iter().enumerate() {
+            let Ok(variant) = self.baseline(i) else { continue };
+            for (path, m) in found(&variant.scenario).into_iter().filter(|w| !own.contains(w)) {
+                out.push(self.error_at(&self.baseline_entry_key(i), format!("baseline `{}`: key `{path}`: {m}", b.name)).to_string());
+            }
+        }
+        out
+    }
+
+    /// Where `[[baseline]]` entry `i`'s changes are written: its `set`, else its `remove`.
+    fn baseline_entry_key(&self, i: usize) -> String {
+        let b = &self.scenario.baseline[i];
+        format!("baseline[{i}].{}", if b.set.is_empty() && !b.remove.is_empty() { "remove" } else { "set" })
     }
 
     /// Parses a scenario whose keys are overridden: `overrides` holds `("links.rate", "\"25Gbps\"")`
@@ -204,7 +220,17 @@ impl LoadedScenario {
         for (key, v) in &b.set {
             set_key(&mut doc, key, Some(v.clone())).map_err(|m| ScenarioError { message: m, ..at(&format!("set.{key}")) })?;
         }
-        self.reloaded(&doc, &format!("baseline {}", b.name)).map_err(|e| ScenarioError { message: format!("baseline `{}`: {}", b.name, e), ..at("set") })
+        let what = format!("baseline {}", b.name);
+        self.reloaded(&doc, &what).map_err(|e| {
+            // At the entry's line in the user's file: the rewritten text's lines are nobody's.
+            // An error in another file (a topology or flow file the entry names) keeps its own.
+            let told = if e.file == variant_label(&self.file, &what) {
+                format!("{}{}", e.key.as_ref().map_or(String::new(), |k| format!("key `{k}`: ")), e.message)
+            } else {
+                e.to_string()
+            };
+            ScenarioError { message: format!("baseline `{}`: {told}", b.name), ..self.error_at(&self.baseline_entry_key(i), String::new()) }
+        })
     }
 
     /// An error at a dotted key path of this scenario.
@@ -418,9 +444,14 @@ fn override_values(overrides: &[(String, String)]) -> Result<Vec<(String, toml::
 
 /// Rewritten text `doc` of scenario `file` loaded as a scenario named in errors as that file
 /// `(what)`, keeping its ns-3 origin.
+/// How errors name scenario `file` rewritten as `what` (`with overrides`, `baseline NAME`).
+fn variant_label(file: &str, what: &str) -> String {
+    format!("{file} ({what})")
+}
+
 fn reload(file: &str, base_dir: &Path, ns3: Option<&ns3::Origin>, doc: &toml::Table, what: &str) -> Result<LoadedScenario, ScenarioError> {
     let text = toml::to_string(doc).expect("a TOML table serializes");
-    let mut loaded = LoadedScenario::from_str(&text, &format!("{file} ({what})"), base_dir)?;
+    let mut loaded = LoadedScenario::from_str(&text, &variant_label(file, what), base_dir)?;
     loaded.ns3 = ns3.cloned();
     Ok(loaded)
 }
