@@ -48,10 +48,14 @@ impl World {
         let Some(scr) = self.tap.scr.as_mut() else { return };
         let now = self.now;
         for (b, core) in scr.baseline.iter_mut().zip(&scr.cores) {
-            // Runs under way now count in the window for the part after it.
+            // Runs under way now count in the window for the part after it, and so do the
+            // events waiting in the queues, which the window handles.
             *b = core.as_ref().map(|c| {
                 let mut s = c.stats().clone();
                 s.busy_ps = s.busy_ps.saturating_sub(c.busy_after(now));
+                for (collected, waiting) in s.collected.iter_mut().zip(c.waiting()) {
+                    *collected -= waiting;
+                }
                 s
             });
         }

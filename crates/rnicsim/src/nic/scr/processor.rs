@@ -595,6 +595,8 @@ pub trait ScrCore {
     /// thread: what [`ScrStats::busy_ps`] counts that has not happened by `t` (at most that; a
     /// second booking after a gap past `t` is not seen).
     fn busy_after(&self, t: Time) -> u64;
+    /// Events waiting in the queues, by kind ([`Kind::index`]): collected, not yet handled.
+    fn waiting(&self) -> [u64; Kind::COUNT];
     /// Every thread: the per-flow ones and the per-node pool's.
     fn all_threads(&self) -> u32;
     fn policy_name(&self) -> &'static str;
@@ -634,6 +636,13 @@ impl<P: Policy + 'static> ScrCore for Processor<P> {
         // Only the unbroken run of work up to `busy_until`: an idle stretch before work booked
         // to start later is not busy time (earlier bookings end by `busy_from`).
         self.threads.iter().map(|th| th.busy_until.0.saturating_sub(t.max(th.busy_from).0)).sum()
+    }
+    fn waiting(&self) -> [u64; Kind::COUNT] {
+        let mut n = [0; Kind::COUNT];
+        for (kind, count) in self.queues.iter().chain(&self.node_queues).filter_map(EventQueue::waiting) {
+            n[kind.index()] += count;
+        }
+        n
     }
     fn all_threads(&self) -> u32 {
         self.threads.len() as u32

@@ -81,6 +81,11 @@ impl EventQueue {
         had.then_some(self.folded)
     }
 
+    /// The kind and number of the events waiting (folded into one), if any.
+    pub fn waiting(&self) -> Option<(Kind, u64)> {
+        (self.entries > 0).then_some((self.folded.kind, self.folded.count as u64))
+    }
+
     /// Bytes waiting.
     pub fn bytes(&self) -> u64 {
         if self.entries > 0 {
