@@ -545,7 +545,16 @@ fn ns3_keys_mean_what_the_scratch_programs_make_of_them() {
     // L2_BACK_TO_ZERO 1 (back to the L2 chunk's start) is what is not modelled, not 0.
     let text = std::fs::read_to_string(data().join("config.txt")).unwrap();
     let t = translate(&text.replace("L2_BACK_TO_ZERO 0", "L2_BACK_TO_ZERO 1"), "config.txt", &data()).unwrap();
-    assert!(t.warnings.iter().any(|w| w.contains("L2_BACK_TO_ZERO 1")), "{:?}", t.warnings);
+    assert!(t.warnings.iter().any(|w| w.contains("L2_BACK_TO_ZERO 1") && w.contains("never completes")), "{:?}", t.warnings);
+    // L2_ACK_INTERVAL counts bytes: past a flow's first 4 bytes ns-3 ACKs every packet, and so
+    // does the translation (it ACKed every 4th packet), with a warning.
+    let (l, _, _tmp) = load_edited(&[("L2_ACK_INTERVAL 1", "L2_ACK_INTERVAL 4")], None);
+    let l = l.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(l.scenario.nic.ack_interval, 1);
+    assert!(l.warnings.iter().any(|w| w.contains("L2_ACK_INTERVAL 4 counts bytes")), "{:?}", l.warnings);
+    let (l, _, _tmp) = load_edited(&[], None);
+    let l = l.unwrap_or_else(|e| panic!("{e}"));
+    assert!(!l.warnings.iter().any(|w| w.contains("L2_ACK_INTERVAL")), "{:?}", l.warnings);
     // A topology file's own error rate wins over ERROR_RATE_PER_LINK (ns-3 takes the file's
     // when above 0); before, the larger of the two.
     let topo = std::fs::read_to_string(data().join("topology.txt")).unwrap().replacen("0 4 100Gbps 1000ns 0", "0 4 100Gbps 1000ns 0.0001", 1);

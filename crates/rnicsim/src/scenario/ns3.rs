@@ -306,7 +306,15 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 nic.insert("mtu".into(), Value::Integer(int(l)?));
             }
             "L2_ACK_INTERVAL" => {
-                nic.insert("ack_interval".into(), Value::Integer(int(l)?));
+                // Bytes, and not a period: `RdmaHw::ReceiveUdp` resets the receiver's milestone
+                // to this value on every packet, and `ReceiverCheckSeq` ACKs each packet once
+                // that many bytes are in. Every packet is ACKed, as with 1, once a flow is past
+                // its first N bytes.
+                let n = int(l)?;
+                if n > 1 {
+                    warnings.push(format!("{file}:{}: L2_ACK_INTERVAL {n} counts bytes in ns-3, whose receiver then ACKs every packet once a flow's first {n} bytes are in (RdmaHw::ReceiveUdp resets its milestone to {n} on each packet): it runs as an ACK per packet. In ns-3 a flow shorter than {n} bytes whose end is not on an L2_CHUNK_SIZE boundary is never ACKed and never completes", l.no));
+                }
+                nic.insert("ack_interval".into(), Value::Integer(n.min(1)));
             }
             // Variants of ns-3's NIC that we run one way only: a value other than that one is
             // warned of once the congestion control is known (HPCC's apply to it alone).
@@ -320,7 +328,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 // 1: a NACK rolls the sender back to the start of its L2 chunk (`RdmaHw::
                 // ReceiveAck`, `m_backto0`); 0, as here: to the lost packet (go-back-N).
                 if flag(l)? {
-                    warnings.push(format!("{file}:{}: L2_BACK_TO_ZERO 1 (back to the start of the L2 chunk) runs as go-back-N from the lost packet; the two differ only after a loss", l.no));
+                    warnings.push(format!("{file}:{}: L2_BACK_TO_ZERO 1 (back to the start of the L2 chunk) runs as go-back-N from the lost packet. ns-3 also rounds every ACK down to an L2_CHUNK_SIZE boundary (RdmaHw::ReceiveAck), so there a flow whose size is not a multiple of the chunk never completes, loss or not", l.no));
                 }
             }
             "ENABLE_IRN" => {
