@@ -196,7 +196,8 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     // the fabric's largest (`maxRtt`, `maxBdp`); 0: its own pair's (`pairRtt`, `pairBdp`).
     let mut global_t = true;
     let mut has_win_line = 0;
-    // FAST_REACT, MULTI_RATE, SAMPLE_FEEDBACK, RATE_BOUND: (line, key, value).
+    // FAST_REACT (HPCC's `fast_react`), MULTI_RATE, SAMPLE_FEEDBACK, RATE_BOUND: (line, key,
+    // value).
     let mut variants: Vec<(usize, &str, bool)> = Vec::new();
     // LINK_DOWN: (line, microseconds after the flows' start, node, node).
     let mut link_down: Option<(usize, u64, u32, u32)> = None;
@@ -511,9 +512,14 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         }
     };
     let is_hpcc = cc.0 == "hpcc";
+    let mut cc = cc;
+    if let Some(&(_, _, fast)) = variants.iter().find(|v| v.1 == "FAST_REACT") {
+        if is_hpcc {
+            cc.1.insert("fast_react".into(), Value::Boolean(fast));
+        }
+    }
     for (no, key, value) in variants {
         let ns3_does = match (key, value) {
-            ("FAST_REACT", false) if is_hpcc => "HPCC then updates its rate once per round trip only, not on every ACK",
             ("MULTI_RATE", true) if is_hpcc => "HPCC then keeps a rate per hop and sends at the least of them",
             ("SAMPLE_FEEDBACK", true) if is_hpcc => "HPCC's per-ACK updates then skip hops whose queue is empty",
             ("RATE_BOUND", false) => "the NIC then paces every queue pair at the line rate, only the window holding it back",

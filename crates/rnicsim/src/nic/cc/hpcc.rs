@@ -44,11 +44,15 @@ pub struct HpccParams {
     /// packet, and the largest of several hops is biased upwards.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub int_multi: Option<u32>,
+    /// Whether an ACK within the round trip updates the window from the reference (true), or
+    /// only the first ACK past it does, once per round trip, and the ACKs between are not
+    /// looked at (false: ns-3's FAST_REACT 0, where `FastReactHp` does nothing).
+    pub fast_react: bool,
 }
 
 impl Default for HpccParams {
     fn default() -> Self {
-        HpccParams { eta: 0.95, max_stage: 5, rate_ai: BitsPerSec(50_000_000), base_rtt: None, fabric_rtt: false, min_rate: None, window: true, int_multi: None }
+        HpccParams { eta: 0.95, max_stage: 5, rate_ai: BitsPerSec(50_000_000), base_rtt: None, fabric_rtt: false, min_rate: None, window: true, int_multi: None, fast_react: true }
     }
 }
 
@@ -67,6 +71,7 @@ pub struct Hpcc {
     w: f64,
     /// Whether W caps the bytes in flight ([`HpccParams::window`]).
     windowed: bool,
+    fast_react: bool,
     /// ns-3's telemetry units ([`HpccParams::int_multi`]): bytes, queue bytes and
     /// picoseconds per unit; 1 each when exact.
     units: IntUnits,
@@ -123,6 +128,7 @@ impl Hpcc {
             wc: w_init,
             w: w_init,
             windowed: p.window,
+            fast_react: p.fast_react,
             units: IntUnits::of(p.int_multi),
             // As ns-3's reference implementation starts it (`RdmaQueuePair`'s `hp.u`): a
             // new flow reads its first measurements as a full link and backs off from there.
@@ -206,6 +212,11 @@ impl CongestionControl for Hpcc {
     fn on_ack(&mut self, _now: Time, ack: &Ack) {
         let Some(int) = ack.int else { return };
         let first = self.refs.is_empty();
+        let update = ack.acked_seq > self.last_update_seq;
+        if !first && !update && !self.fast_react {
+            // Its stamps are not even kept: the next update compares with the last update's.
+            return;
+        }
         if !self.measure(int) {
             if first {
                 // The first telemetry is only the reference; the first full update waits for
@@ -214,7 +225,6 @@ impl CongestionControl for Hpcc {
             }
             return;
         }
-        let update = ack.acked_seq > self.last_update_seq;
         if update {
             self.last_update_seq = ack.next_seq;
         }
@@ -283,6 +293,28 @@ mod tests {
         h.on_ack(Time::ZERO, &ack(&stack(0, 50_000, 4_000), 400_001, 600_000));
         let twice = once * 0.95 + w_ai;
         assert!((h.window().unwrap() as f64 - twice).abs() < 2.0, "{:?} vs {twice}", h.window());
+    }
+
+    #[test]
+    fn without_fast_reaction_only_the_first_ack_past_the_round_trip_is_looked_at() {
+        // ns-3's FAST_REACT 0: the ACKs within the round trip neither move the window nor
+        // replace the stamps the next update compares with.
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
+        let mut h = Hpcc::new(&HpccParams { max_stage: 0, fast_react: false, ..Default::default() }, flow);
+        let (bdp, w_ai) = (125_000.0, 50e6 * 10e-6 / 8.0);
+        h.on_ack(Time::ZERO, &ack(&stack(0, 0, 0), 1, 200_001));
+        // A queue of one BDP in two stamps in a row: u = 2 with fast reaction, unseen here.
+        h.on_ack(Time::ZERO, &ack(&stack(125_000, 12_500, 1_000), 2, 200_002));
+        h.on_ack(Time::ZERO, &ack(&stack(125_000, 25_000, 2_000), 3, 200_003));
+        assert!((h.window().unwrap() as f64 - bdp).abs() < 2.0, "{:?} vs {bdp}", h.window());
+        // Past 200,001, against the first ACK's stamp: 37.5 KB in 3 µs, the line rate, and
+        // no queue in both stamps (min(0, 0)): u = 1, W = 0.95 W_c + W_AI.
+        h.on_ack(Time::ZERO, &ack(&stack(0, 37_500, 3_000), 200_002, 400_000));
+        assert!((h.utilization() - 1.0).abs() < 1e-9, "{}", h.utilization());
+        let once = bdp * 0.95 + w_ai;
+        assert!((h.window().unwrap() as f64 - once).abs() < 2.0, "{:?} vs {once}", h.window());
+        h.on_ack(Time::ZERO, &ack(&stack(500_000, 40_000, 3_500), 300_000, 400_001));
+        assert!((h.window().unwrap() as f64 - once).abs() < 2.0, "{:?} vs {once}", h.window());
     }
 
     #[test]
