@@ -531,6 +531,9 @@ fn ns3_keys_mean_what_the_scratch_programs_make_of_them() {
         h.fast_react
     };
     assert!(fast_react(&text) && !fast_react(&edited));
+    // DCTCP runs by ns-3's rules (a cut at the first mark, held for a window).
+    let l = LoadedScenario::from_str(&translate(&text.replace("CC_MODE 3", "CC_MODE 8"), "config.txt", &data()).unwrap().toml, "config.txt", &data()).unwrap();
+    assert!(matches!(l.scenario.nic.cc, rnicsim::nic::cc::CcSpec::Dctcp(p) if p.rules == rnicsim::nic::cc::dctcp::DctcpRules::Ns3));
     // A key given twice is said, with both lines (ns-3 takes the last, and so do we).
     let twice = format!("{text}\nCC_MODE 1\n");
     let w = warned(&twice);

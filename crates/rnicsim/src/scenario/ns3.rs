@@ -506,7 +506,11 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
             timely.insert("rules".into(), Value::String("ns3".into()));
             ("timely", timely)
         }
-        Some((_, 8)) => ("dctcp", dctcp),
+        Some((_, 8)) => {
+            // ns-3's DCTCP: a cut at the first mark, held for a window (`nic/cc/dctcp.rs`).
+            dctcp.insert("rules".into(), Value::String("ns3".into()));
+            ("dctcp", dctcp)
+        }
         Some((no, m)) => {
             return Err(ScenarioError { file: file.into(), line: Some(no), column: None, key: Some("CC_MODE".into()), message: format!("congestion control mode {m} is not available (1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP are)") });
         }
