@@ -442,13 +442,13 @@ fn override_values(overrides: &[(String, String)]) -> Result<Vec<(String, toml::
         .collect()
 }
 
-/// Rewritten text `doc` of scenario `file` loaded as a scenario named in errors as that file
-/// `(what)`, keeping its ns-3 origin.
 /// How errors name scenario `file` rewritten as `what` (`with overrides`, `baseline NAME`).
 fn variant_label(file: &str, what: &str) -> String {
     format!("{file} ({what})")
 }
 
+/// Rewritten text `doc` of scenario `file` loaded as a scenario named in errors as that file
+/// `(what)`, keeping its ns-3 origin.
 fn reload(file: &str, base_dir: &Path, ns3: Option<&ns3::Origin>, doc: &toml::Table, what: &str) -> Result<LoadedScenario, ScenarioError> {
     let text = toml::to_string(doc).expect("a TOML table serializes");
     let mut loaded = LoadedScenario::from_str(&text, &variant_label(file, what), base_dir)?;

@@ -498,7 +498,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         fl.insert("ports".into(), Value::String("ns3".into()));
         root.insert("flows".into(), Value::Array(vec![Value::Table(fl)]));
     }
-    let cc = match cc_mode {
+    let mut cc = match cc_mode {
         None | Some((_, 1)) => ("dcqcn", dcqcn),
         Some((_, 3)) => ("hpcc", hpcc),
         Some((_, 7)) => {
@@ -516,11 +516,8 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         }
     };
     let is_hpcc = cc.0 == "hpcc";
-    let mut cc = cc;
-    if let Some(&(_, _, fast)) = variants.iter().find(|v| v.1 == "FAST_REACT") {
-        if is_hpcc {
-            cc.1.insert("fast_react".into(), Value::Boolean(fast));
-        }
+    if let Some(&(_, _, fast)) = variants.iter().find(|v| v.1 == "FAST_REACT").filter(|_| is_hpcc) {
+        cc.1.insert("fast_react".into(), Value::Boolean(fast));
     }
     for (no, key, value) in variants {
         let ns3_does = match (key, value) {
