@@ -534,6 +534,12 @@ fn ns3_keys_mean_what_the_scratch_programs_make_of_them() {
     // DCTCP runs by ns-3's rules (a cut at the first mark, held for a window).
     let l = LoadedScenario::from_str(&translate(&text.replace("CC_MODE 3", "CC_MODE 8"), "config.txt", &data()).unwrap().toml, "config.txt", &data()).unwrap();
     assert!(matches!(l.scenario.nic.cc, rnicsim::nic::cc::CcSpec::Dctcp(p) if p.rules == rnicsim::nic::cc::dctcp::DctcpRules::Ns3));
+    // ns-3's INT header's bytes by CC_MODE: HPCC's five hops, TIMELY's timestamp, else none.
+    for (mode, bytes) in [(3, 42), (7, 8), (8, 0), (1, 0)] {
+        let t = text.replace("CC_MODE 3", &format!("CC_MODE {mode}"));
+        let l = LoadedScenario::from_str(&translate(&t, "config.txt", &data()).unwrap().toml, "config.txt", &data()).unwrap();
+        assert_eq!(l.scenario.nic.telemetry_bytes, bytes, "CC_MODE {mode}");
+    }
     // A key given twice is said, with both lines (ns-3 takes the last, and so do we).
     let twice = format!("{text}\nCC_MODE 1\n");
     let w = warned(&twice);

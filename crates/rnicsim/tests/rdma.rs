@@ -1339,6 +1339,22 @@ fn a_lone_flow_of_any_verb_takes_its_ideal_time() {
 }
 
 #[test]
+fn telemetry_bytes_ride_on_every_data_packet_and_ack_and_not_in_the_ideal() {
+    // ns-3's HPCC packets carry a 42 B INT header that its ideal FCT leaves out: a lone 1 MB
+    // WRITE (1,000 packets at 100 Gbps) takes 1,000 × 42 B × 80 ps longer on the wire, plus the
+    // last packet's and its ACK's 42 B more on each link after the first, and its ideal is the
+    // same.
+    let dir = tempfile::tempdir().unwrap();
+    let fabric = |t: u32| format!("[topology.leaf_spine]\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\n[links]\nrate = \"100Gbps\"\n[nic]\nmtu = 1000\ntelemetry_bytes = {t}\n");
+    let (fct0, ideal0) = lone_flow(dir.path(), &fabric(0), 3, "write", 1_000_000);
+    let (fct42, ideal42) = lone_flow(dir.path(), &fabric(42), 3, "write", 1_000_000);
+    assert_eq!(ideal42, ideal0);
+    let per_byte = 80; // ps at 100 Gbps
+    let expect = 1000 * 42 * per_byte + 3 * 42 * per_byte + 4 * 42 * per_byte;
+    assert_eq!(fct42.0 - fct0.0, expect, "{fct42} against {fct0}");
+}
+
+#[test]
 fn a_lone_flow_over_links_of_different_rates_takes_its_ideal_time() {
     // A path whose links after the slowest are faster: a short packet crosses them quicker than
     // the first one (its RETH and a full payload), and the ideal timed every link after the

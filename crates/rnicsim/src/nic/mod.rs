@@ -71,6 +71,12 @@ pub struct NicSpec {
     /// The receiver acknowledges every this many packets (and always a message's last).
     #[serde(default = "default_ack_interval")]
     pub ack_interval: u32,
+    /// Bytes of in-band telemetry every data packet and every ACK or NAK carries on the wire
+    /// (ns-3's `IntHeader`: 42 under HPCC, 8, a timestamp, under TIMELY; `config.txt` runs set
+    /// it). The telemetry itself travels beside the packet whatever this says; the ideal FCT
+    /// leaves these bytes out, as ns-3's `qp_finish` does.
+    #[serde(default)]
+    pub telemetry_bytes: u32,
     #[serde(default = "default_recovery")]
     pub recovery: Recovery,
     /// Retransmission timeout and the retries before a retry-exceeded error.
@@ -282,6 +288,19 @@ pub struct RtoFew {
 }
 
 impl NicSpec {
+    /// Bytes a packet of `family` carries beyond its RoCE headers: the ordering layer's header
+    /// on the data it orders (WRITEs, SENDs, READ requests and responses), and the telemetry
+    /// on those and on acknowledgements.
+    #[inline]
+    pub fn extra_header_bytes(&self, family: crate::wire::roce::Family) -> u32 {
+        use crate::wire::roce::Family;
+        match family {
+            Family::Write | Family::Send | Family::ReadRequest | Family::ReadResponse => self.ordering.as_ref().map_or(0, |o| o.header_bytes()) + self.telemetry_bytes,
+            Family::Ack => self.telemetry_bytes,
+            Family::Cnp | Family::OutOfBand => 0,
+        }
+    }
+
     /// The retransmission timeout of a queue pair with `in_flight` packets outstanding.
     #[inline]
     pub fn rto_for(&self, in_flight: u64) -> Time {

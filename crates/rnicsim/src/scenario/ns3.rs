@@ -516,6 +516,17 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         }
     };
     let is_hpcc = cc.0 == "hpcc";
+    // ns-3's packets carry its IntHeader, whose size the mode sets (`IntHeader::GetStaticSize`,
+    // mode chosen by CC_MODE in the scratch program): five 8 B hops and a 2 B count under HPCC,
+    // an 8 B timestamp under TIMELY, nothing otherwise; on data, ACKs and NAKs alike.
+    let telemetry = match cc.0 {
+        "hpcc" => 42,
+        "timely" => 8,
+        _ => 0,
+    };
+    if telemetry > 0 {
+        nic.insert("telemetry_bytes".into(), Value::Integer(telemetry));
+    }
     if let Some(&(_, _, fast)) = variants.iter().find(|v| v.1 == "FAST_REACT").filter(|_| is_hpcc) {
         cc.1.insert("fast_react".into(), Value::Boolean(fast));
     }

@@ -819,7 +819,7 @@ fn tassel_batches(out: &mut Problems, s: &Scenario) {
     if latency.0 == 0 {
         return;
     }
-    let extra = s.nic.ordering.as_ref().map_or(0, |o| o.header_bytes());
+    let extra = s.nic.extra_header_bytes(crate::wire::roce::Family::Write);
     for (i, t) in s.perftest.iter().enumerate() {
         // The packets the limited side sends: a READ's are the server's responses.
         let family = match t.test {
@@ -1000,7 +1000,7 @@ fn nic(out: &mut Problems, s: &Scenario) {
         out.push((p(&format!("star.{key}")), why));
     }
     // The largest packet: a full payload behind the largest RoCE header (and Eunomia's).
-    let packet = n.mtu as u64 + crate::wire::roce::Opcode::WriteOnlyImm.header_bytes() as u64 + n.ordering.map_or(0, |o| o.header_bytes() as u64);
+    let packet = n.mtu as u64 + crate::wire::roce::Opcode::WriteOnlyImm.header_bytes() as u64 + n.extra_header_bytes(crate::wire::roce::Family::Write) as u64;
     for (key, why) in n.state_cache.iter().flat_map(|c| c.check(packet, n.qp_context_bytes)) {
         out.push((p(&format!("state_cache.{key}")), why));
     }

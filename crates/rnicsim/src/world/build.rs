@@ -27,11 +27,11 @@ use crate::units::{BitsPerSec, Time};
 const MTU: u64 = 1500;
 
 /// The largest frame a port may have to take after it sent PAUSE, for the default PFC
-/// headroom: a standard MTU, or the NIC's MTU with its headers (StaR's and the ordering
-/// layer's included), or a raw `[[traffic]]` packet, whichever is largest. (With 9000 B
+/// headroom: a standard MTU, or the NIC's MTU with its headers (StaR's, the ordering
+/// layer's and the telemetry's included), or a raw `[[traffic]]` packet, whichever is largest. (With 9000 B
 /// frames, headroom for two 1500 B ones let the lossless class drop.)
 fn largest_frame(s: &crate::scenario::Scenario) -> u64 {
-    let roce = crate::wire::roce::full_packet_bytes(s.nic.mtu) + (crate::wire::star::HEADER_BYTES + crate::nic::ordering::HEADER_BYTES) as u64;
+    let roce = crate::wire::roce::full_packet_bytes(s.nic.mtu) + (crate::wire::star::HEADER_BYTES + crate::nic::ordering::HEADER_BYTES + s.nic.telemetry_bytes) as u64;
     s.traffic.iter().map(|t| t.packet_size.0).chain([MTU, roce]).max().unwrap_or(MTU)
 }
 

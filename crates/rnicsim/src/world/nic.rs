@@ -43,9 +43,10 @@ impl tassel::WqeSource for UpcomingPackets<'_> {
                 _ => 0,
             };
             let start = out.len();
-            // An ordering layer may hold a WRITE's last packet back, and its header rides on
-            // every data packet (requester::build_next).
-            let (hold, extra) = self.spec.ordering.as_ref().map_or((false, 0), |o| (o.hold_last_write, o.header_bytes()));
+            // An ordering layer may hold a WRITE's last packet back, and its header (and the
+            // telemetry's bytes) ride on every data packet (requester::build_next).
+            let hold = self.spec.ordering.as_ref().is_some_and(|o| o.hold_last_write);
+            let extra = self.spec.extra_header_bytes(crate::wire::roce::Family::Write);
             self.held_back = qp.upcoming(self.spec.mtu, self.now, w, hold, skip + gone, max, out);
             for len in &mut out[start..] {
                 *len += extra;

@@ -461,7 +461,7 @@ impl Ctx<'_> {
             path: echo.udp_sport,
             ..Default::default()
         };
-        let pkt = Packet { size: op.header_bytes(), priority: ack_class, ecn: ECN_NOT_ECT, ..qp.packet_to_peer(psn, self.now, hdr) };
+        let pkt = Packet { size: op.header_bytes() + self.spec.extra_header_bytes(op.family()), priority: ack_class, ecn: ECN_NOT_ECT, ..qp.packet_to_peer(psn, self.now, hdr) };
         let (host, path) = (qp.host, qp.path);
         let id = self.push_control(host, pkt, path);
         if self.int_enabled {

@@ -189,12 +189,9 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool, Time)> {
     };
     let op = hdr.opcode;
     // Every packet an ordering layer orders carries its header (Head and the last-packet bit):
-    // WRITEs and SENDs, and READ requests and responses, which the layer orders here too.
-    let extra = match (op.family(), &ctx.spec.ordering) {
-        (Family::Write | Family::Send | Family::ReadRequest | Family::ReadResponse, Some(o)) => o.header_bytes(),
-        _ => 0,
-    };
-    let size = hdr.payload + op.header_bytes() + extra;
+    // WRITEs and SENDs, and READ requests and responses, which the layer orders here too; and
+    // every data packet the telemetry's bytes.
+    let size = hdr.payload + op.header_bytes() + ctx.spec.extra_header_bytes(op.family());
     let h = qp.host as usize;
     // Payload DMA: bytes mode copies the source bytes into the packet's payload slot (the
     // source address is looked up only then; size-only runs skip it on this hot path).
