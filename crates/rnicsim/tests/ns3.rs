@@ -534,6 +534,15 @@ fn ns3_keys_mean_what_the_scratch_programs_make_of_them() {
     // DCTCP runs by ns-3's rules (a cut at the first mark, held for a window).
     let l = LoadedScenario::from_str(&translate(&text.replace("CC_MODE 3", "CC_MODE 8"), "config.txt", &data()).unwrap().toml, "config.txt", &data()).unwrap();
     assert!(matches!(l.scenario.nic.cc, rnicsim::nic::cc::CcSpec::Dctcp(p) if p.rules == rnicsim::nic::cc::dctcp::DctcpRules::Ns3));
+    // PAUSE_TIME (whole µs, as ns-3's UintegerValue takes it) is the switches' pause; ConWeave's
+    // monitor keys, its load label and the unused DATA_RATE and LINK_DELAY are known keys
+    // without an equivalent, not unknown ones.
+    let t = format!("{text}\nPAUSE_TIME 7.9\nVOQ_MON_FILE voq.txt\nUPLINK_MON_FILE up.txt\nSW_MONITORING_INTERVAL 10000\nLOAD 50\nDATA_RATE 100Gbps\nLINK_DELAY 1000ns\n");
+    let tr = translate(&t, "config.txt", &data()).unwrap();
+    let l = LoadedScenario::from_str(&tr.toml, "config.txt", &data()).unwrap();
+    assert_eq!(l.scenario.switch.pfc.pause_time, Some(rnicsim::units::Time::from_us(7)));
+    let w = tr.warnings.join("\n");
+    assert!(!w.contains("unknown keys") && w.contains("VOQ_MON_FILE") && w.contains("LINK_DELAY"), "{w}");
     // ns-3's INT header's bytes by CC_MODE: HPCC's five hops, TIMELY's timestamp, else none.
     for (mode, bytes) in [(3, 42), (7, 8), (8, 0), (1, 0)] {
         let t = text.replace("CC_MODE 3", &format!("CC_MODE {mode}"));

@@ -21,14 +21,18 @@ pub fn is_ns3_config(text: &str) -> bool {
     })
 }
 
-/// Keys that configure only ns-3's tracing or HPCC's window variants: accepted, listed as
-/// having no equivalent.
+/// Keys that configure only ns-3's tracing and monitors, or that its scratch programs read
+/// and do not use: accepted, listed as having no equivalent.
 const NO_EQUIVALENT: &[&str] = &[
     "TRACE_FILE", "TRACE_OUTPUT_FILE", "ENABLE_TRACE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END",
     "L2_CHUNK_SIZE", "NIC_DEQUEUE_MODE",
     "PINT_LOG_BASE", "PINT_PROB", "BW_OUTPUT_FILE", "VOQ_OUTPUT_FILE", "UPLINK_OUTPUT_FILE", "CNP_OUTPUT_FILE", "CONN_OUTPUT_FILE",
     "EST_ERROR_OUTPUT_FILE", "ROOT_OUTPUT_FILE", "DST_OUTPUT_FILE", "SEND_OUTPUT_FILE",
     "CW_OUTPUT_FILE", "ENABLE_DEBUG", "DEBUG",
+    // ConWeave's monitors and the flow-list copy its scratch program writes, its load label,
+    // and the link rate and delay it reads but takes from the topology file instead.
+    "FLOW_INPUT_FILE", "VOQ_MON_FILE", "VOQ_MON_DETAIL_FILE", "UPLINK_MON_FILE", "CONN_MON_FILE", "EST_ERROR_MON_FILE",
+    "SW_MONITORING_INTERVAL", "LOAD", "DATA_RATE", "LINK_DELAY",
 ];
 
 /// The translation: scenario TOML plus warnings, and where each of its values came from.
@@ -299,6 +303,11 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
             }
             "INT_MULTI" => {
                 hpcc.insert("int_multi".into(), Value::Integer(int(l)?));
+            }
+            "PAUSE_TIME" => {
+                // µs, whole: the scratch program hands it to `QbbNetDevice::PauseTime` as an
+                // `UintegerValue`, which drops the fraction.
+                pfc.insert("pause_time".into(), Value::String(format!("{}us", num(l)?.trunc() as u64)));
             }
             "ERROR_RATE_PER_LINK" => {
                 links.insert("loss".into(), Value::Float(num(l)?));
