@@ -305,7 +305,7 @@ fn next_resend(qp: &mut crate::nic::qp::Qp) -> Option<u64> {
         }
         qp.resend.retain(|&p| p < e.first_psn || p >= e.end_psn());
         if e.read_next < e.npkts {
-            return Some(psn.max(e.first_psn + e.read_next as u64));
+            return Some(e.first_psn + e.read_next as u64);
         }
     }
     None
@@ -642,6 +642,11 @@ fn read_responses_arrived(ctx: &mut Ctx, q: u32, from: u64, to: u64) {
         qp.payload_acked += qp.payload_between(qp.snd_una, upto, mtu);
         qp.snd_una = upto;
         qp.retry_left = ctx.spec.retry_count;
+        // As `ack_upto` does: a re-issue's rewind of `snd_nxt` may lie below what the responses
+        // now acknowledge (READs completed and popped), which left nothing ever to send.
+        if qp.snd_nxt < upto {
+            qp.snd_nxt = upto;
+        }
     }
     qp.rto_at = qp.rto_from(ctx.now) + ctx.spec.rto_for(qp.inflight_packets());
     complete_done(ctx, q);

@@ -516,7 +516,22 @@ fn start_read(ctx: &mut Ctx, q: u32, pkt: &Packet) {
     if ctx.nics[qp.host as usize].ordering.is_some() {
         // Requests may arrive in any order: a request supersedes only the answers it repeats
         // (those ending within its PSNs; what the requester has below them it keeps).
-        qp.reads.retain(|j| j.first_psn + (j.npkts as u64) <= pkt.seq || j.first_psn + (j.npkts as u64) > end);
+        let mtu = ctx.spec.mtu as u64;
+        qp.reads.retain_mut(|j| {
+            let j_end = j.first_psn + j.npkts as u64;
+            if j_end <= pkt.seq || j_end > end {
+                return true;
+            }
+            // Its responses below the new request's first PSN that have not gone out are not
+            // repeated by it: they stay queued (`j` ends at `pkt.seq`; they were dropped, and
+            // the requester fetched everything again from the gap they left).
+            if j.first_psn < pkt.seq && j.first_psn + (j.next as u64) < pkt.seq {
+                j.npkts = (pkt.seq - j.first_psn) as u32;
+                j.len = j.npkts as u64 * mtu;
+                return true;
+            }
+            false
+        });
     } else {
         // A repeated request supersedes what was being answered from that PSN on.
         qp.reads.retain(|j| j.first_psn + (j.npkts as u64) <= pkt.seq);

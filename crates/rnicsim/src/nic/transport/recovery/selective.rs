@@ -36,13 +36,16 @@ impl RecoveryScheme for SelectiveRepeat {
             // a repeated NACK of it resends nothing twice), so no NACK storm loops.
             qp.refusal_resent = Some(psn);
             for p in psn.max(qp.snd_una)..from.min(upto) {
-                if !qp.sacked.get(p) && !qp.resend.contains(&p) {
+                if !qp.sacked.get(p) && !qp.resend.contains(&p) && !read_request_held(qp, p) {
                     qp.resend.push_back(p);
                 }
             }
         }
+        // After a refusal, a READ whose request the responder holds is not asked for again.
+        let refusal = sack == NO_SACK;
         for p in from..upto {
-            if !qp.sacked.get(p) {
+            let held = refusal && read_request_held(qp, p);
+            if !qp.sacked.get(p) && !held {
                 qp.resend.push_back(p);
             }
         }
@@ -77,4 +80,11 @@ impl RecoveryScheme for SelectiveRepeat {
         qp.ooo.advance_to(qp.epsn);
         qp.epsn = qp.ooo.advance_over_set();
     }
+}
+
+/// Whether PSN `p` belongs to a READ whose request the responder reported holding (its first
+/// PSN SACKed): a refusal NACK need not ask for it again, the responses' own stream recovers
+/// what they lose.
+fn read_request_held(qp: &Qp, p: u64) -> bool {
+    qp.entry_of(p).map(|i| qp.sq[i]).is_some_and(|e| e.is_read() && qp.sacked.get(e.first_psn))
 }
