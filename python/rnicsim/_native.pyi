@@ -1,6 +1,13 @@
 """Type stubs of the compiled module (crates/rnicsim-py)."""
 
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, List, Optional, Protocol, Tuple
+
+class Progress(Protocol):
+    """Called every 2**16 events: simulated time and end (ps), events so far, and (finished,
+    in all) flows when the run ends with its listed flows; during the [[baseline]] runs after
+    the scenario's own, `baseline` is the number (from 0) of the one under way."""
+
+    def __call__(self, now_ps: int, end_ps: int, events: int, flows: Optional[Tuple[int, int]] = None, baseline: Optional[int] = None) -> None: ...
 
 def cli(argv: list[str]) -> int:
     """Runs the `rnicsim` command line (program name first); returns its exit code."""
@@ -14,7 +21,7 @@ def set_key(doc: str, key: str, value: str) -> str:
 def validate(text: str, label: str, base_dir: str, overrides: List[Tuple[str, str]] = ...) -> Tuple[str, List[str]]:
     """Checks scenario text with (key, JSON value) overrides; returns it resolved and its warnings. Raises ValueError naming file, line and key."""
 
-def run(text: str, label: str, base_dir: str, out: str, force: bool = False, progress: Optional[Callable[[int, int, int, Optional[Tuple[int, int]]], None]] = None, scr_policy: Any = None, overrides: List[Tuple[str, str]] = ...) -> str:
+def run(text: str, label: str, base_dir: str, out: str, force: bool = False, progress: Optional[Progress] = None, scr_policy: Any = None, overrides: List[Tuple[str, str]] = ...) -> str:
     """Runs scenario text, writes the results into `out`; returns the folder."""
 
 __version__: str

@@ -256,7 +256,7 @@ def _terminate_as_exit() -> Any:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _progress(progress: Optional[bool]) -> tuple[Optional[Callable[[int, int, int, Optional[tuple[int, int]]], None]], Callable[[], None]]:
+def _progress(progress: Optional[bool]) -> tuple[Optional[_native.Progress], Callable[[], None]]:
     if progress is None:
         progress = sys.stderr.isatty()
     if not progress:
