@@ -118,47 +118,123 @@ impl BitsPerSec {
     }
 }
 
-/// Splits `"100Gbps"` into `(100.0, "Gbps")`; the number may be fractional or in exponent form.
-fn split_number(s: &str) -> Option<(f64, &str)> {
-    let s = s.trim();
-    let end = s
-        .char_indices()
-        .find(|&(i, c)| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || ((c == 'e' || c == 'E') && i > 0 && s[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-'))))
-        .map(|(i, _)| i)
-        .unwrap_or(s.len());
-    let n: f64 = s[..end].parse().ok()?;
-    Some((n, s[end..].trim()))
+/// A number as written: `digits × 10^exp10`, with its sign, exactly (no floating point).
+struct Decimal {
+    negative: bool,
+    digits: u128,
+    exp10: i64,
 }
 
-fn to_integer(v: f64, what: &str, input: &str) -> Result<u64, String> {
-    if v.is_nan() || v < 0.0 {
+/// Splits `"100Gbps"` into the number `100` and the unit `"Gbps"`; the number may have a sign, a
+/// fraction and an exponent (`"2.5e-3s"`). `None` if it has no digits or more significant
+/// digits than 128 bits hold exactly.
+fn split_number(s: &str) -> Option<(Decimal, &str)> {
+    let s = s.trim();
+    let b = s.as_bytes();
+    let mut i = 0;
+    let negative = matches!(b.first(), Some(b'-'));
+    if matches!(b.first(), Some(b'-' | b'+')) {
+        i += 1;
+    }
+    let (mut digits, mut exp10, mut seen, mut significant) = (0u128, 0i64, false, 0u32);
+    let mut push = |d: u8, exp10: &mut i64, after_point: bool| -> Option<()> {
+        if d == 0 && digits == 0 {
+            // A leading zero adds nothing.
+        } else {
+            significant += 1;
+            if significant > 38 {
+                return None;
+            }
+            digits = digits * 10 + u128::from(d);
+        }
+        if after_point {
+            *exp10 -= 1;
+        }
+        Some(())
+    };
+    while i < b.len() && b[i].is_ascii_digit() {
+        push(b[i] - b'0', &mut exp10, false)?;
+        seen = true;
+        i += 1;
+    }
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        while i < b.len() && b[i].is_ascii_digit() {
+            push(b[i] - b'0', &mut exp10, true)?;
+            seen = true;
+            i += 1;
+        }
+    }
+    if !seen {
+        return None;
+    }
+    // An exponent only where digits follow the `e` (so that a unit may start with `e`).
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        let mut j = i + 1;
+        let minus = matches!(b.get(j), Some(b'-'));
+        if matches!(b.get(j), Some(b'-' | b'+')) {
+            j += 1;
+        }
+        if b.get(j).is_some_and(u8::is_ascii_digit) {
+            let mut e: i64 = 0;
+            while j < b.len() && b[j].is_ascii_digit() {
+                e = (e * 10 + i64::from(b[j] - b'0')).min(1 << 40);
+                j += 1;
+            }
+            exp10 += if minus { -e } else { e };
+            i = j;
+        }
+    }
+    Some((Decimal { negative, digits, exp10 }, s[i..].trim()))
+}
+
+/// `n × scale` as a whole number of the smallest unit, exactly: a fraction of one is refused,
+/// not rounded ("1.5B" ran as 2 B; "1.0000000001KB" ran as 1000 B while floating point decided).
+fn to_integer(n: Decimal, scale: u64, what: &str, input: &str) -> Result<u64, String> {
+    if n.digits == 0 {
+        return Ok(0);
+    }
+    if n.negative {
         return Err(format!("{what} must not be negative, got \"{input}\""));
     }
-    if v > u64::MAX as f64 {
-        return Err(format!("{what} \"{input}\" is too large"));
+    let too_large = || format!("{what} \"{input}\" is too large");
+    let mut v = n.digits.checked_mul(u128::from(scale)).ok_or_else(too_large)?;
+    if n.exp10 >= 0 {
+        for _ in 0..n.exp10 {
+            v = v.checked_mul(10).ok_or_else(too_large)?;
+        }
+    } else {
+        let mut rest = v;
+        let mut whole = true;
+        for _ in 0..n.exp10.unsigned_abs() {
+            if rest % 10 != 0 {
+                whole = false;
+                break;
+            }
+            rest /= 10;
+        }
+        if !whole {
+            let approx = n.digits as f64 * scale as f64 * 10f64.powi(n.exp10.max(-400) as i32);
+            return Err(format!("{what} is a whole number of its smallest unit (ps, B, bps), and \"{input}\" is {approx} of them"));
+        }
+        v = rest;
     }
-    // Whole picoseconds, bytes and bits per second: a fraction of one is a mistake, not a value
-    // to round silently ("1.5B" ran as 2 B). (Decimal fractions such as 0.1Gbps are whole up to
-    // floating-point error.)
-    if (v - v.round()).abs() > 1e-6_f64.max(v * 1e-12) {
-        return Err(format!("{what} is a whole number of its smallest unit (ps, B, bps), and \"{input}\" is {v} of them"));
-    }
-    Ok(v.round() as u64)
+    u64::try_from(v).map_err(|_| too_large())
 }
 
 /// Parses `"<number><unit>"` with `units` mapping unit names to scale factors; `what` and
 /// `example` word the error.
-fn parse_scaled(s: &str, what: &str, example: &str, units: &[(&str, f64)]) -> Result<u64, String> {
+fn parse_scaled(s: &str, what: &str, example: &str, units: &[(&str, u64)]) -> Result<u64, String> {
     let names = || units.iter().map(|(n, _)| if n.is_empty() { "none" } else { n }).collect::<Vec<_>>().join(", ");
     let (n, unit) = split_number(s).ok_or_else(|| format!("expected {what} such as {example}, got \"{s}\""))?;
     let &(_, scale) = units.iter().find(|(name, _)| *name == unit).ok_or_else(|| format!("expected {what} with a unit of {}, got \"{s}\"", names()))?;
-    to_integer(n * scale, what, s)
+    to_integer(n, scale, what, s)
 }
 
 impl std::str::FromStr for Time {
     type Err = String;
     fn from_str(s: &str) -> Result<Time, String> {
-        const UNITS: &[(&str, f64)] = &[("ps", 1.0), ("ns", 1e3), ("us", 1e6), ("µs", 1e6), ("ms", 1e9), ("s", 1e12)];
+        const UNITS: &[(&str, u64)] = &[("ps", 1), ("ns", PS_PER_NS), ("us", PS_PER_US), ("µs", PS_PER_US), ("ms", PS_PER_MS), ("s", PS_PER_S)];
         parse_scaled(s, "a duration", "\"1us\" or \"250ns\"", UNITS).map(Time)
     }
 }
@@ -166,7 +242,7 @@ impl std::str::FromStr for Time {
 impl std::str::FromStr for Bytes {
     type Err = String;
     fn from_str(s: &str) -> Result<Bytes, String> {
-        const UNITS: &[(&str, f64)] = &[("B", 1.0), ("", 1.0), ("KB", 1e3), ("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("KiB", 1024.0), ("MiB", 1048576.0), ("GiB", 1073741824.0)];
+        const UNITS: &[(&str, u64)] = &[("B", 1), ("", 1), ("KB", 1_000), ("kB", 1_000), ("MB", 1_000_000), ("GB", 1_000_000_000), ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30)];
         parse_scaled(s, "a size", "\"9MB\" or \"1000B\"", UNITS).map(Bytes)
     }
 }
@@ -174,7 +250,7 @@ impl std::str::FromStr for Bytes {
 impl std::str::FromStr for BitsPerSec {
     type Err = String;
     fn from_str(s: &str) -> Result<BitsPerSec, String> {
-        const UNITS: &[(&str, f64)] = &[("bps", 1.0), ("Kbps", 1e3), ("kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9), ("Tbps", 1e12)];
+        const UNITS: &[(&str, u64)] = &[("bps", 1), ("Kbps", 1_000), ("kbps", 1_000), ("Mbps", 1_000_000), ("Gbps", 1_000_000_000), ("Tbps", 1_000_000_000_000)];
         parse_scaled(s, "a rate", "\"100Gbps\"", UNITS).map(BitsPerSec)
     }
 }
@@ -274,6 +350,23 @@ mod tests {
         assert_eq!("0.3us".parse::<Time>().unwrap(), Time(300_000));
         assert_eq!("1.1KB".parse::<Bytes>().unwrap(), Bytes(1100));
         assert_eq!("2.003ns".parse::<Time>().unwrap(), Time(2003));
+        // Exactly, not up to floating-point error: a fraction however small is refused, and
+        // values past 2^53 keep every digit.
+        assert!("1.0000000001KB".parse::<Bytes>().unwrap_err().contains("whole number"));
+        assert_eq!("1.000001us".parse::<Time>().unwrap(), Time(1_000_001));
+        assert!("1.0000001us".parse::<Time>().unwrap_err().contains("whole number"));
+        assert_eq!("1.000000000000KB".parse::<Bytes>().unwrap(), Bytes(1000));
+        assert_eq!("9007199254740993B".parse::<Bytes>().unwrap(), Bytes(9_007_199_254_740_993));
+        assert_eq!("18446744073709551615bps".parse::<BitsPerSec>().unwrap(), BitsPerSec(u64::MAX));
+        assert!("18446744073709551616bps".parse::<BitsPerSec>().unwrap_err().contains("too large"));
+        assert_eq!("2.5E+3ns".parse::<Time>().unwrap(), Time(2_500_000));
+        assert_eq!("0e400s".parse::<Time>().unwrap(), Time(0));
+        assert_eq!("-0us".parse::<Time>().unwrap(), Time(0));
+        assert!("1e-400s".parse::<Time>().unwrap_err().contains("whole number"));
+        assert!("+5us".parse::<Time>().is_ok());
+        for bad in ["", ".", "us", "--1us", "1.2.3us", "e3s", "1e3.5s"] {
+            assert!(bad.parse::<Time>().is_err(), "{bad}");
+        }
     }
 
     #[test]
