@@ -710,6 +710,11 @@ fn a_cap_short_of_a_round_trip_of_packets_is_warned_and_is_what_refuses_them() {
 /// 9.9 µs longer, taken packet by packet in turn, with Eunomia's bitmap capped at `cap_bits`
 /// and selective repeat.
 fn two_path_reads(cap_bits: u32, message: &str) -> Summary {
+    let (_dir, loaded) = two_path_reads_scenario(cap_bits, message);
+    common::run_summary(&loaded, "reads")
+}
+
+fn two_path_reads_scenario(cap_bits: u32, message: &str) -> (tempfile::TempDir, LoadedScenario) {
     let dir = tempfile::tempdir().unwrap();
     let topo = "7 4 7\n3 4 5 6\n0 3 100Gbps 100ns 0\n2 3 100Gbps 100ns 0\n1 4 100Gbps 100ns 0\n3 5 100Gbps 100ns 0\n5 4 100Gbps 100ns 0\n3 6 100Gbps 10000ns 0\n6 4 100Gbps 100ns 0\n";
     std::fs::write(dir.path().join("two_paths.txt"), topo).unwrap();
@@ -719,7 +724,21 @@ fn two_path_reads(cap_bits: u32, message: &str) -> Summary {
          [[perftest]]\nname = \"data\"\ntest = \"read_bw\"\nclient = 1\nserver = 0\nmessage = \"{message}\"\ndepth = 16\nwarmup = \"200us\"\n"
     );
     let loaded = LoadedScenario::from_str(&toml, "reads.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
-    common::run_summary(&loaded, "reads")
+    (dir, loaded)
+}
+
+#[test]
+fn reads_in_flight_past_the_cap_are_warned_at_load() {
+    // 16 READs of 64 KiB (66 packets each) span 1,056 PSNs: a 848-bit cap (832 past the
+    // expected one with its 16-bit rows) is warned at the test's depth, and refuses requests;
+    // a cap of 1,088 is not warned and refuses none.
+    let warned = |l: &LoadedScenario| l.warnings.iter().any(|w| w.contains("perftest[0].depth") && w.contains("1056 PSNs"));
+    let (_d, short) = two_path_reads_scenario(848, "64KiB");
+    assert!(warned(&short), "{:?}", short.warnings);
+    assert!(common::run_summary(&short, "reads").ordering.unwrap().total.nacks > 0);
+    let (_d, wide) = two_path_reads_scenario(1088, "64KiB");
+    assert!(!warned(&wide), "{:?}", wide.warnings);
+    assert_eq!(common::run_summary(&wide, "reads").ordering.unwrap().total.nacks, 0);
 }
 
 #[test]

@@ -352,25 +352,14 @@ fn sent_before_pause(s: &Scenario) -> (Time, u64) {
 /// shortest host path at `links.delay` per link (leaf-spine and fat-tree under a per-packet
 /// balancer or path choice; file and Jellyfish topologies are not estimated).
 fn eunomia_cap_below_bdp(s: &Scenario) -> Option<String> {
-    let o = s.nic.ordering.as_ref().filter(|o| o.layer == crate::nic::ordering::Layer::Eunomia)?;
-    // Only where packets of one connection take several paths: a balancer or a path choice
-    // per packet, over a topology with more than one path.
-    use crate::fabric::lb::LbKind;
-    let per_packet = matches!(s.switch.load_balancer, LbKind::Spray | LbKind::RoundRobin | LbKind::Drill | LbKind::PowerOfTwo) || s.routing.path_choice != PathChoice::Connection;
+    let (o, reach) = eunomia_reach(s)?;
     let links = match &s.topology {
         TopologySpec::LeafSpine { .. } => 4,
         TopologySpec::FatTree { .. } => 6,
         _ => return None,
     };
-    if !per_packet {
-        return None;
-    }
     let rtt = Time(2 * links * s.links.delay.0);
     let bdp = s.links.rate.bytes_in(rtt) / crate::wire::roce::full_packet_bytes(s.nic.mtu);
-    // The linear rows start past Tail: until they merge, the bitmap reaches a row short of its
-    // cap. A bitmap of one row has no linear rows: its circular row moves with Head and always
-    // reaches the row less the expected packet.
-    let reach = if o.cap_bits > o.block_bits { o.cap_bits - o.block_bits } else { o.block_bits.saturating_sub(1) } as u64;
     (reach < bdp).then(|| {
         format!(
             "{} bits reach about {reach} packets past the expected one, fewer than the {bdp} packets of {} B a {} link carries in a base round trip of {} ({links} links each way): packets a per-packet load balancer reorders further are refused and resent; the paper's 256 bits hold about 2.7 of them at 100 Gbps with 1 KB packets and an 8 µs round trip, so scale cap_bits with the rate × round trip ÷ packet size",
@@ -380,6 +369,51 @@ fn eunomia_cap_below_bdp(s: &Scenario) -> Option<String> {
             rtt
         )
     })
+}
+
+/// Eunomia's layer where packets of one connection take several paths (a balancer or a path
+/// choice per packet, over a topology with more than one path), and how many PSNs past the
+/// expected one its bitmap reaches.
+fn eunomia_reach(s: &Scenario) -> Option<(&crate::nic::ordering::OrderingSpec, u64)> {
+    let o = s.nic.ordering.as_ref().filter(|o| o.layer == crate::nic::ordering::Layer::Eunomia)?;
+    use crate::fabric::lb::LbKind;
+    let per_packet = matches!(s.switch.load_balancer, LbKind::Spray | LbKind::RoundRobin | LbKind::Drill | LbKind::PowerOfTwo) || s.routing.path_choice != PathChoice::Connection;
+    let one_path = matches!(s.topology, TopologySpec::BackToBack {} | TopologySpec::Star { .. });
+    if !per_packet || one_path {
+        return None;
+    }
+    // The linear rows start past Tail: until they merge, the bitmap reaches a row short of its
+    // cap. A bitmap of one row has no linear rows: its circular row moves with Head and always
+    // reaches the row less the expected packet.
+    let reach = if o.cap_bits > o.block_bits { o.cap_bits - o.block_bits } else { o.block_bits.saturating_sub(1) } as u64;
+    Some((o, reach))
+}
+
+/// `read_bw` tests whose READs in flight span more PSNs than Eunomia's bitmap reaches: a READ
+/// request is one packet but takes a PSN per response, so a request that overtakes the ones
+/// before it lands up to `depth × packets per READ` PSNs ahead (docs/eunomia.md, READs), and is
+/// refused and asked again.
+fn eunomia_cap_below_reads(s: &Scenario, out: &mut Problems) {
+    let Some((o, reach)) = eunomia_reach(s) else { return };
+    for (i, t) in s.perftest.iter().enumerate() {
+        if t.test != PerftestKind::ReadBw {
+            continue;
+        }
+        let largest = t.message_max.unwrap_or(t.message).0.max(1);
+        let span = u64::from(t.depth) * largest.div_ceil(u64::from(s.nic.mtu.max(1)));
+        if reach < span {
+            out.push((
+                format!("perftest[{i}].depth"),
+                format!(
+                    "{} READs of up to {} packets in flight span {span} PSNs, more than the {reach} past the expected one that nic.ordering's {} bits reach: requests a per-packet load balancer reorders further are refused and asked again; size cap_bits at about depth × packets per READ plus the reorder depth and a row ({})",
+                    t.depth,
+                    largest.div_ceil(u64::from(s.nic.mtu.max(1))),
+                    o.cap_bits,
+                    span + u64::from(o.block_bits)
+                ),
+            ));
+        }
+    }
 }
 
 /// A token bucket that holds a large part of the measured span at its queue pair's rate lets the
@@ -648,6 +682,7 @@ pub fn advisories(s: &Scenario) -> Problems {
     if let Some(why) = eunomia_cap_below_bdp(s) {
         out.push(("nic.ordering.cap_bits".into(), why));
     }
+    eunomia_cap_below_reads(s, &mut out);
     if let TopologySpec::Jellyfish { switches, degree, .. } = &s.topology {
         if (*switches as u64 * *degree as u64) % 2 == 1 {
             out.push(("topology.jellyfish.degree".into(), format!("{switches} switches of odd degree {degree} cannot all use every port (switches × degree is odd): one switch keeps a port unconnected")));
