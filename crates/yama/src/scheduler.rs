@@ -14,6 +14,11 @@ struct Slot {
     bucket: TokenBucket,
     /// Has work waiting.
     busy: bool,
+    /// Its work waits for its own tokens (its last ask was refused, and it is woken when they
+    /// suffice), not for the chain: what its bucket spills then is its wake-up coming late
+    /// (another queue pair went idle and its share arrived sooner than reckoned), not demand
+    /// the chain turned away.
+    paced: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -38,7 +43,7 @@ impl ChainScheduler {
     /// A queue pair of weight `weight` (its bucket full); returns its index.
     pub fn add_qp(&mut self, weight: f64, now: u64) -> usize {
         self.refill(now);
-        self.slots.push(Slot { weight, bucket: TokenBucket::new(weight * self.estimate, self.burst, now), busy: false });
+        self.slots.push(Slot { weight, bucket: TokenBucket::new(weight * self.estimate, self.burst, now), busy: false, paced: false });
         self.idle += 1;
         self.slots.len() - 1
     }
@@ -64,6 +69,7 @@ impl ChainScheduler {
         if self.slots[qp].busy != busy {
             self.refill(now);
             self.slots[qp].busy = busy;
+            self.slots[qp].paced = false;
             if busy {
                 self.idle -= 1;
             } else {
@@ -78,7 +84,7 @@ impl ChainScheduler {
         for s in &mut self.slots {
             let spill = s.bucket.refill(now);
             if s.busy {
-                self.unspent += spill;
+                self.unspent += if s.paced { 0.0 } else { spill };
             } else {
                 surplus += spill;
             }
@@ -86,7 +92,8 @@ impl ChainScheduler {
         let busy_weight: f64 = self.slots.iter().filter(|s| s.busy).map(|s| s.weight).sum();
         if surplus > 0.0 && busy_weight > 0.0 {
             for s in self.slots.iter_mut().filter(|s| s.busy) {
-                self.unspent += s.bucket.add(surplus * s.weight / busy_weight);
+                let spill = s.bucket.add(surplus * s.weight / busy_weight);
+                self.unspent += if s.paced { 0.0 } else { spill };
             }
         }
     }
@@ -95,15 +102,18 @@ impl ChainScheduler {
     /// its tokens will suffice at its own rate plus its share of idle queue pairs' rates.
     pub fn try_send(&mut self, qp: usize, bytes: u64, now: u64) -> Result<(), u64> {
         if self.idle == 0 {
-            self.unspent += self.slots[qp].bucket.refill(now);
+            let spill = self.slots[qp].bucket.refill(now);
+            self.unspent += if self.slots[qp].paced { 0.0 } else { spill };
         } else {
             self.refill(now);
         }
         let b = bytes as f64;
         if self.slots[qp].bucket.conforms(b) {
             self.slots[qp].bucket.take(b);
+            self.slots[qp].paced = false;
             return Ok(());
         }
+        self.slots[qp].paced = true;
         let me = &self.slots[qp];
         let mut rate = me.bucket.rate();
         if self.idle > 0 {
@@ -204,6 +214,31 @@ mod tests {
         // Idle (no work): what it spills is not demand.
         s.set_busy(q, false, 10_000_000);
         assert_eq!(s.take_unspent(20_000_000), 0);
+    }
+
+    #[test]
+    fn a_queue_pair_waiting_for_its_own_tokens_spills_no_demand() {
+        // 1 GB/s over two queue pairs, burst 1 KB. A, its bucket spent, is told to wait 1 µs
+        // (its own 0.5 GB/s and idle B's); B then sends, and A's wake-up comes late, at 10 µs:
+        // its bucket filled and spilled meanwhile. Those tokens are not work the chain turned
+        // away (A waited for its pacing, not for the chain), and an estimate that read them as
+        // demand sank under an open-loop entity of many queue pairs and a small burst.
+        let mut s = ChainScheduler::new(1e9, 1000.0);
+        let (a, b) = (s.add_qp(0.5, 0), s.add_qp(0.5, 0));
+        s.set_busy(a, true, 0);
+        assert_eq!(s.try_send(a, 1000, 0), Ok(()));
+        let wake = s.try_send(a, 1000, 0).expect_err("A's bucket is spent");
+        assert_eq!(wake, US);
+        s.set_busy(b, true, 0);
+        assert_eq!(s.try_send(b, 1000, 0), Ok(()));
+        s.set_busy(b, false, 0);
+        // Late by 9 µs: A's bucket filled at 2 µs and spilled ever since.
+        assert_eq!(s.try_send(a, 1000, 10 * US), Ok(()));
+        assert_eq!(s.take_unspent(10 * US), 0);
+        // Held by the chain (busy, not waiting for tokens), the same spill is demand.
+        s.set_busy(a, false, 10 * US);
+        s.set_busy(a, true, 10 * US);
+        assert!(s.take_unspent(20 * US) > 0);
     }
 
     #[test]
