@@ -1157,3 +1157,21 @@ fn events_waiting_when_the_warmup_ends_count_in_the_window_that_handles_them() {
         assert!(k.name != "tx" || k.dropped > 0, "the rings overflow: {k:?}");
     }
 }
+
+#[test]
+fn water_filling_settles_when_a_flows_packets_leave_about_a_time_constant_apart() {
+    // Three queue pairs of 64 KB WRITEs share 25 Gbps with 4 KB packets: at their 8.3 Gbps
+    // share a queue pair's packets leave 3.9 µs apart, about the 4 µs EWMA. One packet held
+    // behind another queue pair's replaced the average, read as 60-70% of the rate and cut
+    // the flow, which climbed back a step at a time: 984 rate changes in 4 ms, the last at
+    // 3,973 µs, and 23.65 Gbps of goodput. The flows' use is now also averaged over eight of
+    // their gaps, and they settle in a few changes at the link's full goodput
+    // (25 × 4096 / (4096 + 66) = 24.6 Gbps).
+    let toml = "duration = \"4ms\"\n[topology.star]\nhosts = 2\n[links]\nrate = \"25Gbps\"\ndelay = \"100ns\"\n[nic]\nmtu = 4096\n\
+                [nic.scr.policy.water_filling]\n\
+                [[perftest]]\nname = \"t\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KB\"\nqps = 3\ndepth = 4\nwarmup = \"1ms\"\n";
+    let s = run_loaded(&LoadedScenario::from_str(toml, "wf.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "wf");
+    let scr = s.scr.as_ref().unwrap();
+    assert!(scr.rate_sets < 40 && scr.last_rate_set_us < 200.0, "{} changes, the last at {} µs", scr.rate_sets, scr.last_rate_set_us);
+    assert!(gbps(&s, "t") > 24.4, "{}", gbps(&s, "t"));
+}
