@@ -2028,3 +2028,29 @@ fn figures_of_completed_flows_are_null_when_none_completed() {
     let s = common::run_summary(&loaded, "one");
     assert!(s.rdma.slowdown_p50 >= 1.0 && s.rdma.fct_mean_us > 0.0, "{:?}", s.rdma);
 }
+
+#[test]
+fn a_very_large_message_holds_the_commodity_scheduler_unless_max_turn_bytes_splits_it() {
+    // A 100 MB WRITE (8 ms at 100 Gbps) from t = 0 and a 64 KB WRITE stream from 100 µs on
+    // the same NIC, measured from 1 ms to 4 ms. Whole-message turns leave the stream nothing;
+    // turns capped at 1 MiB give it one 64 KB message per 1 MiB of the large one (5.8 Gbps
+    // of 98.5), and with water filling, which now sees the stream, an even split.
+    let run = |max_turn: &str, scr: &str| {
+        let toml = format!(
+            "duration = \"4ms\"\n[topology.star]\nhosts = 2\n[links]\ndelay = \"100ns\"\n[nic]\nmtu = 4096\n[nic.cc.none]\n\
+             [nic.scheduler.commodity]\nturn_bytes = \"32KiB\"\n{max_turn}\n{scr}\n\
+             [[perftest]]\nname = \"big\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"100MB\"\ndepth = 1\nwarmup = \"1ms\"\n\
+             [[perftest]]\nname = \"small\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KB\"\ndepth = 4\nstart = \"100us\"\nwarmup = \"900us\"\n"
+        );
+        let s = common::run_summary(&LoadedScenario::from_str(&toml, "turns.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "turns");
+        let g = |n: &str| s.perftest.iter().find(|p| p.name == n).unwrap().gbps;
+        (g("big"), g("small"))
+    };
+    let (big, small) = run("", "");
+    assert!(big > 98.0 && small == 0.0, "{big} {small}");
+    let (big, small) = run("max_turn_bytes = \"1MiB\"", "");
+    let share = 64_000.0 / (1_048_576.0 + 64_000.0);
+    assert!((small / (big + small) - share).abs() < 0.01, "{big} {small}");
+    let (big, small) = run("max_turn_bytes = \"1MiB\"", "[nic.scr.policy.water_filling]");
+    assert!((big - small).abs() < 1.0 && big + small > 98.0, "{big} {small}");
+}

@@ -1,6 +1,7 @@
 //! The commodity RNIC scheduler (SCR §4.2 and Table 2): round robin over the active queue pairs,
 //! serving each for a turn of whole WQEs until the turn has carried at least `turn_bytes` (the
-//! NIC fetches and executes a QP's WQEs in batches and never splits a message). A QP posting
+//! NIC fetches and executes a QP's WQEs in batches and never splits a message; with
+//! `max_turn_bytes` a turn also ends inside a message once it carried that much). A QP posting
 //! large messages therefore gets more bandwidth than one posting small ones, and a small message
 //! waits behind a large one in progress. With the default 32 KiB, a 4 KB-message QP facing a
 //! 64 KB-message QP gets 32/(32+64) of the link, near SCR Table 2's 33 vs 58 Gbps. Queue pairs
@@ -29,6 +30,8 @@ use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 pub struct Commodity {
     turn_bytes: u64,
+    /// A turn ends inside a message once it has carried this much (`u64::MAX`: never).
+    max_turn: u64,
     /// Turns of one packet, whatever the message (ns-3's NIC).
     per_packet: bool,
     ready: VecDeque<u32>,
@@ -55,6 +58,7 @@ impl Commodity {
     pub fn new(turn_bytes: u64, cache: u32, miss_penalty: Time, link: BitsPerSec) -> Commodity {
         Commodity {
             turn_bytes,
+            max_turn: u64::MAX,
             per_packet: false,
             ready: VecDeque::new(),
             waiting: BinaryHeap::new(),
@@ -68,6 +72,11 @@ impl Commodity {
             cache,
             miss_penalty,
         }
+    }
+
+    /// Turns that also end inside a message once they carried `bytes` (`max_turn_bytes`).
+    pub fn with_max_turn(self, bytes: u64) -> Commodity {
+        Commodity { max_turn: bytes.max(1), ..self }
     }
 
     /// Per-packet round robin with no decision cost: the queue-pair selection of HPCC's and
@@ -156,7 +165,7 @@ impl QpScheduler for Commodity {
             return;
         }
         let served = served + bytes as u64;
-        if message_end && served >= self.turn_bytes {
+        if (message_end && served >= self.turn_bytes) || served >= self.max_turn {
             self.current = None;
             return;
         }
@@ -209,7 +218,19 @@ mod tests {
     /// Serves `packets` picks (of 1 byte each) with two always-backlogged QPs whose messages
     /// are `msg[q]` packets.
     fn serve(turn: u64, msg: [u32; 2], packets: usize) -> [usize; 2] {
-        let mut s = Commodity::new(turn, 1024, Time::ZERO, BitsPerSec(1));
+        serve_split(Commodity::new(turn, 1024, Time::ZERO, BitsPerSec(1)), msg, packets)
+    }
+
+    #[test]
+    fn a_turn_ends_inside_a_large_message_only_with_max_turn_bytes() {
+        // A 1000-packet message beside 4-packet ones, turns of 8: whole messages give the
+        // large one 1000 of the first 1008 picks; split at 16 its turns carry 16 and the
+        // small one's 8 (two messages), a 2:1 split.
+        assert_eq!(serve(8, [1000, 4], 1008), [1000, 8]);
+        assert_eq!(serve_split(Commodity::new(8, 1024, Time::ZERO, BitsPerSec(1)).with_max_turn(16), [1000, 4], 1008), [672, 336]);
+    }
+
+    fn serve_split(mut s: Commodity, msg: [u32; 2], packets: usize) -> [usize; 2] {
         let mut left = msg;
         let mut count = [0; 2];
         s.push(0, Time::ZERO, Time::ZERO);

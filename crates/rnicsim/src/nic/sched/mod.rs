@@ -75,6 +75,11 @@ pub enum SchedulerSpec {
     Commodity {
         #[serde(default = "default_turn_bytes")]
         turn_bytes: Bytes,
+        /// If set, a turn also ends inside a message once it has carried this much (a NIC that
+        /// splits a large WQE between turns); unset, a message is never split, and one of
+        /// 100 MB holds the NIC for its whole 8 ms at 100 Gbps.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_turn_bytes: Option<Bytes>,
         /// Rate-limit contexts the scheduler caches; beyond them each decision misses with
         /// probability `1 − cache / rate-limited QPs` and pays `miss_penalty`.
         #[serde(default = "default_context_cache")]
@@ -148,7 +153,7 @@ fn four() -> u32 {
 
 impl Default for SchedulerSpec {
     fn default() -> Self {
-        SchedulerSpec::Commodity { turn_bytes: default_turn_bytes(), rate_context_cache: default_context_cache(), miss_penalty: default_miss_penalty() }
+        SchedulerSpec::Commodity { turn_bytes: default_turn_bytes(), max_turn_bytes: None, rate_context_cache: default_context_cache(), miss_penalty: default_miss_penalty() }
     }
 }
 
@@ -176,6 +181,9 @@ impl SchedulerSpec {
         let mut bad = |kind: &str, key: &str, why: String| out.push((format!("{kind}.{key}"), why));
         let clock_ok = |mhz: f64| mhz.is_finite() && (1.0..=100_000.0).contains(&mhz);
         match self {
+            SchedulerSpec::Commodity { max_turn_bytes: Some(m), .. } if m.0 == 0 => {
+                bad("commodity", "max_turn_bytes", "expected a positive size (leave it out for turns that never split a message)".into());
+            }
             SchedulerSpec::Commodity { .. } | SchedulerSpec::PacketRoundRobin {} => {}
             SchedulerSpec::Tassel { latency, typical_packet, wheel_slot, max_batch, clock_mhz, .. } => {
                 let k = "tassel";
@@ -210,8 +218,9 @@ impl SchedulerSpec {
 
     pub fn build(&self, link: BitsPerSec) -> Scheduler {
         match self {
-            SchedulerSpec::Commodity { turn_bytes, rate_context_cache, miss_penalty } => {
-                Scheduler::Commodity(Commodity::new(turn_bytes.0, *rate_context_cache, *miss_penalty, link))
+            SchedulerSpec::Commodity { turn_bytes, max_turn_bytes, rate_context_cache, miss_penalty } => {
+                let c = Commodity::new(turn_bytes.0, *rate_context_cache, *miss_penalty, link);
+                Scheduler::Commodity(c.with_max_turn(max_turn_bytes.map_or(u64::MAX, |b| b.0)))
             }
             SchedulerSpec::PacketRoundRobin {} => Scheduler::Commodity(Commodity::packet_round_robin(link)),
             SchedulerSpec::Tassel { latency, typical_packet, wheel_slot, max_batch, clock_mhz, cycles_per_packet } => {
