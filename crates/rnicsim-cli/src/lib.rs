@@ -137,6 +137,13 @@ fn python(command: &str, args: &[String]) -> anyhow::Result<u8> {
     if interrupted(&probe.status) {
         return Ok(130);
     }
+    if !probe.status.success() && args.iter().any(|a| a == "-h" || a == "--help") {
+        // Help needs no analysis: say what the command is and how to get its options.
+        use clap::CommandFactory;
+        let about = Cli::command().find_subcommand(command).and_then(|c| c.get_about().map(|a| a.to_string())).unwrap_or_default();
+        println!("{about}\n\nUsage: rnicsim {command} [ARGS]...\n\n`rnicsim {command}` runs in the Python package, and {exe} cannot import rnicsim, so its options are not listed here: install it (README: `python3 -m venv .venv && .venv/bin/pip install .`) or set RNICSIM_PYTHON to a python that has it, and ask again.");
+        return Ok(0);
+    }
     anyhow::ensure!(
         probe.status.success(),
         "`rnicsim {command}` runs in Python, and {exe} cannot import rnicsim: activate the environment the package is installed in (README: `python3 -m venv .venv && .venv/bin/pip install .`), or set RNICSIM_PYTHON to its python"

@@ -425,3 +425,19 @@ fn ctrl_c_during_the_python_check_is_an_interruption_not_a_missing_package() {
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(!stderr.contains("cannot import"), "{stderr}");
 }
+
+#[test]
+fn help_of_an_analysis_command_needs_no_python_package() {
+    // Without the package, `--help` says what the command is and how to get its options
+    // (exit 0), where it failed with exit 2; anything else still fails with the way out.
+    let dir = tempfile::tempdir().unwrap();
+    let python = fake_python(dir.path(), "exit 1");
+    for command in ["reproduce", "sweep", "query", "report"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_rnicsim")).args([command, "--help"]).env("RNICSIM_PYTHON", &python).output().unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success() && out.contains(&format!("Usage: rnicsim {command}")) && out.contains("cannot import rnicsim"), "{command}: {out}");
+    }
+    let o = analysis_command(&python);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot import rnicsim"));
+}
