@@ -121,6 +121,9 @@ impl World {
                         let scr = self.tap.scr.as_mut().expect("checked above");
                         let node = scr.nodes[host as usize];
                         scr.rate_log.push(now, crate::nic::scr::RateSet { time: now, node, qp: flow, bps });
+                        if let Some(core) = scr.cores[host as usize].as_mut() {
+                            core.rate_in_force(now);
+                        }
                     }
                 }
                 Action::ProbeRtt { flow } => {
