@@ -864,3 +864,35 @@ fn a_stateless_server_slower_on_pcie_than_its_link_pauses_its_switch() {
     let nic = &w.nics[4];
     assert!(nic.rx.pauses_sent > 0 && nic.rx.peak <= 256 * 1024 && nic.rx.drops == 0, "{} pauses, peak {}, {} drops", nic.rx.pauses_sent, nic.rx.peak, nic.rx.drops);
 }
+
+#[test]
+fn an_rpc_window_of_few_calls_per_connection_is_warned_of_at_its_warmup() {
+    // Eight StaR connections calling with 100 KB requests and replies over 10 Gbps: a call
+    // takes about 2.2 ms, so a 4 ms window holds under two per connection, and the call each
+    // has in flight at the window's start counts whole (the load read 1.02 of the link over
+    // 8 ms). The run warns at `rpc[0].warmup`'s line; a window of 12 or more calls per
+    // connection does not.
+    let text = |duration: &str, request: &str| {
+        format!(
+            "name = \"st\"\nduration = \"{duration}\"\n[topology.star]\nhosts = 5\n[links]\nrate = \"10Gbps\"\ndelay = \"1us\"\n[nic]\nmtu = 1024\n[nic.cc.none]\n\
+             [nic.star]\nrto = \"16ms\"\nwqep_timeout = \"16ms\"\n\
+             [[rpc]]\nname = \"r\"\nserver = 0\nclients = [1, 2, 3, 4]\nconnections = 8\nstack = \"star\"\nworkload = \"rpc\"\nwarmup = \"1ms\"\nrequest = \"{request}\"\nreply = \"{request}\"\n"
+        )
+    };
+    let warnings = |toml: String| {
+        let loaded = LoadedScenario::from_str(&toml, "st.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = rnicsim::output::RunDir::create(&tmp.path().join("run"), false).unwrap();
+        let mut w = World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
+        w.run(|_| true);
+        let s = rnicsim::write_outputs(&dir, &loaded, &mut w, Vec::new()).unwrap();
+        (s.rpc[0].calls, s.warnings)
+    };
+    let (calls, few) = warnings(text("5ms", "100KB"));
+    assert!(calls < 8 * 10, "{calls}");
+    let line = text("5ms", "100KB").lines().position(|l| l.starts_with("warmup")).unwrap() + 1;
+    assert!(few.iter().any(|w| w.starts_with(&format!("st.toml:{line}:")) && w.contains("rpc `r`") && w.contains("calls per connection")), "{few:?}");
+    let (calls, many) = warnings(text("3ms", "32B"));
+    assert!(calls >= 8 * 12, "{calls}");
+    assert!(!many.iter().any(|w| w.contains("calls per connection")), "{many:?}");
+}
