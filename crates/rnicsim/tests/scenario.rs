@@ -874,3 +874,17 @@ fn a_baselines_own_warnings_and_errors_point_at_its_entry_in_the_users_file() {
     assert_eq!((e.file.as_str(), e.line, e.key.as_deref()), ("s.toml", Some(set_line), Some("baseline[0].set")), "{e}");
     assert!(e.message.starts_with("baseline `b`: key `traffic[0].load`: ") && !e.message.contains("s.toml"), "{e}");
 }
+
+#[test]
+fn real_bytes_memory_with_the_default_size_names_the_key_to_set() {
+    // `nic.memory = "bytes"` alone: the 1 TiB default size is past the 1 GiB limit. The error
+    // is at the line the user wrote (`memory`), names `memory_size` as what to set, and does not
+    // read as if the user had asked for 1 TiB. A size written too large is named itself.
+    let text = "duration = \"10us\"\n[topology.star]\nhosts = 2\n[nic]\nmemory = \"bytes\"\n";
+    let e = err(text);
+    assert_eq!((e.key.as_deref(), e.line), (Some("nic.memory"), Some(5)), "{e}");
+    assert!(e.message.contains("set nic.memory_size"), "{e}");
+    let e = err(&format!("{text}memory_size = \"2GiB\"\n"));
+    assert_eq!((e.key.as_deref(), e.line), (Some("nic.memory_size"), Some(6)), "{e}");
+    check(&format!("{text}memory_size = \"64MiB\"\n")).unwrap();
+}

@@ -332,7 +332,7 @@ fn default_depth() -> u32 {
 fn default_qp_context() -> u32 {
     256
 }
-fn default_memory_size() -> Bytes {
+pub fn default_memory_size() -> Bytes {
     Bytes(1 << 40)
 }
 fn default_memory_mode() -> MemoryMode {

@@ -1023,7 +1023,12 @@ fn nic(out: &mut Problems, s: &Scenario) {
         out.push((p("rx_buffer"), format!("must hold at least one packet's payload (nic.mtu, {} bytes), got {}", n.mtu, n.rx_buffer)));
     }
     if n.memory == crate::nic::MemoryMode::Bytes && n.memory_size.0 > (1 << 30) {
-        out.push((p("memory_size"), format!("real-bytes memory is limited to 1 GiB per host, got {}", n.memory_size)));
+        if n.memory_size == crate::nic::default_memory_size() {
+            // Left at its default, sized for address-only memory: the key to fix is not written.
+            out.push((p("memory"), format!("real-bytes memory is limited to 1 GiB per host, and nic.memory_size is left at its default of {} (for address-only memory): set nic.memory_size as well, e.g. \"64MiB\"", n.memory_size)));
+        } else {
+            out.push((p("memory_size"), format!("real-bytes memory is limited to 1 GiB per host, got {}", n.memory_size)));
+        }
     }
     if n.memory_size.0 == 0 {
         out.push((p("memory_size"), "expected a positive size".into()));
