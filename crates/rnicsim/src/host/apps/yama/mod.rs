@@ -163,6 +163,16 @@ struct Queue {
 
 struct Member {
     node: u32,
+    /// Since when work it sent (its applications' or its dummy work) waits with nothing of
+    /// its come back (`None`: something came back since its last send), and how long its
+    /// last operation took.
+    waiting_since: Option<Time>,
+    last_turnaround: Time,
+    /// Nothing of its has come back for a while though it sent work: its host is cut off
+    /// from the chain. It runs no loop and reports nothing (a leader cut off posted dummy work
+    /// that never came back, and its estimate sank with what the others completed), until
+    /// something comes back.
+    cut: bool,
     /// Paces at the estimate it read from the leader, or its own while leading.
     sched: ChainScheduler,
     prober: Prober,
@@ -304,6 +314,9 @@ impl Yama {
                 let tag = self.connect(w, node, server, nic_rdma, user);
                 members.push(Member {
                     node,
+                    waiting_since: None,
+                    last_turnaround: Time::ZERO,
+                    cut: false,
                     sched: ChainScheduler::new(initial, burst),
                     prober: Prober::new(cfg),
                     published: (initial, Time(0)),
@@ -542,6 +555,9 @@ impl Yama {
     /// Puts `op` on the wire from its client at `at`.
     fn send(&mut self, w: &mut World, mut op: Op, at: Time) {
         op.sent = at;
+        let m = if op.q == DUMMY { op.member as usize } else { self.queues[op.q as usize].member as usize };
+        let member = &mut self.chains[op.chain as usize].members[m];
+        member.waiting_since.get_or_insert(at);
         let conn = op.conn;
         let server = self.chains[op.chain as usize].server;
         let client_node = if op.q == DUMMY { self.chains[op.chain as usize].members[op.member as usize].node } else { self.queues[op.q as usize].node };
@@ -668,9 +684,9 @@ impl Yama {
                 self.at(now, Ev::Arrive { q });
             }
         }
-        // A member is active while any of its queues is.
+        // A member is active while any of its queues is (and it is not cut off).
         for m in 0..self.chains[c].members.len() {
-            let active = self.queues.iter().any(|q| q.chain as usize == c && q.member as usize == m && q.active);
+            let active = self.queues.iter().any(|q| q.chain as usize == c && q.member as usize == m && q.active) && !self.chains[c].members[m].cut;
             let was = self.chains[c].overlay.is_active(m);
             self.chains[c].overlay.set_active(m, active);
             if active && !was && self.chains[c].overlay.runs_loop(m) {
@@ -759,6 +775,24 @@ impl Yama {
         }
     }
 
+    /// Something member `m` sent came back after `turnaround`: it is not cut off (any more).
+    fn back_to_member(&mut self, c: usize, m: usize, turnaround: Time, now: Time) {
+        let chain = &mut self.chains[c];
+        let member = &mut chain.members[m];
+        member.waiting_since = None;
+        member.last_turnaround = turnaround;
+        if member.cut {
+            member.cut = false;
+            let active = self.queues.iter().any(|q| q.chain as usize == c && q.member as usize == m && q.active);
+            chain.overlay.set_active(m, active);
+            if active && chain.overlay.runs_loop(m) {
+                // A leader back from a cut resumes its loop from what it last knew.
+                let est = member.sched.estimate();
+                member.prober.start(now.0, est);
+            }
+        }
+    }
+
     /// The answer reached the client: the operation is complete.
     fn complete(&mut self, w: &mut World, id: u32, now: Time) {
         let op = self.ops[id as usize];
@@ -769,6 +803,7 @@ impl Yama {
         // Back more than twice as slowly as the fastest: it waited in the chain at least as
         // long as the chain takes unloaded.
         let turnaround = now - op.sent;
+        self.back_to_member(c, m, turnaround, now);
         let fastest = &mut self.chains[c].members[m].fastest[op.hosted as usize];
         *fastest = (*fastest).min(turnaround);
         let queued = turnaround.0 > fastest.0.saturating_mul(2);
@@ -863,6 +898,16 @@ impl Yama {
                 qu.late = false;
                 member.sched.set_busy(qu.slot, false, now.0);
             }
+        }
+        // Nothing it sent has come back for as long: it is cut off. A leader stops leading
+        // (another takes over once its estimate goes stale), and none reports work that will
+        // never complete, until something of it comes back.
+        let member = &mut chain.members[mi];
+        if member.waiting_since.is_some_and(|since| now.0.saturating_sub(since.0) > horizon.0.max(member.last_turnaround.0.saturating_mul(4))) {
+            member.cut = true;
+            member.held = 0;
+            chain.overlay.set_active(mi, false);
+            return;
         }
         let mem = &mut chain.members[mi];
         // Tokens lost while work waited, and work that came back queued to a queue pair with more
