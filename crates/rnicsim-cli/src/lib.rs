@@ -352,9 +352,9 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
                 0 => String::new(),
                 n => format!("; {n} requests were refused in the run for want of a posted receive (RNR NAKs)"),
             },
-            match st.paused.len() {
+            match st.paused_count {
                 0 => String::new(),
-                n => format!(", and {n} port classes were paused with packets queued (first: node {} port {} class {})", st.paused[0].node, st.paused[0].iface, st.paused[0].class),
+                n => format!(", and {n} port classes were paused with packets queued (first, switches before hosts: node {} port {} class {})", st.paused[0].node, st.paused[0].iface, st.paused[0].class),
             },
             match st.stopped_at_ps {
                 Some(t) => format!("; stop_on_stall ended the run at {}", rnicsim::units::Time(t)),

@@ -2054,3 +2054,29 @@ fn a_very_large_message_holds_the_commodity_scheduler_unless_max_turn_bytes_spli
     let (big, small) = run("max_turn_bytes = \"1MiB\"", "[nic.scr.policy.water_filling]");
     assert!((big - small).abs() < 1.0 && big + small > 98.0, "{big} {small}");
 }
+
+#[test]
+fn a_pfc_deadlock_on_a_ring_is_a_stall_that_lists_the_paused_switch_ports_first() {
+    // Five switches in a ring, a host on each, every host sending 50 MB to the host two
+    // switches on (one shortest path, clockwise): each switch-to-switch link carries two flows
+    // into a 600 KB buffer, the buffers fill around the ring, and PFC holds every link of it
+    // for good, a cyclic buffer dependency. The stall report lists the paused switch ports (the
+    // cycle) before the hosts' ports it holds back; in node order the hosts came first, and
+    // with more than 20 of them the cycle went unseen.
+    let dir = tempfile::tempdir().unwrap();
+    let mut topo = String::from("10 5 10\n5 6 7 8 9\n");
+    for i in 0..5 {
+        topo += &format!("{i} {} 100Gbps 1000ns 0\n{} {} 100Gbps 1000ns 0\n", 5 + i, 5 + i, 5 + (i + 1) % 5);
+    }
+    std::fs::write(dir.path().join("ring.txt"), topo).unwrap();
+    let flows: String = (0..5).map(|i| format!("{i} {} 3 50000000 0.000001\n", (i + 2) % 5)).collect();
+    std::fs::write(dir.path().join("flows.txt"), format!("5\n{flows}")).unwrap();
+    let toml = "duration = \"1ms\"\n[topology.file]\npath = \"ring.txt\"\n[switch]\nbuffer = \"600KB\"\n[switch.pfc]\nenabled = true\n[nic]\nrto = \"100ms\"\n[nic.cc.none]\n[[flows]]\nfile = \"flows.txt\"\n";
+    let loaded = LoadedScenario::from_str(toml, "ring.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let mut w = World::build(&loaded).unwrap();
+    w.run(|_| true);
+    let stall = w.stall().expect("deadlocked");
+    assert_eq!(stall.paused_count, 10, "{stall:?}");
+    let nodes: Vec<u32> = stall.paused.iter().map(|p| p.node).collect();
+    assert_eq!(nodes, [5, 6, 7, 8, 9, 0, 1, 2, 3, 4], "{stall:?}");
+}

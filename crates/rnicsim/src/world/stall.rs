@@ -47,7 +47,10 @@ pub struct Stall {
     /// delivers nothing, and is stalled. Omitted when none.
     #[serde(skip_serializing_if = "is_zero")]
     pub rnr_naks: u64,
-    /// Paused port classes with packets waiting (the first 20).
+    /// Paused port classes with packets waiting: how many, and the first 20, switch ports
+    /// before host ports (a cycle of pauses among switches, a PFC deadlock, shows there; the
+    /// hosts' ports it holds back follow from it).
+    pub paused_count: u64,
     pub paused: Vec<StuckPort>,
     /// When `stop_on_stall` ended the run here, the time it did.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -114,15 +117,21 @@ impl World {
         let since = self.stalled_since()?;
         let waiting: Vec<u32> = self.apps.flows.records.iter().filter(|r| r.status.is_none()).map(|r| r.id).collect();
         let mut paused = Vec::new();
-        for p in &self.ports {
-            for c in 0..crate::fabric::port::CLASSES {
-                if paused.len() < 20 && p.is_paused(c, self.now) && p.queue_packets(c as u8) > 0 {
-                    paused.push(StuckPort { node: p.node, iface: p.iface, class: c as u8, queued_bytes: p.queue_bytes(c as u8), paused_until_ps: p.paused_until(c).0 });
+        let mut paused_count = 0;
+        for switches in [true, false] {
+            for p in self.ports.iter().filter(|p| matches!(self.roles[p.node as usize], super::NodeRole::Switch(_)) == switches) {
+                for c in 0..crate::fabric::port::CLASSES {
+                    if p.is_paused(c, self.now) && p.queue_packets(c as u8) > 0 {
+                        paused_count += 1;
+                        if paused.len() < 20 {
+                            paused.push(StuckPort { node: p.node, iface: p.iface, class: c as u8, queued_bytes: p.queue_bytes(c as u8), paused_until_ps: p.paused_until(c).0 });
+                        }
+                    }
                 }
             }
         }
         let stopped_at_ps = self.stopped_at.map(|t| t.0);
-        Some(Stall { since_ps: since.0, packets_alive: self.pool.live() as u64, waiting_flows: waiting.len() as u64, waiting_flow_ids: waiting.into_iter().take(10).collect(), waiting_qps: self.waiting_qps(), waiting_star_ends: self.star.waiting() as u64, rnr_naks: self.nics.iter().map(|n| n.rnr_naks).sum(), paused, stopped_at_ps })
+        Some(Stall { since_ps: since.0, packets_alive: self.pool.live() as u64, waiting_flows: waiting.len() as u64, waiting_flow_ids: waiting.into_iter().take(10).collect(), waiting_qps: self.waiting_qps(), waiting_star_ends: self.star.waiting() as u64, rnr_naks: self.nics.iter().map(|n| n.rnr_naks).sum(), paused_count, paused, stopped_at_ps })
     }
 }
 
