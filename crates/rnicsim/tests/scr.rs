@@ -1195,3 +1195,30 @@ fn rate_sets_count_the_rates_put_in_force_as_the_rate_log_does() {
     assert_eq!(log.len() as u64, scr.rate_sets);
     assert!((log.last().unwrap().time.0 as f64 / 1e6 - scr.last_rate_set_us).abs() < 1e-9);
 }
+
+#[test]
+fn swift_whose_target_is_below_the_base_round_trip_is_warned_and_starves() {
+    // One Swift flow on an idle 100 Gbps star. With 2 µs links the base round trip is 8 µs,
+    // above A.6's target of at most 5 µs: every sample reads as congestion and the flow falls
+    // towards min_rate, which the load now warns of at `base_target`. A target past the
+    // round trip, or 0.5 µs links (2 µs), is not warned of, and the flow fills the link.
+    let run = |delay: &str, swift: &str| {
+        let toml = format!(
+            "duration = \"1ms\"\n[topology.star]\nhosts = 2\n[links]\nrate = \"100Gbps\"\ndelay = \"{delay}\"\n[nic.cc.none]\n[nic.scr.policy.swift]\n{swift}\n\
+             [[perftest]]\nname = \"s\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 16\nwarmup = \"500us\"\n"
+        );
+        let loaded = LoadedScenario::from_str(&toml, "swift.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        let warned = loaded.warnings.iter().any(|w| w.contains("nic.scr.policy.swift.base_target") && w.contains("round trip"));
+        (warned, gbps(&run_loaded(&loaded, "swift"), "s"))
+    };
+    let (warned, slow) = run("2us", "");
+    assert!(warned && slow < 10.0, "{warned} {slow}");
+    let (warned, fast) = run("2us", "base_target = \"10us\"");
+    assert!(!warned && fast > 80.0, "{warned} {fast}");
+    // 1 µs links: a 4 µs round trip, above the 3 µs target of flows past 96 Gbps: warned,
+    // and a lone flow settles near 44 Gbps, where flow scaling lifts its target past 4 µs.
+    let (warned, mid) = run("1us", "");
+    assert!(warned && mid > 20.0 && mid < 70.0, "{warned} {mid}");
+    let (warned, fast) = run("500ns", "");
+    assert!(!warned && fast > 80.0, "{warned} {fast}");
+}

@@ -371,6 +371,33 @@ fn eunomia_cap_below_bdp(s: &Scenario) -> Option<String> {
     })
 }
 
+/// Swift's target delay (`base_target` + `hops` × `per_hop`, plus flow scaling's `fs_range` at
+/// low rates) not above the propagation round trip between the farthest hosts of a generated
+/// topology: a flow whose target is below it reads every RTT sample as congestion, so flows
+/// cannot reach the rates where the target is that low, and with the largest target below it
+/// they fall to `min_rate` (100 Gbps star links of 2 µs: a base RTT of 8 µs against A.6's target
+/// of at most 5 µs, 0.1 Gbps; of 1 µs: 4 µs, a lone flow settles at 44 Gbps).
+fn swift_target_below_base_rtt(s: &Scenario) -> Option<String> {
+    let crate::nic::scr::PolicySpec::Swift(p) = &s.nic.scr.as_ref()?.policy else { return None };
+    let links: u64 = match &s.topology {
+        TopologySpec::BackToBack {} => 1,
+        TopologySpec::Star { .. } => 2,
+        TopologySpec::LeafSpine { .. } => 4,
+        TopologySpec::FatTree { .. } => 6,
+        _ => return None,
+    };
+    let rtt = Time(2 * links * s.links.delay.0);
+    let fixed = Time(p.base_target.0 + u64::from(p.hops) * p.per_hop.0);
+    let most = Time(fixed.0 + p.fs_range.0);
+    let what = if most <= rtt { "at every rate: flows fall to min_rate".to_string() } else { format!("at the rates where flow scaling leaves it below (towards {}): flows cannot reach them", p.fs_max_rate) };
+    (fixed <= rtt).then(|| {
+        format!(
+            "Swift's target delay is {fixed} to {most} (base_target + hops × per_hop, plus up to fs_range at low rates), not above the base round trip of {rtt} ({links} links each way at {}) {what}, every RTT sample reading as congestion; raise base_target past the round trip",
+            s.links.delay
+        )
+    })
+}
+
 /// Eunomia's layer where packets of one connection take several paths (a balancer or a path
 /// choice per packet, over a topology with more than one path), and how many PSNs past the
 /// expected one its bitmap reaches.
@@ -572,6 +599,9 @@ pub fn advisories(s: &Scenario) -> Problems {
                 format!("start + warmup ({} + {}) leaves nothing of the {} run to measure: its rates will be 0", t.start, t.warmup, s.duration),
             ));
         }
+    }
+    if let Some(why) = swift_target_below_base_rtt(s) {
+        out.push(("nic.scr.policy.swift.base_target".into(), why));
     }
     if let Some(period) = s.nic.scr.as_ref().and_then(|c| c.telemetry).filter(|&p| p > s.duration) {
         out.push(("nic.scr.telemetry".into(), format!("a period of {period} is longer than the {} run: no sample is taken", s.duration)));
