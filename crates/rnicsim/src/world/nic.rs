@@ -537,6 +537,11 @@ impl World {
     /// so the timer stops with the wire, and whenever the NIC looks for a packet (a pause that
     /// ran out without a RESUME).
     pub(super) fn sync_sched_pause(&mut self, h: u32) {
+        // A scheduler that does not time rates itself ignores pauses (its `set_paused` does
+        // nothing, and `sched_paused` is read only beside `rate_limits`).
+        if !self.nics[h as usize].sched.rate_limits() {
+            return;
+        }
         let now = self.now;
         let p = self.nics[h as usize].port;
         let paused = self.ports[p as usize].is_paused(self.nic_spec.priority as usize, now);

@@ -66,13 +66,15 @@ impl World {
 
     pub(super) fn rx_pause(&mut self, h: u32) {
         let now = self.now;
-        let (pfc_quanta, full) = self.nic_pause(h);
         let nic = &mut self.nics[h as usize];
         let in_buffer = held(&nic.pcie, nic.gpu.as_ref(), now);
         nic.rx.peak = nic.rx.peak.max(in_buffer);
         if nic.rx.mode != WhenFull::Pause {
             return;
         }
+        // (Only a pausing NIC needs its frame's quanta: a 128-bit division at most arrivals.)
+        let (pfc_quanta, full) = self.nic_pause(h);
+        let nic = &mut self.nics[h as usize];
         let Some(quanta) = pause_frame(nic.rx.paused_until, in_buffer, nic.rx.pause_marks(), now, full, pfc_quanta) else {
             // A pause held, its refresh not yet due.
             if nic.rx.paused_until.is_some() {
