@@ -128,28 +128,6 @@ pub fn run_baselines_while(loaded: &LoadedScenario, mut keep_going: impl FnMut(u
     Ok(Some(out))
 }
 
-/// `[[rpc]]` entries whose window held few calls per connection: calls, `load` and latency count
-/// whole calls finished in the window, so the call each connection has in flight at the
-/// window's start counts whole (8 StaR connections of 2.2 ms calls over an 8 ms window read a
-/// `load` of 1.02, above the link).
-fn rpc_window_warnings(loaded: &LoadedScenario, rpc: &[host::apps::rpc::RpcSummary]) -> Vec<String> {
-    const FEWEST: f64 = 10.0;
-    let mut out = Vec::new();
-    for (i, r) in rpc.iter().enumerate() {
-        let per_conn = r.calls as f64 / r.connections.max(1) as f64;
-        if r.connections > 0 && per_conn < FEWEST {
-            let m = format!(
-                "rpc `{}`: the measurement window held {per_conn:.1} calls per connection; calls, load ({:.3}) and latency count whole calls finished in it, so the call each connection has in flight at its start counts whole, up to {:.0}% of each figure: lengthen the run past warmup (to {FEWEST} calls per connection or more)",
-                r.name,
-                r.load,
-                100.0 / per_conn.max(1.0)
-            );
-            out.push(loaded.error_at(&format!("rpc[{i}].warmup"), m).to_string());
-        }
-    }
-    out
-}
-
 /// Writes every output of a finished run into `dir` (which the caller then commits): what was
 /// streamed there during the run is completed, the rest written from memory. `baselines` are
 /// the summaries of its `[[baseline]]` runs ([`run_baselines`]).
@@ -161,7 +139,8 @@ pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World, b
     summary.warnings = loaded.warnings.clone();
     summary.warnings.extend(world.record.rates.warning());
     summary.warnings.extend(world.apps.yama.warnings.iter().cloned());
-    summary.warnings.extend(rpc_window_warnings(loaded, &summary.rpc));
+    let rpc = summary.rpc.iter().enumerate().filter_map(|(i, r)| r.window_warning().map(|m| loaded.error_at(&format!("rpc[{i}].warmup"), m).to_string()));
+    summary.warnings.extend(rpc.collect::<Vec<_>>());
     if let Some(scr) = world.tap.scr.as_ref() {
         summary.warnings.extend(scr.rate_log.warning("scr_rates.parquet"));
         summary.warnings.extend(scr.rtt_log.warning("scr_rtt.parquet"));

@@ -21,6 +21,18 @@ struct Slot {
     paced: bool,
 }
 
+impl Slot {
+    /// What of `spill`, tokens its bucket could not hold while it had work, is demand the
+    /// chain turned away: all of it, unless its work waits for its own tokens.
+    fn unspent(&self, spill: f64) -> f64 {
+        if self.paced {
+            0.0
+        } else {
+            spill
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct ChainScheduler {
     slots: Vec<Slot>,
@@ -84,7 +96,7 @@ impl ChainScheduler {
         for s in &mut self.slots {
             let spill = s.bucket.refill(now);
             if s.busy {
-                self.unspent += if s.paced { 0.0 } else { spill };
+                self.unspent += s.unspent(spill);
             } else {
                 surplus += spill;
             }
@@ -93,7 +105,7 @@ impl ChainScheduler {
         if surplus > 0.0 && busy_weight > 0.0 {
             for s in self.slots.iter_mut().filter(|s| s.busy) {
                 let spill = s.bucket.add(surplus * s.weight / busy_weight);
-                self.unspent += if s.paced { 0.0 } else { spill };
+                self.unspent += s.unspent(spill);
             }
         }
     }
@@ -103,7 +115,7 @@ impl ChainScheduler {
     pub fn try_send(&mut self, qp: usize, bytes: u64, now: u64) -> Result<(), u64> {
         if self.idle == 0 {
             let spill = self.slots[qp].bucket.refill(now);
-            self.unspent += if self.slots[qp].paced { 0.0 } else { spill };
+            self.unspent += self.slots[qp].unspent(spill);
         } else {
             self.refill(now);
         }

@@ -353,11 +353,7 @@ fn sent_before_pause(s: &Scenario) -> (Time, u64) {
 /// balancer or path choice; file and Jellyfish topologies are not estimated).
 fn eunomia_cap_below_bdp(s: &Scenario) -> Option<String> {
     let (o, reach) = eunomia_reach(s)?;
-    let links = match &s.topology {
-        TopologySpec::LeafSpine { .. } => 4,
-        TopologySpec::FatTree { .. } => 6,
-        _ => return None,
-    };
+    let links = links_between_farthest_hosts(s)?;
     let rtt = Time(2 * links * s.links.delay.0);
     let bdp = s.links.rate.bytes_in(rtt) / crate::wire::roce::full_packet_bytes(s.nic.mtu);
     (reach < bdp).then(|| {
@@ -371,6 +367,18 @@ fn eunomia_cap_below_bdp(s: &Scenario) -> Option<String> {
     })
 }
 
+/// Links each way between the farthest hosts of a generated topology (`None` for file and
+/// Jellyfish topologies, which are not estimated).
+fn links_between_farthest_hosts(s: &Scenario) -> Option<u64> {
+    match &s.topology {
+        TopologySpec::BackToBack {} => Some(1),
+        TopologySpec::Star { .. } => Some(2),
+        TopologySpec::LeafSpine { .. } => Some(4),
+        TopologySpec::FatTree { .. } => Some(6),
+        _ => None,
+    }
+}
+
 /// Swift's target delay (`base_target` + `hops` × `per_hop`, plus flow scaling's `fs_range` at
 /// low rates) not above the propagation round trip between the farthest hosts of a generated
 /// topology: a flow whose target is below it reads every RTT sample as congestion, so flows
@@ -379,18 +387,12 @@ fn eunomia_cap_below_bdp(s: &Scenario) -> Option<String> {
 /// of at most 5 µs, 0.1 Gbps; of 1 µs: 4 µs, a lone flow settles at 44 Gbps).
 fn swift_target_below_base_rtt(s: &Scenario) -> Option<String> {
     let crate::nic::scr::PolicySpec::Swift(p) = &s.nic.scr.as_ref()?.policy else { return None };
-    let links: u64 = match &s.topology {
-        TopologySpec::BackToBack {} => 1,
-        TopologySpec::Star { .. } => 2,
-        TopologySpec::LeafSpine { .. } => 4,
-        TopologySpec::FatTree { .. } => 6,
-        _ => return None,
-    };
+    let links = links_between_farthest_hosts(s)?;
     let rtt = Time(2 * links * s.links.delay.0);
     let fixed = Time(p.base_target.0 + u64::from(p.hops) * p.per_hop.0);
     let most = Time(fixed.0 + p.fs_range.0);
-    let what = if most <= rtt { "at every rate: flows fall to min_rate".to_string() } else { format!("at the rates where flow scaling leaves it below (towards {}): flows cannot reach them", p.fs_max_rate) };
     (fixed <= rtt).then(|| {
+        let what = if most <= rtt { "at every rate: flows fall to min_rate".to_string() } else { format!("at the rates where flow scaling leaves it below (towards {}): flows cannot reach them", p.fs_max_rate) };
         format!(
             "Swift's target delay is {fixed} to {most} (base_target + hops × per_hop, plus up to fs_range at low rates), not above the base round trip of {rtt} ({links} links each way at {}) {what}, every RTT sample reading as congestion; raise base_target past the round trip",
             s.links.delay
@@ -426,15 +428,15 @@ fn eunomia_cap_below_reads(s: &Scenario, out: &mut Problems) {
         if t.test != PerftestKind::ReadBw {
             continue;
         }
-        let largest = t.message_max.unwrap_or(t.message).0.max(1);
-        let span = u64::from(t.depth) * largest.div_ceil(u64::from(s.nic.mtu.max(1)));
+        let per_read = t.message_max.unwrap_or(t.message).0.max(1).div_ceil(u64::from(s.nic.mtu.max(1)));
+        let span = u64::from(t.depth) * per_read;
         if reach < span {
             out.push((
                 format!("perftest[{i}].depth"),
                 format!(
                     "{} READs of up to {} packets in flight span {span} PSNs, more than the {reach} past the expected one that nic.ordering's {} bits reach: requests a per-packet load balancer reorders further are refused and asked again; size cap_bits at about depth × packets per READ plus the reorder depth and a row ({})",
                     t.depth,
-                    largest.div_ceil(u64::from(s.nic.mtu.max(1))),
+                    per_read,
                     o.cap_bits,
                     span + u64::from(o.block_bits)
                 ),

@@ -686,14 +686,8 @@ impl Yama {
         }
         // A member is active while any of its queues is (and it is not cut off).
         for m in 0..self.chains[c].members.len() {
-            let active = self.queues.iter().any(|q| q.chain as usize == c && q.member as usize == m && q.active) && !self.chains[c].members[m].cut;
-            let was = self.chains[c].overlay.is_active(m);
-            self.chains[c].overlay.set_active(m, active);
-            if active && !was && self.chains[c].overlay.runs_loop(m) {
-                // A leader resuming restarts its loop from what it last knew.
-                let est = self.chains[c].members[m].sched.estimate();
-                self.chains[c].members[m].prober.start(now.0, est);
-            }
+            let active = self.member_has_active_queue(c, m) && !self.chains[c].members[m].cut;
+            self.set_member_active(c, m, active, now);
         }
         if self.chains[c].isolation {
             self.reweight(c, now);
@@ -777,19 +771,29 @@ impl Yama {
 
     /// Something member `m` sent came back after `turnaround`: it is not cut off (any more).
     fn back_to_member(&mut self, c: usize, m: usize, turnaround: Time, now: Time) {
-        let chain = &mut self.chains[c];
-        let member = &mut chain.members[m];
+        let member = &mut self.chains[c].members[m];
         member.waiting_since = None;
         member.last_turnaround = turnaround;
         if member.cut {
             member.cut = false;
-            let active = self.queues.iter().any(|q| q.chain as usize == c && q.member as usize == m && q.active);
-            chain.overlay.set_active(m, active);
-            if active && chain.overlay.runs_loop(m) {
-                // A leader back from a cut resumes its loop from what it last knew.
-                let est = member.sched.estimate();
-                member.prober.start(now.0, est);
-            }
+            let active = self.member_has_active_queue(c, m);
+            self.set_member_active(c, m, active, now);
+        }
+    }
+
+    fn member_has_active_queue(&self, c: usize, m: usize) -> bool {
+        self.queues.iter().any(|q| q.chain as usize == c && q.member as usize == m && q.active)
+    }
+
+    /// Member `m` of chain `c` runs (its applications poll) or not; a leader resuming restarts
+    /// its loop from what it last knew.
+    fn set_member_active(&mut self, c: usize, m: usize, active: bool, now: Time) {
+        let chain = &mut self.chains[c];
+        let was = chain.overlay.is_active(m);
+        chain.overlay.set_active(m, active);
+        if active && !was && chain.overlay.runs_loop(m) {
+            let est = chain.members[m].sched.estimate();
+            chain.members[m].prober.start(now.0, est);
         }
     }
 
