@@ -148,11 +148,20 @@ impl Port {
 
     #[inline]
     pub fn enqueue(&mut self, class: u8, id: PacketId, size: u32, pool: &mut PacketPool) {
-        match &mut self.ranked {
+        match self.ranked {
             None => self.queues[class as usize].push_back(pool, id),
-            Some(r) => r.push(class, srpt_rank(pool.get(id)), id),
+            Some(_) => self.enqueue_ranked(class, id, pool),
         }
         self.count_queued(class, size);
+    }
+
+    /// An SRPT port's enqueue, out of the FIFO ports' way.
+    #[cold]
+    #[inline(never)]
+    fn enqueue_ranked(&mut self, class: u8, id: PacketId, pool: &PacketPool) {
+        if let Some(r) = &mut self.ranked {
+            r.push(class, srpt_rank(pool.get(id)), id);
+        }
     }
 
     /// Byte accounting of a packet joining class `class`.

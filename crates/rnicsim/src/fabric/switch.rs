@@ -99,7 +99,7 @@ impl Switch {
     /// `path` is the path the packet carries (egress ports), if any: the switch follows it when
     /// it is on it. `tag` is the packet's load-balancing header, given when the policy
     /// [`LoadBalancer::uses_tags`].
-    #[inline]
+    #[inline(always)]
     pub fn forward(&mut self, view: &FabricView, in_port: u32, pkt: &mut Packet, path: Option<&[u32]>, tag: Option<&mut LbTag>) -> Forward {
         if pkt.ttl <= 1 {
             return Forward::TtlExpired;
@@ -152,7 +152,7 @@ impl Switch {
 
     /// Admits `pkt`, which came in by local port `iface`, to egress port `out` (or, with
     /// deflection on, to another port if the buffer refuses it there).
-    #[inline]
+    #[inline(always)]
     pub fn admit(&mut self, view: &FabricView, iface: u32, out: u32, pkt: &mut Packet) -> Forward {
         let (class, size) = (pkt.priority, pkt.size);
         // A switch that knows its link is down (local failover) drops at once. One that does not

@@ -11,6 +11,7 @@ pub mod cc;
 pub mod events;
 pub mod memory;
 pub mod offload;
+pub mod paused_qps;
 pub mod payload_wait;
 pub mod pcie;
 pub mod qp;
@@ -424,7 +425,7 @@ pub struct Nic {
     pub gpu: Option<Pcie>,
     pub memory: HostMemory,
     /// Queue pairs held back because their class is paused by PFC, per class.
-    pub parked: [Vec<u32>; 8],
+    pub parked: paused_qps::PausedQps,
     /// Completions not yet taken by the host (tests and the verbs API read these).
     pub cq: VecDeque<Completion>,
     pub active_qps: u32,

@@ -90,16 +90,15 @@ impl World {
     /// Puts a packet whose serialization ends at `done` on the port's link.
     #[inline]
     pub(super) fn link_send(&mut self, p: u32, id: PacketId, done: Time) {
-        let counted = self.counts_as_drop(id);
         let link = &mut self.links[p as usize];
         if !link.up {
-            self.ports[p as usize].counters.drops_link_down += counted;
+            self.ports[p as usize].counters.drops_link_down += self.counts_as_drop(id);
             self.pool.free(id);
             return;
         }
         if let Some(rng) = &mut self.link_rngs[p as usize] {
             if rng.random::<f64>() < link.loss_rate {
-                self.ports[p as usize].counters.drops_corrupt += counted;
+                self.ports[p as usize].counters.drops_corrupt += self.counts_as_drop(id);
                 self.pool.free(id);
                 return;
             }
@@ -152,7 +151,7 @@ impl World {
     }
 
     /// A packet arrives at switch `s`: the switch decides, the world queues or drops.
-    #[inline]
+    #[inline(always)]
     fn switch_forward(&mut self, s: u32, in_port: u32, id: PacketId) {
         if self.path_choice != PathChoice::Connection {
             self.choose_packet_path(s, in_port, id);
@@ -194,12 +193,18 @@ impl World {
     /// longer (Jellyfish, a direct link between two switches). A detour back where the packet
     /// came from could meet that switch's own dead link and be sent back again, to and fro
     /// until its time to live ran out.
-    #[inline]
+    #[inline(always)]
     fn leave_broken_path(&mut self, s: u32, in_port: u32, id: PacketId) {
         let sw = &self.switches[s as usize];
-        if !sw.local_failover || sw.ports_down == 0 {
-            return;
+        if sw.local_failover && sw.ports_down > 0 {
+            self.leave_broken_carried_path(s, in_port, id);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn leave_broken_carried_path(&mut self, s: u32, in_port: u32, id: PacketId) {
+        let sw = &self.switches[s as usize];
         let Some(table) = &self.paths else { return };
         let pid = self.pool.path(id);
         if pid == NO_PATH {
@@ -297,7 +302,7 @@ impl World {
     }
 
     /// Carries out switch `s`'s verdict on packet `id`: queue it, hold it, or drop and count it.
-    #[inline]
+    #[inline(always)]
     fn carry_out(&mut self, s: u32, id: PacketId, verdict: Forward) {
         match verdict {
             Forward::Queue { out, class, size, iface, pause, deflected } => {

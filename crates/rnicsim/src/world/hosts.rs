@@ -50,11 +50,16 @@ impl World {
     }
 
     /// Keeps a copy of a packet leaving a captured port.
-    #[inline]
+    #[inline(always)]
     pub(super) fn capture(&mut self, p: u32, id: PacketId) {
-        if self.capture_ports.is_empty() || !self.capture_ports[p as usize] {
-            return;
+        if !self.capture_ports.is_empty() && self.capture_ports[p as usize] {
+            self.capture_packet(p, id);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn capture_packet(&mut self, p: u32, id: PacketId) {
         let packet = *self.pool.get(id);
         let payload = match packet.kind {
             crate::wire::packet::PacketKind::Star => self.pool.star(id).udp_payload(self.pool.payload(id), packet.size - crate::wire::star::FRAME_OVERHEAD),

@@ -524,7 +524,7 @@ impl World {
                     // which a switch whose ingress stays above XON does not send.
                     let (now, port) = (self.now, &self.ports[p as usize]);
                     let parked = &self.nics[h as usize].parked;
-                    let lapse = (0..parked.len()).filter(|&c| !parked[c].is_empty() && port.is_paused(c, now)).map(|c| port.paused_until(c)).min();
+                    let lapse = parked.classes().filter(|&c| port.is_paused(c, now)).map(|c| port.paused_until(c)).min();
                     return Fill::Wait([t, lapse].into_iter().flatten().min());
                 }
             }
@@ -609,9 +609,10 @@ impl World {
     fn nic_pick(&mut self, h: u32) -> Result<PacketId, Option<Time>> {
         let now = self.now;
         let p = self.nics[h as usize].port;
-        for c in 0..8 {
-            if !self.nics[h as usize].parked[c].is_empty() && !self.ports[p as usize].is_paused(c, now) {
-                let parked = std::mem::take(&mut self.nics[h as usize].parked[c]);
+        let classes = self.nics[h as usize].parked.classes();
+        for c in classes {
+            if !self.ports[p as usize].is_paused(c, now) {
+                let parked = self.nics[h as usize].parked.take(c);
                 for &q in &parked {
                     self.qps.get_mut(q).in_sched = false;
                     self.transport().requeue(q);
@@ -665,7 +666,7 @@ impl World {
             }
             if self.ports[p as usize].is_paused(qp.priority as usize, now) {
                 qp.in_sched = true;
-                self.nics[h as usize].parked[qp.priority as usize].push(q);
+                self.nics[h as usize].parked.park(qp.priority as usize, q);
                 continue;
             }
             let path = self.nics[h as usize].path_index(qp.gpu_memory);
