@@ -2080,3 +2080,34 @@ fn a_pfc_deadlock_on_a_ring_is_a_stall_that_lists_the_paused_switch_ports_first(
     let nodes: Vec<u32> = stall.paused.iter().map(|p| p.node).collect();
     assert_eq!(nodes, [5, 6, 7, 8, 9, 0, 1, 2, 3, 4], "{stall:?}");
 }
+
+#[test]
+fn raw_traffic_keeps_its_rate_beside_an_rdma_stream_from_the_same_host_and_class() {
+    // Host 0 sends 20 Gbps of raw packets to host 2 and a WRITE stream to host 1, both in class
+    // 3, on 100 Gbps links. The port's class queue is FIFO, so the raw source gets its 20 Gbps
+    // and the stream the other 80 (about 75 of payload). The source's queue limit of eight
+    // packets counted the stream's transmit pipeline too (16 to 62 packets, always topped up),
+    // so the source stalled after its first eight packets: 0.03 Gbps.
+    let mut w = build(
+        r#"
+        duration = "2ms"
+        [topology.star]
+        hosts = 3
+        [[traffic]]
+        pattern = { pairs = { pairs = [[0, 2]] } }
+        load = 0.2
+        [[perftest]]
+        name = "a"
+        test = "write_bw"
+        client = 0
+        server = 1
+        message = "64KiB"
+        warmup = "500us"
+        "#,
+    );
+    w.run(|_| true);
+    let raw = w.apps.sources.stats[0].rx_bytes as f64 * 8.0 / 2e-3 / 1e9;
+    let rdma = w.apps.perftests.tests[0].gbps(Time::from_ms(2));
+    assert!((raw - 20.0).abs() < 1.0, "raw {raw:.2} Gbps");
+    assert!((70.0..80.0).contains(&rdma), "rdma {rdma:.2} Gbps");
+}

@@ -156,6 +156,19 @@ impl World {
         let id = self.pool.alloc(pkt);
         self.stats.packets_sent += 1;
         self.ports[port as usize].enqueue(class, id, size, &mut self.pool);
+        let h = self.host_index(self.ports[port as usize].node);
+        self.hosts[h as usize].raw_queued[class as usize] += 1;
+    }
+
+    /// Whether host port `port` holds `limit` raw packets of class `class` or more beyond the
+    /// RDMA packets queued in that class beside them (see [`NIC_QUEUE_PACKETS`]).
+    ///
+    /// [`NIC_QUEUE_PACKETS`]: crate::host::apps::sources::NIC_QUEUE_PACKETS
+    pub fn raw_queue_full(&self, port: u32, class: u8, limit: u32) -> bool {
+        let h = self.host_index(self.ports[port as usize].node);
+        let raw = self.hosts[h as usize].raw_queued[class as usize];
+        let others = self.ports[port as usize].queue_packets(class) as u32 - raw;
+        raw >= limit + others
     }
 
     /// Starts the port sending if it is idle.

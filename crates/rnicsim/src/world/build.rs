@@ -133,7 +133,7 @@ impl World {
             match topo.kinds[v] {
                 NodeKind::Host => {
                     roles.push(NodeRole::Host(hosts.len() as u32));
-                    hosts.push(HostState { port: if range.is_empty() { u32::MAX } else { range.start }, room_waiters: Vec::new() });
+                    hosts.push(HostState { port: if range.is_empty() { u32::MAX } else { range.start }, room_waiters: Vec::new(), raw_queued: [0; 8] });
                     host_nodes.push(v as u32);
                 }
                 NodeKind::Switch => {

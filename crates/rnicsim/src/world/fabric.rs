@@ -517,11 +517,15 @@ impl World {
             self.pool.free(id);
         }
         for (id, class) in queued {
-            if let NodeRole::Switch(s) = self.roles[self.ports[p as usize].node as usize] {
-                let pkt = *self.pool.get(id);
-                if self.switches[s as usize].buffer.release(pkt.ingress_port, class, pkt.size) {
-                    self.resume(s, pkt.ingress_port, class);
+            match self.roles[self.ports[p as usize].node as usize] {
+                NodeRole::Switch(s) => {
+                    let pkt = *self.pool.get(id);
+                    if self.switches[s as usize].buffer.release(pkt.ingress_port, class, pkt.size) {
+                        self.resume(s, pkt.ingress_port, class);
+                    }
                 }
+                NodeRole::Host(h) if self.pool.get(id).kind == PacketKind::Data => self.hosts[h as usize].raw_queued[class as usize] -= 1,
+                NodeRole::Host(_) => {}
             }
             self.pool.free(id);
         }

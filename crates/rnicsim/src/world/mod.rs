@@ -79,6 +79,9 @@ pub(crate) struct HostState {
     pub port: u32,
     /// Application timers to fire when the port next sends (room in its queue).
     pub room_waiters: Vec<TimerId>,
+    /// Raw packets (`[[traffic]]`) queued at the port, per class: the sources' own queue,
+    /// apart from the RDMA transmit pipeline that shares the port's class queues.
+    pub raw_queued: [u32; 8],
 }
 
 /// What a node is, for dispatch.

@@ -480,6 +480,8 @@ impl World {
         // entered the transmit pipeline; ACKs keep the timestamp they echo.
         if pkt.kind == PacketKind::Roce && pkt.roce.opcode != Opcode::Acknowledge && pkt.roce.opcode != Opcode::Cnp {
             pkt.roce.ts = now;
+        } else if pkt.kind == PacketKind::Data {
+            self.hosts[h as usize].raw_queued[pkt.priority as usize] -= 1;
         }
         let done = port.start_tx(now, pkt.size);
         // Wake when the next packet can start (something is queued, or the pipeline was full and

@@ -14,8 +14,12 @@ use crate::wire::packet::{Packet, PacketKind, ECN_CE, ECN_ECT0, ECN_NOT_ECT, TTL
 use crate::world::World;
 use rand::Rng as _;
 
-/// How many packets of one class a host NIC queue holds before its sources wait.
-pub const NIC_QUEUE_PACKETS: usize = 8;
+/// How many raw packets of one class a host NIC queue holds before its sources wait. The RDMA
+/// packets the transmit pipeline (`nic.tx_pipeline`) queues in the same class do not take its
+/// room: on a NIC they are a queue of their own, which the port's FIFO class queue here merges
+/// with the raw one, and a source held to eight packets behind a full pipeline would get eight
+/// packets per pipeline drain time, far below its rate.
+pub const NIC_QUEUE_PACKETS: u32 = 8;
 
 /// One sender of a traffic entry (a flow from `src` to `dst`).
 pub struct Source {
@@ -165,7 +169,7 @@ impl Application for Sources {
             src.done = true;
             return;
         }
-        if w.ports[src.port as usize].queue_packets(src.priority) >= NIC_QUEUE_PACKETS {
+        if w.raw_queue_full(src.port, src.priority, NIC_QUEUE_PACKETS) {
             // Woken again when the host's port sends a packet.
             w.wake_on_room(src.port, src.timer);
             return;
