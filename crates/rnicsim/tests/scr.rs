@@ -1222,3 +1222,20 @@ fn swift_whose_target_is_below_the_base_round_trip_is_warned_and_starves() {
     let (warned, fast) = run("500ns", "");
     assert!(!warned && fast > 80.0, "{warned} {fast}");
 }
+
+#[test]
+fn static_shares_fill_a_slow_link_shared_by_many_flows() {
+    // Queue pairs of 1 KiB WRITEs on a 1 Gbps link: 150 of them get 6.67 Mbps each, 7 get
+    // 142.86. The policy sets rates in whole Mbps; rounded down, every flow got 6 (900 Mbps in
+    // all, the link 10% idle) or 142 (994 Mbps).
+    for qps in [150, 7] {
+        let toml = format!(
+            "duration = \"12ms\"\n[topology.star]\nhosts = 2\n[links]\nrate = \"1Gbps\"\ndelay = \"100ns\"\n[nic]\nmtu = 1024\n[nic.cc.none]\n\
+             [nic.scr.policy.static]\nmin_rate = \"0bps\"\n[[perftest]]\nname = \"t\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"1KiB\"\nqps = {qps}\ndepth = 2\nwarmup = \"4ms\"\n"
+        );
+        let s = run_loaded(&LoadedScenario::from_str(&toml, "slow.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "slow");
+        let t = perf(&s, "t");
+        assert!(t.wire_gbps > 0.997, "{qps} queue pairs: {:.4} Gbps on the wire", t.wire_gbps);
+        assert!(t.jain > 0.99, "{qps} queue pairs: Jain {}", t.jain);
+    }
+}
