@@ -1239,3 +1239,31 @@ fn static_shares_fill_a_slow_link_shared_by_many_flows() {
         assert!(t.jain > 0.99, "{qps} queue pairs: Jain {}", t.jain);
     }
 }
+
+#[test]
+fn swift_and_multipath_warn_that_read_responses_bring_them_no_events() {
+    // A READ incast with Swift on every NIC: READ responses are not acknowledged, so the
+    // responders' Swift sees no round trip and never runs (no event collected); the scenario
+    // loads with a warning that says so. Water filling acts on READ responses (their TX
+    // events), so it draws none.
+    let toml = |policy: &str, test: &str| {
+        format!(
+            "duration = \"1ms\"\n[topology.star]\nhosts = 3\n[nic.cc.none]\n[nic.scr.policy.{policy}]\n\
+             [[perftest]]\nname = \"r\"\ntest = \"{test}\"\nclient = 2\nserver = 0\nmessage = \"64KiB\"\nwarmup = \"100us\"\n\
+             [[perftest]]\nname = \"s\"\ntest = \"{test}\"\nclient = 2\nserver = 1\nmessage = \"64KiB\"\nwarmup = \"100us\"\n"
+        )
+    };
+    let warned = |policy: &str, test: &str| {
+        let loaded = LoadedScenario::from_str(&toml(policy, test), "reads.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        let n = loaded.warnings.iter().filter(|w| w.contains("perftest[") && w.contains(".test") && w.contains("READ responses are not acknowledged")).count();
+        (n, loaded)
+    };
+    let (n, loaded) = warned("swift", "read_bw");
+    assert_eq!(n, 2, "{:?}", loaded.warnings);
+    assert_eq!(warned("multipath", "read_bw").0, 2);
+    assert_eq!(warned("swift", "write_bw").0, 0);
+    assert_eq!(warned("water_filling", "read_bw").0, 0);
+    // What the warning says: Swift collects nothing of the READs.
+    let s = run_loaded(&loaded, "reads");
+    assert!(s.scr.as_ref().unwrap().kinds.iter().all(|k| k.collected == 0), "{:?}", s.scr.as_ref().unwrap().kinds);
+}

@@ -379,6 +379,26 @@ fn links_between_farthest_hosts(s: &Scenario) -> Option<u64> {
     }
 }
 
+/// Why the SCR policy on `responder`'s NIC (any NIC's, for `None`) never acts on READ
+/// responses: Swift and multipath read the round trips ACKs bring back (`Kind::Ack`, `Kind::Rtt`),
+/// and a READ's responses are not acknowledged, so the responder's policy sees no event of them
+/// and leaves their rate alone.
+fn policy_blind_to_reads(s: &Scenario, responder: Option<u32>) -> Option<String> {
+    use crate::nic::scr::PolicySpec;
+    let scr = s.nic.scr.as_ref()?;
+    let name = match scr.policy {
+        PolicySpec::Swift(_) => "swift",
+        PolicySpec::Multipath(_) => "multipath",
+        _ => return None,
+    };
+    if let (Some(h), Some(hosts)) = (responder, scr.hosts.as_ref()) {
+        if !hosts.contains(&h) {
+            return None;
+        }
+    }
+    Some(format!("{name} acts on the round trips that ACKs bring back, and READ responses are not acknowledged: the policy sees no event of them and never sets their rate or path (water_filling, static and receiver_driven act on READs)"))
+}
+
 /// Swift's target delay (`base_target` + `hops` × `per_hop`, plus flow scaling's `fs_range` at
 /// low rates) not above the propagation round trip between the farthest hosts of a generated
 /// topology: a flow whose target is below it reads every RTT sample as congestion, so flows
@@ -573,8 +593,13 @@ pub fn advisories(s: &Scenario) -> Problems {
         if t.test == crate::scenario::schema::PerftestKind::SendBw && t.depth > s.nic.rq_depth {
             out.push((
                 format!("perftest[{i}].depth"),
-                format!("a send_bw server posts at most nic.rq_depth ({}) receives per queue pair, fewer than the {} SENDs kept in flight: the others draw RNR NAKs", s.nic.rq_depth, t.depth),
+                format!("a send_bw server posts at most nic.rq_depth ({}) receives per queue pair, fewer than the {} SENDs kept in flight: a SEND that arrives before a receive is posted again draws an RNR NAK", s.nic.rq_depth, t.depth),
             ));
+        }
+        if t.test == crate::scenario::schema::PerftestKind::ReadBw {
+            if let Some(policy) = policy_blind_to_reads(s, Some(t.server)) {
+                out.push((format!("perftest[{i}].test"), policy));
+            }
         }
         if t.hint.is_some() {
             // The hint is written on the queue pair that sends the data; only a policy that
@@ -600,6 +625,11 @@ pub fn advisories(s: &Scenario) -> Problems {
                 format!("perftest[{i}].warmup"),
                 format!("start + warmup ({} + {}) leaves nothing of the {} run to measure: its rates will be 0", t.start, t.warmup, s.duration),
             ));
+        }
+    }
+    for (i, _) in s.flows.iter().enumerate().filter(|(_, f)| f.verb == crate::scenario::schema::FlowVerb::Read) {
+        if let Some(policy) = policy_blind_to_reads(s, None) {
+            out.push((format!("flows[{i}].verb"), policy));
         }
     }
     if let Some(why) = swift_target_below_base_rtt(s) {
