@@ -896,3 +896,16 @@ fn an_rpc_window_of_few_calls_per_connection_is_warned_of_at_its_warmup() {
     assert!(calls >= 8 * 12, "{calls}");
     assert!(!many.iter().any(|w| w.contains("calls per connection")), "{many:?}");
 }
+
+#[test]
+fn an_rpc_entrys_values_are_refused_as_the_scenario_loads_before_any_warning_is_drawn_from_them() {
+    // 2000 requests per call, or no connection: refused when the text is loaded (a scenario
+    // whose values are wrong is never built), so that no load warning is drawn from them first
+    // (a StaR server's setup time from 2000 requests per connection, "4 clients for 0
+    // connections"). They were refused only when the world was built, after the warnings.
+    for (set, key, why) in [("requests = 2000\nconnections = 8", "requests", "between 1 and 64"), ("connections = 0", "connections", "between 1 and 500000")] {
+        let toml = format!("duration = \"1ms\"\n[topology.star]\nhosts = 5\n[[rpc]]\nserver = 0\nclients = [1, 2, 3, 4]\nstack = \"star\"\n{set}\n");
+        let e = LoadedScenario::from_str(&toml, "rpc.toml", Path::new(".")).err().unwrap_or_else(|| panic!("{set}: loaded")).to_string();
+        assert!(e.contains(&format!("rpc[0].{key}")) && e.contains(why), "{e}");
+    }
+}

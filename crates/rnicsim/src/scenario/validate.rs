@@ -310,6 +310,37 @@ pub fn fields(s: &Scenario) -> Problems {
     unique_names(&mut out, "rpc", s.rpc.iter().map(|r| r.name.as_str()), true);
     unique_names(&mut out, "nvmf", s.nvmf.iter().map(|n| n.name.as_str()), true);
     unique_names(&mut out, "baseline", s.baseline.iter().map(|b| b.name.as_str()), false);
+    // [[rpc]] and [[nvmf]] values (their hosts are checked against the topology).
+    if s.rpc.len() > 2047 {
+        out.push(("rpc".into(), format!("at most 2047 [[rpc]] entries, got {}", s.rpc.len())));
+    }
+    for (i, r) in s.rpc.iter().enumerate() {
+        for (k, why) in r.check(s.nic.sq_depth, s.nic.rq_depth) {
+            out.push((format!("rpc[{i}].{k}"), why));
+        }
+        // Each message is posted from one buffer in the hosts' memory (a first call posted as
+        // the world was built failed there, and the failure panicked).
+        for (k, b) in [("request", r.request), ("reply", r.reply)] {
+            if b.0 <= 1 << 30 && b.0 > s.nic.memory_size.0 {
+                out.push((format!("rpc[{i}].{k}"), format!("larger than nic.memory_size ({})", s.nic.memory_size)));
+            }
+        }
+        // StaR's whitelist check is its NIC's, for all of a host's connections or none: an
+        // entry turning it off on a client host also turned it off for another asking for it.
+        if r.stack.is_star() && !r.security {
+            if let Some((j, c)) = s.rpc.iter().enumerate().filter(|(_, o)| o.stack.is_star() && o.security).find_map(|(j, o)| o.clients.iter().find(|c| r.clients.contains(c)).map(|&c| (j, c))) {
+                out.push((
+                    format!("rpc[{i}].security"),
+                    format!("turns StaR's whitelist check off on host {c}'s NIC, which rpc[{j}] (security = true) has clients on too: the check is its NIC's, for all its connections or none; give both entries the same security or other client hosts"),
+                ));
+            }
+        }
+    }
+    for (i, n) in s.nvmf.iter().enumerate() {
+        for (k, why) in n.check(s.nic.sq_depth, s.nic.rq_depth, s.nic.memory_size) {
+            out.push((format!("nvmf[{i}].{k}"), why));
+        }
+    }
     out
 }
 
@@ -1287,39 +1318,13 @@ pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
         host_check(&mut out, format!("perftest[{i}].client"), p.client);
         host_check(&mut out, format!("perftest[{i}].server"), p.server);
     }
-    if s.rpc.len() > 2047 {
-        out.push(("rpc".into(), format!("at most 2047 [[rpc]] entries, got {}", s.rpc.len())));
-    }
     for (i, r) in s.rpc.iter().enumerate() {
-        for (k, why) in r.check(s.nic.sq_depth, s.nic.rq_depth) {
-            out.push((format!("rpc[{i}].{k}"), why));
-        }
-        // Each message is posted from one buffer in the hosts' memory (a first call posted as
-        // the world was built failed there, and the failure panicked).
-        for (k, b) in [("request", r.request), ("reply", r.reply)] {
-            if b.0 <= 1 << 30 && b.0 > s.nic.memory_size.0 {
-                out.push((format!("rpc[{i}].{k}"), format!("larger than nic.memory_size ({})", s.nic.memory_size)));
-            }
-        }
-        // StaR's whitelist check is its NIC's, for all of a host's connections or none: an
-        // entry turning it off on a client host also turned it off for another asking for it.
-        if r.stack.is_star() && !r.security {
-            if let Some((j, c)) = s.rpc.iter().enumerate().filter(|(_, o)| o.stack.is_star() && o.security).find_map(|(j, o)| o.clients.iter().find(|c| r.clients.contains(c)).map(|&c| (j, c))) {
-                out.push((
-                    format!("rpc[{i}].security"),
-                    format!("turns StaR's whitelist check off on host {c}'s NIC, which rpc[{j}] (security = true) has clients on too: the check is its NIC's, for all its connections or none; give both entries the same security or other client hosts"),
-                ));
-            }
-        }
         host_check(&mut out, format!("rpc[{i}].server"), r.server);
         for &c in &r.clients {
             host_check(&mut out, format!("rpc[{i}].clients"), c);
         }
     }
     for (i, n) in s.nvmf.iter().enumerate() {
-        for (k, why) in n.check(s.nic.sq_depth, s.nic.rq_depth, s.nic.memory_size) {
-            out.push((format!("nvmf[{i}].{k}"), why));
-        }
         host_check(&mut out, format!("nvmf[{i}].initiator"), n.initiator);
         host_check(&mut out, format!("nvmf[{i}].target"), n.target);
     }
