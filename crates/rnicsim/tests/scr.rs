@@ -1267,3 +1267,28 @@ fn swift_and_multipath_warn_that_read_responses_bring_them_no_events() {
     let s = run_loaded(&loaded, "reads");
     assert!(s.scr.as_ref().unwrap().kinds.iter().all(|k| k.collected == 0), "{:?}", s.scr.as_ref().unwrap().kinds);
 }
+
+#[test]
+fn receiver_credits_hand_out_no_more_than_the_line_beside_a_sender_of_a_few_packets_per_window() {
+    // Three credited WRITE streams into host 3 on 40 Gbps links with 4 KB packets; one is
+    // limited by its application to 5 Gbps, 1.47 packets per 10 µs meter window. Max-min
+    // gives the two others (40 − 5) / 2 = 17.5 Gbps each. Its meter, read per whole window at
+    // the next window's first packet, read 4.43 and 5.54 Gbps by turns and held the low ones
+    // longer: the others' credits saw 3.7% less than it sent, and 17.97 + 17.93 + 5.0 Gbps
+    // went into the 40 Gbps port, whose queue grew for the whole run.
+    let tests: String = [("a", 0, None), ("b", 1, None), ("c", 2, Some("5Gbps"))]
+        .iter()
+        .map(|(name, c, limit)| {
+            let limit = limit.map(|l| format!("rate_limit = \"{l}\"\n")).unwrap_or_default();
+            format!("[[perftest]]\nname = \"{name}\"\ntest = \"write_bw\"\nclient = {c}\nserver = 3\nmessage = \"64KiB\"\ndepth = 16\nwarmup = \"1ms\"\n{limit}")
+        })
+        .collect();
+    let toml = format!(
+        "duration = \"4ms\"\n[topology.star]\nhosts = 4\n[links]\nrate = \"40Gbps\"\ndelay = \"100ns\"\n[switch.pfc]\nenabled = true\n[nic]\nmtu = 4096\n\
+         [nic.cc.none]\n[nic.scr.policy.receiver_driven]\n{tests}"
+    );
+    let s = run_loaded(&LoadedScenario::from_str(&toml, "credits.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "credits");
+    let (a, b, c) = (perf(&s, "a").wire_gbps, perf(&s, "b").wire_gbps, perf(&s, "c").wire_gbps);
+    assert!(a + b + c < 40.2, "{a:.2} + {b:.2} + {c:.2} Gbps");
+    assert!([a, b].iter().all(|x| (x / 17.5 - 1.0).abs() < 0.02), "{a:.2}, {b:.2} Gbps");
+}

@@ -200,18 +200,26 @@ pub const BACKPRESSURE: u32 = u32::MAX;
 /// The signal value a sender answers a credit with: this flow follows credits.
 pub const CREDITED: u32 = u32::MAX - 1;
 
-/// A windowed bandwidth meter: bytes in the current window of `meter`; at each window's end its
-/// rate (spread over the windows that passed, so an idle gap reads as a low rate) is averaged
-/// half and half with the previous reading. Coalesced events land in the window of their last
-/// packet, so single windows are noisy; the average smooths that.
+/// A bandwidth meter that reads at most once per window of `meter`: the first event in a new
+/// window takes a reading of the bytes since the last reading's event, its own included, over
+/// the exact time between the two events, averaged half and half with the previous reading.
+/// An event stands for the packets since the flow's last one up to its own time (coalesced or
+/// not), so the intervals between readings hold exactly their packets and a steady flow reads
+/// its rate at every reading. (Read as bytes per whole window at the first event of the next,
+/// a flow of 1.47 packets per window read 4.43 and 5.54 Gbps by turns and held each reading
+/// until the next window's first packet: low readings, after a light window, were held longer,
+/// and other flows' credits, sampling them at their own times, saw 3.7% less than the flow
+/// sent, which they were granted on top of the line.)
 /// (16 bytes: the window index is 32 bits, which at the smallest window of 100 ns covers 429 s.)
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Meter {
     window: u32,
     bytes: u32,
     pub mbps: u32,
-    /// Windows read so far (0: the first reading is taken as it is, not averaged).
-    readings: u32,
+    /// Where in its window the last reading's event fell, in 1/65536 of a window.
+    frac: u16,
+    /// Readings so far (0: the first reading is taken as it is, not averaged; saturating).
+    readings: u16,
 }
 
 /// The window of length `meter` that time `at` falls in.
@@ -231,20 +239,23 @@ impl Meter {
     }
 
     fn add(&mut self, at: Time, bytes: u64, meter: Time) {
+        let m = meter.0.max(1);
         let w = window_of(at, meter);
+        let frac = ((at.0 % m) * 65536 / m) as u16;
         if self.is_fresh() {
-            // The first bytes: metering starts in their window.
-            self.window = w;
-        }
-        if w > self.window {
-            let span_ps = (w - self.window) as u64 * meter.0.max(1);
-            let sample = (self.bytes as u64 * 8 * 1_000_000 / span_ps).min(u32::MAX as u64);
-            self.mbps = if self.readings == 0 { sample as u32 } else { ((self.mbps as u64 + sample) / 2) as u32 };
-            self.readings = self.readings.saturating_add(1);
-            self.window = w;
-            self.bytes = 0;
+            // The first bytes: metering starts at them (they count in the first reading).
+            (self.window, self.frac) = (w, frac);
         }
         self.bytes = self.bytes.saturating_add(bytes.min(u32::MAX as u64) as u32);
+        if w > self.window {
+            let since = |window: u32, frac: u16| window as u64 * m + frac as u64 * m / 65536;
+            let span_ps = since(w, frac).saturating_sub(since(self.window, self.frac)).max(1);
+            let sample = (self.bytes as u64 * 8 * 1_000_000 / span_ps).min(u32::MAX as u64);
+            self.mbps = if self.readings == 0 { sample as u32 } else { ((self.mbps as u64 + sample + 1) / 2) as u32 };
+            self.readings = self.readings.saturating_add(1);
+            (self.window, self.frac) = (w, frac);
+            self.bytes = 0;
+        }
     }
 }
 
@@ -571,6 +582,40 @@ mod tests {
     }
 
     #[test]
+    fn a_steady_flow_reads_its_rate_at_every_reading_whatever_its_packets_per_window() {
+        // 1,062 wire bytes every 6.25 µs (1,359.36 Mbps) into 10 µs windows, which hold 2, 2,
+        // 1, 2, 1 packets by turns. Read per whole window at the next window's first packet,
+        // the meter swung between 1,150 and 1,452 Mbps and, held until each next reading, read
+        // 2.8% low on average over time.
+        let w = Time::from_us(10);
+        let gap = Time::from_ns(6250);
+        let mut m = Meter::default();
+        let mut readings = Vec::new();
+        for i in 0..200u64 {
+            m.add(Time(gap.0 * i), 1062, w);
+            if i > 40 {
+                readings.push(m.mbps);
+            }
+        }
+        assert!(readings.iter().all(|&r| r.abs_diff(1359) <= 1), "{:?}", &readings[..20]);
+        // The same packets as events of one and three packets by turns, each at its last
+        // packet's time (coalesced): the same reading (the per-window reading averaged 29%
+        // high).
+        let mut m = Meter::default();
+        let mut readings = Vec::new();
+        let mut i = 0u64;
+        while i < 200 {
+            let n = if (i / 2) % 2 == 0 { 1 } else { 3 };
+            m.add(Time(gap.0 * (i + n - 1)), 1062 * n, w);
+            i += n;
+            if i > 40 {
+                readings.push(m.mbps);
+            }
+        }
+        assert!(readings.iter().all(|&r| r.abs_diff(1359) <= 1), "{:?}", &readings[..20]);
+    }
+
+    #[test]
     fn a_meter_that_starts_late_reads_its_first_window_whole() {
         let mut m = Meter::default();
         let w = Time::from_us(10);
@@ -583,14 +628,15 @@ mod tests {
     fn the_meter_reads_the_last_window_and_spreads_idle_gaps() {
         let mut m = Meter::default();
         let w = Time::from_us(10);
-        // 62,500 B in window 0 (10 µs) is 50 Gbps, read once window 1 starts.
+        // 62,500 B at 1 µs, read by the first event of window 1, at 12 µs, with its 1,000 B:
+        // 63,500 B over the 11 µs between the two, 46,181 Mbps.
         m.add(Time::from_us(1), 62_500, w);
         assert_eq!(m.mbps, 0);
         m.add(Time::from_us(12), 1000, w);
-        assert_eq!(m.mbps, 50_000);
-        // 1,000 B then nothing until window 4: 1,000 B over 30 µs, averaged with the 50 Gbps.
+        assert_eq!(m.mbps as u64, 63_500u64 * 8 * 1_000_000 / 11_000_000);
+        // Nothing more until 45 µs: 0 B over 33 µs, averaged with the last reading.
         m.add(Time::from_us(45), 0, w);
-        assert_eq!(m.mbps as u64, (50_000 + 1000 * 8 * 1_000_000 / 30_000_000) / 2);
+        assert_eq!(m.mbps, (46_181 + 1) / 2);
     }
 
     #[test]
@@ -606,14 +652,16 @@ mod tests {
         p.on_event(&ev(Kind::Rx, 2, 5, bg as u64 * 1000, bg, 0), &mut background, &mut env(5, &mut a));
         p.on_event(&ev(Kind::Rx, 1, 5, cr as u64 * 1000, cr, 0), &mut credited, &mut env(5, &mut a));
         a.clear();
-        // Window 1: the next RX events read window 0's rates; the credit is 95 − 30 Gbps
-        // (the receiver hands out 95% of the line here).
+        // Window 1: the first RX events in it take readings: the port's, at 15 µs, of all the
+        // bytes since 5 µs, its own packet's included, over 10 µs; the credited flow's, at 16
+        // µs, of its bytes since 5 µs over 11 µs. Its credit is 95 Gbps (the receiver hands
+        // out 95% of the line here) less what the rest of the port brought.
         p.on_event(&ev(Kind::Rx, 2, 15, 1000, 1, 0), &mut background, &mut env(15, &mut a));
         p.on_event(&ev(Kind::Rx, 1, 16, 1000, 1, 0), &mut credited, &mut env(16, &mut a));
-        let bg_mbps = (bg as u64 * (1000 + hdr) * 8 / 10) as u32;
-        let cr_mbps = (cr as u64 * (1000 + hdr) * 8 / 10) as u32;
-        assert_eq!(p.port.mbps, bg_mbps + cr_mbps);
-        let want = 95_000 - bg_mbps;
+        let port_mbps = (((bg + cr) as u64 + 1) * (1000 + hdr) * 8 / 10) as u32;
+        let own_mbps = ((cr as u64 + 1) * (1000 + hdr) * 8 / 11) as u32;
+        assert_eq!(p.port.mbps, port_mbps);
+        let want = 95_000 - (port_mbps - own_mbps);
         assert_eq!(a.last(), Some(&Action::Signal { flow: 1, value: want, bytes: 128 }));
         // Not again within the interval.
         a.clear();
@@ -677,12 +725,15 @@ mod tests {
         // granted what it would get were it hungry (a third), room to grow.
         let mut credits = [100_000; 3];
         let mut demand = [(true, None), (true, None), (true, Some(5_000))];
+        // (Within the meters' integer rounding: a reading's bytes over the picoseconds since
+        // the last, halved with the reading before.)
+        let close = |got: &[u32], want: &[u32]| got.iter().zip(want).all(|(g, w)| g.abs_diff(*w) <= 2);
         run_windows(&mut p, &mut flows, &mut credits, &demand, 0..20);
-        assert_eq!(credits, [47_500, 47_500, 33_333]);
+        assert!(close(&credits, &[47_500, 47_500, 33_333]), "{credits:?}");
         // Flow 2 now takes all it is granted: it is hungry too, and all three get a third.
         demand[2].1 = None;
         run_windows(&mut p, &mut flows, &mut credits, &demand, 20..40);
-        assert_eq!(credits, [33_333; 3]);
+        assert!(close(&credits, &[33_333; 3]), "{credits:?}");
 
         // Beside a flow at 30 Gbps that ignores credits (it never answered one), two credited
         // flows share the 70 Gbps it leaves.
@@ -691,7 +742,7 @@ mod tests {
         mark_credited(&mut p, &mut flows, 1..3);
         let mut credits = [100_000; 3];
         run_windows(&mut p, &mut flows, &mut credits, &[(false, Some(30_000)), (true, None), (true, None)], 0..20);
-        assert_eq!(credits[1..], [35_000, 35_000]);
+        assert!(close(&credits[1..], &[35_000, 35_000]), "{credits:?}");
         // (The one that ignores credits is granted what the rest leave it, A.8's formula, to
         // within the meters' integer rounding.)
         assert!(credits[0].abs_diff(30_000) <= 1, "{}", credits[0]);
@@ -789,16 +840,18 @@ mod tests {
         let signals = |a: &Vec<Action>| a.iter().filter(|x| matches!(x, Action::Signal { flow: 1, .. })).count();
         p.on_event(&ev(Kind::Rx, 1, 1, 1000, 1, 0), &mut f, &mut env(1, &mut a));
         assert_eq!(signals(&a), 1, "the first event signals");
-        // Another flow brings 50 Gbps for two windows: flow 1's credit halves, more than 10%.
+        // Another flow brings 50 Gbps for two windows: flow 1's credit halves, more than 10%
+        // (and moves again as the port's readings settle).
         for t in [5u64, 15, 25] {
             p.on_event(&ev(Kind::Rx, 2, t, 62_500, 0, 0), &mut other, &mut env(t, &mut a));
             p.on_event(&ev(Kind::Rx, 1, t + 1, 1000, 1, 0), &mut f, &mut env(t + 1, &mut a));
         }
-        assert_eq!(signals(&a), 2, "{a:?}");
+        let n = signals(&a);
+        assert!(n >= 2, "{a:?}");
         assert!(f.last_value < 60_000, "{}", f.last_value);
         // The same load again: no new signal.
         p.on_event(&ev(Kind::Rx, 1, 27, 1000, 1, 0), &mut f, &mut env(27, &mut a));
-        assert_eq!(signals(&a), 2);
+        assert_eq!(signals(&a), n);
     }
 
     #[test]
