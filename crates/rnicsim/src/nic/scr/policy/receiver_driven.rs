@@ -251,7 +251,7 @@ impl Meter {
             let since = |window: u32, frac: u16| window as u64 * m + frac as u64 * m / 65536;
             let span_ps = since(w, frac).saturating_sub(since(self.window, self.frac)).max(1);
             let sample = (self.bytes as u64 * 8 * 1_000_000 / span_ps).min(u32::MAX as u64);
-            self.mbps = if self.readings == 0 { sample as u32 } else { ((self.mbps as u64 + sample + 1) / 2) as u32 };
+            self.mbps = if self.readings == 0 { sample as u32 } else { (self.mbps as u64 + sample).div_ceil(2) as u32 };
             self.readings = self.readings.saturating_add(1);
             (self.window, self.frac) = (w, frac);
             self.bytes = 0;
