@@ -888,3 +888,25 @@ fn real_bytes_memory_with_the_default_size_names_the_key_to_set() {
     assert_eq!((e.key.as_deref(), e.line), (Some("nic.memory_size"), Some(6)), "{e}");
     check(&format!("{text}memory_size = \"64MiB\"\n")).unwrap();
 }
+
+#[test]
+fn a_link_down_for_good_with_a_timeout_beyond_the_run_is_warned_at_nic_rto() {
+    // A WRITE stream across a leaf-spine whose spine link fails at 200 µs for the rest of a
+    // 3 ms run: what the link carried is lost, a NAK among it, and the stream then waits for
+    // its retransmission timeout (67 ms by default), beyond the run. A link that comes back
+    // within the run is not warned (its streams usually carry on).
+    let text = |events: &str| {
+        format!(
+            "duration = \"3ms\"\n[topology.leaf_spine]\nleaves = 2\nspines = 2\nhosts_per_leaf = 1\n[nic.cc.dcqcn]\n\
+             [[perftest]]\nname = \"w\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\n{events}"
+        )
+    };
+    let warned = |events: &str| {
+        let loaded = LoadedScenario::from_str(&text(events), "down.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        loaded.warnings.iter().any(|w| w.contains("nic.rto") && w.contains("goes down for good at 200us"))
+    };
+    let down = "[[link_events]]\nat = \"200us\"\nbetween = [2, 4]\nstate = \"down\"\n";
+    assert!(warned(down));
+    assert!(!warned(&format!("{down}[[link_events]]\nat = \"1ms\"\nbetween = [4, 2]\nstate = \"up\"\n")));
+    assert!(!warned(&format!("{down}[nic]\nrto = \"1ms\"\n")));
+}

@@ -848,13 +848,25 @@ pub fn advisories(s: &Scenario) -> Problems {
         }
     }
     // A lost packet is resent when a later one's arrival is NAKed; a message's lost tail waits
-    // for the retransmission timeout. Warned for losses that go on all run long (random loss,
-    // periodic failures), not for a scripted link event, whose streams usually carry on.
-    let loses = s.links.loss > 0.0 || s.failures.is_some();
+    // for the retransmission timeout, and so does a stream whose NAK was lost too (a link
+    // that goes down takes what is on it, in both directions, until routes move: a 10 MB WRITE
+    // lost its only NAK and stalled for the rest of the run). Warned for random loss, periodic
+    // failures and a scripted link failure that lasts to the end of the run.
+    let same_link = |a: [u32; 2], b: [u32; 2]| a == b || a == [b[1], b[0]];
+    let link_down = s.link_events.iter().find(|e| {
+        e.state == LinkState::Down && e.at < s.duration && !s.link_events.iter().any(|u| u.state == LinkState::Up && u.at > e.at && u.at < s.duration && same_link(u.between, e.between))
+    });
+    let loses = s.links.loss > 0.0 || s.failures.is_some() || link_down.is_some();
     // StaR's calls time out on `nic.star.rto` instead.
     let roce = roce_apps || !s.flows.is_empty() || s.rpc.iter().any(|r| !matches!(r.stack, crate::host::apps::rpc::RpcStack::Star | crate::host::apps::rpc::RpcStack::StarAuto));
     if loses && roce && s.nic.rto >= s.duration {
-        let cause = if s.links.loss > 0.0 { "links.loss" } else { "failures" };
+        let cause = if s.links.loss > 0.0 {
+            "links.loss".to_string()
+        } else if s.failures.is_some() {
+            "failures".to_string()
+        } else {
+            format!("a link goes down for good at {}, link_events", link_down.map_or(Time::ZERO, |e| e.at))
+        };
         out.push((
             "nic.rto".into(),
             format!("packets are lost in this run ({cause}), but a message whose last packets are lost is resent only after the {} timeout, which the {} run never reaches: set nic.rto shorter (InfiniBand's timeouts are 4.096 µs × 2^n)", s.nic.rto, s.duration),
