@@ -718,3 +718,29 @@ fn per_packet_power_of_two_compares_two_different_paths() {
     assert!(ns > 100 && nf > ns, "both paths used, the fast one more: {nf} / {ns}");
     assert!(qs <= 2 * 1100, "slow path queue {qs} B");
 }
+
+#[test]
+fn a_static_xoff_that_many_ingresses_stay_under_drops_nothing_lossless() {
+    // A 32-to-1 incast of raw traffic at line rate into a 33-port switch of 2 MB, PFC with a
+    // static XOFF of 60 KB. 32 ingresses under 60 KB each hold up to 1.92 MB, and the headroom
+    // for what is in flight after a PAUSE is 28 KB a port (924 KB in all): the shared pool
+    // fills with no ingress at XOFF. Each ingress now pauses once the pool is spent and its
+    // in-flight bytes land in the headroom; they took the whole buffer before, and 30,935
+    // packets of the lossless class were dropped (20 KB, under the pool, dropped none).
+    for xoff in ["60KB", "20KB"] {
+        let w = {
+            let mut w = build(
+                &format!(
+                    "duration = \"500us\"\n[topology.star]\nhosts = 33\n[links]\ndelay = \"1us\"\n[switch]\nbuffer = \"2MB\"\n[switch.pfc]\nxoff = \"{xoff}\"\n\
+                     [[traffic]]\npattern = {{ incast = {{ receiver = 32 }} }}\nload = 1.0\n"
+                ),
+                Path::new("."),
+            );
+            w.run(|_| true);
+            w
+        };
+        let s = rnicsim::output::Summary::of(&w, "xoff");
+        assert_eq!(s.drops_buffer, 0, "xoff {xoff}");
+        assert!(s.pfc_pauses_sent > 0, "xoff {xoff}");
+    }
+}

@@ -7,7 +7,12 @@
 //! counts the bytes it holds, and crossing the XOFF threshold sends PAUSE upstream, falling
 //! `xon_offset` below it sends RESUME. The XOFF threshold is static, or dynamic as in HPCC's
 //! simulator: `pfc_alpha × (free shared buffer)`. Per-port headroom is reserved out of the buffer
-//! for packets that arrive after PAUSE is sent (≈ two link BDPs plus two MTUs).
+//! for packets that arrive after PAUSE is sent (≈ two link BDPs plus two MTUs). Under a static
+//! threshold an ingress also pauses once the shared pool is spent (a packet of its admitted
+//! into the headroom), as a switch MMU's priority group does when the pool has no more to give
+//! it, and resumes when its share is under XON and the pool has room again: with many ingresses
+//! each under XOFF, the pool filled with none paused, and the bytes in flight, taking the
+//! headroom of all, ran out of buffer and dropped in the lossless class.
 //!
 //! The α factors are held in 16.16 fixed point, so admission is integer arithmetic only.
 
@@ -138,11 +143,18 @@ impl SharedBuffer {
         if !self.is_lossless(class) || (self.xoff_sent[i][c] && !self.pfc.every_packet) {
             return false;
         }
-        if self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve) >= self.xoff_threshold() {
+        if self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve) >= self.xoff_threshold() || self.pool_spent() {
             self.xoff_sent[i][c] = true;
             return true;
         }
         false
+    }
+
+    /// Under a static XOFF, whether the shared pool is spent (what is admitted now goes into
+    /// the headroom). A dynamic threshold falls to 0 as the pool empties, so needs no such test.
+    #[inline]
+    fn pool_spent(&self) -> bool {
+        self.pfc_alpha_q16.is_none() && self.used > self.shared
     }
 
     /// Frees a packet's bytes when it leaves (or is flushed); returns true if RESUME must be sent.
@@ -154,7 +166,8 @@ impl SharedBuffer {
         // RESUME below XON, and always once the ingress holds nothing: a threshold that free
         // buffer cannot reach (headroom using it all) must not pause a drained port for ever.
         let counted = self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve);
-        if self.xoff_sent[i][c] && (self.ingress[i][c] == 0 || counted + self.pfc.xon_offset.0 <= self.xoff_threshold()) {
+        let pool_room = self.pfc_alpha_q16.is_some() || self.used + self.pfc.xon_offset.0 <= self.shared;
+        if self.xoff_sent[i][c] && (self.ingress[i][c] == 0 || (counted + self.pfc.xon_offset.0 <= self.xoff_threshold() && pool_room)) {
             self.xoff_sent[i][c] = false;
             return true;
         }
@@ -231,6 +244,34 @@ mod tests {
         b.admit(0, 3, 0, 200_000);
         assert_eq!(b.xoff_threshold(), 100_000);
         assert!(b.should_pause(0, 3));
+    }
+
+    #[test]
+    fn a_static_xoff_pauses_every_ingress_that_admits_once_the_shared_pool_is_spent() {
+        // 100 KB of buffer, 40 KB of it headroom (4 ports × 10 KB): a 60 KB pool. Four ingresses
+        // at 15 KB each fill it while each is under the 20 KB XOFF; the next packet of each
+        // goes into the headroom and pauses its ingress. An ingress under XON resumes only once
+        // the pool has XON's room again.
+        let mut s = pfc(true, None);
+        s.xoff = Bytes(20_000);
+        let mut b = SharedBuffer::new(Bytes(100_000), 1.0, s, &[10_000; 4]);
+        assert_eq!(b.shared(), 60_000);
+        for _ in 0..15 {
+            for i in 0..4 {
+                assert_eq!(b.admit(i, 3, 0, 1000), Admit::Accept);
+                assert!(!b.should_pause(i, 3));
+            }
+        }
+        for i in 0..4 {
+            assert_eq!(b.admit(i, 3, 0, 1000), Admit::Accept);
+            assert!(b.should_pause(i, 3), "ingress {i}: the pool is spent");
+        }
+        // 64 KB held, each ingress under XON (16 KB + 2 KB ≤ 20 KB): ingress 0 resumes once
+        // the pool has XON's 2 KB of room, at 58 KB used, its sixth packet out.
+        for k in 0..5 {
+            assert!(!b.release(0, 3, 1000), "released {k}");
+        }
+        assert!(b.release(0, 3, 1000));
     }
 
     #[test]
