@@ -157,6 +157,13 @@ impl SharedBuffer {
         self.pfc_alpha_q16.is_none() && self.used > self.shared
     }
 
+    /// Under a static XOFF, whether the shared pool has XON's room again (always, under a
+    /// dynamic threshold): a paused ingress resumes only then.
+    #[inline]
+    fn pool_has_xon_room(&self) -> bool {
+        self.pfc_alpha_q16.is_some() || self.used + self.pfc.xon_offset.0 <= self.shared
+    }
+
     /// Frees a packet's bytes when it leaves (or is flushed); returns true if RESUME must be sent.
     #[inline]
     pub fn release(&mut self, ingress: u32, class: u8, size: u32) -> bool {
@@ -166,8 +173,7 @@ impl SharedBuffer {
         // RESUME below XON, and always once the ingress holds nothing: a threshold that free
         // buffer cannot reach (headroom using it all) must not pause a drained port for ever.
         let counted = self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve);
-        let pool_room = self.pfc_alpha_q16.is_some() || self.used + self.pfc.xon_offset.0 <= self.shared;
-        if self.xoff_sent[i][c] && (self.ingress[i][c] == 0 || (counted + self.pfc.xon_offset.0 <= self.xoff_threshold() && pool_room)) {
+        if self.xoff_sent[i][c] && (self.ingress[i][c] == 0 || (counted + self.pfc.xon_offset.0 <= self.xoff_threshold() && self.pool_has_xon_room())) {
             self.xoff_sent[i][c] = false;
             return true;
         }
