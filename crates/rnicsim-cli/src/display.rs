@@ -89,10 +89,15 @@ pub fn summary_table(s: &Summary, wall: Duration) -> Table {
     }
     for p in &s.perftest {
         let label = if p.name.is_empty() { p.test.clone() } else { format!("{} ({})", p.name, p.test) };
+        // Sizes drawn from a range show the range (SCR Fig. 12's 4 KB–1 MB).
+        let message = match p.message_max {
+            Some(max) => format!("{}–{max}", p.message),
+            None => p.message.to_string(),
+        };
         let v = if p.test == "WriteLat" {
-            format!("{} B: latency mean {:.2} µs, p99 {:.2} µs", p.message, p.latency_mean_us, p.latency_p99_us)
+            format!("{message} B: latency mean {:.2} µs, p99 {:.2} µs", p.latency_mean_us, p.latency_p99_us)
         } else {
-            format!("{} B × {} QPs: {:.4} Gbps goodput, {:.4} Gbps on the wire, {:.3} Mpps", p.message, p.qps, p.gbps, p.wire_gbps, p.mpps)
+            format!("{message} B × {} QPs: {:.4} Gbps goodput, {:.4} Gbps on the wire, {:.3} Mpps", p.qps, p.gbps, p.wire_gbps, p.mpps)
         };
         t.add_row(vec![format!("perftest {label}"), v]);
     }

@@ -441,3 +441,23 @@ fn help_of_an_analysis_command_needs_no_python_package() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot import rnicsim"));
 }
+
+#[test]
+fn a_perftest_with_drawn_message_sizes_prints_their_range() {
+    // Each queue pair's size is drawn from [4 KB, 64 KB]: the table printed "4000 B × 3 QPs",
+    // as if every message were 4 KB.
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("range.toml");
+    std::fs::write(
+        &scenario,
+        "duration = \"200us\"\n[topology.star]\nhosts = 2\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"4KB\"\nmessage_max = \"64KB\"\nqps = 3\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("run");
+    let o = rnicsim(&["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("4000–64000 B × 3 QPs"), "{table}");
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["perftest"][0]["message_max"], 64000);
+}

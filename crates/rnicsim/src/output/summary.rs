@@ -172,6 +172,9 @@ pub struct PerftestSummary {
     pub name: String,
     pub test: String,
     pub message: u64,
+    /// The largest message when sizes are drawn uniformly from [`message`, `message_max`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_max: Option<u64>,
     pub qps: u32,
     /// Payload sent in the measurement window (queue-pair counters).
     pub gbps: f64,
@@ -417,6 +420,7 @@ impl Summary {
                     name: p.spec.name.clone(),
                     test: format!("{:?}", p.spec.test),
                     message: p.spec.message.0,
+                    message_max: p.spec.message_max.map(|m| m.0).filter(|&m| m > p.spec.message.0),
                     qps: p.qps.len() as u32,
                     gbps: p.gbps(world.end),
                     completed_gbps: p.completed_gbps(world.end),
