@@ -213,14 +213,17 @@ pub fn note_refusal(span: &mut Option<(u64, u64, Time)>, psn: u64, ts: Time) {
 
 /// After a packet sent at `ts` moved the expected PSN to `expected`: whether the remembered
 /// refusals now leave a hole there that only asking again fills. Not yet while `expected` is
-/// below them; never (and they are forgotten) once it is past them, or when that packet was
-/// sent after all of them (an answer that started before them is under way and covers them).
-pub fn refusal_hole_due(span: &mut Option<(u64, u64, Time)>, expected: u64, ts: Time) -> bool {
+/// below them; never (and they are forgotten) once it is past them, or, when the sender's
+/// answer sends everything after its start again (`answer_resends_all`: go-back-N, a re-issued
+/// READ), when that packet was sent after all of them (an answer that started before them is
+/// under way and covers them). A selective-repeat answer resends only what was sent before
+/// the NACK reached the sender, so a refusal of a later packet stays a hole whatever came since.
+pub fn refusal_hole_due(span: &mut Option<(u64, u64, Time)>, expected: u64, ts: Time, answer_resends_all: bool) -> bool {
     let Some((lo, hi, latest)) = *span else { return false };
     if expected < lo {
         return false;
     }
-    if expected > hi || latest <= ts {
+    if expected > hi || (answer_resends_all && latest <= ts) {
         *span = None;
         return false;
     }
@@ -326,9 +329,11 @@ pub struct Qp {
     pub resend: VecDeque<u64>,
     pub resend_high: u64,
     /// The PSN of the last NACK without a SACK (with an ordering layer: a refusal) that the
-    /// sender resent from. Selective repeat resends a range once per such PSN; go-back-N takes
-    /// the same NACK again before its resend has caught up (`snd_nxt` below `tx_high`) as one
-    /// the responder repeated, presuming it lost, for a packet the resend covers.
+    /// sender resent from (selective repeat with an ordering layer: the PSN the NACK named,
+    /// before it was raised to the oldest unacknowledged one). Selective repeat resends a range
+    /// once per such PSN; go-back-N takes the same NACK again before its resend has caught up
+    /// (`snd_nxt` below `tx_high`) as one the responder repeated, presuming it lost, for a
+    /// packet the resend covers.
     pub refusal_resent: Option<u64>,
     /// GBN READ: the PSN a re-issued read request started from, to re-issue once per gap.
     pub read_rewound: Option<u64>,

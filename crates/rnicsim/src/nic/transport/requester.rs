@@ -354,17 +354,28 @@ fn on_ack_syndrome(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
             // An ordering layer's NACK says a packet at or past `psn` was refused. If ACKs
             // overtook it (the expected PSN moved on while it was on its way), that packet is
             // still at or past the oldest unacknowledged PSN: recover from there, not nowhere.
+            let named = psn;
             let psn = if ctx.spec.ordering.is_some() { psn.max(qp.snd_una) } else { psn };
-            if ctx.spec.ordering.is_some() && pkt.roce.va == NO_SACK {
+            // Selective repeat tells a repeat from a new NACK by the PSN the responder named,
+            // which a repeat keeps (the expected PSN has not moved) and a new refusal after
+            // the expected PSN moved does not, though both may be raised to the same oldest
+            // unacknowledged PSN (taken for a repeat, the new one was ignored and its packet
+            // waited for the timeout).
+            let selective = recovery == Recovery::SelectiveRepeat;
+            let refusal = ctx.spec.ordering.is_some() && pkt.roce.va == NO_SACK;
+            if refusal {
                 // The receiver repeats a refusal NACK it presumes lost; when the first did
                 // arrive, the recovery under way covers the repeat: no event, no resend.
                 let caught_up = recovery == Recovery::GoBackN && qp.snd_nxt >= qp.tx_high;
-                if qp.refusal_resent == Some(psn) && !caught_up {
+                if qp.refusal_resent == Some(if selective { named } else { psn }) && !caught_up {
                     return;
                 }
             }
             emit(ctx, q, NicEvent::Nack);
             recovery.on_nak(ctx.qps.get_mut(q), psn, pkt.roce.va);
+            if refusal && selective {
+                ctx.qps.get_mut(q).refusal_resent = Some(named);
+            }
             ctx.requeue(q);
         }
         Syndrome::RnrNak => {
@@ -567,7 +578,7 @@ fn read_response_ordered(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
             // (the responder's `nak_refused_hole` reasons the same way).
             let qp = ctx.qps.get_mut(q);
             match qp.pending_read().map(|r| r.first_psn + r.read_next as u64) {
-                Some(gap) if crate::nic::qp::refusal_hole_due(&mut qp.rsp.refused_quiet, gap, pkt.roce.ts) => reissue_read(ctx, q, gap),
+                Some(gap) if crate::nic::qp::refusal_hole_due(&mut qp.rsp.refused_quiet, gap, pkt.roce.ts, true) => reissue_read(ctx, q, gap),
                 Some(_) => {}
                 None => qp.rsp.refused_quiet = None,
             }

@@ -4,7 +4,7 @@
 //! whole RETH range, placement by DMA, receive WQEs for SEND and WRITE-with-immediate, READ jobs,
 //! and ACK coalescing (every `nic.ack_interval` packets and at every message end).
 
-use super::recovery::{RecoveryScheme, NO_SACK};
+use super::recovery::{Recovery, RecoveryScheme, NO_SACK};
 use super::{emit, requester, Action, Ctx};
 use crate::nic::cc::CongestionControl as _;
 use crate::nic::events::NicEvent;
@@ -294,6 +294,9 @@ fn refused(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     if !qp.nak_sent {
         nak_refused(ctx, q, pkt, id, true);
     } else if eunomia && pkt.seq > qp.nak_refused_psn && pkt.roce.ts >= qp.nak_lost_from {
+        // The repeat stands for this refusal only if the first NACK was lost; if it arrived,
+        // the sender ignores the repeat, and this refusal, as a quiet one, needs the hole's NACK.
+        crate::nic::qp::note_refusal(&mut qp.refused_quiet, pkt.seq, pkt.roce.ts);
         nak_refused(ctx, q, pkt, id, false);
     } else {
         crate::nic::qp::note_refusal(&mut qp.refused_quiet, pkt.seq, pkt.roce.ts);
@@ -373,11 +376,13 @@ fn nak_refused(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId, fresh: bool) {
 /// recovery (§3.2.2). So the responder remembers such refusals (their span and latest send
 /// time) and sends the NACK they were owed once the expected PSN reaches the span, the first
 /// moment it names the hole, unless the packet that moved it was sent after every one of them
-/// (then a resend that started before them is already under way and covers them). The send
-/// times compared are both the sender's (`ts`), as a NIC timestamp would be.
+/// (then a go-back-N resend that started before them is already under way and covers them;
+/// a selective-repeat one does not, [`crate::nic::qp::refusal_hole_due`]). The send times
+/// compared are both the sender's (`ts`), as a NIC timestamp would be.
 fn nak_refused_hole(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) -> bool {
+    let go_back_n = ctx.spec.recovery == Recovery::GoBackN;
     let qp = ctx.qps.get_mut(q);
-    if !crate::nic::qp::refusal_hole_due(&mut qp.refused_quiet, qp.epsn, pkt.roce.ts) {
+    if !crate::nic::qp::refusal_hole_due(&mut qp.refused_quiet, qp.epsn, pkt.roce.ts, go_back_n) {
         return false;
     }
     nak_refused(ctx, q, pkt, id, true);
