@@ -154,7 +154,10 @@ impl LoadedScenario {
     /// line and key (the user's file, or the `--set` override a key falls under).
     fn advisories(&self) -> Vec<String> {
         let found = |s: &Scenario| validate::advisories(s).into_iter().chain(validate::flow_files(s, &self.base_dir)).collect::<Vec<_>>();
-        let own = found(&self.scenario);
+        let mut own = found(&self.scenario);
+        if let Ok(doc) = self.table() {
+            own.extend(validate::yama_keys_unused(&doc, &self.scenario));
+        }
         let mut out: Vec<String> = self.translation.iter().cloned().chain(own.iter().map(|(path, m)| self.error_at(path, m.clone()).to_string())).collect();
         // A baseline's own: what its variant warns of and this scenario does not, told at the
         // entry's line (the variant's text is rewritten, its lines are nobody's).

@@ -499,8 +499,11 @@ fn eunomia_cap_below_reads(s: &Scenario, out: &mut Problems) {
 /// A token bucket that holds a large part of the measured span at its queue pair's rate lets the
 /// queue pair run ahead of its share for that long (Yama §4.2 paces by the buckets' rates; the
 /// burst only absorbs jitter). Checked for the queue pairs of the lightest share on chains
-/// whose engines state a byte rate (`gbps`): a 4 KiB bucket of a weight-1/6 queue pair among 8
-/// on a 2 Gbps engine holds 786 µs, and 1:2:3 came out 1.16 / 1.19 / 0.82 of fair over 1 ms.
+/// whose engines state their throughput (`gbps`, `mops` or both, whose costs add, at the
+/// workload's mean piece): a 4 KiB bucket of a weight-1/6 queue pair among 8 on a 2 Gbps engine
+/// holds 786 µs, and 1:2:3 came out 1.16 / 1.19 / 0.82 of fair over 1 ms. (Where round robin
+/// serves a queue pair little faster than its tokens come, a bucket that starts full takes far
+/// longer than that to drain, but it gives the same bytes beyond the share, spread thinner.)
 fn yama_burst_too_long(y: &crate::host::apps::yama::spec::YamaSpec, duration: Time) -> Option<String> {
     let span = duration.saturating_sub(y.warmup);
     if span == Time::ZERO {
@@ -508,13 +511,19 @@ fn yama_burst_too_long(y: &crate::host::apps::yama::spec::YamaSpec, duration: Ti
     }
     let mut worst: Option<(Time, &str, BitsPerSec)> = None;
     for c in &y.chain {
-        let rates: Option<Vec<BitsPerSec>> = c.engines.iter().map(|n| y.engine.iter().find(|e| &e.name == n).and_then(|e| e.gbps)).collect();
-        let Some(cap) = rates.and_then(|r| r.into_iter().min()) else { continue };
+        let piece = c.mean_work().max(1) as f64;
+        // The engine's rate at the mean piece, in bits per second: its costs add.
+        let engine_rate = |e: &crate::nic::offload::EngineSpec| -> Option<f64> {
+            let secs = e.gbps.map(|g| piece * 8.0 / g.0 as f64).unwrap_or(0.0) + e.mops.map(|m| 1e-6 / m).unwrap_or(0.0);
+            (secs > 0.0).then(|| piece * 8.0 / secs)
+        };
+        let rates: Option<Vec<f64>> = c.engines.iter().map(|n| y.engine.iter().find(|e| &e.name == n).and_then(engine_rate)).collect();
+        let Some(cap) = rates.and_then(|r| r.into_iter().reduce(f64::min)) else { continue };
         let members: Vec<_> = y.entity.iter().filter(|e| e.chain == c.name).collect();
         let total: f64 = members.iter().map(|e| e.weight).sum();
         for e in &members {
             let qps = (e.instances as f64 * e.queues as f64).max(1.0);
-            let rate = BitsPerSec((cap.0 as f64 * e.weight / total / qps) as u64);
+            let rate = BitsPerSec((cap * e.weight / total / qps) as u64);
             if rate.0 == 0 {
                 continue;
             }
@@ -531,6 +540,53 @@ fn yama_burst_too_long(y: &crate::host::apps::yama::spec::YamaSpec, duration: Ti
             y.burst
         )
     })
+}
+
+/// Keys of `[[yama.chain]]` and `[[yama.engine]]` written in the scenario text (`doc`) that the
+/// chain's workload never reads (a KV chain's `chunk`, an AES chain's `get`; a cache on an
+/// engine no KV chain uses): they have defaults, so only the text tells them apart from unset.
+pub fn yama_keys_unused(doc: &toml::Table, s: &Scenario) -> Problems {
+    use crate::host::apps::yama::spec::Workload;
+    let mut out = Problems::new();
+    let Some(y) = &s.yama else { return out };
+    let written = |table: &str, i: usize, key: &str| {
+        doc.get("yama").and_then(|y| y.get(table)).and_then(|t| t.get(i)).and_then(|e| e.get(key)).is_some()
+    };
+    let reads = |w: Workload| -> &'static [&'static str] {
+        match w {
+            Workload::Nat => &["packet_sizes"],
+            Workload::Aes => &["chunk"],
+            Workload::Kv => &["keys", "get"],
+            Workload::Rdma => &["read"],
+        }
+    };
+    for (i, c) in y.chain.iter().enumerate() {
+        for key in ["packet_sizes", "chunk", "keys", "get", "read"] {
+            if !reads(c.workload).contains(&key) && written("chain", i, key) {
+                let w = format!("{:?}", c.workload).to_lowercase();
+                out.push((format!("yama.chain[{i}].{key}"), format!("has no effect: a chain of workload `{w}` does not read it (it is for {} chains)", workload_of(key))));
+            }
+        }
+    }
+    for (i, e) in y.engine.iter().enumerate() {
+        let kv = y.chain.iter().any(|c| c.workload == Workload::Kv && c.engines.contains(&e.name));
+        for key in ["cached_keys", "host_time"] {
+            if !kv && written("engine", i, key) {
+                out.push((format!("yama.engine[{i}].{key}"), "has no effect: it makes the engine a key-value cache, and no `kv` chain uses this engine".to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// The workload a chain key is for.
+fn workload_of(key: &str) -> &'static str {
+    match key {
+        "packet_sizes" => "`nat`",
+        "chunk" => "`aes`",
+        "keys" | "get" => "`kv`",
+        _ => "`rdma`",
+    }
 }
 
 pub fn advisories(s: &Scenario) -> Problems {
@@ -680,6 +736,11 @@ pub fn advisories(s: &Scenario) -> Problems {
     }
     if let Some(why) = s.yama.as_ref().and_then(|y| yama_burst_too_long(y, s.duration)) {
         out.push(("yama.burst".into(), why));
+    }
+    for (i, e) in s.yama.iter().flat_map(|y| y.engine.iter()).enumerate() {
+        if let Some(step) = e.schedule.iter().find(|c| c.at >= s.duration) {
+            out.push((format!("yama.engine[{i}].schedule"), format!("a step at {} is not before the end of the {} run: the engine's capacity never takes it", step.at, s.duration)));
+        }
     }
     for (i, e) in s.yama.iter().flat_map(|y| y.entity.iter()).enumerate() {
         if e.depth > s.nic.sq_depth {

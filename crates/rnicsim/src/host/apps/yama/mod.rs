@@ -264,8 +264,8 @@ pub struct Yama {
     ring_drops: u64,
     /// Dummy connections opened afresh after theirs failed.
     dummy_reconnects: u64,
-    /// What the build found unlikely to be meant (for the run's warnings).
-    pub warnings: Vec<String>,
+    /// What the build found unlikely to be meant (for the run's warnings): the key, the message.
+    pub warnings: Vec<(String, String)>,
 }
 
 impl Yama {
@@ -345,10 +345,13 @@ impl Yama {
             // a shorter limit would find every one stale: at least two periods.
             let mut stale = spec.stale_after.unwrap_or(Time(period.0 * 4));
             if stale < Time(period.0 * 2) {
-                self.warnings.push(format!(
-                    "yama.stale_after ({stale}) is less than two of chain \"{}\"'s periods ({period} each, 1.25 x its base round trip): every estimate would be read as stale and start an election; it runs with {}",
-                    c.name,
-                    Time(period.0 * 2)
+                self.warnings.push((
+                    "yama.stale_after".to_string(),
+                    format!(
+                        "{stale} is less than two of chain \"{}\"'s periods ({period} each, 1.25 x its base round trip): every estimate would be read as stale and start an election; it runs with {}",
+                        c.name,
+                        Time(period.0 * 2)
+                    ),
                 ));
                 stale = Time(period.0 * 2);
             }
@@ -946,12 +949,7 @@ impl Yama {
     }
 
     fn mean_work(c: &spec::ChainSpec) -> u64 {
-        match c.workload {
-            Workload::Nat => c.packet_sizes.iter().sum::<u64>() / c.packet_sizes.len() as u64,
-            Workload::Aes => c.chunk.0,
-            Workload::Kv => KV_WORK,
-            Workload::Rdma => RDMA_WORK,
-        }
+        c.mean_work()
     }
 
     fn dummy(&mut self, w: &mut World, c: usize, m: u16, now: Time) {

@@ -123,6 +123,16 @@ impl ChainSpec {
         self.engines.first().and_then(|n| engines.iter().find(|e| &e.name == n)).map(|e| e.host)
     }
 
+    /// Bytes of work in a mean piece of the chain's workload.
+    pub fn mean_work(&self) -> u64 {
+        match self.workload {
+            Workload::Nat => self.packet_sizes.iter().sum::<u64>() / self.packet_sizes.len().max(1) as u64,
+            Workload::Aes => self.chunk.0,
+            Workload::Kv => super::KV_WORK,
+            Workload::Rdma => super::RDMA_WORK,
+        }
+    }
+
     pub fn is_two_sided(&self) -> bool {
         self.two_sided.unwrap_or(matches!(self.workload, Workload::Nat | Workload::Aes))
     }

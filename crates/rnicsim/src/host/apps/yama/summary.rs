@@ -30,9 +30,10 @@ pub struct YamaSummary {
     pub post_errors: u64,
     /// Operations on a NIC's own RDMA engine that completed in error (each is lost).
     pub op_errors: u64,
-    /// Operations dropped at engines' full rings (each is lost).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub ring_drops: u64,
+    /// Operations dropped at engines' full rings (each is lost); present when an engine has
+    /// `ring`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ring_drops: Option<u64>,
     /// Dummy connections opened afresh after theirs failed.
     #[serde(skip_serializing_if = "is_zero")]
     pub dummy_reconnects: u64,
@@ -80,8 +81,9 @@ pub struct ChainSummary {
     pub period_us: f64,
     pub gbps: f64,
     pub dummy_gbps: f64,
-    /// The estimate the leader last published, Gbps.
-    pub estimate_gbps: f64,
+    /// The estimate the leader last published, Gbps; none on a vanilla chain (no feedback loop).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimate_gbps: Option<f64>,
     pub leader: u32,
     pub elections: u32,
 }
@@ -95,9 +97,9 @@ pub struct EngineSummary {
     /// Busy fraction from the warmup on.
     pub utilization: f64,
     pub host_trips: u64,
-    /// Pieces dropped at its full rings (`ring`).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub dropped: u64,
+    /// Pieces dropped at its full rings; present when it has `ring`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<u64>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -170,13 +172,13 @@ impl Yama {
                     period_us: c.period.0 as f64 / 1e6,
                     gbps: gbps(c.app_bytes),
                     dummy_gbps: gbps(c.dummy_bytes),
-                    estimate_gbps: c.members.get(leader).map_or(0.0, |m| m.published.0 * 8.0 / 1e9),
+                    estimate_gbps: c.isolation.then(|| c.members.get(leader).map_or(0.0, |m| m.published.0 * 8.0 / 1e9)),
                     leader: c.members.get(leader).map_or(0, |m| m.node),
                     elections: c.overlay.elections(),
                 }
             })
             .collect();
-        let engines = self.engines.iter().map(|e| EngineSummary { name: e.spec.name.clone(), gbps: gbps(e.bytes), utilization: e.busy_by(end).as_secs_f64() / window, host_trips: e.host_trips, dropped: e.dropped }).collect();
+        let engines = self.engines.iter().map(|e| EngineSummary { name: e.spec.name.clone(), gbps: gbps(e.bytes), utilization: e.busy_by(end).as_secs_f64() / window, host_trips: e.host_trips, dropped: e.spec.ring.map(|_| e.dropped) }).collect();
         let (conv, unconverged, superseded) = self.convergence();
         Some(YamaSummary {
             entities,
@@ -190,7 +192,7 @@ impl Yama {
             superseded,
             post_errors: self.post_errors,
             op_errors: self.op_errors,
-            ring_drops: self.ring_drops,
+            ring_drops: self.engines.iter().any(|e| e.spec.ring.is_some()).then_some(self.ring_drops),
             dummy_reconnects: self.dummy_reconnects,
         })
     }
