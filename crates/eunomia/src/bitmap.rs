@@ -207,7 +207,8 @@ impl OrderingLayer {
             self.stats.duplicates += 1;
             return Arrival::Duplicate;
         }
-        if *dba == NULL {
+        let fresh = *dba == NULL;
+        if fresh {
             if d == 0 {
                 self.stats.in_order += 1;
                 return Arrival::InOrder { next: expected.wrapping_add(1) };
@@ -251,13 +252,23 @@ impl OrderingLayer {
                 // Beyond the rows it has: grow the linear part to reach it.
                 let (r, idx) = self.split(psn.wrapping_sub(m.tail).wrapping_sub(1));
                 let need = m.circular + r + 1;
-                if need > self.cfg.max_rows() {
+                let refusal = if need > self.cfg.max_rows() {
                     self.stats.refused_cap += 1;
-                    return Arrival::Refused(Refusal::Cap);
-                }
-                if !self.grow(at, &mut m, need) {
+                    Some(Refusal::Cap)
+                } else if !self.grow(at, &mut m, need) {
                     self.stats.refused_memory += 1;
-                    return Arrival::Refused(Refusal::Memory);
+                    Some(Refusal::Memory)
+                } else {
+                    None
+                };
+                if let Some(why) = refusal {
+                    // A bitmap made for this packet alone tracks nothing: it goes again at once
+                    // (kept, it held its blocks from other connections until the message ended).
+                    if fresh {
+                        self.release_at(at, &m);
+                        *dba = NULL;
+                    }
+                    return Arrival::Refused(why);
                 }
                 (m.circular + r, idx)
             }

@@ -80,6 +80,22 @@ fn memory_is_metadata_plus_rows_and_is_released_at_the_last_packet() {
 }
 
 #[test]
+fn a_bitmap_made_for_a_packet_it_cannot_reach_is_released_at_once() {
+    // Room for a bitmap of one row (16 bits) and no more: a first out-of-order packet 20 past
+    // the expected one needs a second row. The bitmap made for it stayed, empty, holding every
+    // block until the connection's message ended; another connection was refused meanwhile.
+    let cfg = Config { block_bits: 16, cap_bits: 64, memory_blocks: 0 };
+    let cfg = Config { memory_blocks: cfg.metadata_blocks() + 1, ..cfg };
+    let mut l = OrderingLayer::new(cfg);
+    let (mut a, mut b) = (NULL, NULL);
+    assert_eq!(l.arrive(&mut a, 0, 20, false), Arrival::Refused(Refusal::Memory));
+    assert_eq!(a, NULL);
+    assert_eq!(l.memory().blocks_in_use(), 0);
+    assert_eq!(l.arrive(&mut b, 0, 3, false), Arrival::Tracked, "the memory is free for another connection");
+    assert_eq!(l.arrive(&mut a, 0, 2, false), Arrival::Refused(Refusal::Memory));
+}
+
+#[test]
 fn a_full_memory_refuses_without_touching_other_connections() {
     let cfg = Config { block_bits: 16, cap_bits: 64, memory_blocks: 0 };
     // Room for one bitmap with two rows: 13 blocks of metadata + 2 rows.
