@@ -266,6 +266,20 @@ fn validate(path: &Path, overrides: &[String]) -> anyhow::Result<u8> {
         loaded.scenario.rpc.len(),
         loaded.scenario.duration
     );
+    // What building the Yama application found (its periods come from the fabric's round trips).
+    for (key, m) in &world.apps.yama.warnings {
+        eprintln!("warning: {}", loaded.error_at(key, m.clone()));
+    }
+    if let Some(y) = &loaded.scenario.yama {
+        let qps: u64 = y.entity.iter().map(|e| u64::from(e.instances) * u64::from(e.queues)).sum();
+        println!(
+            "yama: {} engines, {} chains, {} entities with {qps} queue pairs, isolation {}",
+            y.engine.len(),
+            y.chain.len(),
+            y.entity.len(),
+            if y.isolation { "on (libYama)" } else { "off (vanilla)" }
+        );
+    }
     let e = world.estimate(&loaded);
     println!("expected: about {:.0} flows and {:.0} data packets (limits: {} flows, {} packets; [limits] raises them)", e.flows, e.packets, loaded.scenario.limits.max_flows, loaded.scenario.limits.max_packets);
     Ok(0)

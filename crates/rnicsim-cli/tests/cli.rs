@@ -461,3 +461,24 @@ fn a_perftest_with_drawn_message_sizes_prints_their_range() {
     let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["perftest"][0]["message_max"], 64000);
 }
+
+#[test]
+fn validate_reports_yama_and_the_warnings_its_build_finds() {
+    // `validate` summed up traffic and perftests only, and the Yama build's warning (a
+    // stale_after below two periods, known once the fabric's round trips are) came only from
+    // a run.
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("y.toml");
+    std::fs::write(
+        &scenario,
+        "duration = \"1ms\"\n[topology.star]\nhosts = 3\n[yama]\nstale_after = \"1ns\"\n[[yama.engine]]\nname = \"aes\"\nhost = 2\ngbps = \"10Gbps\"\n\
+         [[yama.chain]]\nname = \"c\"\nengines = [\"aes\"]\nworkload = \"aes\"\n[[yama.entity]]\nname = \"a\"\nweight = 1.0\nchain = \"c\"\nnodes = [0]\ninstances = 2\nqueues = 3\n",
+    )
+    .unwrap();
+    let o = rnicsim(&["validate", scenario.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("yama: 1 engines, 1 chains, 1 entities with 6 queue pairs, isolation on"), "{out}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("y.toml:5") && err.contains("yama.stale_after") && err.contains("less than two"), "{err}");
+}

@@ -272,10 +272,36 @@ impl Yama {
     pub fn build(w: &mut World, loaded: &LoadedScenario) -> Yama {
         let Some(spec) = loaded.scenario.yama.clone() else { return Yama::default() };
         let timer = w.add_app_timer(YAMA, 0);
-        let mut y = Yama { spec: Some(spec), timer: Some(timer), ..Yama::default() };
+        // An estimate is read up to a period (and a read's trip) after it was stamped, so a
+        // shorter limit would find every one stale: at least two periods (said now, so that
+        // `validate` says it too).
+        let mut warnings = Vec::new();
+        for c in &spec.chain {
+            let (period, asked) = Self::period_and_stale(w, &spec, c);
+            if asked < Time(period.0 * 2) {
+                warnings.push((
+                    "yama.stale_after".to_string(),
+                    format!(
+                        "{asked} is less than two of chain \"{}\"'s periods ({period} each, 1.25 x its base round trip): every estimate would be read as stale and start an election; it runs with {}",
+                        c.name,
+                        Time(period.0 * 2)
+                    ),
+                ));
+            }
+        }
+        let mut y = Yama { spec: Some(spec), timer: Some(timer), warnings, ..Yama::default() };
         y.at(Time(0), Ev::Start);
         w.arm(timer, Time(0));
         y
+    }
+
+    /// Chain `c`'s feedback loop period (`period`, or 1.25 × the base round trip from its first
+    /// client to its server) and the `stale_after` asked for (4 periods by default).
+    fn period_and_stale(w: &mut World, spec: &YamaSpec, c: &spec::ChainSpec) -> (Time, Time) {
+        let server = c.server_of(&spec.engine).expect("validated: engines or a server");
+        let first = spec.entity.iter().filter(|e| e.chain == c.name).flat_map(|e| e.nodes.first()).next().copied();
+        let period = spec.period.unwrap_or_else(|| Time(w.base_rtt(first.unwrap_or(server), server).0 * 5 / 4).max(Time(1)));
+        (period, spec.stale_after.unwrap_or(Time(period.0 * 4)))
     }
 
     fn spec(&self) -> &YamaSpec {
@@ -340,22 +366,9 @@ impl Yama {
                 let delays = nodes.iter().map(|&n| if n == nodes[mi] { Time(0) } else { Time(w.base_rtt(nodes[mi], n).0 / 2) }).collect();
                 members[mi].delay_to = delays;
             }
-            let period = spec.period.unwrap_or_else(|| Time(w.base_rtt(nodes.first().copied().unwrap_or(server), server).0 * 5 / 4).max(Time(1)));
-            // An estimate is read up to a period (and a read's trip) after it was stamped, so
-            // a shorter limit would find every one stale: at least two periods.
-            let mut stale = spec.stale_after.unwrap_or(Time(period.0 * 4));
-            if stale < Time(period.0 * 2) {
-                self.warnings.push((
-                    "yama.stale_after".to_string(),
-                    format!(
-                        "{stale} is less than two of chain \"{}\"'s periods ({period} each, 1.25 x its base round trip): every estimate would be read as stale and start an election; it runs with {}",
-                        c.name,
-                        Time(period.0 * 2)
-                    ),
-                ));
-                stale = Time(period.0 * 2);
-            }
-            let stale = stale.0;
+            // (Its first client is `nodes[0]`; too short a stale limit was warned at build.)
+            let (period, asked) = Self::period_and_stale(w, &spec, c);
+            let stale = asked.max(Time(period.0 * 2)).0;
             let n = members.len().max(1);
             self.chains.push(ChainRun {
                 spec: c.clone(),
