@@ -910,3 +910,14 @@ fn a_link_down_for_good_with_a_timeout_beyond_the_run_is_warned_at_nic_rto() {
     assert!(!warned(&format!("{down}[[link_events]]\nat = \"1ms\"\nbetween = [4, 2]\nstate = \"up\"\n")));
     assert!(!warned(&format!("{down}[nic]\nrto = \"1ms\"\n")));
 }
+
+#[test]
+fn a_latency_test_is_not_refused_for_a_depth_it_never_uses() {
+    // write_lat keeps one message outstanding; its default depth (128) was checked against a
+    // 16-deep send queue and refused, naming a key the file does not have.
+    let text = |test: &str| format!("{GOOD}[nic]\nsq_depth = 16\n[[perftest]]\ntest = \"{test}\"\nclient = 0\nserver = 1\nmessage = \"64B\"\n");
+    check(&text("write_lat")).unwrap();
+    let e = err(&text("write_bw"));
+    assert_eq!(e.key.as_deref(), Some("perftest[0].depth"), "{e}");
+    assert!(e.to_string().contains("got 128 (the default)"), "{e}");
+}

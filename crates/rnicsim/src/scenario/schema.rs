@@ -730,7 +730,7 @@ impl BufferMemory {
 fn one_u32() -> u32 {
     1
 }
-fn default_tx_depth() -> u32 {
+pub(crate) fn default_tx_depth() -> u32 {
     128
 }
 
