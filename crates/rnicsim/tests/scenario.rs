@@ -921,3 +921,32 @@ fn a_latency_test_is_not_refused_for_a_depth_it_never_uses() {
     assert_eq!(e.key.as_deref(), Some("perftest[0].depth"), "{e}");
     assert!(e.to_string().contains("got 128 (the default)"), "{e}");
 }
+
+#[test]
+fn switch_keys_the_switch_never_reads_are_warned_at_their_lines() {
+    // Each was taken and ignored without a word: another load balancer's parameters, the
+    // curve of ECN or PFC switched off, the dynamic XOFF's alpha beside a static one, and
+    // k-shortest paths for [[traffic]] sources (which take the switches' own paths).
+    let warned = |extra: &str, key: &str| {
+        let text = format!("{GOOD}{extra}");
+        let l = LoadedScenario::from_str(&text, "s.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        let line = text.lines().position(|l| l.starts_with(key.rsplit('.').next().unwrap())).map(|i| format!("s.toml:{}:", i + 1)).unwrap();
+        l.warnings.iter().any(|w| w.contains(&line) && w.contains(&format!("`{key}`")) && w.contains("no effect") || w.contains(&line) && w.contains("queue pairs only"))
+    };
+    for (extra, key) in [
+        ("[switch]\nflowlet_gap = \"50us\"\n", "switch.flowlet_gap"),
+        ("[switch]\nload_balancer = \"spray\"\necmp_hash = \"ns3\"\n", "switch.ecmp_hash"),
+        ("[switch]\ndrill = { samples = 4, memory = 2 }\n", "switch.drill"),
+        ("[switch.ecn]\nenabled = false\nkmin = \"10KB\"\n", "switch.ecn.kmin"),
+        ("[switch.pfc]\nenabled = false\nalpha = 0.5\n", "switch.pfc.alpha"),
+        ("[switch.pfc]\nxoff = \"60KB\"\nalpha = 0.5\n", "switch.pfc.alpha"),
+        ("[routing]\nk_shortest_paths = 4\n", "routing.k_shortest_paths"),
+    ] {
+        assert!(warned(extra, key), "{key} in {extra:?}");
+    }
+    // Read where they are set: no warning.
+    for extra in ["[switch]\nload_balancer = \"flowlet\"\nflowlet_gap = \"50us\"\n", "[switch]\nload_balancer = \"drill\"\ndrill = { samples = 4, memory = 2 }\n", "[switch.ecn]\nkmin = \"10KB\"\n"] {
+        let l = LoadedScenario::from_str(&format!("{GOOD}{extra}"), "s.toml", Path::new(".")).unwrap();
+        assert!(!l.warnings.iter().any(|w| w.contains("no effect")), "{extra}: {:?}", l.warnings);
+    }
+}

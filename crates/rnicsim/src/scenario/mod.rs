@@ -157,6 +157,10 @@ impl LoadedScenario {
         let mut own = found(&self.scenario);
         if let Ok(doc) = self.table() {
             own.extend(validate::yama_keys_unused(&doc, &self.scenario));
+            // A translated ns-3 config's `[switch]` is ours, not the user's.
+            if self.ns3.is_none() {
+                own.extend(validate::switch_keys_unused(&doc, &self.scenario));
+            }
         }
         let mut out: Vec<String> = self.translation.iter().cloned().chain(own.iter().map(|(path, m)| self.error_at(path, m.clone()).to_string())).collect();
         // A baseline's own: what its variant warns of and this scenario does not, told at the

@@ -545,6 +545,58 @@ fn yama_burst_too_long(y: &crate::host::apps::yama::spec::YamaSpec, duration: Ti
     })
 }
 
+/// `[switch]` keys written in the scenario text (`doc`) that the switch never reads with the
+/// rest of the scenario: another load balancer's parameters, the ECN or PFC curve of a
+/// mechanism switched off, `pfc.alpha` beside a static `xoff`. They have defaults, so only the
+/// text tells them apart from unset (eunomia.md's ordering keys are checked so too).
+pub fn switch_keys_unused(doc: &toml::Table, s: &Scenario) -> Problems {
+    use crate::fabric::lb::LbKind;
+    let mut out = Problems::new();
+    if s.routing.k_shortest_paths.is_some() && !s.traffic.is_empty() {
+        out.push((
+            "routing.k_shortest_paths".into(),
+            "routes queue pairs only: the packets of [[traffic]] sources take the switches' own shortest paths (their load balancer's choice among them)".into(),
+        ));
+    }
+    let Some(sw) = doc.get("switch").and_then(toml::Value::as_table) else { return out };
+    let lb = s.switch.load_balancer;
+    let name = |lb: LbKind| match lb {
+        LbKind::Ecmp => "ecmp",
+        LbKind::Spray => "spray",
+        LbKind::RoundRobin => "round_robin",
+        LbKind::Drill => "drill",
+        LbKind::PowerOfTwo => "power_of_two",
+        LbKind::Flowlet => "flowlet",
+        LbKind::Conga => "conga",
+        LbKind::ConWeave => "conweave",
+    };
+    let by_lb: [(&str, &[LbKind]); 5] = [
+        ("flowlet_gap", &[LbKind::Flowlet, LbKind::Conga]),
+        ("drill", &[LbKind::Drill]),
+        ("conga", &[LbKind::Conga]),
+        ("conweave", &[LbKind::ConWeave]),
+        ("ecmp_hash", &[LbKind::Ecmp, LbKind::Conga, LbKind::ConWeave]),
+    ];
+    for (key, readers) in by_lb {
+        let read = readers.contains(&lb) || (key == "ecmp_hash" && s.switch.control_by_hash);
+        if sw.contains_key(key) && !read {
+            let who: Vec<&str> = readers.iter().map(|&k| name(k)).collect();
+            out.push((format!("switch.{key}"), format!("has no effect with load_balancer = \"{}\": it is read by {} only", name(lb), who.join(" and "))));
+        }
+    }
+    for (table, on) in [("ecn", s.switch.ecn.enabled), ("pfc", s.switch.pfc.enabled)] {
+        let Some(t) = sw.get(table).and_then(toml::Value::as_table) else { continue };
+        if !on {
+            for key in t.keys().filter(|k| k.as_str() != "enabled") {
+                out.push((format!("switch.{table}.{key}"), format!("has no effect: switch.{table}.enabled is false")));
+            }
+        } else if table == "pfc" && t.contains_key("alpha") && s.switch.pfc.xoff.is_some() {
+            out.push(("switch.pfc.alpha".into(), "has no effect: a static switch.pfc.xoff is set, and alpha sets the dynamic one".into()));
+        }
+    }
+    out
+}
+
 /// Keys of `[[yama.chain]]` and `[[yama.engine]]` written in the scenario text (`doc`) that the
 /// chain's workload never reads (a KV chain's `chunk`, an AES chain's `get`; a cache on an
 /// engine no KV chain uses): they have defaults, so only the text tells them apart from unset.
