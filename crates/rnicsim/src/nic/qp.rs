@@ -211,19 +211,20 @@ pub fn note_refusal(span: &mut Option<(u64, u64, Time)>, psn: u64, ts: Time) {
     *span = Some(span.map_or((psn, psn, ts), |(lo, hi, t)| (lo.min(psn), hi.max(psn), t.max(ts))));
 }
 
-/// After a packet sent at `ts` moved the expected PSN to `expected`: whether the remembered
-/// refusals now leave a hole there that only asking again fills. Not yet while `expected` is
-/// below them; never (and they are forgotten) once it is past them, or, when the sender's
-/// answer sends everything after its start again (`answer_resends_all`: go-back-N, a re-issued
-/// READ), when that packet was sent after all of them (an answer that started before them is
-/// under way and covers them). A selective-repeat answer resends only what was sent before
-/// the NACK reached the sender, so a refusal of a later packet stays a hole whatever came since.
-pub fn refusal_hole_due(span: &mut Option<(u64, u64, Time)>, expected: u64, ts: Time, answer_resends_all: bool) -> bool {
+/// After the expected PSN moved to `expected`: whether the remembered refusals now leave a hole
+/// there that only asking again fills. Not yet while `expected` is below them; never (and they
+/// are forgotten) once it is past them, or when every one of them was sent before `covered`,
+/// the send time up to which the sender's answer under way resends what it had sent: for
+/// go-back-N (and a re-issued READ), which sends everything after its start again, the send
+/// time of the packet that moved the expected PSN (that answer started before it); for
+/// selective repeat, which resends only what was sent before the NACK reached the sender, when
+/// it did ([`Qp::nak_answered_from`]).
+pub fn refusal_hole_due(span: &mut Option<(u64, u64, Time)>, expected: u64, covered: Time) -> bool {
     let Some((lo, hi, latest)) = *span else { return false };
     if expected < lo {
         return false;
     }
-    if expected > hi || (answer_resends_all && latest <= ts) {
+    if expected > hi || latest <= covered {
         *span = None;
         return false;
     }
@@ -358,6 +359,10 @@ pub struct Qp {
     /// the sender. A later refusal past that PSN sent from then on means the NACK was lost.
     pub nak_refused_psn: u64,
     pub nak_lost_from: Time,
+    /// The sender's send time from which on its answer to the last fresh refusal NACK runs, at
+    /// the earliest (the NACK's time plus half the base round trip): a selective-repeat answer
+    /// resends what was sent before then, and nothing sent later.
+    pub nak_answered_from: Time,
     pub last_cnp: Option<Time>,
     pub ecn_seen: bool,
     /// When the latest payload this queue pair received (a request's or a READ response's) is
@@ -587,6 +592,7 @@ impl Qp {
             nak_again_at: Time::ZERO,
             nak_refused_psn: 0,
             nak_lost_from: Time::ZERO,
+            nak_answered_from: Time::ZERO,
             last_cnp: None,
             ecn_seen: false,
             placed_until: Time::ZERO,
@@ -661,6 +667,7 @@ impl Qp {
         self.nak_again_at = Time::ZERO;
         self.nak_refused_psn = 0;
         self.nak_lost_from = Time::ZERO;
+        self.nak_answered_from = Time::ZERO;
         self.last_cnp = None;
         self.ecn_seen = false;
         self.placed_until = Time::ZERO;

@@ -578,7 +578,7 @@ fn read_response_ordered(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
             // (the responder's `nak_refused_hole` reasons the same way).
             let qp = ctx.qps.get_mut(q);
             match qp.pending_read().map(|r| r.first_psn + r.read_next as u64) {
-                Some(gap) if crate::nic::qp::refusal_hole_due(&mut qp.rsp.refused_quiet, gap, pkt.roce.ts, true) => reissue_read(ctx, q, gap),
+                Some(gap) if crate::nic::qp::refusal_hole_due(&mut qp.rsp.refused_quiet, gap, pkt.roce.ts) => reissue_read(ctx, q, gap),
                 Some(_) => {}
                 None => qp.rsp.refused_quiet = None,
             }

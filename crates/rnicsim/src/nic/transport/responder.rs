@@ -356,6 +356,10 @@ fn nak_refused(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId, fresh: bool) {
     qp.nak_lost_from = Time(now.0 + 2 * now.0.saturating_sub(pkt.roce.ts.0));
     if fresh {
         qp.refused_quiet = None;
+        // The NACK's way back at its least (half the base round trip): the way the refused
+        // packet took can be far longer (queued behind a congested path), and a refusal sent
+        // after the answer began but taken as covered waits for the timeout.
+        qp.nak_answered_from = Time(now.0 + qp.base_rtt.0 / 2);
         if ctx.spec.cnp == CnpMode::AckFlag {
             qp.ecn_seen = true;
         }
@@ -376,13 +380,15 @@ fn nak_refused(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId, fresh: bool) {
 /// recovery (§3.2.2). So the responder remembers such refusals (their span and latest send
 /// time) and sends the NACK they were owed once the expected PSN reaches the span, the first
 /// moment it names the hole, unless the packet that moved it was sent after every one of them
-/// (then a go-back-N resend that started before them is already under way and covers them;
-/// a selective-repeat one does not, [`crate::nic::qp::refusal_hole_due`]). The send times
-/// compared are both the sender's (`ts`), as a NIC timestamp would be.
+/// (then a go-back-N resend that started before them is already under way and covers them),
+/// or, under selective repeat, all were sent before the last NACK reached the sender (its
+/// answer resends them; [`crate::nic::qp::refusal_hole_due`]). The send times compared are
+/// the sender's (`ts`), as a NIC timestamp would be.
 fn nak_refused_hole(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) -> bool {
     let go_back_n = ctx.spec.recovery == Recovery::GoBackN;
     let qp = ctx.qps.get_mut(q);
-    if !crate::nic::qp::refusal_hole_due(&mut qp.refused_quiet, qp.epsn, pkt.roce.ts, go_back_n) {
+    let covered = if go_back_n { pkt.roce.ts } else { qp.nak_answered_from };
+    if !crate::nic::qp::refusal_hole_due(&mut qp.refused_quiet, qp.epsn, covered) {
         return false;
     }
     nak_refused(ctx, q, pkt, id, true);
