@@ -950,3 +950,20 @@ fn switch_keys_the_switch_never_reads_are_warned_at_their_lines() {
         assert!(!l.warnings.iter().any(|w| w.contains("no effect")), "{extra}: {:?}", l.warnings);
     }
 }
+
+#[test]
+fn every_problem_of_a_scenario_is_reported_at_once() {
+    // Three bad values: the first found is the error, the other two follow in file order (one
+    // at a time, a user fixed and validated again for each).
+    let text = GOOD.replace("load = 0.5", "load = -1.0").replace("delay = \"1us\"", "delay = \"1us\"\nloss = 2.0") + "[nic]\nmtu = 0\n";
+    let e = err(&text);
+    let all = e.to_string();
+    assert!(all.contains("2 more problems in this scenario:"), "{all}");
+    let lines: Vec<&str> = all.lines().skip(2).collect();
+    assert_eq!(lines.len(), 2, "{all}");
+    let line_of = |l: &str| l.trim().split(':').nth(1).and_then(|n| n.parse::<usize>().ok()).unwrap();
+    assert!(line_of(lines[0]) < line_of(lines[1]), "{all}");
+    for key in ["nic.mtu", "links.loss", "traffic[0].load"] {
+        assert!(all.contains(key), "{key}: {all}");
+    }
+}

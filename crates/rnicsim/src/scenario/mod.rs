@@ -140,8 +140,20 @@ impl LoadedScenario {
             scenario.nic.apply_profile(doc.get("nic").and_then(toml::Value::as_table));
         }
         let mut loaded = LoadedScenario { scenario, file: file.to_string(), base_dir: base_dir.to_path_buf(), text: text.to_string(), warnings: Vec::new(), translation: Vec::new(), ns3: None, overridden: None };
-        if let Some((path, message)) = validate::fields(&loaded.scenario).into_iter().next() {
-            return Err(loaded.error_at(&path, message));
+        // Every problem the checks find: the first they find is the error, and the rest are
+        // listed after it in file order (one at a time made a user fix and validate again for
+        // each).
+        let mut problems: Vec<ScenarioError> = validate::fields(&loaded.scenario).into_iter().map(|(path, m)| loaded.error_at(&path, m)).collect();
+        if !problems.is_empty() {
+            let mut first = problems.remove(0);
+            problems.sort_by_key(|e| (e.line.is_none(), e.line, e.column));
+            if !problems.is_empty() {
+                first.message += &format!("\n{} more problem{} in this scenario:", problems.len(), if problems.len() == 1 { "" } else { "s" });
+                for e in &problems {
+                    first.message += &format!("\n  {e}");
+                }
+            }
+            return Err(first);
         }
         for i in 0..loaded.scenario.baseline.len() {
             loaded.baseline(i)?;

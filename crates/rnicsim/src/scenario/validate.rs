@@ -985,7 +985,7 @@ pub fn advisories(s: &Scenario) -> Problems {
         };
         out.push((
             "nic.rto".into(),
-            format!("packets are lost in this run ({cause}), but a message whose last packets are lost is resent only after the {} timeout, which the {} run never reaches: set nic.rto shorter (InfiniBand's timeouts are 4.096 µs × 2^n)", s.nic.rto, s.duration),
+            format!("packets are lost in this run ({cause}), but a message whose last packets, or the NAK asking for a lost one, are lost is resent only after the {} timeout, which the {} run never reaches: set nic.rto shorter (InfiniBand's timeouts are 4.096 µs × 2^n)", s.nic.rto, s.duration),
         ));
     }
     out
