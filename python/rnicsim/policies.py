@@ -4,6 +4,8 @@ A policy is any object with some of these methods; each returns an iterable of a
 None). ``host`` is the NIC's host node id, ``flows`` the NIC's live flows (queue pairs) in the
 order they joined, times are integer picoseconds and rates bits per second:
 
+- ``start()``: a run begins (the main run, then each ``[[baseline]]`` run, which gets the same
+  object): forget what the last run left;
 - ``on_join(host, flows, now_ps, line_bps)``: a flow appeared (the newest is ``flows[-1]``);
 - ``on_leave(host, flow, flows, now_ps, line_bps)``: ``flow`` closed;
 - ``on_event(host, event, now_ps, line_bps)``: one (possibly coalesced) event, a dict with
@@ -52,14 +54,17 @@ class StaticShare:
         self.rates: dict[tuple[int, int], int] = {}
 
     def _share(self, host: int, flows: list[int], line_bps: int) -> list[Action]:
-        # Rates in whole Mbps, as the Rust policy keeps them.
-        share = max(line_bps // 1_000_000 // max(len(flows), 1), self.min_mbps, 1)
+        # Rates in whole Mbps, as the Rust policy keeps them, the share rounded up as it is.
+        share = max(-(-(line_bps // 1_000_000) // max(len(flows), 1)), self.min_mbps, 1)
         out = []
         for f in flows:
             if self.rates.get((host, f)) != share:
                 self.rates[(host, f)] = share
                 out.append(("rate", f, share * 1_000_000))
         return out
+
+    def start(self) -> None:
+        self.rates.clear()
 
     def on_join(self, host: int, flows: list[int], now_ps: int, line_bps: int) -> Iterable[Action]:
         return self._share(host, flows, line_bps)

@@ -340,6 +340,51 @@ def test_a_python_scr_policy_gives_the_same_run_as_its_rust_twin(tmp_path: Path)
     assert not (tmp_path / "broken").exists() and not (tmp_path / "none").exists()
 
 
+def test_a_python_scr_policy_decides_for_every_run_as_its_rust_twin_does(tmp_path: Path) -> None:
+    # Three flows on 100 Gbps (the bandwidth test on two queue pairs): Rust rounds each share
+    # up to 33,334 Mbps and the twin rounded it down; and a [[baseline]] ran with no policy at
+    # all (98.98 Gbps for the bandwidth test where the main run had 66.7), with no word.
+    def scenario() -> rnicsim.Scenario:
+        s = rnicsim.Scenario.from_file(ROOT / "scenarios" / "scr" / "fig13_static.toml").set("duration", "1500us")
+        s.set("perftest.1.qps", 2)
+        s.set("baseline", [{"name": "again", "set": {"seed": 1}}])
+        return s
+
+    rust = scenario().run(tmp_path / "rust")
+    py = scenario().set("nic.scr.policy", {"external": {"kinds": ["tx"], "cycles": 150, "set_cycles": 20}})
+    policy = rnicsim.policies.StaticShare()
+    twin = py.run(tmp_path / "py", scr_policy=policy)
+    a, b = rust.summary, twin.summary
+    assert a["perftest"] == b["perftest"]
+    assert a["scr"]["rate_sets"] == b["scr"]["rate_sets"] > 0
+    assert (tmp_path / "rust" / "flows.parquet").read_bytes() == (tmp_path / "py" / "flows.parquet").read_bytes()
+    # The baseline, the same run again, took the same policy object and its decisions.
+    assert a["baselines"][0]["perftest"] == b["baselines"][0]["perftest"] == a["perftest"]
+    assert b["baselines"][0]["scr"]["rate_sets"] == b["scr"]["rate_sets"]
+    # The same object for another run starts afresh (its rates cache skipped the new run's
+    # first decisions: 99.5 Gbps for the bandwidth test).
+    again = py.run(tmp_path / "py-again", scr_policy=policy)
+    assert again.summary["perftest"] == b["perftest"]
+
+
+def test_bad_scr_policy_actions_are_refused_by_shape(tmp_path: Path) -> None:
+    s = rnicsim.Scenario.from_file(ROOT / "scenarios" / "scr" / "fig13_static.toml").set("duration", "200us")
+    s.set("nic.scr.policy", {"external": {}})
+    for action, says in [
+        (("rate", 0, 10**9, 7), r'a \"rate\" action has 3 items, got 4'),
+        (("rate", 0, True), r"is a bool, not a number"),
+        ("rate", r"an action is a tuple such as"),
+        ({"rate": 1}, r"an action is a tuple such as"),
+    ]:
+        class Policy:
+            def on_join(self, host, flows, now_ps, line_bps, action=action):
+                return [action]
+
+        with pytest.raises(RuntimeError, match=says):
+            s.run(tmp_path / "bad", scr_policy=Policy())
+        assert not (tmp_path / "bad").exists()
+
+
 def test_errors_name_the_files_own_line_and_set_names_its_key(tmp_path: Path) -> None:
     # The scenario goes to the simulator as the user wrote it, so an error's line is the file's
     # (the command line's), not a line of a regenerated document; a bad `.set()` is named as such.

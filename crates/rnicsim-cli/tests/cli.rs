@@ -482,3 +482,20 @@ fn validate_reports_yama_and_the_warnings_its_build_finds() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("y.toml:5") && err.contains("yama.stale_after") && err.contains("less than two"), "{err}");
 }
+
+#[test]
+fn a_baseline_with_an_outside_scr_policy_is_refused_before_the_run() {
+    // Its NICs had no policy object (only Python can hand one over): the baseline ran deciding
+    // nothing, 98.98 Gbps against the main run's 50, and the run exited 0.
+    let tmp = tempfile::tempdir().unwrap();
+    let fig13 = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/scr/fig13_static.toml");
+    let text = std::fs::read_to_string(fig13).unwrap() + "\n[[baseline]]\nname = \"outside\"\nset = { \"nic.scr.policy\" = { external = {} } }\n";
+    let scenario = tmp.path().join("f13.toml");
+    std::fs::write(&scenario, text).unwrap();
+    let out = tmp.path().join("run");
+    let o = rnicsim(&["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--set", "duration=\"100us\""]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("baseline `outside`") && err.contains("policy object"), "{err}");
+    assert!(!out.exists());
+}

@@ -74,30 +74,63 @@ impl PyPolicy {
 /// `("rate", flow, bps)`, `("sport", flow, port)`, `("probe_rtt", flow)`,
 /// `("probe_path", flow, port)`, `("signal", flow, value, bytes)` or `("wake", flow, after_ps)`.
 fn parse_action(item: &Bound<'_, PyAny>) -> PyResult<Action> {
-    let what: String = item.get_item(0)?.extract()?;
-    let flow: u32 = item.get_item(1)?.extract()?;
+    let shape = || PyValueError::new_err(format!("an action is a tuple such as (\"rate\", flow, bps); got {}", item.repr().map(|r| r.to_string()).unwrap_or_default()));
+    if !(item.is_instance_of::<pyo3::types::PyTuple>() || item.is_instance_of::<pyo3::types::PyList>()) {
+        return Err(shape());
+    }
+    let len = item.len()?;
+    let what: String = item.get_item(0).map_err(|_| shape())?.extract().map_err(|_| shape())?;
+    let wanted = match what.as_str() {
+        "probe_rtt" => 2,
+        "rate" | "sport" | "probe_path" | "wake" => 3,
+        "signal" => 4,
+        other => return Err(PyValueError::new_err(format!("unknown SCR action {other:?}: expected rate, sport, probe_rtt, probe_path, signal or wake"))),
+    };
+    if len != wanted {
+        return Err(PyValueError::new_err(format!("a {what:?} action has {wanted} items, got {len}: {}", item.repr()?)));
+    }
+    // Each argument a whole number (True is one to Python, and no flow, rate or port).
+    let arg = |k: usize| -> PyResult<Bound<'_, PyAny>> {
+        let v = item.get_item(k)?;
+        if v.is_instance_of::<pyo3::types::PyBool>() {
+            return Err(PyValueError::new_err(format!("a {what:?} action's item {k} is a bool, not a number: {}", item.repr()?)));
+        }
+        Ok(v)
+    };
+    let flow: u32 = arg(1)?.extract()?;
     Ok(match what.as_str() {
-        "rate" => Action::SetRate { flow, bps: item.get_item(2)?.extract()? },
-        "sport" => Action::SetSport { flow, sport: item.get_item(2)?.extract()? },
+        "rate" => Action::SetRate { flow, bps: arg(2)?.extract()? },
+        "sport" => Action::SetSport { flow, sport: arg(2)?.extract()? },
         "probe_rtt" => Action::ProbeRtt { flow },
-        "probe_path" => Action::ProbePath { flow, sport: item.get_item(2)?.extract()? },
+        "probe_path" => Action::ProbePath { flow, sport: arg(2)?.extract()? },
         "signal" => {
-            let bytes: u32 = item.get_item(3)?.extract()?;
+            let bytes: u32 = arg(3)?.extract()?;
             let max = rnicsim::nic::scr::MAX_SIGNAL_BYTES;
             if bytes > max {
                 return Err(PyValueError::new_err(format!("a signal of {bytes} B: a signal is one packet, at most {max} B")));
             }
-            Action::Signal { flow, value: item.get_item(2)?.extract()?, bytes }
+            Action::Signal { flow, value: arg(2)?.extract()?, bytes }
         }
-        "wake" => {
-            let after: u64 = item.get_item(2)?.extract()?;
+        _ => {
+            let after: u64 = arg(2)?.extract()?;
             // (At most 10⁶ s: a time past the simulator's range would wrap.)
             if after == 0 || after > 1_000_000_000_000_000_000 {
                 return Err(PyValueError::new_err(format!("a wake-up {after} ps after the decision: expected a positive delay of at most 10^18 ps")));
             }
             Action::Wake { flow, after: Time(after) }
         }
-        other => return Err(PyValueError::new_err(format!("unknown SCR action {other:?}: expected rate, sport, probe_rtt, probe_path, signal or wake"))),
+    })
+}
+
+/// Tells a policy object a run begins (its `start()`, if it has one), before the run's first
+/// call: the main run and each baseline start afresh with the same object.
+fn start_policy(obj: &Py<PyAny>) -> PyResult<()> {
+    Python::attach(|py| {
+        let obj = obj.bind(py);
+        if obj.hasattr("start")? {
+            obj.call_method0("start")?;
+        }
+        Ok(())
     })
 }
 
@@ -208,6 +241,7 @@ fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force
         world
             .set_scr_policy(|host| Box::new(PyPolicy { obj: obj.clone_ref(py), host, error: policy_error.clone() }))
             .map_err(PyValueError::new_err)?;
+        start_policy(obj)?;
     }
     if world.scr_policy_missing() {
         return Err(PyValueError::new_err("[nic.scr.policy.external] needs a policy object: run(..., scr_policy=obj)"));
@@ -249,7 +283,19 @@ fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force
     if end == RunEnd::Interrupted {
         return Err(failure.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted; nothing was written")));
     }
-    let baselines = py.detach(|| rnicsim::run_baselines_while(&loaded, |i, p| keep_going(p, Some(i)))).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    // Each baseline's NICs get the same policy object (a policy that is not `external` in a
+    // baseline refuses it, which is an error: say so rather than run without it).
+    let hand_over = |world: &mut World| match &scr_policy {
+        Some(obj) if world.scr_policy_missing() => {
+            Python::attach(|py| world.set_scr_policy(|host| Box::new(PyPolicy { obj: obj.clone_ref(py), host, error: policy_error.clone() })))?;
+            start_policy(obj).map_err(|e| format!("the policy's start(): {e}"))
+        }
+        _ => Ok(()),
+    };
+    let baselines = py.detach(|| rnicsim::run_baselines_prepared(&loaded, hand_over, |i, p| keep_going(p, Some(i)))).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    if let Some(e) = policy_error.lock().expect("not poisoned").take() {
+        return Err(e);
+    }
     let Some(baselines) = baselines else {
         return Err(failure.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted during the baselines; nothing was written")));
     };

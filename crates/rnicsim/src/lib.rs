@@ -115,17 +115,48 @@ pub fn run_baselines(loaded: &LoadedScenario) -> std::io::Result<Vec<Summary>> {
 
 /// [`run_baselines`], calling `keep_going(i, progress)` as baseline `i` runs (as
 /// [`World::run`] calls its callback): `None` if it returned false, which stops the runs.
-pub fn run_baselines_while(loaded: &LoadedScenario, mut keep_going: impl FnMut(usize, world::Progress) -> bool) -> std::io::Result<Option<Vec<Summary>>> {
+pub fn run_baselines_while(loaded: &LoadedScenario, keep_going: impl FnMut(usize, world::Progress) -> bool) -> std::io::Result<Option<Vec<Summary>>> {
+    run_baselines_prepared(loaded, |_| Ok(()), keep_going)
+}
+
+/// [`run_baselines_while`], calling `prepare(world)` on each baseline's world before it runs
+/// (to hand it the outside SCR policy the main run has). A baseline whose
+/// `[nic.scr.policy.external]` is still without a policy then is an error: it ran with none,
+/// deciding nothing, and its numbers compared as if it had.
+pub fn run_baselines_prepared(
+    loaded: &LoadedScenario,
+    mut prepare: impl FnMut(&mut World) -> Result<(), String>,
+    mut keep_going: impl FnMut(usize, world::Progress) -> bool,
+) -> std::io::Result<Option<Vec<Summary>>> {
     let mut out = Vec::new();
     for (i, b) in loaded.scenario.baseline.iter().enumerate() {
         let variant = loaded.baseline(i).map_err(std::io::Error::other)?;
         let mut world = World::build(&variant).map_err(std::io::Error::other)?;
+        prepare(&mut world).map_err(|e| std::io::Error::other(format!("baseline `{}`: {e}", b.name)))?;
+        if world.scr_policy_missing() {
+            return Err(std::io::Error::other(baseline_policy_missing(&b.name)));
+        }
         if world.run(|p| keep_going(i, p)) == RunEnd::Interrupted {
             return Ok(None);
         }
         out.push(Summary::try_of(&world, &b.name)?);
     }
     Ok(Some(out))
+}
+
+/// The error of a baseline that runs `[nic.scr.policy.external]` with no policy object.
+fn baseline_policy_missing(name: &str) -> String {
+    format!("baseline `{name}`: [nic.scr.policy.external] takes its decisions from a policy object, which only the Python API can hand over (rnicsim.run(..., scr_policy=...)), and then to every run")
+}
+
+/// The `[[baseline]]` entries whose variant runs `[nic.scr.policy.external]`: with no policy
+/// object to hand them (the command line), they cannot run; said before the main run.
+pub fn baselines_needing_a_policy(loaded: &LoadedScenario) -> Vec<String> {
+    let external = |l: &LoadedScenario| l.scenario.nic.scr.as_ref().is_some_and(|s| matches!(s.policy, nic::scr::PolicySpec::External(_)));
+    (0..loaded.scenario.baseline.len())
+        .filter(|&i| loaded.baseline(i).is_ok_and(|v| external(&v)))
+        .map(|i| baseline_policy_missing(&loaded.scenario.baseline[i].name))
+        .collect()
 }
 
 /// Writes every output of a finished run into `dir` (which the caller then commits): what was
