@@ -336,12 +336,18 @@ class Run:
 
     def query(self, sql: str) -> pl.DataFrame:
         """Runs SQL over the run's tables; returns a polars DataFrame with the SQL result's
-        column types. Columns named alike (``SELECT size, size``) are renamed as DuckDB renames
-        them in a subquery (``size``, ``size_1``)."""
+        column types (an INTERVAL, which polars cannot hold, as its text). Columns named alike
+        (``SELECT size, size``) are renamed as DuckDB renames them in a subquery (``size``,
+        ``size_1``)."""
         rel = self.connect().sql(sql)
         if len(set(rel.columns)) < len(rel.columns):
             # A DataFrame needs distinct names; projecting `*` gives DuckDB's own renaming.
             rel = rel.project("*")
+        types = [str(t) for t in rel.types]
+        if any(t.startswith("INTERVAL") for t in types):
+            # polars cannot take Arrow's month-day-nano intervals (it panicked): as text.
+            quoted = ['"' + c.replace('"', '""') + '"' for c in rel.columns]
+            rel = rel.project(", ".join(f"CAST({q} AS VARCHAR) AS {q}" if t.startswith("INTERVAL") else q for q, t in zip(quoted, types)))
         # DuckDB's Arrow export (no pyarrow needed) keeps the types: rows through Python would
         # have polars guess them from the first rows (an all-NULL start fails, u32 becomes i64).
         return pl.DataFrame(rel) if hasattr(rel, "__arrow_c_stream__") else rel.pl()

@@ -48,6 +48,10 @@ def test_tables_are_polars_and_queryable(tmp_path: Path) -> None:
     assert seed == "3"
     completed = run.query("SELECT value FROM summary WHERE key = 'rdma.flows_completed'")["value"][0]
     assert int(completed) == done.height
+    # An interval (polars holds none: the conversion panicked past `except Exception`) comes
+    # back as its text, beside the other columns' own types.
+    iv = run.query("SELECT INTERVAL 1 DAY AS \"a \"\"day\"\"\", max(fct_ps) AS m FROM flows")
+    assert iv['a "day"'][0] == "1 day" and iv["m"].dtype == pl.UInt64
 
 
 def test_scenarios_built_from_python_objects(tmp_path: Path) -> None:
