@@ -84,6 +84,10 @@ impl RunDir {
         let name = target.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the output path has no folder name"))?;
         let name = name.to_string_lossy().into_owned();
         let parent = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        // A file where a folder of the path should be: say which ("File exists" said nothing).
+        if let Some(file) = parent.ancestors().find(|a| a.symlink_metadata().is_ok_and(|m| !m.is_dir() && !m.file_type().is_symlink())) {
+            return Err(refuse(io::ErrorKind::InvalidInput, format!("{} is a file, so no folder can be made under it for {}", file.display(), target.display())));
+        }
         std::fs::create_dir_all(parent)?;
         remove_stale_partials(parent, &name);
         let partial = parent.join(format!(".{name}.partial-{}", std::process::id()));
@@ -135,6 +139,14 @@ impl Drop for RunDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_in_the_way_of_the_path_is_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("x"), "").unwrap();
+        let e = RunDir::create(&tmp.path().join("x/y/run"), false).err().expect("a file is in the way");
+        assert!(e.to_string().contains("x is a file, so no folder can be made under it"), "{e}");
+    }
 
     #[test]
     fn nothing_appears_unless_committed() {
