@@ -909,3 +909,26 @@ fn an_rpc_entrys_values_are_refused_as_the_scenario_loads_before_any_warning_is_
         assert!(e.contains(&format!("rpc[0].{key}")) && e.contains(why), "{e}");
     }
 }
+
+#[test]
+fn a_resend_the_whitelist_refuses_fails_the_operation() {
+    // A WRITE through a window: its RD is lost on a failed link, and the stateless host
+    // invalidates the window before the resend. The resend was refused and dropped, and the
+    // WRITE (with everything behind it) never completed; it fails as a first send's refusal.
+    let links = "\n[[link_events]]\nat = \"100us\"\nbetween = [0, 3]\nstate = \"down\"\n[[link_events]]\nat = \"150us\"\nbetween = [0, 3]\nstate = \"up\"\n";
+    let mut w = world(0.0, 1, links);
+    let mr = w.register_mr(0, 256 * 1024, 64 * 1024, Access::ALL).unwrap();
+    let src = w.register_mr(1, 0, 4096, Access::ALL).unwrap();
+    let window = w.bind_mw(0, mr.lkey, 256 * 1024, 128, Access::REMOTE_WRITE).unwrap();
+    let (_, c) = w.connect_star(0, 1, Owner::HOST, Owner::HOST, StarRole::FirstStateless).unwrap();
+    w.fill_memory(1, 0, &pattern(64, 5)).unwrap();
+    w.run_until(Time(100_500_000));
+    w.post_send(c, SendWr { id: 1, verb: Verb::Write, local_addr: 0, len: 64, lkey: src.lkey, remote_addr: 256 * 1024, rkey: window.rkey }).unwrap();
+    w.run_until(Time(110_000_000));
+    w.invalidate_mw(0, window.rkey).unwrap();
+    let refused = w.nics[1].star.counters.refused;
+    let done = wait_for(&mut w, 1, 1);
+    assert_eq!(done.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), [(1, Status::RemoteAccess)]);
+    assert_eq!(w.nics[1].star.counters.refused, refused + 1);
+    assert!(w.memory(0, 256 * 1024, 64).unwrap().iter().all(|&b| b == 0), "nothing reached the stateless memory");
+}

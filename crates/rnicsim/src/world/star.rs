@@ -704,17 +704,28 @@ impl World {
                         }
                         break;
                     }
-                    self.nics[h as usize].star.counters.resent += 1;
                     let at = match u.cqe {
                         Some(cqe) => self.star_send_cqep(ep, h, route, cqe, u.psn, now),
                         None if u.chunk == PROBE_CHUNK => self.star_send_probe(ep, u.psn, now),
                         None => match self.star.conn_mut(ep).expect("open").find(u.op).copied() {
-                            Some(op) if !op.finished => self.star_send_chunk(ep, &op, u.chunk, u.psn, now),
+                            Some(op) if !op.finished => {
+                                let sent = self.star_send_chunk(ep, &op, u.chunk, u.psn, now);
+                                if sent.is_none() {
+                                    // The whitelist refuses it now (a window invalidated, a
+                                    // region deregistered since the first send): it fails as a
+                                    // first send's refusal does (it was dropped, and the
+                                    // operation, with all behind it, never completed).
+                                    self.star.conn_mut(ep).expect("open").finish(op.id, Status::RemoteAccess);
+                                }
+                                sent
+                            }
                             _ => None,
                         },
                     };
                     match at {
                         Some(at) => {
+                            // (A refused resend is counted as refused, not as resent.)
+                            self.nics[h as usize].star.counters.resent += 1;
                             u.sent_at = at;
                             self.star.conn_mut(ep).expect("open").unacked.push_back(u);
                         }

@@ -448,16 +448,16 @@ fn finished_of(op: &Op, peer: u32, out: &mut Vec<Finished>) {
         out.push(Finished::Local { wr_id: wr.id, kind: wr.verb.completion_kind(), status: op.status, bytes: op.len, imm: None });
         if let Some(r) = op.remote_recv {
             // The receive it consumed completes with it; one of a SEND the connection's failure
-            // ended is flushed (the receive is gone, and the queue pair with it).
+            // ended, or that a protection check refused (its own buffer's, or the receive
+            // buffer's whitelist rule), is flushed: it was taken, and no message reached it. (Left
+            // out, it never completed, and every later receive waited behind it.)
             let status = match op.status {
                 Status::RemoteInvalidRequest => Status::LocalLength,
-                Status::RetryExceeded => Status::Flushed,
-                s => s,
+                s @ (Status::Success | Status::LocalLength | Status::Flushed) => s,
+                _ => Status::Flushed,
             };
-            if matches!(status, Status::Success | Status::LocalLength | Status::Flushed) {
-                let bytes = if status == Status::Flushed { 0 } else { op.len };
-                out.push(Finished::Remote(StarCqe { qp: peer, index: r.index, kind: CompletionKind::Recv, status, bytes, imm }));
-            }
+            let bytes = if status == Status::Flushed { 0 } else { op.len };
+            out.push(Finished::Remote(StarCqe { qp: peer, index: r.index, kind: CompletionKind::Recv, status, bytes, imm }));
         }
     }
     if let Some(w) = op.remote_wqe {
@@ -545,6 +545,23 @@ mod tests {
         assert!(c.take_wqep(recv_wqe(5, 8)).is_empty());
         assert_eq!(idx(c.take_wqep(recv_wqe(4, 8))), Vec::<u32>::new());
         assert_eq!(idx(c.take_wqep(recv_wqe(3, 8))), vec![3, 4, 5]);
+    }
+
+    #[test]
+    fn a_refused_send_flushes_the_receive_it_took() {
+        // A SEND refused (its RD's receive buffer not whitelisted, or its own buffer's check)
+        // took the stateless side's receive WQE; the receive was never completed, and every
+        // later one waited behind it.
+        for status in [Status::RemoteAccess, Status::LocalProtection, Status::RetryExceeded] {
+            let mut c = conn();
+            c.post_remote(recv_wqe(0, 4096));
+            c.post_local(send(1, 100), Time::ZERO);
+            let s = c.start_ready(1000);
+            c.finish(s[0], status);
+            let f = c.pop_finished();
+            assert!(matches!(f[0], Finished::Local { wr_id: 1, status: st, .. } if st == status), "{status:?}: {f:?}");
+            assert!(matches!(f[1], Finished::Remote(StarCqe { index: 0, kind: CompletionKind::Recv, status: Status::Flushed, bytes: 0, .. })), "{status:?}: {f:?}");
+        }
     }
 
     #[test]
