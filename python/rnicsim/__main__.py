@@ -118,6 +118,10 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ScenarioError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:
+            # The runs that finished are kept; the gallery page is written only at the end.
+            print(f"reproduce: interrupted; no gallery page was written (the finished runs are in {a.out}/runs)", file=sys.stderr)
+            return 130
         print(f"{counts['passed']} of {counts['claims']} claims within tolerance: {a.out}/index.html")
         return 0
     argv[0] = "rnicsim"

@@ -183,6 +183,9 @@ def _check_out(out: Path, names: Sequence[str]) -> None:
     blocked = _file_in_the_way(out / "runs")
     if blocked is not None:
         raise NotADirectoryError(f"{blocked} is a file, not a folder; remove it or choose another output folder (--out)")
+    if out.is_dir() and _is_run(out):
+        # (Written into, a later `run --force` there would delete the gallery with the run.)
+        raise FileExistsError(f"{out} is a run's folder (it has a .rnicsim-run file), not a gallery's; name another folder for the gallery (--out)")
     for name in names:
         d = out / "runs" / name
         if d.is_symlink() or d.exists() and not d.is_dir():
@@ -208,6 +211,9 @@ def reproduce(papers: Sequence[str], out: Union[str, Path], scenarios: Union[str
     # So is every place a run goes: something in the way stops the gallery before it starts.
     _check_out(out, [f"{paper}-{path.stem}" for paper, path, _ in loaded])
     (out / "runs").mkdir(parents=True, exist_ok=True)
+    # A page of an earlier gallery would show its numbers beside the new runs' figures if this
+    # one stops part way (interrupted, or a run fails): it goes now, and the new page comes last.
+    (out / "index.html").unlink(missing_ok=True)
     sections, total, passed = [], 0, 0
     for i, (paper, path, scenario) in enumerate(loaded, 1):
         name = f"{paper}-{path.stem}"
@@ -245,5 +251,7 @@ tr.pass td:last-child{{color:green;font-weight:bold}}tr.miss td:last-child{{colo
   Array.from(document.images).every(i => i.complete && i.naturalWidth > 0) ? "yes" : "no"));</script>
 </body></html>
 """
-    (out / "index.html").write_text(page)
+    partial = out / ".index.html.partial"
+    partial.write_text(page)
+    partial.replace(out / "index.html")
     return {"claims": total, "passed": passed}

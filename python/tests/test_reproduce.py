@@ -200,3 +200,27 @@ def test_progress_is_a_line_per_scenario_unless_quiet(tmp_path: Path) -> None:
     for quiet in ("-q", "--quiet"):
         out = subprocess.run(cmd + [str(tmp_path / quiet), quiet], capture_output=True, text=True)
         assert out.returncode == 0 and out.stderr == "", out.stderr
+
+
+def test_a_run_folder_is_no_gallery_and_a_stale_page_goes_before_the_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A run's folder took the gallery (a later `run --force` there deleted it with the run).
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / ".rnicsim-run").write_text("a run folder of rnicsim\n")
+    out = subprocess.run([sys.executable, "-m", "rnicsim", "reproduce", "tassel", "--out", str(run)], capture_output=True, text=True)
+    assert out.returncode == 2 and "is a run's folder" in out.stderr, out.stderr
+    assert sorted(p.name for p in run.iterdir()) == [".rnicsim-run"]
+    # An earlier gallery's page is gone once the runs start: one stopped part way (Ctrl-C, or a
+    # run that fails) showed the old numbers beside the new runs' figures.
+    g = tmp_path / "g"
+    g.mkdir()
+    (g / "index.html").write_text("<p>an earlier gallery</p>")
+    import rnicsim.reproduce as rp
+
+    def interrupted(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rp.Scenario, "run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        rp.reproduce(["tassel"], g, quiet=True)
+    assert not (g / "index.html").exists()
