@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import importlib.metadata
 import json
+import re
 import sys
 import textwrap
 import urllib.parse
@@ -25,6 +26,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from .api import Run, Scenario, ScenarioWarning, _file_in_the_way, _is_run  # noqa: E402
 from .report import BOUND, claim_metric, scr_rate_steps  # noqa: E402
@@ -142,12 +144,19 @@ def _trace(run: Run, ax, table: str) -> None:
         ax.step(x, y, where="post", linewidth=1, label=label)
 
 
+def _wrap(text: str, width: int) -> str:
+    """`text` in lines of about `width` characters, a number never parted from its unit
+    ("49 µs")."""
+    kept = re.sub(r"(\d) (?=[^\W\d])", "\\1\u00a0", text)
+    return textwrap.fill(kept, width).replace("\u00a0", " ")
+
+
 def _paper_axes(figures: list[dict], out: Path, name: str, run: Run = None) -> list[str]:
     """Each `[[figure]]` on the paper's own axes: our series as lines (or a traced table's rows
     as steps), the paper's points as black markers."""
     images = []
     for i, f in enumerate(figures):
-        fig, ax = plt.subplots(figsize=(6.5, 4))
+        fig, ax = plt.subplots(figsize=(8.5, 4))
         if f.get("trace") and run is not None:
             _trace(run, ax, f["trace"])
         for s in f["series"]:
@@ -161,12 +170,20 @@ def _paper_axes(figures: list[dict], out: Path, name: str, run: Run = None) -> l
         elif ax.get_ylim()[0] >= 0:
             # Rates, indices and times from zero: a narrow band of values is not magnified.
             ax.set_ylim(0, ax.get_ylim()[1] * 1.08)
-        ax.set_xlabel(f["x_label"])
-        ax.set_ylabel(f["y_label"])
-        ax.set_title(textwrap.fill(f["title"], 64), fontsize="medium")
+        xs = [x for s in f["series"] for x in s["x"]] + [x for p in f["paper"] for x in p["x"]]
+        if not f.get("x_log") and xs and all(float(x).is_integer() for x in xs):
+            # Whole-numbered x (flow-size buckets, policies, cases): no ticks between them.
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        # Long axis labels (a bucket legend) wrapped, not cut off at the edge.
+        ax.set_xlabel(_wrap(f["x_label"], 90), fontsize="small")
+        ax.set_ylabel(_wrap(f["y_label"], 45))
+        ax.set_title(_wrap(f["title"], 60), fontsize="medium")
         ax.grid(alpha=0.3)
         many = len(ax.get_legend_handles_labels()[1]) > 6
-        ax.legend(fontsize="x-small" if many else "small", ncol=2 if many else 1)
+        # Beside the axes, so it hides no point (it covered the paper's 9.5x of Eunomia Fig. 1).
+        handles, labels = ax.get_legend_handles_labels()
+        labels = [_wrap(label, 40) for label in labels]
+        ax.legend(handles, labels, fontsize="x-small" if many else "small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
         fig.tight_layout()
         stem = f"{name}-fig{i}"
         fig.savefig(out / f"{stem}.svg")
