@@ -283,8 +283,8 @@ fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force
     if end == RunEnd::Interrupted {
         return Err(failure.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted; nothing was written")));
     }
-    // Each baseline's NICs get the same policy object (a policy that is not `external` in a
-    // baseline refuses it, which is an error: say so rather than run without it).
+    // A baseline whose NICs run `external` gets the same policy object (started afresh); one
+    // that sets another policy runs that one.
     let hand_over = |world: &mut World| match &scr_policy {
         Some(obj) if world.scr_policy_missing() => {
             Python::attach(|py| world.set_scr_policy(|host| Box::new(PyPolicy { obj: obj.clone_ref(py), host, error: policy_error.clone() })))?;
