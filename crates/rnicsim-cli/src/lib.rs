@@ -296,7 +296,7 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
     if world.scr_policy_missing() {
         anyhow::bail!("{}: [nic.scr.policy.external] takes its decisions from a policy object, which only the Python API can hand over (rnicsim.run(..., scr_policy=...))", path.display());
     }
-    if let Some(why) = rnicsim::baselines_needing_a_policy(&loaded).into_iter().next() {
+    if let Some(why) = rnicsim::baseline_needing_a_policy(&loaded) {
         anyhow::bail!("{}: {why}", path.display());
     }
     let out = out.unwrap_or_else(|| Path::new("runs").join(path.file_stem().unwrap_or_default()));

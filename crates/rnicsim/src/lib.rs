@@ -149,14 +149,12 @@ fn baseline_policy_missing(name: &str) -> String {
     format!("baseline `{name}`: [nic.scr.policy.external] takes its decisions from a policy object, which only the Python API can hand over (rnicsim.run(..., scr_policy=...)), and then to every run")
 }
 
-/// The `[[baseline]]` entries whose variant runs `[nic.scr.policy.external]`: with no policy
-/// object to hand them (the command line), they cannot run; said before the main run.
-pub fn baselines_needing_a_policy(loaded: &LoadedScenario) -> Vec<String> {
+/// The error of the first `[[baseline]]` entry whose variant runs `[nic.scr.policy.external]`:
+/// with no policy object to hand it (the command line), it cannot run; said before the main run.
+pub fn baseline_needing_a_policy(loaded: &LoadedScenario) -> Option<String> {
     let external = |l: &LoadedScenario| l.scenario.nic.scr.as_ref().is_some_and(|s| matches!(s.policy, nic::scr::PolicySpec::External(_)));
-    (0..loaded.scenario.baseline.len())
-        .filter(|&i| loaded.baseline(i).is_ok_and(|v| external(&v)))
-        .map(|i| baseline_policy_missing(&loaded.scenario.baseline[i].name))
-        .collect()
+    let i = (0..loaded.scenario.baseline.len()).find(|&i| loaded.baseline(i).is_ok_and(|v| external(&v)))?;
+    Some(baseline_policy_missing(&loaded.scenario.baseline[i].name))
 }
 
 /// Writes every output of a finished run into `dir` (which the caller then commits): what was

@@ -514,11 +514,11 @@ fn yama_burst_too_long(y: &crate::host::apps::yama::spec::YamaSpec, duration: Ti
     }
     let mut worst: Option<(Time, &str, BitsPerSec)> = None;
     for c in &y.chain {
-        let piece = c.mean_work().max(1) as f64;
-        // The engine's rate at the mean piece, in bits per second: its costs add.
+        let piece = c.mean_work().max(1);
+        // The engine's rate at the mean piece, in bits per second (its nominal cost of one).
         let engine_rate = |e: &crate::nic::offload::EngineSpec| -> Option<f64> {
-            let secs = e.gbps.map(|g| piece * 8.0 / g.0 as f64).unwrap_or(0.0) + e.mops.map(|m| 1e-6 / m).unwrap_or(0.0);
-            (secs > 0.0).then(|| piece * 8.0 / secs)
+            let ps = e.nominal_cost(piece);
+            (ps > 0.0).then(|| piece as f64 * 8.0 * 1e12 / ps)
         };
         let rates: Option<Vec<f64>> = c.engines.iter().map(|n| y.engine.iter().find(|e| &e.name == n).and_then(engine_rate)).collect();
         let Some(cap) = rates.and_then(|r| r.into_iter().reduce(f64::min)) else { continue };
@@ -560,16 +560,8 @@ pub fn switch_keys_unused(doc: &toml::Table, s: &Scenario) -> Problems {
     }
     let Some(sw) = doc.get("switch").and_then(toml::Value::as_table) else { return out };
     let lb = s.switch.load_balancer;
-    let name = |lb: LbKind| match lb {
-        LbKind::Ecmp => "ecmp",
-        LbKind::Spray => "spray",
-        LbKind::RoundRobin => "round_robin",
-        LbKind::Drill => "drill",
-        LbKind::PowerOfTwo => "power_of_two",
-        LbKind::Flowlet => "flowlet",
-        LbKind::Conga => "conga",
-        LbKind::ConWeave => "conweave",
-    };
+    // The scenario's own name for a load balancer.
+    let name = |lb: LbKind| toml::Value::try_from(lb).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
     let by_lb: [(&str, &[LbKind]); 5] = [
         ("flowlet_gap", &[LbKind::Flowlet, LbKind::Conga]),
         ("drill", &[LbKind::Drill]),
@@ -580,7 +572,7 @@ pub fn switch_keys_unused(doc: &toml::Table, s: &Scenario) -> Problems {
     for (key, readers) in by_lb {
         let read = readers.contains(&lb) || (key == "ecmp_hash" && s.switch.control_by_hash);
         if sw.contains_key(key) && !read {
-            let who: Vec<&str> = readers.iter().map(|&k| name(k)).collect();
+            let who: Vec<String> = readers.iter().map(|&k| name(k)).collect();
             out.push((format!("switch.{key}"), format!("has no effect with load_balancer = \"{}\": it is read by {} only", name(lb), who.join(" and "))));
         }
     }

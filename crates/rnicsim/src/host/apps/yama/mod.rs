@@ -424,7 +424,7 @@ impl Yama {
             }
             if let Some(load) = e.load {
                 let n = (e.instances * e.queues) as f64;
-                let ops_per_s = load.0 as f64 / 8.0 / Self::mean_work(&spec.chain[ci]) as f64 / n;
+                let ops_per_s = load.0 as f64 / 8.0 / spec.chain[ci].mean_work() as f64 / n;
                 let gap = 1e12 / ops_per_s.max(1e-3);
                 for q in self.queues.iter_mut().filter(|q| q.entity == ei as u32) {
                     q.mean_gap = Some(gap);
@@ -942,7 +942,7 @@ impl Yama {
             // A budget below one operation is carried to the next period rather than rounded
             // up to a whole one (which broke the cap when the cap allowed less than an
             // operation a period); none is carried once the applications fill the chain.
-            let mean = Self::mean_work(&chain.spec).max(1);
+            let mean = chain.spec.mean_work().max(1);
             mem.dummy_budget = if step.dummy > 0 { step.dummy + mem.dummy_budget.min(mean) } else { 0 };
             if step.dummy > 0 {
                 // Spread over the next period, one operation at a time.
@@ -961,10 +961,6 @@ impl Yama {
         self.at(now + d, Ev::ReadAt { c: c as u16, m, at: to });
     }
 
-    fn mean_work(c: &spec::ChainSpec) -> u64 {
-        c.mean_work()
-    }
-
     fn dummy(&mut self, w: &mut World, c: usize, m: u16, now: Time) {
         let chain = &mut self.chains[c];
         let mem = &mut chain.members[m as usize];
@@ -973,7 +969,7 @@ impl Yama {
             mem.dummy_budget = 0;
             return;
         }
-        if mem.dummy_budget < Self::mean_work(&chain.spec).max(1) {
+        if mem.dummy_budget < chain.spec.mean_work().max(1) {
             // Less than an operation's worth: it waits for the next period's.
             mem.dummy_armed = false;
             return;

@@ -121,7 +121,7 @@ impl Yama {
             .chains
             .iter()
             .map(|c| {
-                let mean = Self::mean_work(&c.spec) as f64;
+                let mean = c.spec.mean_work() as f64;
                 (0..self.engines.len()).map(|k| c.engines.iter().filter(|&&x| x == k).count() as f64 * self.engines[k].spec.nominal_cost(mean as u64) / 1e12 / mean).collect()
             })
             .collect();
