@@ -52,8 +52,9 @@ pub struct EntitySummary {
     /// piece of the window between starts and stops, of what the chain completed in that piece,
     /// averaged over the pieces).
     pub fair_gbps: f64,
-    /// gbps / fair_gbps.
-    pub fraction_of_fair: f64,
+    /// gbps / fair_gbps; null when its fair share is 0 (it was never on, or asked nothing, in
+    /// the window).
+    pub fraction_of_fair: Option<f64>,
     /// What the policy gives it with the engines' capacities (nominal, times the `schedule`'s
     /// factor in force), every entity that is on
     /// asking for its `load` or, closed-loop, for all it can get (weighted max-min over the
@@ -62,8 +63,9 @@ pub struct EntitySummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ideal_gbps: Option<f64>,
     pub mops: f64,
-    pub latency_p50_us: f64,
-    pub latency_p99_us: f64,
+    /// Latency of its operations completed in the window; null when none did.
+    pub latency_p50_us: Option<f64>,
+    pub latency_p99_us: Option<f64>,
     /// Gbps from each of its `nodes`, in order.
     pub node_gbps: Vec<f64>,
     /// With a `baseline` entity: this entity's median and 99th percentile latency minus its.
@@ -142,11 +144,11 @@ impl Yama {
                     weight,
                     gbps: got,
                     fair_gbps: fair,
-                    fraction_of_fair: if fair > 0.0 { got / fair } else { 0.0 },
+                    fraction_of_fair: (fair > 0.0).then(|| got / fair),
                     ideal_gbps: if spec.chain[c].is_nic_rdma() { None } else { Some(ideal * 8.0 / 1e9) },
                     mops: self.entities[i].ops as f64 / window / 1e6,
-                    latency_p50_us: crate::output::summary::percentile(lat, 0.5) / 1e6,
-                    latency_p99_us: crate::output::summary::percentile(lat, 0.99) / 1e6,
+                    latency_p50_us: (!lat.is_empty()).then(|| crate::output::summary::percentile(lat, 0.5) / 1e6),
+                    latency_p99_us: (!lat.is_empty()).then(|| crate::output::summary::percentile(lat, 0.99) / 1e6),
                     node_gbps: self.entities[i].by_node.iter().map(|&b| gbps(b)).collect(),
                     latency_p50_overhead_us: None,
                     latency_p99_overhead_us: None,
@@ -157,8 +159,8 @@ impl Yama {
         for i in 0..entities.len() {
             if let Some(b) = spec.entity[i].baseline.as_ref().and_then(|b| spec.entity.iter().position(|x| &x.name == b)) {
                 let (p50, p99) = (entities[b].latency_p50_us, entities[b].latency_p99_us);
-                entities[i].latency_p50_overhead_us = Some(entities[i].latency_p50_us - p50);
-                entities[i].latency_p99_overhead_us = Some(entities[i].latency_p99_us - p99);
+                entities[i].latency_p50_overhead_us = entities[i].latency_p50_us.zip(p50).map(|(x, b)| x - b);
+                entities[i].latency_p99_overhead_us = entities[i].latency_p99_us.zip(p99).map(|(x, b)| x - b);
             }
         }
         let chains = self
