@@ -453,11 +453,21 @@ fn line_of(text: &str, key: &str) -> Option<usize> {
 #[test]
 fn ns3_keys_mean_what_the_scratch_programs_make_of_them() {
     // Found by exploring with configs the shipped ones do not cover.
+    // HAS_WIN 1 with VAR_WIN 0: HPCC sets only the rate and the window stays at maxBdp
+    // (`GetWin`); HPCC's own window (rate × T) would cap the bytes in flight as VAR_WIN 1 does.
+    let (l, ..) = load_edited(&[("VAR_WIN 1", "VAR_WIN 0"), ("CC_MODE 1", "CC_MODE 3")], None);
+    let s = l.unwrap().scenario;
+    let rnicsim::nic::cc::CcSpec::Hpcc(h) = &s.nic.cc else { panic!("CC_MODE 3 is HPCC") };
+    assert_eq!(s.nic.cc_window, Some(rnicsim::nic::CcWindow { bytes: None, with_rate: false, per_pair: false }));
+    assert!(!h.window, "{h:?}");
     // LINK_DOWN: whole microseconds after the flows' start (2 s, or FLOWGEN_START_TIME), not
-    // seconds: 20 µs was read as 20 s and never happened.
+    // seconds: 20 µs was read as 20 s and never happened. Routes are recomputed at once, as
+    // `TakeDownLink` does.
     let (l, ..) = load_edited(&[("LINK_DOWN 0 0 0", "LINK_DOWN 20 4 5")], None);
-    let e = &l.unwrap().scenario.link_events;
+    let s = l.unwrap().scenario;
+    let e = &s.link_events;
     assert_eq!((e.len(), e[0].at, e[0].between), (1, Time::from_us(2_000_020), [4, 5]));
+    assert_eq!(s.routing.recompute_delay, Time::ZERO);
     let (l, ..) = load_edited(&[("LINK_DOWN 0 0 0", "FLOWGEN_START_TIME 1.5\nLINK_DOWN 20 4 5")], None);
     assert_eq!(l.unwrap().scenario.link_events[0].at, Time::from_us(1_500_020));
     let (l, text, _t) = load_edited(&[("LINK_DOWN 0 0 0", "LINK_DOWN 0.5 4 5")], None);
@@ -609,4 +619,41 @@ fn inputs_missing_from_the_working_directory_are_read_beside_the_config() {
     std::fs::write(elsewhere.path().join("topo.txt"), "3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n").unwrap();
     let t = rnicsim::scenario::ns3::translate(text, &config.display().to_string(), elsewhere.path()).unwrap();
     assert!(t.toml.contains(&elsewhere.path().join("topo.txt").display().to_string()), "{}", t.toml);
+}
+
+#[test]
+fn a_link_taken_down_loses_only_what_was_on_it() {
+    // A 2 × 2 leaf-spine and one 10 MB flow from host 0 to host 2; LINK_DOWN takes the first
+    // leaf's link to the spine the flow hashes onto 100 µs in. ns-3 recomputes its routes at
+    // that instant, so the flow moves to the other spine, and the go-back-N NAK of the first
+    // gap resends what was lost. With routes recomputed 100 µs later (our TOML default) the
+    // packets sent meanwhile were lost too, the NAKs of a stalled flow did not come, and the
+    // flow waited for ns-3's 4 ms retransmission timeout: 4.87 ms against 1.37.
+    let tmp = tempfile::tempdir().unwrap();
+    let topo = "8 4 8\n4 5 6 7\n0 4 100Gbps 1000ns 0\n1 4 100Gbps 1000ns 0\n2 5 100Gbps 1000ns 0\n3 5 100Gbps 1000ns 0\n4 6 100Gbps 1000ns 0\n4 7 100Gbps 1000ns 0\n5 6 100Gbps 1000ns 0\n5 7 100Gbps 1000ns 0\n";
+    std::fs::write(tmp.path().join("topo.txt"), topo).unwrap();
+    std::fs::write(tmp.path().join("flow.txt"), "1\n0 2 3 10000000 2.0\n").unwrap();
+    let config = |down: &str| {
+        format!(
+            "TOPOLOGY_FILE topo.txt\nFLOW_FILE flow.txt\nSIMULATOR_STOP_TIME 2.01\nCC_MODE 1\nENABLE_PFC 1\nENABLE_QCN 1\nUSE_DYNAMIC_PFC_THRESHOLD 1\n\
+             PACKET_PAYLOAD_SIZE 1000\nBUFFER_SIZE 9\nKMAX_MAP 1 100000000000 400\nKMIN_MAP 1 100000000000 100\nPMAX_MAP 1 100000000000 0.2\n\
+             RATE_AI 40Mb/s\nRATE_HAI 100Mb/s\nMIN_RATE 100Mb/s\n{down}\n"
+        )
+    };
+    let fct = |down: &str| {
+        let loaded = common::ns3_config(&config(down), tmp.path());
+        let w = run(&loaded);
+        let s = rnicsim::output::summary::Summary::of(&w, "ld");
+        let f = &w.apps.flows.records;
+        assert_eq!(f.len(), 1);
+        (f[0].fct().expect("the flow finishes"), s.rdma.timeouts, s.drops_link_down)
+    };
+    let (alone, ..) = fct("");
+    // Which spine the flow's hash picks: take that one down.
+    let (with_6, to_6, lost_6) = fct("LINK_DOWN 100 4 6");
+    let (with_7, to_7, lost_7) = fct("LINK_DOWN 100 4 7");
+    let ((down, timeouts, lost), (_, _, other)) = if lost_6 > 0 { ((with_6, to_6, lost_6), (with_7, to_7, lost_7)) } else { ((with_7, to_7, lost_7), (with_6, to_6, lost_6)) };
+    assert!(lost > 0 && other == 0, "{lost_6} {lost_7}");
+    assert_eq!(timeouts, 0, "the loss is recovered without a timeout");
+    assert!(down < alone + Time::from_us(600), "{down} against {alone} alone");
 }

@@ -441,6 +441,12 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
             w.insert("per_pair".into(), Value::Boolean(true));
         }
         nic.insert("cc_window".into(), Value::Table(w));
+        if !var_win {
+            // ns-3's HPCC sets only the rate (`UpdateRateHp`); what caps its bytes in flight is
+            // `GetWin`, fixed at maxBdp under VAR_WIN 0. Our HPCC's own window W (the rate
+            // times T) is the rate-scaled cap VAR_WIN 1 gives, so here it must not cap as well.
+            hpcc.insert("window".into(), Value::Boolean(false));
+        }
     } else {
         hpcc.insert("window".into(), Value::Boolean(false));
     }
@@ -592,6 +598,11 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     }
     if !link_events.is_empty() {
         root.insert("link_events".into(), Value::Array(link_events));
+        // ns-3's `TakeDownLink` recomputes every route at the instant the link goes down
+        // (`CalculateRoutes`, `SetRoutingEntries`): only what was on the link is lost.
+        let mut routing = Table::new();
+        routing.insert("recompute_delay".into(), Value::String("0ns".into()));
+        root.insert("routing".into(), Value::Table(routing));
     }
     outputs.insert("pfc_events".into(), Value::Boolean(true));
     root.insert("outputs".into(), Value::Table(outputs));
