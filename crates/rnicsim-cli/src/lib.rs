@@ -194,10 +194,11 @@ fn compare_fct(a: &Path, b: &Path) -> anyhow::Result<u8> {
     let (la, lb) = fct_labels(a, b);
     for (label, s) in [(la, c.a), (lb, c.b)] {
         let mut row = vec![label, s.flows.to_string(), format!("{:.3}", s.mean), format!("{:.3}", s.p50), format!("{:.2}", s.p99)];
-        row.extend(s.by_size.iter().map(|v| format!("{v:.3}")));
+        // (A bucket no matched flow falls in has no mean: a dash, not NaN.)
+        row.extend(s.by_size.iter().map(|v| if v.is_nan() { "—".to_string() } else { format!("{v:.3}") }));
         t.add_row(row);
     }
-    let ratio = |x: f64, y: f64| format!("{:.3}", x / y);
+    let ratio = |x: f64, y: f64| if (x / y).is_finite() { format!("{:.3}", x / y) } else { "—".to_string() };
     let mut row = vec!["first / second".to_string(), String::new(), ratio(c.a.mean, c.b.mean), ratio(c.a.p50, c.b.p50), ratio(c.a.p99, c.b.p99)];
     row.extend((0..4).map(|i| ratio(c.a.by_size[i], c.b.by_size[i])));
     t.add_row(row);

@@ -300,6 +300,11 @@ fn compare_fct_tables_two_fct_files_flow_by_flow() {
     let s = String::from_utf8_lossy(&o.stdout);
     let dir = tmp.path().file_name().unwrap().to_string_lossy();
     assert!(s.contains(&format!("│ {dir}/fct.txt ")) && s.contains("│ run-b/fct.txt "), "{s}");
+    // A size bucket without flows shows a dash, not NaN.
+    std::fs::write(&ours, "1 2 10000 100 1000 2000000000 3000 2000\n").unwrap();
+    let o = rnicsim(&["compare-fct", ours.to_str().unwrap(), ours.to_str().unwrap()]);
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && !s.contains("NaN") && s.contains("—"), "{s}");
     // A malformed line is named with its file and line.
     std::fs::write(&ours, "1 2 3\n").unwrap();
     let o = rnicsim(&["compare-fct", ours.to_str().unwrap(), ns3.to_str().unwrap()]);

@@ -110,14 +110,23 @@ pub struct FctComparison {
     pub within_10pct: f64,
 }
 
-/// Matches `a`'s flows to `b`'s and compares their slowdowns.
+/// Matches `a`'s flows to `b`'s and compares their slowdowns. Flows that share source,
+/// destination, size and start (parallel flows of one pair) are told apart by their ports where
+/// those agree, else paired in file order; each of `b`'s lines is matched once at most.
 pub fn compare(a: &[FctLine], b: &[FctLine]) -> FctComparison {
-    let index: HashMap<(u32, u32, u64, u64), &FctLine> = b.iter().map(|l| ((l.src, l.dst, l.size, l.start_ns), l)).collect();
+    let mut index: HashMap<(u32, u32, u64, u64), Vec<usize>> = HashMap::new();
+    for (i, l) in b.iter().enumerate() {
+        index.entry((l.src, l.dst, l.size, l.start_ns)).or_default().push(i);
+    }
+    let mut used = vec![false; b.len()];
     let (mut sa, mut sb, mut close) = (Vec::new(), Vec::new(), 0usize);
     for l in a {
         let s = l.start_ns;
-        let Some(m) = [s, s.wrapping_sub(1), s + 1].into_iter().find_map(|t| index.get(&(l.src, l.dst, l.size, t))) else { continue };
-        let (x, y) = (l.slowdown(), m.slowdown());
+        let candidates = || [s, s.wrapping_sub(1), s + 1].into_iter().filter_map(|t| index.get(&(l.src, l.dst, l.size, t))).flatten().copied().filter(|&i| !used[i]);
+        let same_ports = candidates().find(|&i| (b[i].sport, b[i].dport) == (l.sport, l.dport));
+        let Some(i) = same_ports.or_else(|| candidates().next()) else { continue };
+        used[i] = true;
+        let (x, y) = (l.slowdown(), b[i].slowdown());
         sa.push((l.size, x));
         sb.push((l.size, y));
         close += usize::from((x / y - 1.0).abs() <= 0.10);
@@ -157,5 +166,24 @@ mod tests {
         assert!(c.a.by_size[2].is_nan());
         assert_eq!(c.a.by_size[3], 4.0);
         assert!((c.within_10pct - 2.0 / 3.0).abs() < 1e-12, "1 vs 1.05 and 4 vs 4 agree, 2 vs 2.5 does not");
+    }
+
+    #[test]
+    fn parallel_flows_of_one_pair_are_each_matched_once() {
+        // Two flows of one pair, same size and start, on different ports: slowdowns 1 and 3.
+        // Keyed without the ports, the second overwrote the first and both of `a`'s lines met
+        // it (a file against itself read as 50% within 10%).
+        let line = |sport, fct_ns| FctLine { src: 1, dst: 2, sport, dport: 100, size: 1000, start_ns: 5, fct_ns, ideal_ns: 1000 };
+        let a = [line(10, 1000), line(11, 3000)];
+        let c = compare(&a, &a);
+        assert_eq!(c.matched, 2);
+        assert_eq!((c.a.mean, c.b.mean, c.within_10pct), (2.0, 2.0, 1.0));
+        // Ports that differ (one file's flows on ports of its own) pair in file order, once each.
+        let b = [line(20, 1000), line(21, 3000)];
+        let c = compare(&a, &b);
+        assert_eq!((c.matched, c.within_10pct), (2, 1.0));
+        // One flow on the other side: matched once.
+        let c = compare(&a, &b[..1]);
+        assert_eq!((c.matched, c.b.mean), (1, 1.0));
     }
 }
