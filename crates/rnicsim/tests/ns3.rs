@@ -309,6 +309,14 @@ fn errors_name_the_configs_own_line_and_key() {
         let line = bad.lines().position(|l| l.starts_with(&format!("{key} "))).unwrap() + 1;
         assert_eq!((e.line, e.key.as_deref()), (Some(line), Some(key)), "{e}");
     }
+    // PAUSE_TIME 0 is named at its own line (it was named at ENABLE_PFC's); a key given twice
+    // at its last line, the one that stands; a number that is not finite is refused.
+    for (extra, key) in [("PAUSE_TIME 0", "PAUSE_TIME"), ("PACKET_PAYLOAD_SIZE 10", "PACKET_PAYLOAD_SIZE"), ("BUFFER_SIZE inf", "BUFFER_SIZE")] {
+        let bad = format!("{text}\n{extra}\n");
+        std::fs::write(&path, &bad).unwrap();
+        let e = LoadedScenario::from_file(&path).err().unwrap_or_else(|| panic!("{extra} accepted"));
+        assert_eq!((e.line, e.key.as_deref()), (Some(bad.lines().count()), Some(key)), "{extra}: {e}");
+    }
     let maps = format!("{text}\nKMAX_MAP 1 100000000000 400\nKMIN_MAP 1 100000000000 100\nPMAX_MAP 1 100000000000 abc\n");
     let e = translate(&maps, "config.txt", &data()).err().expect("PMAX abc");
     assert_eq!(e.key.as_deref(), Some("PMAX_MAP"), "{e}");

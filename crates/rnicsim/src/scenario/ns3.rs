@@ -82,6 +82,7 @@ const FROM_NS3: &[(&str, &[&str])] = &[
     ("links.loss", &["ERROR_RATE_PER_LINK"]),
     ("switch.buffer", &["BUFFER_SIZE"]),
     ("switch.ecn", &["KMIN_MAP", "KMAX_MAP", "PMAX_MAP", "ENABLE_QCN"]),
+    ("switch.pfc.pause_time", &["PAUSE_TIME"]),
     ("switch.pfc", &["ENABLE_PFC", "USE_DYNAMIC_PFC_THRESHOLD"]),
     ("switch.load_balancer", &["LB_MODE"]),
     ("duration", &["SIMULATOR_STOP_TIME"]),
@@ -98,7 +99,8 @@ impl Origin {
     /// the value at fault when one set it (a key of the config's own, or the scenario key).
     pub fn map(&self, mut e: ScenarioError) -> ScenarioError {
         let key = e.key.clone().unwrap_or_default();
-        let line = |names: &[&str]| names.iter().find_map(|n| self.keys.iter().find(|(k, _)| k == n).map(|(k, l)| (k.clone(), *l)));
+        // A key given twice: the last line stands, as in ns-3, so that is the line at fault.
+        let line = |names: &[&str]| names.iter().find_map(|n| self.keys.iter().rev().find(|(k, _)| k == n).map(|(k, l)| (k.clone(), *l)));
         let hit = FROM_NS3.iter().filter(|(path, _)| key == *path || key.starts_with(&format!("{path}.")) || key.starts_with(&format!("{path}["))).find_map(|(_, names)| line(names));
         e.file = self.file.clone();
         e.column = None;
@@ -144,7 +146,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let one = |l: &Line<'_>| -> Result<String, ScenarioError> { first(l).map(str::to_string).ok_or_else(|| err(l, "expected a value".into())) };
     let num = |l: &Line| -> Result<f64, ScenarioError> {
         let v = one(l)?;
-        v.parse::<f64>().map_err(|_| err(l, format!("expected a number, got \"{v}\"")))
+        v.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| err(l, format!("expected a number, got \"{v}\"")))
     };
     let int = |l: &Line| -> Result<i64, ScenarioError> {
         let v = one(l)?;
