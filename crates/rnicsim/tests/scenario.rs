@@ -669,6 +669,15 @@ fn runs_past_the_limits_are_refused_before_they_start() {
     let est = w.estimate(&loaded);
     assert!((est.flows / 1.25e9 - 1.0).abs() < 1e-3, "{est:?}");
     assert!(((est.packets - est.flows) / 1.25e6 - 1.0).abs() < 1e-3, "{est:?}");
+    // The query pattern's arrivals are queries of `fan_in` flows each: 3 senders per query
+    // bring the same bytes as before in three times the flows (each a third of the gap's
+    // bytes are the same flows: 1.25e9 flows, as the load fixes bytes, not queries).
+    let queries = tiny.replace("load = 0.25\n", "load = 0.25\npattern = { query = { fan_in = 3 } }\n");
+    let loaded = LoadedScenario::from_str(&format!("{queries}[limits]\nmax_flows = 10000000000\nmax_packets = 10000000000\n"), "s.toml", dir.path()).unwrap();
+    let est = World::build(&loaded).unwrap().estimate(&loaded);
+    assert!((est.flows / 1.25e9 - 1.0).abs() < 1e-3, "{est:?}");
+    let e = run_briefly(&queries, dir.path()).expect_err("billions of flows in queries too");
+    assert_eq!(e.key.as_deref(), Some("limits.max_flows"), "{e}");
     // Raw traffic for a long time: packets are the limit. 1000-byte packets at 50 Gbps into
     // the incast receiver from two senders for 1000 s: 2 × 25e9/(8 × 1000) × 1000 = 6.25e9.
     let e = err(&GOOD.replace("50us", "1000s").replace("load = 0.5", "load = 0.25\npacket_size = \"1000B\"").replace("[links]", "[limits]\nmax_packets = 1000000000\n[links]"));

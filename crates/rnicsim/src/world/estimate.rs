@@ -28,7 +28,8 @@ impl World {
         for g in &flows.gens {
             let spec = &s.flows[g.workload as usize];
             let active = g.stop.saturating_sub(spec.start).0 as f64;
-            let n = active / g.mean_gap_ps.max(1.0);
+            // A query generator's arrivals are queries, each bringing `fan_in` flows.
+            let n = active / g.mean_gap_ps.max(1.0) * g.fan_in.max(1) as f64;
             let cdf = &flows.cdfs[g.cdf as usize];
             e.flows += n;
             e.packets += n * packets_of(cdf.mean());
