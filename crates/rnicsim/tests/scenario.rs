@@ -204,6 +204,26 @@ fn overrides_apply_and_are_validated() {
     let e = loaded.with_overrides(&[("links.rat".into(), "\"25Gbps\"".into())]).unwrap_err();
     assert!(e.message.contains("rat"), "{e}");
     assert_eq!(e.key.as_deref(), Some("links.rat"));
+    // A malformed key path is refused, saying what is wrong and where; each of these set
+    // `traffic[0].load` or `links.rate` before, or named another key than the one at fault.
+    for (key, what) in [
+        ("traffic[0]junk.load", "a `.` or `[` expected at character 11"),
+        ("traffic[0.load", "a `[` that is not closed"),
+        ("traffic[0]]].load", "a `.` or `[` expected"),
+        ("links..rate", "a key missing at character 7"),
+        (".seed", "a key missing at character 1"),
+        ("traffic[-1].load", "a whole number"),
+        ("seed.", "a key missing at the end"),
+        ("", "got nothing"),
+        ("traffic[0]", "ends in an array index"),
+    ] {
+        let e = loaded.with_overrides(&[(key.into(), "3".into())]).expect_err(key);
+        assert!(e.message.contains(what), "{key}: {e}");
+    }
+    // Python's spelling of an index, and a quoted key, are key paths.
+    let o = loaded.with_overrides(&[("traffic.0.load".into(), "0.25".into()), ("switch.ecn.per_rate.\"25Gbps\"".into(), "{ kmin = \"10KB\", kmax = \"40KB\", pmax = 0.2 }".into())]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(o.scenario.traffic[0].load, 0.25);
+    assert!(o.scenario.switch.ecn.per_rate.contains_key("25Gbps"), "{:?}", o.scenario.switch.ecn.per_rate);
 }
 
 #[test]

@@ -59,8 +59,60 @@ pub enum Seg {
     Index(usize),
 }
 
-/// Parses `traffic[0].pattern.incast` into segments.
+/// Parses a key path a user wrote (`--set`, a baseline's or a sweep's keys, Python's `set`):
+/// keys joined by dots, a key bare (letters, digits, `_`, `-`) or quoted (`per_rate."25Gbps"`),
+/// each followed by any number of `[n]` indices; a bare whole number after the first key is an
+/// index too (`flows.0.load`, Python's spelling). Anything else is refused with what is wrong
+/// and where (a malformed path was read leniently, and `flows[0]junk.load` set `flows[0].load`).
+pub fn parse_key_path(path: &str) -> Result<Vec<Seg>, String> {
+    let bad = |at: usize, what: &str| Err(format!("`{path}` is not a key path: {what} at character {}", at + 1));
+    if path.is_empty() {
+        return Err("expected a key path (like `nic.mtu` or `flows[0].load`), got nothing".into());
+    }
+    let b = path.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    loop {
+        // A key.
+        if b.get(i) == Some(&b'"') {
+            let Some(len) = path[i + 1..].find('"') else { return bad(i, "a quote that is not closed") };
+            out.push(Seg::Key(path[i + 1..i + 1 + len].to_string()));
+            i += len + 2;
+        } else {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'-') {
+                i += 1;
+            }
+            if i == start {
+                return bad(i, if i == b.len() { "a key missing at the end" } else { "a key missing" });
+            }
+            let word = &path[start..i];
+            match word.parse::<usize>() {
+                Ok(n) if !out.is_empty() && word.bytes().all(|c| c.is_ascii_digit()) => out.push(Seg::Index(n)),
+                _ => out.push(Seg::Key(word.to_string())),
+            }
+        }
+        // Its indices.
+        while b.get(i) == Some(&b'[') {
+            let Some(len) = path[i + 1..].find(']') else { return bad(i, "a `[` that is not closed") };
+            let Ok(n) = path[i + 1..i + 1 + len].parse::<usize>() else { return bad(i + 1, "an index that is not a whole number from 0") };
+            out.push(Seg::Index(n));
+            i += len + 2;
+        }
+        match b.get(i) {
+            None => return Ok(out),
+            Some(b'.') => i += 1,
+            Some(_) => return bad(i, "a `.` or `[` expected"),
+        }
+    }
+}
+
+/// Parses `traffic[0].pattern.incast` into segments ([`parse_key_path`]'s reading, or, for a
+/// path it refuses, what can be made of it: error paths are named this way too).
 pub fn parse_path(path: &str) -> Vec<Seg> {
+    if let Ok(segs) = parse_key_path(path) {
+        return segs;
+    }
     let mut out = Vec::new();
     for part in path.split('.').filter(|p| !p.is_empty()) {
         // `flows.0.load` is `flows[0].load` (Python's and sweep files' spelling).

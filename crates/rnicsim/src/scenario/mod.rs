@@ -15,7 +15,7 @@ pub use schema::*;
 
 use crate::fabric::topology::{self, LinkParams, Topology};
 use crate::sim::rng;
-use error::{format_path, line_col, locate, parse_path, Seg};
+use error::{format_path, line_col, locate, parse_key_path, parse_path, Seg};
 use std::path::{Path, PathBuf};
 
 /// A parsed and validated scenario with where it came from.
@@ -341,11 +341,12 @@ fn switch_kind(doc: &mut toml::Table, key: &str) {
 /// is an error (a misspelt key would do nothing), and so is an index past an array's end.
 /// Setting a key of another kind in a one-kind table switches it ([`switch_kind`]).
 pub fn set_key(doc: &mut toml::Table, key: &str, value: Option<toml::Value>) -> Result<(), String> {
+    // (Checked before anything changes: a malformed key leaves `doc` as it was.)
+    let segs = parse_key_path(key)?;
+    let Some((Seg::Key(last), path)) = segs.split_last() else { return Err(format!("`{key}` ends in an array index: name a key of the entry (like `flows[0].load`), or set the whole array")) };
     if value.is_some() {
         switch_kind(doc, key);
     }
-    let segs = parse_path(key);
-    let Some((Seg::Key(last), path)) = segs.split_last() else { return Err("expected a key, not an array index, last".into()) };
     let missing = || format!("there is no `{key}` to remove");
     let mut table = doc;
     let mut i = 0;
