@@ -38,8 +38,14 @@ def main(argv: list[str] | None = None) -> int:
         args = ap.parse_args(argv[2:])
         from .query import connect
 
+        if not args.sql.strip():
+            print("error: no SQL to run (an empty statement)", file=sys.stderr)
+            return 2
         try:
-            print(connect(args.run_dir).sql(args.sql))
+            result = connect(args.run_dir).sql(args.sql)
+            # (A statement without a result, CREATE VIEW or SET, prints nothing.)
+            if result is not None:
+                print(result)
         except Exception as e:  # noqa: BLE001 - report any query error as the CLI does
             print(f"error: {e}", file=sys.stderr)
             return 2

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import math
 import os
 import re
 import signal
@@ -56,6 +57,11 @@ class Scenario:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as e:
             raise ScenarioError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        if _looks_like_ns3_config(text):
+            raise ScenarioError(
+                f"{path}: an ns-3 config (KEY value lines), which Scenario.from_file does not read (it takes TOML scenarios); "
+                f"run it with `python -m rnicsim run {path}` (or `rnicsim run`), which translates it"
+            )
         s = cls.from_toml(text, path.parent, str(path))
         s.path = path
         return s
@@ -76,12 +82,24 @@ class Scenario:
             except ValueError as native:
                 raise ScenarioError(str(native)) from None
             raise ScenarioError(f"{label}: {e}") from None
+        bad = _non_finite(data)
+        if bad is not None:
+            # The simulator's reader names the line of a nan or inf (it has none of either), and
+            # the JSON the document crosses into it by could not carry one: refused here.
+            try:
+                _native.validate(text, label, str(base_dir), [])
+            except ValueError as native:
+                raise ScenarioError(str(native)) from None
+            raise ScenarioError(f"{label}: key `{bad[0]}`: expected a number, got {bad[1]}")
         s = cls(data, label, base_dir)
         s._text = text
         return s
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], base_dir: Union[str, Path] = ".") -> "Scenario":
+        bad = _non_finite(data)
+        if bad is not None:
+            raise ScenarioError(f"<python>: key `{bad[0]}`: expected a number, got {bad[1]}")
         return cls(json.loads(json.dumps(data)), "<python>", base_dir)
 
     def set(self, key: str, value: Any) -> "Scenario":
@@ -90,6 +108,9 @@ class Scenario:
         missing tables are created, and a key of another kind in a one-kind table
         (``"nic.cc.hpcc.eta"`` in a DCQCN scenario) switches the kind. Returns the scenario, so
         calls chain."""
+        bad = _non_finite(value, key)
+        if bad is not None:
+            raise ScenarioError(f".set(): key `{bad[0]}`: expected a number, got {bad[1]}")
         self.data = _set_key(self.data, key, value)
         self._sets.append((key, copy.deepcopy(value)))
         return self
@@ -213,6 +234,47 @@ def _path(key: str) -> list[Union[str, int]]:
     return steps
 
 
+# What makes a run write the tables that not every run writes.
+_TABLE_NEEDS = {
+    "nic_events": "outputs.nic_events = true",
+    "state_cache": "[nic.state_cache]",
+    "ordering": "[nic.ordering]",
+    "yama_timeline": "[yama]",
+    "scr_telemetry": "nic.scr.telemetry",
+    "scr_rates": "[nic.scr]",
+    "scr_rtt": "[nic.scr]",
+}
+
+
+def _looks_like_ns3_config(text: str) -> bool:
+    """Whether `text` is an HPCC/ConWeave config.txt rather than TOML: its first line that is
+    not blank or a comment is an upper-case key, a space and a value (TOML has no such line)."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            return re.fullmatch(r"[A-Z][A-Z0-9_]*\s+[^=].*", line) is not None
+    return False
+
+
+def _non_finite(doc: Any, prefix: str = "") -> Optional[tuple[str, float]]:
+    """The key path and value of the first nan or infinity in `doc`, or None. No scenario key
+    takes one, and JSON, which documents cross into the simulator by, has none: a nan in a file
+    was refused as "not representable as TOML" with no key, or blamed on a later `.set()`."""
+    if isinstance(doc, float) and not math.isfinite(doc):
+        return prefix, doc
+    if isinstance(doc, dict):
+        items = ((f"{prefix}.{k}" if prefix else str(k), v) for k, v in doc.items())
+    elif isinstance(doc, (list, tuple)):
+        items = ((f"{prefix}[{i}]", v) for i, v in enumerate(doc))
+    else:
+        return None
+    for path, v in items:
+        found = _non_finite(v, path)
+        if found is not None:
+            return found
+    return None
+
+
 def _set_key(doc: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
     """`doc` with `key` set to `value` (the simulator's own rule; a new document)."""
     try:
@@ -315,7 +377,9 @@ class Run:
             raise KeyError(f"no table {name!r}; tables are {', '.join(TABLES)}")
         path = self.path / f"{name}.parquet"
         if not path.exists():
-            raise FileNotFoundError(f"{path} was not written (nic_events needs outputs.nic_events = true, state_cache [nic.state_cache], ordering [nic.ordering], yama_timeline [yama], scr_telemetry nic.scr.telemetry, scr_rates and scr_rtt [nic.scr])")
+            needs = _TABLE_NEEDS.get(name)
+            why = f"it needs {needs}" if needs else "every run writes it: the folder is incomplete, or a file was removed"
+            raise FileNotFoundError(f"{path} was not written ({why})")
         return pl.read_parquet(path)
 
     flows = property(lambda self: self.table("flows"))
@@ -339,18 +403,33 @@ class Run:
         column types (an INTERVAL, which polars cannot hold, as its text). Columns named alike
         (``SELECT size, size``) are renamed as DuckDB renames them in a subquery (``size``,
         ``size_1``)."""
+        if not sql.strip():
+            raise ValueError("no SQL to run (an empty statement)")
         rel = self.connect().sql(sql)
+        if rel is None:
+            # A statement without a result (CREATE VIEW ..., SET ...): no rows, no columns.
+            return pl.DataFrame()
         if len(set(rel.columns)) < len(rel.columns):
             # A DataFrame needs distinct names; projecting `*` gives DuckDB's own renaming.
             rel = rel.project("*")
         types = [str(t) for t in rel.types]
-        if any(t.startswith("INTERVAL") for t in types):
-            # polars cannot take Arrow's month-day-nano intervals (it panicked): as text.
+        as_text = [_polars_cannot_hold(t) for t in types]
+        if any(as_text):
+            # polars cannot take Arrow's month-day-nano intervals or unions, nor a struct, list
+            # or map holding one (it panicked): those columns as text.
             quoted = ['"' + c.replace('"', '""') + '"' for c in rel.columns]
-            rel = rel.project(", ".join(f"CAST({q} AS VARCHAR) AS {q}" if t.startswith("INTERVAL") else q for q, t in zip(quoted, types)))
+            rel = rel.project(", ".join(f"CAST({q} AS VARCHAR) AS {q}" if text else q for q, text in zip(quoted, as_text)))
         # DuckDB's Arrow export (no pyarrow needed) keeps the types: rows through Python would
         # have polars guess them from the first rows (an all-NULL start fails, u32 becomes i64).
         return pl.DataFrame(rel) if hasattr(rel, "__arrow_c_stream__") else rel.pl()
+
+
+def _polars_cannot_hold(duckdb_type: str) -> bool:
+    """Whether a DuckDB column type holds an INTERVAL or a UNION anywhere in it (`INTERVAL[]`,
+    `STRUCT(d INTERVAL)`, `MAP(VARCHAR, INTERVAL)`, `UNION(k INTEGER)`), which polars cannot
+    take from Arrow."""
+    t = duckdb_type.upper()
+    return "INTERVAL" in t or t.startswith("UNION") or "UNION(" in t
 
 
 def open_run(path: Union[str, Path]) -> Run:

@@ -8,6 +8,9 @@ from __future__ import annotations
 import html
 import json
 import math
+import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Callable, Sequence, Union
 
@@ -331,7 +334,18 @@ def write_report(runs: Sequence[Union[str, Path, Run]], out: Union[str, Path]) -
     blocked = _file_in_the_way(out)
     if blocked is not None:
         raise NotADirectoryError(f"{blocked} is a file, not a folder; name a folder for the report (--out)")
-    out.mkdir(parents=True, exist_ok=True)
+    # Everything is drawn into a folder beside `out` and moved in at the end, the page last: a
+    # report that fails part way (a run missing a table) leaves `out` as it was, not an
+    # earlier page above this report's plots, nor plots without a page.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    try:
+        return _write_report(runs, out, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _write_report(runs: Sequence[Run], out: Path, work: Path) -> Path:
     figures = []
     # Plots with nothing to draw in these runs: (name, what the runs lack and the key that adds it).
     not_drawn = []
@@ -341,13 +355,11 @@ def write_report(runs: Sequence[Union[str, Path, Run]], out: Union[str, Path]) -
         missing = getattr(ax, "rnicsim_missing", None)
         if missing is None:
             fig.tight_layout()
-            fig.savefig(out / f"{name}.svg")
-            fig.savefig(out / f"{name}.png", dpi=110)
+            fig.savefig(work / f"{name}.svg")
+            fig.savefig(work / f"{name}.png", dpi=110)
             figures.append(name)
         else:
             not_drawn.append((name, missing))
-            for ext in ("svg", "png"):  # a plot an earlier report drew here
-                (out / f"{name}.{ext}").unlink(missing_ok=True)
         plt.close(fig)
     summaries = [r.summary for r in runs]
     head = "".join(f"<th>{html.escape(_label(r))}</th>" for r in runs)
@@ -384,6 +396,12 @@ window.addEventListener("load", () => {{
 </script>
 </body></html>
 """
-    (out / "index.html").write_text(page)
-    (out / "report.json").write_text(json.dumps({"runs": [str(r.path) for r in runs], "figures": figures, "not_drawn": [{"figure": n, "missing": m} for n, m in not_drawn]}, indent=2) + "\n")
+    (work / "index.html").write_text(page)
+    (work / "report.json").write_text(json.dumps({"runs": [str(r.path) for r in runs], "figures": figures, "not_drawn": [{"figure": n, "missing": m} for n, m in not_drawn]}, indent=2) + "\n")
+    out.mkdir(exist_ok=True)
+    for name, _ in not_drawn:
+        for ext in ("svg", "png"):  # a plot an earlier report drew here
+            (out / f"{name}.{ext}").unlink(missing_ok=True)
+    for f in sorted(work.iterdir(), key=lambda f: f.name == "index.html"):
+        os.replace(f, out / f.name)
     return out / "index.html"

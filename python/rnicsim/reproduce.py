@@ -71,7 +71,8 @@ def scenarios_for(papers: Sequence[str], root: Union[str, Path, None] = None) ->
     """Each chosen paper's scenario files under `root` (default: [`shipped_scenarios`]).
     A paper without a folder there is an error, not an empty gallery."""
     root = shipped_scenarios() if root is None else Path(root)
-    chosen = PAPERS if "all" in papers else papers
+    # Each paper once, in the order first named ("yama yama" ran and counted its claims twice).
+    chosen = PAPERS if "all" in papers else tuple(dict.fromkeys(papers))
     out = []
     for p in chosen:
         if p not in PAPERS:
@@ -79,7 +80,11 @@ def scenarios_for(papers: Sequence[str], root: Union[str, Path, None] = None) ->
         d = root / p
         if not d.is_dir():
             raise FileNotFoundError(f"{d}: no such folder (the scenarios folder must hold {p}/; --scenarios DIR names it)")
-        out += [(p, f) for f in sorted(d.glob("*.toml"))]
+        found = [(p, f) for f in sorted(d.glob("*.toml"))]
+        if not found and "all" not in papers:
+            # (Named, it must have some; under `all` a folder of your own may leave papers out.)
+            raise FileNotFoundError(f"{d}: no scenario files (*.toml) in it; --scenarios DIR names the folder that holds {p}/ with its scenarios")
+        out += found
     return out
 
 

@@ -42,7 +42,7 @@ from typing import Any, Iterator, Optional, Union
 import polars as pl
 
 from ._native import MODEL_ID
-from .api import Run, Scenario, ScenarioError, _file_in_the_way, _is_run, _path
+from .api import Run, Scenario, ScenarioError, _file_in_the_way, _is_run, _non_finite, _path
 
 
 def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
@@ -322,7 +322,8 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
     cache: dict[tuple[str, int, int], bytes] = {}
     for p, s, resolved in planned:
         if isinstance(resolved, ScenarioError):
-            failures.append({"parameters": p, "error": str(resolved)})
+            # (As a point that fails while it runs is given: the error's type and text.)
+            failures.append({"parameters": p, "error": _error_text(resolved)})
             continue
         d = (out / "runs" / _key(resolved, cache)).resolve()
         if d in members:
@@ -361,6 +362,10 @@ def _plan(path: Path, base: Scenario, point: dict[str, Any]) -> tuple[dict[str, 
     set at all (an index past a list's end, a key inside a value that is not a table)."""
     s = copy.deepcopy(base)
     for k, v in point.items():
+        bad = _non_finite(v, k)
+        if bad is not None:
+            # A value no key takes, of this point alone: the point is invalid, the rest run.
+            return point, s, ScenarioError(f".set(): key `{bad[0]}`: expected a number, got {bad[1]}")
         try:
             s.set(k, v)
         except ScenarioError as e:

@@ -52,6 +52,13 @@ def test_tables_are_polars_and_queryable(tmp_path: Path) -> None:
     # back as its text, beside the other columns' own types.
     iv = run.query("SELECT INTERVAL 1 DAY AS \"a \"\"day\"\"\", max(fct_ps) AS m FROM flows")
     assert iv['a "day"'][0] == "1 day" and iv["m"].dtype == pl.UInt64
+    # So does an interval inside a struct or a map, and a union (each panicked too).
+    nested = run.query("SELECT {'d': INTERVAL 2 DAY} AS s, MAP {'a': INTERVAL 1 DAY} AS m, union_value(k := 1) AS u, 7 AS n")
+    assert nested["s"][0] == "{'d': 2 days}" and "1 day" in nested["m"][0] and nested["u"][0] == "1" and nested["n"].dtype == pl.Int32
+    # A statement without a result gives an empty frame; no statement at all is refused.
+    assert run.query("CREATE VIEW big AS SELECT * FROM flows WHERE size > 1000000").height == 0
+    with pytest.raises(ValueError, match="no SQL"):
+        run.query("  ")
 
 
 def test_scenarios_built_from_python_objects(tmp_path: Path) -> None:
@@ -585,3 +592,11 @@ def test_a_toml_syntax_error_names_file_line_and_key_as_the_cli_does(tmp_path: P
     cli = subprocess.run([sys.executable, "-m", "rnicsim", "validate", str(bad)], capture_output=True, text=True)
     assert "dup.toml:2" in str(e.value) and "`name`" in str(e.value), str(e.value)
     assert str(e.value).split(": ", 1)[1] in cli.stderr, (str(e.value), cli.stderr)
+
+
+def test_an_ns3_config_is_pointed_to_the_command_line_not_read_as_bad_toml() -> None:
+    config = Path(__file__).resolve().parents[2] / "scenarios" / "ns3" / "fbhdp50-dcqcn" / "config.txt"
+    with pytest.raises(rnicsim.ScenarioError, match=r"an ns-3 config .*python -m rnicsim run"):
+        rnicsim.Scenario.from_file(config)
+    # TOML whose first key is in capitals is still TOML.
+    assert rnicsim.Scenario.from_toml('NAME = "x"\nduration = "1us"\n').get("NAME") == "x"

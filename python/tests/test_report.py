@@ -237,3 +237,21 @@ def test_a_file_where_the_report_would_go_is_refused_with_one_line(tmp_path: Pat
     for out in (tmp_path / "taken", tmp_path / "taken" / "below"):
         done = subprocess.run([sys.executable, "-m", "rnicsim", "report", str(run.path), "--out", str(out)], capture_output=True, text=True)
         assert done.returncode == 2 and "taken is a file, not a folder" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_report_that_fails_part_way_leaves_the_folder_as_it_was(report: Path, tmp_path: Path) -> None:
+    # A run folder missing a table every run writes: the report fails after drawing some plots.
+    # Before, the earlier report's plots were overwritten under its old page, and a fresh
+    # folder kept four plots and no page.
+    broken = tmp_path / "broken"
+    shutil.copytree(report.parent / "a", broken)
+    (broken / "rates.parquet").unlink()
+    earlier = tmp_path / "earlier"
+    shutil.copytree(report, earlier)
+    before = {f.name: f.read_bytes() for f in earlier.iterdir()}
+    for out in (earlier, tmp_path / "fresh"):
+        done = subprocess.run([sys.executable, "-m", "rnicsim", "report", str(broken), "--out", str(out)], capture_output=True, text=True)
+        assert done.returncode == 2 and "rates.parquet was not written (every run writes it" in done.stderr, done.stderr
+    assert {f.name: f.read_bytes() for f in earlier.iterdir()} == before
+    assert not (tmp_path / "fresh").exists()
+    assert not [f for f in tmp_path.iterdir() if f.name.endswith(".partial")]

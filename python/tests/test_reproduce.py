@@ -88,6 +88,15 @@ def test_unknown_papers_are_refused() -> None:
         scenarios_for(["nope"], ROOT / "scenarios")
 
 
+def test_a_paper_named_twice_runs_once_and_an_empty_paper_folder_is_refused(tmp_path: Path) -> None:
+    once = scenarios_for(["tassel"], ROOT / "scenarios")
+    assert scenarios_for(["tassel", "tassel"], ROOT / "scenarios") == once
+    assert scenarios_for(["yama", "tassel", "yama"], ROOT / "scenarios") == scenarios_for(["yama"], ROOT / "scenarios") + once
+    (tmp_path / "star").mkdir()
+    with pytest.raises(FileNotFoundError, match="no scenario files"):
+        scenarios_for(["star"], tmp_path)
+
+
 def test_figures_are_redrawn_on_the_papers_axes(tmp_path: Path) -> None:
     # StaR Fig. 1 (LRU): throughput against concurrent connections, normalized to 450.
     (tmp_path / "s" / "star").mkdir(parents=True)
