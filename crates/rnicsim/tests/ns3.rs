@@ -665,3 +665,39 @@ fn a_link_taken_down_loses_only_what_was_on_it() {
     assert_eq!(timeouts, 0, "the loss is recovered without a timeout");
     assert!(down < alone + Time::from_us(600), "{down} against {alone} alone");
 }
+
+#[test]
+fn keys_a_config_leaves_out_take_the_scratch_programs_defaults() {
+    // Found by a helper: a config without ALPHA_RESUME_INTERVAL ran with our 1 µs where ns-3
+    // takes its program's 55, and so on for the other keys below.
+    let text = std::fs::read_to_string(data().join("config.txt")).unwrap();
+    let without = |keys: &[&str], extra: &str| {
+        let kept: String = text.lines().filter(|l| !keys.iter().any(|k| l.starts_with(&format!("{k} ")))).map(|l| format!("{l}\n")).collect();
+        translate(&format!("{kept}{extra}"), "config.txt", &data()).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let keys = ["ALPHA_RESUME_INTERVAL", "FAST_RECOVERY_TIMES", "BUFFER_SIZE", "ACK_HIGH_PRIO", "RATE_AI", "MULTI_RATE", "CC_MODE"];
+    let t = without(&keys, "CC_MODE 3\n");
+    let doc: toml::Table = toml::from_str(&t.toml).unwrap();
+    let get = |path: &str| path.split('.').try_fold(toml::Value::Table(doc.clone()), |v, k| v.get(k).cloned()).unwrap_or_else(|| panic!("{path} in {}", t.toml));
+    // HPCC's third.cc: alpha_resume_interval = 55, fast_recovery_times = 5, buffer_size = 16,
+    // ack_high_prio = 0 (ACKs in the data class), multi_rate = true (not modelled: said).
+    assert_eq!(get("nic.cc.hpcc.int_multi").as_integer(), Some(1));
+    assert_eq!(get("switch.buffer").as_str(), Some("16777216B"));
+    assert_eq!(get("nic.ack_priority").as_integer(), Some(3));
+    let w = t.warnings.join("\n");
+    assert!(w.contains("MULTI_RATE is not in the config, so ns-3 takes its default, 1") && w.contains("RATE_AI (none in ns-3"), "{w}");
+    let t = without(&keys, "CC_MODE 1\n");
+    let doc: toml::Table = toml::from_str(&t.toml).unwrap();
+    let dcqcn = doc["nic"]["cc"]["dcqcn"].as_table().unwrap();
+    assert_eq!((dcqcn["alpha_interval"].as_str(), dcqcn["fast_recovery"].as_integer()), (Some("55us"), Some(5)));
+    // ConWeave's fork: fast_recovery_times = 1, rp_timer = 300; its buffer and ACK priority
+    // are its own (no default to take).
+    let t = without(&[&keys[..], &["RP_TIMER"]].concat(), "CC_MODE 1\nCONWEAVE_TX_EXPIRY_TIME 1000\n");
+    let doc: toml::Table = toml::from_str(&t.toml).unwrap();
+    let dcqcn = doc["nic"]["cc"]["dcqcn"].as_table().unwrap();
+    assert_eq!((dcqcn["fast_recovery"].as_integer(), dcqcn["increase_timer"].as_str()), (Some(1), Some("300us")));
+    assert!(doc["switch"].get("buffer").is_none() && doc["nic"].get("ack_priority").is_none(), "{}", t.toml);
+    // Every key given: nothing taken from the defaults, nothing said of them.
+    let t = without(&[], "");
+    assert!(!t.warnings.join("\n").contains("not in the config"), "{:?}", t.warnings);
+}

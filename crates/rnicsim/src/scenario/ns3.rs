@@ -515,6 +515,53 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         fl.insert("ports".into(), Value::String("ns3".into()));
         root.insert("flows".into(), Value::Array(vec![Value::Table(fl)]));
     }
+    // Keys the config leaves out take the scratch program's own defaults (its globals:
+    // `third.cc` in HPCC's, `network-load-balance.cc` in ConWeave's fork), not ours; the ones
+    // ns-3 leaves unusable are said, and run with ours.
+    let conweave_fork = lines.iter().any(|l| l.key.starts_with("CONWEAVE_"));
+    let given = |key: &str| lines.iter().any(|l| l.key == key);
+    let mut unset = Vec::new();
+    if !given("ALPHA_RESUME_INTERVAL") {
+        dcqcn.insert("alpha_interval".into(), Value::String("55us".into()));
+    }
+    if !given("FAST_RECOVERY_TIMES") {
+        dcqcn.insert("fast_recovery".into(), Value::Integer(if conweave_fork { 1 } else { 5 }));
+    }
+    if !given("DCTCP_RATE_AI") {
+        dctcp.insert("rate_ai".into(), Value::String("1000Mbps".into()));
+    }
+    if !given("INT_MULTI") {
+        hpcc.insert("int_multi".into(), Value::Integer(1));
+    }
+    if !given("BUFFER_SIZE") && !conweave_fork {
+        switch.insert("buffer".into(), Value::String(format!("{}B", 16 * 1048576)));
+    }
+    if !given("ACK_HIGH_PRIO") && !conweave_fork {
+        // `ack_high_prio = 0`: ACKs leave the host in the data class (ConWeave's fork puts them
+        // ahead whatever the config says).
+        nic.insert("ack_priority".into(), Value::Integer(DATA_CLASS));
+    }
+    if !given("MULTI_RATE") {
+        variants.push((0, "MULTI_RATE", true));
+    }
+    let mode = cc_mode.map_or(1, |(_, m)| m);
+    if !given("RP_TIMER") && conweave_fork {
+        dcqcn.insert("increase_timer".into(), Value::String("300us".into()));
+    } else if !given("RP_TIMER") && mode == 1 {
+        unset.push("RP_TIMER (0 µs in ns-3: a rate increase timer that never waits)");
+    }
+    if !given("EWMA_GAIN") && (mode == 1 || mode == 8) {
+        unset.push("EWMA_GAIN (0 in ns-3, whose default 1 / 16 is integer division: α never moves)");
+    }
+    if !given("RATE_AI") {
+        unset.push("RATE_AI (none in ns-3, which stops on the empty rate)");
+    }
+    if !given("RATE_HAI") {
+        unset.push("RATE_HAI (none in ns-3, which stops on the empty rate)");
+    }
+    if !unset.is_empty() {
+        warnings.push(format!("{file}: not in the config, and without a usable default in ns-3: {}; this run takes ours (docs/rdma.md)", unset.join(", ")));
+    }
     let mut cc = match cc_mode {
         None | Some((_, 1)) => ("dcqcn", dcqcn),
         Some((_, 3)) => ("hpcc", hpcc),
@@ -554,7 +601,8 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
             ("RATE_BOUND", false) => "the NIC then paces every queue pair at the line rate, only the window holding it back",
             _ => continue,
         };
-        warnings.push(format!("{file}:{no}: {key} {}: {ns3_does}; not modelled: this runs as {key} {}", value as u8, !value as u8));
+        let at = if no == 0 { format!("{file}: {key} is not in the config, so ns-3 takes its default, 1") } else { format!("{file}:{no}: {key} {}", value as u8) };
+        warnings.push(format!("{at}: {ns3_does}; not modelled: this runs as {key} {}", !value as u8));
     }
     if is_hpcc && !has_win {
         warnings.push(format!(
