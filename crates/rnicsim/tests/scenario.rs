@@ -36,6 +36,14 @@ fn err(text: &str) -> ScenarioError {
 }
 
 #[test]
+fn a_window_of_nothing_is_refused() {
+    // It ran as one packet per round trip (raised to a packet), and a 1 MB flow never finished.
+    let e = err(&format!("{GOOD}[nic]\nrecovery = \"selective_repeat\"\nwindow = \"0B\"\n"));
+    assert_eq!(e.key.as_deref(), Some("nic.window"), "{e}");
+    assert!(e.message.contains("expected a positive"), "{e}");
+}
+
+#[test]
 fn good_scenario_builds() {
     check(GOOD).unwrap();
 }
@@ -771,6 +779,9 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
     let tassel = |test: &str, sched: &str| format!("{}[nic.scheduler.tassel]\n{sched}\n", perf(test).replace("message = \"4KiB\"\n", if test.contains("message") { "" } else { "message = \"4KiB\"\n" }));
     for (text, key, says) in [
         (perf("warmup = \"50us\""), "perftest[0].warmup", "nothing of the 50us run"),
+        // Found by a helper: each of these ran without a word.
+        (format!("{GOOD}[nic]\nwindow = \"3000B\"\n"), "nic.window", "go-back-N ignores it"),
+        (perf("").replace("test = \"write_bw\"", "test = \"write_lat\"\nqps = 4"), "perftest[0].qps", "qps = 4 is not used"),
         (perf("start = \"40us\"\nwarmup = \"10us\""), "perftest[0].warmup", "nothing"),
         (GOOD.replace("senders = [1, 2]", "senders = [1, 2, 1]"), "traffic[0].pattern.incast.senders[2]", "sender 1 is listed already (entry 0)"),
         (GOOD.replace("pattern = { incast = { receiver = 0, senders = [1, 2] } }", "pattern = { pairs = { pairs = [[1, 0], [2, 3], [1, 0]] } }"), "traffic[0].pattern.pairs.pairs[2]", "pair [1, 0] is listed already"),

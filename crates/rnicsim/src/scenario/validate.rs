@@ -967,6 +967,15 @@ pub fn advisories(s: &Scenario) -> Problems {
     let loses = s.links.loss > 0.0 || s.failures.is_some() || link_down.is_some();
     // StaR's calls time out on `nic.star.rto` instead.
     let roce = roce_apps || !s.flows.is_empty() || s.rpc.iter().any(|r| !matches!(r.stack, crate::host::apps::rpc::RpcStack::Star | crate::host::apps::rpc::RpcStack::StarAuto));
+    // `nic.window` is selective repeat's (IRN's) cap; go-back-N's sender has none of its own.
+    if s.nic.window.is_some() && s.nic.recovery != crate::nic::Recovery::SelectiveRepeat {
+        out.push(("nic.window".into(), "caps the bytes in flight under selective repeat only (IRN's window); this run's go-back-N ignores it: set nic.recovery = \"selective_repeat\", or cap every sender with [nic.cc_window]".into()));
+    }
+    for (i, t) in s.perftest.iter().enumerate() {
+        if t.test == crate::scenario::schema::PerftestKind::WriteLat && t.qps > 1 {
+            out.push((format!("perftest[{i}].qps"), format!("a latency test runs one queue pair (a ping-pong); qps = {} is not used", t.qps)));
+        }
+    }
     if loses && roce && s.nic.rto >= s.duration {
         let cause = if s.links.loss > 0.0 {
             "links.loss".to_string()
@@ -1175,6 +1184,10 @@ fn nic(out: &mut Problems, s: &Scenario) {
     }
     if n.rto.0 == 0 {
         out.push((p("rto"), "expected a positive timeout".into()));
+    }
+    if n.window.is_some_and(|w| w.0 == 0) {
+        // (It ran as one packet per round trip.)
+        out.push((p("window"), "expected a positive in-flight cap such as \"64KB\" (leave it out for one BDP)".into()));
     }
     if let Some(f) = n.rto_few {
         if f.rto.0 == 0 || f.rto > n.rto {
