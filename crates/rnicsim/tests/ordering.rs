@@ -444,6 +444,33 @@ fn a_refusal_nack_lost_on_a_failed_link_is_sent_again_without_waiting_for_the_ti
 }
 
 #[test]
+fn a_read_whose_reissued_response_is_lost_again_is_reissued_again_without_waiting_for_the_timeout() {
+    // Host 0 READs 2 MB from host 2 over a sprayed 2×2 leaf-spine. The leaf 4 - spine 6 link
+    // fails at 30 µs and routes move 50 µs later, so until then the responses host 2's leaf
+    // sprays into spine 6 are lost. The 256-bit bitmap fills, a response is refused and the
+    // READ is re-issued from the gap (at 53 µs); its answer leaves only after the responses
+    // host 2 had committed to its transmit pipeline (which are refused in turn), and its
+    // response at the gap can go through spine 6 too. Then the responses after it are refused,
+    // sent long after that response should have arrived, and the READ is re-issued again
+    // (once a re-issue was out, refusals waited for the gap to move, which it never did: 4 of
+    // these 6 seeds took the 1 ms timeout, 1,191 µs, and the default 67 ms one stalled). The
+    // same WRITE takes 217 to 244 µs.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "1\n0 2 3 100 2000000 0\n").unwrap();
+    for seed in 1..=6 {
+        let text = format!(
+            "duration = \"2ms\"\nseed = {seed}\nstop_when_flows_done = true\n[topology.leaf_spine]\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\n[routing]\nrecompute_delay = \"50us\"\n[switch]\nload_balancer = \"spray\"\n[nic]\nrto = \"1ms\"\n[nic.cc.none]\n[nic.ordering]\nhold_last_write = false\n[[link_events]]\nat = \"30us\"\nbetween = [4, 6]\nstate = \"down\"\n[[link_events]]\nat = \"150us\"\nbetween = [4, 6]\nstate = \"up\"\n[[flows]]\nfile = \"f.txt\"\nverb = \"read\"\n"
+        );
+        let loaded = LoadedScenario::from_str(&text, "lost_read.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let s = common::run_summary(&loaded, "lost_read");
+        let o = s.ordering.as_ref().unwrap();
+        assert!(o.total.nacks > 0, "seed {seed}: responses were refused: {:?}", o.total);
+        assert_eq!((s.rdma.flows_completed, s.rdma.timeouts), (1, 0), "seed {seed}: {:?}", s.rdma);
+        assert!(s.rdma.fct_mean_us < 300.0, "seed {seed}: {:?}", s.rdma);
+    }
+}
+
+#[test]
 fn selective_repeat_resends_a_refused_resend_when_the_bitmap_is_smaller_than_the_reordering() {
     // A 1 MB WRITE whose packets are reordered by some 90 PSNs into a bitmap capped at 32 bits:
     // packets past the cap are refused and NACKed. A resent packet can be refused again (the

@@ -211,6 +211,17 @@ pub fn note_refusal(span: &mut Option<(u64, u64, Time)>, psn: u64, ts: Time) {
     *span = Some(span.map_or((psn, psn, ts), |(lo, hi, t)| (lo.min(psn), hi.max(psn), t.max(ts))));
 }
 
+/// `now` plus twice the one way a packet sent at `ts` took to arrive now (a margin for a slower
+/// path or a queue): the peer's send time from which on its packets are late for what began
+/// now. After a refusal NACK drawn by that packet, which reaches the sender one way later, a
+/// packet sent from then on was sent after the sender's answer began; when that packet is the
+/// first of a re-issued READ's answer to arrive, the answer's response at the gap, sent no
+/// later, should arrive before any response sent from then on. A refusal of such a packet,
+/// past the one that drew the request, shows the request or that response was lost.
+pub fn answer_lost_from(now: Time, ts: Time) -> Time {
+    Time(now.0 + 2 * now.0.saturating_sub(ts.0))
+}
+
 /// After the expected PSN moved to `expected`: whether the remembered refusals now leave a hole
 /// there that only asking again fills. Not yet while `expected` is below them; never (and they
 /// are forgotten) once it is past them, or when every one of them was sent before `covered`,
@@ -243,11 +254,25 @@ pub struct ResponseOrder {
     /// Responses refused while a re-issued READ was out for the gap (`Qp::read_rewound`): their
     /// lowest and highest PSN and latest send time (as the responder's `refused_quiet`).
     pub refused_quiet: Option<(u64, u64, Time)>,
+    /// The latest send time of a response received, and that response's PSN: where the
+    /// responder's stream of responses was, as far as the requester knows.
+    pub front: (Time, u64),
+    /// After a re-issue (`Qp::read_rewound`): the response PSN that drew it, when it was made,
+    /// and `front`'s PSN then. A response of its answer (sent after it, at or past the gap and
+    /// not past that PSN: the stream went back) sets `rewound_lost_from`, the send time from
+    /// which on a response was sent after the answer's first should have arrived
+    /// ([`answer_lost_from`]; `Time::MAX` until one arrives). A refusal past the PSN that drew
+    /// the re-issue sent from then on shows the answer's response at the gap was lost (as the
+    /// responder's `nak_refused_psn` and `nak_lost_from`).
+    pub rewound_psn: u64,
+    pub rewound_at: Time,
+    pub rewound_front: u64,
+    pub rewound_lost_from: Time,
 }
 
 impl Default for ResponseOrder {
     fn default() -> ResponseOrder {
-        ResponseOrder { epsn: 0, dba: super::ordering::NO_BITMAP, ooo: PsnBitmap::default(), refused_quiet: None }
+        ResponseOrder { epsn: 0, dba: super::ordering::NO_BITMAP, ooo: PsnBitmap::default(), refused_quiet: None, front: (Time::ZERO, 0), rewound_psn: 0, rewound_at: Time::ZERO, rewound_front: 0, rewound_lost_from: Time::MAX }
     }
 }
 

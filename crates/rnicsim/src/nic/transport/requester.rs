@@ -544,6 +544,7 @@ fn read_response_ordered(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     let now = ctx.now;
     settle_responses(ctx, q);
     let qp = ctx.qps.get_mut(q);
+    note_answer(qp, now, pkt);
     // A response below the expected one, or with no READ pending, came again.
     let expected = qp.pending_read().map(|r| r.first_psn + r.read_next as u64);
     let Some(expected) = expected.filter(|&e| pkt.seq >= e) else {
@@ -556,10 +557,17 @@ fn read_response_ordered(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
     match ordering.arrive(now, qp, Stream::Responses, pkt.seq, pkt.roce.last, true) {
         Verdict::Duplicate => {}
         Verdict::Refused => {
-            if qp.read_rewound != Some(expected) {
-                reissue_read(ctx, q, expected);
+            // A re-issue for this gap is out, and this response may be part of its answer;
+            // unless its answer has begun to arrive and this response is past the one that drew
+            // the re-issue and was sent after the answer's response at the gap should have
+            // arrived: then that response was lost (a failed link that routes have not yet
+            // avoided), and nothing else would ask again. Re-issue again (the responder's
+            // repeated NACK, `responder::refused`; only the layer `eunomia` repeats, as there).
+            let eunomia = ctx.spec.ordering.is_some_and(|o| o.layer == crate::nic::ordering::Layer::Eunomia);
+            let lost = eunomia && pkt.seq > qp.rsp.rewound_psn && pkt.roce.ts >= qp.rsp.rewound_lost_from;
+            if qp.read_rewound != Some(expected) || lost {
+                reissue_read(ctx, q, expected, pkt);
             } else {
-                // A re-issue for this gap is out, and this response may be part of its answer.
                 crate::nic::qp::note_refusal(&mut qp.rsp.refused_quiet, pkt.seq, pkt.roce.ts);
             }
         }
@@ -578,7 +586,7 @@ fn read_response_ordered(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId) {
             // (the responder's `nak_refused_hole` reasons the same way).
             let qp = ctx.qps.get_mut(q);
             match qp.pending_read().map(|r| r.first_psn + r.read_next as u64) {
-                Some(gap) if crate::nic::qp::refusal_hole_due(&mut qp.rsp.refused_quiet, gap, pkt.roce.ts) => reissue_read(ctx, q, gap),
+                Some(gap) if crate::nic::qp::refusal_hole_due(&mut qp.rsp.refused_quiet, gap, pkt.roce.ts) => reissue_read(ctx, q, gap, pkt),
                 Some(_) => {}
                 None => qp.rsp.refused_quiet = None,
             }
@@ -602,14 +610,40 @@ fn settle_responses(ctx: &mut Ctx, q: u32) {
     }
 }
 
-/// Re-issues the READs from response `from` on (go-back-N over the requests), once per gap.
-fn reissue_read(ctx: &mut Ctx, q: u32, from: u64) {
+/// Re-issues the READs from response `from` on (go-back-N over the requests), once per gap
+/// unless it seems lost. `pkt`: the response that drew it. The responder answers every
+/// re-issue from the gap again, so the answer covers every refusal so far, a repeat's too.
+fn reissue_read(ctx: &mut Ctx, q: u32, from: u64, pkt: &Packet) {
+    let now = ctx.now;
     let qp = ctx.qps.get_mut(q);
     qp.read_rewound = Some(from);
     qp.rsp.refused_quiet = None;
+    qp.rsp.rewound_psn = pkt.seq;
+    qp.rsp.rewound_at = now;
+    qp.rsp.rewound_front = qp.rsp.front.1;
+    qp.rsp.rewound_lost_from = Time::MAX;
     qp.snd_nxt = from;
     emit(ctx, q, NicEvent::Nack);
     ctx.requeue(q);
+}
+
+/// A READ response `pkt` arrived: it moves the responder's stream
+/// on as far as the requester knows (`front`), and, if it is the first response of a re-issue's
+/// answer to arrive, dates that answer. The responder answers a re-issue from the gap only
+/// after the responses it had committed to its transmit pipeline, which may leave long after
+/// the re-issue should have reached it and be refused; a response of the answer shows that
+/// these have gone. It is one sent after the re-issue whose PSN is at or past the gap but not
+/// past where the stream was then (anything else sent since would be past it).
+fn note_answer(qp: &mut crate::nic::qp::Qp, now: Time, pkt: &Packet) {
+    let r = &mut qp.rsp;
+    if let Some(gap) = qp.read_rewound {
+        if r.rewound_lost_from == Time::MAX && pkt.roce.ts >= r.rewound_at && gap <= pkt.seq && pkt.seq <= r.rewound_front {
+            r.rewound_lost_from = crate::nic::qp::answer_lost_from(now, pkt.roce.ts);
+        }
+    }
+    if pkt.roce.ts >= r.front.0 {
+        r.front = (pkt.roce.ts, pkt.seq);
+    }
 }
 
 /// Where READ response `psn`'s payload goes in the requester's memory.

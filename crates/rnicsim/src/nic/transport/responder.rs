@@ -353,7 +353,7 @@ fn nak_refused(ctx: &mut Ctx, q: u32, pkt: &Packet, id: PacketId, fresh: bool) {
     }
     qp.nak_sent = true;
     qp.nak_refused_psn = pkt.seq;
-    qp.nak_lost_from = Time(now.0 + 2 * now.0.saturating_sub(pkt.roce.ts.0));
+    qp.nak_lost_from = crate::nic::qp::answer_lost_from(now, pkt.roce.ts);
     if fresh {
         qp.refused_quiet = None;
         // The NACK's way back at its least (half the base round trip): the way the refused
