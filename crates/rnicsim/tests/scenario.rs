@@ -779,6 +779,11 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
     let tassel = |test: &str, sched: &str| format!("{}[nic.scheduler.tassel]\n{sched}\n", perf(test).replace("message = \"4KiB\"\n", if test.contains("message") { "" } else { "message = \"4KiB\"\n" }));
     for (text, key, says) in [
         (perf("warmup = \"50us\""), "perftest[0].warmup", "nothing of the 50us run"),
+        // SCR keys the run never reads (they have defaults: only the text shows them set).
+        (format!("{GOOD}[nic.scr]\nthreshold = \"1MiB\"\n[nic.scr.policy.passive]\n"), "nic.scr.threshold", "no event kind has strategy \"threshold\""),
+        (format!("{GOOD}[nic.scr.policy.multipath]\nsports = [1, 2, 3]\npaths = 2\n"), "nic.scr.policy.multipath.paths", "`sports` lists the 3 ports probed"),
+        (format!("{GOOD}[nic.scr.policy.receiver_driven]\nevery_bytes = \"1KiB\"\n"), "nic.scr.policy.receiver_driven.every_bytes", "signal_on = \"bytes\" only"),
+        (format!("{GOOD}[nic.scr.policy.receiver_driven]\nmode = \"credits\"\nmd_permille = 900\n"), "nic.scr.policy.receiver_driven.md_permille", "mode = \"backpressure\" only"),
         // Found by a helper: each of these ran without a word.
         (format!("{GOOD}[nic]\nwindow = \"3000B\"\n"), "nic.window", "go-back-N ignores it"),
         (perf("").replace("test = \"write_bw\"", "test = \"write_lat\"\nqps = 4"), "perftest[0].qps", "qps = 4 is not used"),

@@ -169,6 +169,7 @@ impl LoadedScenario {
         let mut own = found(&self.scenario);
         if let Ok(doc) = self.table() {
             own.extend(validate::yama_keys_unused(&doc, &self.scenario));
+            own.extend(validate::scr_keys_unused(&doc, &self.scenario));
             // A translated ns-3 config's `[switch]` is ours, not the user's.
             if self.ns3.is_none() {
                 own.extend(validate::switch_keys_unused(&doc, &self.scenario));

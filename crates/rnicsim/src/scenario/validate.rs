@@ -626,6 +626,60 @@ pub fn yama_keys_unused(doc: &toml::Table, s: &Scenario) -> Problems {
     out
 }
 
+/// Keys of `[nic.scr]` written in the scenario text (`doc`) that the run never reads, since
+/// they have defaults (only the text tells them apart from unset): a multipath policy's `paths`
+/// beside its `sports`; a receiver's `every_bytes` unless it signals on bytes, `interval` when it
+/// signals on anything else, and the other mode's keys; `threshold` and `park_cycles` when no
+/// event kind has the threshold strategy.
+pub fn scr_keys_unused(doc: &toml::Table, s: &Scenario) -> Problems {
+    use crate::nic::scr::policy::receiver_driven::{Mode, SignalOn};
+    use crate::nic::scr::queue::Strategy;
+    use crate::nic::scr::PolicySpec;
+    let mut out = Problems::new();
+    let Some(scr) = &s.nic.scr else { return out };
+    let Some(t) = doc.get("nic").and_then(|n| n.get("scr")).and_then(toml::Value::as_table) else { return out };
+    let written = |path: &[&str]| {
+        let (last, tables) = path.split_last().expect("a key");
+        tables.iter().try_fold(t, |t, k| t.get(*k).and_then(toml::Value::as_table)).is_some_and(|t| t.contains_key(*last))
+    };
+    let st = &scr.strategy;
+    let kinds = [st.tx, st.rx, st.ack, st.nack, st.cnp, st.rtt, st.peer, st.timer, st.host, st.pcie, st.port];
+    if !kinds.contains(&Strategy::Threshold) {
+        for key in ["threshold", "park_cycles"] {
+            if written(&[key]) {
+                out.push((format!("nic.scr.{key}"), "has no effect: no event kind has strategy \"threshold\" (nic.scr.strategy), which is what it sets".into()));
+            }
+        }
+    }
+    match &scr.policy {
+        PolicySpec::Multipath(m) if !m.sports.is_empty() && written(&["policy", "multipath", "paths"]) => {
+            out.push(("nic.scr.policy.multipath.paths".into(), format!("has no effect: `sports` lists the {} ports probed; `paths` counts ports drawn when `sports` is empty", m.sports.len())));
+        }
+        PolicySpec::ReceiverDriven(r) => {
+            let on = |k: &str| written(&["policy", "receiver_driven", k]);
+            let key = |k: &str| format!("nic.scr.policy.receiver_driven.{k}");
+            if r.signal_on != SignalOn::Bytes && on("every_bytes") {
+                out.push((key("every_bytes"), "has no effect: it is read with signal_on = \"bytes\" only".into()));
+            }
+            if r.signal_on != SignalOn::Interval && on("interval") {
+                out.push((key("interval"), "has no effect: it is read with signal_on = \"interval\" only".into()));
+            }
+            let (other, keys): (&str, &[&str]) = match r.mode {
+                Mode::Credits => ("backpressure", &["backpressure_permille", "md_permille", "ai", "ai_interval"]),
+                Mode::Backpressure => ("credits", &["utilization_permille", "anomaly_permille"]),
+            };
+            if r.mode == Mode::Credits && r.signal_on != SignalOn::Anomaly && on("anomaly_permille") {
+                out.push((key("anomaly_permille"), "has no effect: it is read with signal_on = \"anomaly\" only".into()));
+            }
+            for k in keys.iter().filter(|k| on(k)) {
+                out.push((key(k), format!("has no effect: it is read in mode = \"{other}\" only")));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
 /// The workload a chain key is for.
 fn workload_of(key: &str) -> &'static str {
     match key {
