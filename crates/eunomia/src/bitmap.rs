@@ -267,6 +267,10 @@ impl OrderingLayer {
                     if fresh {
                         self.release_at(at, &m);
                         *dba = NULL;
+                        // Nor is it counted: it tracked no packet (50 were counted made for 8
+                        // connections that a memory with room for more rows gave 4).
+                        self.stats.created -= 1;
+                        self.stats.released -= 1;
                     }
                     return Arrival::Refused(why);
                 }

@@ -93,6 +93,8 @@ fn a_bitmap_made_for_a_packet_it_cannot_reach_is_released_at_once() {
     assert_eq!(l.memory().blocks_in_use(), 0);
     assert_eq!(l.arrive(&mut b, 0, 3, false), Arrival::Tracked, "the memory is free for another connection");
     assert_eq!(l.arrive(&mut a, 0, 2, false), Arrival::Refused(Refusal::Memory));
+    // Only the bitmap that tracked a packet counts as made (and released, when it goes).
+    assert_eq!((l.stats().created, l.stats().released), (1, 0));
 }
 
 #[test]
