@@ -785,6 +785,7 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         (format!("{GOOD}[nic.scr.policy.receiver_driven]\nevery_bytes = \"1KiB\"\n"), "nic.scr.policy.receiver_driven.every_bytes", "signal_on = \"bytes\" only"),
         (format!("{GOOD}[nic.scr.policy.receiver_driven]\nmode = \"credits\"\nmd_permille = 900\n"), "nic.scr.policy.receiver_driven.md_permille", "mode = \"backpressure\" only"),
         // Found by a helper: each of these ran without a word.
+        (perf("").replace("[links]", "[switch.pfc]\nenabled = false\n[links]"), "nic.rto", "packets can be lost in this run (switch.pfc.enabled = false"),
         (format!("{GOOD}[nic]\nwindow = \"3000B\"\n"), "nic.window", "go-back-N ignores it"),
         (perf("").replace("test = \"write_bw\"", "test = \"write_lat\"\nqps = 4"), "perftest[0].qps", "qps = 4 is not used"),
         (perf("start = \"40us\"\nwarmup = \"10us\""), "perftest[0].warmup", "nothing"),

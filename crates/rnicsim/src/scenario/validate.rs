@@ -1030,8 +1030,12 @@ pub fn advisories(s: &Scenario) -> Problems {
             out.push((format!("perftest[{i}].qps"), format!("a latency test runs one queue pair (a ping-pong); qps = {} is not used", t.qps)));
         }
     }
-    if loses && roce && s.nic.rto >= s.duration {
-        let cause = if s.links.loss > 0.0 {
+    // Without PFC a full switch buffer drops packets (an incast, deflection), which is loss too.
+    let drops = !s.switch.pfc.enabled;
+    if (loses || drops) && roce && s.nic.rto >= s.duration {
+        let cause = if !loses {
+            "switch.pfc.enabled = false: a full switch buffer drops packets".to_string()
+        } else if s.links.loss > 0.0 {
             "links.loss".to_string()
         } else if s.failures.is_some() {
             "failures".to_string()
@@ -1040,7 +1044,7 @@ pub fn advisories(s: &Scenario) -> Problems {
         };
         out.push((
             "nic.rto".into(),
-            format!("packets are lost in this run ({cause}), but a message whose last packets, or the NAK asking for a lost one, are lost is resent only after the {} timeout, which the {} run never reaches: set nic.rto shorter (InfiniBand's timeouts are 4.096 µs × 2^n)", s.nic.rto, s.duration),
+            format!("packets {} lost in this run ({cause}), but a message whose last packets, or the NAK asking for a lost one, are lost is resent only after the {} timeout, which the {} run never reaches: set nic.rto shorter (InfiniBand's timeouts are 4.096 µs × 2^n)", if loses { "are" } else { "can be" }, s.nic.rto, s.duration),
         ));
     }
     out
