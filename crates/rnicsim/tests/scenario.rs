@@ -1013,3 +1013,11 @@ fn every_problem_of_a_scenario_is_reported_at_once() {
         assert!(all.contains(key), "{key}: {all}");
     }
 }
+
+#[test]
+fn a_key_in_a_table_that_takes_none_says_so() {
+    // It said "available keys:" and nothing after.
+    let e = LoadedScenario::from_str("duration = \"10us\"\n[topology.back_to_back]\nhosts = 2\n", "s.toml", Path::new(".")).expect_err("back_to_back takes no keys");
+    assert_eq!((e.line, e.key.as_deref()), (Some(3), Some("topology.back_to_back.hosts")), "{e}");
+    assert!(e.message.ends_with("unexpected keys in table: hosts; this table takes no keys"), "{e}");
+}

@@ -520,6 +520,9 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error, segs: &[Seg]) -> Scen
     let message = if msg.contains("wanted exactly 1 element") {
         let kinds = key.as_deref().map(|k| one_of_kinds(text, k)).unwrap_or_default();
         format!("takes exactly one kind{}; keep one", if kinds.is_empty() { String::new() } else { format!(", and here has {}", kinds.join(" and ")) })
+    } else if let Some(keys) = msg.trim().strip_prefix("unexpected keys in table: ").and_then(|r| r.strip_suffix(", available keys:")) {
+        // A table that takes no keys at all (`[topology.back_to_back]`): its list of keys was empty.
+        format!("unexpected keys in table: {keys}; this table takes no keys")
     } else {
         msg.trim().to_string()
     };
