@@ -15,6 +15,9 @@ def cli(argv: list[str]) -> int:
 def json_to_toml(json: str) -> str:
     """Converts a JSON document to TOML text."""
 
+def is_ns3_config(text: str) -> bool:
+    """Whether the text is an HPCC/ConWeave ns-3 config.txt (KEY value lines)."""
+
 def set_key(doc: str, key: str, value: str) -> str:
     """Sets a dotted key of a scenario document (JSON in, JSON out) as `--set` does."""
 

@@ -57,7 +57,7 @@ class Scenario:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as e:
             raise ScenarioError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-        if _looks_like_ns3_config(text):
+        if _native.is_ns3_config(text):
             raise ScenarioError(
                 f"{path}: an ns-3 config (KEY value lines), which Scenario.from_file does not read (it takes TOML scenarios); "
                 f"run it with `python -m rnicsim run {path}` (or `rnicsim run`), which translates it"
@@ -82,7 +82,7 @@ class Scenario:
             except ValueError as native:
                 raise ScenarioError(str(native)) from None
             raise ScenarioError(f"{label}: {e}") from None
-        bad = _non_finite(data)
+        bad = _non_finite(data, label)
         if bad is not None:
             # The simulator's reader names the line of a nan or inf (it has none of either), and
             # the JSON the document crosses into it by could not carry one: refused here.
@@ -90,16 +90,16 @@ class Scenario:
                 _native.validate(text, label, str(base_dir), [])
             except ValueError as native:
                 raise ScenarioError(str(native)) from None
-            raise ScenarioError(f"{label}: key `{bad[0]}`: expected a number, got {bad[1]}")
+            raise bad
         s = cls(data, label, base_dir)
         s._text = text
         return s
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], base_dir: Union[str, Path] = ".") -> "Scenario":
-        bad = _non_finite(data)
+        bad = _non_finite(data, "<python>")
         if bad is not None:
-            raise ScenarioError(f"<python>: key `{bad[0]}`: expected a number, got {bad[1]}")
+            raise bad
         return cls(json.loads(json.dumps(data)), "<python>", base_dir)
 
     def set(self, key: str, value: Any) -> "Scenario":
@@ -108,9 +108,9 @@ class Scenario:
         missing tables are created, and a key of another kind in a one-kind table
         (``"nic.cc.hpcc.eta"`` in a DCQCN scenario) switches the kind. Returns the scenario, so
         calls chain."""
-        bad = _non_finite(value, key)
+        bad = _non_finite(value, ".set()", key)
         if bad is not None:
-            raise ScenarioError(f".set(): key `{bad[0]}`: expected a number, got {bad[1]}")
+            raise bad
         self.data = _set_key(self.data, key, value)
         self._sets.append((key, copy.deepcopy(value)))
         return self
@@ -246,22 +246,13 @@ _TABLE_NEEDS = {
 }
 
 
-def _looks_like_ns3_config(text: str) -> bool:
-    """Whether `text` is an HPCC/ConWeave config.txt rather than TOML: its first line that is
-    not blank or a comment is an upper-case key, a space and a value (TOML has no such line)."""
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            return re.fullmatch(r"[A-Z][A-Z0-9_]*\s+[^=].*", line) is not None
-    return False
-
-
-def _non_finite(doc: Any, prefix: str = "") -> Optional[tuple[str, float]]:
-    """The key path and value of the first nan or infinity in `doc`, or None. No scenario key
-    takes one, and JSON, which documents cross into the simulator by, has none: a nan in a file
-    was refused as "not representable as TOML" with no key, or blamed on a later `.set()`."""
+def _non_finite(doc: Any, label: str, prefix: str = "") -> Optional[ScenarioError]:
+    """The error for the first nan or infinity in `doc` (a value at key `prefix`), named by
+    `label` and its key path, or None. No scenario key takes one, and JSON, which documents
+    cross into the simulator by, has none: a nan in a file was refused as "not representable as
+    TOML" with no key, or blamed on a later `.set()`."""
     if isinstance(doc, float) and not math.isfinite(doc):
-        return prefix, doc
+        return ScenarioError(f"{label}: key `{prefix}`: expected a number, got {doc}")
     if isinstance(doc, dict):
         items = ((f"{prefix}.{k}" if prefix else str(k), v) for k, v in doc.items())
     elif isinstance(doc, (list, tuple)):
@@ -269,7 +260,7 @@ def _non_finite(doc: Any, prefix: str = "") -> Optional[tuple[str, float]]:
     else:
         return None
     for path, v in items:
-        found = _non_finite(v, path)
+        found = _non_finite(v, label, path)
         if found is not None:
             return found
     return None

@@ -362,10 +362,10 @@ def _plan(path: Path, base: Scenario, point: dict[str, Any]) -> tuple[dict[str, 
     set at all (an index past a list's end, a key inside a value that is not a table)."""
     s = copy.deepcopy(base)
     for k, v in point.items():
-        bad = _non_finite(v, k)
+        bad = _non_finite(v, ".set()", k)
         if bad is not None:
             # A value no key takes, of this point alone: the point is invalid, the rest run.
-            return point, s, ScenarioError(f".set(): key `{bad[0]}`: expected a number, got {bad[1]}")
+            return point, s, bad
         try:
             s.set(k, v)
         except ScenarioError as e:

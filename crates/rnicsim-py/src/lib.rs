@@ -183,6 +183,13 @@ fn json_to_toml(json: &str) -> PyResult<String> {
     toml::to_string(&v).map_err(|e| PyValueError::new_err(format!("not representable as TOML: {e}")))
 }
 
+/// Whether `text` is an HPCC/ConWeave ns-3 `config.txt` (`KEY value` lines), as the command
+/// line tells one from a TOML scenario.
+#[pyfunction]
+fn is_ns3_config(text: &str) -> bool {
+    rnicsim::scenario::ns3::is_ns3_config(text)
+}
+
 /// Sets dotted key `key` of a scenario document (JSON) to `value` (JSON), as `--set` does:
 /// `flows.0.load` or `flows[0].load` reach into arrays, and a key of another kind in a one-kind
 /// table (`nic.cc.hpcc.eta` in a DCQCN scenario) switches the kind. Returns the document.
@@ -308,6 +315,7 @@ fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cli, m)?)?;
     m.add_function(wrap_pyfunction!(json_to_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(is_ns3_config, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(set_key, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
