@@ -235,6 +235,34 @@ fn an_unwritable_fct_output_file_is_found_before_the_run() {
 }
 
 #[test]
+fn an_fct_output_file_that_is_an_input_or_the_pfc_file_is_refused_before_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rnicsim/tests/data/ns3");
+    for f in ["topology.txt", "flow.txt"] {
+        std::fs::copy(data.join(f), tmp.path().join(f)).unwrap();
+    }
+    let flows = std::fs::read(tmp.path().join("flow.txt")).unwrap();
+    let text = std::fs::read_to_string(data.join("config.txt")).unwrap();
+    let line = |t: &str, key: &str| t.lines().position(|l| l.starts_with(key)).unwrap() + 1;
+    let cases = [
+        (text.replace("FCT_OUTPUT_FILE fct.txt", "FCT_OUTPUT_FILE ./flow.txt"), "FCT_OUTPUT_FILE", "flow file"),
+        (text.replace("FCT_OUTPUT_FILE fct.txt", "FCT_OUTPUT_FILE config.txt"), "FCT_OUTPUT_FILE", "scenario itself"),
+        (text.replace("PFC_OUTPUT_FILE pfc.txt", "PFC_OUTPUT_FILE topology.txt"), "PFC_OUTPUT_FILE", "topology file"),
+        (text.replace("PFC_OUTPUT_FILE pfc.txt", "PFC_OUTPUT_FILE fct.txt"), "PFC_OUTPUT_FILE", "the FCT file is the same file"),
+    ];
+    for (config, key, says) in cases {
+        std::fs::write(tmp.path().join("config.txt"), &config).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(["run", "config.txt", "--out", "run", "--quiet"]).current_dir(tmp.path()).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{key} {says}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(&format!("config.txt:{}", line(&config, key))) && err.contains(key) && err.contains(says), "{err}");
+        assert!(!tmp.path().join("run").exists() && !tmp.path().join("fct.txt").exists(), "nothing ran: {err}");
+        assert_eq!(std::fs::read(tmp.path().join("flow.txt")).unwrap(), flows, "the flow file is untouched");
+        assert_eq!(std::fs::read_to_string(tmp.path().join("config.txt")).unwrap(), config, "the config is untouched");
+    }
+}
+
+#[test]
 fn an_ns3_config_runs_unchanged_and_writes_its_outputs() {
     let tmp = tempfile::tempdir().unwrap();
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rnicsim/tests/data/ns3");

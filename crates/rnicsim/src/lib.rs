@@ -41,10 +41,28 @@ use scenario::LoadedScenario;
 use world::{RunEnd, World};
 
 /// Checks, before a run, that the files it writes outside its run folder (an ns-3 config's
-/// FCT_OUTPUT_FILE and PFC_OUTPUT_FILE) can be written: their folder exists and takes a file.
+/// FCT_OUTPUT_FILE and PFC_OUTPUT_FILE) can be written: their folder exists and takes a file,
+/// and neither is the other or a file the scenario reads (its own file, its topology, flow or
+/// CDF files), which the copy at the end of the run would overwrite.
 pub fn check_destinations(loaded: &LoadedScenario) -> Result<(), scenario::ScenarioError> {
     let o = &loaded.scenario.outputs;
-    for (key, path) in [("outputs.fct_file", &o.fct_file), ("outputs.pfc_file", &o.pfc_file)] {
+    let s = &loaded.scenario;
+    // Where a path lands, whether or not the file exists yet: its folder resolved, links and all.
+    let landing = |p: &std::path::Path| -> Option<std::path::PathBuf> {
+        let folder = p.parent().filter(|f| !f.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        Some(folder.canonicalize().ok()?.join(p.file_name()?))
+    };
+    let mut inputs = vec![("the scenario itself", loaded.source_path())];
+    if let scenario::TopologySpec::File { path } = &s.topology {
+        inputs.push(("its topology file", loaded.base_dir.join(path)));
+    }
+    for f in &s.flows {
+        inputs.extend(f.cdf.iter().map(|p| ("a flow-size CDF", loaded.base_dir.join(p))));
+        inputs.extend(f.file.iter().map(|p| ("a flow file", loaded.base_dir.join(p))));
+    }
+    let inputs: Vec<(&str, std::path::PathBuf)> = inputs.into_iter().filter_map(|(k, p)| Some((k, landing(&p)?))).collect();
+    let mut written: Vec<(&str, std::path::PathBuf)> = Vec::new();
+    for (key, what, path) in [("outputs.fct_file", "the FCT file", &o.fct_file), ("outputs.pfc_file", "the PFC file", &o.pfc_file)] {
         let Some(p) = path else { continue };
         let p = loaded.base_dir.join(p);
         let folder = p.parent().filter(|f| !f.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
@@ -53,6 +71,15 @@ pub fn check_destinations(loaded: &LoadedScenario) -> Result<(), scenario::Scena
         }
         if p.is_dir() {
             return Err(loaded.error_at(key, format!("cannot write {}: it is a folder; name a file", p.display())));
+        }
+        if let Some(at) = landing(&p) {
+            if let Some((other, _)) = written.iter().find(|(_, w)| *w == at) {
+                return Err(loaded.error_at(key, format!("cannot write {}: {other} is the same file, and one would overwrite the other; name two files", p.display())));
+            }
+            if let Some((input, _)) = inputs.iter().find(|(_, i)| *i == at) {
+                return Err(loaded.error_at(key, format!("cannot write {}: it is {input}, which the run reads; name another file", p.display())));
+            }
+            written.push((what, at));
         }
         let probe = p.with_extension(format!("probe-{}", std::process::id()));
         std::fs::write(&probe, b"").and_then(|_| std::fs::remove_file(&probe)).map_err(|e| loaded.error_at(key, format!("cannot write in {}: {e}", folder.display())))?;

@@ -387,6 +387,17 @@ struct Draft {
     overridden: Option<std::sync::Arc<Overridden>>,
 }
 
+/// What the name of a translated ns-3 config carries after its path, in errors and summaries.
+const TRANSLATED: &str = " (translated from ns-3)";
+
+impl LoadedScenario {
+    /// The path of the file the scenario was read from, as it was given (an ns-3 config's, not
+    /// its translation's); a scenario made from a string names no file, and gives its label.
+    pub fn source_path(&self) -> PathBuf {
+        PathBuf::from(self.file.strip_suffix(TRANSLATED).unwrap_or(&self.file))
+    }
+}
+
 impl Draft {
     /// A scenario file's text; an ns-3 `config.txt` is translated first.
     fn read(path: &Path) -> Result<Draft, ScenarioError> {
@@ -397,7 +408,7 @@ impl Draft {
         if !is_toml && ns3::is_ns3_config(&text) {
             let cwd = ns3::working_dir();
             let t = ns3::translate(&text, &file, &cwd)?;
-            return Ok(Draft { file: format!("{file} (translated from ns-3)"), text: t.toml, base_dir: cwd, ns3: Some(t.origin), translation: t.warnings, overridden: None });
+            return Ok(Draft { file: format!("{file}{TRANSLATED}"), text: t.toml, base_dir: cwd, ns3: Some(t.origin), translation: t.warnings, overridden: None });
         }
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Ok(Draft { file, text, base_dir, ns3: None, translation: Vec::new(), overridden: None })
