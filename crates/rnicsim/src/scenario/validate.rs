@@ -690,8 +690,54 @@ fn workload_of(key: &str) -> &'static str {
     }
 }
 
+/// How an `[[rpc]]` entry's connections are made: plain RoCE ones, and StaR ones whose stateless
+/// side is the server.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct RpcRoles {
+    roce: u64,
+    server_stateless: u64,
+}
+
+/// The roles of every `[[rpc]]` entry's connections, as the world will make them: `star_auto`'s
+/// negotiation (§III-C1, `World::connect_star_in`) replayed on the counts of connections each
+/// host holds, entry after entry in file order; the queue pairs other workloads open are not
+/// counted, so it is an estimate where they share hosts.
+fn rpc_roles(s: &Scenario) -> Vec<RpcRoles> {
+    use crate::host::apps::rpc::RpcStack;
+    let threshold = s.nic.star.unwrap_or_default().negotiate_threshold as u64;
+    // Per host: its RoCE queue pairs plus the StaR connections whose state it keeps.
+    let mut held: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
+    let mut roles = Vec::with_capacity(s.rpc.len());
+    for r in &s.rpc {
+        let mut out = RpcRoles::default();
+        for i in 0..r.connections as usize {
+            let (client, server) = (r.clients[i % r.clients.len().max(1)], r.server);
+            match r.stack {
+                RpcStack::Rdma | RpcStack::Scalardma => out.roce += 1,
+                RpcStack::Star => out.server_stateless += 1,
+                RpcStack::StarAuto => {
+                    let (na, nb) = (held.get(&client).copied().unwrap_or(0), held.get(&server).copied().unwrap_or(0));
+                    if na.max(nb) < threshold {
+                        out.roce += 1;
+                        *held.entry(client).or_default() += 1;
+                        *held.entry(server).or_default() += 1;
+                    } else if na > nb {
+                        *held.entry(server).or_default() += 1;
+                    } else {
+                        out.server_stateless += 1;
+                        *held.entry(client).or_default() += 1;
+                    }
+                }
+            }
+        }
+        roles.push(out);
+    }
+    roles
+}
+
 pub fn advisories(s: &Scenario) -> Problems {
     let mut out = Problems::new();
+    let rpc_roles = rpc_roles(s);
     // A rate floor above the line leaves every cut without effect (the run is one without
     // congestion control), which no error says. (A warning, not an error: on slow links the
     // default floor may pass the line, where the floor is the line.)
@@ -886,19 +932,21 @@ pub fn advisories(s: &Scenario) -> Problems {
         if r.first_call_spread() > r.warmup {
             out.push((format!("rpc[{i}].start_spread"), format!("{} is longer than the warmup ({}): connections still starting are measured", r.first_call_spread(), r.warmup)));
         }
-        if r.stack == crate::host::apps::rpc::RpcStack::Star {
+        let stateless = rpc_roles[i].server_stateless;
+        if stateless > 0 {
             // A stateless server's setup: per connection, its state in a WQEP and a WQEP per
             // receive posted, all queued on its link at once.
             use crate::wire::star::{DESCRIPTOR_BYTES, FRAME_OVERHEAD};
             let per_conn = (s.nic.qp_context_bytes + FRAME_OVERHEAD) as u64 + r.requests as u64 * (DESCRIPTOR_BYTES + FRAME_OVERHEAD) as u64;
-            let setup = s.links.rate.tx_time(per_conn * r.connections as u64);
+            let setup = s.links.rate.tx_time(per_conn * stateless);
             let star = s.nic.star.unwrap_or_default();
             if setup > star.wqep_timeout {
+                let which = if r.stack == RpcStack::StarAuto { format!("{stateless} StaR connections (of the {} this entry negotiates, by nic.star.negotiate_threshold)", r.connections) } else { format!("{stateless} StaR connections") };
                 out.push((
                     format!("rpc[{i}].connections"),
                     format!(
-                        "setting up {} StaR connections queues {} of WQEPs on the stateless server's link, longer than nic.star.wqep_timeout ({}): WQEPs are posted again before they leave; raise nic.star.wqep_timeout and nic.star.rto",
-                        r.connections, setup, star.wqep_timeout
+                        "setting up {which} queues {setup} of WQEPs on the stateless server's link, longer than nic.star.wqep_timeout ({}): WQEPs are posted again before they leave; raise nic.star.wqep_timeout and nic.star.rto",
+                        star.wqep_timeout
                     ),
                 ));
             }
@@ -1020,7 +1068,7 @@ pub fn advisories(s: &Scenario) -> Problems {
     });
     let loses = s.links.loss > 0.0 || s.failures.is_some() || link_down.is_some();
     // StaR's calls time out on `nic.star.rto` instead.
-    let roce = roce_apps || !s.flows.is_empty() || s.rpc.iter().any(|r| !matches!(r.stack, crate::host::apps::rpc::RpcStack::Star | crate::host::apps::rpc::RpcStack::StarAuto));
+    let roce = roce_apps || !s.flows.is_empty() || rpc_roles.iter().any(|r| r.roce > 0);
     // `nic.window` is selective repeat's (IRN's) cap; go-back-N's sender has none of its own.
     if s.nic.window.is_some() && s.nic.recovery != crate::nic::Recovery::SelectiveRepeat {
         out.push(("nic.window".into(), "caps the bytes in flight under selective repeat only (IRN's window); this run's go-back-N ignores it: set nic.recovery = \"selective_repeat\", or cap every sender with [nic.cc_window]".into()));
