@@ -204,6 +204,30 @@ fn topology_file_errors_name_that_file() {
 }
 
 #[test]
+fn rate_checks_of_a_topology_file_use_its_own_host_links() {
+    // A topology file's links ignore `links.rate`, whose 100 Gbps default the checks used:
+    // HPCC's 200 Gbps increase on 400 Gbps links was refused, the PCIe cap on them and a
+    // floor above 25 Gbps links passed unwarned (found by a helper: 199 of 376 Gbps carried).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t400.txt"), "3 1 2\n2\n0 2 400Gbps 1000ns 0\n1 2 400Gbps 1000ns 0\n").unwrap();
+    std::fs::write(dir.path().join("t25.txt"), "3 1 2\n2\n0 2 25Gbps 1000ns 0\n1 2 25Gbps 1000ns 0\n").unwrap();
+    let text = |file: &str, extra: &str| format!("duration = \"10us\"\n[topology.file]\npath = \"{file}\"\n{extra}[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\n");
+    let load = |file: &str, extra: &str| LoadedScenario::from_str(&text(file, extra), "s.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let fast = load("t400.txt", "[nic.cc.hpcc]\nrate_ai = \"200Gbps\"\n");
+    World::build(&fast).unwrap_or_else(|e| panic!("{e}"));
+    assert!(fast.warnings.iter().any(|w| w.contains("key `nic.pcie.bandwidth`") && w.contains("400Gbps")), "{:?}", fast.warnings);
+    let e = World::build(&load("t400.txt", "[nic.cc.hpcc]\nrate_ai = \"500Gbps\"\n")).map(|_| ()).unwrap_err();
+    assert!(e.key.as_deref() == Some("nic.cc.hpcc.rate_ai") && e.message.contains("(400Gbps)"), "{e}");
+    let e = World::build(&load("t25.txt", "[nic.cc.hpcc]\nmin_rate = \"50Gbps\"\n")).map(|_| ()).unwrap_err();
+    assert!(e.key.as_deref() == Some("nic.cc.hpcc.min_rate") && e.message.contains("(25Gbps)"), "{e}");
+    let floor = load("t25.txt", "[nic.cc.dcqcn]\nmin_rate = \"50Gbps\"\n");
+    assert!(floor.warnings.iter().any(|w| w.contains("key `nic.cc.dcqcn.min_rate`") && w.contains("25Gbps")), "{:?}", floor.warnings);
+    // Their neighbours pass: a floor under the 25 Gbps line, HPCC's increase within 400 Gbps.
+    assert!(load("t25.txt", "[nic.cc.dcqcn]\nmin_rate = \"20Gbps\"\n").warnings.is_empty());
+    assert!(load("t400.txt", "[nic.pcie]\nbandwidth = \"400Gbps\"\n").warnings.is_empty());
+}
+
+#[test]
 fn overrides_apply_and_are_validated() {
     let loaded = LoadedScenario::from_str(GOOD, "s.toml", Path::new(".")).unwrap();
     let o = loaded.with_overrides(&[("seed".into(), "9".into()), ("links.rate".into(), "\"25Gbps\"".into())]).unwrap();

@@ -165,8 +165,8 @@ impl LoadedScenario {
     /// The translation's warnings and this scenario's advisories, as messages naming file,
     /// line and key (the user's file, or the `--set` override a key falls under).
     fn advisories(&self) -> Vec<String> {
-        let found = |s: &Scenario| validate::advisories(s).into_iter().chain(validate::flow_files(s, &self.base_dir)).collect::<Vec<_>>();
-        let mut own = found(&self.scenario);
+        let found = |l: &LoadedScenario| validate::advisories(&l.scenario, l.file_host_rates()).into_iter().chain(validate::flow_files(&l.scenario, &self.base_dir)).collect::<Vec<_>>();
+        let mut own = found(self);
         if let Ok(doc) = self.table() {
             own.extend(validate::yama_keys_unused(&doc, &self.scenario));
             own.extend(validate::scr_keys_unused(&doc, &self.scenario));
@@ -180,11 +180,18 @@ impl LoadedScenario {
         // entry's line (the variant's text is rewritten, its lines are nobody's).
         for (i, b) in self.scenario.baseline.iter().enumerate() {
             let Ok(variant) = self.baseline(i) else { continue };
-            for (path, m) in found(&variant.scenario).into_iter().filter(|w| !own.contains(w)) {
+            for (path, m) in found(&variant).into_iter().filter(|w| !own.contains(w)) {
                 out.push(self.error_at(&self.baseline_entry_key(i), format!("baseline `{}`: key `{path}`: {m}", b.name)).to_string());
             }
         }
         out
+    }
+
+    /// The slowest and fastest host links of a topology file (which ignores `links.rate`), for
+    /// the checks that compare settings with the line rate; `None` for a generated topology or
+    /// a file that does not read (its error comes when the world is built).
+    fn file_host_rates(&self) -> Option<(crate::units::BitsPerSec, crate::units::BitsPerSec)> {
+        matches!(self.scenario.topology, TopologySpec::File { .. }).then(|| self.topology().ok()?.host_link_rates()).flatten()
     }
 
     /// Where `[[baseline]]` entry `i`'s changes are written: its `set`, else its `remove`.

@@ -735,8 +735,13 @@ fn rpc_roles(s: &Scenario) -> Vec<RpcRoles> {
     roles
 }
 
-pub fn advisories(s: &Scenario) -> Problems {
+/// Warnings of settings that run but are unlikely to be meant. `host_rates` are the slowest and
+/// fastest host links where the topology sets them itself (a topology file, whose links ignore
+/// `links.rate`); otherwise `links.rate` is every host's.
+pub fn advisories(s: &Scenario, host_rates: Option<(BitsPerSec, BitsPerSec)>) -> Problems {
     let mut out = Problems::new();
+    let (slowest, fastest) = host_rates.unwrap_or((s.links.rate, s.links.rate));
+    let links = |r: BitsPerSec| if slowest == fastest { format!("the links' {r}") } else { format!("the {r} host links") };
     let rpc_roles = rpc_roles(s);
     // A rate floor above the line leaves every cut without effect (the run is one without
     // congestion control), which no error says. (A warning, not an error: on slow links the
@@ -748,20 +753,21 @@ pub fn advisories(s: &Scenario) -> Problems {
         CcSpec::Timely(t) => Some(("nic.cc.timely.min_rate", t.min_rate)),
         _ => None,
     };
-    if let Some((key, rate)) = floor.filter(|(_, r)| *r > s.links.rate) {
-        out.push((key.into(), format!("a rate floor of {rate} is above the link rate ({}): the congestion control's cuts have no effect", s.links.rate)));
+    if let Some((key, rate)) = floor.filter(|(_, r)| *r > slowest) {
+        out.push((key.into(), format!("a rate floor of {rate} is above {}: the congestion control's cuts have no effect there", links(slowest))));
     }
     // PCIe slower than the link caps every NIC's transfers to and from host memory below the
     // line rate (a 5-to-1 incast at 400 Gbps behind the default 200 Gbps PCIe carried 52% of
     // the link). Said once, since it may be what the scenario studies.
     // Workloads whose queue pairs are RoCE queue pairs in class `nic.priority`.
     let roce_apps = !s.perftest.is_empty() || !s.nvmf.is_empty() || s.yama.is_some();
-    if (roce_apps || !s.flows.is_empty() || !s.rpc.is_empty()) && s.nic.pcie.bandwidth < s.links.rate {
+    if (roce_apps || !s.flows.is_empty() || !s.rpc.is_empty()) && s.nic.pcie.bandwidth < fastest {
         out.push((
             "nic.pcie.bandwidth".into(),
             format!(
-                "{} is below the links' {}: a NIC reads and writes host memory at most at that rate, so its RDMA traffic cannot fill the link (raise nic.pcie.bandwidth to model a host interface as fast as the link)",
-                s.nic.pcie.bandwidth, s.links.rate
+                "{} is below {}: a NIC reads and writes host memory at most at that rate, so its RDMA traffic cannot fill the link (raise nic.pcie.bandwidth to model a host interface as fast as the link)",
+                s.nic.pcie.bandwidth,
+                links(fastest)
             ),
         ));
     }
@@ -1025,8 +1031,8 @@ pub fn advisories(s: &Scenario) -> Problems {
             Some(PolicySpec::WaterFilling(p)) => Some(("water_filling", p.min_rate)),
             _ => None,
         };
-        if let Some((name, rate)) = floor.filter(|(_, r)| *r >= s.links.rate) {
-            out.push((format!("nic.scr.policy.{name}.min_rate"), format!("a floor of {rate} is at or above the links' {}: every flow is set to it or more, so the policy limits nothing", s.links.rate)));
+        if let Some((name, rate)) = floor.filter(|(_, r)| *r >= slowest) {
+            out.push((format!("nic.scr.policy.{name}.min_rate"), format!("a floor of {rate} is at or above {}: every flow there is set to it or more, so the policy limits nothing", links(slowest))));
         }
         if let Some(PolicySpec::ReceiverDriven(p)) = s.nic.scr.as_ref().map(|c| &c.policy) {
             if p.interval == Time::ZERO && p.signal_on == crate::nic::scr::policy::receiver_driven::SignalOn::Interval {
@@ -1434,11 +1440,14 @@ fn nic(out: &mut Problems, s: &Scenario) {
             if h.base_rtt.is_some_and(|t| t.0 == 0) {
                 out.push((p("cc.hpcc.base_rtt"), "expected a positive RTT".into()));
             }
-            if h.rate_ai.0 == 0 || h.rate_ai > s.links.rate {
-                out.push((p("cc.hpcc.rate_ai"), format!("expected an additive increase above 0 and at most the link rate ({}), got {}", s.links.rate, h.rate_ai)));
+            // A topology file's links set their own rates: checked against them once read
+            // ([`against_topology`]).
+            let line = (!matches!(s.topology, TopologySpec::File { .. })).then_some(s.links.rate);
+            if h.rate_ai.0 == 0 || line.is_some_and(|l| h.rate_ai > l) {
+                out.push((p("cc.hpcc.rate_ai"), hpcc_rate_ai_message(s.links.rate, h.rate_ai)));
             }
-            if h.min_rate.is_some_and(|r| r.0 == 0 || r > s.links.rate) {
-                out.push((p("cc.hpcc.min_rate"), format!("expected a rate above 0 and at most the link rate ({})", s.links.rate)));
+            if h.min_rate.is_some_and(|r| r.0 == 0 || line.is_some_and(|l| r > l)) {
+                out.push((p("cc.hpcc.min_rate"), hpcc_min_rate_message(s.links.rate)));
             }
             if h.int_multi.is_some_and(|m| m == 0 || m > 1 << 20) {
                 out.push((p("cc.hpcc.int_multi"), format!("expected ns-3's INT_MULTI, 1 to 1048576, got {}", h.int_multi.unwrap_or(0))));
@@ -1449,11 +1458,29 @@ fn nic(out: &mut Problems, s: &Scenario) {
 }
 
 /// Checks that need the topology: host ids, link endpoints.
+fn hpcc_rate_ai_message(line: BitsPerSec, got: BitsPerSec) -> String {
+    format!("expected an additive increase above 0 and at most the link rate ({line}), got {got}")
+}
+
+fn hpcc_min_rate_message(line: BitsPerSec) -> String {
+    format!("expected a rate above 0 and at most the link rate ({line})")
+}
+
 pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
     let mut out = Problems::new();
     if let Some(m) = too_large(t.switch_count() as u128, t.host_groups() as u128) {
         out.push(("topology".into(), m));
         return out;
+    }
+    // HPCC's rates against a topology file's own host links: an increase beyond the fastest
+    // host's line, or a floor above a host's line (its HPCC would never cut).
+    if let (crate::nic::cc::CcSpec::Hpcc(h), TopologySpec::File { .. }, Some((slowest, fastest))) = (&s.nic.cc, &s.topology, t.host_link_rates()) {
+        if h.rate_ai > fastest {
+            out.push(("nic.cc.hpcc.rate_ai".into(), hpcc_rate_ai_message(fastest, h.rate_ai)));
+        }
+        if h.min_rate.is_some_and(|r| r > slowest) {
+            out.push(("nic.cc.hpcc.min_rate".into(), format!("{} (the slowest host link of the topology file)", hpcc_min_rate_message(slowest))));
+        }
     }
     // With ns-3's NIC (a config.txt run), ECN curves by port rate cover every switch port's
     // rate, as ns-3 demands ("must set kmin for each link speed"); elsewhere a rate without

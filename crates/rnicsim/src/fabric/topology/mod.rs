@@ -64,6 +64,14 @@ impl Topology {
         (0..self.kinds.len() as u32).filter(|&n| self.kinds[n as usize] == NodeKind::Host).collect()
     }
 
+    /// The slowest and the fastest rate of a link with a host at one end (`None` with no
+    /// host linked): the line rates of the topology's NICs.
+    pub fn host_link_rates(&self) -> Option<(BitsPerSec, BitsPerSec)> {
+        let host = |n: u32| self.kinds[n as usize] == NodeKind::Host;
+        let rates = self.links.iter().filter(|l| host(l.a) || host(l.b)).map(|l| l.rate);
+        rates.fold(None, |acc, r| Some(acc.map_or((r, r), |(lo, hi): (BitsPerSec, BitsPerSec)| (lo.min(r), hi.max(r)))))
+    }
+
     pub fn switch_count(&self) -> usize {
         self.kinds.iter().filter(|&&k| k == NodeKind::Switch).count()
     }
