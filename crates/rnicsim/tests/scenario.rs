@@ -528,6 +528,12 @@ fn values_found_by_exploring_are_refused_at_their_key() {
         (format!("{b2b}[nic.cc.dctcp]\nmin_rate = \"0bps\"\n{perftest}"), "nic.cc.dctcp.min_rate"),
         (format!("{b2b}[nic.cc.timely]\nhai_n = 0\n{perftest}"), "nic.cc.timely.hai_n"),
         (format!("{b2b}[nic]\nweights = [1, 0, 1, 1, 1, 1, 1, 1]\n"), "nic.weights"),
+        // `message_max` is a size a queue pair may draw, checked as `message` is (8 GiB WRITEs
+        // ran; draws past the memory failed every post without a word).
+        (format!("{b2b}{perftest}qps = 4\nmessage_max = \"8GiB\"\n"), "perftest[0].message_max"),
+        (format!("{b2b}[nic]\nmemory_size = \"1MiB\"\n{perftest}qps = 4\nmessage_max = \"4MiB\"\n"), "perftest[0].message_max"),
+        // ConWeave with epochs that end at once: every packet rerouted, nothing reordered.
+        (format!("{b2b}[switch]\nload_balancer = \"conweave\"\n[switch.conweave]\ntx_expiry = \"0us\"\n"), "switch.conweave.tx_expiry"),
         // An RPC request larger than the hosts' memory, its first call posted while the world
         // was built: the failed post's completion found no RPC group yet (a panic).
         (format!("{b2b}[nic]\nmemory_size = \"1KB\"\n[[rpc]]\nserver = 0\nclients = [1]\nconnections = 1\nrequest = \"4KB\"\nstart_spread = \"0us\"\n"), "rpc[0].request"),
@@ -862,6 +868,10 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         // PAUSE at half of a 32 KiB receive buffer: 16 KiB above the mark, where the switch
         // sends 25,000 B in the 2 us round trip at 100 Gbps, and two packets.
         (format!("{GOOD}[nic.state_cache]\ncapacity = \"1KiB\"\nrx_buffer = \"32KiB\"\nwhen_full = \"pause\"\n"), "nic.state_cache.rx_buffer", "pause mode can drop"),
+        // Balancers that queue pairs on k shortest paths never ask (five balancers, one result),
+        // and per-packet balancing without an ordering layer (go-back-N collapses).
+        (perf("").replace("[[traffic]]\npattern = { incast = { receiver = 0, senders = [1, 2] } }\nload = 0.5\n", "").replace("[links]", "[routing]\nk_shortest_paths = 2\n[switch]\nload_balancer = \"conga\"\n[links]"), "switch.load_balancer", "places only ACKs"),
+        (perf("").replace("[links]", "[switch]\nload_balancer = \"spray\"\n[links]"), "switch.load_balancer", "without [nic.ordering]"),
         // A DCQCN floor above the line: every cut is without effect.
         (format!("{GOOD}[nic.cc.dcqcn]\nmin_rate = \"200Gbps\"\n"), "nic.cc.dcqcn.min_rate", "cuts have no effect"),
         // SRPT reorders a message's own packets: without an ordering layer, each is a gap.
@@ -887,6 +897,8 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         format!("{GOOD}[nic.ordering]\nlayer = \"static\"\nbits = 64\n"),
         format!("{GOOD}[nic.ordering]\ncap_bits = 64\nmemory = \"1KiB\"\n"),
         format!("{GOOD}[nic.ordering]\nblock_bits = 1\ncap_bits = 2\n"),
+        perf("").replace("[links]", "[switch]\nload_balancer = \"spray\"\n[nic.ordering]\n[links]"),
+        perf("").replace("[[traffic]]\npattern = { incast = { receiver = 0, senders = [1, 2] } }\nload = 0.5\n", "").replace("[links]", "[routing]\nk_shortest_paths = 2\n[links]"),
         // Negotiated connections that stay below the threshold are RoCE: no WQEP to queue;
         // a StaR entry on lossy links is timed by nic.star.rto, not nic.rto.
         format!("{GOOD}[nic.star]\nwqep_timeout = \"100us\"\n[[rpc]]\nserver = 0\nclients = [1]\nconnections = 200\nstack = \"star_auto\"\nwarmup = \"40us\"\nstart_spread = \"0us\"\n"),

@@ -219,6 +219,9 @@ pub fn fields(s: &Scenario) -> Problems {
     for (key, why) in s.switch.conga.check() {
         out.push((format!("switch.conga.{key}"), why));
     }
+    for (key, why) in s.switch.conweave.check() {
+        out.push((format!("switch.conweave.{key}"), why));
+    }
     for (i, t) in s.traffic.iter().enumerate() {
         let p = |k: &str| format!("traffic[{i}].{k}");
         if !(t.load > 0.0 && t.load <= 1.0) {
@@ -281,11 +284,15 @@ pub fn fields(s: &Scenario) -> Problems {
             let default = if t.depth == default_tx_depth() { " (the default)" } else { "" };
             out.push((p("depth"), format!("expected 1 to nic.sq_depth ({}), got {}{default}", s.nic.sq_depth, t.depth)));
         }
-        if t.message.0 > u32::MAX as u64 {
-            out.push((p("message"), "expected at most 4 GiB (the RETH DMA length is 32 bits)".into()));
-        }
-        if t.message.0 > s.nic.memory_size.0 {
-            out.push((p("message"), format!("larger than nic.memory_size ({})", s.nic.memory_size)));
+        // Each size a queue pair may draw, `message_max` as much as `message` (8 GiB WRITEs ran,
+        // and messages past the memory failed every post with no word why).
+        for (key, size) in [("message", Some(t.message)), ("message_max", t.message_max)] {
+            let Some(size) = size else { continue };
+            if size.0 > u32::MAX as u64 {
+                out.push((p(key), "expected at most 4 GiB (the RETH DMA length is 32 bits)".into()));
+            } else if size.0 > s.nic.memory_size.0 {
+                out.push((p(key), format!("larger than nic.memory_size ({})", s.nic.memory_size)));
+            }
         }
         if t.message_max.is_some_and(|m| m.0 < t.message.0) {
             out.push((p("message_max"), format!("expected at least message ({})", t.message)));
@@ -826,6 +833,28 @@ pub fn advisories(s: &Scenario, host_rates: Option<(BitsPerSec, BitsPerSec)>) ->
     }
     // SRPT ranks a message's later packets ahead of its earlier ones (fewer bytes left): the
     // reordering Eunomia §5.4 needs its layer for. Without one, each is a gap to the receiver.
+    {
+        use crate::fabric::lb::LbKind;
+        let lb = s.switch.load_balancer;
+        let rdma = !s.flows.is_empty() || !s.perftest.is_empty() || !s.nvmf.is_empty() || !s.rpc.is_empty();
+        // Queue pairs on k shortest paths follow the path their packets carry; the balancer
+        // only places what carries none (ACKs, [[traffic]]): a comparison of balancers with
+        // k_shortest_paths on gave five identical runs.
+        if s.routing.k_shortest_paths.is_some() && lb != LbKind::Ecmp && rdma {
+            out.push((
+                "switch.load_balancer".into(),
+                format!("queue pairs under routing.k_shortest_paths follow the path their packets carry (routing.path_choice picks it), so {} places only ACKs and [[traffic]] packets; compare balancers without k_shortest_paths", toml::Value::try_from(lb).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()),
+            ));
+        }
+        // Per-packet balancers split a message over paths of different queues, as SRPT below.
+        let per_packet = matches!(lb, LbKind::Spray | LbKind::RoundRobin | LbKind::Drill | LbKind::PowerOfTwo);
+        if per_packet && rdma && s.nic.ordering.is_none() && s.routing.k_shortest_paths.is_none() {
+            out.push((
+                "switch.load_balancer".into(),
+                "sends a message's packets over different paths, and without [nic.ordering] the receiver takes each overtaken packet for a loss (go-back-N resends from every gap: two 100 Gbps WRITE streams sprayed over two spines delivered 5 Gbps each); add [nic.ordering] (docs/eunomia.md) unless the collapse is what the run studies".into(),
+            ));
+        }
+    }
     if s.switch.queue_order == crate::fabric::port::QueueOrder::Srpt && s.nic.ordering.is_none() {
         out.push(("switch.queue_order".into(), "SRPT sends a message's later packets before its earlier ones, and without [nic.ordering] the receiver takes each overtaken packet for a loss (go-back-N resends from every gap; a lone message may wait for its retransmission timeout)".into()));
     }

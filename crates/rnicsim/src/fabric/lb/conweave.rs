@@ -61,6 +61,19 @@ impl Default for ConWeaveSpec {
     }
 }
 
+impl ConWeaveSpec {
+    /// The parameters that cannot work, with why: an epoch that ends at once makes every
+    /// packet a reroute with nothing to reorder against (4,415 reroutes and 2,815 resends
+    /// where 300 µs made 7 and none).
+    pub fn check(&self) -> Vec<(&'static str, String)> {
+        let mut bad = Vec::new();
+        if self.tx_expiry == Time::ZERO {
+            bad.push(("tx_expiry", "must be positive: a flow idle this long starts a new epoch, and 0 starts one at every packet".into()));
+        }
+        bad
+    }
+}
+
 /// Wire bytes of a control packet.
 const CONTROL_BYTES: u32 = 64;
 
