@@ -27,6 +27,7 @@ seed, run folder and every numeric value of its summary (integers as integer col
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import copy
 import hashlib
 import itertools
@@ -35,7 +36,9 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import tomllib
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
@@ -179,8 +182,10 @@ def _key(resolved_toml: str, cache: Optional[dict[tuple[str, int, int], bytes]] 
     return h.hexdigest()[:16]
 
 
-# In a pool worker: whether Ctrl-C came, and whether a point is running (see _worker_init).
+# In a pool worker: whether Ctrl-C came, whether it was told to end (SIGTERM), and whether a
+# point is running (see _worker_init).
 _interrupted = False
+_terminating = False
 _running = False
 
 
@@ -192,10 +197,21 @@ def _on_sigint(signum: int, frame: Any) -> None:
     # Idle (waiting for a point): no traceback from the pool's loop; the next point is skipped.
 
 
+def _on_sigterm(signum: int, frame: Any) -> None:
+    # The sweep stopping its workers (or a pool torn down, or `kill`): a running point stops
+    # and writes nothing (see _run_point), then the worker ends; an idle one ends at once.
+    global _interrupted, _terminating
+    _interrupted = _terminating = True
+    if _running:
+        raise KeyboardInterrupt
+    os._exit(128 + signum)
+
+
 def _worker_init() -> None:
     # Ctrl-C reaches the workers too (one process group). The points already handed to a
     # worker cannot be cancelled; after Ctrl-C they are skipped, not each run to its end.
     signal.signal(signal.SIGINT, _on_sigint)
+    signal.signal(signal.SIGTERM, _on_sigterm)
 
 
 class PointError(Exception):
@@ -221,6 +237,12 @@ def _run_point(s: Scenario, out: str, model: str = MODEL_ID) -> str:
     try:
         s.run(out, force=True, progress=False)
     except KeyboardInterrupt:
+        # The simulator has stopped and removed the point's partial folder. A worker told to
+        # end (SIGTERM) ends now, rather than live on to take the next point.
+        if _terminating:
+            os._exit(143)
+        raise
+    except SystemExit:
         raise
     except BaseException as e:  # noqa: BLE001 - a panic is a BaseException; it is reported as text
         raise _portable(e) from None
@@ -234,13 +256,36 @@ def _error_text(e: BaseException) -> str:
     cause = getattr(e, "cause", None)  # Ray wraps a task's exception
     if isinstance(cause, PointError):
         e = cause
+    if isinstance(e, BrokenProcessPool):
+        # Every point the pool still held fails with it; which one's worker died is unknown.
+        return "BrokenProcessPool: a worker process ended abruptly (killed, or out of memory) while this point waited or ran, and the pool stopped; points that finished are kept: run the sweep again to resume"
     return str(e) if isinstance(e, PointError) else f"{type(e).__name__}: {e}"
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """While a sweep runs, SIGTERM to its process stops it as Ctrl-C does (by default it would
+    end the sweep at once and leave its workers running points no one waits for). Only where
+    Python can take signals (the main thread) and nothing else has claimed SIGTERM."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def stop(_signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _local(todo: list, workers: int) -> Iterator[tuple[tuple, Optional[str]]]:
     # Spawned workers: forking a process that runs polars' and the simulator's threads is unsafe.
     ctx = multiprocessing.get_context("spawn")
     pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
+    done = False
     try:
         futures = {pool.submit(_run_point, s, str(d), MODEL_ID): (p, s, d) for p, s, d in todo}
         for f in cf.as_completed(futures):
@@ -249,9 +294,17 @@ def _local(todo: list, workers: int) -> Iterator[tuple[tuple, Optional[str]]]:
                 yield futures[f], None
             except Exception as e:  # noqa: BLE001 - a failing point is reported, the rest go on
                 yield futures[f], _error_text(e)
+        done = True
     finally:
-        # On Ctrl-C (or any early exit) the points not started are dropped, not run first; a
-        # point running writes its folder whole or not at all.
+        if not done:
+            # Stopped early (Ctrl-C or SIGTERM to this process alone, as Jupyter's interrupt
+            # sends): the workers are told to end, each stopping its point, which then writes
+            # nothing, rather than run on to its end unwatched.
+            for pid in list(getattr(pool, "_processes", None) or {}):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGTERM)
+        # The points not started are dropped, not run first; a point running writes its
+        # folder whole or not at all.
         pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -337,13 +390,14 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
         also = f", {same} the same scenario as another point (each scenario runs once)" if same else ""
         print(f"sweep: {len(points)} points, {len(finished)} already finished, {len(todo)} to run on {where}, {len(failures)} invalid{also}", file=sys.stderr)
     events = _ray(todo, ray_address) if ray_address and todo else _local(todo, workers or os.cpu_count() or 1)
-    for i, ((p, s, d), error) in enumerate(events, 1):
-        if error is None:
-            finished.append((p, s, d))
-        else:
-            failures.extend({"parameters": q, "error": error} for q in members[d])
-        if not quiet:
-            print(f"sweep: {i}/{len(todo)} run", file=sys.stderr)
+    with _terminate_as_interrupt():
+        for i, ((p, s, d), error) in enumerate(events, 1):
+            if error is None:
+                finished.append((p, s, d))
+            else:
+                failures.extend({"parameters": q, "error": error} for q in members[d])
+            if not quiet:
+                print(f"sweep: {i}/{len(todo)} run", file=sys.stderr)
     done = [(q, s, d) for _, s, d in finished for q in members[d]]
     (out / "failures.json").write_text(json.dumps(failures, indent=2) + "\n")
     table = results(done, points)

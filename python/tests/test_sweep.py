@@ -167,6 +167,65 @@ def test_ctrl_c_stops_a_sweep_with_one_line_and_status_130(tmp_path: Path) -> No
     assert 1 <= len(runs) < 8 and all((p / "summary.json").exists() for p in runs), runs
 
 
+def _children(pid: int) -> set[int]:
+    """The live processes whose parent is `pid` (Linux /proc)."""
+    found = set()
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.add(int(d.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGINT"])
+def test_a_signal_to_the_sweep_alone_stops_it_and_its_workers(tmp_path: Path, signum: str) -> None:
+    # `kill PID`, a batch scheduler, or Jupyter's interrupt signal the sweep's process only:
+    # SIGTERM ended it at once and left its workers running points unwatched, forever idle
+    # after; SIGINT waited for every queued point to finish (found by a helper).
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    sweep = write_sweep(tmp_path, 'seeds = [1, 2, 3, 4, 5, 6, 7, 8]\n[parameters]\nduration = ["20ms"]\n')
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "rnicsim", "sweep", str(sweep), "--out", str(out), "--workers", "2"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stderr=subprocess.PIPE, text=True, preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGTERM)])
+    deadline = time.time() + 120
+    workers: set[int] = set()
+    while time.time() < deadline and proc.poll() is None:
+        workers |= _children(proc.pid)
+        if (out / "runs").exists() and any((p / "summary.json").exists() for p in (out / "runs").iterdir()):
+            break
+        time.sleep(0.02)
+    workers |= _children(proc.pid)
+    assert len(workers) >= 2, "the pool's workers were seen"
+    proc.send_signal(getattr(signal, signum))
+    stopped = time.time()
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert time.time() - stopped < 10, "stopped at once, not after the queued points"
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("sweep: interrupted; finished points are kept"), err
+    while time.time() < stopped + 10 and any(_alive(w) for w in workers):
+        time.sleep(0.05)
+    assert not [w for w in workers if _alive(w)], "no worker outlives the sweep"
+    assert not (out / "results.parquet").exists()
+    runs = list((out / "runs").iterdir())
+    assert 1 <= len(runs) < 8 and all((p / "summary.json").exists() for p in runs), runs
+
+
 def test_a_worker_count_below_one_is_refused_before_anything_is_written(tmp_path: Path) -> None:
     import subprocess
     import sys

@@ -125,7 +125,8 @@ fn python_exe() -> String {
 /// with [`python_exe`], which must have `rnicsim` installed (checked first, so that a Python
 /// without it gets a way out rather than Python's bare "No module named rnicsim"). A package
 /// built from other sources than this binary is warned of: its sweeps and reports would not
-/// give what `rnicsim run` gives. Ctrl-C, in the check or the command, exits with 130.
+/// give what `rnicsim run` gives. Ctrl-C in the check exits with 130; the command itself
+/// replaces this process.
 fn python(command: &str, args: &[String]) -> anyhow::Result<u8> {
     let exe = python_exe();
     let how = || format!("cannot start {exe} for `rnicsim {command}`; install the Python package (`pip install .`) or set RNICSIM_PYTHON");
@@ -155,11 +156,12 @@ fn python(command: &str, args: &[String]) -> anyhow::Result<u8> {
             rnicsim::MODEL_ID
         );
     }
-    let status = std::process::Command::new(&exe).args(["-m", "rnicsim", command]).args(args).env("RNICSIM_PROG", "rnicsim").status().with_context(how)?;
-    if interrupted(&status) {
-        return Ok(130);
-    }
-    Ok(status.code().map_or(1, |c| c.clamp(0, 255) as u8))
+    // Python takes this process's place, so that a signal sent to it (`kill`, a batch
+    // scheduler's SIGTERM) reaches the command, which stops its work and ends as it does on
+    // Ctrl-C; a child would not see it (this process took SIGTERM and waited on).
+    use std::os::unix::process::CommandExt;
+    let error = std::process::Command::new(&exe).args(["-m", "rnicsim", command]).args(args).env("RNICSIM_PROG", "rnicsim").exec();
+    Err::<u8, _>(error).with_context(how)
 }
 
 /// Whether a child Python ended by Ctrl-C (SIGINT, or its KeyboardInterrupt exit before the

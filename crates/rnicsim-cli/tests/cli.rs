@@ -460,6 +460,41 @@ fn ctrl_c_during_the_python_check_is_an_interruption_not_a_missing_package() {
 }
 
 #[test]
+fn a_signal_to_the_binary_reaches_the_python_command() {
+    // `kill PID` on `rnicsim sweep` (or a batch scheduler's SIGTERM) was taken by the binary,
+    // which waited on while the sweep ran every point to its end (found by a helper).
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("python");
+    let ready = dir.path().join("ready");
+    // The command writes its pid when it has started, and runs until told to stop.
+    let script = format!("#!/bin/sh\nif [ \"$1\" = \"-c\" ]; then echo {}; exit 0; fi\ntrap 'echo stopped by TERM; exit 143' TERM\necho $$ > {}\nwhile :; do sleep 0.05; done\n", rnicsim::MODEL_ID, ready.display());
+    std::fs::write(&exe, script).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(["sweep", "s.toml", "--out", "o"]).env("RNICSIM_PYTHON", &exe).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let start = std::time::Instant::now();
+    while !ready.exists() && start.elapsed() < std::time::Duration::from_secs(30) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(ready.exists(), "the command started");
+    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let sent = std::time::Instant::now();
+    let mut child = child;
+    while child.try_wait().unwrap().is_none() && sent.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    if child.try_wait().unwrap().is_none() {
+        // Still running: the signal never reached the command. End both, then fail.
+        let pid = std::fs::read_to_string(&ready).unwrap_or_default();
+        let _ = Command::new("kill").args(["-KILL", pid.trim()]).status();
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "the command was stopped by the signal");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "stopped by TERM");
+}
+
+#[test]
 fn help_of_an_analysis_command_needs_no_python_package() {
     // Without the package, `--help` says what the command is and how to get its options
     // (exit 0), where it failed with exit 2; anything else still fails with the way out.
