@@ -9,5 +9,6 @@
 from . import policies, query
 from ._native import MODEL_ID, __version__
 from .api import Run, Scenario, ScenarioError, ScenarioWarning, StallWarning, open_run, run
+from .sweep import SweepWarning
 
-__all__ = ["MODEL_ID", "Run", "Scenario", "ScenarioError", "ScenarioWarning", "StallWarning", "open_run", "run"]
+__all__ = ["MODEL_ID", "Run", "Scenario", "ScenarioError", "ScenarioWarning", "StallWarning", "SweepWarning", "open_run", "run"]

@@ -54,7 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         import argparse
 
         from .api import ScenarioError
-        from .sweep import run_sweep
+        import warnings
+
+        from .sweep import SweepWarning, run_sweep
 
         ap = argparse.ArgumentParser(prog=f"{PROG} sweep", description="Run a parameter sweep on a local process pool.")
         ap.add_argument("sweep")
@@ -64,7 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
         a = ap.parse_args(argv[2:])
         try:
-            table = run_sweep(a.sweep, a.out, workers=a.workers, quiet=a.quiet, ray_address=a.ray)
+            with warnings.catch_warnings():
+                # The command says so itself, with its exit status.
+                warnings.simplefilter("ignore", SweepWarning)
+                table = run_sweep(a.sweep, a.out, workers=a.workers, quiet=a.quiet, ray_address=a.ray)
         except (ScenarioError, OSError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2

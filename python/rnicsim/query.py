@@ -1,5 +1,6 @@
 """DuckDB over a run folder: one view per Parquet table, and the resolved scenario and summary as
-(key, value) tables with dotted keys; over a sweep folder, its `results` table."""
+(key, value) tables with dotted keys; over a sweep folder, its `results` table, and each table
+its runs write, across all of them, with a `run` column to join on."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ def _sql_string(text: str) -> str:
 
 def connect(path: Union[str, Path]) -> "duckdb.DuckDBPyConnection":
     """A connection over a run folder, or a sweep folder (whose `results` table has one row per
-    finished point)."""
+    finished point, and whose `flows`, `pfc`, ... views hold every run's rows with its `run`:
+    ``SELECT "flows.0.load", avg(slowdown) FROM results JOIN flows USING (run) GROUP BY 1``)."""
     path = Path(path)
     if not (path / "summary.json").is_file() and not (path / "results.parquet").is_file():
         what = "no such folder" if not path.exists() else "not a complete run (no summary.json) or a sweep (no results.parquet)"
@@ -37,6 +39,16 @@ def connect(path: Union[str, Path]) -> "duckdb.DuckDBPyConnection":
     con = duckdb.connect()
     for f in sorted(path.glob("*.parquet")):
         con.execute(f"CREATE VIEW {f.stem} AS SELECT * FROM read_parquet({_sql_string(f.as_posix())})")
+    if (path / "results.parquet").is_file() and (path / "runs").is_dir():
+        # A sweep: each table its runs write, over all of them, with the `run` folder that
+        # `results` names, so one join gives a per-flow figure per swept value.
+        runs = (path / "runs").resolve()
+        for name in sorted({f.stem for f in runs.glob("*/*.parquet")}):
+            files = _sql_string((runs / "*" / f"{name}.parquet").as_posix())
+            con.execute(
+                f"CREATE VIEW {name} AS SELECT * EXCLUDE (filename), regexp_replace(filename, '/[^/]*$', '') AS run "
+                f"FROM read_parquet({files}, filename = true, union_by_name = true)"
+            )
     docs = []
     if (path / "scenario.toml").exists():
         docs.append(("scenario", tomllib.loads((path / "scenario.toml").read_text(encoding="utf-8-sig"))))

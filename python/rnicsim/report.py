@@ -11,6 +11,7 @@ import math
 import os
 import shutil
 import tempfile
+import tomllib
 from pathlib import Path
 from typing import Callable, Sequence, Union
 
@@ -43,11 +44,51 @@ def _label(run: Run) -> str:
     return getattr(run, "label", None) or run.summary.get("name") or run.path.name
 
 
+def _settings(run: Run) -> dict[str, object]:
+    """A run's resolved scenario (its folder's scenario.toml) as dotted keys and values."""
+    try:
+        doc = tomllib.loads((run.path / "scenario.toml").read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+    flat: dict[str, object] = {}
+
+    def walk(prefix: str, v: object) -> None:
+        if isinstance(v, dict):
+            for k, x in v.items():
+                walk(f"{prefix}.{k}" if prefix else k, x)
+        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            for i, x in enumerate(v):
+                walk(f"{prefix}[{i}]", x)
+        else:
+            flat[prefix] = v
+
+    walk("", doc)
+    flat.pop("name", None)
+    return flat
+
+
+def _differences(runs: Sequence[Run], most: int = 3) -> list[str]:
+    """For runs of one scenario: the settings in which each differs from the others, as
+    `key = value` (the first `most`), e.g. the swept values of a sweep's points."""
+    settings = [_settings(r) for r in runs]
+    keys = list(dict.fromkeys(k for s in settings for k in s))
+    varied = [k for k in keys if len({json.dumps(s.get(k), sort_keys=True, default=str) for s in settings}) > 1]
+    shown = lambda v: "unset" if v is None else json.dumps(v, default=str)  # noqa: E731
+    more = ", …" if len(varied) > most else ""
+    return [", ".join(f"{k} = {shown(s.get(k))}" for k in varied[:most]) + more if varied else "" for s in settings]
+
+
 def distinct_labels(runs: Sequence[Run]) -> list[str]:
-    """Each run's scenario name, with its folder added where two runs share a name (two
-    seeds of one scenario), and its whole path where the folders' names are alike too."""
+    """Each run's scenario name, with what sets it apart where runs share a name: the settings
+    in which they differ (two seeds, a sweep's points), else its folder, else its whole path."""
     names = [r.summary.get("name") or r.path.name for r in runs]
-    labels = [f"{n} ({r.path.name})" if names.count(n) > 1 else n for n, r in zip(names, runs)]
+    labels = list(names)
+    for n in set(names):
+        group = [i for i, m in enumerate(names) if m == n]
+        if len(group) > 1:
+            for i, d in zip(group, _differences([runs[i] for i in group])):
+                labels[i] = f"{n} ({d})" if d else n
+    labels = [f"{n} ({r.path.name})" if labels.count(l) > 1 else l for n, l, r in zip(names, labels, runs)]
     return [f"{n} ({r.path})" if labels.count(l) > 1 else l for n, l, r in zip(names, labels, runs)]
 
 
@@ -328,8 +369,10 @@ def write_report(runs: Sequence[Union[str, Path, Run]], out: Union[str, Path]) -
     """Writes `out/index.html` with every plot the runs have data for as PNG and SVG beside it,
     and a list of the others with what they need; returns the page."""
     runs = [r if isinstance(r, Run) else Run(r) for r in runs]
+    # A label the caller gave a run is kept (it was overwritten).
     for r, label in zip(runs, distinct_labels(runs)):
-        r.label = label
+        if not getattr(r, "label", None):
+            r.label = label
     out = Path(out)
     blocked = _file_in_the_way(out)
     if blocked is not None:

@@ -38,6 +38,7 @@ import signal
 import sys
 import threading
 import tomllib
+import warnings
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
@@ -214,6 +215,10 @@ def _worker_init() -> None:
     signal.signal(signal.SIGTERM, _on_sigterm)
 
 
+class SweepWarning(UserWarning):
+    """Points of a sweep that are invalid or failed (their errors are in failures.json)."""
+
+
 class PointError(Exception):
     """A point's failure as its worker saw it, as text: the exception's type name and message.
     What a point raises cannot always go back to the sweep (the simulator's PanicException
@@ -340,6 +345,10 @@ def _check_out(out: Path) -> None:
         raise NotADirectoryError(f"{blocked} is a file, not a folder; name a folder for the sweep's output (--out)")
     if out.is_dir() and _is_run(out):
         raise FileExistsError(f"{out} is a run's folder (it has a .rnicsim-run file), not a sweep's; name another folder for the sweep's output (--out)")
+    # Another folder that holds things is not the sweep's to write results.parquet and
+    # failures.json into (it replaced a user's files of those names without a word).
+    if out.is_dir() and not (out / "runs").is_dir() and any(out.iterdir()):
+        raise FileExistsError(f"{out} holds other files and is not a sweep's folder (it has no runs/); name a new or empty folder for the sweep's output (--out)")
 
 
 def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[int] = None, quiet: bool = False, ray_address: Optional[str] = None) -> pl.DataFrame:
@@ -407,6 +416,9 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
     if failures and not quiet:
         for fl in failures:
             print(f"sweep: failed {json.dumps(fl['parameters'])}: {fl['error']}", file=sys.stderr)
+    if failures:
+        # A caller that reads only the table would take the missing rows for a whole sweep.
+        warnings.warn(f"{len(failures)} of {len(points)} points are invalid or failed and have no row: see {out / 'failures.json'}", SweepWarning, stacklevel=2)
     return table
 
 

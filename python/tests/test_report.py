@@ -110,15 +110,21 @@ def test_the_scr_rate_plot_draws_each_queue_pairs_dequeue_rate_as_steps(tmp_path
     plt.close(fig2)
 
 
-def test_two_runs_of_one_scenario_are_told_apart_by_their_folders(tmp_path: Path) -> None:
+def test_runs_of_one_scenario_are_told_apart_by_their_settings_then_their_folders(tmp_path: Path) -> None:
     from rnicsim.report import distinct_labels
 
     a = rnicsim.run(ROOT / "scenarios" / "quickstart.toml", out=tmp_path / "seed1", progress=False, duration="20us")
     b = rnicsim.run(ROOT / "scenarios" / "quickstart.toml", out=tmp_path / "seed2", progress=False, duration="20us", seed=2)
     c = rnicsim.run(ROOT / "scenarios" / "examples" / "dcqcn_incast.toml", out=tmp_path / "x" / "seed1", progress=False, duration="20us")
-    assert distinct_labels([a, b, c]) == ["quickstart (seed1)", "quickstart (seed2)", "dcqcn-incast"]
+    # By the settings they differ in (a sweep's points sit in folders named by hashes).
+    assert distinct_labels([a, b, c]) == ["quickstart (seed = 1)", "quickstart (seed = 2)", "dcqcn-incast"]
+    e = rnicsim.run(ROOT / "scenarios" / "quickstart.toml", out=tmp_path / "load", progress=False, duration="20us", seed=2, flows__0__load=0.2)
+    assert distinct_labels([a, b, e])[2] == "quickstart (seed = 2, flows[0].load = 0.2)"
+    # The same scenario twice: by folder, then by path.
     d = rnicsim.run(ROOT / "scenarios" / "quickstart.toml", out=tmp_path / "y" / "seed1", progress=False, duration="20us")
     assert distinct_labels([a, d]) == [f"quickstart ({a.path})", f"quickstart ({d.path})"]
+    f = rnicsim.run(ROOT / "scenarios" / "quickstart.toml", out=tmp_path / "other", progress=False, duration="20us")
+    assert distinct_labels([a, f]) == ["quickstart (seed1)", "quickstart (other)"]
 
 
 def test_the_pause_plot_draws_several_runs_side_by_side(tmp_path: Path) -> None:

@@ -21,7 +21,9 @@ def write_sweep(d: Path, body: str) -> Path:
 
 def test_an_invalid_point_is_reported_and_the_rest_complete(tmp_path: Path) -> None:
     sweep = write_sweep(tmp_path, 'mode = "zip"\n[parameters]\nduration = ["100us", "100us", "100us"]\n"flows.0.load" = [0.1, 1.5, 0.2]\n')
-    table = run_sweep(sweep, tmp_path / "out", workers=2, quiet=True)
+    # The Python caller is told too: the table alone would look like a whole sweep.
+    with pytest.warns(rnicsim.SweepWarning, match=r"1 of 3 points are invalid or failed and have no row: see .*failures.json"):
+        table = run_sweep(sweep, tmp_path / "out", workers=2, quiet=True)
     assert table.height == 2
     assert table["flows.0.load"].to_list() == [0.1, 0.2], "numbers, in the sweep's order"
     failures = json.loads((tmp_path / "out" / "failures.json").read_text())
@@ -51,7 +53,8 @@ def test_rerunning_a_sweep_skips_finished_points(tmp_path: Path) -> None:
 def test_the_same_sweep_runs_on_a_local_ray_instance(tmp_path: Path) -> None:
     pytest.importorskip("ray")
     sweep = write_sweep(tmp_path, 'seeds = [1, 2]\n[parameters]\nduration = ["100us"]\n"flows.0.load" = [0.1, 9.0]\n')
-    table = run_sweep(sweep, tmp_path / "ray", quiet=True, ray_address="local")
+    with pytest.warns(rnicsim.SweepWarning):
+        table = run_sweep(sweep, tmp_path / "ray", quiet=True, ray_address="local")
     assert table.height == 2, "the two valid points ran on Ray"
     failures = json.loads((tmp_path / "ray" / "failures.json").read_text())
     assert len(failures) == 2 and all(f["parameters"]["flows.0.load"] == 9.0 for f in failures)
@@ -100,7 +103,7 @@ def test_failed_points_make_the_command_fail_and_mistakes_leave_nothing(tmp_path
     # One point of two is invalid: results are written, but the exit status says it failed.
     bad = write_sweep(tmp_path, '[parameters]\nduration = ["100us"]\n"flows.0.load" = [0.2, 1.5]\n')
     out = subprocess.run([sys.executable, "-m", "rnicsim", "sweep", str(bad), "--out", str(tmp_path / "o"), "--quiet"], capture_output=True, text=True)
-    assert out.returncode == 1 and "1 point(s) invalid or failed" in out.stderr, out.stderr
+    assert out.returncode == 1 and "1 point(s) invalid or failed" in out.stderr and "SweepWarning" not in out.stderr, out.stderr
     (failure,) = json.loads((tmp_path / "o" / "failures.json").read_text())
     assert "flows[0].load" in failure["error"], failure
     # Every point misspells a key: the sweep is refused before anything is written (it used to
@@ -224,6 +227,40 @@ def test_a_signal_to_the_sweep_alone_stops_it_and_its_workers(tmp_path: Path, si
     assert not (out / "results.parquet").exists()
     runs = list((out / "runs").iterdir())
     assert 1 <= len(runs) < 8 and all((p / "summary.json").exists() for p in runs), runs
+
+
+def test_a_sweep_folder_joins_its_runs_flows_to_their_swept_values(tmp_path: Path) -> None:
+    # A mean over every flow per swept value, in one query (a mean of the runs' means is
+    # another number; joining the runs' own files by path found nothing: found by a helper).
+    from rnicsim.query import connect
+
+    sweep = write_sweep(tmp_path, '[parameters]\nduration = ["200us"]\n"flows.0.load" = [0.2, 0.4]\n')
+    table = run_sweep(sweep, tmp_path / "out", workers=1, quiet=True)
+    con = connect(tmp_path / "out")
+    got = dict(con.execute('SELECT "flows.0.load", avg(slowdown) FROM results JOIN flows USING (run) GROUP BY 1').fetchall())
+    want = {}
+    for load, run in table.select("flows.0.load", "run").iter_rows():
+        s = rnicsim.open_run(run).flows["slowdown"].drop_nulls()
+        want[load] = s.mean()
+    assert got.keys() == want.keys() == {0.2, 0.4}
+    assert all(abs(got[k] - want[k]) < 1e-9 for k in want), (got, want)
+    counts = dict(con.execute("SELECT run, count(*) FROM flows GROUP BY 1").fetchall())
+    assert sorted(counts) == sorted(table["run"].to_list())
+
+
+def test_a_folder_of_other_files_is_not_taken_for_a_sweeps(tmp_path: Path) -> None:
+    # Its results.parquet and failures.json were replaced without a word (found by a helper).
+    sweep = write_sweep(tmp_path, '[parameters]\nduration = ["20us"]\n')
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "results.parquet").write_text("precious")
+    with pytest.raises(FileExistsError, match="holds other files and is not a sweep's folder"):
+        run_sweep(sweep, mine, quiet=True)
+    assert (mine / "results.parquet").read_text() == "precious" and sorted(p.name for p in mine.iterdir()) == ["results.parquet"]
+    # An empty folder, or a sweep's own, is taken (a rerun resumes).
+    (tmp_path / "empty").mkdir()
+    assert run_sweep(sweep, tmp_path / "empty", quiet=True).height == 1
+    assert run_sweep(sweep, tmp_path / "empty", quiet=True).height == 1
 
 
 def test_a_worker_count_below_one_is_refused_before_anything_is_written(tmp_path: Path) -> None:
