@@ -30,9 +30,11 @@ pub fn post_send(ctx: &mut Ctx, q: u32, wr: SendWr, t: Time) -> Result<(), PostE
     let gpu = qp.gpu_memory;
     let ready = {
         let nic = &mut ctx.nics[h];
-        // READs carry no payload out; small messages ride inline in the WQE. The WQE comes from
-        // the host; the payload over the path its buffer is on (the GPU's, GPUDirect).
-        let inline = wr.verb != Verb::Read && wr.len <= ctx.spec.inline_bytes as u64;
+        // READs carry no payload out; small messages ride inline in the WQE, unless their
+        // buffer is in GPU memory, which the CPU does not copy into a WQE (perftest refuses
+        // inline data with --use_cuda). The WQE comes from the host; the payload over the path
+        // its buffer is on (the GPU's, GPUDirect).
+        let inline = wr.verb != Verb::Read && wr.len <= ctx.spec.inline_bytes as u64 && !gpu;
         let fetched = nic.pcie.doorbell_and_fetch(ctx.now, t, wqe_bytes(if inline { wr.len } else { 0 }));
         if wr.verb == Verb::Read || inline { fetched } else { nic.payload_path(gpu).first_payload(fetched) }
     };
@@ -218,8 +220,8 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool, Time)> {
     let mut payload_at = Time::ZERO;
     let mut start = now;
     if hdr.payload > 0 {
-        let inline = op.family() != Family::ReadResponse && hdr.dma_len <= ctx.spec.inline_bytes;
         let gpu = ctx.qps.get(q).gpu_memory;
+        let inline = op.family() != Family::ReadResponse && hdr.dma_len <= ctx.spec.inline_bytes && !gpu;
         let nic = &mut ctx.nics[h];
         if !inline {
             payload_at = nic.payload_path(gpu).read_payload(now, hdr.payload as u64, first_byte, hdr.offset as u64);
