@@ -95,7 +95,7 @@ pub fn summary_table(s: &Summary, wall: Duration) -> Table {
             None => p.message.to_string(),
         };
         let v = if p.test == "WriteLat" {
-            format!("{message} B: latency mean {:.2} µs, p99 {:.2} µs", p.latency_mean_us, p.latency_p99_us)
+            format!("{message} B: {}", latency(p.latency_mean_us, p.latency_p99_us, 2, "no message completed in the window"))
         } else {
             format!("{message} B × {} QPs: {:.4} Gbps goodput, {:.4} Gbps on the wire, {:.3} Mpps", p.qps, p.gbps, p.wire_gbps, p.mpps)
         };
@@ -104,13 +104,13 @@ pub fn summary_table(s: &Summary, wall: Duration) -> Table {
     for r in &s.rpc {
         t.add_row(vec![
             format!("rpc {} ({} connections)", r.name, r.connections),
-            format!("{:.3} M calls/s, load {:.3} (wire {:.3}), latency mean {:.1} µs p99 {:.1} µs", r.mcalls, r.load, r.wire_load, r.latency_mean_us, r.latency_p99_us),
+            format!("{:.3} M calls/s, load {:.3} (wire {:.3}), {}", r.mcalls, r.load, r.wire_load, latency(r.latency_mean_us, r.latency_p99_us, 1, "no call finished in the window")),
         ]);
     }
     for n in &s.nvmf {
         t.add_row(vec![
             format!("nvmf {} ({} B writes, depth {})", n.name, n.io_bytes, n.depth),
-            format!("{:.1} K IOPS, {:.3} Gbps, latency mean {:.1} µs p99 {:.1} µs, errors {}", n.kiops, n.gbps, n.latency_mean_us, n.latency_p99_us, n.errors),
+            format!("{:.1} K IOPS, {:.3} Gbps, {}, errors {}", n.kiops, n.gbps, latency(n.latency_mean_us, n.latency_p99_us, 1, "no write completed in the window"), n.errors),
         ]);
     }
     if let Some(st) = &s.star {
@@ -163,4 +163,12 @@ pub fn paper_table(s: &Summary) -> Option<Table> {
         ]);
     }
     Some(t)
+}
+
+/// "latency mean M µs, p99 P µs" with `digits` decimals, or `none` where nothing was measured.
+fn latency(mean: Option<f64>, p99: Option<f64>, digits: usize, none: &str) -> String {
+    match (mean, p99) {
+        (Some(m), Some(p)) => format!("latency mean {m:.digits$} µs, p99 {p:.digits$} µs"),
+        _ => format!("latency: {none}"),
+    }
 }

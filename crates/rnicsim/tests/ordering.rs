@@ -509,7 +509,7 @@ fn the_last_packet_of_a_write_waits_one_round_trip_for_the_acks_before_it() {
             message = "4000B"
         "#
         ));
-        s.perftest[0].latency_mean_us
+        s.perftest[0].latency_mean_us.unwrap()
     };
     // The ACK of the third packet comes back a round trip (four 1 µs links, two packets'
     // serialization, the ACK's) after it left; without the hold the fourth follows at once.

@@ -1644,9 +1644,9 @@ fn a_bandwidth_tests_message_latency_obeys_littles_law() {
     let s = common::run_summary(&LoadedScenario::from_str(toml, "lat.toml", Path::new(".")).unwrap(), "lat");
     let p = &s.perftest[0];
     let little = 2.0 * 8.0 / p.mops; // µs: 16 outstanding over Mops
-    assert!((p.latency_mean_us / little - 1.0).abs() < 0.03, "{} µs vs {little} µs", p.latency_mean_us);
+    assert!((p.latency_mean_us.unwrap() / little - 1.0).abs() < 0.03, "{} µs vs {little} µs", p.latency_mean_us.unwrap());
     // One message alone takes at least its serialization (64 KiB at 100 Gbps: 5.24 µs).
-    assert!(p.latency_p99_us >= p.latency_mean_us && p.latency_mean_us > 5.24);
+    assert!(p.latency_p99_us.unwrap() >= p.latency_mean_us.unwrap() && p.latency_mean_us.unwrap() > 5.24);
 }
 
 #[test]
@@ -2120,4 +2120,27 @@ fn raw_traffic_keeps_its_rate_beside_an_rdma_stream_from_the_same_host_and_class
     let rdma = w.apps.perftests.tests[0].gbps(Time::from_ms(2));
     assert!((raw - 20.0).abs() < 1.0, "raw {raw:.2} Gbps");
     assert!((70.0..80.0).contains(&rdma), "rdma {rdma:.2} Gbps");
+}
+
+#[test]
+fn figures_with_nothing_to_measure_are_null_not_zero_or_fair() {
+    // 2 GiB WRITEs: none completes in 200 us, so there is no latency to report (it read 0.0,
+    // which a "below" claim passed); a test that starts after the run carries nothing, so
+    // there is no split to judge (Jain read 1.0, perfectly fair). Found by a helper.
+    let text = "duration = \"200us\"\n[topology.star]\nhosts = 3\n\
+        [[perftest]]\nname = \"big\"\ntest = \"write_bw\"\nclient = 0\nserver = 2\nmessage = \"2GiB\"\ndepth = 2\n\
+        [[perftest]]\nname = \"late\"\ntest = \"write_bw\"\nclient = 1\nserver = 2\nmessage = \"4KiB\"\nqps = 2\nstart = \"300us\"\n\
+        [[nvmf]]\nname = \"idle\"\ninitiator = 1\ntarget = 0\nstart = \"300us\"\n\
+        [[rpc]]\nname = \"none\"\nserver = 0\nclients = [2]\nconnections = 1\nwarmup = \"100us\"\nstart_spread = \"300us\"\n";
+    let loaded = LoadedScenario::from_str(text, "s.toml", Path::new(".")).unwrap();
+    let s = common::run_summary(&loaded, "nothing");
+    let big = &s.perftest[0];
+    assert!(big.gbps > 10.0 && big.latency_mean_us.is_none() && big.latency_p99_us.is_none(), "{big:?}");
+    assert_eq!(big.jain, Some(1.0), "one queue pair that carried data");
+    let late = &s.perftest[1];
+    assert_eq!((late.gbps, late.jain, late.latency_mean_us), (0.0, None, None), "{late:?}");
+    assert_eq!((s.nvmf[0].ios, s.nvmf[0].latency_mean_us, s.nvmf_hosts[0].jain), (0, None, None));
+    assert_eq!((s.rpc[0].calls, s.rpc[0].latency_mean_us, s.rpc[0].latency_p50_us), (0, None, None));
+    let json = serde_json::to_value(&s).unwrap();
+    assert!(json["perftest"][1]["jain"].is_null() && json["perftest"][0]["latency_mean_us"].is_null(), "{}", json["perftest"]);
 }

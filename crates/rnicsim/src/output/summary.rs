@@ -185,10 +185,12 @@ pub struct PerftestSummary {
     pub mpps: f64,
     /// Messages completed in the window, in millions per second.
     pub mops: f64,
-    pub latency_mean_us: f64,
-    pub latency_p99_us: f64,
-    /// Jain's fairness index over the queue pairs' goodputs (1 for one queue pair).
-    pub jain: f64,
+    /// Over the messages completed in the window; null if none did.
+    pub latency_mean_us: Option<f64>,
+    pub latency_p99_us: Option<f64>,
+    /// Jain's fairness index over the queue pairs' goodputs (1 for one queue pair); null if
+    /// none carried any.
+    pub jain: Option<f64>,
     pub errors: u64,
 }
 
@@ -202,9 +204,10 @@ pub struct HostFairness {
     pub gbps: f64,
     /// Messages they completed in the window, in millions per second.
     pub mops: f64,
-    pub jain: f64,
+    /// Null if no queue pair carried anything.
+    pub jain: Option<f64>,
     /// Jain's index over the tests (tenants): each test's goodput summed over its queue pairs.
-    pub jain_tests: f64,
+    pub jain_tests: Option<f64>,
 }
 
 /// The `q`-quantile of samples (nearest rank), 0 if none.
@@ -284,7 +287,7 @@ fn host_fairness(world: &World, goodput: &[Vec<f64>]) -> Vec<HostFairness> {
             let per_qp: Vec<f64> = mine.clone().flat_map(|(_, g)| g.iter().copied()).collect();
             let mops = mine.clone().map(|(p, _)| p.mops(world.end)).sum();
             let per_test: Vec<f64> = mine.map(|(_, g)| g.iter().sum()).collect();
-            HostFairness { name: format!("host {c}"), qps: per_qp.len() as u32, gbps: per_qp.iter().sum(), mops, jain: crate::nic::scr::stats::jain(&per_qp), jain_tests: crate::nic::scr::stats::jain(&per_test) }
+            HostFairness { name: format!("host {c}"), qps: per_qp.len() as u32, gbps: per_qp.iter().sum(), mops, jain: crate::nic::scr::stats::jain_reported(&per_qp), jain_tests: crate::nic::scr::stats::jain_reported(&per_test) }
         })
         .collect()
 }
@@ -427,9 +430,9 @@ impl Summary {
                     wire_gbps: p.wire_gbps(world.end),
                     mpps: p.mpps(world.end),
                     mops: p.mops(world.end),
-                    latency_mean_us: mean(&lat) / 1e6,
-                    latency_p99_us: percentile(&lat, 0.99) / 1e6,
-                    jain: crate::nic::scr::stats::jain(goodput),
+                    latency_mean_us: (!lat.is_empty()).then(|| mean(&lat) / 1e6),
+                    latency_p99_us: (!lat.is_empty()).then(|| percentile(&lat, 0.99) / 1e6),
+                    jain: crate::nic::scr::stats::jain_reported(goodput),
                     errors: p.errors,
                 })
                 .collect(),

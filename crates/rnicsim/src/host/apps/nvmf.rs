@@ -186,8 +186,8 @@ impl Nvmf {
                     ios: t.ios,
                     kiops: per_s(t.ios as f64) / 1e3,
                     gbps: per_s(t.ios as f64 * t.spec.io.0 as f64 * 8.0) / 1e9,
-                    latency_mean_us: crate::output::summary::mean(&t.latencies) / 1e6,
-                    latency_p99_us: crate::output::summary::percentile(&t.latencies, 0.99) / 1e6,
+                    latency_mean_us: (!t.latencies.is_empty()).then(|| crate::output::summary::mean(&t.latencies) / 1e6),
+                    latency_p99_us: (!t.latencies.is_empty()).then(|| crate::output::summary::percentile(&t.latencies, 0.99) / 1e6),
                     errors: t.errors,
                 }
             })
@@ -204,7 +204,7 @@ pub fn hosts(tenants: &[NvmfSummary]) -> Vec<NvmfHost> {
         .into_iter()
         .map(|h| {
             let g: Vec<f64> = tenants.iter().filter(|t| t.initiator == h).map(|t| t.gbps).collect();
-            NvmfHost { name: format!("host {h}"), tenants: g.len() as u32, gbps: g.iter().sum(), jain: crate::nic::scr::stats::jain(&g) }
+            NvmfHost { name: format!("host {h}"), tenants: g.len() as u32, gbps: g.iter().sum(), jain: crate::nic::scr::stats::jain_reported(&g) }
         })
         .collect()
 }
@@ -267,8 +267,9 @@ pub struct NvmfSummary {
     pub ios: u64,
     pub kiops: f64,
     pub gbps: f64,
-    pub latency_mean_us: f64,
-    pub latency_p99_us: f64,
+    /// Over the writes completed in the window; null if none did.
+    pub latency_mean_us: Option<f64>,
+    pub latency_p99_us: Option<f64>,
     pub errors: u64,
 }
 
@@ -278,6 +279,6 @@ pub struct NvmfHost {
     pub name: String,
     pub tenants: u32,
     pub gbps: f64,
-    /// Jain's index over its tenants' bandwidth.
-    pub jain: f64,
+    /// Jain's index over its tenants' bandwidth; null if none wrote anything.
+    pub jain: Option<f64>,
 }

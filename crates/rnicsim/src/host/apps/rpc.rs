@@ -399,9 +399,10 @@ pub struct RpcSummary {
     /// The server link's utilization in its busier direction over the window: every byte on
     /// the wire, StaR's WQEPs, CQEPs and acknowledgements included (a port counter's view).
     pub wire_load: f64,
-    pub latency_mean_us: f64,
-    pub latency_p50_us: f64,
-    pub latency_p99_us: f64,
+    /// Over the calls finished in the window; null if none did.
+    pub latency_mean_us: Option<f64>,
+    pub latency_p50_us: Option<f64>,
+    pub latency_p99_us: Option<f64>,
     pub errors: u64,
 }
 
@@ -439,8 +440,8 @@ impl RpcGroup {
         let wire_load = if window > 0.0 { busier as f64 * 8.0 / window / rate } else { 0.0 };
         let mut l = self.latencies.clone();
         l.sort_unstable();
-        let q = |p: f64| if l.is_empty() { 0.0 } else { l[((l.len() - 1) as f64 * p).round() as usize] as f64 / 1e6 };
-        let mean = if l.is_empty() { 0.0 } else { l.iter().map(|&x| x as f64).sum::<f64>() / l.len() as f64 / 1e6 };
+        let q = |p: f64| (!l.is_empty()).then(|| l[((l.len() - 1) as f64 * p).round() as usize] as f64 / 1e6);
+        let mean = (!l.is_empty()).then(|| l.iter().map(|&x| x as f64).sum::<f64>() / l.len() as f64 / 1e6);
         RpcSummary { name: s.name.clone(), stack: s.stack, workload: s.workload, connections: s.connections, calls: self.calls, mcalls: per_s / 1e6, load, wire_load, latency_mean_us: mean, latency_p50_us: q(0.5), latency_p99_us: q(0.99), errors: self.errors }
     }
 }

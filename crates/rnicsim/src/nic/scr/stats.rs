@@ -253,6 +253,12 @@ impl ScrSummary {
 }
 
 /// Jain's fairness index of `x`: (Σx)² / (n·Σx²); 1 when all are equal, 1/n when one has all.
+/// Jain's index of `x` as a summary reports it: none where there is nothing to share (no
+/// values, or every one 0), where [`jain`]'s 1 would read as a perfectly fair split.
+pub fn jain_reported(x: &[f64]) -> Option<f64> {
+    x.iter().any(|&v| v != 0.0).then(|| jain(x))
+}
+
 pub fn jain(x: &[f64]) -> f64 {
     let s: f64 = x.iter().sum();
     let s2: f64 = x.iter().map(|v| v * v).sum();
