@@ -820,3 +820,72 @@ fn a_capacity_step_after_the_run_is_warned() {
     let w = LoadedScenario::from_str(&text, "y.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")).warnings;
     assert!(!w.iter().any(|m| m.contains("schedule")), "{w:?}");
 }
+
+/// A 10 Gbps AES engine of 4 KiB pieces on host 5 of a six-host star; `yama` is appended to
+/// `[yama]`, `entities` after the chain.
+fn aes_4k(duration: &str, yama: &str, entities: &str) -> String {
+    format!(
+        "duration = \"{duration}\"\n[topology.star]\nhosts = 6\n[links]\nrate = \"400Gbps\"\n[nic.pcie]\nbandwidth = \"400Gbps\"\n[yama]\n{yama}\n\
+         [[yama.engine]]\nname = \"aes\"\nhost = 5\ngbps = \"10Gbps\"\n[[yama.chain]]\nname = \"aes\"\nengines = [\"aes\"]\nworkload = \"aes\"\nchunk = \"4KiB\"\n{entities}"
+    )
+}
+
+/// Light (weight 1, host 0) and heavy (weight 99, host 1, stopping at `stop`), one queue pair
+/// of depth 8 each.
+fn light_and_heavy(stop: &str) -> String {
+    format!(
+        "[[yama.entity]]\nname = \"light\"\nweight = 1\nchain = \"aes\"\nnodes = [0]\nqueues = 1\ndepth = 8\n\
+         [[yama.entity]]\nname = \"heavy\"\nweight = 99\nchain = \"aes\"\nnodes = [1]\nqueues = 1\ndepth = 8\nstop = \"{stop}\"\n"
+    )
+}
+
+#[test]
+fn a_queue_pair_waiting_for_tokens_takes_up_a_leavers_share_at_once() {
+    // Light paces at 1% of ~10.2 Gbps, 102 Mbps: a 4 KiB piece is 320 µs of its tokens. Heavy
+    // stops at 1 ms; its 8 pieces still queued drain in 8 × 3.28 = 26.2 µs, and light, now the
+    // whole estimate, has the rest of its piece's tokens within 4096 B / 1.27 GB/s = 3.2 µs of
+    // the leave: it owns the engine from about 1027 µs. Measured from 1050 to 1150 µs it gets
+    // the engine. Its wake-up reckoned at 102 Mbps held it until about 1300 µs (0 Gbps here).
+    let s = run(&aes_4k("1150us", "warmup = \"1050us\"", &light_and_heavy("1ms")));
+    let light = entity(&s, "light").gbps;
+    assert!(light >= 9.0, "light {light} Gbps of the 10 Gbps engine");
+}
+
+#[test]
+fn a_low_initial_estimate_climbs_to_the_engine() {
+    // An initial estimate of 1 Mbps: a queue pair of weight 1/16 paces at 7.8 kB/s, a 1 KiB
+    // piece is 131 ms of its tokens. Its wake-up, reckoned once at that rate, held it while
+    // the estimate rose (0.02 Gbps over 3 ms); woken as the estimate rises, it has the engine
+    // from well before 2 ms.
+    let entities = "[[yama.entity]]\nname = \"e1\"\nweight = 1\nchain = \"aes\"\nnodes = [0]\nqueues = 4\ndepth = 16\n\
+                    [[yama.entity]]\nname = \"e3\"\nweight = 3\nchain = \"aes\"\nnodes = [1]\nqueues = 4\ndepth = 16\n";
+    let toml = aes_4k("3ms", "initial = \"1Mbps\"\nburst = \"1KiB\"\nwarmup = \"2ms\"", entities).replace("chunk = \"4KiB\"\n", "");
+    let s = run(&toml);
+    let y = s.yama.as_ref().unwrap();
+    assert!(y.total_gbps + y.chains[0].dummy_gbps >= 9.0, "{y:?}");
+    let e1 = entity(&s, "e1").fraction_of_fair.unwrap();
+    assert!((e1 - 1.0).abs() < 0.1, "e1 {e1} of fair");
+}
+
+#[test]
+fn a_dip_of_the_engine_leaves_no_queue_pair_asleep_after_it() {
+    // A 10 Gbps AES engine at 1% from 1 ms to 1.5 ms, weights 1:3, four queue pairs each. In
+    // the dip the estimate falls to about 0.1 Gbps, and a queue pair of e1 (1/16 of it, 6.6
+    // Mbps) refused a 1 KiB piece sleeps 1.2 ms. It slept until about 2180 µs while the
+    // estimate came back and e3 ran alone: measured from 1.8 to 2.4 ms (after the work queued
+    // in the dip has drained, which the engine serves queue by queue, 1:1), e1 had 0.53 of its
+    // share and the engine 8.66 Gbps. Woken as the estimate rises, e1 has its share (1.06)
+    // and the engine is full.
+    let entities = "[[yama.entity]]\nname = \"e1\"\nweight = 1\nchain = \"aes\"\nnodes = [0]\nqueues = 4\ndepth = 16\n\
+                    [[yama.entity]]\nname = \"e3\"\nweight = 3\nchain = \"aes\"\nnodes = [1]\nqueues = 4\ndepth = 16\n";
+    let toml = aes_4k("2400us", "warmup = \"1800us\"", entities)
+        .replace("chunk = \"4KiB\"\n", "")
+        .replace("gbps = \"10Gbps\"\n", "gbps = \"10Gbps\"\nschedule = [{ at = \"1ms\", factor = 0.01 }, { at = \"1500us\", factor = 1.0 }]\n");
+    let s = run(&toml);
+    let y = s.yama.as_ref().unwrap();
+    assert!(y.total_gbps >= 9.5, "{y:?}");
+    for e in ["e1", "e3"] {
+        let f = entity(&s, e).fraction_of_fair.unwrap();
+        assert!((f - 1.0).abs() < 0.1, "{e} {f} of fair");
+    }
+}

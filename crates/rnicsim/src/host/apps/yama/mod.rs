@@ -62,8 +62,9 @@ enum Ev {
     Enter { op: u32 },
     /// Operation `op` moves on to its next engine (or back to its client).
     Forward { op: u32 },
-    /// Queue pair `q` may have tokens now.
-    Wake { q: u32 },
+    /// Queue pair `q` may have tokens now; a stale wake-up (`gen` is not its queue's latest,
+    /// another was armed since at a higher rate) does nothing.
+    Wake { q: u32, gen: u32 },
     /// Member `m` of chain `c` runs its period routine.
     Period { c: u16, m: u16 },
     /// A report of (app done, app posted, dummy done) reaches member `to` (a leader).
@@ -157,7 +158,11 @@ struct Queue {
     full: bool,
     /// Open loop: mean picoseconds between arrivals (else a saturating generator).
     mean_gap: Option<f64>,
+    /// It waits for tokens: a wake-up is armed for `wake_at`, the latest of generation
+    /// `wake_gen` (earlier ones are stale).
     wake_armed: bool,
+    wake_at: Time,
+    wake_gen: u32,
     rng: Rng,
 }
 
@@ -418,6 +423,8 @@ impl Yama {
                         full: false,
                         mean_gap: None,
                         wake_armed: false,
+                        wake_at: Time::ZERO,
+                        wake_gen: 0,
                         rng: stream(w.seed, "yama-queue", ((ei as u64) << 32) | (inst as u64 * e.queues as u64 + k as u64)),
                     });
                 }
@@ -630,8 +637,7 @@ impl Yama {
                     Err(t) => {
                         // A queue pair with no rate waits for a reweight to kick it.
                         if t != u64::MAX {
-                            self.queues[q as usize].wake_armed = true;
-                            self.at(Time(t), Ev::Wake { q });
+                            self.arm_wake(q, Time(t));
                         }
                         break;
                     }
@@ -655,6 +661,51 @@ impl Yama {
             let busy = qu.active && !qu.dead && !qu.full && !qu.backlog.is_empty() && (qu.outstanding < qu.depth || qu.late);
             let (c, m, slot) = (qu.chain as usize, qu.member as usize, qu.slot);
             self.chains[c].members[m].sched.set_busy(slot, busy, now.0);
+        }
+    }
+
+    /// Queue pair `q` waits for tokens until `at`: a wake-up of a new generation (any armed
+    /// before is stale).
+    fn arm_wake(&mut self, q: u32, at: Time) {
+        let qu = &mut self.queues[q as usize];
+        qu.wake_armed = true;
+        qu.wake_at = at;
+        qu.wake_gen = qu.wake_gen.wrapping_add(1);
+        let gen = qu.wake_gen;
+        self.at(at, Ev::Wake { q, gen });
+    }
+
+    /// The rates of member `m` of chain `c` may have risen (a new estimate, weight, join or
+    /// leave): each of its queue pairs waiting for tokens is woken when its tokens suffice at
+    /// the new rate, if that is sooner than the wake-up reckoned at the old one (its banked
+    /// tokens are kept, the rest come at the new rate). A later time is left to the wake-up
+    /// armed, which finds the tokens short and waits again. Reckoned once, at the rate of the
+    /// refusal, a light queue pair (weight 1 of 100) slept 260 µs on an idle 10 Gbps engine
+    /// after the heavy one left, and one paced at an `initial` of 1 Mbps never saw the
+    /// estimate rise.
+    fn rewake(&mut self, c: usize, m: usize, now: Time) {
+        for k in 0..self.chains[c].members[m].queues.len() {
+            let q = self.chains[c].members[m].queues[k];
+            let qu = &self.queues[q as usize];
+            if !qu.wake_armed || !qu.active || qu.dead || qu.full || qu.outstanding >= qu.depth {
+                continue;
+            }
+            let Some(op) = qu.backlog.front() else { continue };
+            let (slot, bytes, armed) = (qu.slot, op.work.bytes, qu.wake_at);
+            let t = self.chains[c].members[m].sched.ready_at(slot, bytes, now.0);
+            if t < armed.0 {
+                self.arm_wake(q, Time(t.max(now.0)));
+            }
+        }
+    }
+
+    /// Member `m` of chain `c` paces at `est` from `now`; its waiting queue pairs see a rise.
+    fn set_estimate(&mut self, c: usize, m: usize, est: f64, now: Time) {
+        let sched = &mut self.chains[c].members[m].sched;
+        let rose = est > sched.estimate();
+        sched.set_estimate(est, now.0);
+        if rose {
+            self.rewake(c, m, now);
         }
     }
 
@@ -707,6 +758,10 @@ impl Yama {
         }
         if self.chains[c].isolation {
             self.reweight(c, now);
+            // Queue pairs waiting for tokens see their new rates at once.
+            for m in 0..self.chains[c].members.len() {
+                self.rewake(c, m, now);
+            }
         }
         // Every queue pair of the chain sees its new rate.
         let chain_qs: Vec<u32> = (0..self.queues.len() as u32).filter(|&q| self.queues[q as usize].chain as usize == c).collect();
@@ -938,6 +993,7 @@ impl Yama {
             let (ia, ip, id, iw) = std::mem::take(&mut mem.inbox);
             let step = mem.prober.period(now.0, Counts { app_done: done + ia, dummy_done: dummy + id, app_posted: posted + ip, app_waiting: waiting + iw });
             mem.published = (step.estimate, now);
+            let rose = step.estimate > mem.sched.estimate();
             mem.sched.set_estimate(step.estimate, now.0);
             // A budget below one operation is carried to the next period rather than rounded
             // up to a whole one (which broke the cap when the cap allowed less than an
@@ -952,6 +1008,9 @@ impl Yama {
                     mem.dummy_armed = true;
                     self.at(now, Ev::Dummy { c: c as u16, m });
                 }
+            }
+            if rose {
+                self.rewake(c, mi, now);
             }
             return;
         }
@@ -988,9 +1047,12 @@ impl Yama {
             Ev::StageDone { op } => self.stage_done(op, now),
             Ev::Forward { op } => self.forward(w, op, now),
             Ev::Enter { op } => self.enter(w, op, now),
-            Ev::Wake { q } => {
-                self.queues[q as usize].wake_armed = false;
-                self.fill(w, q, now);
+            Ev::Wake { q, gen } => {
+                let qu = &mut self.queues[q as usize];
+                if qu.wake_armed && qu.wake_gen == gen {
+                    qu.wake_armed = false;
+                    self.fill(w, q, now);
+                }
             }
             Ev::Period { c, m } => self.period(c as usize, m, now),
             Ev::Report { c, to, app_done, app_posted, dummy_done, waiting } => {
@@ -1011,9 +1073,7 @@ impl Yama {
                 let mi = m as usize;
                 let est = f64::from_bits(bits);
                 match chain.overlay.read(mi, stamp, now.0) {
-                    ReadOutcome::Fresh => {
-                        chain.members[mi].sched.set_estimate(est, now.0);
-                    }
+                    ReadOutcome::Fresh => self.set_estimate(c as usize, mi, est, now),
                     ReadOutcome::Propose if !chain.overlay.runs_loop(mi) => {
                         // It leads from now on and runs the loop at once, from the estimate it read.
                         let term = chain.overlay.propose(mi);
