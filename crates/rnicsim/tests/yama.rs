@@ -852,6 +852,20 @@ fn a_queue_pair_waiting_for_tokens_takes_up_a_leavers_share_at_once() {
 }
 
 #[test]
+fn a_leave_at_the_warmup_counts_and_converges_once_the_survivor_takes_over() {
+    // Heavy stops at the warmup itself (1 ms): a change (it was lost, `changes` 0). Sampled
+    // every 10 µs: the engine serves its queues in turn, so heavy's 8 pieces still queued
+    // (26.2 µs of work) share it with light's from about 1013 µs, and light has it alone from
+    // about 1045 µs: the samples ending at 1050, 1060 and 1070 µs are light's, converged at
+    // 50 µs (40 to 60 allowed). Asleep at 102 Mbps, light took it up at 1310 µs.
+    let s = run(&aes_4k("1300us", "warmup = \"1ms\"\nsample = \"10us\"", &light_and_heavy("1ms")));
+    let y = s.yama.as_ref().unwrap();
+    assert_eq!((y.changes, y.unconverged, y.superseded), (1, 0, 0), "{y:?}");
+    let c = y.convergence_max_us.unwrap();
+    assert!((40.0..=60.0).contains(&c), "{y:?}");
+}
+
+#[test]
 fn a_low_initial_estimate_climbs_to_the_engine() {
     // An initial estimate of 1 Mbps: a queue pair of weight 1/16 paces at 7.8 kB/s, a 1 KiB
     // piece is 131 ms of its tokens. Its wake-up, reckoned once at that rate, held it while

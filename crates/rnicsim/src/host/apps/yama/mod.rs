@@ -737,7 +737,9 @@ impl Yama {
         let c = self.policy.chain_of(e as usize);
         self.policy.set_active(e as usize, on);
         self.entities[e as usize].active = on;
-        if now > self.spec().warmup {
+        // From the warmup on, as throughput is measured (a change at the warmup itself was
+        // lost), but not the entities on from the start of the run: nothing changed then.
+        if now >= self.spec().warmup && now > Time::ZERO {
             self.changes.push(now);
             self.change_chain.push(c);
             self.change_bytes.push(self.chains.iter().map(|c| c.app_bytes).collect());
