@@ -866,6 +866,19 @@ fn a_leave_at_the_warmup_counts_and_converges_once_the_survivor_takes_over() {
 }
 
 #[test]
+fn an_idle_chain_is_not_converged_while_an_entity_that_is_on_asks_for_work() {
+    // Light's host loses its link at 950 µs (its work stuck on the wire), heavy stops at 1 ms:
+    // once heavy's work drains the chain completes nothing while light is on and asks for
+    // work. Every share of nothing is nothing, and three idle samples read as converged 50 µs
+    // after the leave; the leave never converges.
+    let toml = aes_4k("1300us", "warmup = \"900us\"\nsample = \"10us\"", &light_and_heavy("1ms")) + "[[link_events]]\nat = \"950us\"\nbetween = [0, 6]\nstate = \"down\"\n";
+    let s = run(&toml);
+    let y = s.yama.as_ref().unwrap();
+    assert_eq!(entity(&s, "light").gbps, 0.0, "{y:?}");
+    assert_eq!((y.changes, y.unconverged, y.convergence_max_us), (1, 1, None), "{y:?}");
+}
+
+#[test]
 fn a_low_initial_estimate_climbs_to_the_engine() {
     // An initial estimate of 1 Mbps: a queue pair of weight 1/16 paces at 7.8 kB/s, a 1 KiB
     // piece is 131 ms of its tokens. Its wake-up, reckoned once at that rate, held it while

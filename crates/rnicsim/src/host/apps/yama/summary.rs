@@ -279,7 +279,8 @@ impl Yama {
     /// tolerance of its share of the chain's throughput for three samples running: weighted
     /// max-min, an open-loop entity asking no more than its `load`. An entity that asks less
     /// than its share is not judged (its rate is its own arrivals', noisy over a sample); the
-    /// others share what it leaves. A change followed by another on the same chain within four
+    /// others share what it leaves. A sample in which the chain completed nothing while an
+    /// entity that is on asks for work is not within the tolerance. A change followed by another on the same chain within four
     /// samples is superseded (not counted).
     fn convergence(&self) -> (Vec<f64>, usize, usize) {
         let Some(spec) = self.spec.as_ref() else { return (Vec::new(), 0, 0) };
@@ -303,7 +304,14 @@ impl Yama {
                 let total: f64 = (0..spec.entity.len()).filter(|&e| self.policy.chain_of(e) == c).map(|e| row[e]).sum();
                 // Max-min over the chain's throughput, in Gbps; who asks for less is satisfied.
                 let ask: Vec<::yama::Demand> = act.iter().map(|&e| ::yama::Demand { weight: spec.entity[e].weight, chain: 0, demand: spec.entity[e].load.map_or(f64::INFINITY, |l| l.0 as f64 / 1e9) }).collect();
-                let share = if total > 0.0 { ::yama::ideal_shares_by_load(&[vec![1.0 / total]], &ask) } else { vec![0.0; act.len()] };
+                // A chain that completed nothing while an entity that is on asks for work has not
+                // converged: every share of nothing is nothing, and an idle chain read as fair
+                // (three idle samples after a leave counted as converged 40 µs after it, while
+                // the survivor took up its share only 210 µs after it).
+                if total <= 0.0 {
+                    return ask.iter().all(|d| d.demand <= 0.0);
+                }
+                let share = ::yama::ideal_shares_by_load(&[vec![1.0 / total]], &ask);
                 let satisfied: Vec<bool> = (0..act.len()).map(|i| ask[i].demand.is_finite() && share[i] >= ask[i].demand * (1.0 - 1e-9)).collect();
                 let left = total - (0..act.len()).filter(|&i| satisfied[i]).map(|i| row[act[i]]).sum::<f64>();
                 let wsum: f64 = (0..act.len()).filter(|&i| !satisfied[i]).map(|i| ask[i].weight).sum();
