@@ -254,7 +254,7 @@ pub struct Yama {
     entities: Vec<EntityRun>,
     /// Per sample: its end and each entity's Gbps in it.
     pub timeline: Vec<(Time, Vec<f64>)>,
-    /// When entities joined or left (after the warmup), and the chain of each.
+    /// When entities joined or left (from the warmup on, not at time 0), and the chain of each.
     changes: Vec<Time>,
     change_chain: Vec<usize>,
     /// At each of those, every chain's application bytes measured so far: the summary's fair

@@ -14,7 +14,7 @@ pub struct YamaSummary {
     pub engines: Vec<EngineSummary>,
     /// Application work completed, all chains, Gbps.
     pub total_gbps: f64,
-    /// Joins and leaves after the warmup, and the longest and mean time after one until every
+    /// Joins and leaves from the warmup on (not the starts at time 0), and the longest and mean time after one until every
     /// active entity of its chain stayed within `tolerance` of its fair share for three samples
     /// (µs; absent when none converged or none happened).
     pub changes: usize,
