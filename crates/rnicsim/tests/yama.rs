@@ -798,6 +798,25 @@ fn workload_keys_a_chain_does_not_read_are_warned() {
 }
 
 #[test]
+fn a_chain_no_entity_uses_and_node_weights_on_a_vanilla_chain_are_warned() {
+    // Found by a helper: the unused chain reported a 1 ps loop period and an estimate of 0; the
+    // weights of a chain without isolation pace nothing. Both ran without a word.
+    let text = "duration = \"1ms\"\n[topology.star]\nhosts = 4\n[yama]\n\
+                [[yama.engine]]\nname = \"aes\"\nhost = 3\ngbps = \"10Gbps\"\n\
+                [[yama.chain]]\nname = \"c\"\nengines = [\"aes\"]\nworkload = \"aes\"\nisolation = false\n\
+                [[yama.chain]]\nname = \"idle\"\nengines = [\"aes\"]\nworkload = \"aes\"\n\
+                [[yama.entity]]\nname = \"a\"\nweight = 1.0\nchain = \"c\"\nnodes = [0, 1]\nnode_weights = [3.0, 1.0]\n";
+    let w = LoadedScenario::from_str(text, "y.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")).warnings;
+    assert!(w.iter().any(|m| m.contains("y.toml:15") && m.contains("yama.chain[1].name") && m.contains("no entity uses chain `idle`")), "{w:?}");
+    assert!(w.iter().any(|m| m.contains("y.toml:23") && m.contains("yama.entity[0].node_weights") && m.contains("without isolation")), "{w:?}");
+    assert_eq!(w.len(), 2, "{w:?}");
+    // Isolated, and used: nothing to say.
+    let fine = text.replace("isolation = false\n", "").replace("[[yama.chain]]\nname = \"idle\"\nengines = [\"aes\"]\nworkload = \"aes\"\n", "");
+    let w = LoadedScenario::from_str(&fine, "y.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")).warnings;
+    assert!(w.is_empty(), "{w:?}");
+}
+
+#[test]
 fn a_stale_after_shorter_than_two_periods_is_warned_at_its_line() {
     // The periods come from the fabric's round trips, so this is found when the world is
     // built; the warning named no file or line, unlike every other.

@@ -622,6 +622,18 @@ pub fn yama_keys_unused(doc: &toml::Table, s: &Scenario) -> Problems {
             }
         }
     }
+    for (i, c) in y.chain.iter().enumerate() {
+        // A chain nobody posts to reported an estimate of 0 and a loop period of 1 ps.
+        if !y.entity.iter().any(|e| e.chain == c.name) {
+            out.push((format!("yama.chain[{i}].name"), format!("no entity uses chain `{}`: it carries nothing, and its summary figures mean nothing", c.name)));
+        }
+    }
+    for (i, e) in y.entity.iter().enumerate() {
+        let vanilla = y.chain.iter().find(|c| c.name == e.chain).is_some_and(|c| !c.isolation.unwrap_or(y.isolation));
+        if vanilla && written("entity", i, "node_weights") {
+            out.push((format!("yama.entity[{i}].node_weights"), format!("has no effect: chain `{}` runs without isolation (vanilla), where nothing paces by weight", e.chain)));
+        }
+    }
     for (i, e) in y.engine.iter().enumerate() {
         let kv = y.chain.iter().any(|c| c.workload == Workload::Kv && c.engines.contains(&e.name));
         for key in ["cached_keys", "host_time"] {
