@@ -701,3 +701,70 @@ fn keys_a_config_leaves_out_take_the_scratch_programs_defaults() {
     let t = without(&[], "");
     assert!(!t.warnings.join("\n").contains("not in the config"), "{:?}", t.warnings);
 }
+
+/// A config on `topology` with `flows` (ns-3 flow-file lines after the count), `extra` keys
+/// appended, written beside its inputs in a temporary folder and loaded as `rnicsim run` does.
+fn small_config(topology: &str, flows: &[&str], extra: &str) -> (LoadedScenario, Vec<String>, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("t.txt"), topology).unwrap();
+    std::fs::write(tmp.path().join("f.txt"), format!("{}\n{}\n", flows.len(), flows.join("\n"))).unwrap();
+    let text = format!(
+        "TOPOLOGY_FILE t.txt\nFLOW_FILE f.txt\nSIMULATOR_STOP_TIME 2.01\nCC_MODE 1\nENABLE_PFC 1\nBUFFER_SIZE 4\nRATE_AI 40Mb/s\nRATE_HAI 100Mb/s\nMIN_RATE 100Mb/s\nEWMA_GAIN 0.00390625\nRP_TIMER 300\nHAS_WIN 1\nVAR_WIN 0\nGLOBAL_T 1\nACK_HIGH_PRIO 1\nENABLE_QCN 0\nPACKET_PAYLOAD_SIZE 1000\nKMAX_MAP 2 25000000000 400 100000000000 400\nKMIN_MAP 2 25000000000 100 100000000000 100\nPMAX_MAP 2 25000000000 0.2 100000000000 0.2\n{extra}\n"
+    );
+    let warnings = translate(&text, "config.txt", tmp.path()).unwrap().warnings;
+    (common::ns3_config(&text, tmp.path()), warnings, tmp)
+}
+
+/// Two hosts on switch 3 at 100 Gbps, one on switch 4, the switches joined at 25 Gbps.
+const CORE_SLOWER: &str = "5 2 4\n3 4\n0 3 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n2 4 100Gbps 1000ns 0\n3 4 25Gbps 1000ns 0\n";
+
+#[test]
+fn windows_are_bdps_at_the_paths_slowest_link_as_ns3s_pairbdp() {
+    // ns-3 (`CalculateRoute`; the pairBdp loop of `third.cc` / `network-load-balance.cc`):
+    // pairRtt = 2 × delay + one 1000 B payload per hop, pairBdp = pairRtt × the least link
+    // rate on the path, maxBdp the largest. Hosts 0 and 1 (one switch, 100 Gbps): 4,160 ns,
+    // 52,000 B; 0 and 2 (across the 25 Gbps link): 6,480 ns, 20,250 B. maxBdp was taken at
+    // the hosts' 100 Gbps over the longest RTT (81 KB), and GLOBAL_T 0's pair window too.
+    let (l, _, _tmp) = small_config(CORE_SLOWER, &["0 2 3 100 1000000 2.0"], "");
+    let mut w = World::build(&l).unwrap();
+    assert_eq!(w.nic_spec.cc_window.and_then(|c| c.bytes), Some(rnicsim::units::Bytes(52_000)));
+    w.run(|_| true);
+    // The first window leaves at 100 Gbps into the 25 Gbps link, which drains a quarter of it
+    // meanwhile: the queue peaks at 3/4 of 52 packets, 39 of 1,062 B (3/4 of 81 before:
+    // 66.9 KB).
+    let q = w.ports.iter().map(|p| p.counters.max_queue_bytes).max().unwrap();
+    assert_eq!(q, 39 * 1062, "bottleneck queue {q} B");
+    let (l, _, _tmp) = small_config(CORE_SLOWER, &["0 2 3 100 1000000 2.0"], "GLOBAL_T 0");
+    let mut w = World::build(&l).unwrap();
+    let (near, _) = w.connect(0, 1).unwrap();
+    let (far, _) = w.connect(0, 2).unwrap();
+    let window = |q: u32| rnicsim::nic::transport::window_packets(&w.nic_spec, w.nics[0].line_rate, w.qps.get(q));
+    // 52,000 B and 20,250 B in 1000 B packets (53 and 82 before).
+    assert_eq!((window(near), window(far)), (Some(52), Some(21)));
+}
+
+#[test]
+fn irns_window_is_the_fabrics_maxbdp_as_ns3s_irnbdp() {
+    // ConWeave's fork gives every queue pair one IRN window, `IrnBdp` (its topo2bdpMap: 104,000
+    // B for this leaf-spine, asserted equal to maxBdp; `RdmaQueuePair::CanIrnTransmit`); we
+    // took each pair's own BDP, about half that for two hosts on one leaf.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/ns3/fbhdp50-irn");
+    let text = std::fs::read_to_string(dir.join("config.txt")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let flows: String = (1..=8).map(|h| format!("{h} 0 3 2000000 2.0\n")).collect();
+    std::fs::write(tmp.path().join("in.txt"), format!("8\n{flows}")).unwrap();
+    let text = text.replace("FLOW_FILE ../fbhdp50-dcqcn/flow.txt", &format!("FLOW_FILE {}", tmp.path().join("in.txt").display()));
+    let l = common::ns3_config(&text, &dir);
+    let mut w = World::build(&l).unwrap();
+    assert_eq!(w.nic_spec.window, Some(rnicsim::units::Bytes(104_000)));
+    w.run(|_| true);
+    // Eight same-leaf senders into host 0, 104 packets each in flight: about 8 × 104 packets
+    // less the pipe queue at host 0's port (398 KB with the pairs' own BDPs).
+    let q = w.ports.iter().map(|p| p.counters.max_queue_bytes).max().unwrap();
+    assert!(q > 700_000, "incast queue {q} B");
+    // The commodity NIC keeps the pair's own BDP as its default.
+    let toml = "duration = \"1ms\"\n[topology.star]\nhosts = 2\n[nic]\nrecovery = \"selective_repeat\"\n";
+    let w = World::build(&LoadedScenario::from_str(toml, "s.toml", Path::new(".")).unwrap()).unwrap();
+    assert_eq!(w.nic_spec.window, None);
+}
+

@@ -166,7 +166,9 @@ pub struct NicSpec {
     /// payload DMA read (perftest inlines small messages).
     #[serde(default)]
     pub inline_bytes: u32,
-    /// Bytes in flight allowed under selective repeat (default: one bandwidth-delay product).
+    /// Bytes in flight allowed under selective repeat (default: one bandwidth-delay product,
+    /// the queue pair's own path's; under the `ns3` profile the fabric's largest, ns-3's
+    /// `IrnBdp` = maxBdp).
     #[serde(default)]
     pub window: Option<Bytes>,
     /// A window on every queue pair's bytes in flight, beside its congestion control (HPCC's
@@ -246,15 +248,15 @@ pub enum CnpMode {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CcWindow {
-    /// The window; unset, the largest bandwidth-delay product between any two hosts (base RTT
-    /// times the sender's line rate), as ns-3's `maxBdp`.
+    /// The window; unset, the largest bandwidth-delay product between any two hosts (the
+    /// pair's RTT times its path's slowest link), as ns-3's `maxBdp`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<Bytes>,
     /// Scale the window by the queue pair's current rate over its line rate (VAR_WIN 1).
     #[serde(default)]
     pub with_rate: bool,
-    /// Each queue pair's window is its own path's bandwidth-delay product (base RTT times its
-    /// line rate: ns-3's GLOBAL_T 0, `pairBdp`) rather than `bytes`.
+    /// Each queue pair's window is its own path's bandwidth-delay product (its RTT times the
+    /// path's slowest link: ns-3's GLOBAL_T 0, `pairBdp`) rather than `bytes`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub per_pair: bool,
 }

@@ -317,6 +317,9 @@ pub struct Qp {
     pub owner: Owner,
     /// The path's base RTT (set at connect; IRN's BDP cap uses it).
     pub base_rtt: Time,
+    /// The path's bandwidth-delay product in bytes, at its slowest link (set at connect; the
+    /// per-pair `cc_window`, ns-3's GLOBAL_T 0 `pairBdp`, uses it).
+    pub pair_bdp: u64,
     /// One timer for the retransmission timeout, RNR wait and congestion-control timers.
     pub timer: TimerId,
     pub cc: Cc,
@@ -581,6 +584,7 @@ impl Qp {
             path: crate::fabric::paths::NO_PATH,
             owner: Owner::HOST,
             base_rtt: Time::ZERO,
+            pair_bdp: 0,
             timer,
             cc,
             sq: VecDeque::new(),

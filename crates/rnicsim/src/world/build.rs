@@ -264,10 +264,18 @@ impl World {
         // once the fabric is built.
         let unsized_window = self.nic_spec.cc_window.is_some_and(|w| w.bytes.is_none());
         let fabric_t = matches!(&self.nic_spec.cc, crate::nic::cc::CcSpec::Hpcc(h) if h.fabric_rtt && h.base_rtt.is_none());
-        if unsized_window || fabric_t {
+        // ns-3's IRN window is one fabric-wide value (`IrnBdp`, which ConWeave's
+        // `network-load-balance.cc` asserts equal to maxBdp; `RdmaQueuePair::CanIrnTransmit`),
+        // not each pair's own BDP: the `ns3` profile's selective repeat takes maxBdp unless
+        // `nic.window` is set.
+        let irn_window = self.nic_spec.profile == crate::nic::NicProfile::Ns3 && self.nic_spec.recovery == crate::nic::Recovery::SelectiveRepeat && self.nic_spec.window.is_none();
+        if unsized_window || fabric_t || irn_window {
             let (rtt, bdp) = self.fabric_rtt_and_bdp();
             if let Some(w) = self.nic_spec.cc_window.as_mut().filter(|w| w.bytes.is_none()) {
                 w.bytes = Some(bdp);
+            }
+            if irn_window {
+                self.nic_spec.window = Some(bdp);
             }
             if let crate::nic::cc::CcSpec::Hpcc(h) = &mut self.nic_spec.cc {
                 if h.fabric_rtt && h.base_rtt.is_none() {
@@ -341,9 +349,10 @@ impl World {
         }
     }
 
-    /// The largest base RTT between two hosts (ns-3's `maxRtt`) and the largest
-    /// bandwidth-delay product, base RTT times the sender's line rate (`maxBdp`). Hosts on the
-    /// same switch over alike links are alike, so one pair per pair of such groups is measured.
+    /// The largest base RTT between two hosts (ns-3's `maxRtt`, with our packets' headers) and
+    /// the largest bandwidth-delay product, each pair's RTT times its path's slowest link
+    /// (`maxBdp`, the largest `pairBdp`; [`World::pair_bdp`]). Hosts on the same switch over
+    /// alike links are alike, so one pair per pair of such groups is measured.
     fn fabric_rtt_and_bdp(&mut self) -> (Time, crate::units::Bytes) {
         let mut groups: Vec<((u32, Time, u64), Vec<u32>)> = Vec::new();
         for (h, &node) in self.host_nodes.iter().enumerate() {
@@ -364,8 +373,7 @@ impl World {
                     continue;
                 }
                 let rtt = self.base_rtt(x, y).max(self.base_rtt(y, x));
-                let rate = ka.2.max(kb.2) as u128;
-                best = best.max((rtt.0 as u128 * rate / 8 / 1_000_000_000_000) as u64);
+                best = best.max(self.pair_bdp(x, y)).max(self.pair_bdp(y, x));
                 longest = longest.max(rtt);
             }
         }

@@ -177,8 +177,11 @@ impl World {
         let qa = self.alloc_qp(a, owner_a);
         let qb = self.alloc_qp(b, owner_b);
         for (q, peer) in [(qa, qb), (qb, qa)] {
-            let rtt = self.base_rtt(self.qps.get(q).node, self.qps.get(peer).node);
+            let (a, b) = (self.qps.get(q).node, self.qps.get(peer).node);
+            let rtt = self.base_rtt(a, b);
             self.transport().connect_to(q, peer, rtt);
+            // GLOBAL_T 0's window: the pair's own BDP at its path's slowest link (`pairBdp`).
+            self.qps.get_mut(q).pair_bdp = self.pair_bdp(a, b);
             self.pick_path(q);
         }
         (qa, qb)
@@ -849,6 +852,20 @@ impl World {
         let (delay, serialization, rate) = self.path_profile(src, dst, self.nic_spec.mtu as u64);
         let base_rtt = delay + delay + serialization;
         base_rtt + rate.map_or(Time::ZERO, |r| r.tx_time(wire))
+    }
+
+    /// The bandwidth-delay product between hosts `a` and `b` (node ids) as ns-3's scratch
+    /// programs size windows with it (`CalculateRoute` and the `pairBdp` loop in HPCC's
+    /// `third.cc` and ConWeave's `network-load-balance.cc`): the RTT times the path's slowest
+    /// link (`pairBw`, the least rate along the route), not the sender's line rate. Under the
+    /// `ns3` profile the RTT is ns-3's `pairRtt` too, twice the propagation delay plus one
+    /// `mtu`-byte payload's serialization per hop; otherwise our base RTT (full packet out,
+    /// ACK back).
+    pub(super) fn pair_bdp(&mut self, a: u32, b: u32) -> u64 {
+        let (delay, rates) = self.path_links(a, b);
+        let Some(slowest) = rates.iter().copied().min() else { return 0 };
+        let rtt = if self.nic_spec.profile == crate::nic::NicProfile::Ns3 { delay + delay + serialization(self.nic_spec.mtu as u64, &rates) } else { self.base_rtt(a, b) };
+        slowest.bytes_in(rtt)
     }
 
     /// Along the first shortest path from host `a` to host `b`: the summed propagation delay,

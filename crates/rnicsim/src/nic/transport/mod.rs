@@ -219,6 +219,8 @@ impl Ctx<'_> {
         qp.peer_node = pn;
         qp.peer_host = ph;
         qp.base_rtt = base_rtt;
+        // The world puts the path's own (its slowest link's) once it has connected the pair.
+        qp.pair_bdp = line_rate.bytes_in(base_rtt);
         let seed = crate::sim::rng::stream_seed(self.seed, "cc", (q as u64) << 32 | peer as u64);
         qp.cc = self.spec.cc.build(FlowParams { line_rate, base_rtt, mtu, seed }, now);
         qp.flow_hash = crate::fabric::lb::flow_hash(qp.node, pn, qp.udp_sport, qp.udp_dport);
@@ -514,8 +516,9 @@ impl Verb {
 pub fn window_packets(spec: &NicSpec, line: BitsPerSec, qp: &Qp) -> Option<u64> {
     let mtu = spec.mtu as u64;
     let cap = spec.cc_window.and_then(|w| {
-        // GLOBAL_T 0: the pair's own BDP (`pairBdp`), else the window given (`maxBdp`).
-        let b = if w.per_pair { Some((qp.base_rtt.0 as u128 * line.0 as u128 / 8 / 1_000_000_000_000) as u64) } else { w.bytes.map(|b| b.0) }?;
+        // GLOBAL_T 0: the pair's own BDP (`pairBdp`, at its path's slowest link), else the
+        // window given (`maxBdp`).
+        let b = if w.per_pair { Some(qp.pair_bdp) } else { w.bytes.map(|b| b.0) }?;
         let b = if w.with_rate { (b as u128 * qp.cc.rate().0 as u128 / line.0.max(1) as u128) as u64 } else { b };
         Some(b.div_ceil(mtu).max(1))
     });
