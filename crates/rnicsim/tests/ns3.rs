@@ -243,12 +243,13 @@ fn every_class_a_flow_file_uses_but_0_is_lossless_as_in_ns3s_switches() {
     let lossy: Vec<_> = loaded.warnings.iter().filter(|m| m.contains("lossless")).collect();
     assert!(lossy.len() == 1 && lossy[0].contains("in class 0"), "{lossy:?}");
     // The ns3 profile's retransmission timeouts, the fork's: go-back-N 4 ms; IRN 320 µs, and
-    // 100 µs with at most 3 packets in flight.
+    // 100 µs with at most 4 packets in flight (`GetRto`: RTO_high past 3 MTUs from the
+    // cumulative ACK to the last packet's first byte).
     assert_eq!((loaded.scenario.nic.rto, loaded.scenario.nic.rto_few), (Time::from_ms(4), None));
     let irn = translate(&format!("{text}\nENABLE_IRN 1\n"), "config.txt", dir.path()).unwrap();
     let irn = LoadedScenario::from_str(&irn.toml, "config.txt", dir.path()).unwrap().scenario.nic;
-    assert_eq!((irn.rto, irn.rto_few), (Time::from_us(320), Some(rnicsim::nic::RtoFew { rto: Time::from_us(100), packets: 3 })));
-    assert_eq!((irn.rto_for(3), irn.rto_for(4)), (Time::from_us(100), Time::from_us(320)));
+    assert_eq!((irn.rto, irn.rto_few), (Time::from_us(320), Some(rnicsim::nic::RtoFew { rto: Time::from_us(100), packets: 4 })));
+    assert_eq!((irn.rto_for(4), irn.rto_for(5)), (Time::from_us(100), Time::from_us(320)));
     let shipped = translate(&std::fs::read_to_string(data().join("config.txt")).unwrap(), "config.txt", &data()).unwrap();
     let shipped = LoadedScenario::from_str(&shipped.toml, "config.txt", &data()).unwrap();
     assert_eq!(shipped.scenario.switch.pfc.classes, [3]);
@@ -766,5 +767,31 @@ fn irns_window_is_the_fabrics_maxbdp_as_ns3s_irnbdp() {
     let toml = "duration = \"1ms\"\n[topology.star]\nhosts = 2\n[nic]\nrecovery = \"selective_repeat\"\n";
     let w = World::build(&LoadedScenario::from_str(toml, "s.toml", Path::new(".")).unwrap()).unwrap();
     assert_eq!(w.nic_spec.window, None);
+}
+
+#[test]
+fn irn_under_pfc_does_not_time_out_as_in_conweaves_fork() {
+    // `RdmaHw::HandleTimeout` returns at once for an IRN queue pair when the NIC's QbbEnabled
+    // (ENABLE_PFC) is set. 21 senders of 3 MB into host 0 under PFC (no ECN), and a 3-packet
+    // flow 100 µs later that waits behind their pauses past IRN's 100 µs RTO_low: 3
+    // retransmits and 1 timeout; none in ns-3.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/ns3/fbhdp50-irn");
+    let text = std::fs::read_to_string(dir.join("config.txt")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let senders = [16, 32, 48, 64, 80, 96, 112, 17, 33, 49, 65, 81, 97, 113, 18, 34, 50, 66, 82, 98, 114];
+    let flows: String = senders.iter().map(|h| format!("{h} 0 3 3000000 2.0\n")).collect();
+    std::fs::write(tmp.path().join("in.txt"), format!("{}\n{flows}19 0 3 3000 2.0001\n", senders.len() + 1)).unwrap();
+    let text = text.replace("FLOW_FILE ../fbhdp50-dcqcn/flow.txt", &format!("FLOW_FILE {}", tmp.path().join("in.txt").display())).replace("ENABLE_PFC 0", "ENABLE_PFC 1").replace("ENABLE_QCN 1", "ENABLE_QCN 0");
+    let l = common::ns3_config(&text, &dir);
+    assert!(l.scenario.switch.pfc.enabled && l.scenario.nic.rto_inert);
+    let w = run(&l);
+    let (timeouts, resent): (u64, u64) = (w.nics.iter().map(|n| n.timeouts).sum(), w.nics.iter().map(|n| n.retransmits).sum());
+    assert_eq!((timeouts, resent), (0, 0));
+    assert_eq!(w.apps.flows.records.iter().filter(|r| r.fct().is_some()).count(), senders.len() + 1);
+    // Without PFC, IRN's timeouts stand; and a scenario's own nic.rto is left alone.
+    let l = common::ns3_config(&text.replace("ENABLE_PFC 1", "ENABLE_PFC 0"), &dir);
+    assert!(!l.scenario.nic.rto_inert);
+    let toml = "duration = \"1ms\"\n[topology.star]\nhosts = 2\n[switch.pfc]\nenabled = true\n[nic]\nprofile = \"ns3\"\nrecovery = \"selective_repeat\"\nrto = \"320us\"\n";
+    assert!(!LoadedScenario::from_str(toml, "s.toml", Path::new(".")).unwrap().scenario.nic.rto_inert);
 }
 

@@ -87,6 +87,11 @@ pub struct NicSpec {
     /// since a tail loss then has no later packet to reveal it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_few: Option<RtoFew>,
+    /// A retransmission timeout that expires does nothing (the next send or ACK arms it again):
+    /// ns-3's IRN with PFC on (`RdmaHw::HandleTimeout` returns when the NIC's `QbbEnabled` is
+    /// set). Not a scenario key: the `ns3` profile sets it when `nic.rto` is left unset.
+    #[serde(skip)]
+    pub rto_inert: bool,
     #[serde(default = "default_retry")]
     pub retry_count: u32,
     /// How long a sender waits after an RNR NAK (a SEND that found no receive posted).
@@ -350,8 +355,9 @@ impl Default for NicSpec {
 
 impl NicSpec {
     /// Gives the keys of `[nic]` that the scenario did not set (`set`: its `[nic]` table) the
-    /// values of the profile.
-    pub fn apply_profile(&mut self, set: Option<&toml::Table>) {
+    /// values of the profile; `pfc`: whether the switches run PFC (`switch.pfc.enabled`, ns-3's
+    /// ENABLE_PFC, which also sets its NICs' `QbbEnabled`).
+    pub fn apply_profile(&mut self, set: Option<&toml::Table>, pfc: bool) {
         if self.profile != NicProfile::Ns3 {
             return;
         }
@@ -377,13 +383,18 @@ impl NicSpec {
         }
         if !has(&["rto"]) {
             // ConWeave's fork: go-back-N times out after 4 ms (`m_timeout`, armed on every
-            // ACK); IRN after 320 µs, or 100 µs with at most 3 packets in flight (its RTO_high
-            // and RTO_low, `RdmaQueuePair::GetRto`).
+            // ACK); IRN after 320 µs, or 100 µs with at most 4 packets in flight (its RTO_high
+            // and RTO_low: `RdmaQueuePair::GetRto` takes RTO_high once `m_max_seq -
+            // m_highest_ack`, from the cumulative ACK to the start of the last packet sent,
+            // exceeds 3 MTUs, i.e. from the 5th packet out).
             let irn = self.recovery == Recovery::SelectiveRepeat;
             self.rto = if irn { Time::from_us(320) } else { Time::from_ms(4) };
             if irn && !has(&["rto_few"]) {
-                self.rto_few = Some(RtoFew { rto: Time::from_us(100), packets: 3 });
+                self.rto_few = Some(RtoFew { rto: Time::from_us(100), packets: 4 });
             }
+            // With PFC on, IRN's timeouts do nothing (`RdmaHw::HandleTimeout`: "disable
+            // timeouts when PFC is enabled to prevent spurious retransmissions").
+            self.rto_inert = irn && pfc;
         }
         if !has(&["ack_priority"]) {
             self.ack_priority = Some(0);

@@ -137,7 +137,8 @@ impl LoadedScenario {
         // A NIC profile other than the default fills the `[nic]` keys the text leaves unset.
         if scenario.nic.profile != crate::nic::NicProfile::Commodity {
             let doc: toml::Table = toml::from_str(text).map_err(|e| toml_error(text, file, &e, &[]))?;
-            scenario.nic.apply_profile(doc.get("nic").and_then(toml::Value::as_table));
+            let pfc = scenario.switch.pfc.enabled;
+            scenario.nic.apply_profile(doc.get("nic").and_then(toml::Value::as_table), pfc);
         }
         let mut loaded = LoadedScenario { scenario, file: file.to_string(), base_dir: base_dir.to_path_buf(), text: text.to_string(), warnings: Vec::new(), translation: Vec::new(), ns3: None, overridden: None };
         // Every problem the checks find: the first they find is the error, and the rest are

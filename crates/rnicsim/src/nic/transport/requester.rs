@@ -740,7 +740,9 @@ pub fn on_timer(ctx: &mut Ctx, q: u32) {
     if qp.rto_at <= now {
         let unanswered_read = qp.pending_read();
         let outstanding = qp.snd_una < qp.snd_nxt || unanswered_read.is_some();
-        if !outstanding {
+        if !outstanding || ctx.spec.rto_inert {
+            // (Inert: ns-3's IRN under PFC returns from its timeout; the next send or ACK
+            // arms it again.)
             qp.rto_at = Time::MAX;
         } else if qp.retry_left == 0 {
             let i = qp.entry_of(qp.snd_una).or(Some(0));

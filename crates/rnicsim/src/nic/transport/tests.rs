@@ -598,3 +598,50 @@ fn with_an_ordering_layer_a_read_response_tracked_beyond_a_write_completes_its_r
     assert_eq!((qp.snd_una, qp.rto_at, qp.rsp.epsn), (3, Time::MAX, 3));
     assert_eq!(p.nics[0].ordering.as_ref().unwrap().bytes().0, 0, "the last response's bit freed the bitmap");
 }
+
+/// The `ns3` profile's IRN timeouts, laid on `p`'s spec (`pfc`: the switches run PFC).
+fn ns3_irn_timeouts(p: &mut Pair, pfc: bool) {
+    let mut s = NicSpec { profile: crate::nic::NicProfile::Ns3, recovery: Recovery::SelectiveRepeat, ..NicSpec::default() };
+    s.apply_profile(None, pfc);
+    (p.spec.rto, p.spec.rto_few, p.spec.rto_inert) = (s.rto, s.rto_few, s.rto_inert);
+}
+
+#[test]
+fn irns_rto_low_covers_four_packets_in_flight_as_ns3s_getrto() {
+    // `RdmaQueuePair::GetRto` takes RTO_high once m_max_seq − m_highest_ack > 3 MTU, where
+    // m_max_seq is the first byte of the last packet sent and m_highest_ack the cumulative
+    // ACK: with 4 packets out that is 3 MTU, still RTO_low (100 µs); the 5th brings RTO_high.
+    let mut p = Pair::new(Recovery::SelectiveRepeat);
+    ns3_irn_timeouts(&mut p, false);
+    p.write(5000, Verb::Write);
+    let first = p.send(0).unwrap();
+    let armed = p.qps.get(0).rto_at;
+    assert_eq!(armed, p.now + Time::from_us(100));
+    p.pool.free(first);
+    for _ in 0..3 {
+        let id = p.send(0).unwrap();
+        p.pool.free(id);
+    }
+    assert_eq!(p.qps.get(0).inflight_packets(), 4);
+    assert_eq!(p.qps.get(0).rto_at, armed, "4 packets out: still RTO_low");
+    let id = p.send(0).unwrap();
+    p.pool.free(id);
+    assert_eq!(p.qps.get(0).rto_at, p.now + Time::from_us(320), "the 5th: RTO_high");
+}
+
+#[test]
+fn irn_under_pfc_lets_a_timeout_pass_as_ns3s_handletimeout() {
+    // ConWeave's fork: "IRN: disable timeouts when PFC is enabled" (`RdmaHw::HandleTimeout`
+    // returns; the next send or ACK arms the timer again).
+    for pfc in [true, false] {
+        let mut p = Pair::new(Recovery::SelectiveRepeat);
+        ns3_irn_timeouts(&mut p, pfc);
+        p.write(1000, Verb::Write);
+        let lost = p.send(0).unwrap();
+        p.pool.free(lost);
+        p.now = p.qps.get(0).rto_at;
+        requester::on_timer(&mut p.ctx(), 0);
+        let resent = p.send(0).is_some();
+        assert_eq!((p.nics[0].timeouts, resent), if pfc { (0, false) } else { (1, true) }, "PFC {pfc}");
+    }
+}
