@@ -795,3 +795,34 @@ fn irn_under_pfc_does_not_time_out_as_in_conweaves_fork() {
     assert!(!LoadedScenario::from_str(toml, "s.toml", Path::new(".")).unwrap().scenario.nic.rto_inert);
 }
 
+#[test]
+fn simulator_stop_time_is_no_key_of_conweaves_fork() {
+    // network-load-balance.cc's reader has no SIMULATOR_STOP_TIME: it skips the key (as any it
+    // does not know) and runs until every flow has finished, at most FLOWGEN_STOP_TIME + 10 s.
+    // It was obeyed: a config giving 2.00005 s stopped with none of its flows finished.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/ns3/fbhdp50-irn");
+    let text = format!("{}SIMULATOR_STOP_TIME 2.00005\n", std::fs::read_to_string(dir.join("config.txt")).unwrap());
+    let t = translate(&text, "config.txt", &dir).unwrap();
+    let no = text.lines().count();
+    assert!(t.warnings.iter().any(|w| w.starts_with(&format!("config.txt:{no}: SIMULATOR_STOP_TIME is not a key of ConWeave's"))), "{:?}", t.warnings);
+    let l = common::ns3_config(&text, &dir);
+    assert!(l.scenario.stop_when_flows_done && l.scenario.duration == Time::from_ms(12_005));
+    // Without FLOWGEN_STOP_TIME the fork's default, 2.5 s, is the flows' end.
+    let l = common::ns3_config(&text.replace("FLOWGEN_STOP_TIME", "# FLOWGEN_STOP_TIME"), &dir);
+    assert!(l.scenario.stop_when_flows_done && l.scenario.duration == Time::from_ms(12_500));
+    // HPCC's third.cc (no CONWEAVE_* keys) reads it.
+    let l = common::ns3_config(&std::fs::read_to_string(data().join("config.txt")).unwrap(), &data());
+    assert!(!l.scenario.stop_when_flows_done);
+}
+
+#[test]
+fn a_second_link_between_two_switches_is_warned_of_at_its_line() {
+    // ns-3 keeps one interface per neighbour (`nbr2if`, the later line's) and routes over it
+    // alone; we spread over both links, so the file's later line is named.
+    let topo = format!("{}3 4 25Gbps 1000ns 0\n", CORE_SLOWER.replacen("5 2 4", "5 2 5", 1));
+    let (_, w, _tmp) = small_config(&topo, &["0 2 3 100 1000000 2.0"], "");
+    let w = w.join("\n");
+    assert!(w.contains("t.txt:7: switches 3 and 4 are already linked (line 6)"), "{w}");
+    let (_, w, _tmp) = small_config(CORE_SLOWER, &["0 2 3 100 1000000 2.0"], "");
+    assert!(!w.join("\n").contains("already linked"));
+}

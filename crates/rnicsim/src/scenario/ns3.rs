@@ -219,6 +219,8 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let mut no_equivalent = Vec::new();
     let mut unknown = Vec::new();
     let us = |l: &Line| -> Result<String, ScenarioError> { Ok(format!("{}us", num(l)?)) };
+    // ConWeave's fork (`network-load-balance.cc`) names its own keys CONWEAVE_*.
+    let conweave_fork = lines.iter().any(|l| l.key.starts_with("CONWEAVE_"));
     // A key given twice: ns-3's reader takes each line in turn, so the last one stands (as
     // here); said, since it is rarely meant.
     for (i, l) in lines.iter().enumerate() {
@@ -235,6 +237,12 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
             }
             "PFC_OUTPUT_FILE" => {
                 outputs.insert("pfc_file".into(), Value::String(path(l)?));
+            }
+            // ConWeave's reader has no such key: like every key it does not know, it matches
+            // no branch and is skipped (its value too, read as the next key), and the run ends
+            // as the fork's runs end (below).
+            "SIMULATOR_STOP_TIME" if conweave_fork => {
+                warnings.push(format!("{file}:{}: SIMULATOR_STOP_TIME is not a key of ConWeave's network-load-balance.cc (this config has CONWEAVE_* keys), whose reader skips it: the run ends once every flow has finished, at most 10 s past FLOWGEN_STOP_TIME; ignored here too", l.no));
             }
             "SIMULATOR_STOP_TIME" => {
                 let s = num(l)?;
@@ -466,6 +474,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let Some(topo) = topology else {
         return Err(ScenarioError::at_key(file, "TOPOLOGY_FILE", "an ns-3 config needs TOPOLOGY_FILE"));
     };
+    warnings.extend(repeated_switch_links(&topo));
     let mut t = Table::new();
     t.insert("path".into(), Value::String(topo));
     let mut topology = Table::new();
@@ -474,8 +483,9 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     root.entry("name").or_insert(Value::String(Path::new(file).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()));
     if !root.contains_key("duration") {
         // ConWeave's fork has no stop time: it runs until every flow has finished, at most
-        // 10 s past FLOWGEN_STOP_TIME.
-        let Some(stop) = flowgen_stop else {
+        // 10 s past FLOWGEN_STOP_TIME (2.5 s when the config leaves it out, its global's
+        // default; `Simulator::Stop(Seconds(flowgen_stop_time + 10.0))`).
+        let Some(stop) = flowgen_stop.or(conweave_fork.then_some(2.5)) else {
             return Err(ScenarioError::at_key(file, "SIMULATOR_STOP_TIME", "an ns-3 config needs SIMULATOR_STOP_TIME (or ConWeave's FLOWGEN_STOP_TIME)"));
         };
         root.insert("duration".into(), Value::String(format!("{}ns", ((stop + 10.0) * 1e9).round() as u64)));
@@ -518,7 +528,6 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     // Keys the config leaves out take the scratch program's own defaults (its globals:
     // `third.cc` in HPCC's, `network-load-balance.cc` in ConWeave's fork), not ours; the ones
     // ns-3 leaves unusable are said, and run with ours.
-    let conweave_fork = lines.iter().any(|l| l.key.starts_with("CONWEAVE_"));
     let given = |key: &str| lines.iter().any(|l| l.key == key);
     let mut unset = Vec::new();
     if !given("ALPHA_RESUME_INTERVAL") {
@@ -672,6 +681,38 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
 fn data_classes(path: &str) -> Vec<i64> {
     let Some(first) = crate::host::flow_file::first_line_per_class(Path::new(path)) else { return Vec::new() };
     (1..8).filter(|&c| first[c].is_some()).map(|c| c as i64).collect()
+}
+
+/// A warning for each link of the topology file at `path` that joins two switches a line
+/// before it already joined. ns-3's scratch programs keep one interface per neighbour
+/// (`nbr2if[a][b]`, overwritten by each line, so the later one's) and route only through it
+/// (`CalculateRoute`, `SetRoutingEntries`); ours spread traffic over both. None if the file
+/// cannot be read or parsed (the world's build then reports it).
+fn repeated_switch_links(path: &str) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
+    let Ok(topo) = crate::fabric::topology::parse_hpcc_topology(&text) else { return Vec::new() };
+    let switch = |n: u32| topo.kinds[n as usize] == crate::fabric::topology::NodeKind::Switch;
+    // The link lines, as the parser reads them: after the header and the switch ids.
+    let mut rest = crate::input::strip_bom(&text).lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).skip(1);
+    let switches = topo.kinds.iter().filter(|k| **k == crate::fabric::topology::NodeKind::Switch).count();
+    let mut ids = 0;
+    while ids < switches {
+        let Some((_, l)) = rest.next() else { return Vec::new() };
+        ids += l.split_whitespace().count();
+    }
+    let mut seen: Vec<((u32, u32), usize)> = Vec::new();
+    let mut out = Vec::new();
+    for (link, (i, _)) in topo.links.iter().zip(rest) {
+        if !(switch(link.a) && switch(link.b)) {
+            continue;
+        }
+        let key = (link.a.min(link.b), link.a.max(link.b));
+        if let Some(&(_, first)) = seen.iter().find(|(k, _)| *k == key) {
+            out.push(format!("{path}:{}: switches {} and {} are already linked (line {first}); ns-3 keeps one interface per neighbour, this line's (nbr2if in its scratch program), and routes only over it, so there the link of line {first} carries nothing; this run spreads traffic over both", i + 1, key.0, key.1));
+        }
+        seen.push((key, i + 1));
+    }
+    out
 }
 
 /// Where ns-3 would resolve a config's relative paths: the working directory.
