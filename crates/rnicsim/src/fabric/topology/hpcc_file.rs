@@ -48,7 +48,7 @@ pub fn parse_hpcc_topology(text: &str) -> Result<Topology, LineError> {
         let Some((ln, l)) = lines.next() else { return err(last + 1, format!("expected {switches} switch ids, found {seen}")) };
         last = ln;
         if l.split_whitespace().count() == 5 && l.split_whitespace().any(|t| t.parse::<usize>().is_err()) {
-            return err(ln, format!("expected {switches} switch ids, but only {seen} were listed before this link line"));
+            return err(ln, format!("expected {switches} switch ids before the link lines, found {seen} before this one"));
         }
         for tok in l.split_whitespace() {
             let id: usize = tok.parse().map_err(|_| LineError::new(ln, format!("expected a switch id, got \"{tok}\"")))?;
@@ -120,7 +120,7 @@ mod tests {
     fn too_few_switch_ids_are_named_before_the_links() {
         let e = parse_hpcc_topology("4 2 2\n3\n0 3 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n").unwrap_err();
         assert_eq!(e.line, 3);
-        assert!(e.message.contains("expected 2 switch ids, but only 1"), "{}", e.message);
+        assert!(e.message.contains("expected 2 switch ids before the link lines, found 1 before this one"), "{}", e.message);
     }
     use proptest::prelude::*;
 
