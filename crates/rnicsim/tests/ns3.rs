@@ -784,6 +784,9 @@ fn irn_under_pfc_does_not_time_out_as_in_conweaves_fork() {
     let text = text.replace("FLOW_FILE ../fbhdp50-dcqcn/flow.txt", &format!("FLOW_FILE {}", tmp.path().join("in.txt").display())).replace("ENABLE_PFC 0", "ENABLE_PFC 1").replace("ENABLE_QCN 1", "ENABLE_QCN 0");
     let l = common::ns3_config(&text, &dir);
     assert!(l.scenario.switch.pfc.enabled && l.scenario.nic.rto_inert);
+    // The run folder's scenario.toml keeps it: run again, it behaves the same.
+    let again = LoadedScenario::from_str(&l.resolved_toml(), "scenario.toml", &dir).unwrap();
+    assert!(again.scenario.nic.rto_inert && again.scenario.nic.rto == l.scenario.nic.rto);
     let w = run(&l);
     let (timeouts, resent): (u64, u64) = (w.nics.iter().map(|n| n.timeouts).sum(), w.nics.iter().map(|n| n.retransmits).sum());
     assert_eq!((timeouts, resent), (0, 0));

@@ -89,8 +89,9 @@ pub struct NicSpec {
     pub rto_few: Option<RtoFew>,
     /// A retransmission timeout that expires does nothing (the next send or ACK arms it again):
     /// ns-3's IRN with PFC on (`RdmaHw::HandleTimeout` returns when the NIC's `QbbEnabled` is
-    /// set). Not a scenario key: the `ns3` profile sets it when `nic.rto` is left unset.
-    #[serde(skip)]
+    /// set). The `ns3` profile sets it under selective repeat with PFC when `nic.rto` is left
+    /// unset; written out (a run folder's `scenario.toml`) only when set.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rto_inert: bool,
     #[serde(default = "default_retry")]
     pub retry_count: u32,
@@ -394,7 +395,9 @@ impl NicSpec {
             }
             // With PFC on, IRN's timeouts do nothing (`RdmaHw::HandleTimeout`: "disable
             // timeouts when PFC is enabled to prevent spurious retransmissions").
-            self.rto_inert = irn && pfc;
+            if !has(&["rto_inert"]) {
+                self.rto_inert = irn && pfc;
+            }
         }
         if !has(&["ack_priority"]) {
             self.ack_priority = Some(0);

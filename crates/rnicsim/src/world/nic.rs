@@ -180,8 +180,11 @@ impl World {
             let (a, b) = (self.qps.get(q).node, self.qps.get(peer).node);
             let rtt = self.base_rtt(a, b);
             self.transport().connect_to(q, peer, rtt);
-            // GLOBAL_T 0's window: the pair's own BDP at its path's slowest link (`pairBdp`).
-            self.qps.get_mut(q).pair_bdp = self.pair_bdp(a, b);
+            // GLOBAL_T 0's window: the pair's own BDP at its path's slowest link (`pairBdp`);
+            // the path is walked only where a window reads it.
+            if self.nic_spec.cc_window.is_some_and(|w| w.per_pair) {
+                self.qps.get_mut(q).pair_bdp = self.pair_bdp(a, b);
+            }
             self.pick_path(q);
         }
         (qa, qb)
