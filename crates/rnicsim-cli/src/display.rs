@@ -146,7 +146,8 @@ pub fn paper_table(s: &Summary) -> Option<Table> {
     t.set_header(vec!["metric", "source", "paper", "ours", "error", "within"]);
     for c in &s.paper {
         t.add_row(vec![
-            c.metric.clone(),
+            // A ratio claim shows what it divides by.
+            c.per.as_ref().map_or_else(|| c.metric.clone(), |per| format!("{} / {per}", c.metric)),
             c.source.clone(),
             // A bound holds or not; the tolerance is for values meant to be near the paper's.
             match c.relation {
@@ -154,15 +155,31 @@ pub fn paper_table(s: &Summary) -> Option<Table> {
                 Relation::Below => format!("≤ {} {}", c.paper, c.unit),
                 Relation::Above => format!("≥ {} {}", c.paper, c.unit),
             },
-            c.ours.map_or("missing".to_string(), |o| format!("{o:.2} {}", c.unit)),
-            c.relative_error.map_or("-".to_string(), |r| format!("{:+.1}%", r * 100.0)),
+            // Ours to the paper's precision at least (1/64000 read 0.00 beside 0.00002).
+            c.ours.map_or("missing".to_string(), |o| format!("{} {}", significant(o), c.unit)),
+            match (c.relative_error, c.paper == 0.0) {
+                (None, _) => "-".to_string(),
+                // Against 0 the tolerance is absolute and the error is ours itself.
+                (Some(r), true) => format!("{r:+}"),
+                (Some(r), false) => format!("{:+.1}%", r * 100.0),
+            },
             match c.relation {
+                Relation::Near if c.paper == 0.0 => format!("{} (±{})", if c.within { "yes" } else { "NO" }, c.tolerance),
                 Relation::Near => format!("{} (±{:.0}%)", if c.within { "yes" } else { "NO" }, c.tolerance * 100.0),
                 Relation::Below | Relation::Above => format!("{} (bound)", if c.within { "yes" } else { "NO" }),
             },
         ]);
     }
     Some(t)
+}
+
+/// `x` with two decimals, or four significant digits where two decimals would lose it.
+fn significant(x: f64) -> String {
+    if x == 0.0 || x.abs() >= 0.1 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3e}")
+    }
 }
 
 /// "latency mean M µs, p99 P µs" with `digits` decimals, or `none` where nothing was measured.

@@ -64,6 +64,13 @@ impl PaperValue {
                 bad.push(("per".into(), "a `*` in `per` needs one in `metric`".into()));
             }
         }
+        // (A NaN value was written as null, an infinite one made a bound that always held.)
+        if !self.value.is_finite() {
+            bad.push(("value".into(), format!("expected a finite number, got {}", self.value)));
+        }
+        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
+            bad.push(("tolerance".into(), format!("expected a finite relative tolerance of 0 or more, got {}", self.tolerance)));
+        }
         bad
     }
 }
@@ -126,18 +133,23 @@ pub fn lookup_ratio(v: &serde_json::Value, metric: &str, per: Option<&str>) -> O
     }
 }
 
-/// Every match of a path with one `*` segment: (the element's name, its value).
+/// Every match of a path with one `*` segment: (the element's key in a path, its value). The
+/// key is the element's name where that names it alone, else its index: two unnamed perftests
+/// were both keyed "" and a `per` with `*` divided each by the first's.
 pub fn lookup_all(v: &serde_json::Value, path: &str) -> Vec<(String, f64)> {
     let Some((head, tail)) = path.split_once("/*") else { return Vec::new() };
     let tail = tail.strip_prefix('/').unwrap_or(tail);
     let list = if head.is_empty() { Some(v) } else { walk(v, head) };
     let Some(serde_json::Value::Array(items)) = list else { return Vec::new() };
+    let name = |e: &serde_json::Value| e.get("name").and_then(|n| n.as_str()).filter(|n| !n.is_empty()).map(str::to_string);
+    let names: Vec<Option<String>> = items.iter().map(name).collect();
     items
         .iter()
-        .filter_map(|e| {
-            let name = e.get("name")?.as_str()?.to_string();
+        .enumerate()
+        .filter_map(|(i, e)| {
+            let key = names[i].clone().filter(|n| names.iter().filter(|m| m.as_ref() == Some(n)).count() == 1 && n.parse::<usize>().is_err()).unwrap_or_else(|| i.to_string());
             let x = if tail.is_empty() { e.as_f64() } else { lookup(e, tail) }?;
-            Some((name, x))
+            Some((key, x))
         })
         .collect()
 }
@@ -161,9 +173,12 @@ pub fn compare(summary: &serde_json::Value, values: &[PaperValue]) -> Vec<Compar
         .iter()
         .map(|p| {
             let ours = claim_value(summary, p);
+            // Against a paper value of 0 a relative error means nothing: the tolerance is then
+            // absolute (|ours| ≤ tolerance), and the error is ours. A bound met to the last
+            // bits of a float holds (1.1 against 1 ± 10% read as +10.000000000000009%).
             let rel = ours.map(|o| if p.value == 0.0 { o } else { (o - p.value) / p.value.abs() });
             let within = match p.relation {
-                Relation::Near => rel.is_some_and(|r| r.abs() <= p.tolerance),
+                Relation::Near => rel.is_some_and(|r| r.abs() <= p.tolerance * (1.0 + 1e-9) + 1e-15),
                 Relation::Below => ours.is_some_and(|o| o <= p.value),
                 Relation::Above => ours.is_some_and(|o| o >= p.value),
             };
@@ -454,6 +469,29 @@ mod tests {
         assert_eq!(PaperValue { over: None, ..claim(Over::Min) }.check().len(), 1);
         assert_eq!(PaperValue { metric: "rdma/x".into(), per: None, ..claim(Over::Min) }.check().len(), 1);
         assert!(claim(Over::Max).check().is_empty());
+    }
+
+    #[test]
+    fn unnamed_elements_pair_by_position_and_a_claim_on_its_bound_holds() {
+        // Two unnamed perftests, a baseline halving the second's message: 64000/64000 and
+        // 4000/2000. Both were keyed "" and divided by the first's (ours 1, not 2).
+        let s = serde_json::json!({
+            "perftest": [{"name": "", "message": 64000.0}, {"name": "", "message": 4000.0}],
+            "baselines": [{"name": "b", "perftest": [{"name": "", "message": 64000.0}, {"name": "", "message": 2000.0}]}]
+        });
+        assert_eq!(lookup_all(&s, "perftest/*/message"), vec![("0".to_string(), 64000.0), ("1".to_string(), 4000.0)]);
+        let claim = PaperValue { metric: "perftest/*/message".into(), per: Some("baselines/b/perftest/*/message".into()), value: 2.0, relation: Relation::Near, tolerance: 0.0, source: String::new(), unit: String::new(), over: Some(Over::Max) };
+        let c = compare(&s, std::slice::from_ref(&claim));
+        assert!(c[0].ours == Some(2.0) && c[0].within, "{:?}", c[0]);
+        // On the tolerance's edge, to the float: 1.1 against 1 ± 10%, 0.77 against 0.7 ± 10%.
+        let edge = serde_json::json!({"a": 1.1, "b": 0.77, "c": 1.1000001});
+        let near = |metric: &str, value: f64| PaperValue { metric: metric.into(), per: None, value, tolerance: 0.1, over: None, ..claim.clone() };
+        let c = compare(&edge, &[near("a", 1.0), near("b", 0.7), near("c", 1.0)]);
+        assert_eq!(c.iter().map(|c| c.within).collect::<Vec<_>>(), vec![true, true, false]);
+        // Values and tolerances a claim cannot be judged by.
+        for (bad, key) in [(PaperValue { value: f64::NAN, ..near("a", 1.0) }, "value"), (PaperValue { value: f64::INFINITY, ..near("a", 1.0) }, "value"), (PaperValue { tolerance: -0.1, ..near("a", 1.0) }, "tolerance"), (PaperValue { tolerance: f64::INFINITY, ..near("a", 1.0) }, "tolerance")] {
+            assert_eq!(bad.check().iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), vec![key]);
+        }
     }
 
     #[test]

@@ -320,6 +320,12 @@ pub fn fields(s: &Scenario) -> Problems {
     unique_names(&mut out, "rpc", s.rpc.iter().map(|r| r.name.as_str()), true);
     unique_names(&mut out, "nvmf", s.nvmf.iter().map(|n| n.name.as_str()), true);
     unique_names(&mut out, "baseline", s.baseline.iter().map(|b| b.name.as_str()), false);
+    // A baseline is read only by its name (`baselines/NAME/...`).
+    for (i, b) in s.baseline.iter().enumerate() {
+        if b.name.trim().is_empty() {
+            out.push((format!("baseline[{i}].name"), "expected a name: claims and figures read a baseline as baselines/NAME/...".into()));
+        }
+    }
     // [[rpc]] and [[nvmf]] values (their hosts are checked against the topology).
     if s.rpc.len() > 2047 {
         out.push(("rpc".into(), format!("at most 2047 [[rpc]] entries, got {}", s.rpc.len())));
@@ -358,17 +364,23 @@ pub fn fields(s: &Scenario) -> Problems {
 /// `defaulted`: an entry without a name goes by its default name (rpc, nvmf), so an explicit
 /// name can collide with another entry's default one.
 fn unique_names<'a>(out: &mut Problems, table: &str, names: impl Iterator<Item = &'a str>, defaulted: bool) {
+    // Where metric paths find the entries: `baselines/NAME/...` for `[[baseline]]`.
+    let metric = if table == "baseline" { "baselines" } else { table };
     let mut seen: Vec<(String, bool)> = Vec::new();
     for (i, name) in names.enumerate() {
+        // A `/` splits a metric path: such an entry could never be named in one.
+        if name.contains('/') {
+            out.push((format!("{table}[{i}].name"), format!("\"{name}\" holds a `/`, which separates the segments of a metric path ({metric}/NAME/...): no claim or figure could name this entry")));
+        }
         let default = name.is_empty() && defaulted;
         let name = if default { crate::host::apps::default_name(table, i) } else { name.to_string() };
         if let Some(first) = seen.iter().position(|(n, _)| !name.is_empty() && *n == name) {
             if default {
                 // The clash is the explicit name on the earlier entry: the key in the file.
-                out.push((format!("{table}[{first}].name"), format!("\"{name}\" is the default name of {table}[{i}], which has none: metrics such as {table}/{name}/... would read only the first")));
+                out.push((format!("{table}[{first}].name"), format!("\"{name}\" is the default name of {table}[{i}], which has none: metrics such as {metric}/{name}/... would read only the first")));
             } else {
                 let whose = if seen[first].1 { " (its default name)" } else { "" };
-                out.push((format!("{table}[{i}].name"), format!("\"{name}\" names {table}[{first}] already{whose}: metrics such as {table}/{name}/... would read only the first")));
+                out.push((format!("{table}[{i}].name"), format!("\"{name}\" names {table}[{first}] already{whose}: metrics such as {metric}/{name}/... would read only the first")));
             }
         }
         seen.push((name, default));
