@@ -376,8 +376,17 @@ impl World {
             Some(t) if quanta > 0 => pause_quanta(t, self.ports[p as usize].rate.0),
             _ => quanta,
         };
-        if let Some(refresh) = sw.pfc_sent(iface, class, quanta, self.now, &mut self.ports[p as usize]) {
-            self.timers.arm_if_later(sw.pfc_refresh[iface as usize], refresh);
+        let refresh = sw.pfc_sent(iface, class, quanta, self.now, &mut self.ports[p as usize]);
+        // One refresh timer per port, for every class it pauses: the first class paused starts
+        // it anew, the others keep the earliest, and the last RESUME stops it. (A timer left
+        // from an earlier episode refreshed the next one early: an extra PAUSE 10 us into an
+        // episode, 168 us after the first one's.)
+        let (timer, asserted) = (sw.pfc_refresh[iface as usize], sw.asserted(iface).iter().filter(|&&a| a).count());
+        match refresh {
+            Some(at) if asserted <= 1 => self.timers.arm(timer, at),
+            Some(at) => self.timers.arm_if_later(timer, at),
+            None if asserted == 0 => self.timers.cancel(timer),
+            None => {}
         }
         let id = self.pool.alloc(Packet::pause(class, quanta, PFC_FRAME_BYTES));
         self.stats.pfc_frames_sent += 1;
