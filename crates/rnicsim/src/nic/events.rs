@@ -62,7 +62,7 @@ pub struct EventRecord {
     pub host: u32,
     pub qp: u32,
     pub kind: &'static str,
-    /// TX: wire bytes; RX: payload bytes; ACK: newly acknowledged bytes.
+    /// TX: wire bytes; RX: payload bytes; ACK: newly acknowledged bytes; a hint: its value.
     pub bytes: u64,
     /// ACK: the RTT sample; otherwise zero.
     pub rtt: Time,
@@ -81,6 +81,8 @@ impl EventLog {
             NicEvent::Ack(a) => (a.acked_bytes, a.rtt),
             NicEvent::RttProbe { rtt, .. } => (0, *rtt),
             NicEvent::Signal { bytes, .. } => (*bytes as u64, Time::ZERO),
+            // The hint's value rides in `bytes` (it was dropped).
+            NicEvent::Hint { value } => (*value as u64, Time::ZERO),
             _ => (0, Time::ZERO),
         };
         self.records.push(EventRecord { at, host, qp, kind: ev.kind(), bytes, rtt });
@@ -122,5 +124,19 @@ impl EventTap {
         let core = scr.cores[host as usize].as_mut()?;
         let due = core.leave(at, qp)?;
         Some((scr.timers[host as usize], due))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hint_is_recorded_with_its_value() {
+        // Its value fell to `_` and was written as 0 bytes (found by a helper).
+        let mut log = EventLog::default();
+        log.record(Time(7), 1, 2, &NicEvent::Hint { value: 5 });
+        let r = &log.records[0];
+        assert_eq!((r.at, r.host, r.qp, r.kind, r.bytes, r.rtt), (Time(7), 1, 2, "hint", 5, Time::ZERO));
     }
 }
