@@ -94,7 +94,7 @@ pub fn summary_table(s: &Summary, wall: Duration) -> Table {
             Some(max) => format!("{}–{max}", p.message),
             None => p.message.to_string(),
         };
-        let v = if p.test == "WriteLat" {
+        let v = if p.test == rnicsim::scenario::PerftestKind::WriteLat.name() {
             format!("{message} B: {}", latency(p.latency_mean_us, p.latency_p99_us, 2, "no message completed in the window"))
         } else {
             format!("{message} B × {} QPs: {:.4} Gbps goodput, {:.4} Gbps on the wire, {:.3} Mpps", p.qps, p.gbps, p.wire_gbps, p.mpps)

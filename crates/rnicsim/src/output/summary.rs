@@ -421,7 +421,7 @@ impl Summary {
                 .map(|(p, goodput)| (p, goodput, p.all_latencies()))
                 .map(|(p, goodput, lat)| PerftestSummary {
                     name: p.spec.name.clone(),
-                    test: format!("{:?}", p.spec.test),
+                    test: p.spec.test.name().to_string(),
                     message: p.spec.message.0,
                     message_max: p.spec.message_max.map(|m| m.0).filter(|&m| m > p.spec.message.0),
                     qps: p.qps.len() as u32,

@@ -139,7 +139,7 @@ pub fn perftest(w: &World) -> RecordBatch {
     batch(vec![
         ("test", u32s(rows.iter().map(|r| r.0))),
         ("name", Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.1.spec.name.clone())))),
-        ("kind", Arc::new(StringArray::from_iter_values(rows.iter().map(|r| format!("{:?}", r.1.spec.test))))),
+        ("kind", Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.1.spec.test.name())))),
         ("qp", u32s(rows.iter().map(|r| r.2 as u32))),
         ("client", u32s(rows.iter().map(|r| r.1.spec.client))),
         ("server", u32s(rows.iter().map(|r| r.1.spec.server))),

@@ -661,6 +661,18 @@ pub enum PerftestKind {
     WriteLat,
 }
 
+impl PerftestKind {
+    /// The test's name as the scenario writes it (`"write_bw"`), which outputs use too.
+    pub fn name(self) -> &'static str {
+        match self {
+            PerftestKind::WriteBw => "write_bw",
+            PerftestKind::ReadBw => "read_bw",
+            PerftestKind::SendBw => "send_bw",
+            PerftestKind::WriteLat => "write_lat",
+        }
+    }
+}
+
 /// A perftest-like benchmark between a client and a server host.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
