@@ -418,6 +418,28 @@ impl FigureSpec {
                 bad.push((format!("paper[{i}].y"), format!("expected one y per x value ({}), got {}", p.x.len(), p.y.len())));
             }
         }
+        // A point is one metric: a `*` (a claim's "every element") found nothing, and its
+        // point was left out without a word.
+        for (i, s) in self.series.iter().enumerate() {
+            let starred = s.metrics.iter().chain(&s.per_each).chain(&s.per).any(|m| m.split('/').any(|seg| seg == "*"));
+            if starred {
+                bad.push((format!("series[{i}].metrics"), "a figure's point reads one metric; `*` (every element) is for claims with `over`: list the elements".into()));
+            }
+        }
+        // Points a logarithmic axis cannot show, and numbers that are none.
+        let axis = |log: bool, name: &str, key: String, values: &[f64], bad: &mut Vec<(String, String)>| {
+            if let Some(v) = values.iter().find(|v| !v.is_finite() || (log && **v <= 0.0)) {
+                let why = if v.is_finite() { format!("{name}_log is set, and a logarithmic axis has no place for {v}") } else { format!("expected finite numbers, got {v}") };
+                bad.push((key, why));
+            }
+        };
+        for (i, s) in self.series.iter().enumerate() {
+            axis(self.x_log, "x", format!("series[{i}].x"), &s.x, &mut bad);
+        }
+        for (i, p) in self.paper.iter().enumerate() {
+            axis(self.x_log, "x", format!("paper[{i}].x"), &p.x, &mut bad);
+            axis(self.y_log, "y", format!("paper[{i}].y"), &p.y, &mut bad);
+        }
         bad
     }
 }
@@ -547,7 +569,17 @@ mod tests {
         assert_eq!(figures(&s, &[scaled])[0].series[0].y, vec![5.0, 10.0]);
         let bad_scale = FigureSpec { series: vec![SeriesSpec { scale: 0.0, ..f.series[0].clone() }], ..f.clone() };
         assert_eq!(bad_scale.check()[0].0, "series[0].scale");
-        let bad = FigureSpec { series: vec![SeriesSpec { metrics: vec![], ..f.series[0].clone() }], ..f };
+        let bad = FigureSpec { series: vec![SeriesSpec { metrics: vec![], ..f.series[0].clone() }], ..f.clone() };
         assert_eq!(bad.check()[0].0, "series[0].metrics");
+        // A `*` in a point's metric (it found nothing, and the point went missing unsaid), a 0
+        // on a logarithmic axis, and numbers that are none (found by a helper).
+        let star = FigureSpec { series: vec![SeriesSpec { metrics: vec!["h/*/m".into(), "h/b/m".into(), "h/c/m".into()], ..f.series[0].clone() }], ..f.clone() };
+        assert_eq!(star.check().iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), vec!["series[0].metrics"]);
+        let log0 = FigureSpec { x_log: true, series: vec![SeriesSpec { x: vec![0.0, 2.0, 3.0], ..f.series[0].clone() }], ..f.clone() };
+        assert_eq!(log0.check().iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), vec!["series[0].x"]);
+        let ylog0 = FigureSpec { y_log: true, paper: vec![PaperPoints { label: "paper".into(), x: vec![2.0], y: vec![0.0] }], ..f.clone() };
+        assert_eq!(ylog0.check().iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), vec!["paper[0].y"]);
+        let nan = FigureSpec { paper: vec![PaperPoints { label: "paper".into(), x: vec![f64::NAN], y: vec![1.0] }], ..f };
+        assert_eq!(nan.check().iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), vec!["paper[0].x"]);
     }
 }
