@@ -863,8 +863,10 @@ pub fn advisories(s: &Scenario, host_rates: Option<(BitsPerSec, BitsPerSec)>) ->
         let rdma = !s.flows.is_empty() || !s.perftest.is_empty() || !s.nvmf.is_empty() || !s.rpc.is_empty();
         // Queue pairs on k shortest paths follow the path their packets carry; the balancer
         // only places what carries none (ACKs, [[traffic]]): a comparison of balancers with
-        // k_shortest_paths on gave five identical runs.
-        if s.routing.k_shortest_paths.is_some() && lb != LbKind::Ecmp && rdma {
+        // k_shortest_paths on gave five identical runs. (Where the source switch picks a path
+        // per packet, `routing.path_choice` is plainly the balancing asked for.)
+        let per_connection = s.routing.path_choice == crate::scenario::schema::PathChoice::Connection;
+        if s.routing.k_shortest_paths.is_some() && per_connection && lb != LbKind::Ecmp && rdma {
             out.push((
                 "switch.load_balancer".into(),
                 format!("queue pairs under routing.k_shortest_paths follow the path their packets carry (routing.path_choice picks it), so {} places only ACKs and [[traffic]] packets; compare balancers without k_shortest_paths", toml::Value::try_from(lb).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()),
