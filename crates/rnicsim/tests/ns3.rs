@@ -301,8 +301,10 @@ fn errors_name_the_configs_own_line_and_key() {
         assert_eq!(e.key.as_deref(), Some(key), "{e}");
     }
     // A value of the config's own key that a congestion control refuses is named at that key's
-    // line, not at CC_MODE's (HPCC's additive increase of 0, and its floor above the line).
-    for (edits, key) in [(vec![("CC_MODE 1", "CC_MODE 3"), ("RATE_AI 50Mb/s", "RATE_AI 0Mb/s")], "RATE_AI"), (vec![("CC_MODE 1", "CC_MODE 3"), ("MIN_RATE 100Mb/s", "MIN_RATE 200Gb/s")], "MIN_RATE")] {
+    // line, not at CC_MODE's (HPCC's additive increase of 0, and its floor above the line: the
+    // topology file's 100 Gbps host links, read when the config is loaded).
+    let topology = format!("TOPOLOGY_FILE {}", data().join("topology.txt").display());
+    for (edits, key) in [(vec![("CC_MODE 1", "CC_MODE 3"), ("RATE_AI 50Mb/s", "RATE_AI 0Mb/s")], "RATE_AI"), (vec![("CC_MODE 1", "CC_MODE 3"), ("MIN_RATE 100Mb/s", "MIN_RATE 200Gb/s"), ("TOPOLOGY_FILE topology.txt", topology.as_str())], "MIN_RATE")] {
         let bad = edits.iter().fold(text.clone(), |t, (from, to)| t.replace(from, to));
         let path = tmp.path().join("config.txt");
         std::fs::write(&path, &bad).unwrap();

@@ -145,6 +145,13 @@ impl LoadedScenario {
         // listed after it in file order (one at a time made a user fix and validate again for
         // each).
         let mut problems: Vec<ScenarioError> = validate::fields(&loaded.scenario).into_iter().map(|(path, m)| loaded.error_at(&path, m)).collect();
+        // Rates checked against a topology file's own host links (read here; a file that does
+        // not read is an error when the world is built).
+        if problems.is_empty() {
+            if let Some(rates) = loaded.file_host_rates() {
+                problems.extend(validate::against_host_rates(&loaded.scenario, rates).into_iter().map(|(path, m)| loaded.error_at(&path, m)));
+            }
+        }
         if !problems.is_empty() {
             let mut first = problems.remove(0);
             problems.sort_by_key(|e| (e.line.is_none(), e.line, e.column));

@@ -1521,21 +1521,27 @@ fn hpcc_min_rate_message(line: BitsPerSec) -> String {
     format!("expected a rate above 0 and at most the link rate ({line})")
 }
 
-pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
+/// Errors of settings against a topology file's own host links (`(slowest, fastest)`), which
+/// ignore `links.rate`: HPCC's increase beyond the fastest host's line, or its floor above a
+/// host's line (that host's HPCC would never cut).
+pub fn against_host_rates(s: &Scenario, (slowest, fastest): (BitsPerSec, BitsPerSec)) -> Problems {
     let mut out = Problems::new();
-    if let Some(m) = too_large(t.switch_count() as u128, t.host_groups() as u128) {
-        out.push(("topology".into(), m));
-        return out;
-    }
-    // HPCC's rates against a topology file's own host links: an increase beyond the fastest
-    // host's line, or a floor above a host's line (its HPCC would never cut).
-    if let (crate::nic::cc::CcSpec::Hpcc(h), TopologySpec::File { .. }, Some((slowest, fastest))) = (&s.nic.cc, &s.topology, t.host_link_rates()) {
+    if let (crate::nic::cc::CcSpec::Hpcc(h), TopologySpec::File { .. }) = (&s.nic.cc, &s.topology) {
         if h.rate_ai > fastest {
             out.push(("nic.cc.hpcc.rate_ai".into(), hpcc_rate_ai_message(fastest, h.rate_ai)));
         }
         if h.min_rate.is_some_and(|r| r > slowest) {
             out.push(("nic.cc.hpcc.min_rate".into(), format!("{} (the slowest host link of the topology file)", hpcc_min_rate_message(slowest))));
         }
+    }
+    out
+}
+
+pub fn against_topology(s: &Scenario, t: &Topology) -> Problems {
+    let mut out = Problems::new();
+    if let Some(m) = too_large(t.switch_count() as u128, t.host_groups() as u128) {
+        out.push(("topology".into(), m));
+        return out;
     }
     // With ns-3's NIC (a config.txt run), ECN curves by port rate cover every switch port's
     // rate, as ns-3 demands ("must set kmin for each link speed"); elsewhere a rate without
