@@ -451,11 +451,11 @@ fn the_whitelist_keeps_forged_and_out_of_range_packets_from_the_stateless_memory
     // and from a host with no rule for this server at all.
     // (The check reads the range the header carries: what it checks is what would land.)
     let rd = StarHeader { ptype: StarType::Rd, addr: 1024 * 1024 - 8, len: 16, ack: true, ..Default::default() };
-    assert!(!w.star_forge(1, 0, p.c, rd, p.s_src.1, true, Some(0)).unwrap());
+    assert!(!w.star_forge(1, 0, p.c, rd, (p.s_src.1, true), Some(0)).unwrap());
     let inside = StarHeader { addr: 8, ..rd };
-    assert!(!w.star_forge(2, 0, p.c, inside, p.s_src.1, true, Some(0)).unwrap(), "host 2 has no rule for host 0");
+    assert!(!w.star_forge(2, 0, p.c, inside, (p.s_src.1, true), Some(0)).unwrap(), "host 2 has no rule for host 0");
     let gd = StarHeader { ptype: StarType::Gd, addr: LAND, len: 64, ..Default::default() };
-    assert!(!w.star_forge(1, 0, p.c, gd, p.s_dst.1 ^ 4, true, None).unwrap());
+    assert!(!w.star_forge(1, 0, p.c, gd, (p.s_dst.1 ^ 4, true), None).unwrap());
     let t = w.now + Time::from_us(100);
     w.run_until(t);
     assert!(w.memory(0, 0, 1024 * 1024).unwrap() == &before[..], "something reached the stateless host's memory");
@@ -512,7 +512,7 @@ fn without_the_security_check_a_forged_packet_lands() {
     let (_, c) = w.connect_star(0, 1, Owner::HOST, Owner::HOST, StarRole::FirstStateless).unwrap();
     w.fill_memory(1, 0, &pattern(16, 3)).unwrap();
     let rd = StarHeader { ptype: StarType::Rd, addr: 512 * 1024, len: 16, ..Default::default() };
-    assert!(w.star_forge(1, 0, c, rd, 0, true, Some(0)).unwrap());
+    assert!(w.star_forge(1, 0, c, rd, (0, true), Some(0)).unwrap());
     w.run_until(Time::from_us(50));
     assert!(w.memory(0, 512 * 1024, 16).unwrap() == &pattern(16, 3)[..], "the stateless NIC checks nothing itself");
     // Without the module there is no table: the summary reports no rules for it.

@@ -872,9 +872,9 @@ impl World {
     /// of connection `handle` had built it: it passes `from`'s security module like any other.
     /// For tests of the whitelist: a forged RD or GD names any address, key and length. The
     /// module checks the range the header carries (`addr`, `len`: written by an RD, read by a
-    /// GD) under `key` (`remote`: a peer's rkey; else the stateless side's own lkey), so what
-    /// is checked is what would reach memory. Returns whether the packet left.
-    pub fn star_forge(&mut self, from: u32, to: u32, handle: u32, header: StarHeader, key: u32, remote: bool, data: Option<u64>) -> Result<bool, VerbsError> {
+    /// GD) under `(key, remote)` (`remote`: a peer's rkey; else the stateless side's own
+    /// lkey), so what is checked is what would reach memory. Returns whether the packet left.
+    pub fn star_forge(&mut self, from: u32, to: u32, handle: u32, header: StarHeader, (key, remote): (u32, bool), data: Option<u64>) -> Result<bool, VerbsError> {
         let mem = MemoryUse { key, remote, addr: header.addr, len: header.len as u64, write: header.ptype == StarType::Rd };
         let h = self.host_of(from)?;
         self.host_of(to)?;
