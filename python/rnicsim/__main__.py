@@ -56,7 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         from .api import ScenarioError
         import warnings
 
+        from . import sweep as sweep_module
         from .sweep import SweepWarning, run_sweep
+
+        sweep_module._AS_COMMAND = True  # errors name the command's options (--ray)
 
         ap = argparse.ArgumentParser(prog=f"{PROG} sweep", description="Run a parameter sweep on a local process pool.")
         ap.add_argument("sweep")

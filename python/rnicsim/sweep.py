@@ -20,8 +20,9 @@ and ``flows[0].load``, ``nic.cc`` and ``nic.cc.dcqcn.g``, two kinds of one-kind 
 ``nic.cc.hpcc.eta`` and ``nic.cc.dcqcn.g``) and a parameter that cannot be set (an index past a
 list's end) are mistakes of the sweep file, refused before anything is written. A point that
 fails (an invalid value, a crash) is reported with its parameters in ``failures.json`` and does
-not stop the others. ``results.parquet`` holds one row per finished point: its parameters (as JSON text),
-seed, run folder and every numeric value of its summary (integers as integer columns).
+not stop the others. ``results.parquet`` holds one row per finished point: its parameters (numbers,
+strings and booleans as typed columns, tables as JSON text), seed, run folder and every numeric
+value of its summary (integers as integer columns).
 """
 
 from __future__ import annotations
@@ -267,6 +268,23 @@ def _error_text(e: BaseException) -> str:
     return str(e) if isinstance(e, PointError) else f"{type(e).__name__}: {e}"
 
 
+def _usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, as `taskset` or a batch scheduler sets
+    it), not every CPU of the machine."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+# Set by the `sweep` command (whose option is --ray); from Python the argument is ray_address.
+_AS_COMMAND = False
+
+
+def _prog() -> bool:
+    return _AS_COMMAND
+
+
 @contextlib.contextmanager
 def _terminate_as_interrupt() -> Iterator[None]:
     """While a sweep runs, SIGTERM to its process stops it as Ctrl-C does (by default it would
@@ -318,7 +336,7 @@ def _ray(todo: list, address: str) -> Iterator[tuple[tuple, Optional[str]]]:
 
     opts = {"include_dashboard": False, "log_to_driver": False}
     if address == "local":
-        ray.init(num_cpus=os.cpu_count() or 1, **opts)
+        ray.init(num_cpus=_usable_cpus(), **opts)
     else:
         ray.init(address=address, **opts)
     try:
@@ -366,7 +384,7 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
         import importlib.util
 
         if importlib.util.find_spec("ray") is None:
-            raise ScenarioError(f"--ray: this Python ({sys.executable}) has no Ray; install it with rnicsim (`pip install .[ray]`), or leave --ray out for a local process pool")
+            raise ScenarioError(f"{'--ray' if _prog() else 'ray_address'}: this Python ({sys.executable}) has no Ray; install it with rnicsim (`pip install .[ray]`), or leave {'--ray' if _prog() else 'ray_address'} out for a local process pool")
     # Every point is made and checked before anything is written: a parameter that cannot be
     # set (a list index past the end) is a mistake of the sweep file, which stops it here, and
     # so is a sweep none of whose points is valid (a misspelt key, a base scenario at fault).
@@ -398,7 +416,7 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
         same = sum(len(m) - 1 for m in members.values())
         also = f", {same} the same scenario as another point (each scenario runs once)" if same else ""
         print(f"sweep: {len(points)} points, {len(finished)} already finished, {len(todo)} to run on {where}, {len(failures)} invalid{also}", file=sys.stderr)
-    events = _ray(todo, ray_address) if ray_address and todo else _local(todo, workers or os.cpu_count() or 1)
+    events = _ray(todo, ray_address) if ray_address and todo else _local(todo, workers or _usable_cpus())
     with _terminate_as_interrupt():
         for i, ((p, s, d), error) in enumerate(events, 1):
             if error is None:
