@@ -426,7 +426,8 @@ fn a_misspelt_claim_metric_is_warned_of_before_the_run() {
         let loaded = LoadedScenario::from_str(text, "s.toml", Path::new(".")).unwrap();
         rnicsim::paper_path_warnings(&loaded, &World::build(&loaded).unwrap())
     };
-    for good in ["traffic/0/sent_gbps", "perftest/p/gbps", "baselines/b/perftest/p/gbps", "rdma/fct_mean_us", "scr/granularity_spread"] {
+    // (A baseline by index, and an entry a baseline may have renamed, were warned; they read.)
+    for good in ["traffic/0/sent_gbps", "perftest/p/gbps", "baselines/b/perftest/p/gbps", "baselines/0/perftest/p/gbps", "baselines/b/perftest/renamed/gbps", "rdma/fct_mean_us", "scr/granularity_spread"] {
         assert_eq!(warned(&claim(good)), Vec::<String>::new(), "{good}");
     }
     let line = claim("x").lines().position(|l| l.starts_with("metric")).unwrap() + 1;
@@ -434,6 +435,8 @@ fn a_misspelt_claim_metric_is_warned_of_before_the_run() {
         ("traffic/0/sent_gpbs", "has no \"sent_gpbs\"; did you mean \"sent_gbps\"?"),
         ("perftest/q/gbps", "has no entry \"q\" (it has 1 entries: p)"),
         ("baselines/c/perftest/p/gbps", "\"c\" is no [[baseline]] of this scenario (it has b)"),
+        ("baselines/1/perftest/p/gbps", "\"1\" is no [[baseline]] of this scenario (it has b)"),
+        ("baselines/b/perftest/p/gbsp", "has no \"gbsp\"; did you mean \"gbps\"?"),
         ("perftest/p/gbps/x", "is a value, with nothing under it"),
     ] {
         let w = warned(&claim(bad));

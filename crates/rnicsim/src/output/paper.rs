@@ -234,12 +234,18 @@ pub fn unresolved(summary: &serde_json::Value, claims: &[PaperValue], figures: &
 /// Why `path` cannot be a value of `summary`, if it cannot.
 fn path_problem(summary: &serde_json::Value, path: &str, baselines: &[String]) -> Option<String> {
     let mut segs: Vec<&str> = path.split('/').collect();
+    // Under a baseline the rest is checked against this scenario's summary, which the
+    // baseline's changes may rename or remove entries of: only keys are checked there.
+    let mut under_baseline = false;
     if segs.first() == Some(&"baselines") {
         let name = segs.get(1).copied().unwrap_or("");
-        if !baselines.iter().any(|b| b == name) {
+        // A baseline by name, by index (as any list's entry), or every one (`*`).
+        let found = name == "*" || baselines.iter().any(|b| b == name) || name.parse::<usize>().is_ok_and(|i| i < baselines.len());
+        if !found {
             return Some(format!("\"{name}\" is no [[baseline]] of this scenario (it has {})", listed(baselines.iter().map(String::as_str))));
         }
         segs.drain(..2);
+        under_baseline = true;
     }
     let mut cur = summary;
     let mut walked = String::new();
@@ -263,6 +269,7 @@ fn path_problem(summary: &serde_json::Value, path: &str, baselines: &[String]) -
                 let named = a.iter().find(|e| e.get("name").and_then(|n| n.as_str()) == Some(seg));
                 match named.or_else(|| seg.parse::<usize>().ok().and_then(|i| a.get(i))).or(if seg == "*" { a.first() } else { None }) {
                     Some(v) => v,
+                    None if under_baseline => return None,
                     None => {
                         let names = a.iter().filter_map(|e| e.get("name").and_then(|n| n.as_str()));
                         return Some(format!("{here} has no entry \"{seg}\" (it has {} entries: {})", a.len(), listed(names)));
