@@ -350,6 +350,27 @@ def test_a_python_scr_policy_gives_the_same_run_as_its_rust_twin(tmp_path: Path)
         py.run(tmp_path / "none")
     assert not (tmp_path / "broken").exists() and not (tmp_path / "none").exists()
 
+    # An exception in start() is the policy's too, its own the cause (a ValueError read as a
+    # ScenarioError, its traceback dropped), in a baseline's start as in the run's; a class
+    # handed over for an instance is said to be one (found by a helper).
+    class StartsOnce:
+        started = 0
+
+        def start(self):
+            StartsOnce.started += 1
+            if StartsOnce.started > 1:
+                raise ValueError("second start")
+
+    again = rnicsim.Scenario.from_file(ROOT / "scenarios" / "scr" / "fig13_static.toml").set("duration", "200us")
+    again.set("nic.scr.policy", {"external": {"kinds": ["tx"]}})
+    again.set("baseline", [{"name": "again", "set": {"duration": "100us"}}])
+    with pytest.raises(RuntimeError, match=r"the SCR policy's start\(\) raised ValueError: second start") as caught:
+        again.run(tmp_path / "starts", scr_policy=StartsOnce())
+    assert isinstance(caught.value.__cause__, ValueError) and StartsOnce.started == 2, "failed in the baseline's start"
+    assert not (tmp_path / "starts").exists()
+    with pytest.raises(TypeError, match=r"scr_policy is the class StaticShare, not a policy: pass an instance"):
+        py.run(tmp_path / "class", scr_policy=rnicsim.policies.StaticShare)
+
 
 def test_a_python_scr_policy_decides_for_every_run_as_its_rust_twin_does(tmp_path: Path) -> None:
     # Three flows on 100 Gbps (the bandwidth test on two queue pairs): Rust rounds each share

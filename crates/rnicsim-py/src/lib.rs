@@ -127,10 +127,24 @@ fn parse_action(item: &Bound<'_, PyAny>) -> PyResult<Action> {
 fn start_policy(obj: &Py<PyAny>) -> PyResult<()> {
     Python::attach(|py| {
         let obj = obj.bind(py);
-        if obj.hasattr("start")? {
-            obj.call_method0("start")?;
+        if obj.is_instance_of::<pyo3::types::PyType>() {
+            let name = obj.getattr("__name__").map(|n| n.to_string()).unwrap_or_default();
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!("scr_policy is the class {name}, not a policy: pass an instance, {name}(...)")));
         }
-        Ok(())
+        if !obj.hasattr("start")? {
+            return Ok(());
+        }
+        // Said to be the policy's, with its own exception as the cause, as its other methods'
+        // are (a ValueError from start() read as a bad scenario, its traceback dropped).
+        obj.call_method0("start").map(|_| ()).map_err(|e| {
+            if !e.is_instance_of::<PyException>(py) {
+                return e;
+            }
+            let kind = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "an exception".into());
+            let wrapped = PyRuntimeError::new_err(format!("the SCR policy's start() raised {kind}: {}", e.value(py)));
+            wrapped.set_cause(py, Some(e));
+            wrapped
+        })
     })
 }
 
@@ -295,14 +309,20 @@ fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force
     let hand_over = |world: &mut World| match &scr_policy {
         Some(obj) if world.scr_policy_missing() => {
             Python::attach(|py| world.set_scr_policy(|host| Box::new(PyPolicy { obj: obj.clone_ref(py), host, error: policy_error.clone() })))?;
-            start_policy(obj).map_err(|e| format!("the policy's start(): {e}"))
+            // The policy's own error (kept to be raised as it is) stops the baselines.
+            start_policy(obj).map_err(|e| {
+                let said = e.to_string();
+                *policy_error.lock().expect("not poisoned") = Some(e);
+                said
+            })
         }
         _ => Ok(()),
     };
-    let baselines = py.detach(|| rnicsim::run_baselines_prepared(&loaded, hand_over, |i, p| keep_going(p, Some(i)))).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let baselines = py.detach(|| rnicsim::run_baselines_prepared(&loaded, hand_over, |i, p| keep_going(p, Some(i))));
     if let Some(e) = policy_error.lock().expect("not poisoned").take() {
         return Err(e);
     }
+    let baselines = baselines.map_err(|e| PyValueError::new_err(e.to_string()))?;
     let Some(baselines) = baselines else {
         return Err(failure.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted during the baselines; nothing was written")));
     };

@@ -816,6 +816,8 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         (perf("warmup = \"50us\""), "perftest[0].warmup", "nothing of the 50us run"),
         // SCR keys the run never reads (they have defaults: only the text shows them set).
         (format!("{GOOD}[nic.scr]\nthreshold = \"1MiB\"\n[nic.scr.policy.passive]\n"), "nic.scr.threshold", "no event kind has strategy \"threshold\""),
+        // An external policy never calls a flow stable: the threshold parks nothing.
+        (format!("{GOOD}[nic.scr]\nstrategy = {{ tx = \"threshold\" }}\n[nic.scr.policy.external]\n"), "nic.scr.strategy", "which an external policy cannot"),
         (format!("{GOOD}[nic.scr.policy.multipath]\nsports = [1, 2, 3]\npaths = 2\n"), "nic.scr.policy.multipath.paths", "`sports` lists the 3 ports probed"),
         (format!("{GOOD}[nic.scr.policy.receiver_driven]\nevery_bytes = \"1KiB\"\n"), "nic.scr.policy.receiver_driven.every_bytes", "signal_on = \"bytes\" only"),
         (format!("{GOOD}[nic.scr.policy.receiver_driven]\nmode = \"credits\"\nmd_permille = 900\n"), "nic.scr.policy.receiver_driven.md_permille", "mode = \"backpressure\" only"),
@@ -870,6 +872,8 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         (format!("{GOOD}[[link_events]]\nat = \"50us\"\nbetween = [0, 4]\nstate = \"down\"\n"), "link_events[0].at", "the link never changes"),
         // So do periodic failures starting at or after it (they passed without a word).
         (format!("{GOOD}[failures]\nfraction = 0.5\ninterval = \"2us\"\nstart = \"50us\"\n"), "failures.start", "no link ever fails"),
+        // ... and with RDMA beside them, that alone (it also warned that packets are lost).
+        (format!("{}[failures]\nfraction = 0.5\ninterval = \"2us\"\nstart = \"50us\"\n", perf("")), "failures.start", "no link ever fails"),
         // PAUSE at half of a 32 KiB receive buffer: 16 KiB above the mark, where the switch
         // sends 25,000 B in the 2 us round trip at 100 Gbps, and two packets.
         (format!("{GOOD}[nic.state_cache]\ncapacity = \"1KiB\"\nrx_buffer = \"32KiB\"\nwhen_full = \"pause\"\n"), "nic.state_cache.rx_buffer", "pause mode can drop"),

@@ -681,6 +681,9 @@ pub fn scr_keys_unused(doc: &toml::Table, s: &Scenario) -> Problems {
                 out.push((format!("nic.scr.{key}"), "has no effect: no event kind has strategy \"threshold\" (nic.scr.strategy), which is what it sets".into()));
             }
         }
+    } else if matches!(scr.policy, PolicySpec::External(_)) {
+        // An outside policy cannot call a flow stable, which is when the threshold parks.
+        out.push(("nic.scr.strategy".into(), "\"threshold\" parks a flow's events once its policy calls the flow stable, which an external policy cannot: every event runs the policy, as under \"accumulate\"".into()));
     }
     match &scr.policy {
         PolicySpec::Multipath(m) if !m.sports.is_empty() && written(&["policy", "multipath", "paths"]) => {
@@ -1127,7 +1130,9 @@ pub fn advisories(s: &Scenario, host_rates: Option<(BitsPerSec, BitsPerSec)>) ->
     let link_down = s.link_events.iter().find(|e| {
         e.state == LinkState::Down && e.at < s.duration && !s.link_events.iter().any(|u| u.state == LinkState::Up && u.at > e.at && u.at < s.duration && same_link(u.between, e.between))
     });
-    let loses = s.links.loss > 0.0 || s.failures.is_some() || link_down.is_some();
+    // (Periodic failures that start at or after the end fail nothing: warned as such alone.)
+    let fails = s.failures.as_ref().is_some_and(|f| f.start < s.duration);
+    let loses = s.links.loss > 0.0 || fails || link_down.is_some();
     // StaR's calls time out on `nic.star.rto` instead.
     let roce = roce_apps || !s.flows.is_empty() || rpc_roles.iter().any(|r| r.roce > 0);
     // `nic.window` is selective repeat's (IRN's) cap; go-back-N's sender has none of its own.
@@ -1146,7 +1151,7 @@ pub fn advisories(s: &Scenario, host_rates: Option<(BitsPerSec, BitsPerSec)>) ->
             "switch.pfc.enabled = false: a full switch buffer drops packets".to_string()
         } else if s.links.loss > 0.0 {
             "links.loss".to_string()
-        } else if s.failures.is_some() {
+        } else if fails {
             "failures".to_string()
         } else {
             format!("a link goes down for good at {}, link_events", link_down.map_or(Time::ZERO, |e| e.at))

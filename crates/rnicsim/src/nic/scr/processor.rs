@@ -557,6 +557,13 @@ impl<P: Policy> Processor<P> {
             let (_, seq, a) = self.installs.pop_until(now)?;
             if let Action::SetRate { flow, .. } = a {
                 let q = flow as usize;
+                // Only queue pairs this processor has seen join have decisions to order (an
+                // outside policy's rate for flow 2^32 - 1, a telemetry event's, grew this
+                // table to 32 GB and aborted); the world drops a rate for a queue pair that
+                // is not there.
+                if q >= self.slot_of.len() {
+                    return Some(a);
+                }
                 if self.rate_decided.len() <= q {
                     self.rate_decided.resize(q + 1, 0);
                 }
@@ -786,11 +793,24 @@ mod tests {
         // run ends; flow 1's own thread decides anew after it, in force at 10 µs. The NIC must
         // end at the later decision, as the policy's books do.
         let mut p = Processor::new(cfg(2, false), Passive(PassiveParams::default()));
+        for flow in [1, 2] {
+            p.collect(Time::ZERO, flow, &NicEvent::Tx { bytes: 1000, packets: 1 });
+        }
         p.installs.push(Time::from_us(20), Action::SetRate { flow: 1, bps: 10_000_000_000 });
         p.installs.push(Time::from_us(10), Action::SetRate { flow: 1, bps: 20_000_000_000 });
         p.installs.push(Time::from_us(15), Action::SetRate { flow: 2, bps: 30_000_000_000 });
         let got: Vec<Action> = std::iter::from_fn(|| p.pop_install(Time::from_us(30))).collect();
         assert_eq!(got, vec![Action::SetRate { flow: 1, bps: 20_000_000_000 }, Action::SetRate { flow: 2, bps: 30_000_000_000 }]);
+    }
+
+    #[test]
+    fn a_rate_for_a_flow_the_processor_never_saw_is_handed_on_untracked() {
+        // An outside policy echoing a telemetry event's flow (2^32 - 1): the table of decisions
+        // grew to 32 GB and aborted the process. The world drops it (no such queue pair).
+        let mut p = Processor::new(cfg(2, false), Passive(PassiveParams::default()));
+        p.installs.push(Time::from_us(1), Action::SetRate { flow: u32::MAX, bps: 1 });
+        assert_eq!(p.pop_install(Time::from_us(2)), Some(Action::SetRate { flow: u32::MAX, bps: 1 }));
+        assert!(p.rate_decided.is_empty());
     }
 
     #[test]
