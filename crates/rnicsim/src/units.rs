@@ -234,7 +234,8 @@ fn parse_scaled(s: &str, what: &str, example: &str, units: &[(&str, u64)]) -> Re
 impl std::str::FromStr for Time {
     type Err = String;
     fn from_str(s: &str) -> Result<Time, String> {
-        const UNITS: &[(&str, u64)] = &[("ps", 1), ("ns", PS_PER_NS), ("us", PS_PER_US), ("µs", PS_PER_US), ("ms", PS_PER_MS), ("s", PS_PER_S)];
+        // "µs" with the micro sign (U+00B5) or the Greek mu (U+03BC), which look alike.
+        const UNITS: &[(&str, u64)] = &[("ps", 1), ("ns", PS_PER_NS), ("us", PS_PER_US), ("µs", PS_PER_US), ("\u{3bc}s", PS_PER_US), ("ms", PS_PER_MS), ("s", PS_PER_S)];
         parse_scaled(s, "a duration", "\"1us\" or \"250ns\"", UNITS).map(Time)
     }
 }
@@ -329,6 +330,9 @@ mod tests {
         assert_eq!("100Gbps".parse::<BitsPerSec>().unwrap(), BitsPerSec(100_000_000_000));
         assert_eq!("2.5Gbps".parse::<BitsPerSec>().unwrap(), BitsPerSec(2_500_000_000));
         assert_eq!("1us".parse::<Time>().unwrap(), Time(1_000_000));
+        // The micro sign and the Greek mu look alike: both read (the mu was refused).
+        assert_eq!("1\u{b5}s".parse::<Time>().unwrap(), Time(1_000_000));
+        assert_eq!("1\u{3bc}s".parse::<Time>().unwrap(), Time(1_000_000));
         assert_eq!("1000ns".parse::<Time>().unwrap(), Time(1_000_000));
         assert_eq!("1e-3s".parse::<Time>().unwrap(), Time(PS_PER_MS));
         assert_eq!("9MB".parse::<Bytes>().unwrap(), Bytes(9_000_000));

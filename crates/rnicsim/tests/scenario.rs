@@ -537,6 +537,8 @@ fn values_found_by_exploring_are_refused_at_their_key() {
         // ran; draws past the memory failed every post without a word).
         (format!("{b2b}{perftest}qps = 4\nmessage_max = \"8GiB\"\n"), "perftest[0].message_max"),
         (format!("{b2b}[nic]\nmemory_size = \"1MiB\"\n{perftest}qps = 4\nmessage_max = \"4MiB\"\n"), "perftest[0].message_max"),
+        // One rate spelt twice: the curve that sorted first was used, the other dropped.
+        (format!("{b2b}[switch.ecn.per_rate]\n\"100Gbps\" = {{ kmin = \"1KB\", kmax = \"2KB\", pmax = 1.0 }}\n\"100000Mbps\" = {{ kmin = \"5MB\", kmax = \"6MB\", pmax = 0.0 }}\n"), "switch.ecn.per_rate.100Gbps"),
         // ConWeave with epochs that end at once: every packet rerouted, nothing reordered.
         (format!("{b2b}[switch]\nload_balancer = \"conweave\"\n[switch.conweave]\ntx_expiry = \"0us\"\n"), "switch.conweave.tx_expiry"),
         // An RPC request larger than the hosts' memory, its first call posted while the world
@@ -767,6 +769,26 @@ fn closed_loop_workloads_are_estimated_by_what_they_can_send() {
     // An NVMe-oF tenant: the initiator's link in packets of its command capsule with data.
     let nvmf = est("[[nvmf]]\ninitiator = 0\ntarget = 1\nio = \"512B\"\n");
     assert!((nvmf / (100e9 / 8.0 / (64.0 + 512.0 + 62.0)) - 1.0).abs() < 1e-6, "{nvmf}");
+    // Rate-limited queue pairs: their limits together, 2 × 10 Mbps for 1 s of 64 B messages
+    // (it was the link's rate, 5,000 times more).
+    let limited = est("[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64B\"\nqps = 2\nrate_limit = \"10Mbps\"\n");
+    assert!((limited / (2.0 * 10e6 / 8.0 / 126.0) - 1.0).abs() < 1e-6, "{limited}");
+    // A Yama chain: its server's link in pieces of its mean work, from its first entity's
+    // start (AES chunks of 1 KiB from 0.5 s: 100 Gbps for 0.5 s of 1,024 + 62 B). It was not
+    // estimated at all, so no limit ever stopped it (found by a helper).
+    let yama = est("[yama]\n[[yama.engine]]\nname = \"aes\"\nhost = 1\ngbps = \"10Gbps\"\n[[yama.chain]]\nname = \"c\"\nengines = [\"aes\"]\nworkload = \"aes\"\n[[yama.entity]]\nname = \"a\"\nweight = 1\nchain = \"c\"\nnodes = [0]\nstart = \"500ms\"\n");
+    assert!((yama / (100e9 / 8.0 * 0.5 / (1024.0 + 62.0)) - 1.0).abs() < 1e-6, "{yama}");
+}
+
+#[test]
+fn an_override_with_more_toml_after_its_value_is_refused() {
+    // `--set $'flows[0].load=0.3\nseed=5'` set the load and dropped the seed without a word.
+    let l = LoadedScenario::from_str(GOOD, "s.toml", Path::new(".")).unwrap();
+    for value in ["0.3\nseed = 5", "0.3\n[nic]\nmtu = 4000"] {
+        let e = l.with_overrides(&[("traffic[0].load".into(), value.into())]).err().expect("refused");
+        assert!(e.key.as_deref() == Some("traffic[0].load") && e.message.contains("expected one TOML value, got more after it"), "{e}");
+    }
+    assert_eq!(l.with_overrides(&[("traffic[0].load".into(), "0.3".into())]).unwrap().scenario.traffic[0].load, 0.3);
 }
 
 #[test]

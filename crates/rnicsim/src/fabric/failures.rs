@@ -70,7 +70,9 @@ impl FailureSpec {
                 down = picked.into_iter().map(|i| pairs[i]).collect();
                 out.extend(down.iter().map(|&b| ev(b, LinkState::Down)));
             }
-            at += self.interval;
+            // (An interval past the largest time wrapped around to earlier times.)
+            let Some(next) = at.0.checked_add(self.interval.0) else { break };
+            at = Time(next);
             round += 1;
         }
         out
@@ -87,6 +89,15 @@ mod tests {
         // 4 leaves × 4 spines: 16 switch-to-switch links.
         let l = LinkParams { rate: BitsPerSec::gbps(100), delay: Time::from_us(1) };
         leaf_spine(4, 4, 2, l, l)
+    }
+
+    #[test]
+    fn an_interval_past_the_largest_time_ends_the_rounds() {
+        // It wrapped around: a million rounds at ever earlier times (found by a helper).
+        let f = FailureSpec { fraction: 0.125, interval: Time(u64::MAX), start: Time::from_us(1), stop: None };
+        let ev = f.events(&fabric(), Time::from_us(20), 7);
+        assert_eq!(ev.len(), 2, "one set down at 1 us, never restored within the run");
+        assert!(ev.iter().all(|e| e.at == Time::from_us(1) && e.state == LinkState::Down));
     }
 
     #[test]

@@ -480,10 +480,13 @@ fn override_values(overrides: &[(String, String)]) -> Result<Vec<(String, toml::
     overrides
         .iter()
         .map(|(key, value)| {
-            let v = toml::from_str::<toml::Table>(&format!("v = {value}"))
-                .map_err(|e| ScenarioError::at_key("--set", key.as_str(), format!("not a TOML value: {}", e.message())))?
-                .remove("v")
-                .expect("parsed key");
+            let mut t = toml::from_str::<toml::Table>(&format!("v = {value}")).map_err(|e| ScenarioError::at_key("--set", key.as_str(), format!("not a TOML value: {}", e.message())))?;
+            let v = t.remove("v").expect("parsed key");
+            // A value with a line break went on as more TOML, which was dropped unsaid
+            // (`load=0.3\nseed=5` set the load and not the seed).
+            if !t.is_empty() {
+                return Err(ScenarioError::at_key("--set", key.as_str(), format!("expected one TOML value, got more after it ({}): give each key its own --set", t.keys().cloned().collect::<Vec<_>>().join(", "))));
+            }
             Ok((key.clone(), v))
         })
         .collect()

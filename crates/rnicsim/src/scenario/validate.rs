@@ -144,10 +144,20 @@ pub fn fields(s: &Scenario) -> Problems {
         }
     };
     curve_checks(&mut out, "switch.ecn.", sw.ecn.kmin.0, sw.ecn.kmax.0, sw.ecn.pmax);
+    let mut rates_seen: Vec<(BitsPerSec, &str)> = Vec::new();
     for (rate, c) in &sw.ecn.per_rate {
         let path = format!("switch.ecn.per_rate.{rate}");
         match rate.parse::<BitsPerSec>() {
-            Ok(r) if r.0 > 0 => curve_checks(&mut out, &format!("{path}."), c.kmin.0, c.kmax.0, c.pmax),
+            // Two spellings of one rate ("100Gbps", "100000Mbps"): one of them was used and the
+            // other dropped without a word.
+            Ok(r) if rates_seen.iter().any(|(seen, _)| *seen == r) => {
+                let other = rates_seen.iter().find(|(seen, _)| *seen == r).map_or("", |(_, k)| *k);
+                out.push((path, format!("\"{rate}\" is the rate \"{other}\" names already: give each rate one curve")));
+            }
+            Ok(r) if r.0 > 0 => {
+                rates_seen.push((r, rate.as_str()));
+                curve_checks(&mut out, &format!("{path}."), c.kmin.0, c.kmax.0, c.pmax)
+            }
             Ok(_) => out.push((path, "expected a positive rate as the key".into())),
             Err(e) => out.push((path, format!("the key must be a rate: {e}"))),
         }

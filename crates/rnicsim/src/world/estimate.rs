@@ -56,7 +56,10 @@ impl World {
             rate * active / 8.0 / ((message.max(1) as f64).min(mtu) + header)
         };
         for p in &s.perftest {
-            let line = at_line(p.client, p.start, p.message.0);
+            // Rate-limited queue pairs send at most their limits (wire bytes) together: a
+            // 100 Kbps test for 48 s was refused as 1e10 packets at line rate.
+            let limited = p.rate_limit.map(|r| r.0 as f64 * p.qps as f64 * s.duration.saturating_sub(p.start).as_secs_f64() / 8.0 / ((p.message.0.max(1) as f64).min(mtu) + header));
+            let line = at_line(p.client, p.start, p.message.0).min(limited.unwrap_or(f64::INFINITY));
             e.packets += if p.test == crate::scenario::schema::PerftestKind::WriteLat {
                 // A ping-pong: a message each way per round trip, which crosses the client's
                 // link at least twice (its delay and the message's serialization each time).
@@ -77,6 +80,16 @@ impl World {
         for r in &s.rpc {
             // Requests in and replies out through the server's link.
             e.packets += at_line(r.server, crate::units::Time::ZERO, r.request.0) + at_line(r.server, crate::units::Time::ZERO, r.reply.0);
+        }
+        if let Some(y) = &s.yama {
+            // Each chain's work (and the dummy work that fills it) crosses its server's link, in
+            // pieces of its mean work, from its first entity's start (yama ran unestimated, so
+            // no limit ever stopped it).
+            for c in &y.chain {
+                let Some(server) = c.server_of(&y.engine) else { continue };
+                let Some(start) = y.entity.iter().filter(|e| e.chain == c.name).map(|e| e.start).min() else { continue };
+                e.packets += at_line(server, start, c.mean_work());
+            }
         }
         e
     }
