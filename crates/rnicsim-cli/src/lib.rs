@@ -251,6 +251,7 @@ fn warn(loaded: &LoadedScenario) {
 fn validate(path: &Path, overrides: &[String]) -> anyhow::Result<u8> {
     let loaded = load(path, overrides)?;
     let world = World::build(&loaded)?;
+    rnicsim::check_baselines(&loaded)?;
     for w in rnicsim::paper_path_warnings(&loaded, &world) {
         eprintln!("warning: {w}");
     }
@@ -302,6 +303,7 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
     if let Some(why) = rnicsim::baseline_needing_a_policy(&loaded) {
         anyhow::bail!("{}: {why}", path.display());
     }
+    rnicsim::check_baselines(&loaded)?;
     let out = out.unwrap_or_else(|| Path::new("runs").join(path.file_stem().unwrap_or_default()));
     let dir = RunDir::create(&out, force).with_context(|| format!("cannot prepare {}", out.display()))?;
     rnicsim::check_destinations(&loaded)?;

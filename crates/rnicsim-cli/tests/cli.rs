@@ -567,3 +567,25 @@ fn a_baseline_with_an_outside_scr_policy_is_refused_before_the_run() {
     assert!(err.contains("baseline `outside`") && err.contains("policy object"), "{err}");
     assert!(!out.exists());
 }
+
+#[test]
+fn a_baseline_past_the_limits_is_refused_before_the_main_run() {
+    // It was found only once the main run had finished (its work then lost), and `validate`
+    // called the scenario valid (found by a helper).
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("b.toml");
+    std::fs::write(
+        &s,
+        "duration = \"1ms\"\n[topology.back_to_back]\n[limits]\nmax_packets = 5000\n\
+         [[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"4KiB\"\nrate_limit = \"1Gbps\"\n\
+         [[baseline]]\nname = \"unlimited\"\nremove = [\"perftest[0].rate_limit\"]\n",
+    )
+    .unwrap();
+    for args in [vec!["validate", s.to_str().unwrap()], vec!["run", s.to_str().unwrap(), "--out", tmp.path().join("run").to_str().unwrap(), "--quiet"]] {
+        let o = rnicsim(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("baseline `unlimited`") && err.contains("limits.max_packets"), "{err}");
+    }
+    assert!(!tmp.path().join("run").exists(), "nothing ran, nothing was written");
+}

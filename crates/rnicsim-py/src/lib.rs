@@ -254,6 +254,7 @@ fn validate(text: &str, label: &str, base_dir: &str, overrides: Vec<(String, Str
 fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force: bool, progress: Option<Py<PyAny>>, scr_policy: Option<Py<PyAny>>, overrides: Vec<(String, String)>) -> PyResult<String> {
     let mut loaded = load(text, label, base_dir, &overrides)?;
     let mut world = World::build(&loaded).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    rnicsim::check_baselines(&loaded).map_err(|e| PyValueError::new_err(e.to_string()))?;
     // Kept with the scenario's warnings in `summary.json` (the package warns of them).
     let unresolved = rnicsim::paper_path_warnings(&loaded, &world);
     loaded.warnings.extend(unresolved);

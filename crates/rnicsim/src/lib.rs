@@ -134,6 +134,19 @@ pub fn stream_outputs_every(dir: &RunDir, loaded: &LoadedScenario, world: &mut W
     Ok(())
 }
 
+/// Builds each `[[baseline]]` variant's world, before any run: a variant its `[limits]` (or its
+/// topology) refuse is found before the main run's work, which was lost when it was found after.
+pub fn check_baselines(loaded: &LoadedScenario) -> Result<(), scenario::ScenarioError> {
+    for (i, b) in loaded.scenario.baseline.iter().enumerate() {
+        let variant = loaded.baseline(i)?;
+        World::build(&variant).map_err(|mut e| {
+            e.message = format!("baseline `{}`: {}", b.name, e.message);
+            e
+        })?;
+    }
+    Ok(())
+}
+
 /// Runs each `[[baseline]]` variant of the scenario in turn and returns their summaries, each
 /// named by its baseline (their other outputs are not kept).
 pub fn run_baselines(loaded: &LoadedScenario) -> std::io::Result<Vec<Summary>> {
