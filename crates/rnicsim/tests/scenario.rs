@@ -80,6 +80,13 @@ fn negative_delay_is_rejected() {
 }
 
 #[test]
+fn a_kind_that_takes_settings_written_as_a_name_says_how_to_write_it() {
+    // It read "invalid type: unit variant, expected struct variant" (found by a helper).
+    let e = err("duration = \"1us\"\n[topology.star]\nhosts = 3\n[[flows]]\ncdf = \"x.cdf\"\nload = 0.3\npattern = \"incast\"\n");
+    assert!(e.message.contains("this kind takes settings: write it as a table") && e.line == Some(7), "{e}");
+}
+
+#[test]
 fn unit_typos_are_explained() {
     let e = err(&GOOD.replace("\"1us\"", "\"1 lightyear\""));
     assert!(e.message.contains("unit of ps, ns, us, µs, ms, s") && e.message.contains("1 lightyear"), "{e}");
@@ -789,6 +796,11 @@ fn an_override_with_more_toml_after_its_value_is_refused() {
         assert!(e.key.as_deref() == Some("traffic[0].load") && e.message.contains("expected one TOML value, got more after it"), "{e}");
     }
     assert_eq!(l.with_overrides(&[("traffic[0].load".into(), "0.3".into())]).unwrap().scenario.traffic[0].load, 0.3);
+    // An index into a list the scenario has not (or a misspelt one) says so, not "not an array".
+    for key in ["perftest[0].qps", "Traffic[0].load"] {
+        let e = l.with_overrides(&[(key.into(), "2".into())]).err().expect("refused");
+        assert!(e.message.contains("list to index: the scenario has no [["), "{e}");
+    }
 }
 
 #[test]

@@ -371,6 +371,10 @@ pub fn set_key(doc: &mut toml::Table, key: &str, value: Option<toml::Value>) -> 
         if !table.contains_key(k) && value.is_none() {
             return Err(missing());
         }
+        // An index into a list the scenario does not have (it said "`perftest` is not an array").
+        if !table.contains_key(k) && matches!(path.get(i + 1), Some(Seg::Index(_))) {
+            return Err(format!("there is no `{k}` list to index: the scenario has no [[{k}]] entry (check the spelling, or add the entry)"));
+        }
         let mut entry = table.entry(k.clone()).or_insert_with(|| toml::Value::Table(Default::default()));
         while let Some(Seg::Index(n)) = path.get(i + 1) {
             let arr = entry.as_array_mut().ok_or_else(|| format!("`{k}` is not an array"))?;
@@ -552,6 +556,9 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error, segs: &[Seg]) -> Scen
     } else if let Some(keys) = msg.trim().strip_prefix("unexpected keys in table: ").and_then(|r| r.strip_suffix(", available keys:")) {
         // A table that takes no keys at all (`[topology.back_to_back]`): its list of keys was empty.
         format!("unexpected keys in table: {keys}; this table takes no keys")
+    } else if msg.contains("invalid type: unit variant, expected struct variant") {
+        // A kind that takes settings written as a bare name (`pattern = "incast"`).
+        "this kind takes settings: write it as a table of them, `{ KIND = { key = value, .. } }` (e.g. `pattern = { incast = { receiver = 0 } }`; docs/scenario.md lists each kind's keys)".to_string()
     } else {
         msg.trim().to_string()
     };
