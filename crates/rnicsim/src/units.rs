@@ -234,8 +234,11 @@ fn parse_scaled(s: &str, what: &str, example: &str, units: &[(&str, u64)]) -> Re
 impl std::str::FromStr for Time {
     type Err = String;
     fn from_str(s: &str) -> Result<Time, String> {
-        // "µs" with the micro sign (U+00B5) or the Greek mu (U+03BC), which look alike.
-        const UNITS: &[(&str, u64)] = &[("ps", 1), ("ns", PS_PER_NS), ("us", PS_PER_US), ("µs", PS_PER_US), ("\u{3bc}s", PS_PER_US), ("ms", PS_PER_MS), ("s", PS_PER_S)];
+        const UNITS: &[(&str, u64)] = &[("ps", 1), ("ns", PS_PER_NS), ("us", PS_PER_US), ("µs", PS_PER_US), ("ms", PS_PER_MS), ("s", PS_PER_S)];
+        // "µs" with the Greek mu (U+03BC) reads as with the micro sign (U+00B5): they look alike.
+        if s.contains('\u{3bc}') {
+            return parse_scaled(&s.replace('\u{3bc}', "\u{b5}"), "a duration", "\"1us\" or \"250ns\"", UNITS).map(Time);
+        }
         parse_scaled(s, "a duration", "\"1us\" or \"250ns\"", UNITS).map(Time)
     }
 }

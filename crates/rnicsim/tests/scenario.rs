@@ -80,6 +80,20 @@ fn negative_delay_is_rejected() {
 }
 
 #[test]
+fn a_table_written_as_an_array_is_refused() {
+    // Read field by field in order, its extra elements dropped without a word (found by a
+    // helper): `links = ["10Gbps", "2us", 0.0, "extra"]` ran as rate and delay.
+    for (text, key, line) in [
+        ("duration = \"1us\"\nlinks = [\"10Gbps\", \"2us\", 0.0, \"extra\"]\n[topology.star]\nhosts = 3\n".to_string(), "links", 2),
+        ("duration = \"1us\"\ntopology = { leaf_spine = [2, 3, 4] }\n".to_string(), "topology.leaf_spine", 2),
+        ("duration = \"1us\"\n[topology.star]\nhosts = 3\n[switch]\ndrill = [3, 2]\n".to_string(), "switch.drill", 5),
+    ] {
+        let e = err(&text);
+        assert!(e.key.as_deref() == Some(key) && e.line == Some(line) && e.message.contains("expected a table of keys, got an array"), "{key}: {e}");
+    }
+}
+
+#[test]
 fn a_kind_that_takes_settings_written_as_a_name_says_how_to_write_it() {
     // It read "invalid type: unit variant, expected struct variant" (found by a helper).
     let e = err("duration = \"1us\"\n[topology.star]\nhosts = 3\n[[flows]]\ncdf = \"x.cdf\"\nload = 0.3\npattern = \"incast\"\n");

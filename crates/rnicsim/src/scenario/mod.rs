@@ -134,6 +134,15 @@ impl LoadedScenario {
                 .collect();
             toml_error(text, file, e.inner(), &segs)
         })?;
+        // A table written as an array is read field by field in order, and the elements past
+        // the fields were dropped (`links = ["10Gbps", "2us", 0.0, "extra"]`): refused.
+        if let (Ok(doc), Ok(toml::Value::Table(read))) = (toml::from_str::<toml::Table>(text), toml::Value::try_from(&scenario)) {
+            if let Some(path) = array_for_table(&doc, &read, &mut Vec::new()) {
+                let at = locate(text, &path).map(|s| line_col(text, s.start));
+                let message = "expected a table of keys, got an array: write it as a table (`{ key = value, .. }`, or a [section] of its own) whose keys name each setting".to_string();
+                return Err(ScenarioError { file: file.to_string(), line: at.map(|a| a.0), column: at.map(|a| a.1), key: Some(format_path(&path)), message });
+            }
+        }
         // A NIC profile other than the default fills the `[nic]` keys the text leaves unset.
         if scenario.nic.profile != crate::nic::NicProfile::Commodity {
             let doc: toml::Table = toml::from_str(text).map_err(|e| toml_error(text, file, &e, &[]))?;
@@ -563,6 +572,33 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error, segs: &[Seg]) -> Scen
         msg.trim().to_string()
     };
     ScenarioError { file: file.to_string(), line, column, key, message }
+}
+
+/// The first key path where the text (`doc`) has an array and the scenario it was read as
+/// (`read`, serialized back) has a table there.
+fn array_for_table(doc: &toml::Table, read: &toml::Table, path: &mut Vec<Seg>) -> Option<Vec<Seg>> {
+    for (k, v) in doc {
+        path.push(Seg::Key(k.clone()));
+        let found = match (v, read.get(k)) {
+            (toml::Value::Array(_), Some(toml::Value::Table(_))) => Some(path.clone()),
+            (toml::Value::Table(t), Some(toml::Value::Table(r))) => array_for_table(t, r, path),
+            (toml::Value::Array(a), Some(toml::Value::Array(r))) => a.iter().zip(r).enumerate().find_map(|(i, (x, y))| match (x, y) {
+                (toml::Value::Table(t), toml::Value::Table(r)) => {
+                    path.push(Seg::Index(i));
+                    let f = array_for_table(t, r, path);
+                    path.pop();
+                    f
+                }
+                _ => None,
+            }),
+            _ => None,
+        };
+        path.pop();
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
 }
 
 /// The sub-tables of one-kind table `key` (`nic.cc`) in scenario text, as `[nic.cc.dcqcn]`.
