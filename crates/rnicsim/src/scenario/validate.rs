@@ -755,7 +755,9 @@ fn rpc_roles(s: &Scenario) -> Vec<RpcRoles> {
     for r in &s.rpc {
         let mut out = RpcRoles::default();
         for i in 0..r.connections as usize {
-            let (client, server) = (r.clients[i % r.clients.len().max(1)], r.server);
+            // (Clients are at least one: checked with the entry's fields before this.)
+            let Some(&client) = r.clients.get(i % r.clients.len().max(1)) else { break };
+            let server = r.server;
             match r.stack {
                 RpcStack::Rdma | RpcStack::Scalardma => out.roce += 1,
                 RpcStack::Star => out.server_stateless += 1,
@@ -1510,8 +1512,8 @@ fn nic(out: &mut Problems, s: &Scenario) {
             if h.base_rtt.is_some_and(|t| t.0 == 0) {
                 out.push((p("cc.hpcc.base_rtt"), "expected a positive RTT".into()));
             }
-            // A topology file's links set their own rates: checked against them once read
-            // ([`against_topology`]).
+            // A topology file's links set their own rates: checked against them when the
+            // scenario is loaded ([`against_host_rates`]).
             let line = (!matches!(s.topology, TopologySpec::File { .. })).then_some(s.links.rate);
             if h.rate_ai.0 == 0 || line.is_some_and(|l| h.rate_ai > l) {
                 out.push((p("cc.hpcc.rate_ai"), hpcc_rate_ai_message(s.links.rate, h.rate_ai)));
