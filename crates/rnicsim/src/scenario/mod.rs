@@ -136,7 +136,9 @@ impl LoadedScenario {
         })?;
         // A table written as an array is read field by field in order, and the elements past
         // the fields were dropped (`links = ["10Gbps", "2us", 0.0, "extra"]`): refused.
-        if let (Ok(doc), Ok(toml::Value::Table(read))) = (toml::from_str::<toml::Table>(text), toml::Value::try_from(&scenario)) {
+        // (The text as a table, read once: for this check and the profile's below.)
+        let doc: toml::Table = toml::from_str(text).map_err(|e| toml_error(text, file, &e, &[]))?;
+        if let Ok(toml::Value::Table(read)) = toml::Value::try_from(&scenario) {
             if let Some(path) = array_for_table(&doc, &read, &mut Vec::new()) {
                 let at = locate(text, &path).map(|s| line_col(text, s.start));
                 let message = "expected a table of keys, got an array: write it as a table (`{ key = value, .. }`, or a [section] of its own) whose keys name each setting".to_string();
@@ -145,7 +147,6 @@ impl LoadedScenario {
         }
         // A NIC profile other than the default fills the `[nic]` keys the text leaves unset.
         if scenario.nic.profile != crate::nic::NicProfile::Commodity {
-            let doc: toml::Table = toml::from_str(text).map_err(|e| toml_error(text, file, &e, &[]))?;
             let pfc = scenario.switch.pfc.enabled;
             scenario.nic.apply_profile(doc.get("nic").and_then(toml::Value::as_table), pfc);
         }

@@ -690,27 +690,19 @@ fn data_classes(path: &str) -> Vec<i64> {
 /// cannot be read or parsed (the world's build then reports it).
 fn repeated_switch_links(path: &str) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
-    let Ok(topo) = crate::fabric::topology::parse_hpcc_topology(&text) else { return Vec::new() };
+    let Ok((topo, lines)) = crate::fabric::topology::parse_hpcc_topology_lines(&text) else { return Vec::new() };
     let switch = |n: u32| topo.kinds[n as usize] == crate::fabric::topology::NodeKind::Switch;
-    // The link lines, as the parser reads them: after the header and the switch ids.
-    let mut rest = crate::input::strip_bom(&text).lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).skip(1);
-    let switches = topo.kinds.iter().filter(|k| **k == crate::fabric::topology::NodeKind::Switch).count();
-    let mut ids = 0;
-    while ids < switches {
-        let Some((_, l)) = rest.next() else { return Vec::new() };
-        ids += l.split_whitespace().count();
-    }
     let mut seen: Vec<((u32, u32), usize)> = Vec::new();
     let mut out = Vec::new();
-    for (link, (i, _)) in topo.links.iter().zip(rest) {
+    for (link, &line) in topo.links.iter().zip(&lines) {
         if !(switch(link.a) && switch(link.b)) {
             continue;
         }
         let key = (link.a.min(link.b), link.a.max(link.b));
         if let Some(&(_, first)) = seen.iter().find(|(k, _)| *k == key) {
-            out.push(format!("{path}:{}: switches {} and {} are already linked (line {first}); ns-3 keeps one interface per neighbour, this line's (nbr2if in its scratch program), and routes only over it, so there the link of line {first} carries nothing; this run spreads traffic over both", i + 1, key.0, key.1));
+            out.push(format!("{path}:{line}: switches {} and {} are already linked (line {first}); ns-3 keeps one interface per neighbour, this line's (nbr2if in its scratch program), and routes only over it, so there the link of line {first} carries nothing; this run spreads traffic over both", key.0, key.1));
         }
-        seen.push((key, i + 1));
+        seen.push((key, line));
     }
     out
 }

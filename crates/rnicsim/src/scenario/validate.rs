@@ -589,8 +589,6 @@ pub fn switch_keys_unused(doc: &toml::Table, s: &Scenario) -> Problems {
     }
     let Some(sw) = doc.get("switch").and_then(toml::Value::as_table) else { return out };
     let lb = s.switch.load_balancer;
-    // The scenario's own name for a load balancer.
-    let name = |lb: LbKind| toml::Value::try_from(lb).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
     let by_lb: [(&str, &[LbKind]); 5] = [
         ("flowlet_gap", &[LbKind::Flowlet, LbKind::Conga]),
         ("drill", &[LbKind::Drill]),
@@ -601,8 +599,8 @@ pub fn switch_keys_unused(doc: &toml::Table, s: &Scenario) -> Problems {
     for (key, readers) in by_lb {
         let read = readers.contains(&lb) || (key == "ecmp_hash" && s.switch.control_by_hash);
         if sw.contains_key(key) && !read {
-            let who: Vec<String> = readers.iter().map(|&k| name(k)).collect();
-            out.push((format!("switch.{key}"), format!("has no effect with load_balancer = \"{}\": it is read by {} only", name(lb), who.join(" and "))));
+            let who: Vec<String> = readers.iter().map(|&k| lb_name(k)).collect();
+            out.push((format!("switch.{key}"), format!("has no effect with load_balancer = \"{}\": it is read by {} only", lb_name(lb), who.join(" and "))));
         }
     }
     for (table, on) in [("ecn", s.switch.ecn.enabled), ("pfc", s.switch.pfc.enabled)] {
@@ -722,6 +720,11 @@ pub fn scr_keys_unused(doc: &toml::Table, s: &Scenario) -> Problems {
         _ => {}
     }
     out
+}
+
+/// The scenario's own name for a load balancer (`"power_of_two"`).
+fn lb_name(lb: crate::fabric::lb::LbKind) -> String {
+    toml::Value::try_from(lb).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
 /// The workload a chain key is for.
@@ -884,7 +887,7 @@ pub fn advisories(s: &Scenario, host_rates: Option<(BitsPerSec, BitsPerSec)>) ->
         if s.routing.k_shortest_paths.is_some() && per_connection && lb != LbKind::Ecmp && rdma {
             out.push((
                 "switch.load_balancer".into(),
-                format!("queue pairs under routing.k_shortest_paths follow the path their packets carry (routing.path_choice picks it), so {} places only ACKs and [[traffic]] packets; compare balancers without k_shortest_paths", toml::Value::try_from(lb).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()),
+                format!("queue pairs under routing.k_shortest_paths follow the path their packets carry (routing.path_choice picks it), so {} places only ACKs and [[traffic]] packets; compare balancers without k_shortest_paths", lb_name(lb)),
             ));
         }
         // Per-packet balancers split a message over paths of different queues, as SRPT below.

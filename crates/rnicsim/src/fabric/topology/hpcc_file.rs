@@ -26,6 +26,12 @@ fn count(tok: Option<&str>, line: usize, what: &str) -> Result<usize, LineError>
 }
 
 pub fn parse_hpcc_topology(text: &str) -> Result<Topology, LineError> {
+    parse_hpcc_topology_lines(text).map(|(t, _)| t)
+}
+
+/// [`parse_hpcc_topology`], with the line of the file each link was read from (1-based; in
+/// the order of `Topology::links`).
+pub fn parse_hpcc_topology_lines(text: &str) -> Result<(Topology, Vec<usize>), LineError> {
     let text = crate::input::strip_bom(text);
     // Non-empty lines with their 1-based numbers.
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty());
@@ -66,6 +72,7 @@ pub fn parse_hpcc_topology(text: &str) -> Result<Topology, LineError> {
         }
     }
     let mut out = Vec::with_capacity(links.min(1 << 20));
+    let mut link_lines = Vec::with_capacity(links.min(1 << 20));
     // The line of each host's link: a host's NIC has one port, and a second link was dropped
     // without a word (and a flow then read as crossing a host).
     let mut host_link = vec![0u32; nodes];
@@ -105,11 +112,12 @@ pub fn parse_hpcc_topology(text: &str) -> Result<Topology, LineError> {
             _ => return err(ln, format!("error_rate: expected a probability between 0 and 1, got \"{}\"", f[4])),
         };
         out.push(LinkSpec { a, b, rate, delay, loss });
+        link_lines.push(ln);
     }
     if out.len() != links {
         return err(last + 1, format!("expected {links} link lines, found {}", out.len()));
     }
-    Ok(Topology { kinds, links: out })
+    Ok((Topology { kinds, links: out }, link_lines))
 }
 
 #[cfg(test)]
