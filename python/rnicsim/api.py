@@ -290,23 +290,29 @@ def run(scenario: Union[str, Path, Scenario, dict], out: Union[str, Path, None] 
 
 
 @contextlib.contextmanager
-def _terminate_as_exit() -> Any:
-    """While a run is in the simulator, SIGTERM stops it as Ctrl-C does: the simulator stops at
-    its next check, removes its partial run folder, and ``SystemExit(143)`` ends the process (by
-    default SIGTERM would kill it on the spot and leave the partial folder behind). Only where
-    Python can take signals (the main thread) and nothing else has claimed SIGTERM."""
+def _sigterm_raises(exception: Callable[[int], BaseException]) -> Any:
+    """Within the block SIGTERM raises `exception(signum)` in the main thread, where the work
+    under way stops as on Ctrl-C (by default SIGTERM would end the process on the spot). Only
+    where Python can take signals (the main thread) and nothing else has claimed SIGTERM."""
     if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         yield
         return
 
     def stop(signum: int, _frame: Any) -> None:
-        raise SystemExit(128 + signum)
+        raise exception(signum)
 
     signal.signal(signal.SIGTERM, stop)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _terminate_as_exit() -> Any:
+    """While a run is in the simulator, SIGTERM stops it as Ctrl-C does: the simulator stops at
+    its next check, removes its partial run folder, and ``SystemExit(143)`` ends the process
+    (the partial folder is not left behind)."""
+    return _sigterm_raises(lambda signum: SystemExit(128 + signum))
 
 
 def _progress(progress: Optional[bool]) -> tuple[Optional[_native.Progress], Callable[[], None]]:

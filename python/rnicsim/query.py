@@ -12,15 +12,23 @@ from typing import Any, Iterator, Union
 import duckdb
 
 
-def _flatten(doc: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
+def leaves(doc: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Every value of a nested document with its dotted key (`flows[0].load`): tables by key,
+    lists that hold tables or lists by index."""
     if isinstance(doc, dict):
         for k, v in doc.items():
-            yield from _flatten(v, f"{prefix}.{k}" if prefix else str(k))
+            yield from leaves(v, f"{prefix}.{k}" if prefix else str(k))
     elif isinstance(doc, list) and any(isinstance(x, (dict, list)) for x in doc):
         for i, v in enumerate(doc):
-            yield from _flatten(v, f"{prefix}[{i}]")
+            yield from leaves(v, f"{prefix}[{i}]")
     else:
-        yield prefix, json.dumps(doc) if not isinstance(doc, str) else doc
+        yield prefix, doc
+
+
+def _flatten(doc: Any) -> Iterator[tuple[str, str]]:
+    """`leaves` as text: strings as they are, the rest as JSON."""
+    for key, v in leaves(doc):
+        yield key, v if isinstance(v, str) else json.dumps(v)
 
 
 def _sql_string(text: str) -> str:

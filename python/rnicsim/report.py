@@ -22,6 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
 from .api import Run, _file_in_the_way  # noqa: E402
+from .query import leaves  # noqa: E402
 
 # Flow-size buckets of the slowdown-by-size plot for a run without `outputs.fct_by_size`, as
 # summary.json's `rdma.by_size` would have them with bounds ["10KB", "100KB", "1MB", "10MB"]:
@@ -47,22 +48,9 @@ def _label(run: Run) -> str:
 def _settings(run: Run) -> dict[str, object]:
     """A run's resolved scenario (its folder's scenario.toml) as dotted keys and values."""
     try:
-        doc = tomllib.loads((run.path / "scenario.toml").read_text())
+        flat = dict(leaves(run.scenario))
     except (OSError, tomllib.TOMLDecodeError):
         return {}
-    flat: dict[str, object] = {}
-
-    def walk(prefix: str, v: object) -> None:
-        if isinstance(v, dict):
-            for k, x in v.items():
-                walk(f"{prefix}.{k}" if prefix else k, x)
-        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
-            for i, x in enumerate(v):
-                walk(f"{prefix}[{i}]", x)
-        else:
-            flat[prefix] = v
-
-    walk("", doc)
     flat.pop("name", None)
     return flat
 

@@ -37,7 +37,6 @@ import multiprocessing
 import os
 import signal
 import sys
-import threading
 import tomllib
 import warnings
 from concurrent.futures.process import BrokenProcessPool
@@ -47,7 +46,7 @@ from typing import Any, Iterator, Optional, Union
 import polars as pl
 
 from ._native import MODEL_ID
-from .api import Run, Scenario, ScenarioError, _file_in_the_way, _is_run, _non_finite, _path
+from .api import Run, Scenario, ScenarioError, _file_in_the_way, _is_run, _non_finite, _path, _sigterm_raises
 
 
 def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
@@ -281,29 +280,6 @@ def _usable_cpus() -> int:
 _AS_COMMAND = False
 
 
-def _prog() -> bool:
-    return _AS_COMMAND
-
-
-@contextlib.contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """While a sweep runs, SIGTERM to its process stops it as Ctrl-C does (by default it would
-    end the sweep at once and leave its workers running points no one waits for). Only where
-    Python can take signals (the main thread) and nothing else has claimed SIGTERM."""
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        yield
-        return
-
-    def stop(_signum: int, _frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
 def _local(todo: list, workers: int) -> Iterator[tuple[tuple, Optional[str]]]:
     # Spawned workers: forking a process that runs polars' and the simulator's threads is unsafe.
     ctx = multiprocessing.get_context("spawn")
@@ -384,7 +360,8 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
         import importlib.util
 
         if importlib.util.find_spec("ray") is None:
-            raise ScenarioError(f"{'--ray' if _prog() else 'ray_address'}: this Python ({sys.executable}) has no Ray; install it with rnicsim (`pip install .[ray]`), or leave {'--ray' if _prog() else 'ray_address'} out for a local process pool")
+            option = "--ray" if _AS_COMMAND else "ray_address"
+            raise ScenarioError(f"{option}: this Python ({sys.executable}) has no Ray; install it with rnicsim (`pip install .[ray]`), or leave {option} out for a local process pool")
     # Every point is made and checked before anything is written: a parameter that cannot be
     # set (a list index past the end) is a mistake of the sweep file, which stops it here, and
     # so is a sweep none of whose points is valid (a misspelt key, a base scenario at fault).
@@ -417,7 +394,9 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
         also = f", {same} the same scenario as another point (each scenario runs once)" if same else ""
         print(f"sweep: {len(points)} points, {len(finished)} already finished, {len(todo)} to run on {where}, {len(failures)} invalid{also}", file=sys.stderr)
     events = _ray(todo, ray_address) if ray_address and todo else _local(todo, workers or _usable_cpus())
-    with _terminate_as_interrupt():
+    # SIGTERM to the sweep stops it as Ctrl-C does (by default it ended the sweep at once and
+    # left its workers running points no one waits for).
+    with _sigterm_raises(lambda _signum: KeyboardInterrupt()):
         for i, ((p, s, d), error) in enumerate(events, 1):
             if error is None:
                 finished.append((p, s, d))
