@@ -669,3 +669,25 @@ fn a_static_xoff_the_buffer_cannot_reach_is_warned() {
     let fine = LoadedScenario::from_str(&text.replace("2MB", "100KB"), "x.toml", Path::new(".")).unwrap().warnings;
     assert!(!fine.iter().any(|m| m.contains("switch.pfc.xoff")), "{fine:?}");
 }
+
+#[test]
+fn a_failure_meets_only_the_flows_whose_packets_it_costs() {
+    // Two leaves of two hosts under one spine (hosts 0-3, leaves 4 and 5, spine 6). Flow A,
+    // host 0 to host 1, stays under leaf 4; flow B, host 2 to host 0, crosses the spine. The
+    // leaf 5 - spine link is down from 20 to 30 µs, while both 1 MB WRITEs (some 85 µs at 100
+    // Gbps) run: B loses what was on the link and what it sent into it, and goes back to the
+    // hole when the packets after the outage arrive out of order; A never comes near the link.
+    // Only B met the failure (counting every flow that ran while any link was down counted A
+    // too).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "2\n0 1 3 100 1000000 0\n2 0 3 100 1000000 0\n").unwrap();
+    let text = "duration = \"2ms\"\nstop_when_flows_done = true\n[topology.leaf_spine]\nleaves = 2\nspines = 1\nhosts_per_leaf = 2\n[routing]\nrecompute_delay = \"0us\"\n[nic]\nrto = \"100us\"\npriority = 3\n[nic.cc.none]\n[[link_events]]\nat = \"20us\"\nbetween = [5, 6]\nstate = \"down\"\n[[link_events]]\nat = \"30us\"\nbetween = [5, 6]\nstate = \"up\"\n[[flows]]\nfile = \"f.txt\"\n";
+    let loaded = LoadedScenario::from_str(text, "met_failure.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let s = common::run_summary(&loaded, "met_failure");
+    assert_eq!(s.rdma.flows_completed, 2, "{:?}", s.rdma);
+    assert!(s.rdma.retransmits > 0, "B resent what the failure cost it: {:?}", s.rdma);
+    let met = s.rdma.met_failure.as_ref().expect("a link went down");
+    assert_eq!(met.flows, 1, "{met:?}");
+    // The flow met is B, the slower one: its FCT is the run's largest.
+    assert!(met.fct_mean_us > 100.0 && met.fct_mean_us > s.rdma.fct_mean_us, "{met:?} against {:?}", s.rdma);
+}

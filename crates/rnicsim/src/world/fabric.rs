@@ -87,12 +87,24 @@ impl World {
         !matches!(self.pool.get(id).kind, PacketKind::Pause { .. }) as u64
     }
 
+    /// Packet `id` is lost to a failed link, or leaves its carried path around one: its queue
+    /// pair's flow met a failure (`rdma/met_failure`).
+    #[cold]
+    #[inline(never)]
+    fn failure_met(&mut self, id: PacketId) {
+        let pkt = self.pool.get(id);
+        if pkt.kind == PacketKind::Roce {
+            crate::host::apps::flows::record_failure_hit(&mut self.apps.flows.failure_hits, pkt.flow, self.now);
+        }
+    }
+
     /// Puts a packet whose serialization ends at `done` on the port's link.
     #[inline]
     pub(super) fn link_send(&mut self, p: u32, id: PacketId, done: Time) {
         let link = &mut self.links[p as usize];
         if !link.up {
             self.ports[p as usize].counters.drops_link_down += self.counts_as_drop(id);
+            self.failure_met(id);
             self.pool.free(id);
             return;
         }
@@ -213,6 +225,7 @@ impl World {
         let node = sw.node;
         let broken = table.ports(pid).iter().any(|&p| self.ports[p as usize].node == node && !self.links[p as usize].up);
         if broken {
+            self.failure_met(id);
             let from = self.ports[self.ports[in_port as usize].peer as usize].node;
             let detour = self.detour_path(node, from, id);
             self.pool.set_path(id, detour);
@@ -325,6 +338,7 @@ impl World {
             }
             Forward::LinkDown(out) => {
                 self.ports[out as usize].counters.drops_link_down += 1;
+                self.failure_met(id);
                 self.pool.free(id);
             }
             Forward::BufferFull(out) => {
@@ -466,9 +480,6 @@ impl World {
     #[inline(never)]
     pub(super) fn link_event(&mut self, i: u32) {
         let e = self.link_events[i as usize].clone();
-        if e.state == LinkState::Down {
-            self.apps.flows.link_downs.push(self.now);
-        }
         let [a, b] = e.between;
         let ports: Vec<u32> = self.adjacency[a as usize].iter().filter(|adj| adj.neighbor == b).map(|adj| adj.port).collect();
         let mut came_up = Vec::new();
@@ -517,6 +528,7 @@ impl World {
         let lost: Vec<PacketId> = self.links[p as usize].in_flight.drain(..).map(|(_, id)| id).collect();
         self.ports[p as usize].counters.drops_link_down += lost.iter().map(|&id| self.counts_as_drop(id)).sum::<u64>();
         for id in lost {
+            self.failure_met(id);
             self.pool.free(id);
         }
         let queued = self.ports[p as usize].drain_all(&self.pool);
@@ -526,6 +538,7 @@ impl World {
             self.pool.free(id);
         }
         for (id, class) in queued {
+            self.failure_met(id);
             match self.roles[self.ports[p as usize].node as usize] {
                 NodeRole::Switch(s) => {
                     let pkt = *self.pool.get(id);

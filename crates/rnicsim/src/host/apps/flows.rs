@@ -138,8 +138,9 @@ pub struct Flows {
     /// Streaming: where finished flows go while the run goes on, and their totals.
     pub stream: Option<FlowStream>,
     pub written_totals: FlowTotals,
-    /// When links went down, in time order (the world records them).
-    pub link_downs: Vec<Time>,
+    /// By queue pair, when its packets were lost to a failed link or turned off their path
+    /// around one (the world records them): spans of such moments, in time order.
+    pub failure_hits: FailureHits,
     /// Totals over the written-out flows that a link failure met (see [`met_failure`]).
     pub written_met_failure: FlowTotals,
     /// `outputs.fct_by_size`'s bounds, and per bucket the FCT (ps) and slowdown of every
@@ -566,7 +567,7 @@ impl Flows {
         let finished = self.records.iter().filter(|r| r.status.is_some());
         let mut r = st.table.write(&crate::output::tables::flows_batch(finished.clone()));
         for rec in finished {
-            if met_failure(&self.link_downs, rec) {
+            if met_failure(&self.failure_hits, rec) {
                 self.written_met_failure.add(rec);
             }
             if let (Some(i), Some(fct), Some(sd)) = (size_bucket(&self.size_bounds, rec.size), rec.fct(), rec.slowdown()) {
@@ -624,7 +625,7 @@ impl Flows {
         let (mut totals, mut met) = (self.written_totals, self.written_met_failure);
         for r in &self.records {
             totals.add(r);
-            if met_failure(&self.link_downs, r) {
+            if met_failure(&self.failure_hits, r) {
                 met.add(r);
             }
         }
@@ -683,11 +684,32 @@ impl Flows {
     }
 }
 
-/// Whether a link went down (one of `downs`, in time order) while flow `r` was running: at or
-/// after its start and before it finished (the Eunomia paper's flows "affected by failures").
-fn met_failure(downs: &[Time], r: &FlowRecord) -> bool {
-    let i = downs.partition_point(|&t| t < r.start);
-    downs.get(i).is_some_and(|&t| t < r.finish)
+/// By queue pair: the spans in which a failed link cost it packets (see [`met_failure`]).
+pub type FailureHits = std::collections::BTreeMap<u32, Vec<(Time, Time)>>;
+
+/// Failure hits of one queue pair closer than this are one span (a flow that keeps sending
+/// into a dead link until routes move loses a packet each serialization time).
+const HIT_SPAN_GAP: Time = Time::from_us(1);
+
+/// Records that a packet of queue pair `qp` (its destination's: a flow's data and its ACKs
+/// name its two ends) was lost to a failed link at `at`, or left its path around one.
+pub fn record_failure_hit(hits: &mut FailureHits, qp: u32, at: Time) {
+    let spans = hits.entry(qp).or_default();
+    match spans.last_mut() {
+        Some(last) if at <= last.1 + HIT_SPAN_GAP => last.1 = last.1.max(at),
+        _ => spans.push((at, at)),
+    }
+}
+
+/// Whether a failure met flow `r` while it ran (the Eunomia paper's flows "that face at least
+/// one failure event", §2.3): a failed link lost one of its packets (data, ACK, NAK or READ
+/// response: queued on or crossing the link when it failed, or sent into it before routes
+/// moved), or turned one off its carried path, at or after its start and before it finished.
+/// A queue pair number names one connection at a time (a closed one's waits two milliseconds
+/// before reuse), so the spans of an earlier connection on the same number fall outside.
+fn met_failure(hits: &FailureHits, r: &FlowRecord) -> bool {
+    let hit = |qp: u32| hits.get(&qp).is_some_and(|spans| spans.iter().any(|&(a, b)| a < r.finish && b >= r.start));
+    hit(r.qps.0) || hit(r.qps.1)
 }
 
 #[cfg(test)]
@@ -742,15 +764,26 @@ mod tests {
     }
 
     #[test]
-    fn a_failure_meets_the_flows_running_when_it_happens() {
-        let downs = [Time::from_us(100), Time::from_us(300)];
-        // Running across 100 µs or 300 µs: met. Starting exactly at a failure: met; finishing
-        // exactly at one: not (it was done).
-        for (start, finish, met) in [(50, 150, true), (250, 350, true), (100, 120, true), (50, 100, false), (150, 250, false), (310, 400, false), (0, 1000, true)] {
-            assert_eq!(met_failure(&downs, &flow(start, Some(finish))), met, "{start}..{finish}");
+    fn a_failure_meets_the_flows_whose_packets_it_cost_while_they_ran() {
+        // Queue pair 7 lost packets at 100 µs and from 300 to 300.5 µs (one span: hits under a
+        // microsecond apart), queue pair 9 at 200 µs. A flow is met through either of its ends.
+        let mut hits = FailureHits::new();
+        for (qp, ns) in [(7, 100_000), (9, 200_000), (7, 300_000), (7, 300_500)] {
+            record_failure_hit(&mut hits, qp, Time::from_ns(ns));
         }
-        // An unfinished flow that started before a failure was met by it; none without failures.
-        assert!(met_failure(&downs, &flow(250, None)));
-        assert!(!met_failure(&[], &flow(0, Some(10))));
+        assert_eq!(hits[&7], [(Time::from_us(100), Time::from_us(100)), (Time::from_us(300), Time::from_ns(300_500))]);
+        let on = |qps: (u32, u32), start, finish| FlowRecord { qps, ..flow(start, finish) };
+        // Running across a hit of one of its queue pairs: met. Starting exactly at one: met;
+        // finishing exactly at one: not (it was done). A hit between two of its own is no hit.
+        for (start, finish, met) in [(50, 150, true), (250, 350, true), (100, 120, true), (50, 100, false), (150, 250, false), (301, 400, false), (0, 1000, true)] {
+            assert_eq!(met_failure(&hits, &on((7, 8), start, Some(finish))), met, "{start}..{finish}");
+            assert_eq!(met_failure(&hits, &on((8, 7), start, Some(finish))), met, "responder's end, {start}..{finish}");
+        }
+        // Another queue pair's hit is not this flow's failure, though it ran across it.
+        assert!(!met_failure(&hits, &on((1, 2), 0, Some(1000))));
+        assert!(met_failure(&hits, &on((9, 2), 150, Some(250))));
+        // An unfinished flow that started before a hit was met by it; none without hits.
+        assert!(met_failure(&hits, &on((7, 8), 250, None)));
+        assert!(!met_failure(&FailureHits::new(), &on((7, 8), 0, Some(10))));
     }
 }
