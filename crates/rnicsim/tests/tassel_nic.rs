@@ -272,6 +272,21 @@ fn rates_the_schedulers_cannot_hold_are_refused_or_warned_once() {
     // Packets held from one fetch count in 16 bits.
     let e = load("", "tassel]\nmax_batch = 70000").err().map(|e| e.to_string()).unwrap_or_default();
     assert!(e.contains("max_batch"), "{e}");
+    // A topology file's own host links (which ignore links.rate): 5 Tbps ones were accepted
+    // and scheduled as 4.29 Tbps; a limit above a host's 25 Gbps link went unwarned (found by
+    // a helper).
+    let dir = tempfile::tempdir().unwrap();
+    let file = |rate: &str, sched: &str, limit: &str| {
+        std::fs::write(dir.path().join("t.txt"), format!("3 1 2\n2\n0 2 {rate} 100ns 0\n1 2 {rate} 100ns 0\n")).unwrap();
+        let toml = format!("duration = \"100us\"\n[topology.file]\npath = \"t.txt\"\n[nic.cc.none]\n[nic.scheduler.{sched}\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\nrate_limit = \"{limit}\"\n");
+        rnicsim::scenario::LoadedScenario::from_str(&toml, "f.toml", dir.path())
+    };
+    let e = file("5Tbps", "tassel]", "3Tbps").err().expect("refused").to_string();
+    assert!(e.contains("topology.file.path") && e.contains("5Tbps (a host link of the topology file)") && e.contains("commodity"), "{e}");
+    assert!(file("5Tbps", "commodity]", "3Tbps").is_ok());
+    let w = file("25Gbps", "tassel]", "50Gbps").unwrap().warnings;
+    assert!(w.iter().any(|w| w.contains("perftest[0].rate_limit") && w.contains("above the 25Gbps link of its sender (host 0)")), "{w:?}");
+    assert!(!file("25Gbps", "tassel]", "20Gbps").unwrap().warnings.iter().any(|w| w.contains("rate_limit")));
 }
 
 #[test]

@@ -159,7 +159,7 @@ impl LoadedScenario {
         // not read is an error when the world is built).
         if problems.is_empty() {
             if let Some(rates) = loaded.file_host_rates() {
-                problems.extend(validate::against_host_rates(&loaded.scenario, rates).into_iter().map(|(path, m)| loaded.error_at(&path, m)));
+                problems.extend(validate::against_host_rates(&loaded.scenario, &rates).into_iter().map(|(path, m)| loaded.error_at(&path, m)));
             }
         }
         if !problems.is_empty() {
@@ -183,7 +183,7 @@ impl LoadedScenario {
     /// The translation's warnings and this scenario's advisories, as messages naming file,
     /// line and key (the user's file, or the `--set` override a key falls under).
     fn advisories(&self) -> Vec<String> {
-        let found = |l: &LoadedScenario| validate::advisories(&l.scenario, l.file_host_rates()).into_iter().chain(validate::flow_files(&l.scenario, &self.base_dir)).collect::<Vec<_>>();
+        let found = |l: &LoadedScenario| validate::advisories(&l.scenario, l.file_host_rates().as_ref()).into_iter().chain(validate::flow_files(&l.scenario, &self.base_dir)).collect::<Vec<_>>();
         let mut own = found(self);
         if let Ok(doc) = self.table() {
             own.extend(validate::yama_keys_unused(&doc, &self.scenario));
@@ -205,11 +205,11 @@ impl LoadedScenario {
         out
     }
 
-    /// The slowest and fastest host links of a topology file (which ignores `links.rate`), for
+    /// The host links of a topology file (which ignores `links.rate`), for
     /// the checks that compare settings with the line rate; `None` for a generated topology or
     /// a file that does not read (its error comes when the world is built).
-    fn file_host_rates(&self) -> Option<(crate::units::BitsPerSec, crate::units::BitsPerSec)> {
-        matches!(self.scenario.topology, TopologySpec::File { .. }).then(|| self.topology().ok()?.host_link_rates()).flatten()
+    fn file_host_rates(&self) -> Option<validate::HostRates> {
+        matches!(self.scenario.topology, TopologySpec::File { .. }).then(|| validate::HostRates::of(&self.topology().ok()?)).flatten()
     }
 
     /// Where `[[baseline]]` entry `i`'s changes are written: its `set`, else its `remove`.

@@ -784,14 +784,54 @@ fn rpc_roles(s: &Scenario) -> Vec<RpcRoles> {
     roles
 }
 
-/// Warnings of settings that run but are unlikely to be meant. `host_rates` are the slowest and
-/// fastest host links where the topology sets them itself (a topology file, whose links ignore
+/// The host links' rates where the topology sets them itself (a topology file, whose links
+/// ignore `links.rate`).
+pub struct HostRates {
+    pub slowest: BitsPerSec,
+    pub fastest: BitsPerSec,
+    /// By node id: a host's link rate (its first link's), `None` for a switch.
+    by_node: Vec<Option<BitsPerSec>>,
+}
+
+impl HostRates {
+    /// A topology's host links; `None` when it has none.
+    pub fn of(t: &Topology) -> Option<HostRates> {
+        let (slowest, fastest) = t.host_link_rates()?;
+        let mut by_node = vec![None; t.nodes()];
+        for l in &t.links {
+            for n in [l.a, l.b] {
+                if t.kinds[n as usize] == NodeKind::Host {
+                    by_node[n as usize].get_or_insert(l.rate);
+                }
+            }
+        }
+        Some(HostRates { slowest, fastest, by_node })
+    }
+}
+
+/// Host `node`'s link rate: its own where a topology file sets it, else `links.rate`.
+fn host_rate(s: &Scenario, rates: Option<&HostRates>, node: u32) -> BitsPerSec {
+    rates.and_then(|r| r.by_node.get(node as usize).copied().flatten()).unwrap_or(s.links.rate)
+}
+
+/// Warnings of settings that run but are unlikely to be meant. `host_rates` are the host
+/// links where the topology sets them itself (a topology file, whose links ignore
 /// `links.rate`); otherwise `links.rate` is every host's.
-pub fn advisories(s: &Scenario, host_rates: Option<(BitsPerSec, BitsPerSec)>) -> Problems {
+pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
     let mut out = Problems::new();
-    let (slowest, fastest) = host_rates.unwrap_or((s.links.rate, s.links.rate));
+    let (slowest, fastest) = host_rates.map_or((s.links.rate, s.links.rate), |r| (r.slowest, r.fastest));
     let links = |r: BitsPerSec| if slowest == fastest { format!("the links' {r}") } else { format!("the {r} host links") };
     let rpc_roles = rpc_roles(s);
+    // By server: the entries with stateless connections to it (how many, and the last), those
+    // connections, and the bytes of their setup (per connection its state in a WQEP and a WQEP
+    // per receive posted).
+    let mut star_setup = std::collections::BTreeMap::<u32, (u32, usize, u64, u64)>::new();
+    for (i, (r, roles)) in s.rpc.iter().zip(&rpc_roles).enumerate().filter(|(_, (_, roles))| roles.server_stateless > 0) {
+        use crate::wire::star::{DESCRIPTOR_BYTES, FRAME_OVERHEAD};
+        let per_conn = (s.nic.qp_context_bytes + FRAME_OVERHEAD) as u64 + r.requests as u64 * (DESCRIPTOR_BYTES + FRAME_OVERHEAD) as u64;
+        let e = star_setup.entry(r.server).or_default();
+        *e = (e.0 + 1, i, e.2 + roles.server_stateless, e.3 + per_conn * roles.server_stateless);
+    }
     // A rate floor above the line leaves every cut without effect (the run is one without
     // congestion control), which no error says. (A warning, not an error: on slow links the
     // default floor may pass the line, where the floor is the line.)
@@ -1014,17 +1054,22 @@ pub fn advisories(s: &Scenario, host_rates: Option<(BitsPerSec, BitsPerSec)>) ->
         let stateless = rpc_roles[i].server_stateless;
         if stateless > 0 {
             // A stateless server's setup: per connection, its state in a WQEP and a WQEP per
-            // receive posted, all queued on its link at once.
-            use crate::wire::star::{DESCRIPTOR_BYTES, FRAME_OVERHEAD};
-            let per_conn = (s.nic.qp_context_bytes + FRAME_OVERHEAD) as u64 + r.requests as u64 * (DESCRIPTOR_BYTES + FRAME_OVERHEAD) as u64;
-            let setup = s.links.rate.tx_time(per_conn * stateless);
+            // receive posted, all queued on its link at once, with every other entry's to the
+            // same server (told once, at the last of them).
+            let (entries, last, connections, bytes) = star_setup[&r.server];
+            let line = host_rate(s, host_rates, r.server);
+            let setup = line.tx_time(bytes);
             let star = s.nic.star.unwrap_or_default();
-            if setup > star.wqep_timeout {
-                let which = if r.stack == RpcStack::StarAuto { format!("{stateless} StaR connections (of the {} this entry negotiates, by nic.star.negotiate_threshold)", r.connections) } else { format!("{stateless} StaR connections") };
+            if setup > star.wqep_timeout && i == last {
+                let mut which = if r.stack == RpcStack::StarAuto { format!("{stateless} StaR connections (of the {} this entry negotiates, by nic.star.negotiate_threshold)", r.connections) } else { format!("{stateless} StaR connections") };
+                if entries > 1 {
+                    let earlier = if entries == 2 { "the earlier entry's".to_string() } else { format!("the {} earlier entries'", entries - 1) };
+                    which += &format!(" and {earlier} to server {} ({connections} in all)", r.server);
+                }
                 out.push((
                     format!("rpc[{i}].connections"),
                     format!(
-                        "setting up {which} queues {setup} of WQEPs on the stateless server's link, longer than nic.star.wqep_timeout ({}): WQEPs are posted again before they leave; raise nic.star.wqep_timeout and nic.star.rto",
+                        "setting up {which} queues {setup} of WQEPs and connection state on the stateless server's {line} link, longer than nic.star.wqep_timeout ({}): the stateful side times out and resends what waits behind them; raise nic.star.wqep_timeout and nic.star.rto",
                         star.wqep_timeout
                     ),
                 ));
@@ -1120,7 +1165,7 @@ pub fn advisories(s: &Scenario, host_rates: Option<(BitsPerSec, BitsPerSec)>) ->
     if pfc.enabled && rdma && !pfc.classes.contains(&s.nic.priority) {
         out.push(("nic.priority".into(), unprotected(s.nic.priority, &pfc.classes, "RDMA traffic goes")));
     }
-    tassel_batches(&mut out, s);
+    tassel_batches(&mut out, s, host_rates);
     // A static XOFF the buffer cannot reach never pauses: the lossless classes then drop.
     // (XOFF counts an ingress's bytes past its `ingress_reserve`.)
     let reachable = s.switch.buffer.0.saturating_sub(s.switch.pfc.ingress_reserve.0);
@@ -1225,21 +1270,22 @@ pub fn flow_files(s: &Scenario, base_dir: &std::path::Path) -> Problems {
 /// Tassel fetches a queue pair's packets in batches of `N = ⌈limit × latency / typical_packet⌉`
 /// (at most `max_batch`) once per scheduling latency (§3.2.1): a queue pair whose packets are
 /// much smaller than `typical_packet` cannot reach its limit. Warned per bandwidth test.
-fn tassel_batches(out: &mut Problems, s: &Scenario) {
+fn tassel_batches(out: &mut Problems, s: &Scenario, host_rates: Option<&HostRates>) {
     use crate::nic::sched::SchedulerSpec;
     // The NIC takes the lower of a limit and its link: above the link, a limit runs as the
-    // link rate, and weighs as much when limits oversubscribe the link (Tassel's Φ). (A
-    // topology file gives each link its own rate: not checked here.)
-    let host_rate = (!matches!(s.topology, TopologySpec::File { .. })).then_some(s.links.rate);
+    // link rate, and weighs as much when limits oversubscribe the link (Tassel's Φ). The link
+    // is the sending host's (a topology file gives each its own rate).
+    let line = |t: &PerftestSpec| host_rate(s, host_rates, t.data_sender());
     for (i, t) in s.perftest.iter().enumerate() {
-        if let Some(r) = t.rate_limit.filter(|r| host_rate.is_some_and(|h| r.0 > h.0)) {
-            out.push((format!("perftest[{i}].rate_limit"), format!("{r} is above the {} link: it runs as {}, and weighs as that when limits share the link", s.links.rate, s.links.rate)));
+        let h = line(t);
+        if let Some(r) = t.rate_limit.filter(|r| r.0 > h.0) {
+            out.push((format!("perftest[{i}].rate_limit"), format!("{r} is above the {h} link of its sender (host {}): it runs as {h}, and weighs as that when limits share the link", t.data_sender())));
         }
     }
     if matches!(s.nic.scheduler, SchedulerSpec::Tassel { .. } | SchedulerSpec::SePieo { .. }) {
         for (i, t) in s.perftest.iter().enumerate() {
             // A limit above the link runs as the link rate (warned above): that is what is kept.
-            let Some(r) = t.rate_limit.map(|r| host_rate.map_or(r, |h| BitsPerSec(r.0.min(h.0)))) else { continue };
+            let Some(r) = t.rate_limit.map(|r| BitsPerSec(r.0.min(line(t).0))) else { continue };
             let kept = tassel::to_kbps(r.0) as u64 * 1000;
             if kept.abs_diff(r.0) * 1000 > r.0 {
                 out.push((format!("perftest[{i}].rate_limit"), format!("the scheduler keeps limits in whole Kbps: {r} runs as {}", BitsPerSec(kept))));
@@ -1278,7 +1324,7 @@ fn tassel_batches(out: &mut Problems, s: &Scenario) {
         let k = crate::nic::qp::packets_for(len, s.nic.mtu);
         let headers: u64 = (0..k).map(|j| crate::nic::qp::opcode_at(family, j, k, false).header_bytes() as u64 + extra as u64).sum();
         let wire = ((len + headers) / k as u64) as u32;
-        let limit = t.rate_limit.map_or(s.links.rate.0, |r| r.0.min(s.links.rate.0));
+        let limit = t.rate_limit.map_or(line(t).0, |r| r.0.min(line(t).0));
         let n = tassel::adaptive_batch(limit, latency.0, typical_packet.0 as u32, *max_batch);
         let ceiling = n as f64 * wire as f64 * 8.0 * 1e12 / latency.0 as f64;
         let qps = t.qps.max(1) as f64;
@@ -1411,9 +1457,10 @@ fn nic(out: &mut Problems, s: &Scenario) {
     // Tassel and SE-PIEO keep rates, the link's among them, in whole Kbps in 32 bits: a faster
     // link would be scheduled as if it ran at 4.29 Tbps.
     use crate::nic::sched::SchedulerSpec;
-    let most = BitsPerSec(u32::MAX as u64 * 1000);
-    if matches!(n.scheduler, SchedulerSpec::Tassel { .. } | SchedulerSpec::SePieo { .. }) && s.links.rate > most {
-        out.push(("links.rate".into(), format!("{} is above the {most} the Tassel and SE-PIEO schedulers can pace (rates in whole Kbps, 32 bits): use the commodity scheduler", s.links.rate)));
+    // (A topology file's own host links are checked against it when it is read.)
+    let generated = !matches!(s.topology, TopologySpec::File { .. });
+    if matches!(n.scheduler, SchedulerSpec::Tassel { .. } | SchedulerSpec::SePieo { .. }) && generated && s.links.rate > TASSEL_MOST {
+        out.push(("links.rate".into(), tassel_too_fast(s.links.rate, "the link rate")));
     }
     if n.qp_context_bytes == 0 {
         out.push((p("qp_context_bytes"), "expected a positive size: a connection's state takes room".into()));
@@ -1532,6 +1579,13 @@ fn nic(out: &mut Problems, s: &Scenario) {
     }
 }
 
+/// The fastest link Tassel and SE-PIEO can pace: they keep rates in whole Kbps in 32 bits.
+const TASSEL_MOST: BitsPerSec = BitsPerSec(u32::MAX as u64 * 1000);
+
+fn tassel_too_fast(rate: BitsPerSec, what: &str) -> String {
+    format!("{rate} ({what}) is above the {TASSEL_MOST} the Tassel and SE-PIEO schedulers can pace (rates in whole Kbps, 32 bits): they would schedule it as {TASSEL_MOST}; use the commodity scheduler")
+}
+
 /// Checks that need the topology: host ids, link endpoints.
 fn hpcc_rate_ai_message(line: BitsPerSec, got: BitsPerSec) -> String {
     format!("expected an additive increase above 0 and at most the link rate ({line}), got {got}")
@@ -1544,8 +1598,12 @@ fn hpcc_min_rate_message(line: BitsPerSec) -> String {
 /// Errors of settings against a topology file's own host links (`(slowest, fastest)`), which
 /// ignore `links.rate`: HPCC's increase beyond the fastest host's line, or its floor above a
 /// host's line (that host's HPCC would never cut).
-pub fn against_host_rates(s: &Scenario, (slowest, fastest): (BitsPerSec, BitsPerSec)) -> Problems {
+pub fn against_host_rates(s: &Scenario, rates: &HostRates) -> Problems {
+    let (slowest, fastest) = (rates.slowest, rates.fastest);
     let mut out = Problems::new();
+    if matches!(s.nic.scheduler, crate::nic::sched::SchedulerSpec::Tassel { .. } | crate::nic::sched::SchedulerSpec::SePieo { .. }) && fastest > TASSEL_MOST {
+        out.push(("topology.file.path".into(), tassel_too_fast(fastest, "a host link of the topology file")));
+    }
     if let (crate::nic::cc::CcSpec::Hpcc(h), TopologySpec::File { .. }) = (&s.nic.cc, &s.topology) {
         if h.rate_ai > fastest {
             out.push(("nic.cc.hpcc.rate_ai".into(), hpcc_rate_ai_message(fastest, h.rate_ai)));
