@@ -873,6 +873,9 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         (perf("").replace("[links]", "[switch.pfc]\nenabled = false\n[links]"), "nic.rto", "packets can be lost in this run (switch.pfc.enabled = false"),
         (format!("{GOOD}[nic]\nwindow = \"3000B\"\n"), "nic.window", "go-back-N ignores it"),
         (perf("").replace("test = \"write_bw\"", "test = \"write_lat\"\nqps = 4"), "perftest[0].qps", "qps = 4 is not used"),
+        // A rate limit on a latency test ran without a word (1000 B at 1 Mbps: 8 ms per ping,
+        // no ping in 50 us; found by a helper).
+        (perf("rate_limit = \"1Mbps\"").replace("test = \"write_bw\"", "test = \"write_lat\"").replace("4KiB", "1000B"), "perftest[0].rate_limit", "(8ms apart at 1Mbps), so its latency measures the pacing; no ping completes in the 50us run"),
         (perf("start = \"40us\"\nwarmup = \"10us\""), "perftest[0].warmup", "nothing"),
         (GOOD.replace("senders = [1, 2]", "senders = [1, 2, 1]"), "traffic[0].pattern.incast.senders[2]", "sender 1 is listed already (entry 0)"),
         (GOOD.replace("pattern = { incast = { receiver = 0, senders = [1, 2] } }", "pattern = { pairs = { pairs = [[1, 0], [2, 3], [1, 0]] } }"), "traffic[0].pattern.pairs.pairs[2]", "pair [1, 0] is listed already"),
@@ -908,6 +911,8 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         // 4 KiB test's one queue pair to a 1078 B packet per µs.
         (tassel("message = \"64B\"\nrate_limit = \"10Gbps\"", ""), "perftest[0].message", "fetches 2 per 1us scheduling latency"),
         (tassel("", "max_batch = 1"), "perftest[0].message", "raise nic.scheduler.tassel.max_batch"),
+        // A test without a limit is not told of one ("for a 100Gbps limit").
+        (tassel("", "max_batch = 1"), "perftest[0].message", "for a queue pair without a limit (at the 100Gbps line rate)"),
         (tassel("rate_limit = \"1500bps\"", ""), "perftest[0].rate_limit", "1.5Kbps runs as 2Kbps"),
         (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1, 2, 1]\nconnections = 3\nwarmup = \"40us\"\nstart_spread = \"0us\"\n"), "rpc[0].clients[2]", "client 1 is listed already (entry 0)"),
         (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nwarmup = \"50us\"\nstart_spread = \"0us\"\n"), "rpc[0].warmup", "nothing of the 50us run"),

@@ -253,6 +253,11 @@ fn the_load_time_warnings_see_reads_short_last_packets_limits_above_the_link_and
     // SE-PIEO built for 1,024 flows under 4,096 queue pairs.
     let (w, _) = warnings("se_pieo]\nflows = 1024", "write_bw", "64KiB", 4096, "10Mbps");
     assert!(w.iter().any(|m| m.contains("se_pieo.flows") && m.contains("4096 queue pairs")), "{w:?}");
+    // Two ping-pongs, 0 to 1 and 1 to 0: both ends write, so each host sends on two queue
+    // pairs, beyond an SE-PIEO built for one (the client alone was counted).
+    let toml = "duration = \"100us\"\n[topology.back_to_back]\n[nic.cc.none]\n[nic.scheduler.se_pieo]\nflows = 1\n[[perftest]]\nname = \"a\"\ntest = \"write_lat\"\nclient = 0\nserver = 1\nmessage = \"64B\"\n[[perftest]]\nname = \"b\"\ntest = \"write_lat\"\nclient = 1\nserver = 0\nmessage = \"64B\"\n";
+    let w = rnicsim::scenario::LoadedScenario::from_str(toml, "lat.toml", std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}")).warnings;
+    assert!(w.iter().any(|m| m.contains("se_pieo.flows") && m.contains("host 0 sends on 2 queue pairs")), "{w:?}");
 }
 
 #[test]

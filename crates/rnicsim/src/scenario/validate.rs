@@ -1203,6 +1203,12 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
         if t.test == crate::scenario::schema::PerftestKind::WriteLat && t.qps > 1 {
             out.push((format!("perftest[{i}].qps"), format!("a latency test runs one queue pair (a ping-pong); qps = {} is not used", t.qps)));
         }
+        if let Some(r) = t.rate_limit.filter(|_| t.test == crate::scenario::schema::PerftestKind::WriteLat) {
+            // A ping waits for the limiter's tokens: one message's bytes at the limit apart.
+            let gap = r.tx_time(t.message.0);
+            let none = if gap >= s.duration { format!("; no ping completes in the {} run", s.duration) } else { String::new() };
+            out.push((format!("perftest[{i}].rate_limit"), format!("paces a latency test: each {} ping waits for the limiter ({gap} apart at {r}), so its latency measures the pacing{none}", t.message)));
+        }
     }
     // Without PFC a full switch buffer drops packets (an incast, deflection), which is loss too.
     let drops = !s.switch.pfc.enabled;
@@ -1297,9 +1303,13 @@ fn tassel_batches(out: &mut Problems, s: &Scenario, host_rates: Option<&HostRate
         // pairs than that could not hold them, and would run slower than the clock modelled.
         let mut per_host = std::collections::BTreeMap::<u32, u64>::new();
         for t in &s.perftest {
-            let sender = t.data_sender();
-            let qps = if t.test == PerftestKind::WriteLat { 1 } else { t.qps.max(1) as u64 };
-            *per_host.entry(sender).or_default() += qps;
+            if t.test == PerftestKind::WriteLat {
+                // A ping-pong: both ends write, each on its one queue pair.
+                *per_host.entry(t.client).or_default() += 1;
+                *per_host.entry(t.server).or_default() += 1;
+            } else {
+                *per_host.entry(t.data_sender()).or_default() += t.qps.max(1) as u64;
+            }
         }
         if let Some((h, n)) = per_host.into_iter().find(|&(_, n)| n > *flows as u64) {
             out.push(("nic.scheduler.se_pieo.flows".into(), format!("host {h} sends on {n} queue pairs, more than the {flows} flows this SE-PIEO is built (and clocked) for: set flows to at least {n}")));
@@ -1334,8 +1344,8 @@ fn tassel_batches(out: &mut Problems, s: &Scenario, host_rates: Option<&HostRate
             out.push((
                 format!("perftest[{i}].message"),
                 format!(
-                    "its packets average {wire} B on the wire and Tassel fetches {n} per {latency} scheduling latency for a {} limit (typical_packet = {}B, max_batch = {max_batch}): a queue pair sends at most {}; {fix}",
-                    BitsPerSec(limit),
+                    "its packets average {wire} B on the wire and Tassel fetches {n} per {latency} scheduling latency for {} (typical_packet = {}B, max_batch = {max_batch}): a queue pair sends at most {}; {fix}",
+                    if t.rate_limit.is_some() { format!("a {} limit", BitsPerSec(limit)) } else { format!("a queue pair without a limit (at the {} line rate)", BitsPerSec(limit)) },
                     typical_packet.0,
                     BitsPerSec(ceiling as u64)
                 ),

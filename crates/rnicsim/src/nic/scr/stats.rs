@@ -252,20 +252,22 @@ impl ScrSummary {
     }
 }
 
-/// Jain's fairness index of `x`: (Σx)² / (n·Σx²); 1 when all are equal, 1/n when one has all.
 /// Jain's index of `x` as a summary reports it: none where there is nothing to share (no
 /// values, or every one 0), where [`jain`]'s 1 would read as a perfectly fair split.
 pub fn jain_reported(x: &[f64]) -> Option<f64> {
     x.iter().any(|&v| v != 0.0).then(|| jain(x))
 }
 
+/// Jain's fairness index of `x`: (Σx)² / (n·Σx²); 1 when all are equal, 1/n when one has all.
+/// It is at most 1 (Cauchy-Schwarz); rounding can put an equal split a unit in the last place
+/// above it, which is taken back (a claim `jain <= 1` failed on 1.0000000000000004).
 pub fn jain(x: &[f64]) -> f64 {
     let s: f64 = x.iter().sum();
     let s2: f64 = x.iter().map(|v| v * v).sum();
     if x.is_empty() || s2 == 0.0 {
         return 1.0;
     }
-    s * s / (x.len() as f64 * s2)
+    (s * s / (x.len() as f64 * s2)).min(1.0)
 }
 
 #[cfg(test)]
@@ -278,5 +280,8 @@ mod tests {
         assert!((jain(&[1.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
         // 30/70: 100² / (2 · (900 + 4900)) = 10000 / 11600.
         assert!((jain(&[30.0, 70.0]) - 10000.0 / 11600.0).abs() < 1e-12);
+        // Equal splits whose rounding gave 1 + 2^-52.
+        assert_eq!(jain(&[0.7; 5]), 1.0);
+        assert_eq!(jain(&[9.87; 3]), 1.0);
     }
 }
