@@ -935,3 +935,24 @@ fn a_dip_of_the_engine_leaves_no_queue_pair_asleep_after_it() {
         assert!((f - 1.0).abs() < 0.1, "{e} {f} of fair");
     }
 }
+
+#[test]
+fn a_two_sided_chain_no_entity_uses_costs_the_run_nothing() {
+    // Found by a helper: the unused AES chain (two-sided: its server reports to the loop) had
+    // no client to time its period by, so it came out at 1 ps and the server's period event
+    // fired every picosecond: a 1 ms run crawled (311 us in 30 s). Over 20 us that was 2e7
+    // events; the used chain's own work is a few thousand.
+    let text = "duration = \"20us\"\n[topology.star]\nhosts = 4\n[links]\nrate = \"400Gbps\"\n[nic.pcie]\nbandwidth = \"400Gbps\"\n[yama]\n\
+                [[yama.engine]]\nname = \"aes\"\nhost = 3\ngbps = \"10Gbps\"\n\
+                [[yama.engine]]\nname = \"other\"\nhost = 3\ngbps = \"10Gbps\"\n\
+                [[yama.chain]]\nname = \"c\"\nengines = [\"aes\"]\nworkload = \"aes\"\n\
+                [[yama.chain]]\nname = \"c2\"\nengines = [\"other\"]\nworkload = \"aes\"\n\
+                [[yama.entity]]\nname = \"a\"\nweight = 1.0\nchain = \"c\"\nnodes = [0]\nqueues = 8\ndepth = 32\n";
+    let loaded = LoadedScenario::from_str(text, "u.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    let mut w = rnicsim::world::World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
+    w.run(|_| true);
+    let s = rnicsim::output::Summary::of(&w, "u");
+    assert!(s.events < 200_000, "{} events", s.events);
+    let y = s.yama.as_ref().expect("yama");
+    assert!(y.chains.iter().any(|c| c.name == "c" && c.gbps > 1.0), "{y:?}");
+}

@@ -462,7 +462,9 @@ impl Yama {
             }
         }
         for c in 0..self.chains.len() {
-            if self.chains[c].isolation && self.chains[c].two_sided {
+            // A chain no entity uses has no loop to report to (and no client to time its
+            // period by: it came out at 1 ps, an event each picosecond).
+            if self.chains[c].isolation && self.chains[c].two_sided && !self.chains[c].members.is_empty() {
                 let p = self.chains[c].period;
                 self.at(p, Ev::Period { c: c as u16, m: SERVER });
             }
@@ -941,12 +943,12 @@ impl Yama {
     fn period(&mut self, c: usize, m: u16, now: Time) {
         let period = self.chains[c].period;
         let window = self.spec().window as u64;
+        if m == SERVER && self.chains[c].members.is_empty() {
+            return;
+        }
         self.at(now + period, Ev::Period { c: c as u16, m });
         let chain = &mut self.chains[c];
         if m == SERVER {
-            if chain.members.is_empty() {
-                return;
-            }
             let (app, dummy) = std::mem::take(&mut chain.target);
             let to = chain.server_leader;
             let d = chain.members[to as usize].delay_to_server;
