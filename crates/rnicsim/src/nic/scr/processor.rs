@@ -96,8 +96,16 @@ struct Ready {
 struct FlowMeta {
     thread: u32,
     stable: bool,
-    /// Cycles of node-level work (its join) still to be charged to its thread.
-    owed_cycles: u32,
+}
+
+/// A join's or leave's node-level work, decided when the NIC saw it, waiting on its thread's
+/// ready list for its turn: its cycles are spent, and its actions take effect, once the thread
+/// has run it (after whatever reached the thread before it, booked yet or not).
+struct Stashed {
+    slot: u32,
+    decided: Time,
+    cycles: u32,
+    actions: Vec<Action>,
 }
 
 /// One NIC's SCR processor running policy `P`.
@@ -127,6 +135,8 @@ pub struct Processor<P: Policy> {
     /// (see [`Self::collect`]).
     fresh: Time,
     scratch: Vec<Action>,
+    /// Joins and leaves waiting for their threads, in the order decided.
+    stashed: Vec<Stashed>,
     next_thread: u32,
     /// The node-level kinds' queues ([`Kind::NODE`] order).
     node_queues: [EventQueue; 2],
@@ -167,6 +177,7 @@ impl<P: Policy> Processor<P> {
             wakes: Agenda::default(),
             fresh: Time::MAX,
             scratch: Vec::new(),
+            stashed: Vec::new(),
             next_thread: 0,
             node_queues: Default::default(),
             last_cycles: (0, Time::ZERO),
@@ -214,13 +225,6 @@ impl<P: Policy> Processor<P> {
         done
     }
 
-    /// Node-level work of `cycles` that may start at `at` on the per-node pool's thread for
-    /// work number `n`: returns when it is done, or `None` without a pool.
-    fn charge_node(&mut self, n: usize, at: Time, cycles: u32) -> Option<Time> {
-        let t = self.node_thread(n)?;
-        Some(self.occupy(t, at, cycles as u64))
-    }
-
     fn slot(&self, qp: u32) -> Option<usize> {
         match self.slot_of.get(qp as usize) {
             Some(&s) if s > 0 => Some(s as usize - 1),
@@ -228,8 +232,9 @@ impl<P: Policy> Processor<P> {
         }
     }
 
-    /// A new flow: its slot, its thread, and the policy's join work (actions take effect once
-    /// the join has run on its thread).
+    /// A new flow: its slot, its thread, and the policy's join work (decided now; it runs on
+    /// the per-node pool, or else on the flow's thread, in its turn, and its actions take
+    /// effect once it has run).
     #[cold]
     #[inline(never)]
     fn join(&mut self, now: Time, qp: u32) -> usize {
@@ -243,19 +248,48 @@ impl<P: Policy> Processor<P> {
         self.next_thread = (self.next_thread + 1) % t;
         self.flows.push(FlowEntry { flow: qp, left: false, ctx: P::Flow::default() });
         self.queues.resize(self.queues.len() + self.lanes, EventQueue::default());
+        self.meta.push(FlowMeta { thread, stable: false });
         let at = now + self.cfg.trigger_latency;
         let mut env = Env { now: at, line_rate: self.cfg.line_rate, install_latency: self.cfg.install_latency, in_force: at + self.cfg.install_latency, actions: &mut self.scratch };
         let cycles = self.policy.on_join(&mut self.flows, &mut env);
-        // With a per-node pool the join runs there; else on the flow's thread, once it is free
-        // (its runs already booked come first), and its cycles are owed by the flow's next run.
-        let (done, owed_cycles) = match self.charge_node(slot, at, cycles) {
-            Some(done) => (done, 0),
-            None => (at.max(self.threads[thread as usize].busy_until) + self.cfg.cycles_time(cycles as u64), cycles),
-        };
-        self.meta.push(FlowMeta { thread, stable: false, owed_cycles });
         self.stats.flows += 1;
-        self.schedule(at, done);
+        self.stash(slot, at, cycles);
         slot
+    }
+
+    /// Puts a join's or leave's work for flow `slot`, decided at `at` (its actions in the
+    /// scratch list), on the ready list of the thread that runs it: the per-node pool's, else
+    /// the flow's. A thread runs its ready list in the order it was reached, so the work comes
+    /// after every queue that reached the thread first, even one whose run is not booked yet
+    /// (a join computed from the runs booked so far went ahead of a run already due: on one
+    /// thread busy for 2 ms with a costly event, a second flow's join took effect within 5 µs).
+    #[cold]
+    fn stash(&mut self, slot: usize, at: Time, cycles: u32) {
+        let actions = std::mem::take(&mut self.scratch);
+        self.stashed.push(Stashed { slot: slot as u32, decided: at, cycles, actions });
+        let t = self.node_thread(slot).unwrap_or(self.meta[slot].thread as usize);
+        self.make_ready(t, Ready { slot: slot as u32, lane: STASHED_LANE, at });
+    }
+
+    /// Thread `t`, free at `now`, runs the join or leave of flow `slot` waiting for it;
+    /// returns when to wake it again.
+    #[cold]
+    #[inline(never)]
+    fn run_stashed(&mut self, now: Time, t: u32, slot: u32) -> Option<Time> {
+        let i = self.stashed.iter().position(|s| s.slot == slot).expect("a stashed entry per ready entry");
+        let Stashed { decided, cycles, actions, .. } = self.stashed.remove(i);
+        let done = self.occupy(t as usize, now, cycles as u64);
+        debug_assert!(self.scratch.is_empty());
+        self.scratch = actions;
+        // Nothing is installed for a queue pair that closed meanwhile (a join run after its
+        // flow left).
+        let f = &self.flows[slot as usize];
+        if f.left {
+            let qp = f.flow;
+            self.scratch.retain(|a| a.flow() != qp);
+        }
+        self.schedule(decided, done);
+        self.wake_after(t, done)
     }
 
     /// Queues the scratch actions of a decision made at `decided` to take effect
@@ -457,13 +491,8 @@ impl<P: Policy> Processor<P> {
                 self.stats.discarded[ev.kind.index()] += ev.count as u64;
             }
         }
-        // Without a per-node pool the leave runs on the flow's thread, once it is free.
-        let thread = self.meta[slot].thread as usize;
-        let done = match self.charge_node(slot, at, cycles) {
-            Some(done) => done,
-            None => self.occupy(thread, at, cycles as u64),
-        };
-        self.schedule(at, done);
+        // It runs on the per-node pool, else on the flow's thread, in its turn.
+        self.stash(slot, at, cycles);
         self.take_fresh()
     }
 
@@ -480,6 +509,9 @@ impl<P: Policy> Processor<P> {
             return Some(at);
         }
         th.ready.pop_front();
+        if lane == STASHED_LANE {
+            return self.run_stashed(now, t, slot);
+        }
         if slot >= NODE_QUEUE {
             return self.run_node(now, t, (slot - NODE_QUEUE) as usize);
         }
@@ -500,7 +532,7 @@ impl<P: Policy> Processor<P> {
             self.cfg.park_cycles
         } else {
             let ev = q.take().expect("a ready queue holds events");
-            let cycles = self.policy.cycles(&ev) + std::mem::take(&mut self.meta[slot].owed_cycles);
+            let cycles = self.policy.cycles(&ev);
             let in_force = now + self.cycles_time(cycles as u64) + self.cfg.install_latency;
             let mut env = Env { now, line_rate: self.cfg.line_rate, install_latency: self.cfg.install_latency, in_force, actions: &mut self.scratch };
             let verdict = self.policy.on_event(&ev, &mut self.flows[slot].ctx, &mut env);
@@ -586,6 +618,8 @@ impl<P: Policy> Processor<P> {
 const NODE_QUEUE: u32 = u32::MAX - 8;
 /// `lane_of` for a kind with no per-flow queue.
 const NO_LANE: u8 = u8::MAX;
+/// The lane of a ready-list entry that is a flow's join or leave ([`Stashed`]).
+const STASHED_LANE: u32 = u32::MAX;
 
 /// The processor as the NIC holds it, whatever its policy.
 pub trait ScrCore {
@@ -816,27 +850,33 @@ mod tests {
     #[test]
     fn a_decision_takes_effect_after_trigger_processing_and_install_latency() {
         // Static 1/n: the second flow's join halves both. Join work: 2 rate sets × 20 cycles
-        // at 500 MHz = 80 ns after the trigger (2 µs); in force 3 µs later.
+        // at 500 MHz = 80 ns, run on the flow's thread when the NIC's notice reaches it (the
+        // trigger latency, 2 µs); in force 3 µs after it ran.
         let mut p = Processor::new(cfg(2, false), StaticShare(StaticParams::default()));
         let t0 = Time::from_us(10);
         p.collect(t0, 1, &NicEvent::Tx { bytes: 1000, packets: 1 });
-        assert_eq!(p.next_install(), Some(t0 + Time::from_us(2) + Time::from_ns(40) + Time::from_us(3)));
+        // Decided, but not run yet: nothing is due to take effect.
+        assert_eq!(p.next_install(), None);
         p.collect(t0, 2, &NicEvent::Tx { bytes: 1000, packets: 1 });
         let t = p.meta[1].thread as usize;
         let at = t0 + Time::from_us(2);
         assert_eq!(scheduled(&p, t), Some(at));
+        // Not before the trigger latency: the thread has nothing to take yet.
+        p.advance(at - Time(1));
+        assert_eq!((p.stats.handled[Kind::Tx.index()], scheduled(&p, t), p.next_install()), (0, Some(at), None));
+        // At the trigger each thread runs its flow's join first (flow 1's: one rate set, 40 ns),
+        // then the flow's event.
+        p.advance(at);
+        assert_eq!(p.next_install(), Some(at + Time::from_ns(40) + Time::from_us(3)));
         let due = t0 + Time::from_us(5) + Time::from_ns(80);
         let mut got = Vec::new();
         while let Some(a) = p.pop_install(due) {
             got.push(a);
         }
         assert_eq!(got, vec![Action::SetRate { flow: 1, bps: 100_000_000_000 }, Action::SetRate { flow: 1, bps: 50_000_000_000 }, Action::SetRate { flow: 2, bps: 50_000_000_000 }]);
-        // Not before the trigger latency: the thread has nothing to take yet.
-        p.advance(at - Time(1));
-        assert_eq!((p.stats.handled[Kind::Tx.index()], scheduled(&p, t)), (0, Some(at)));
-        // 150 cycles for the event and the 40 of its join owed, at 500 MHz: 380 ns. Nothing else
-        // waits for the thread, so it is off the agenda.
-        p.advance(at);
+        // Flow 2's thread: its join to 80 ns, then 150 cycles (300 ns) for the event. Nothing
+        // else waits for the thread, so it is off the agenda.
+        p.advance(at + Time::from_ns(80));
         assert_eq!(p.threads[t].busy_until, at + Time::from_ns(380));
         assert_eq!(scheduled(&p, t), None);
         // The flow's next event puts the thread back, a trigger latency after it; nothing it
@@ -949,30 +989,46 @@ mod tests {
         // One thread at 1 MHz (a cycle is 1 µs), 150 cycles per TX event, 20 per rate set.
         let mut c = cfg(1, false);
         c.clock_mhz = 1;
-        let mut p = Processor::new(c, StaticShare(StaticParams::default()));
-        // Flow 1 joins (one rate set, owed) and its event runs at 2 µs for 150 + 20 cycles.
-        p.collect(Time::ZERO, 1, &NicEvent::Tx { bytes: 1000, packets: 1 });
-        p.advance(Time::from_us(2));
-        assert_eq!(p.threads[0].busy_until, Time::from_us(172));
-        // Flow 2 joins at 100 µs: two rate sets (40 µs) on the same thread, after 172 µs.
-        p.collect(Time::from_us(100), 2, &NicEvent::Tx { bytes: 1000, packets: 1 });
         let install = |p: &mut Processor<StaticShare>, until: Time| {
+            p.advance(until);
             let mut n = 0;
             while p.pop_install(until).is_some() {
                 n += 1;
             }
             n
         };
+        let mut p = Processor::new(c.clone(), StaticShare(StaticParams::default()));
+        // Flow 1 joins (one rate set) at 2 µs, then its event runs for 150 cycles.
+        p.collect(Time::ZERO, 1, &NicEvent::Tx { bytes: 1000, packets: 1 });
+        assert_eq!(install(&mut p, Time::from_us(22)), 0);
+        assert_eq!(p.threads[0].busy_until, Time::from_us(172));
+        // Flow 2 joins at 100 µs: two rate sets (40 µs) on the same thread, after 172 µs.
+        p.collect(Time::from_us(100), 2, &NicEvent::Tx { bytes: 1000, packets: 1 });
         // Drain what is due before then (flow 1's own join, in force at 25 µs): flow 2's join
         // takes effect at 172 + 40 + 3 µs of install latency, not at 100 + 2 + 40 + 3.
-        install(&mut p, Time::from_us(172 + 40 + 3) - Time(1));
+        assert_eq!(install(&mut p, Time::from_us(172 + 40 + 3) - Time(1)), 1);
         assert_eq!(install(&mut p, Time::from_us(172 + 40 + 3)), 2, "both flows' new rates at once");
-        // A leave of flow 1 at 300 µs: flow 2's rate (one set, 20 µs) once the thread is free.
+        // A leave of flow 1 at 300 µs, while flow 2's event runs (212 to 362 µs): flow 2's
+        // rate (one set, 20 µs) once the thread is free.
         p.advance(Time::from_us(300));
         let free = p.threads[0].busy_until.max(Time::from_us(302));
+        assert_eq!(free, Time::from_us(362));
         p.leave(Time::from_us(300), 1);
         assert_eq!(install(&mut p, free + Time::from_us(20 + 3) - Time(1)), 0);
         assert_eq!(install(&mut p, free + Time::from_us(20 + 3)), 1);
+
+        // The same, with flow 2 seen at 1 µs, before flow 1's join and event have run (nothing
+        // is booked on the thread yet; they are due at 2 µs): flow 2's join still waits for
+        // both, and takes effect at 215 µs. (Computed from the runs booked so far, it took
+        // effect at 1 + 2 + 40 + 3 = 46 µs, while flow 1's event had the thread.)
+        let mut p = Processor::new(c, StaticShare(StaticParams::default()));
+        p.collect(Time::ZERO, 1, &NicEvent::Tx { bytes: 1000, packets: 1 });
+        p.collect(Time::from_us(1), 2, &NicEvent::Tx { bytes: 1000, packets: 1 });
+        assert_eq!(install(&mut p, Time::from_us(25)), 1, "flow 1's own join");
+        assert_eq!(install(&mut p, Time::from_us(215) - Time(1)), 0);
+        assert_eq!(install(&mut p, Time::from_us(215)), 2);
+        // Then flow 2's event: 212 to 362 µs.
+        assert_eq!(p.threads[0].busy_until, Time::from_us(362));
     }
 
     #[test]
@@ -987,6 +1043,7 @@ mod tests {
         p.collect(t0, 1, &NicEvent::Tx { bytes: 1000, packets: 1 });
         p.collect(t0, 2, &NicEvent::Tx { bytes: 1000, packets: 1 });
         let t = p.meta[1].thread as usize;
+        p.advance(at + Time::from_ns(40));
         assert_eq!(p.threads[2].busy_until, at + Time::from_ns(120));
         let mut got = Vec::new();
         while let Some(a) = p.pop_install(at + Time::from_ns(120) + Time::from_us(3)) {
@@ -994,7 +1051,7 @@ mod tests {
         }
         assert_eq!(got.len(), 3);
         assert_eq!(p.next_install(), None);
-        // The flow thread pays only its event's 150 cycles (300 ns), no join owed.
+        // The flow thread pays only its event's 150 cycles (300 ns), no join.
         p.advance(at);
         assert_eq!(scheduled(&p, t), None);
         assert_eq!(p.threads[t].busy_until, at + Time::from_ns(300));
