@@ -48,15 +48,18 @@ def connect(path: Union[str, Path]) -> "duckdb.DuckDBPyConnection":
     for f in sorted(path.glob("*.parquet")):
         con.execute(f"CREATE VIEW {f.stem} AS SELECT * FROM read_parquet({_sql_string(f.as_posix())})")
     if (path / "results.parquet").is_file() and (path / "runs").is_dir():
-        # A sweep: each table its runs write, over all of them, with the `run` folder that
-        # `results` names, so one join gives a per-flow figure per swept value.
+        # A sweep: each table its finished runs write, over all of them, with the `run` that
+        # `results` names for that run's folder, so one join gives a per-flow figure per swept
+        # value. Runs are matched by their folder's name, so a sweep folder that was moved or
+        # copied still joins; a point still running (or killed: `.<hash>.partial-<pid>`) is
+        # left out.
         runs = (path / "runs").resolve()
-        for name in sorted({f.stem for f in runs.glob("*/*.parquet")}):
-            files = _sql_string((runs / "*" / f"{name}.parquet").as_posix())
-            con.execute(
-                f"CREATE VIEW {name} AS SELECT * EXCLUDE (filename), regexp_replace(filename, '/[^/]*$', '') AS run "
-                f"FROM read_parquet({files}, filename = true, union_by_name = true)"
-            )
+        finished = sorted(d for d in runs.iterdir() if d.is_dir() and not d.name.startswith(".") and (d / "summary.json").is_file())
+        names = "(SELECT regexp_extract(run, '[^/\\\\]+$') AS folder, min(run) AS run FROM results GROUP BY 1)"
+        for name in sorted({f.stem for d in finished for f in d.glob("*.parquet")}):
+            files = "[" + ", ".join(_sql_string((d / f"{name}.parquet").as_posix()) for d in finished if (d / f"{name}.parquet").is_file()) + "]"
+            rows = f"(SELECT *, regexp_extract(filename, '([^/]+)/[^/]*$', 1) AS folder FROM read_parquet({files}, filename = true, union_by_name = true))"
+            con.execute(f"CREATE VIEW {name} AS SELECT t.* EXCLUDE (filename, folder), coalesce(n.run, t.folder) AS run FROM {rows} t LEFT JOIN {names} n USING (folder)")
     docs = []
     if (path / "scenario.toml").exists():
         docs.append(("scenario", tomllib.loads((path / "scenario.toml").read_text(encoding="utf-8-sig"))))

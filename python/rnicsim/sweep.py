@@ -287,12 +287,18 @@ def _local(todo: list, workers: int) -> Iterator[tuple[tuple, Optional[str]]]:
     done = False
     try:
         futures = {pool.submit(_run_point, s, str(d), MODEL_ID): (p, s, d) for p, s, d in todo}
-        for f in cf.as_completed(futures):
-            try:
-                f.result()
-                yield futures[f], None
-            except Exception as e:  # noqa: BLE001 - a failing point is reported, the rest go on
-                yield futures[f], _error_text(e)
+        pending = set(futures)
+        while pending:
+            # Waited on in short turns: a SIGINT to this process alone is seen between them.
+            # (polars installs its own SIGINT handler, which leaves a long wait uninterrupted:
+            # the sweep stopped only once the running point ended.)
+            finished, pending = cf.wait(pending, timeout=0.2, return_when=cf.FIRST_COMPLETED)
+            for f in (f for f in futures if f in finished):
+                try:
+                    f.result()
+                    yield futures[f], None
+                except Exception as e:  # noqa: BLE001 - a failing point is reported, the rest go on
+                    yield futures[f], _error_text(e)
         done = True
     finally:
         if not done:
