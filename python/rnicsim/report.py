@@ -13,7 +13,7 @@ import shutil
 import tempfile
 import tomllib
 from pathlib import Path
-from typing import Callable, Sequence, Union
+from typing import Callable, Iterator, Sequence, Union
 
 import matplotlib
 
@@ -55,11 +55,35 @@ def _settings(run: Run) -> dict[str, object]:
     return flat
 
 
+def _kinds(doc: object, prefix: str = "") -> Iterator[tuple[str, str]]:
+    """The one-kind tables of a resolved scenario (`nic.cc = {hpcc = {...}}`): their dotted
+    key and the kind chosen."""
+    if isinstance(doc, dict):
+        if len(doc) == 1 and prefix and isinstance(next(iter(doc.values())), dict):
+            yield prefix, next(iter(doc))
+        for k, v in doc.items():
+            yield from _kinds(v, f"{prefix}.{k}" if prefix else k)
+
+
 def _differences(runs: Sequence[Run], most: int = 3) -> list[str]:
     """For runs of one scenario: the settings in which each differs from the others, as
-    `key = value` (the first `most`), e.g. the swept values of a sweep's points."""
+    `key = value` (the first `most`), e.g. the swept values of a sweep's points. A one-kind
+    table whose kind differs (a sweep over `nic.cc`) is told by its kind (`nic.cc = hpcc`),
+    not by the first of the kind's many keys."""
     settings = [_settings(r) for r in runs]
-    keys = list(dict.fromkeys(k for s in settings for k in s))
+    kinds = []
+    for r in runs:
+        try:
+            kinds.append(dict(_kinds(r.scenario)))
+        except (OSError, tomllib.TOMLDecodeError):
+            kinds.append({})
+    swapped = [p for p in dict.fromkeys(p for k in kinds for p in k) if len({k.get(p) for k in kinds}) > 1]
+    for s, k in zip(settings, kinds):
+        for p in swapped:
+            for key in [key for key in s if key.startswith(p + ".")]:
+                del s[key]
+            s[p] = k.get(p)
+    keys = list(dict.fromkeys([*swapped, *(k for s in settings for k in s)]))
     varied = [k for k in keys if len({json.dumps(s.get(k), sort_keys=True, default=str) for s in settings}) > 1]
     shown = lambda v: "unset" if v is None else json.dumps(v, default=str)  # noqa: E731
     more = ", …" if len(varied) > most else ""
@@ -78,6 +102,14 @@ def distinct_labels(runs: Sequence[Run]) -> list[str]:
                 labels[i] = f"{n} ({d})" if d else n
     labels = [f"{n} ({r.path.name})" if labels.count(l) > 1 else l for n, l, r in zip(names, labels, runs)]
     return [f"{n} ({r.path})" if labels.count(l) > 1 else l for n, l, r in zip(names, labels, runs)]
+
+
+def save_figure(fig, base: Path) -> None:
+    """`fig` as `base`.svg and `base`.png, the same bytes for the same runs: no date in the
+    SVG and its element ids from a fixed salt (they were the time and random)."""
+    with matplotlib.rc_context({"svg.hashsalt": "rnicsim"}):
+        fig.savefig(base.with_name(base.name + ".svg"), metadata={"Date": None})
+    fig.savefig(base.with_name(base.name + ".png"), dpi=110)
 
 
 def _written(run: Run, table: str) -> pl.DataFrame | None:
@@ -386,8 +418,7 @@ def _write_report(runs: Sequence[Run], out: Path, work: Path) -> Path:
         missing = getattr(ax, "rnicsim_missing", None)
         if missing is None:
             fig.tight_layout()
-            fig.savefig(work / f"{name}.svg")
-            fig.savefig(work / f"{name}.png", dpi=110)
+            save_figure(fig, work / name)
             figures.append(name)
         else:
             not_drawn.append((name, missing))

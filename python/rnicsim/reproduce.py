@@ -29,7 +29,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from .api import Run, Scenario, ScenarioWarning, _file_in_the_way, _is_run  # noqa: E402
-from .report import BOUND, claim_metric, scr_rate_steps  # noqa: E402
+from .report import BOUND, claim_metric, save_figure, scr_rate_steps  # noqa: E402
 
 PAPERS = ("scr", "tassel", "eunomia", "star", "yama")
 
@@ -115,8 +115,7 @@ def _figure(run: Run, claims: list[dict], out: Path, name: str) -> str:
     ax.set_xlabel("ours / paper (grey: tolerance)")
     ax.set_title(name)
     fig.tight_layout()
-    fig.savefig(out / f"{name}.svg")
-    fig.savefig(out / f"{name}.png", dpi=110)
+    save_figure(fig, out / name)
     plt.close(fig)
     return f"{name}.svg"
 
@@ -191,8 +190,7 @@ def _paper_axes(figures: list[dict], out: Path, name: str, run: Run = None) -> l
         ax.legend(handles, labels, fontsize="x-small" if many else "small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
         fig.tight_layout()
         stem = f"{name}-fig{i}"
-        fig.savefig(out / f"{stem}.svg")
-        fig.savefig(out / f"{stem}.png", dpi=110)
+        save_figure(fig, out / stem)
         plt.close(fig)
         images.append(f"{stem}.svg")
     return images

@@ -125,6 +125,11 @@ def test_runs_of_one_scenario_are_told_apart_by_their_settings_then_their_folder
     assert distinct_labels([a, d]) == [f"quickstart ({a.path})", f"quickstart ({d.path})"]
     f = rnicsim.run(ROOT / "scenarios" / "quickstart.toml", out=tmp_path / "other", progress=False, duration="20us")
     assert distinct_labels([a, f]) == ["quickstart (seed1)", "quickstart (other)"]
+    # A swept one-kind table by its kind: HPCC's many keys against DCQCN's had labelled both
+    # runs by the first of them, alike, and fallen back to the folders (found by a helper).
+    g = rnicsim.run(ROOT / "scenarios" / "quickstart.toml", out=tmp_path / "hpcc", progress=False, duration="20us", nic__cc={"hpcc": {}})
+    h = rnicsim.run(ROOT / "scenarios" / "quickstart.toml", out=tmp_path / "hpcc2", progress=False, duration="20us", nic__cc={"hpcc": {}}, seed=2)
+    assert distinct_labels([a, g, h]) == ['quickstart (nic.cc = "dcqcn", seed = 1)', 'quickstart (nic.cc = "hpcc", seed = 1)', 'quickstart (nic.cc = "hpcc", seed = 2)']
 
 
 def test_the_pause_plot_draws_several_runs_side_by_side(tmp_path: Path) -> None:
@@ -261,3 +266,15 @@ def test_a_report_that_fails_part_way_leaves_the_folder_as_it_was(report: Path, 
     assert {f.name: f.read_bytes() for f in earlier.iterdir()} == before
     assert not (tmp_path / "fresh").exists()
     assert not [f for f in tmp_path.iterdir() if f.name.endswith(".partial")]
+
+
+def test_a_report_of_the_same_runs_is_the_same_bytes(report: Path, tmp_path: Path) -> None:
+    # Same runs, same report: the SVGs carried the time they were drawn and random element
+    # ids (found by a helper), so two reports of one run differed in every SVG.
+    again = tmp_path / "again"
+    done = subprocess.run([sys.executable, "-m", "rnicsim", "report", str(report.parent / "a"), str(report.parent / "b"), "--out", str(again)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    images = sorted(f.name for f in report.iterdir() if f.suffix in (".svg", ".png"))
+    assert images and any(n.endswith(".svg") for n in images)
+    for name in images:
+        assert (again / name).read_bytes() == (report / name).read_bytes(), name
