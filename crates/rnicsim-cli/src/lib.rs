@@ -298,7 +298,9 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
         loaded.warnings.push(w);
     }
     if world.scr_policy_missing() {
-        anyhow::bail!("{}: [nic.scr.policy.external] takes its decisions from a policy object, which only the Python API can hand over (rnicsim.run(..., scr_policy=...))", path.display());
+        // Named at the table (file, line and key), as any other error of the scenario.
+        let e = loaded.error_at("nic.scr.policy.external", "takes its decisions from a policy object, which only the Python API can hand over (rnicsim.run(..., scr_policy=...)): the command line cannot run it");
+        anyhow::bail!("{e}");
     }
     if let Some(why) = rnicsim::baseline_needing_a_policy(&loaded) {
         anyhow::bail!("{}: {why}", path.display());

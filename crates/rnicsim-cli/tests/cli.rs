@@ -589,3 +589,21 @@ fn a_baseline_past_the_limits_is_refused_before_the_main_run() {
     }
     assert!(!tmp.path().join("run").exists(), "nothing ran, nothing was written");
 }
+
+#[test]
+fn a_python_policy_the_command_line_cannot_run_is_named_at_its_line() {
+    // Found by a helper: `validate` passes it (a Python run can hand the policy over), and
+    // `run` refused it naming only the file.
+    let tmp = tempfile::tempdir().unwrap();
+    let scen = tmp.path().join("py.toml");
+    let cdf = quickstart().parent().unwrap().join("../data/cdf/");
+    let text = std::fs::read_to_string(quickstart()).unwrap().replace("../data/cdf/", cdf.to_str().unwrap()) + "\n[nic.scr.policy.external]\n";
+    std::fs::write(&scen, &text).unwrap();
+    let line = text.lines().position(|l| l == "[nic.scr.policy.external]").unwrap() + 1;
+    let out = tmp.path().join("out");
+    let o = rnicsim(&["run", scen.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"]);
+    assert_ne!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("py.toml:{line}:")) && err.contains("nic.scr.policy.external") && err.contains("scr_policy="), "{err}");
+    assert!(!out.exists());
+}

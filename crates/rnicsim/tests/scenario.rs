@@ -835,6 +835,9 @@ fn settings_that_would_run_but_measure_nothing_or_contradict_themselves_are_name
     let perf = |extra: &str| format!("{GOOD}\n[[perftest]]\nname = \"p\"\ntest = \"write_bw\"\nclient = 1\nserver = 2\nmessage = \"4KiB\"\n{extra}\n");
     for (text, key, says) in [
         (GOOD.replace("senders = [1, 2]", "senders = []"), "traffic[0].pattern.incast.senders", "at least one sender"),
+        // A cut by nothing: Swift and backpressure never cut (found by a helper).
+        (format!("{GOOD}[nic.scr.policy.swift]\nbeta_permille = 0\n"), "nic.scr.policy.swift.beta_permille", "0 would never cut"),
+        (format!("{GOOD}[nic.scr.policy.receiver_driven]\nmode = \"backpressure\"\nmd_permille = 0\n"), "nic.scr.policy.receiver_driven.md_permille", "0 would never cut"),
         (perf("message_max = \"1KiB\""), "perftest[0].message_max", "at least message"),
         (format!("{GOOD}\n[failures]\nfraction = 0.5\ninterval = \"5us\"\nstart = \"20us\"\nstop = \"10us\"\n"), "failures.stop", "after failures.start"),
         (format!("{GOOD}\n[nic.cc.timely]\nt_low = \"100us\"\nt_high = \"80us\"\n"), "nic.cc.timely.t_high", "above t_low"),
@@ -881,6 +884,9 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         (GOOD.replace("pattern = { incast = { receiver = 0, senders = [1, 2] } }", "pattern = { pairs = { pairs = [[1, 0], [2, 3], [1, 0]] } }"), "traffic[0].pattern.pairs.pairs[2]", "pair [1, 0] is listed already"),
         (jelly(5, 3), "topology.jellyfish.degree", "one switch keeps a port unconnected"),
         (format!("{GOOD}[nic.scr.policy.static]\nmin_rate = \"100Gbps\"\n"), "nic.scr.policy.static.min_rate", "limits nothing"),
+        // Water filling's start and step above the line: no filling (found by a helper).
+        (format!("{GOOD}[nic.scr.policy.water_filling]\nstart_rate = \"200Gbps\"\n"), "nic.scr.policy.water_filling.start_rate", "every flow starts at the line rate"),
+        (format!("{GOOD}[nic.scr.policy.water_filling]\nstep = \"500Gbps\"\n"), "nic.scr.policy.water_filling.step", "one step fills a flow to the line rate"),
         (format!("{GOOD}[failures]\nfraction = 0.5\ninterval = \"10ns\"\n"), "failures.interval", "within one link round trip (2us)"),
         // A key of another ordering layer than the one chosen.
         (format!("{GOOD}[nic.ordering]\nlayer = \"static\"\ncap_bits = 64\n"), "nic.ordering.cap_bits", "not read by layer = \"static\""),

@@ -1152,6 +1152,15 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
         if let Some((name, rate)) = floor.filter(|(_, r)| *r >= slowest) {
             out.push((format!("nic.scr.policy.{name}.min_rate"), format!("a floor of {rate} is at or above {}: every flow there is set to it or more, so the policy limits nothing", links(slowest))));
         }
+        // Water filling starts flows at the line at most and steps them by at most the line: a
+        // start or a step above it is the line (it ran without a word).
+        if let Some(PolicySpec::WaterFilling(p)) = s.nic.scr.as_ref().map(|c| &c.policy) {
+            for (key, rate, what) in [("start_rate", p.start_rate, "every flow starts at the line rate"), ("step", p.step, "one step fills a flow to the line rate")] {
+                if rate > fastest {
+                    out.push((format!("nic.scr.policy.water_filling.{key}"), format!("{rate} is above {}: {what}, and there is no filling", links(fastest))));
+                }
+            }
+        }
         if let Some(PolicySpec::ReceiverDriven(p)) = s.nic.scr.as_ref().map(|c| &c.policy) {
             if p.interval == Time::ZERO && p.signal_on == crate::nic::scr::policy::receiver_driven::SignalOn::Interval {
                 out.push(("nic.scr.policy.receiver_driven.interval".into(), "0ns signals on every RX event of every flow: a 128-byte signal per packet received, each one handled by the sender's cores".into()));

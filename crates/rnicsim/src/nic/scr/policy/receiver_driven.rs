@@ -182,8 +182,8 @@ impl ReceiverDrivenParams {
         if self.utilization_permille == 0 || self.utilization_permille > 1000 {
             return Err(("utilization_permille", format!("expected 1 to 1000, got {}", self.utilization_permille)));
         }
-        if self.md_permille > 1000 {
-            return Err(("md_permille", format!("expected at most 1000, got {}", self.md_permille)));
+        if self.md_permille == 0 || self.md_permille > 1000 {
+            return Err(("md_permille", format!("expected 1 to 1000 (0 would never cut), got {}", self.md_permille)));
         }
         if self.backpressure_permille > 1000 {
             return Err(("backpressure_permille", format!("expected at most 1000, got {}", self.backpressure_permille)));

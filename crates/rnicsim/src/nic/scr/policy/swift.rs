@@ -131,8 +131,8 @@ impl SwiftParams {
             let key = if self.fs_max_rate == default_fs_max() { "fs_min_rate" } else { "fs_max_rate" };
             return Err((key, format!("flow scaling needs fs_min_rate < fs_max_rate (got {} and {})", self.fs_min_rate, self.fs_max_rate)));
         }
-        if self.beta_permille > 1000 {
-            return Err(("beta_permille", format!("expected at most 1000, got {}", self.beta_permille)));
+        if self.beta_permille == 0 || self.beta_permille > 1000 {
+            return Err(("beta_permille", format!("expected 1 to 1000 (0 would never cut), got {}", self.beta_permille)));
         }
         if self.max_mdf_permille > 1000 {
             return Err(("max_mdf_permille", format!("expected at most 1000, got {}", self.max_mdf_permille)));
