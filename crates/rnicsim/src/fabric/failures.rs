@@ -59,7 +59,7 @@ impl FailureSpec {
         let mut at = self.start;
         let mut round = 0u64;
         while at < duration {
-            let ev = |between, state| LinkEventSpec { at, between, state };
+            let ev = |between, state| LinkEventSpec { at, between, state, generated: true };
             out.extend(down.drain(..).map(|b| ev(b, LinkState::Up)));
             if at < stop {
                 // `n` random pairs, failed in topology order.

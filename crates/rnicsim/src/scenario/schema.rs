@@ -512,6 +512,10 @@ pub struct LinkEventSpec {
     #[serde(deserialize_with = "exact::array")]
     pub between: [u32; 2],
     pub state: LinkState,
+    /// Made by `[failures]`, not written in the scenario: the two hold a link down apart, and
+    /// it comes back only once neither does.
+    #[serde(skip)]
+    pub generated: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -224,6 +224,7 @@ impl World {
             pfc_quanta: pfc.quanta,
             pfc_pause_time: pfc.pause_time,
             link_events,
+            link_holds: Default::default(),
             reroute_timer,
             reroute_at: Vec::new(),
             routed_up: vec![true; total_ports],

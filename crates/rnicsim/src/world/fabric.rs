@@ -480,6 +480,20 @@ impl World {
     #[inline(never)]
     pub(super) fn link_event(&mut self, i: u32) {
         let e = self.link_events[i as usize].clone();
+        // Who holds the link down: the scenario's own events and `[failures]` apart. A link
+        // comes back only once neither does (a failure set's restore brought back a link the
+        // scenario had taken down for good), and a second hold changes nothing.
+        let key = [e.between[0].min(e.between[1]), e.between[0].max(e.between[1])];
+        let bit = if e.generated { 2 } else { 1 };
+        let holds = self.link_holds.entry(key).or_default();
+        let before = *holds;
+        match e.state {
+            LinkState::Down => *holds |= bit,
+            LinkState::Up => *holds &= !bit,
+        }
+        if (e.state == LinkState::Down && before != 0) || (e.state == LinkState::Up && *holds != 0) {
+            return;
+        }
         let [a, b] = e.between;
         let ports: Vec<u32> = self.adjacency[a as usize].iter().filter(|adj| adj.neighbor == b).map(|adj| adj.port).collect();
         let mut came_up = Vec::new();

@@ -172,6 +172,9 @@ pub struct World {
     /// `switch.pfc.pause_time` (each port's quanta at its rate).
     pub(crate) pfc_pause_time: Option<Time>,
     pub(crate) link_events: Vec<LinkEventSpec>,
+    /// By link (its two nodes, the lower first): who holds it down, the scenario (1) and
+    /// `[failures]` (2).
+    pub(crate) link_holds: std::collections::BTreeMap<[u32; 2], u8>,
     pub(crate) reroute_timer: TimerId,
     pub(crate) reroute_at: Vec<Time>,
     /// Whether each port's link was up when routes were last computed: what carried-path
