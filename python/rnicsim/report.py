@@ -343,6 +343,34 @@ def scr_dequeue_rates(ax, runs: Sequence[Run]) -> None:
     _finish(ax, drawn, "SCR rate decisions ([nic.scr] with a policy that sets rates)", small=True)
 
 
+def perftest_goodput(ax, runs: Sequence[Run]) -> None:
+    """Each bandwidth test's goodput (its queue pairs together), bars side by side per run."""
+    tests: list[str] = []
+    per_run = []
+    for r in runs:
+        df = r.perftest
+        bw = df.filter(pl.col("kind") != "write_lat") if df.height else df
+        got = {}
+        if bw.height:
+            for name, gbps in bw.group_by("name", maintain_order=True).agg(pl.col("goodput_gbps").sum()).iter_rows():
+                got[name] = gbps
+                if name not in tests:
+                    tests.append(name)
+        per_run.append((r, got))
+    width = 0.8 / max(1, len(runs))
+    drawn = False
+    for i, (r, got) in enumerate(per_run):
+        if not got:
+            continue
+        xs = [t + i * width for t in range(len(tests)) if tests[t] in got]
+        ax.bar(xs, [got[tests[t]] for t in range(len(tests)) if tests[t] in got], width=width, label=_label(r))
+        drawn = True
+    ax.set_xticks([t + 0.4 - width / 2 for t in range(len(tests))], tests, rotation=30, ha="right", fontsize="small")
+    ax.set_ylabel("goodput (Gbps)")
+    ax.set_title("perftest bandwidth tests")
+    _finish(ax, drawn, "perftest bandwidth tests ([[perftest]] with test = \"write_bw\", \"read_bw\" or \"send_bw\")", small=True)
+
+
 PLOTS: list[tuple[str, Callable]] = [
     ("slowdown_cdf", slowdown_cdf),
     ("slowdown_by_size", slowdown_by_size),
@@ -352,6 +380,7 @@ PLOTS: list[tuple[str, Callable]] = [
     ("fairness", fairness),
     ("nic_telemetry", nic_telemetry),
     ("scr_dequeue_rates", scr_dequeue_rates),
+    ("perftest_goodput", perftest_goodput),
 ]
 
 def _of_completed(key: str) -> Callable[[dict], object]:
@@ -363,6 +392,8 @@ def _of_completed(key: str) -> Callable[[dict], object]:
 SUMMARY_ROWS = [
     ("simulated (µs)", lambda s: s["duration_ps"] / 1e6),
     ("flows completed", lambda s: s["rdma"]["flows_completed"]),
+    # perftest-only runs (SCR's, Tassel's) had no throughput in the table.
+    ("perftest goodput (Gbps)", lambda s: sum(t["gbps"] for t in s["perftest"] if t["test"] != "write_lat") if s.get("perftest") else None),
     ("slowdown p50", _of_completed("slowdown_p50")),
     ("slowdown p99", _of_completed("slowdown_p99")),
     ("retransmits", lambda s: s["rdma"]["retransmits"]),

@@ -48,6 +48,11 @@ def test_every_plot_with_data_is_written_as_png_and_svg_and_the_others_are_named
         assert html.escape(missing) in page, "the page says what the runs lack and which key adds it"
     assert "nic.scr.telemetry" in page
     assert "quickstart" in page and "dcqcn-incast" in page, "both runs side by side"
+    # Bandwidth tests have a plot and a row (a perftest-only run's report had no throughput).
+    assert "perftest_goodput" in drawn
+    incast = json.loads((report.parent / "b" / "summary.json").read_text())
+    total = sum(t["gbps"] for t in incast["perftest"] if t["test"] != "write_lat")
+    assert f"<tr><td>perftest goodput (Gbps)</td><td>n/a</td><td>{total:.4g}</td></tr>" in page, page
 
 
 def chromium() -> str | None:

@@ -265,6 +265,9 @@ def test_a_sweep_folder_joins_its_runs_flows_to_their_swept_values(tmp_path: Pat
     again = dict(con.execute('SELECT "flows.0.load", avg(slowdown) FROM results JOIN flows USING (run) GROUP BY 1').fetchall())
     assert again == got
     assert con.execute("SELECT count(*) FROM flows").fetchone()[0] == sum(counts.values())
+    # A sweep's folder taken for a run (`rnicsim report DIR`) says where its runs are.
+    with pytest.raises(FileNotFoundError, match=r"it is a sweep's folder: its runs are .*runs/\*"):
+        rnicsim.open_run(moved)
 
 
 def test_a_folder_of_other_files_is_not_taken_for_a_sweeps(tmp_path: Path) -> None:
