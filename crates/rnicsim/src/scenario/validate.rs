@@ -930,17 +930,39 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
                 format!("queue pairs under routing.k_shortest_paths follow the path their packets carry (routing.path_choice picks it), so {} places only ACKs and [[traffic]] packets; compare balancers without k_shortest_paths", lb_name(lb)),
             ));
         }
-        // Per-packet balancers split a message over paths of different queues, as SRPT below.
+        // Per-packet balancers split a message over paths of different queues, as SRPT below
+        // (where there is more than one path: a star or a dumbbell has one).
         let per_packet = matches!(lb, LbKind::Spray | LbKind::RoundRobin | LbKind::Drill | LbKind::PowerOfTwo);
-        if per_packet && rdma && s.nic.ordering.is_none() && s.routing.k_shortest_paths.is_none() {
+        let one_path = matches!(s.topology, TopologySpec::BackToBack {} | TopologySpec::Star { .. } | TopologySpec::Dumbbell { .. });
+        if per_packet && rdma && s.nic.ordering.is_none() && s.routing.k_shortest_paths.is_none() && !one_path {
             out.push((
                 "switch.load_balancer".into(),
                 "sends a message's packets over different paths, and without [nic.ordering] the receiver takes each overtaken packet for a loss (go-back-N resends from every gap: two 100 Gbps WRITE streams sprayed over two spines delivered 5 Gbps each); add [nic.ordering] (docs/eunomia.md) unless the collapse is what the run studies".into(),
             ));
         }
     }
+    // One switch has no port facing another to deflect to (it passed without a word).
+    if s.switch.deflection && matches!(s.topology, TopologySpec::BackToBack {} | TopologySpec::Star { .. }) {
+        out.push(("switch.deflection".into(), "this topology's switch has no port facing another switch, so nothing can be deflected: a packet its buffer refuses is dropped".into()));
+    }
     if s.switch.queue_order == crate::fabric::port::QueueOrder::Srpt && s.nic.ordering.is_none() {
         out.push(("switch.queue_order".into(), "SRPT sends a message's later packets before its earlier ones, and without [nic.ordering] the receiver takes each overtaken packet for a loss (go-back-N resends from every gap; a lone message may wait for its retransmission timeout)".into()));
+    }
+    // With a bitmap of a few hundred bits, a long message whose packets queued behind shorter
+    // ones comes back newest first, past the cap: the refusals and go-back-N's rewinds loop (a
+    // 1 MB WRITE beside a 100 KB and a 10 KB one took 1,391 us, 102 uncapped; found by a
+    // helper). The paper runs SRPT with the bitmap uncapped (§5.4).
+    if let (crate::fabric::port::QueueOrder::Srpt, Some(o)) = (s.switch.queue_order, s.nic.ordering.as_ref()) {
+        use crate::nic::ordering::Layer;
+        let most = eunomia::bitmap::MAX_ROWS * o.block_bits;
+        let found = match o.layer {
+            Layer::Eunomia if o.cap_bits < most.min(2032) => Some(("nic.ordering.cap_bits", o.cap_bits, format!("cap_bits = {most} (the most at {}-bit blocks) with a memory to match, as scenarios/eunomia/fig15_srpt.toml", o.block_bits))),
+            Layer::Static if o.bits < 2032 => Some(("nic.ordering.bits", o.bits, "bits = 2032 or more".to_string())),
+            _ => None,
+        };
+        if let Some((key, bits, fix)) = found {
+            out.push((key.into(), format!("SRPT sends a long message's queued packets newest first, so they come back in reverse order, past a {bits}-bit bitmap: the layer refuses them and the sender rewinds again and again (a 1 MB WRITE beside two short ones took 14x its time). The Eunomia paper runs SRPT with the bitmap uncapped (§5.4): {fix}")));
+        }
     }
     for (i, t) in s.perftest.iter().enumerate() {
         if t.test == crate::scenario::schema::PerftestKind::SendBw && t.depth > s.nic.rq_depth {
