@@ -352,10 +352,13 @@ def perftest_goodput(ax, runs: Sequence[Run]) -> None:
         bw = df.filter(pl.col("kind") != "write_lat") if df.height else df
         got = {}
         if bw.height:
-            for name, gbps in bw.group_by("name", maintain_order=True).agg(pl.col("goodput_gbps").sum()).iter_rows():
-                got[name] = gbps
-                if name not in tests:
-                    tests.append(name)
+            # By test, labelled by its name (names are unique; an unnamed test by its index:
+            # two unnamed tests were drawn as one bar of both).
+            for test, name, gbps in bw.group_by("test", "name", maintain_order=True).agg(pl.col("goodput_gbps").sum()).iter_rows():
+                label = name or f"perftest[{test}]"
+                got[label] = gbps
+                if label not in tests:
+                    tests.append(label)
         per_run.append((r, got))
     width = 0.8 / max(1, len(runs))
     drawn = False
@@ -393,7 +396,7 @@ SUMMARY_ROWS = [
     ("simulated (µs)", lambda s: s["duration_ps"] / 1e6),
     ("flows completed", lambda s: s["rdma"]["flows_completed"]),
     # perftest-only runs (SCR's, Tassel's) had no throughput in the table.
-    ("perftest goodput (Gbps)", lambda s: sum(t["gbps"] for t in s["perftest"] if t["test"] != "write_lat") if s.get("perftest") else None),
+    ("perftest goodput (Gbps)", lambda s: sum(bw) if (bw := [t["gbps"] for t in s.get("perftest") or [] if t["test"] != "write_lat"]) else None),
     ("slowdown p50", _of_completed("slowdown_p50")),
     ("slowdown p99", _of_completed("slowdown_p99")),
     ("retransmits", lambda s: s["rdma"]["retransmits"]),

@@ -283,3 +283,27 @@ def test_a_report_of_the_same_runs_is_the_same_bytes(report: Path, tmp_path: Pat
     assert images and any(n.endswith(".svg") for n in images)
     for name in images:
         assert (again / name).read_bytes() == (report / name).read_bytes(), name
+
+
+def test_unnamed_perftests_are_bars_of_their_own_and_latency_tests_alone_have_no_goodput(tmp_path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    import polars as pl
+
+    from rnicsim.report import SUMMARY_ROWS, _cell, perftest_goodput
+
+    # Two unnamed bandwidth tests were drawn as one bar of both (found in review).
+    text = 'duration = "100us"\n[topology.star]\nhosts = 4\n[nic.cc.none]\n'
+    bw = text + "".join(f'[[perftest]]\ntest = "write_bw"\nclient = {c}\nserver = 3\nmessage = "4KiB"\n' for c in (0, 1))
+    run = rnicsim.Scenario.from_toml(bw).run(tmp_path / "bw", progress=False)
+    fig, ax = plt.subplots()
+    perftest_goodput(ax, [run])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["perftest[0]", "perftest[1]"]
+    bars = sorted(p.get_height() for p in ax.patches)
+    want = sorted(run.perftest.group_by("test").agg(pl.col("goodput_gbps").sum())["goodput_gbps"].to_list())
+    assert len(bars) == 2 and all(abs(a - b) < 1e-9 for a, b in zip(bars, want)), (bars, want)
+    plt.close(fig)
+    # A run of latency tests only has no goodput to show: n/a, not 0.
+    lat = rnicsim.Scenario.from_toml(text + '[[perftest]]\ntest = "write_lat"\nclient = 0\nserver = 1\nmessage = "64B"\n').run(tmp_path / "lat", progress=False)
+    row = dict(SUMMARY_ROWS)["perftest goodput (Gbps)"]
+    assert _cell(row, lat.summary) == "n/a" and _cell(row, run.summary) != "n/a"

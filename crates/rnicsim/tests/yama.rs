@@ -955,4 +955,7 @@ fn a_two_sided_chain_no_entity_uses_costs_the_run_nothing() {
     assert!(s.events < 200_000, "{} events", s.events);
     let y = s.yama.as_ref().expect("yama");
     assert!(y.chains.iter().any(|c| c.name == "c" && c.gbps > 1.0), "{y:?}");
+    // A loop period only where a loop runs (the unused chain reported 1e-6 us).
+    let period = |name: &str| y.chains.iter().find(|c| c.name == name).and_then(|c| c.period_us);
+    assert!(period("c").is_some_and(|p| p > 0.1) && period("c2").is_none(), "{y:?}");
 }

@@ -61,6 +61,23 @@ impl<T> Agenda<T> {
         self.seq
     }
 
+    /// Takes the next sequence number now for an entry pushed later ([`Self::push_reserved`]):
+    /// it comes out among equal times in the order reserved, as if pushed now.
+    pub fn reserve(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Adds `item` due at `at` with a sequence number [`Self::reserve`] gave.
+    pub fn push_reserved(&mut self, at: Time, seq: u64, item: T) {
+        let e = Entry { at, seq, item };
+        if self.in_order.back().is_none_or(|b| (b.at, b.seq) <= (at, seq)) {
+            self.in_order.push_back(e);
+        } else {
+            self.ahead.push(Reverse(e));
+        }
+    }
+
     /// Whether the next entry is in the FIFO (else in the heap); `None` when empty.
     #[inline]
     fn next_in_order(&self) -> Option<bool> {

@@ -105,7 +105,10 @@ struct Stashed {
     slot: u32,
     decided: Time,
     cycles: u32,
-    actions: Vec<Action>,
+    /// Each action with the install sequence number taken when it was decided: a rate decided
+    /// later (by the flow's own thread while the join waited) is the newer one, and the join's
+    /// is dropped when it comes due after it ([`Processor::pop_install`]).
+    actions: Vec<(u64, Action)>,
 }
 
 /// One NIC's SCR processor running policy `P`.
@@ -265,7 +268,7 @@ impl<P: Policy> Processor<P> {
     /// thread busy for 2 ms with a costly event, a second flow's join took effect within 5 µs).
     #[cold]
     fn stash(&mut self, slot: usize, at: Time, cycles: u32) {
-        let actions = std::mem::take(&mut self.scratch);
+        let actions = self.scratch.drain(..).map(|a| (self.installs.reserve(), a)).collect();
         self.stashed.push(Stashed { slot: slot as u32, decided: at, cycles, actions });
         let t = self.node_thread(slot).unwrap_or(self.meta[slot].thread as usize);
         self.make_ready(t, Ready { slot: slot as u32, lane: STASHED_LANE, at });
@@ -279,16 +282,26 @@ impl<P: Policy> Processor<P> {
         let i = self.stashed.iter().position(|s| s.slot == slot).expect("a stashed entry per ready entry");
         let Stashed { decided, cycles, actions, .. } = self.stashed.remove(i);
         let done = self.occupy(t as usize, now, cycles as u64);
-        debug_assert!(self.scratch.is_empty());
-        self.scratch = actions;
         // Nothing is installed for a queue pair that closed meanwhile (a join run after its
         // flow left).
         let f = &self.flows[slot as usize];
-        if f.left {
-            let qp = f.flow;
-            self.scratch.retain(|a| a.flow() != qp);
+        let gone = f.left.then_some(f.flow);
+        for (seq, a) in actions {
+            if gone == Some(a.flow()) {
+                continue;
+            }
+            let at = match a {
+                Action::Wake { flow, after } => {
+                    self.wakes.push(decided + after, flow);
+                    decided + after + self.cfg.install_latency
+                }
+                _ => {
+                    self.installs.push_reserved(done + self.cfg.install_latency, seq, a);
+                    done + self.cfg.install_latency
+                }
+            };
+            self.fresh = self.fresh.min(at);
         }
-        self.schedule(decided, done);
         self.wake_after(t, done)
     }
 
@@ -1029,6 +1042,65 @@ mod tests {
         assert_eq!(install(&mut p, Time::from_us(215)), 2);
         // Then flow 2's event: 212 to 362 µs.
         assert_eq!(p.threads[0].busy_until, Time::from_us(362));
+    }
+
+    /// A policy whose joins set every other flow to 1 Gbps and whose events set their own flow
+    /// to 7 Gbps; flow 2's events cost 100,000 cycles (200 µs at 500 MHz).
+    struct Setter;
+    impl Policy for Setter {
+        type Flow = ();
+        fn name(&self) -> &'static str {
+            "setter"
+        }
+        fn subscribes(&self, kind: Kind) -> bool {
+            kind == Kind::Tx
+        }
+        fn cycles(&self, ev: &ScrEvent) -> u32 {
+            if ev.flow == 2 { 100_000 } else { 10 }
+        }
+        fn on_join(&mut self, flows: &mut [FlowEntry<()>], env: &mut Env) -> u32 {
+            let (_, others) = flows.split_last().expect("the joiner");
+            for f in others.iter().filter(|f| !f.left) {
+                env.actions.push(Action::SetRate { flow: f.flow, bps: 1_000_000_000 });
+            }
+            10
+        }
+        fn on_event(&mut self, ev: &ScrEvent, _flow: &mut (), env: &mut Env) -> Verdict {
+            env.actions.push(Action::SetRate { flow: ev.flow, bps: 7_000_000_000 });
+            Verdict::Adjusting
+        }
+    }
+
+    #[test]
+    fn a_join_that_waited_for_its_thread_does_not_undo_a_rate_decided_after_it() {
+        // Two threads: flows 1 and 3 on thread 0, flows 2 and 4 on thread 1, which flow 2's
+        // event holds from about 2 to 202 µs. Flow 4 joins at 10 µs (decided then: flow 1 to 1
+        // Gbps) and waits behind it; flow 1's own event at 20 µs sets it to 7 Gbps, in force at
+        // 25 µs. The join's older decision, run at 202 µs, must not undo the newer one (its
+        // install was numbered when it ran, and the NIC ended at 1 Gbps; found in review).
+        let mut p = Processor::new(cfg(2, false), Setter);
+        let tx = NicEvent::Tx { bytes: 1000, packets: 1 };
+        for qp in 1..=3 {
+            p.collect(Time::ZERO, qp, &tx);
+        }
+        p.advance(Time::from_us(10));
+        p.collect(Time::from_us(10), 4, &tx);
+        assert_eq!(p.meta[3].thread, 1);
+        p.advance(Time::from_us(20));
+        p.collect(Time::from_us(20), 1, &tx);
+        let mut last = None;
+        for us in (20..400).step_by(1) {
+            let t = Time::from_us(us);
+            p.advance(t);
+            while let Some(a) = p.pop_install(t) {
+                if let Action::SetRate { flow: 1, bps } = a {
+                    last = Some((t, bps));
+                }
+            }
+        }
+        assert!(p.threads[1].busy_until > Time::from_us(200));
+        let (at, bps) = last.expect("flow 1's rate was set");
+        assert_eq!(bps, 7_000_000_000, "set to {bps} at {at}");
     }
 
     #[test]

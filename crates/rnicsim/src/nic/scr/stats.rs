@@ -267,7 +267,9 @@ pub fn jain(x: &[f64]) -> f64 {
     if x.is_empty() || s2 == 0.0 {
         return 1.0;
     }
-    (s * s / (x.len() as f64 * s2)).min(1.0)
+    let j = s * s / (x.len() as f64 * s2);
+    // (Not `min`, which would turn a NaN into 1.)
+    if j > 1.0 { 1.0 } else { j }
 }
 
 #[cfg(test)]
@@ -283,5 +285,7 @@ mod tests {
         // Equal splits whose rounding gave 1 + 2^-52.
         assert_eq!(jain(&[0.7; 5]), 1.0);
         assert_eq!(jain(&[9.87; 3]), 1.0);
+        // Not a number stays one (taking the lower of it and 1 made it a perfect split).
+        assert!(jain(&[f64::NAN, 1.0]).is_nan());
     }
 }

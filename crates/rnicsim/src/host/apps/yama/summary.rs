@@ -79,8 +79,10 @@ pub struct EntitySummary {
 pub struct ChainSummary {
     pub name: String,
     pub isolation: bool,
-    /// Feedback loop period, µs.
-    pub period_us: f64,
+    /// Feedback loop period, µs; none where no loop runs (a vanilla chain, or one no entity
+    /// uses).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period_us: Option<f64>,
     pub gbps: f64,
     pub dummy_gbps: f64,
     /// The estimate the leader last published, Gbps; none on a vanilla chain (no feedback loop).
@@ -171,7 +173,7 @@ impl Yama {
                 ChainSummary {
                     name: c.spec.name.clone(),
                     isolation: c.isolation,
-                    period_us: c.period.0 as f64 / 1e6,
+                    period_us: (c.isolation && !c.members.is_empty()).then(|| c.period.0 as f64 / 1e6),
                     gbps: gbps(c.app_bytes),
                     dummy_gbps: gbps(c.dummy_bytes),
                     estimate_gbps: c.isolation.then(|| c.members.get(leader).map_or(0.0, |m| m.published.0 * 8.0 / 1e9)),
