@@ -347,7 +347,10 @@ fn fct_file_is_written_in_the_dialect_of_the_configs_simulator() {
     let f: Vec<&str> = hpcc[0].split(' ').collect();
     assert_eq!(f.len(), 8);
     assert!(f[0].len() == 8 && f[0].starts_with("0b") && u32::from_str_radix(f[0], 16).is_ok(), "{}", hpcc[0]);
-    // A config with ConWeave's keys: the same flows, endpoints as decimal node ids.
+    // A config with ConWeave's keys: the same flows, endpoints as decimal node ids. (The fork
+    // sends ACKs ahead of data whatever ACK_HIGH_PRIO says: so does the HPCC run here.)
+    let text: String = text.lines().map(|l| if l.starts_with("ACK_HIGH_PRIO ") { "ACK_HIGH_PRIO 1\n".to_string() } else { format!("{l}\n") }).collect();
+    let hpcc = fct_lines(&text);
     let conweave = fct_lines(&format!("{text}\nCONWEAVE_TX_EXPIRY_TIME 1000\n"));
     assert_eq!(conweave.len(), hpcc.len());
     for (h, c) in hpcc.iter().zip(&conweave) {
@@ -621,7 +624,7 @@ fn inputs_missing_from_the_working_directory_are_read_beside_the_config() {
     std::fs::write(exp.path().join("topo.txt"), "3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n").unwrap();
     std::fs::write(exp.path().join("flow.txt"), "1\n0 1 3 100 1000 2.0\n").unwrap();
     let config = exp.path().join("config.txt");
-    let text = "TOPOLOGY_FILE topo.txt\nFLOW_FILE flow.txt\nSIMULATOR_STOP_TIME 2.001\n";
+    let text = "TOPOLOGY_FILE topo.txt\nFLOW_FILE flow.txt\nSIMULATOR_STOP_TIME 2.001\nKMIN_MAP 1 100000000000 100\nKMAX_MAP 1 100000000000 400\nPMAX_MAP 1 100000000000 0.2\n";
     let t = rnicsim::scenario::ns3::translate(text, &config.display().to_string(), elsewhere.path()).unwrap_or_else(|e| panic!("{e}"));
     assert!(t.toml.contains(&exp.path().join("topo.txt").display().to_string()), "{}", t.toml);
     assert!(t.toml.contains(&exp.path().join("flow.txt").display().to_string()), "{}", t.toml);
@@ -693,13 +696,16 @@ fn keys_a_config_leaves_out_take_the_scratch_programs_defaults() {
     let doc: toml::Table = toml::from_str(&t.toml).unwrap();
     let dcqcn = doc["nic"]["cc"]["dcqcn"].as_table().unwrap();
     assert_eq!((dcqcn["alpha_interval"].as_str(), dcqcn["fast_recovery"].as_integer()), (Some("55us"), Some(5)));
-    // ConWeave's fork: fast_recovery_times = 1, rp_timer = 300; its buffer and ACK priority
-    // are its own (no default to take).
-    let t = without(&[&keys[..], &["RP_TIMER"]].concat(), "CC_MODE 1\nCONWEAVE_TX_EXPIRY_TIME 1000\n");
+    // ConWeave's fork: fast_recovery_times = 1, rp_timer = 300; its ACK priority is its own
+    // (no key to take), and its buffer must be given (its default is 0 MiB: refused without).
+    let t = without(&[&keys[..], &["RP_TIMER"]].concat(), "CC_MODE 1\nCONWEAVE_TX_EXPIRY_TIME 1000\nBUFFER_SIZE 9\n");
     let doc: toml::Table = toml::from_str(&t.toml).unwrap();
     let dcqcn = doc["nic"]["cc"]["dcqcn"].as_table().unwrap();
     assert_eq!((dcqcn["fast_recovery"].as_integer(), dcqcn["increase_timer"].as_str()), (Some(1), Some("300us")));
-    assert!(doc["switch"].get("buffer").is_none() && doc["nic"].get("ack_priority").is_none(), "{}", t.toml);
+    assert!(doc["nic"].get("ack_priority").is_none(), "{}", t.toml);
+    let kept: String = text.lines().filter(|l| !l.starts_with("BUFFER_SIZE ")).map(|l| format!("{l}\n")).collect();
+    let e = translate(&format!("{kept}CONWEAVE_TX_EXPIRY_TIME 1000\n"), "config.txt", &data()).err().expect("refused").to_string();
+    assert!(e.contains("BUFFER_SIZE") && e.contains("default is 0"), "{e}");
     // Every key given: nothing taken from the defaults, nothing said of them.
     let t = without(&[], "");
     assert!(!t.warnings.join("\n").contains("not in the config"), "{:?}", t.warnings);
@@ -830,4 +836,41 @@ fn a_second_link_between_two_switches_is_warned_of_at_its_line() {
     assert!(w.contains("t.txt:7: switches 3 and 4 are already linked (line 6)"), "{w}");
     let (_, w, _tmp) = small_config(CORE_SLOWER, &["0 2 3 100 1000000 2.0"], "");
     assert!(!w.join("\n").contains("already linked"));
+}
+
+#[test]
+fn keys_ns3_reads_otherwise_are_read_or_refused_as_ns3_does() {
+    // Found by a helper, each against the scratch programs' source.
+    let text = std::fs::read_to_string(data().join("config.txt")).unwrap();
+    let with = |key: &str, line: Option<&str>| -> String {
+        let mut out: String = text.lines().filter(|l| !l.starts_with(&format!("{key} "))).map(|l| format!("{l}\n")).collect();
+        if let Some(l) = line {
+            out.push_str(l);
+            out.push('\n');
+        }
+        out
+    };
+    let toml_of = |t: &str| -> toml::Table { toml::from_str(&translate(t, "config.txt", &data()).unwrap_or_else(|e| panic!("{e}")).toml).unwrap() };
+    // L2_ACK_INTERVAL 0, both programs' default, ACKs every packet (it was refused).
+    assert_eq!(toml_of(&with("L2_ACK_INTERVAL", Some("L2_ACK_INTERVAL 0")))["nic"]["ack_interval"].as_integer(), Some(1));
+    // ConWeave's reader has no ACK_HIGH_PRIO: ACK_HIGH_PRIO 0 there is said and skipped (it
+    // put ACKs in the data class).
+    let cw = with("ACK_HIGH_PRIO", Some("ACK_HIGH_PRIO 0\nCONWEAVE_TX_EXPIRY_TIME 1000"));
+    let t = translate(&cw, "config.txt", &data()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(t.warnings.iter().any(|w| w.contains("ACK_HIGH_PRIO is not a key of ConWeave's")), "{:?}", t.warnings);
+    assert!(toml::from_str::<toml::Table>(&t.toml).unwrap()["nic"].get("ack_priority").is_none());
+    // ConWeave with another congestion control: the fork exits.
+    let e = translate(&with("CC_MODE", Some("CC_MODE 3\nLB_MODE 9")), "config.txt", &data()).err().expect("refused");
+    assert_eq!(e.key.as_deref(), Some("LB_MODE"), "{e}");
+    assert!(e.line.is_some() && e.message.contains("DCQCN only"), "{e}");
+    // No flow file: refused (it ran zero flows); no ECN maps: refused, as ns-3 asserts.
+    let e = translate(&with("FLOW_FILE", None), "config.txt", &data()).err().expect("refused");
+    assert_eq!(e.key.as_deref(), Some("FLOW_FILE"), "{e}");
+    let no_maps = with("KMIN_MAP", None).lines().filter(|l| !l.starts_with("KMAX_MAP ") && !l.starts_with("PMAX_MAP ")).map(|l| format!("{l}\n")).collect::<String>();
+    let e = translate(&no_maps, "config.txt", &data()).err().expect("refused");
+    assert!(e.message.contains("must set kmin for each link speed"), "{e}");
+    // A misspelt key is named with its line.
+    let t = translate(&format!("{text}CC_MOD 3\n"), "config.txt", &data()).unwrap_or_else(|e| panic!("{e}"));
+    let line = text.lines().count() + 1;
+    assert!(t.warnings.iter().any(|w| w.contains(&format!("unknown keys, ignored: CC_MOD (line {line})"))), "{:?}", t.warnings);
 }

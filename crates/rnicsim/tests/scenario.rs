@@ -637,7 +637,7 @@ fn a_byte_order_mark_is_ignored_in_every_input() {
     let mut w = World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
     w.run(|_| true);
     assert_eq!(w.apps.flows.listed(), 1);
-    let config = format!("{bom}ENABLE_QCN 1\nTOPOLOGY_FILE topo.txt\nFLOW_FILE flows.txt\nSIMULATOR_STOP_TIME 0.00002\n");
+    let config = format!("{bom}ENABLE_QCN 1\nTOPOLOGY_FILE topo.txt\nFLOW_FILE flows.txt\nSIMULATOR_STOP_TIME 0.00002\nKMIN_MAP 1 100000000000 100\nKMAX_MAP 1 100000000000 400\nPMAX_MAP 1 100000000000 0.2\n");
     rnicsim::scenario::ns3::translate(&config, "config.txt", dir.path()).unwrap_or_else(|e| panic!("{e}"));
 }
 

@@ -218,6 +218,8 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let mut warnings = Vec::new();
     let mut no_equivalent = Vec::new();
     let mut unknown = Vec::new();
+    // LB_MODE's line and balancer.
+    let mut lb_mode: Option<(usize, &str)> = None;
     let us = |l: &Line| -> Result<String, ScenarioError> { Ok(format!("{}us", num(l)?)) };
     // ConWeave's fork (`network-load-balance.cc`) names its own keys CONWEAVE_*.
     let conweave_fork = lines.iter().any(|l| l.key.starts_with("CONWEAVE_"));
@@ -331,10 +333,14 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 // that many bytes are in. Every packet is ACKed, as with 1, once a flow is past
                 // its first N bytes.
                 let n = int(l)?;
+                if n < 0 {
+                    return Err(err(l, "expected a count of bytes, 0 or more (0, the scratch programs' default, ACKs every packet)".into()));
+                }
                 if n > 1 {
                     warnings.push(format!("{file}:{}: L2_ACK_INTERVAL {n} counts bytes in ns-3, whose receiver then ACKs every packet once a flow's first {n} bytes are in (RdmaHw::ReceiveUdp resets its milestone to {n} on each packet): it runs as an ACK per packet. In ns-3 a flow shorter than {n} bytes whose end is not on an L2_CHUNK_SIZE boundary is never ACKed and never completes", l.no));
                 }
-                nic.insert("ack_interval".into(), Value::Integer(n.min(1)));
+                // 0 (the default of both scratch programs) and 1 alike: a milestone always met.
+                nic.insert("ack_interval".into(), Value::Integer(1));
             }
             // Variants of ns-3's NIC that we run one way only: a value other than that one is
             // warned of once the congestion control is known (HPCC's apply to it alone).
@@ -374,6 +380,11 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                     return Err(err(l, "expected a positive buffer size in MiB".into()));
                 }
                 switch.insert("buffer".into(), Value::String(format!("{}B", (mib * 1048576.0).round() as u64)));
+            }
+            // ConWeave's reader has no such key (its ACKs go ahead of data whatever the config
+            // says): skipped there, as the fork skips it.
+            "ACK_HIGH_PRIO" if conweave_fork => {
+                warnings.push(format!("{file}:{}: ACK_HIGH_PRIO is not a key of ConWeave's network-load-balance.cc (this config has CONWEAVE_* keys), which always sends ACKs ahead of data; ignored here too", l.no));
             }
             "ACK_HIGH_PRIO" => {
                 // 1: ACKs in class 0, ahead of data (the `ns3` profile's default, which
@@ -419,6 +430,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                     v => return Err(err(l, format!("load balancer mode {v} is not one of ConWeave's fork's (0 = ECMP, 2 = DRILL, 3 = CONGA, 6 = LetFlow, 9 = ConWeave)"))),
                 };
                 switch.insert("load_balancer".into(), Value::String(lb.into()));
+                lb_mode = Some((l.no, lb));
             }
             // ConWeave's timing, in microseconds (`run.py` writes them per topology).
             k @ ("CONWEAVE_TX_EXPIRY_TIME" | "CONWEAVE_REPLY_TIMEOUT_EXTRA" | "CONWEAVE_PATH_PAUSE_TIME" | "CONWEAVE_EXTRA_VOQ_FLUSH_TIME" | "CONWEAVE_DEFAULT_VOQ_WAITING_TIME") => {
@@ -433,7 +445,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 conweave.insert(key.into(), Value::String(format!("{us}us")));
             }
             k if NO_EQUIVALENT.contains(&k) || k.starts_with("CONWEAVE_") => no_equivalent.push(k.to_string()),
-            k => unknown.push(k.to_string()),
+            k => unknown.push(format!("{k} (line {})", l.no)),
         }
     }
     // HAS_WIN 1: every queue pair's bytes in flight are capped at maxBdp, scaled by rate over
@@ -474,6 +486,10 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let Some(topo) = topology else {
         return Err(ScenarioError::at_key(file, "TOPOLOGY_FILE", "an ns-3 config needs TOPOLOGY_FILE"));
     };
+    // (Without one, ran as zero flows and an empty fct.txt.)
+    if flow_file.is_none() {
+        return Err(ScenarioError::at_key(file, "FLOW_FILE", "an ns-3 config needs FLOW_FILE"));
+    }
     warnings.extend(repeated_switch_links(&topo));
     let mut t = Table::new();
     t.insert("path".into(), Value::String(topo));
@@ -545,6 +561,10 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     if !given("BUFFER_SIZE") && !conweave_fork {
         switch.insert("buffer".into(), Value::String(format!("{}B", 16 * 1048576)));
     }
+    // The fork's default buffer is 0 bytes ("specify in run.py!!"): its run.py always gives one.
+    if !given("BUFFER_SIZE") && conweave_fork {
+        return Err(ScenarioError::at_key(file, "BUFFER_SIZE", "ConWeave's network-load-balance.cc (this config has CONWEAVE_* keys) has no buffer unless BUFFER_SIZE gives one (its default is 0 MiB; run.py writes it): add BUFFER_SIZE, in MiB"));
+    }
     if !given("ACK_HIGH_PRIO") && !conweave_fork {
         // `ack_high_prio = 0`: ACKs leave the host in the data class (ConWeave's fork puts them
         // ahead whatever the config says).
@@ -554,6 +574,11 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         variants.push((0, "MULTI_RATE", true));
     }
     let mode = cc_mode.map_or(1, |(_, m)| m);
+    // ConWeave's fork exits on any other congestion control ("Currently, ConWeave supports
+    // only DCQCN congestion control").
+    if let Some((no, "conweave")) = lb_mode.filter(|_| mode != 1) {
+        return Err(ScenarioError { file: file.into(), line: Some(no), column: None, key: Some("LB_MODE".into()), message: format!("ConWeave (LB_MODE 9) runs with DCQCN only (CC_MODE 1; this config has {mode}): ConWeave's network-load-balance.cc exits on any other") });
+    }
     if !given("RP_TIMER") && conweave_fork {
         dcqcn.insert("increase_timer".into(), Value::String("300us".into()));
     } else if !given("RP_TIMER") && mode == 1 {
@@ -642,8 +667,10 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
             per.insert(format!("{r}bps"), Value::Table(c));
         }
         ecn.insert("per_rate".into(), Value::Table(per));
-    } else if ecn_maps.iter().any(Option::is_some) {
-        warnings.push(format!("{file}: KMIN_MAP, KMAX_MAP and PMAX_MAP come together; the ECN maps given were ignored"));
+    } else {
+        // ns-3 asserts "must set kmin for each link speed" (and kmax, pmax), marking or not.
+        let missing: Vec<&str> = ["KMIN_MAP", "KMAX_MAP", "PMAX_MAP"].into_iter().zip(&ecn_maps).filter(|(_, m)| m.is_none()).map(|(k, _)| k).collect();
+        return Err(ScenarioError { file: file.into(), line: None, column: None, key: Some(missing[0].into()), message: format!("ns-3 needs KMIN_MAP, KMAX_MAP and PMAX_MAP, each listing every link speed of the topology (it asserts \"must set kmin for each link speed\", with ECN on or off); this config lacks {}", missing.join(", ")) });
     }
     if !conweave.is_empty() {
         switch.insert("conweave".into(), Value::Table(conweave));
