@@ -27,6 +27,9 @@ pub enum ClassService {
     Strict,
     /// Deficit round robin; each class's quantum is its weight times `quantum` bytes.
     Weighted { weights: [u32; CLASSES], quantum: u32 },
+    /// Class 0 first, then classes 1 to 7 a packet each in turn, skipping those paused or
+    /// empty: the switch queues of HPCC's and ConWeave's ns-3 (`BEgressQueue::DoDequeueRR`).
+    ZeroThenRoundRobin,
 }
 
 /// The order packets of one class leave a switch port in (`switch.queue_order`).
@@ -320,6 +323,17 @@ impl Port {
         }
         let c = match &self.service {
             ClassService::Strict => (0..CLASSES).find(|&c| self.holds(c) && !self.is_paused(c, now))?,
+            ClassService::ZeroThenRoundRobin => {
+                if self.holds(0) && !self.is_paused(0, now) {
+                    0
+                } else {
+                    // From the class after the last one served, round classes 1..7.
+                    let start = self.rr_next.max(1);
+                    let c = (0..CLASSES - 1).map(|i| 1 + (start - 1 + i) % (CLASSES - 1)).find(|&c| self.holds(c) && !self.is_paused(c, now))?;
+                    self.rr_next = 1 + c % (CLASSES - 1);
+                    c
+                }
+            }
             ClassService::Weighted { weights, quantum } => {
                 let (weights, quantum) = (*weights, *quantum as u64);
                 if !(0..CLASSES).any(|c| self.holds(c) && !self.is_paused(c, now)) {
@@ -431,6 +445,27 @@ mod tests {
             served[c.unwrap() as usize] += 1;
         }
         assert_eq!(served, [300, 100]);
+    }
+
+    #[test]
+    fn zero_then_round_robin_serves_class_zero_first_then_the_others_a_packet_each() {
+        // Two packets in class 0, three each in classes 1 and 3: 0, 0, then 1, 3, 1, 3, 1, 3
+        // (strict priority would send all of class 1 first); a paused class is skipped.
+        let mut p = port(ClassService::ZeroThenRoundRobin);
+        let mut pkts = pool(8, 1000);
+        for (i, c) in [(0, 0), (1, 0), (2, 1), (3, 1), (4, 1), (5, 3), (6, 3), (7, 3)] {
+            p.enqueue(c, PacketId(i), 1000, &mut pkts);
+        }
+        let order: Vec<u8> = std::iter::from_fn(|| p.dequeue(Time(0), &pkts).map(|(_, c)| c.unwrap())).collect();
+        assert_eq!(order, [0, 0, 1, 3, 1, 3, 1, 3]);
+        let mut p = port(ClassService::ZeroThenRoundRobin);
+        let mut pkts = pool(4, 1000);
+        for (i, c) in [(0, 1), (1, 3), (2, 1), (3, 3)] {
+            p.enqueue(c, PacketId(i), 1000, &mut pkts);
+        }
+        p.apply_pause(3, Time(0), Time(1000));
+        let order: Vec<u8> = std::iter::from_fn(|| p.dequeue(Time(10), &pkts).map(|(_, c)| c.unwrap())).collect();
+        assert_eq!(order, [1, 1]);
     }
 
     #[test]

@@ -561,6 +561,9 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     if !given("BUFFER_SIZE") && !conweave_fork {
         switch.insert("buffer".into(), Value::String(format!("{}B", 16 * 1048576)));
     }
+    // Both simulators' switch queues: 0 first, then the others a packet each in turn
+    // (`BEgressQueue::DoDequeueRR`).
+    switch.insert("service".into(), Value::String("round_robin".into()));
     // The fork's default buffer is 0 bytes ("specify in run.py!!"): its run.py always gives one.
     if !given("BUFFER_SIZE") && conweave_fork {
         return Err(ScenarioError::at_key(file, "BUFFER_SIZE", "ConWeave's network-load-balance.cc (this config has CONWEAVE_* keys) has no buffer unless BUFFER_SIZE gives one (its default is 0 MiB; run.py writes it): add BUFFER_SIZE, in MiB"));

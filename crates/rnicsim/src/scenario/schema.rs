@@ -189,6 +189,8 @@ pub enum ServiceKind {
     Strict,
     /// Deficit-weighted round robin by `weights`.
     Weighted,
+    /// Class 0 first, then the others a packet each in turn (ns-3's `BEgressQueue::DoDequeueRR`).
+    RoundRobin,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -83,7 +83,10 @@ impl World {
         }
         // Strict priority, or deficit round robin by weights (quantum weight × MTU).
         let service = |weights: Option<[u32; 8]>| weights.map_or(ClassService::Strict, |weights| ClassService::Weighted { weights, quantum: MTU as u32 });
-        let switch_service = service((s.switch.service == ServiceKind::Weighted).then_some(s.switch.weights));
+        let switch_service = match s.switch.service {
+            ServiceKind::RoundRobin => ClassService::ZeroThenRoundRobin,
+            kind => service((kind == ServiceKind::Weighted).then_some(s.switch.weights)),
+        };
         let total_ports = first_port[n] as usize;
         let mut ports = Vec::with_capacity(total_ports);
         let mut links = Vec::with_capacity(total_ports);
