@@ -252,6 +252,8 @@ fn validate(path: &Path, overrides: &[String]) -> anyhow::Result<u8> {
     let loaded = load(path, overrides)?;
     let world = World::build(&loaded)?;
     rnicsim::check_baselines(&loaded)?;
+    // Where the run would write its ns-3 text files (it refused what validate passed).
+    rnicsim::check_destinations(&loaded)?;
     for w in rnicsim::paper_path_warnings(&loaded, &world) {
         eprintln!("warning: {w}");
     }

@@ -259,6 +259,30 @@ fn an_fct_output_file_that_is_an_input_or_the_pfc_file_is_refused_before_the_run
         assert!(!tmp.path().join("run").exists() && !tmp.path().join("fct.txt").exists(), "nothing ran: {err}");
         assert_eq!(std::fs::read(tmp.path().join("flow.txt")).unwrap(), flows, "the flow file is untouched");
         assert_eq!(std::fs::read_to_string(tmp.path().join("config.txt")).unwrap(), config, "the config is untouched");
+        // validate says so too (it passed them; found by a helper).
+        let o = Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(["validate", "config.txt"]).current_dir(tmp.path()).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "validate: {key} {says}");
+    }
+    // A path that is not a regular file is never replaced: the finished file is moved into
+    // place, and a run as root turned /dev/full into a 550-byte file (found by a helper). A
+    // symbolic link (here to the flow file) and a named pipe are refused alike.
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(tmp.path().join("elsewhere.txt"), tmp.path().join("link.txt")).unwrap();
+        let fifo = std::process::Command::new("mkfifo").arg(tmp.path().join("pipe")).status().is_ok_and(|s| s.success());
+        for (name, there) in [("link.txt", true), ("pipe", fifo)] {
+            if !there {
+                continue;
+            }
+            let config = text.replace("FCT_OUTPUT_FILE fct.txt", &format!("FCT_OUTPUT_FILE {name}"));
+            std::fs::write(tmp.path().join("config.txt"), &config).unwrap();
+            let o = Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(["run", "config.txt", "--out", "run", "--quiet"]).current_dir(tmp.path()).output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+            assert!(err.contains("FCT_OUTPUT_FILE") && err.contains("name a regular file"), "{err}");
+            let kind = std::fs::symlink_metadata(tmp.path().join(name)).unwrap().file_type();
+            assert!(!kind.is_file(), "{name} is still what it was");
+        }
     }
 }
 

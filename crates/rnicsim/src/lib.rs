@@ -72,6 +72,15 @@ pub fn check_destinations(loaded: &LoadedScenario) -> Result<(), scenario::Scena
         if p.is_dir() {
             return Err(loaded.error_at(key, format!("cannot write {}: it is a folder; name a file", p.display())));
         }
+        // The file is written beside and moved into place, which replaces whatever the path
+        // names: a device (a run as root turned /dev/full into a file), a link (not what it
+        // points to) or a pipe. Only a regular file, or nothing yet, is replaced.
+        if let Ok(m) = std::fs::symlink_metadata(&p) {
+            if !m.file_type().is_file() {
+                let kind = if m.file_type().is_symlink() { "a symbolic link" } else { "not a regular file (a device, a pipe or a socket)" };
+                return Err(loaded.error_at(key, format!("cannot write {}: it is {kind}, which the finished file would replace; name a regular file", p.display())));
+            }
+        }
         if let Some(at) = landing(&p) {
             if let Some((other, _)) = written.iter().find(|(_, w)| *w == at) {
                 return Err(loaded.error_at(key, format!("cannot write {}: {other} is the same file, and one would overwrite the other; name two files", p.display())));
