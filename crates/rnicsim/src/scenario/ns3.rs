@@ -673,7 +673,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     } else {
         // ns-3 asserts "must set kmin for each link speed" (and kmax, pmax), marking or not.
         let missing: Vec<&str> = ["KMIN_MAP", "KMAX_MAP", "PMAX_MAP"].into_iter().zip(&ecn_maps).filter(|(_, m)| m.is_none()).map(|(k, _)| k).collect();
-        return Err(ScenarioError { file: file.into(), line: None, column: None, key: Some(missing[0].into()), message: format!("ns-3 needs KMIN_MAP, KMAX_MAP and PMAX_MAP, each listing every link speed of the topology (it asserts \"must set kmin for each link speed\", with ECN on or off); this config lacks {}", missing.join(", ")) });
+        return Err(ScenarioError::at_key(file, missing[0], format!("ns-3 needs KMIN_MAP, KMAX_MAP and PMAX_MAP, each listing every link speed of the topology (it asserts \"must set kmin for each link speed\", with ECN on or off); this config lacks {}", missing.join(", "))));
     }
     if !conweave.is_empty() {
         switch.insert("conweave".into(), Value::Table(conweave));

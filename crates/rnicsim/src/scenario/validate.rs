@@ -150,14 +150,13 @@ pub fn fields(s: &Scenario) -> Problems {
         match rate.parse::<BitsPerSec>() {
             // Two spellings of one rate ("100Gbps", "100000Mbps"): one of them was used and the
             // other dropped without a word.
-            Ok(r) if rates_seen.iter().any(|(seen, _)| *seen == r) => {
-                let other = rates_seen.iter().find(|(seen, _)| *seen == r).map_or("", |(_, k)| *k);
-                out.push((path, format!("\"{rate}\" is the rate \"{other}\" names already: give each rate one curve")));
-            }
-            Ok(r) if r.0 > 0 => {
-                rates_seen.push((r, rate.as_str()));
-                curve_checks(&mut out, &format!("{path}."), c.kmin.0, c.kmax.0, c.pmax)
-            }
+            Ok(r) if r.0 > 0 => match rates_seen.iter().find(|(seen, _)| *seen == r) {
+                Some((_, other)) => out.push((path, format!("\"{rate}\" is the rate \"{other}\" names already: give each rate one curve"))),
+                None => {
+                    rates_seen.push((r, rate.as_str()));
+                    curve_checks(&mut out, &format!("{path}."), c.kmin.0, c.kmax.0, c.pmax)
+                }
+            },
             Ok(_) => out.push((path, "expected a positive rate as the key".into())),
             Err(e) => out.push((path, format!("the key must be a rate: {e}"))),
         }
@@ -822,16 +821,6 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
     let (slowest, fastest) = host_rates.map_or((s.links.rate, s.links.rate), |r| (r.slowest, r.fastest));
     let links = |r: BitsPerSec| if slowest == fastest { format!("the links' {r}") } else { format!("the {r} host links") };
     let rpc_roles = rpc_roles(s);
-    // By server: the entries with stateless connections to it (how many, and the last), those
-    // connections, and the bytes of their setup (per connection its state in a WQEP and a WQEP
-    // per receive posted).
-    let mut star_setup = std::collections::BTreeMap::<u32, (u32, usize, u64, u64)>::new();
-    for (i, (r, roles)) in s.rpc.iter().zip(&rpc_roles).enumerate().filter(|(_, (_, roles))| roles.server_stateless > 0) {
-        use crate::wire::star::{DESCRIPTOR_BYTES, FRAME_OVERHEAD};
-        let per_conn = (s.nic.qp_context_bytes + FRAME_OVERHEAD) as u64 + r.requests as u64 * (DESCRIPTOR_BYTES + FRAME_OVERHEAD) as u64;
-        let e = star_setup.entry(r.server).or_default();
-        *e = (e.0 + 1, i, e.2 + roles.server_stateless, e.3 + per_conn * roles.server_stateless);
-    }
     // A rate floor above the line leaves every cut without effect (the run is one without
     // congestion control), which no error says. (A warning, not an error: on slow links the
     // default floor may pass the line, where the floor is the line.)
@@ -1073,38 +1062,45 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
         if r.first_call_spread() > r.warmup {
             out.push((format!("rpc[{i}].start_spread"), format!("{} is longer than the warmup ({}): connections still starting are measured", r.first_call_spread(), r.warmup)));
         }
-        let stateless = rpc_roles[i].server_stateless;
-        if stateless > 0 {
-            // A stateless server's setup: per connection, its state in a WQEP and a WQEP per
-            // receive posted, all queued on its link at once, with every other entry's to the
-            // same server (told once, at the last of them).
-            let (entries, last, connections, bytes) = star_setup[&r.server];
-            let line = host_rate(s, host_rates, r.server);
-            let setup = line.tx_time(bytes);
-            let star = s.nic.star.unwrap_or_default();
-            // Past the WQEP timeout the library posts WQEPs again before they leave; past the
-            // StaR timeout the stateful side's packets, queued behind them, are resent (either
-            // can come first: 5,000 connections at 100 Gbps re-posted 88,263 WQEPs with a 100
-            // us wqep_timeout and a 10 ms rto, and resent 138,833 packets the other way round).
-            let mut effects = Vec::new();
-            if setup > star.wqep_timeout {
-                effects.push(format!("longer than nic.star.wqep_timeout ({}): WQEPs are posted again before they leave", star.wqep_timeout));
-            }
-            if setup > star.rto {
-                effects.push(format!("longer than nic.star.rto ({}): the stateful side's packets wait behind them and are resent", star.rto));
-            }
-            if !effects.is_empty() && i == last {
-                let mut which = if r.stack == RpcStack::StarAuto { format!("{stateless} StaR connections (of the {} this entry negotiates, by nic.star.negotiate_threshold)", r.connections) } else { format!("{stateless} StaR connections") };
-                if entries > 1 {
-                    let earlier = if entries == 2 { "the earlier entry's".to_string() } else { format!("the {} earlier entries'", entries - 1) };
-                    which += &format!(" and {earlier} to server {} ({connections} in all)", r.server);
-                }
-                out.push((
-                    format!("rpc[{i}].connections"),
-                    format!("setting up {which} queues {setup} of WQEPs on the stateless server's {line} link, {}; raise nic.star.wqep_timeout and nic.star.rto", effects.join("; and ")),
-                ));
-            }
+    }
+    // A stateless server sets up all its connections at once, every entry's to it together:
+    // per connection its state in a WQEP and a WQEP per receive posted, queued on its link
+    // (told once per server, at the last entry with stateless connections to it).
+    let mut star_setup = std::collections::BTreeMap::<u32, (u32, usize, u64, u64)>::new();
+    for (i, (r, roles)) in s.rpc.iter().zip(&rpc_roles).enumerate().filter(|(_, (_, roles))| roles.server_stateless > 0) {
+        use crate::wire::star::{DESCRIPTOR_BYTES, FRAME_OVERHEAD};
+        let per_conn = (s.nic.qp_context_bytes + FRAME_OVERHEAD) as u64 + r.requests as u64 * (DESCRIPTOR_BYTES + FRAME_OVERHEAD) as u64;
+        let e = star_setup.entry(r.server).or_default();
+        *e = (e.0 + 1, i, e.2 + roles.server_stateless, e.3 + per_conn * roles.server_stateless);
+    }
+    let star = s.nic.star.unwrap_or_default();
+    for (server, (entries, last, connections, bytes)) in star_setup {
+        let (r, stateless) = (&s.rpc[last], rpc_roles[last].server_stateless);
+        let line = host_rate(s, host_rates, server);
+        let setup = line.tx_time(bytes);
+        // Past the WQEP timeout the library posts WQEPs again before they leave; past the StaR
+        // timeout the stateful side's packets, queued behind them, are resent (either can come
+        // first: 5,000 connections at 100 Gbps re-posted 88,263 WQEPs with a 100 us
+        // wqep_timeout and a 10 ms rto, and resent 138,833 packets the other way round).
+        let mut effects = Vec::new();
+        if setup > star.wqep_timeout {
+            effects.push(format!("longer than nic.star.wqep_timeout ({}): WQEPs are posted again before they leave", star.wqep_timeout));
         }
+        if setup > star.rto {
+            effects.push(format!("longer than nic.star.rto ({}): the stateful side's packets wait behind them and are resent", star.rto));
+        }
+        if effects.is_empty() {
+            continue;
+        }
+        let mut which = if r.stack == crate::host::apps::rpc::RpcStack::StarAuto { format!("{stateless} StaR connections (of the {} this entry negotiates, by nic.star.negotiate_threshold)", r.connections) } else { format!("{stateless} StaR connections") };
+        if entries > 1 {
+            let earlier = if entries == 2 { "the earlier entry's".to_string() } else { format!("the {} earlier entries'", entries - 1) };
+            which += &format!(" and {earlier} to server {server} ({connections} in all)");
+        }
+        out.push((
+            format!("rpc[{last}].connections"),
+            format!("setting up {which} queues {setup} of WQEPs on the stateless server's {line} link, {}; raise nic.star.wqep_timeout and nic.star.rto", effects.join("; and ")),
+        ));
     }
     if let Some(c) = s.nic.state_cache.as_ref().filter(|c| c.when_full == WhenFull::Pause) {
         // PAUSE goes out at half the buffer; what the switch has sent before it stops (a round
@@ -1327,7 +1323,7 @@ fn tassel_batches(out: &mut Problems, s: &Scenario, host_rates: Option<&HostRate
             out.push((format!("perftest[{i}].rate_limit"), format!("{r} is above the {h} link of its sender (host {}): it runs as {h}, and weighs as that when limits share the link", t.data_sender())));
         }
     }
-    if matches!(s.nic.scheduler, SchedulerSpec::Tassel { .. } | SchedulerSpec::SePieo { .. }) {
+    if s.nic.scheduler.keeps_rates_in_kbps() {
         for (i, t) in s.perftest.iter().enumerate() {
             // A limit above the link runs as the link rate (warned above): that is what is kept.
             let Some(r) = t.rate_limit.map(|r| BitsPerSec(r.0.min(line(t).0))) else { continue };
@@ -1505,10 +1501,9 @@ fn nic(out: &mut Problems, s: &Scenario) {
     }
     // Tassel and SE-PIEO keep rates, the link's among them, in whole Kbps in 32 bits: a faster
     // link would be scheduled as if it ran at 4.29 Tbps.
-    use crate::nic::sched::SchedulerSpec;
     // (A topology file's own host links are checked against it when it is read.)
     let generated = !matches!(s.topology, TopologySpec::File { .. });
-    if matches!(n.scheduler, SchedulerSpec::Tassel { .. } | SchedulerSpec::SePieo { .. }) && generated && s.links.rate > TASSEL_MOST {
+    if n.scheduler.keeps_rates_in_kbps() && generated && s.links.rate > TASSEL_MOST {
         out.push(("links.rate".into(), tassel_too_fast(s.links.rate, "the link rate")));
     }
     if n.qp_context_bytes == 0 {
@@ -1650,7 +1645,7 @@ fn hpcc_min_rate_message(line: BitsPerSec) -> String {
 pub fn against_host_rates(s: &Scenario, rates: &HostRates) -> Problems {
     let (slowest, fastest) = (rates.slowest, rates.fastest);
     let mut out = Problems::new();
-    if matches!(s.nic.scheduler, crate::nic::sched::SchedulerSpec::Tassel { .. } | crate::nic::sched::SchedulerSpec::SePieo { .. }) && fastest > TASSEL_MOST {
+    if s.nic.scheduler.keeps_rates_in_kbps() && fastest > TASSEL_MOST {
         out.push(("topology.file.path".into(), tassel_too_fast(fastest, "a host link of the topology file")));
     }
     if let (crate::nic::cc::CcSpec::Hpcc(h), TopologySpec::File { .. }) = (&s.nic.cc, &s.topology) {

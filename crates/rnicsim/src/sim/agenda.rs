@@ -51,24 +51,29 @@ impl<T> Agenda<T> {
     /// Adds `item` due at `at`; returns its sequence number (unique, increasing).
     #[inline]
     pub fn push(&mut self, at: Time, item: T) -> u64 {
-        self.seq += 1;
-        let e = Entry { at, seq: self.seq, item };
+        let seq = self.reserve();
+        let e = Entry { at, seq, item };
+        // The newest number: the FIFO takes it whenever its time is not before the last
+        // entry's (the general case is `push_reserved`'s; this, on every SCR event, skips its
+        // comparison of numbers).
         if self.in_order.back().is_none_or(|b| b.at <= at) {
             self.in_order.push_back(e);
         } else {
             self.ahead.push(Reverse(e));
         }
-        self.seq
+        seq
     }
 
     /// Takes the next sequence number now for an entry pushed later ([`Self::push_reserved`]):
     /// it comes out among equal times in the order reserved, as if pushed now.
+    #[inline]
     pub fn reserve(&mut self) -> u64 {
         self.seq += 1;
         self.seq
     }
 
     /// Adds `item` due at `at` with a sequence number [`Self::reserve`] gave.
+    #[inline]
     pub fn push_reserved(&mut self, at: Time, seq: u64, item: T) {
         let e = Entry { at, seq, item };
         if self.in_order.back().is_none_or(|b| (b.at, b.seq) <= (at, seq)) {

@@ -87,6 +87,16 @@ impl World {
         !matches!(self.pool.get(id).kind, PacketKind::Pause { .. }) as u64
     }
 
+    /// Packet `id` is lost on port `p`'s failed link (queued on it, crossing it, or sent into
+    /// it): counted at the port, and its flow met a failure.
+    #[cold]
+    #[inline(never)]
+    fn lose_on_down_link(&mut self, p: u32, id: PacketId) {
+        self.ports[p as usize].counters.drops_link_down += self.counts_as_drop(id);
+        self.failure_met(id);
+        self.pool.free(id);
+    }
+
     /// Packet `id` is lost to a failed link, or leaves its carried path around one: its queue
     /// pair's flow met a failure (`rdma/met_failure`).
     #[cold]
@@ -103,9 +113,7 @@ impl World {
     pub(super) fn link_send(&mut self, p: u32, id: PacketId, done: Time) {
         let link = &mut self.links[p as usize];
         if !link.up {
-            self.ports[p as usize].counters.drops_link_down += self.counts_as_drop(id);
-            self.failure_met(id);
-            self.pool.free(id);
+            self.lose_on_down_link(p, id);
             return;
         }
         if let Some(rng) = &mut self.link_rngs[p as usize] {
@@ -336,11 +344,7 @@ impl World {
                 self.stats.drops_ttl += 1;
                 self.pool.free(id);
             }
-            Forward::LinkDown(out) => {
-                self.ports[out as usize].counters.drops_link_down += 1;
-                self.failure_met(id);
-                self.pool.free(id);
-            }
+            Forward::LinkDown(out) => self.lose_on_down_link(out, id),
             Forward::BufferFull(out) => {
                 self.ports[out as usize].counters.drops_buffer += 1;
                 self.pool.free(id);
@@ -540,19 +544,15 @@ impl World {
         self.links[p as usize].up = false;
         self.timers.cancel(self.link_timers[p as usize]);
         let lost: Vec<PacketId> = self.links[p as usize].in_flight.drain(..).map(|(_, id)| id).collect();
-        self.ports[p as usize].counters.drops_link_down += lost.iter().map(|&id| self.counts_as_drop(id)).sum::<u64>();
         for id in lost {
-            self.failure_met(id);
-            self.pool.free(id);
+            self.lose_on_down_link(p, id);
         }
         let queued = self.ports[p as usize].drain_all(&self.pool);
         let control = self.ports[p as usize].drain_control(&self.pool);
-        self.ports[p as usize].counters.drops_link_down += queued.len() as u64;
         for id in control {
             self.pool.free(id);
         }
         for (id, class) in queued {
-            self.failure_met(id);
             match self.roles[self.ports[p as usize].node as usize] {
                 NodeRole::Switch(s) => {
                     let pkt = *self.pool.get(id);
@@ -563,7 +563,7 @@ impl World {
                 NodeRole::Host(h) if self.pool.get(id).kind == PacketKind::Data => self.hosts[h as usize].raw_queued[class as usize] -= 1,
                 NodeRole::Host(_) => {}
             }
-            self.pool.free(id);
+            self.lose_on_down_link(p, id);
         }
         // A MAC's pause state does not outlive its link: the PAUSE it obeyed came over the link
         // that failed, and a RESUME sent meanwhile was lost on it (the port stayed paused

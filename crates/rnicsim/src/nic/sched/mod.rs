@@ -175,6 +175,13 @@ pub fn cycles(cycles: u32, mhz: f64) -> Time {
 pub const MAX_WHEEL_SLOTS: u64 = 1 << 20;
 
 impl SchedulerSpec {
+    /// Whether it keeps rates, its link's among them, in whole Kbps in 32 bits (Tassel and
+    /// SE-PIEO, which time packets themselves): it cannot tell rates apart below a Kbps, nor
+    /// pace a link above 4.29 Tbps.
+    pub fn keeps_rates_in_kbps(&self) -> bool {
+        matches!(self, SchedulerSpec::Tassel { .. } | SchedulerSpec::SePieo { .. })
+    }
+
     /// What is wrong with the parameters, if anything: (key under `nic.scheduler.<kind>`, why).
     pub fn check(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();

@@ -286,21 +286,8 @@ impl<P: Policy> Processor<P> {
         // flow left).
         let f = &self.flows[slot as usize];
         let gone = f.left.then_some(f.flow);
-        for (seq, a) in actions {
-            if gone == Some(a.flow()) {
-                continue;
-            }
-            let at = match a {
-                Action::Wake { flow, after } => {
-                    self.wakes.push(decided + after, flow);
-                    decided + after + self.cfg.install_latency
-                }
-                _ => {
-                    self.installs.push_reserved(done + self.cfg.install_latency, seq, a);
-                    done + self.cfg.install_latency
-                }
-            };
-            self.fresh = self.fresh.min(at);
+        for (seq, a) in actions.into_iter().filter(|(_, a)| gone != Some(a.flow())) {
+            self.place(decided, done, Some(seq), a);
         }
         self.wake_after(t, done)
     }
@@ -317,20 +304,31 @@ impl<P: Policy> Processor<P> {
 
     #[inline(never)]
     fn schedule_actions(&mut self, decided: Time, done: Time) {
-        for a in self.scratch.drain(..) {
-            let at = match a {
-                // A timer on the cores: it stays on the processor's own timeline.
-                Action::Wake { flow, after } => {
-                    self.wakes.push(decided + after, flow);
-                    decided + after + self.cfg.install_latency
-                }
-                _ => {
-                    self.installs.push(done + self.cfg.install_latency, a);
-                    done + self.cfg.install_latency
-                }
-            };
-            self.fresh = self.fresh.min(at);
+        let mut actions = std::mem::take(&mut self.scratch);
+        for a in actions.drain(..) {
+            self.place(decided, done, None, a);
         }
+        self.scratch = actions;
+    }
+
+    /// Puts action `a` of a decision made at `decided`, by a run that ends at `done`, where it
+    /// takes effect: a wake-up on the cores' own timeline, `after` the decision; anything else
+    /// `install_latency` after `done`, in install order `seq` (taken now if `None`).
+    #[inline]
+    fn place(&mut self, decided: Time, done: Time, seq: Option<u64>, a: Action) {
+        let at = match a {
+            // A timer on the cores: it stays on the processor's own timeline.
+            Action::Wake { flow, after } => {
+                self.wakes.push(decided + after, flow);
+                decided + after + self.cfg.install_latency
+            }
+            _ => {
+                let seq = seq.unwrap_or_else(|| self.installs.reserve());
+                self.installs.push_reserved(done + self.cfg.install_latency, seq, a);
+                done + self.cfg.install_latency
+            }
+        };
+        self.fresh = self.fresh.min(at);
     }
 
     /// The NIC raised an event of queue pair `qp` at `now`: collect it if the policy wants it
