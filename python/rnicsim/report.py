@@ -45,12 +45,17 @@ def _label(run: Run) -> str:
     return getattr(run, "label", None) or run.summary.get("name") or run.path.name
 
 
-def _settings(run: Run) -> dict[str, object]:
-    """A run's resolved scenario (its folder's scenario.toml) as dotted keys and values."""
+def _scenario(run: Run) -> dict:
+    """A run's resolved scenario (its folder's scenario.toml), or nothing if it does not read."""
     try:
-        flat = dict(leaves(run.scenario))
+        return run.scenario
     except (OSError, tomllib.TOMLDecodeError):
         return {}
+
+
+def _settings(doc: dict) -> dict[str, object]:
+    """A resolved scenario as dotted keys and values, its name left out."""
+    flat = dict(leaves(doc))
     flat.pop("name", None)
     return flat
 
@@ -70,13 +75,9 @@ def _differences(runs: Sequence[Run], most: int = 3) -> list[str]:
     `key = value` (the first `most`), e.g. the swept values of a sweep's points. A one-kind
     table whose kind differs (a sweep over `nic.cc`) is told by its kind (`nic.cc = hpcc`),
     not by the first of the kind's many keys."""
-    settings = [_settings(r) for r in runs]
-    kinds = []
-    for r in runs:
-        try:
-            kinds.append(dict(_kinds(r.scenario)))
-        except (OSError, tomllib.TOMLDecodeError):
-            kinds.append({})
+    docs = [_scenario(r) for r in runs]
+    settings = [_settings(d) for d in docs]
+    kinds = [dict(_kinds(d)) for d in docs]
     swapped = [p for p in dict.fromkeys(p for k in kinds for p in k) if len({k.get(p) for k in kinds}) > 1]
     for s, k in zip(settings, kinds):
         for p in swapped:
@@ -348,26 +349,23 @@ def perftest_goodput(ax, runs: Sequence[Run]) -> None:
     tests: list[str] = []
     per_run = []
     for r in runs:
-        df = r.perftest
-        bw = df.filter(pl.col("kind") != "write_lat") if df.height else df
+        bw = r.perftest.filter(pl.col("kind") != "write_lat")
         got = {}
-        if bw.height:
-            # By test, labelled by its name (names are unique; an unnamed test by its index:
-            # two unnamed tests were drawn as one bar of both).
-            for test, name, gbps in bw.group_by("test", "name", maintain_order=True).agg(pl.col("goodput_gbps").sum()).iter_rows():
-                label = name or f"perftest[{test}]"
-                got[label] = gbps
-                if label not in tests:
-                    tests.append(label)
+        # By test, labelled by its name (names are unique; an unnamed test by its index: two
+        # unnamed tests were drawn as one bar of both).
+        for test, name, gbps in bw.group_by("test", "name", maintain_order=True).agg(pl.col("goodput_gbps").sum()).iter_rows():
+            label = name or f"perftest[{test}]"
+            got[label] = gbps
+            if label not in tests:
+                tests.append(label)
         per_run.append((r, got))
     width = 0.8 / max(1, len(runs))
     drawn = False
     for i, (r, got) in enumerate(per_run):
-        if not got:
-            continue
-        xs = [t + i * width for t in range(len(tests)) if tests[t] in got]
-        ax.bar(xs, [got[tests[t]] for t in range(len(tests)) if tests[t] in got], width=width, label=_label(r))
-        drawn = True
+        at = [t for t, label in enumerate(tests) if label in got]
+        if at:
+            ax.bar([t + i * width for t in at], [got[tests[t]] for t in at], width=width, label=_label(r))
+            drawn = True
     ax.set_xticks([t + 0.4 - width / 2 for t in range(len(tests))], tests, rotation=30, ha="right", fontsize="small")
     ax.set_ylabel("goodput (Gbps)")
     ax.set_title("perftest bandwidth tests")
