@@ -717,3 +717,35 @@ fn a_link_the_scenario_takes_down_for_good_stays_down_through_failure_sets() {
         }
     }
 }
+
+#[test]
+fn alpha_by_rate_doubles_the_xoff_of_ports_faster_than_the_nics() {
+    // Hosts 0 and 1 send at 100 Gbps through switch 3 and a 400 Gbps link to switch 4, whose
+    // 100 Gbps port to host 2 is the bottleneck: switch 4's ingress from the 400 Gbps link
+    // fills and pauses switch 3. HPCC's simulator gives that port α × 4 (2 halvings of 400 to
+    // 100 Gbps: α 1/8 → 1/2). Switch 4's pool S is 1 MB less its two ports' headroom (two
+    // link BDPs and two 1,500 B frames: 103,000 and 28,000 B), 869,000 B; the ingress, which
+    // holds all of it, pauses at I = α (S − I), I = α S / (1 + α): 96,556 B at 1/8 and 289,667 B
+    // at 1/2. What is in flight after the PAUSE is the same both ways, so the bottleneck's
+    // deepest queue differs by the difference, 193,111 B.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("topo.txt"), "5 2 4\n3 4\n0 3 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n3 4 400Gbps 1000ns 0\n2 4 100Gbps 1000ns 0\n").unwrap();
+    let run = |by_rate: bool| {
+        let toml = format!(
+            "duration = \"200us\"\n[topology.file]\npath = \"topo.txt\"\n[switch]\nbuffer = \"1MB\"\n[switch.pfc]\nclasses = [3]\nalpha_by_rate = {by_rate}\n\
+             [[traffic]]\npattern = {{ incast = {{ receiver = 2 }} }}\nload = 1.0\npriority = 3\n"
+        );
+        let loaded = LoadedScenario::from_str(&toml, "t.toml", dir.path()).unwrap();
+        let mut w = World::build(&loaded).unwrap();
+        w.run(|_| true);
+        assert_eq!(drops(&w), 0);
+        let towards = |from: u32, to: u32| w.ports.iter().find(|p| p.node == from && w.ports[p.peer as usize].node == to).unwrap();
+        let bottleneck = towards(4, 2).counters.max_queue_bytes;
+        let paused = towards(4, 3).counters.pause_tx;
+        (bottleneck, paused)
+    };
+    let ((plain, plain_pauses), (doubled, doubled_pauses)) = (run(false), run(true));
+    assert!(plain_pauses > 0 && doubled_pauses > 0, "{plain_pauses} {doubled_pauses}");
+    let more = doubled as i64 - plain as i64;
+    assert!((more - 193_111).abs() <= 3_000, "queue {doubled} B with α × 4 against {plain} B");
+}

@@ -58,6 +58,9 @@ pub struct SharedBuffer {
     used: u64,
     dt_alpha_q16: u64,
     pfc_alpha_q16: Option<u64>,
+    /// Per ingress port, how many times its dynamic XOFF factor is doubled (a port faster
+    /// than the hosts' NICs, `switch.pfc.alpha_by_rate`); empty when none is.
+    alpha_doublings: Vec<u8>,
     pfc: PfcSettings,
     /// PFC headroom reserved for every port and lossless class (it may pass `size`).
     reserved: u64,
@@ -67,6 +70,13 @@ pub struct SharedBuffer {
 
 impl SharedBuffer {
     pub fn new(size: Bytes, dt_alpha: f64, pfc: PfcSettings, headroom_per_port: &[u64]) -> SharedBuffer {
+        Self::with_alpha_doublings(size, dt_alpha, pfc, headroom_per_port, Vec::new())
+    }
+
+    /// [`Self::new`], with each ingress port's dynamic XOFF factor doubled `alpha_doublings[port]`
+    /// times (at most 1): HPCC's simulator gives a port `k` times faster than the hosts' NICs
+    /// α × 2^⌈log₂ k⌉ (`pfc_a_shift` in its `third.cc`).
+    pub fn with_alpha_doublings(size: Bytes, dt_alpha: f64, pfc: PfcSettings, headroom_per_port: &[u64], alpha_doublings: Vec<u8>) -> SharedBuffer {
         let lossless_classes = pfc.lossless.iter().filter(|&&l| l).count() as u64;
         let reserved: u64 = if pfc.enabled { headroom_per_port.iter().map(|h| h * lossless_classes).sum() } else { 0 };
         let ports = headroom_per_port.len();
@@ -77,6 +87,7 @@ impl SharedBuffer {
             used: 0,
             dt_alpha_q16: q16(dt_alpha),
             pfc_alpha_q16: pfc.dynamic_alpha.map(q16),
+            alpha_doublings: if alpha_doublings.iter().any(|&d| d > 0) { alpha_doublings } else { Vec::new() },
             pfc,
             ingress: vec![[0; CLASSES]; ports],
             xoff_sent: vec![[false; CLASSES]; ports],
@@ -108,11 +119,17 @@ impl SharedBuffer {
         self.pfc.enabled && self.pfc.lossless[class as usize]
     }
 
-    /// The current XOFF threshold for an ingress (port, class).
+    /// The current XOFF threshold for an ingress port's classes.
     #[inline]
-    pub fn xoff_threshold(&self) -> u64 {
+    pub fn xoff_threshold(&self, ingress: u32) -> u64 {
         match self.pfc_alpha_q16 {
-            Some(a) => ((a as u128 * self.shared.saturating_sub(self.used) as u128) >> 16) as u64,
+            Some(a) => {
+                let a = match self.alpha_doublings.get(ingress as usize) {
+                    Some(&d) if d > 0 => (a << d.min(16)).min(1 << 16),
+                    _ => a,
+                };
+                ((a as u128 * self.shared.saturating_sub(self.used) as u128) >> 16) as u64
+            }
             None => self.pfc.xoff.0,
         }
     }
@@ -143,7 +160,7 @@ impl SharedBuffer {
         if !self.is_lossless(class) || (self.xoff_sent[i][c] && !self.pfc.every_packet) {
             return false;
         }
-        if self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve) >= self.xoff_threshold() || self.pool_spent() {
+        if self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve) >= self.xoff_threshold(ingress) || self.pool_spent() {
             self.xoff_sent[i][c] = true;
             return true;
         }
@@ -173,7 +190,7 @@ impl SharedBuffer {
         // RESUME below XON, and always once the ingress holds nothing: a threshold that free
         // buffer cannot reach (headroom using it all) must not pause a drained port for ever.
         let counted = self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve);
-        if self.xoff_sent[i][c] && (self.ingress[i][c] == 0 || (counted + self.pfc.xon_offset.0 <= self.xoff_threshold() && self.pool_has_xon_room())) {
+        if self.xoff_sent[i][c] && (self.ingress[i][c] == 0 || (counted + self.pfc.xon_offset.0 <= self.xoff_threshold(ingress) && self.pool_has_xon_room())) {
             self.xoff_sent[i][c] = false;
             return true;
         }
@@ -245,11 +262,32 @@ mod tests {
     #[test]
     fn dynamic_xoff_shrinks_as_buffer_fills() {
         let b0 = SharedBuffer::new(Bytes(1_000_000), 1.0, pfc(true, Some(0.125)), &[0]);
-        assert_eq!(b0.xoff_threshold(), 125_000);
+        assert_eq!(b0.xoff_threshold(0), 125_000);
         let mut b = b0;
         b.admit(0, 3, 0, 200_000);
-        assert_eq!(b.xoff_threshold(), 100_000);
+        assert_eq!(b.xoff_threshold(0), 100_000);
         assert!(b.should_pause(0, 3));
+    }
+
+    #[test]
+    fn a_doubled_alpha_raises_only_that_ports_xoff() {
+        // 1 MB shared, α 1/8: 125,000 B. Port 1 doubled twice (a port 4× the hosts' rate in
+        // HPCC's simulator, shift 3 → 1): α 1/2, 500,000 B; three doublings reach α 1 and a
+        // fourth is held there.
+        let b = SharedBuffer::with_alpha_doublings(Bytes(1_000_000), 1.0, pfc(true, Some(0.125)), &[0, 0, 0, 0], vec![0, 2, 3, 4]);
+        assert_eq!(b.xoff_threshold(0), 125_000);
+        assert_eq!(b.xoff_threshold(1), 500_000);
+        assert_eq!(b.xoff_threshold(2), 1_000_000);
+        assert_eq!(b.xoff_threshold(3), 1_000_000);
+        let mut b = b;
+        // 200 KB on port 0 pauses it; the same on port 1 does not, until its 1/2 of the free
+        // buffer is reached.
+        b.admit(0, 3, 0, 200_000);
+        assert!(b.should_pause(0, 3));
+        b.admit(1, 3, 0, 200_000);
+        assert!(!b.should_pause(1, 3));
+        b.admit(1, 3, 0, 100_000);
+        assert!(b.should_pause(1, 3), "300 KB ≥ (1 MB − 500 KB) / 2");
     }
 
     #[test]

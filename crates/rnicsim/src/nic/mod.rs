@@ -64,6 +64,11 @@ pub struct NicSpec {
     /// Traffic class of ACKs, NAKs and CNPs (default: the data class).
     #[serde(default)]
     pub ack_priority: Option<u8>,
+    /// ACKs, NAKs and CNPs leave the host ahead of everything queued and are never held by a
+    /// PAUSE of their class (HPCC's NIC with ACK_HIGH_PRIO 1: its ACK queue waits only on
+    /// class 0's pause, which its switches never send, while they travel in the data's class).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ack_unpaused: bool,
     /// How the NIC's port serves its traffic classes: unset, strict priority (class 0 first);
     /// set, deficit round robin by these per-class weights (ETS, as a NIC's per-class
     /// bandwidth shares are configured), each quantum weight × 1500 B.

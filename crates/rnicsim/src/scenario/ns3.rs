@@ -316,6 +316,11 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
             "INT_MULTI" => {
                 hpcc.insert("int_multi".into(), Value::Integer(int(l)?));
             }
+            "PAUSE_TIME" if !conweave_fork => {
+                // HPCC's NIC takes a PAUSE with any time as "paused until RESUME"
+                // (`QbbNetDevice::Receive`): the time changes nothing.
+                warnings.push(format!("{file}:{}: PAUSE_TIME has no effect in HPCC's simulator (third.cc), whose NIC holds a PAUSE until the RESUME whatever its time; this run does the same (a 65,535-quanta PAUSE, refreshed)", l.no));
+            }
             "PAUSE_TIME" => {
                 // µs, whole: the scratch program hands it to `QbbNetDevice::PauseTime` as an
                 // `UintegerValue`, which drops the fraction.
@@ -387,10 +392,13 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 warnings.push(format!("{file}:{}: ACK_HIGH_PRIO is not a key of ConWeave's network-load-balance.cc (this config has CONWEAVE_* keys), which always sends ACKs ahead of data; ignored here too", l.no));
             }
             "ACK_HIGH_PRIO" => {
-                // 1: ACKs in class 0, ahead of data (the `ns3` profile's default, which
-                // ConWeave's fork forces); 0: ACKs share the data class (HPCC's `third.cc`).
-                let class = if flag(l)? { 0 } else { DATA_CLASS };
-                nic.insert("ack_priority".into(), Value::Integer(class));
+                // HPCC's `third.cc` sets only its NICs' ACK queue by it
+                // (`RdmaEgressQueue::ack_q_idx`): the ACK queue goes ahead of data either way,
+                // held by a PAUSE of class 3 (0) or of class 0 (1), which its switches never
+                // send. Its switches carry ACKs in the data's class whatever it says (their
+                // `AckHighPrio` is left 0, and an ACK's `pg` is the data's).
+                nic.insert("ack_priority".into(), Value::Integer(DATA_CLASS));
+                nic.insert("ack_unpaused".into(), Value::Boolean(flag(l)?));
             }
             "KMAX_MAP" | "KMIN_MAP" | "PMAX_MAP" => {
                 let n: usize = one(l)?.parse().map_err(|_| err(l, "expected a count, then rate/value pairs".into()))?;
@@ -517,20 +525,35 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let classes = flow_file.as_deref().map_or_else(Vec::new, data_classes);
     let classes = if classes.is_empty() { vec![DATA_CLASS] } else { classes };
     pfc.entry("classes").or_insert(Value::Array(classes.into_iter().map(Value::Integer).collect()));
-    // ConWeave's switch MMU (`switch-mmu.cc`, `GetPauseClasses`, `GetResumeClasses`) pauses an
-    // ingress priority group once its bytes past its 2,096 B reserve exceed 1/16 of the free
-    // shared pool: the buffer less every port's headroom and 8 queues × 1,048 B per port.
-    pfc.entry("alpha").or_insert(Value::Float(0.0625));
-    pfc.entry("port_reserve").or_insert(Value::String("8384B".into()));
-    pfc.entry("ingress_reserve").or_insert(Value::String("2096B".into()));
-    // Its switch sends a PAUSE of 5 µs for every data packet admitted over the threshold, and
-    // nothing refreshes it (`SwitchNode::SendToDev`, `CheckAndSendPfc`; `pause_time` in the
-    // scratch program).
-    pfc.entry("resend").or_insert(Value::String("every_packet".into()));
-    pfc.entry("pause_time").or_insert(Value::String("5us".into()));
-    // RESUME as soon as the ingress is below XOFF: ns-3's `GetResumeClasses` tests it against
-    // α (free − 16 B) with α = 1/16, one byte under the PAUSE threshold.
-    pfc.entry("xon_offset").or_insert(Value::String("1B".into()));
+    if conweave_fork {
+        // ConWeave's switch MMU (`switch-mmu.cc`, `GetPauseClasses`, `GetResumeClasses`) pauses
+        // an ingress priority group once its bytes past its 2,096 B reserve exceed 1/16 of the
+        // free shared pool: the buffer less every port's headroom and 8 queues × 1,048 B per port.
+        pfc.entry("alpha").or_insert(Value::Float(0.0625));
+        pfc.entry("port_reserve").or_insert(Value::String("8384B".into()));
+        pfc.entry("ingress_reserve").or_insert(Value::String("2096B".into()));
+        // Its switch sends a PAUSE of 5 µs for every data packet admitted over the threshold,
+        // and nothing refreshes it (`SwitchNode::SendToDev`, `CheckAndSendPfc`; `pause_time` in
+        // the scratch program).
+        pfc.entry("resend").or_insert(Value::String("every_packet".into()));
+        pfc.entry("pause_time").or_insert(Value::String("5us".into()));
+        // RESUME as soon as the ingress is below XOFF: ns-3's `GetResumeClasses` tests it
+        // against α (free − 16 B) with α = 1/16, one byte under the PAUSE threshold.
+        pfc.entry("xon_offset").or_insert(Value::String("1B".into()));
+    } else {
+        // HPCC's switch MMU (`switch-mmu.cc`): each ingress (port, queue) keeps a 4 KiB reserve
+        // out of the XOFF count, and the pool sets one aside per port (`total_rsrv`); PAUSE when
+        // the rest reaches (pool − used) >> `pfc_a_shift`, 3 (α 1/8) less one per halving that
+        // brings a port's rate down to the NICs' (`third.cc`); RESUME once it is 3 KiB under
+        // (`resume_offset`). PAUSE is sent once per episode (`CheckShouldPause`: not while
+        // paused) and holds until RESUME (the NIC ignores its time), as a refreshed pause of
+        // the default 65,535 quanta does.
+        pfc.entry("alpha").or_insert(Value::Float(0.125));
+        pfc.entry("alpha_by_rate").or_insert(Value::Boolean(true));
+        pfc.entry("port_reserve").or_insert(Value::String("4096B".into()));
+        pfc.entry("ingress_reserve").or_insert(Value::String("4096B".into()));
+        pfc.entry("xon_offset").or_insert(Value::String("3072B".into()));
+    }
     // Flows take ns-3's ports and its switches' hash, so each flow takes ns-3's path.
     switch.entry("ecmp_hash").or_insert(Value::String("ns3".into()));
     // Its switches send ACKs and NACKs by that hash whatever LB_MODE says (`GetOutDev`).
@@ -538,7 +561,9 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     if let Some(f) = flow_file {
         let mut fl = Table::new();
         fl.insert("file".into(), Value::String(f));
-        fl.insert("ports".into(), Value::String("ns3".into()));
+        // ConWeave's fork numbers source ports per source host, HPCC's per (source,
+        // destination) pair (`portNumder[src][dst]` in `third.cc`).
+        fl.insert("ports".into(), Value::String(if conweave_fork { "ns3" } else { "hpcc" }.into()));
         root.insert("flows".into(), Value::Array(vec![Value::Table(fl)]));
     }
     // Keys the config leaves out take the scratch program's own defaults (its globals:
@@ -572,6 +597,16 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         // `ack_high_prio = 0`: ACKs leave the host in the data class (ConWeave's fork puts them
         // ahead whatever the config says).
         nic.insert("ack_priority".into(), Value::Integer(DATA_CLASS));
+    }
+    if !given("MIN_RATE") {
+        // Both programs' `min_rate = "100Mb/s"`, which HPCC's rate update floors at too
+        // (`UpdateRateHp`); the other schemes' own defaults are 100 Mbps already.
+        hpcc.insert("min_rate".into(), Value::String("100Mbps".into()));
+    }
+    if !conweave_fork {
+        // HPCC's `RdmaHw` NACKs a gap again after 500 µs (its "NACK Generation Interval"),
+        // ConWeave's fork (the `ns3` profile's 4 µs) sooner.
+        nic.entry("nak_interval").or_insert(Value::String("500us".into()));
     }
     if !given("MULTI_RATE") {
         variants.push((0, "MULTI_RATE", true));

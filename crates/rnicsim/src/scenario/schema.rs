@@ -360,6 +360,10 @@ pub struct PfcSpec {
     /// Dynamic XOFF: `alpha × free shared buffer`. Ignored when `xoff` is set.
     #[serde(default = "default_pfc_alpha")]
     pub alpha: f64,
+    /// A switch port faster than the hosts' NICs (the first host's link) has `alpha` doubled
+    /// for each halving that brings its rate down to theirs, up to 1 (HPCC's simulator).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub alpha_by_rate: bool,
     /// A static XOFF threshold per ingress port and class.
     #[serde(default)]
     pub xoff: Option<Bytes>,
@@ -423,6 +427,7 @@ impl Default for PfcSpec {
             enabled: true,
             classes: default_lossless(),
             alpha: default_pfc_alpha(),
+            alpha_by_rate: false,
             xoff: None,
             xon_offset: default_xon_offset(),
             headroom: None,
@@ -619,7 +624,11 @@ pub enum PortNumbering {
     /// As ns-3's scratch programs number them: each host's flows take source ports 10000,
     /// 10001, … in the order they start, and the flows to a host destination ports 100, 101, …
     /// (or the flow file's port, in HPCC's format); the receiver's packets swap the two.
+    /// ConWeave's fork (`network-load-balance.cc`).
     Ns3,
+    /// As [`PortNumbering::Ns3`], but source ports count from 10000 per (source, destination)
+    /// pair: HPCC's `third.cc` (`portNumder[src][dst]`).
+    Hpcc,
 }
 
 /// An RDMA flow workload: every flow is a new connection carrying one message, closed when the

@@ -131,6 +131,22 @@ impl World {
             port_reserve: pfc.port_reserve.0,
             ingress_reserve: pfc.ingress_reserve.0,
         };
+        // `switch.pfc.alpha_by_rate`: each switch port's doublings of α, by its rate against the
+        // first host's link (HPCC's `get_nic_rate`, and its `pfc_a_shift` loop in `third.cc`).
+        let nic_rate = (0..n).find(|&v| topo.kinds[v] == NodeKind::Host && first_port[v] < first_port[v + 1]).map(|v| ports[first_port[v] as usize].rate.0);
+        let alpha_doublings = |range: std::ops::Range<u32>| -> Vec<u8> {
+            let Some(nic) = nic_rate.filter(|_| pfc.alpha_by_rate) else { return Vec::new() };
+            range
+                .map(|p| {
+                    let (mut rate, mut d) = (ports[p as usize].rate.0, 0u8);
+                    while rate > nic && d < 16 {
+                        rate /= 2;
+                        d += 1;
+                    }
+                    d
+                })
+                .collect()
+        };
         for v in 0..n {
             let range = first_port[v]..first_port[v + 1];
             match topo.kinds[v] {
@@ -160,7 +176,7 @@ impl World {
                         node: v as u32,
                         first_port: range.start,
                         port_count: range.len() as u32,
-                        buffer: SharedBuffer::new(s.switch.buffer, s.switch.dt_alpha, pfc_settings.clone(), &headroom),
+                        buffer: SharedBuffer::with_alpha_doublings(s.switch.buffer, s.switch.dt_alpha, pfc_settings.clone(), &headroom, alpha_doublings(range.clone())),
                         lb,
                         lb_timer,
                         control_hash: s.switch.control_by_hash.then(|| EcmpHasher { kind: s.switch.ecmp_hash, seed: rng::stream_seed(seed, "ecmp", v as u64) }),

@@ -107,7 +107,12 @@ impl World {
                     let p = self.nics[host as usize].port;
                     let pkt = self.pool.get(id);
                     let (class, size) = (pkt.priority, pkt.size);
-                    self.ports[p as usize].enqueue_front(class, id, size, &mut self.pool);
+                    let ack = pkt.kind == PacketKind::Roce && matches!(pkt.roce.opcode, Opcode::Acknowledge | Opcode::Cnp);
+                    if ack && self.nic_spec.ack_unpaused {
+                        self.ports[p as usize].enqueue_control(id, &mut self.pool);
+                    } else {
+                        self.ports[p as usize].enqueue_front(class, id, size, &mut self.pool);
+                    }
                     self.kick_host_port(host);
                 }
                 Action::Complete { owner, c } => self.app_event(owner.app, AppEvent::Completion(owner.tag, c)),

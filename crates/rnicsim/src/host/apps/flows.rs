@@ -157,6 +157,8 @@ pub struct Flows {
     /// ns-3's port counters, per node: the next source port of flows from it and the next
     /// destination port of flows to it.
     ns3_ports: Vec<(u16, u16)>,
+    /// HPCC's source port counters, per (source, destination) pair that has had a flow.
+    pair_ports: std::collections::HashMap<(u32, u32), u16>,
 }
 
 /// Completed flows of one size bucket (`rdma/by_size/<name>`): `name` is the bucket's upper
@@ -434,14 +436,21 @@ impl Flows {
         w.set_priority(qb, priority).expect("the flow's queue pair is open");
         // The destination port of the flow's packets, as its FCT line reports it.
         let udp_dport = match self.ports[workload as usize] {
-            PortNumbering::Ns3 => {
-                // ns-3's numbering (`ScheduleFlowInputs`): per source from 10000, per
-                // destination from 100 unless the file names the port; replies swap them.
+            numbering @ (PortNumbering::Ns3 | PortNumbering::Hpcc) => {
+                // ns-3's numbering (`ScheduleFlowInputs`): per source (ConWeave's fork) or per
+                // (source, destination) pair (HPCC's) from 10000, per destination from 100
+                // unless the file names the port; replies swap them.
                 if self.ns3_ports.is_empty() {
                     self.ns3_ports = vec![(10_000, 100); w.roles.len()];
                 }
-                let sport = self.ns3_ports[src as usize].0;
-                self.ns3_ports[src as usize].0 = sport.wrapping_add(1);
+                let sport = if numbering == PortNumbering::Hpcc {
+                    let next = self.pair_ports.entry((src, dst)).or_insert(10_000);
+                    std::mem::replace(next, next.wrapping_add(1))
+                } else {
+                    let sport = self.ns3_ports[src as usize].0;
+                    self.ns3_ports[src as usize].0 = sport.wrapping_add(1);
+                    sport
+                };
                 let dport = dport.unwrap_or_else(|| {
                     let d = self.ns3_ports[dst as usize].1;
                     self.ns3_ports[dst as usize].1 = d.wrapping_add(1);
