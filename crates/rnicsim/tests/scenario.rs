@@ -587,6 +587,10 @@ fn settings_that_do_less_than_they_say_are_warned() {
         ("[[rpc]]\nserver = 0\nclients = [1, 2, 3]\nconnections = 2\n", "rpc[0].clients", "the last 1 have none"),
         // The ordering layer NACKs by its own rules: the repeated NAK's interval did nothing.
         ("[nic]\nnak_interval = \"4us\"\n[nic.ordering]\n", "nic.nak_interval", "no effect with [nic.ordering]"),
+        // Tassel and SE-PIEO time every packet themselves: the NIC's pacing bank is never used
+        // (two runs differing in it alone were byte-identical).
+        ("[nic]\npace_burst = \"32KiB\"\n[nic.scheduler.tassel]\n", "nic.pace_burst", "has no effect"),
+        ("[nic]\npace_burst = \"32KiB\"\n[nic.scheduler.se_pieo]\n", "nic.pace_burst", "has no effect"),
         // Floors at the line: Swift never cut (1.8 MB of queue for two flows), credits never
         // throttled.
         ("[nic.scr.policy.swift]\nmin_rate = \"500Gbps\"\n", "nic.scr.policy.swift.min_rate", "limits nothing"),

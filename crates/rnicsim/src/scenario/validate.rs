@@ -879,6 +879,10 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
     if s.nic.nak_interval.is_some() && !profiles && s.nic.ordering.is_some() {
         out.push(("nic.nak_interval".into(), "has no effect with [nic.ordering]: the ordering layer answers packets out of order by its own rules (docs/eunomia.md), never go-back-N's repeated NAK".into()));
     }
+    // A self-timing scheduler paces every queue pair itself; the NIC's bank is never used.
+    if s.nic.pace_burst.0 > 0 && s.nic.scheduler.times_packets() {
+        out.push(("nic.pace_burst".into(), "has no effect: the scheduler (Tassel, SE-PIEO) times every queue pair's packets itself, and the NIC's own pacing, whose bank this is, is off (docs/tassel.md)".into()));
+    }
     // Weights that nothing reads.
     if s.switch.service == ServiceKind::Strict && s.switch.weights != [1; 8] {
         out.push(("switch.weights".into(), "weights are read with service = \"weighted\" only: under \"strict\" class 0 goes first, whatever the weights".into()));

@@ -179,6 +179,12 @@ impl SchedulerSpec {
     /// SE-PIEO, which time packets themselves): it cannot tell rates apart below a Kbps, nor
     /// pace a link above 4.29 Tbps.
     pub fn keeps_rates_in_kbps(&self) -> bool {
+        self.times_packets()
+    }
+
+    /// Whether it times each queue pair's packets itself (Tassel and SE-PIEO): the NIC's own
+    /// pacing, and so `nic.pace_burst`, is off under it.
+    pub fn times_packets(&self) -> bool {
         matches!(self, SchedulerSpec::Tassel { .. } | SchedulerSpec::SePieo { .. })
     }
 
