@@ -358,6 +358,11 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
         return Ok(130);
     };
     let summary = rnicsim::write_outputs(&dir, &loaded, &mut world, baselines).with_context(|| format!("cannot write results to {}", out.display()))?;
+    // Ctrl-C while the files were written: they are dropped unmoved, as any time before.
+    if stop() {
+        eprintln!("interrupted while writing the results; nothing was written");
+        return Ok(130);
+    }
     let out = dir.commit().with_context(|| format!("cannot move results into {}", out.display()))?;
     // What the run itself found (the scenario's own warnings were printed when it was loaded).
     for w in &summary.warnings[loaded.warnings.len()..] {

@@ -17,13 +17,19 @@ fn main() -> ExitCode {
 
 /// Output piped into a reader that stops early (`rnicsim validate f.toml | head -1`) ends the
 /// program quietly, with the status a shell gives a process killed by SIGPIPE, instead of a
-/// panic report: Rust's `println!` panics when stdout is a closed pipe.
+/// panic report: Rust's `println!` panics when stdout is a closed pipe (or cannot be written:
+/// that is one line of error and status 2).
 fn quiet_on_closed_pipe() {
     let report = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let msg = info.payload().downcast_ref::<String>().map(String::as_str).or_else(|| info.payload().downcast_ref::<&str>().copied()).unwrap_or("");
         if msg.contains("failed printing to stdout") && msg.contains("Broken pipe") {
             std::process::exit(141);
+        }
+        // Any other failure to print (a full disk, `> /dev/full`): one line, not a panic.
+        if msg.contains("failed printing to stdout") {
+            eprintln!("error: cannot write to standard output ({})", msg.trim_start_matches("failed printing to stdout: "));
+            std::process::exit(2);
         }
         report(info)
     }));

@@ -631,3 +631,34 @@ fn a_python_policy_the_command_line_cannot_run_is_named_at_its_line() {
     assert!(err.contains(&format!("py.toml:{line}:")) && err.contains("nic.scr.policy.external") && err.contains("scr_policy="), "{err}");
     assert!(!out.exists());
 }
+
+#[test]
+fn ctrl_c_while_the_results_are_written_leaves_nothing() {
+    // The stop signal comes once the hidden folder being written holds summary.json, after the
+    // run: the results are dropped, not moved into place (they were, with status 0).
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("s.toml");
+    std::fs::write(&scenario, "duration = \"20us\"\n[topology.back_to_back]\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\n").unwrap();
+    let (out, parent) = (tmp.path().join("run"), tmp.path().to_path_buf());
+    let writing = move || {
+        std::fs::read_dir(&parent).unwrap().flatten().any(|e| e.file_name().to_string_lossy().starts_with(".run.partial-") && e.path().join("summary.json").exists())
+    };
+    let args = ["rnicsim", "run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"].map(String::from).to_vec();
+    assert_eq!(rnicsim_cli::main_with(args, &writing), 130);
+    assert!(!out.exists());
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1, "only the scenario is left");
+}
+
+#[test]
+fn a_failure_to_print_is_one_line_of_error_not_a_panic() {
+    // Standard output that cannot take the text (a full disk; here the full device, opened
+    // for writing only, never replaced): status 2 and one line, where it panicked (101).
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("s.toml");
+    std::fs::write(&scenario, "duration = \"10us\"\n[topology.back_to_back]\n").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(["validate", scenario.to_str().unwrap()]).stdout(full).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("error: cannot write to standard output") && !err.contains("panicked"), "{err}");
+}

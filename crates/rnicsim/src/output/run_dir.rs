@@ -76,13 +76,23 @@ fn process_alive(pid: u32) -> bool {
     }
 }
 
+/// The longest run folder name: 255 bytes less `.`, `.partial-` and a process id's 10 digits.
+const MAX_NAME: usize = 255 - 1 - ".partial-".len() - 10;
+
 impl RunDir {
     /// Prepares to write `target`, checking it before anything runs: it must be absent, an
     /// empty folder, or, with `replace`, a previous run (it has the [`MARKER`] file).
     pub fn create(target: &Path, replace: bool) -> io::Result<RunDir> {
+        // `runs/x/.` names `runs/x` (the move into place failed on the `.` after the run).
+        let target: &Path = &target.components().collect::<PathBuf>();
         check_target(target, replace)?;
         let name = target.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the output path has no folder name"))?;
         let name = name.to_string_lossy().into_owned();
+        // The run is written beside it first, as `.NAME.partial-PID`, which must fit a file
+        // name's 255 bytes too.
+        if name.len() > MAX_NAME {
+            return Err(refuse(io::ErrorKind::InvalidInput, format!("the folder name {} is {} bytes long: at most {MAX_NAME}, since the run is written beside it first as .NAME.partial-PID, within a file name's 255 bytes", target.display(), name.len())));
+        }
         let parent = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         // A file where a folder of the path should be: say which ("File exists" said nothing).
         if let Some(file) = parent.ancestors().find(|a| a.symlink_metadata().is_ok_and(|m| !m.is_dir() && !m.file_type().is_symlink())) {
@@ -139,6 +149,20 @@ impl Drop for RunDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_trailing_dot_names_the_folder_and_a_name_too_long_for_its_partial_is_refused_before_the_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = RunDir::create(&tmp.path().join("run/."), false).unwrap();
+        std::fs::write(run.path("a.txt"), "x").unwrap();
+        assert_eq!(run.commit().unwrap(), tmp.path().join("run"));
+        assert!(tmp.path().join("run/a.txt").exists());
+        assert!(RunDir::create(&tmp.path().join("run/.."), false).is_err());
+        // 235 bytes fit `.NAME.partial-PID` in 255; 236 might not, and is named as the cause.
+        RunDir::create(&tmp.path().join("n".repeat(MAX_NAME)), false).unwrap();
+        let e = RunDir::create(&tmp.path().join("n".repeat(MAX_NAME + 1)), false).err().expect("too long");
+        assert!(e.to_string().contains("236 bytes long: at most 235"), "{e}");
+    }
 
     #[test]
     fn a_file_in_the_way_of_the_path_is_named() {
