@@ -361,6 +361,25 @@ fn resolved_scenario_round_trips() {
 }
 
 #[test]
+fn a_resolved_scenario_is_not_warned_of_keys_it_spells_out_at_their_defaults() {
+    // A run folder's scenario.toml writes every key, defaults too: re-run, it was warned of
+    // every other load balancer's, PFC's and chain's keys as having no effect (Yama's Fig. 5:
+    // 27 warnings where its own file had none). A key the user wrote is still warned of in
+    // the user's file, and a warning that rests on values, not on the text, stays.
+    for file in ["scenarios/yama/fig5.toml", "scenarios/scr/fig12_water_filling.toml", "scenarios/eunomia/fig10_load50.toml"] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(file);
+        let loaded = LoadedScenario::from_file(&path).unwrap();
+        let again = LoadedScenario::from_str(&loaded.resolved_toml(), "scenario.toml", &path.parent().unwrap().to_path_buf()).unwrap();
+        let no_effect = |l: &LoadedScenario| l.warnings.iter().filter(|w| w.contains("has no effect")).count();
+        assert_eq!(no_effect(&again), no_effect(&loaded), "{file}: {:?}", again.warnings);
+    }
+    let text = "duration = \"10us\"\n[topology.star]\nhosts = 2\n[switch.pfc]\nenabled = false\nalpha = 0.5\n";
+    let loaded = LoadedScenario::from_str(text, "s.toml", Path::new(".")).unwrap();
+    assert!(loaded.warnings.iter().any(|w| w.contains("switch.pfc.alpha") && w.contains("has no effect")), "{:?}", loaded.warnings);
+    assert!(loaded.resolved_toml().starts_with(rnicsim::scenario::RESOLVED_HEADER));
+}
+
+#[test]
 fn a_resolved_scenario_names_no_file_outside_its_run_folder() {
     // `outputs.fct_file` and `pfc_file` (an ns-3 config's FCT_OUTPUT_FILE and PFC_OUTPUT_FILE)
     // are where the first run copies its `fct.txt` and `pfc.txt`. The run folder's

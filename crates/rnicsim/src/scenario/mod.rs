@@ -19,6 +19,9 @@ use error::{format_path, line_col, locate, parse_key_path, parse_path, Seg};
 use std::path::{Path, PathBuf};
 
 /// A parsed and validated scenario with where it came from.
+/// The first line of a run folder's `scenario.toml` ([`LoadedScenario::resolved_toml`]).
+pub const RESOLVED_HEADER: &str = "# The scenario of this run, every key spelled out (defaults too): `rnicsim run` this file to run it again.";
+
 #[derive(Clone, Debug)]
 pub struct LoadedScenario {
     pub scenario: Scenario,
@@ -185,7 +188,11 @@ impl LoadedScenario {
     fn advisories(&self) -> Vec<String> {
         let found = |l: &LoadedScenario| validate::advisories(&l.scenario, l.file_host_rates().as_ref()).into_iter().chain(validate::flow_files(&l.scenario, &self.base_dir)).collect::<Vec<_>>();
         let mut own = found(self);
-        if let Ok(doc) = self.table() {
+        // Keys told apart from their defaults only by being written: in a resolved scenario
+        // every key is written, so none is said to have no effect (re-running a run folder's
+        // scenario.toml gave 27 such warnings for Yama's Fig. 5, where its own file gave none).
+        let doc = if self.spelled_out() { Ok(toml::Table::new()) } else { self.table() };
+        if let Ok(doc) = doc {
             own.extend(validate::yama_keys_unused(&doc, &self.scenario));
             own.extend(validate::scr_keys_unused(&doc, &self.scenario));
             // A translated ns-3 config's `[switch]` is ours, not the user's.
@@ -305,7 +312,14 @@ impl LoadedScenario {
         if s.outputs.fct_file.take().is_some() | s.outputs.pfc_file.take().is_some() {
             s.outputs.hpcc_text = true;
         }
-        toml::to_string(&s).expect("a scenario serializes")
+        format!("{RESOLVED_HEADER}\n{}", toml::to_string(&s).expect("a scenario serializes"))
+    }
+
+    /// Whether the text is a run folder's resolved scenario (it starts with
+    /// [`RESOLVED_HEADER`]), whose every key is spelled out, defaults too.
+    fn spelled_out(&self) -> bool {
+        let text = self.overridden.as_ref().map_or(self.text.as_str(), |o| o.text.as_str());
+        text.starts_with(RESOLVED_HEADER)
     }
 
     /// Builds the topology the scenario names and checks everything that depends on it.
