@@ -358,9 +358,16 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
         return Ok(130);
     };
     let summary = rnicsim::write_outputs(&dir, &loaded, &mut world, baselines).with_context(|| format!("cannot write results to {}", out.display()))?;
-    // Ctrl-C while the files were written: they are dropped unmoved, as any time before.
+    // Ctrl-C while the files were written: they are dropped unmoved, as any time before (but
+    // for an ns-3 config's own FCT and PFC files, already in place by then).
     if stop() {
-        eprintln!("interrupted while writing the results; nothing was written");
+        let o = &loaded.scenario.outputs;
+        let outside: Vec<String> = [&o.fct_file, &o.pfc_file].into_iter().flatten().map(|p| p.display().to_string()).collect();
+        if outside.is_empty() {
+            eprintln!("interrupted while writing the results; nothing was written");
+        } else {
+            eprintln!("interrupted while writing the results; the run folder was not written, but {} already were", outside.join(" and "));
+        }
         return Ok(130);
     }
     let out = dir.commit().with_context(|| format!("cannot move results into {}", out.display()))?;
