@@ -611,6 +611,11 @@ pub fn switch_keys_unused(doc: &toml::Table, s: &Scenario) -> Problems {
         } else if table == "pfc" && t.contains_key("alpha") && s.switch.pfc.xoff.is_some() {
             out.push(("switch.pfc.alpha".into(), "has no effect: a static switch.pfc.xoff is set, and alpha sets the dynamic one".into()));
         }
+        if table == "pfc" && on && s.switch.pfc.resend == crate::scenario::schema::PfcResend::UntilResume {
+            for key in ["quanta", "pause_time"].into_iter().filter(|k| t.contains_key(*k)) {
+                out.push((format!("switch.pfc.{key}"), "has no effect with resend = \"until_resume\": a PAUSE holds until its RESUME, whatever its time".into()));
+            }
+        }
     }
     out
 }
@@ -1007,7 +1012,7 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
         out.push(("nic.scr.telemetry".into(), format!("a period of {period} is longer than the {} run: no sample is taken", s.duration)));
     }
     if let Some(scr) = s.nic.scr.as_ref().filter(|c| c.warmup >= s.duration && c.warmup > crate::units::Time::ZERO) {
-        out.push(("nic.scr.warmup".into(), format!("a warmup of {} leaves nothing of the {} run to measure: the SCR counters will be 0", scr.warmup, s.duration)));
+        out.push(("nic.scr.warmup".into(), format!("a warmup of {} leaves nothing of the {} run to measure: events handled and their cycles will be 0 (events still waiting at its end are counted as collected)", scr.warmup, s.duration)));
     }
     if let Some(star) = s.nic.star.as_ref().filter(|c| c.window.0 > 0 && c.window.0 < s.nic.mtu as u64) {
         out.push(("nic.star.window".into(), format!("{} is less than one packet ({} bytes, the MTU): a connection keeps one chunk unacknowledged", star.window, s.nic.mtu)));

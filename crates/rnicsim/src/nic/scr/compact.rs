@@ -14,7 +14,8 @@
 //!   d = ⌈ln 1/δ⌉ rows, an estimate exceeds the truth by more than ε·N (N: total count) with
 //!   probability at most δ.
 //! - [`HyperLogLog`]: distinct keys in 2^p one-byte registers; standard error 1.04/√(2^p) and
-//!   no bias at any count (Ertl's estimator).
+//!   no bias at any count (Ertl's estimator, with the small-m constant α_m: α∞ alone read
+//!   7.5% high at 16 registers, 3.3% at 32).
 //! - [`FlatMap`]: a fixed-capacity open-addressing map from `u32` keys to `u32` values (linear
 //!   probing, no allocation after it is built); exact.
 //!
@@ -129,7 +130,11 @@ impl Bloom {
     /// A filter sized for `n` keys at false-positive rate `p`: m = −n ln p / (ln 2)², k = m/n · ln 2.
     /// (At least 64 bits; k is that of the unrounded size, −log₂ p, so a filter rounded up to
     /// 64 bits for few keys does not take dozens of hashes.)
+    ///
+    /// # Panics
+    /// If `p` is not in (0, 1) (0 asked for 2^64 bits and 2^32 hashes).
     pub fn for_keys(n: u64, p: f64) -> Bloom {
+        assert!(p > 0.0 && p < 1.0, "a Bloom filter's false-positive rate must be in (0, 1), got {p}");
         let ln2 = std::f64::consts::LN_2;
         let m = (-(n.max(1) as f64) * p.ln()) / (ln2 * ln2);
         let k = ((m / n.max(1) as f64) * ln2).round().max(1.0) as u32;
@@ -198,7 +203,11 @@ pub struct CountMin {
 
 impl CountMin {
     /// Sized for additive error ε·N with probability 1 − δ.
+    ///
+    /// # Panics
+    /// If `eps` or `delta` is not in (0, 1) (ε = 0 asked for 2^32 columns).
     pub fn with_error(eps: f64, delta: f64) -> CountMin {
+        assert!(eps > 0.0 && eps < 1.0 && delta > 0.0 && delta < 1.0, "a count-min sketch's ε and δ must be in (0, 1), got {eps} and {delta}");
         let width = (std::f64::consts::E / eps).ceil() as u32;
         let depth = (1.0 / delta).ln().ceil().max(1.0) as u32;
         CountMin::new(width, depth)
@@ -280,7 +289,7 @@ impl HyperLogLog {
             z = 0.5 * (z + counts[k] as f64);
         }
         z += m * hll_sigma(counts[0] as f64 / m);
-        m * m / (2.0 * std::f64::consts::LN_2) / z
+        hll_alpha(self.regs.len()) * m * m / z
     }
 
     /// The standard error: 1.04 / √m.
@@ -290,6 +299,18 @@ impl HyperLogLog {
 }
 
 /// σ(x) = x + Σₖ≥₁ x^(2^k)·2^(k−1) for x in [0, 1) (the share of empty registers).
+/// The bias constant α_m of m registers (Flajolet et al.'s table for 16, 32 and 64; above,
+/// α∞ / (1 + 1.079/m), which tends to α∞ = 1 / (2 ln 2)): the limit alone overestimates by about
+/// 1.08/m, however many keys.
+fn hll_alpha(m: usize) -> f64 {
+    match m {
+        16 => 0.673,
+        32 => 0.697,
+        64 => 0.709,
+        _ => 1.0 / (2.0 * std::f64::consts::LN_2) / (1.0 + 1.079 / m as f64),
+    }
+}
+
 fn hll_sigma(mut x: f64) -> f64 {
     if x >= 1.0 {
         return f64::INFINITY;
@@ -596,6 +617,43 @@ mod tests {
             assert!(rel.abs() < 3.0 * h.std_error(), "p={p} n={n}: {} ({rel:+.3})", h.estimate());
         }
         assert_eq!(HyperLogLog::new(8).estimate(), 0.0);
+    }
+
+    #[test]
+    #[should_panic(expected = "false-positive rate must be in (0, 1)")]
+    fn a_bloom_filter_for_no_false_positives_is_refused() {
+        Bloom::for_keys(10, 0.0);
+    }
+
+    #[test]
+    #[should_panic(expected = "ε and δ must be in (0, 1)")]
+    fn a_count_min_sketch_without_error_is_refused() {
+        CountMin::with_error(0.0, 0.1);
+    }
+
+    #[test]
+    fn hyperloglog_is_unbiased_with_few_registers() {
+        // 16 and 32 registers read 7.5% and 3.3% high at every count with α∞ in place of α_m
+        // (a helper's 4,000 key sets a cell). Over 400 key sets the mean error must be within
+        // 3 standard errors of the mean.
+        for p in [4u32, 5] {
+            let m = 1u64 << p;
+            for n in [10 * m, 100 * m] {
+                let sets = 400u64;
+                let mean = (0..sets)
+                    .map(|s| {
+                        let mut h = HyperLogLog::new(p);
+                        for k in 0..n {
+                            h.add(k + s * 1_000_000_007);
+                        }
+                        h.estimate() / n as f64 - 1.0
+                    })
+                    .sum::<f64>()
+                    / sets as f64;
+                let se = 1.04 / (m as f64).sqrt() / (sets as f64).sqrt();
+                assert!(mean.abs() < 3.0 * se, "p={p} n={n}: mean error {mean:+.4}, 3 standard errors {:.4}", 3.0 * se);
+            }
+        }
     }
 
     #[test]
