@@ -749,3 +749,24 @@ fn alpha_by_rate_doubles_the_xoff_of_ports_faster_than_the_nics() {
     let more = doubled as i64 - plain as i64;
     assert!((more - 193_111).abs() <= 3_000, "queue {doubled} B with α × 4 against {plain} B");
 }
+
+#[test]
+fn a_pause_held_until_resume_needs_one_frame_an_episode_whatever_its_quanta() {
+    // `resend = "until_resume"` (HPCC's ns-3): the switch PAUSEs once as an ingress crosses
+    // XOFF and never refreshes; its upstream holds the pause until the RESUME, though each
+    // frame carries one quantum (5.12 ns at 100 Gbps). So the incast stays lossless, every
+    // PAUSE frame received opens an episode, and the senders stay paused far longer than
+    // their frames' quanta add up to.
+    let text = INCAST.replace("PFC", "true").replace("xoff = \"40KB\"", "xoff = \"40KB\"\nresend = \"until_resume\"\nquanta = 1");
+    let w = world(&text);
+    assert_eq!(drops(&w), 0);
+    let episodes: u64 = w.ports.iter().filter(|p| w.is_switch(p.node)).map(|p| p.counters.pause_tx).sum();
+    let frames = w.record.pfc.quanta.iter().filter(|&&q| q > 0).count() as u64;
+    assert!(episodes > 4 && frames <= episodes && episodes - frames <= 4, "{frames} PAUSE frames for {episodes} episodes");
+    let paused_ps: u64 = w.ports.iter().filter(|p| p.node < 4).map(|p| p.counters.paused_rx_ps).sum();
+    assert!(paused_ps > 1_000 * 5_120 * frames, "{paused_ps} ps paused for {frames} one-quantum frames");
+    // Refreshed at half-time instead, the same one-quantum pauses take a frame every 2.56 ns.
+    let refreshed = world(&text.replace("resend = \"until_resume\"\n", ""));
+    let refreshes = refreshed.record.pfc.quanta.iter().filter(|&&q| q > 0).count() as u64;
+    assert!(refreshes > 100 * frames, "{refreshes} refreshed frames against {frames}");
+}

@@ -1179,3 +1179,16 @@ fn a_per_packet_balancer_on_a_single_path_topology_is_not_warned_of_reordering()
     assert!(!warned("[topology.star]\nhosts = 4"));
     assert!(warned("[topology.leaf_spine]\nleaves = 2\nspines = 2\nhosts_per_leaf = 2"));
 }
+
+#[test]
+fn ack_priority_takes_a_class_or_data() {
+    // `"data"`: each queue pair's own data class, as unset, and kept under the ns3 profile,
+    // whose own is 0 (HPCC's configs need it: their switches carry an ACK in its data's class).
+    let load = |v: &str| LoadedScenario::from_str(&format!("duration = \"10us\"\n[topology.back_to_back]\n[nic]\nprofile = \"ns3\"\nack_priority = {v}\n"), "s.toml", Path::new("."));
+    let data = load("\"data\"").unwrap();
+    assert_eq!((data.scenario.nic.ack_class(2), data.scenario.nic.ack_class(5)), (2, 5));
+    assert!(data.resolved_toml().contains("ack_priority = \"data\""));
+    assert_eq!(load("1").unwrap().scenario.nic.ack_class(2), 1);
+    let e = load("\"dat\"").err().expect("not a class");
+    assert!(e.key.as_deref() == Some("nic.ack_priority") && e.message.contains("\"data\""), "{e}");
+}

@@ -38,6 +38,9 @@ pub struct PfcSettings {
     /// PAUSE again for every data packet admitted while over XOFF (ns-3's switch), not once
     /// per episode.
     pub every_packet: bool,
+    /// Refresh a PAUSE before it runs out while the ingress stays over XON (`"refresh"`); not
+    /// under `"every_packet"` nor `"until_resume"`, whose upstream holds a PAUSE to the RESUME.
+    pub refresh: bool,
     /// Buffer set aside for every port, outside the shared pool (ns-3's `total_rsrv`: a
     /// guaranteed minimum per port and queue).
     pub port_reserve: u64,
@@ -112,6 +115,11 @@ impl SharedBuffer {
     /// switch) instead of refreshing its PAUSE before it runs out.
     pub fn pauses_every_packet(&self) -> bool {
         self.pfc.every_packet
+    }
+
+    /// Whether a PAUSE is refreshed before it runs out (`switch.pfc.resend = "refresh"`).
+    pub fn refreshes(&self) -> bool {
+        self.pfc.refresh
     }
 
     #[inline]
@@ -216,7 +224,7 @@ mod tests {
     fn pfc(enabled: bool, dynamic: Option<f64>) -> PfcSettings {
         let mut lossless = [false; CLASSES];
         lossless[3] = true;
-        PfcSettings { enabled, lossless, dynamic_alpha: dynamic, xoff: Bytes(10_000), xon_offset: Bytes(2_000), every_packet: false, port_reserve: 0, ingress_reserve: 0 }
+        PfcSettings { enabled, lossless, dynamic_alpha: dynamic, xoff: Bytes(10_000), xon_offset: Bytes(2_000), every_packet: false, refresh: true, port_reserve: 0, ingress_reserve: 0 }
     }
 
     #[test]

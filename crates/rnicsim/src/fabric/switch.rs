@@ -245,7 +245,7 @@ impl Switch {
                 self.pause_since[i][c] = now;
                 port.counters.pause_tx += 1;
             }
-            (!self.buffer.pauses_every_packet()).then(|| now + Time(pause_time(quanta, port.rate.0).0 / 2))
+            self.buffer.refreshes().then(|| now + Time(pause_time(quanta, port.rate.0).0 / 2))
         } else {
             self.close_pause(i, c, now, port);
             port.counters.resume_tx += 1;

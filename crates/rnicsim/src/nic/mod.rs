@@ -61,8 +61,8 @@ pub struct NicSpec {
     /// with PFC on priority 3; HPCC's and ConWeave's ns-3 flow files put data in class 3).
     #[serde(default = "default_priority")]
     pub priority: u8,
-    /// Traffic class of ACKs, NAKs and CNPs (default: the data class).
-    #[serde(default)]
+    /// Traffic class of ACKs, NAKs and CNPs (default, or `"data"`: each queue pair's data class).
+    #[serde(default, deserialize_with = "class_or_data", serialize_with = "class_or_data_out")]
     pub ack_priority: Option<u8>,
     /// ACKs, NAKs and CNPs leave the host ahead of everything queued and are never held by a
     /// PAUSE of their class (HPCC's NIC with ACK_HIGH_PRIO 1: its ACK queue waits only on
@@ -351,6 +351,29 @@ pub fn default_memory_size() -> Bytes {
 }
 fn default_memory_mode() -> MemoryMode {
     MemoryMode::SizeOnly
+}
+
+/// `nic.ack_priority`: a class, or `"data"` for each queue pair's own data class (`None`), which
+/// a profile that sets another class (`ns3`: 0) then leaves alone.
+fn class_or_data<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Class(u8),
+        Word(String),
+    }
+    match Raw::deserialize(d)? {
+        Raw::Class(c) => Ok(Some(c)),
+        Raw::Word(w) if w == "data" => Ok(None),
+        Raw::Word(w) => Err(serde::de::Error::custom(format!("expected a class 0-7 or \"data\" (each queue pair's own data class), got \"{w}\""))),
+    }
+}
+
+fn class_or_data_out<S: serde::Serializer>(c: &Option<u8>, s: S) -> Result<S::Ok, S::Error> {
+    match c {
+        Some(c) => s.serialize_u8(*c),
+        None => s.serialize_str("data"),
+    }
 }
 
 impl Default for NicSpec {

@@ -18,10 +18,10 @@ use crate::sim::rng;
 use error::{format_path, line_col, locate, parse_key_path, parse_path, Seg};
 use std::path::{Path, PathBuf};
 
-/// A parsed and validated scenario with where it came from.
 /// The first line of a run folder's `scenario.toml` ([`LoadedScenario::resolved_toml`]).
 pub const RESOLVED_HEADER: &str = "# The scenario of this run, every key spelled out (defaults too): `rnicsim run` this file to run it again.";
 
+/// A parsed and validated scenario with where it came from.
 #[derive(Clone, Debug)]
 pub struct LoadedScenario {
     pub scenario: Scenario,

@@ -317,9 +317,13 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 hpcc.insert("int_multi".into(), Value::Integer(int(l)?));
             }
             "PAUSE_TIME" if !conweave_fork => {
-                // HPCC's NIC takes a PAUSE with any time as "paused until RESUME"
-                // (`QbbNetDevice::Receive`): the time changes nothing.
-                warnings.push(format!("{file}:{}: PAUSE_TIME has no effect in HPCC's simulator (third.cc), whose NIC holds a PAUSE until the RESUME whatever its time; this run does the same (a 65,535-quanta PAUSE, refreshed)", l.no));
+                // HPCC's NIC takes a PAUSE with any time above 0 as "paused until RESUME"
+                // (`QbbNetDevice::Receive`), and one of 0 (the whole µs `UintegerValue` keeps)
+                // as a RESUME: PFC would pause nothing.
+                if num(l)?.trunc() <= 0.0 {
+                    return Err(err(l, "expected a pause time of at least 1 µs: HPCC's NIC takes a PAUSE whose time is 0 (the fraction is dropped) as a RESUME, so nothing would ever pause".into()));
+                }
+                warnings.push(format!("{file}:{}: PAUSE_TIME has no effect in HPCC's simulator (third.cc), whose NIC holds a PAUSE until the RESUME whatever its time; this run does the same (switch.pfc.resend = \"until_resume\")", l.no));
             }
             "PAUSE_TIME" => {
                 // µs, whole: the scratch program hands it to `QbbNetDevice::PauseTime` as an
@@ -397,7 +401,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 // held by a PAUSE of class 3 (0) or of class 0 (1), which its switches never
                 // send. Its switches carry ACKs in the data's class whatever it says (their
                 // `AckHighPrio` is left 0, and an ACK's `pg` is the data's).
-                nic.insert("ack_priority".into(), Value::Integer(DATA_CLASS));
+                nic.insert("ack_priority".into(), Value::String("data".into()));
                 nic.insert("ack_unpaused".into(), Value::Boolean(flag(l)?));
             }
             "KMAX_MAP" | "KMIN_MAP" | "PMAX_MAP" => {
@@ -546,13 +550,13 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         // the rest reaches (pool − used) >> `pfc_a_shift`, 3 (α 1/8) less one per halving that
         // brings a port's rate down to the NICs' (`third.cc`); RESUME once it is 3 KiB under
         // (`resume_offset`). PAUSE is sent once per episode (`CheckShouldPause`: not while
-        // paused) and holds until RESUME (the NIC ignores its time), as a refreshed pause of
-        // the default 65,535 quanta does.
+        // paused) and holds until RESUME (the NIC ignores its time).
         pfc.entry("alpha").or_insert(Value::Float(0.125));
         pfc.entry("alpha_by_rate").or_insert(Value::Boolean(true));
         pfc.entry("port_reserve").or_insert(Value::String("4096B".into()));
         pfc.entry("ingress_reserve").or_insert(Value::String("4096B".into()));
         pfc.entry("xon_offset").or_insert(Value::String("3072B".into()));
+        pfc.entry("resend").or_insert(Value::String("until_resume".into()));
     }
     // Flows take ns-3's ports and its switches' hash, so each flow takes ns-3's path.
     switch.entry("ecmp_hash").or_insert(Value::String("ns3".into()));
@@ -596,7 +600,7 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     if !given("ACK_HIGH_PRIO") && !conweave_fork {
         // `ack_high_prio = 0`: ACKs leave the host in the data class (ConWeave's fork puts them
         // ahead whatever the config says).
-        nic.insert("ack_priority".into(), Value::Integer(DATA_CLASS));
+        nic.insert("ack_priority".into(), Value::String("data".into()));
     }
     if !given("MIN_RATE") {
         // Both programs' `min_rate = "100Mb/s"`, which HPCC's rate update floors at too

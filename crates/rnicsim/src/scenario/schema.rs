@@ -382,7 +382,9 @@ pub struct PfcSpec {
     pub pause_time: Option<Time>,
     /// When a congested ingress sends PAUSE: `"refresh"`, once when it crosses XOFF and again
     /// before the pause runs out; `"every_packet"`, for every data packet admitted while it is
-    /// over XOFF, as ns-3's switch does (the upstream resumes by itself when none comes).
+    /// over XOFF, as ConWeave's ns-3 switch does (the upstream resumes by itself when none
+    /// comes); `"until_resume"`, once, and the upstream holds it until the RESUME whatever its
+    /// time, as HPCC's ns-3 does.
     #[serde(default, skip_serializing_if = "PfcResend::is_refresh")]
     pub resend: PfcResend,
     /// Buffer set aside for every port, outside the shared pool the dynamic XOFF divides.
@@ -400,6 +402,7 @@ pub enum PfcResend {
     #[default]
     Refresh,
     EveryPacket,
+    UntilResume,
 }
 
 impl PfcResend {

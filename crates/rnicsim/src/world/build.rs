@@ -128,6 +128,7 @@ impl World {
             xoff: pfc.xoff.unwrap_or_default(),
             xon_offset: pfc.xon_offset,
             every_packet: pfc.resend == crate::scenario::schema::PfcResend::EveryPacket,
+            refresh: pfc.resend == crate::scenario::schema::PfcResend::Refresh,
             port_reserve: pfc.port_reserve.0,
             ingress_reserve: pfc.ingress_reserve.0,
         };
@@ -242,6 +243,7 @@ impl World {
             path_rng: rng::stream(seed, "path-choice", 0),
             pfc_quanta: pfc.quanta,
             pfc_pause_time: pfc.pause_time,
+            pfc_held: pfc.resend == crate::scenario::schema::PfcResend::UntilResume,
             link_events,
             link_holds: Default::default(),
             reroute_timer,

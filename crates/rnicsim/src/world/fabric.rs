@@ -459,7 +459,13 @@ impl World {
         let now = self.now;
         self.stats.pfc_frames_received += 1;
         let port = &mut self.ports[p as usize];
-        let until = if quanta == 0 { now } else { now + pause_time(quanta, port.rate.0) };
+        let until = match quanta {
+            0 => now,
+            // Held to the RESUME: an hour stands for "until then" (the paused time is counted as
+            // projected and taken back by the RESUME, so it must stay finite).
+            _ if self.pfc_held => now + Time::from_ms(3_600_000),
+            _ => now + pause_time(quanta, port.rate.0),
+        };
         let was_paused = port.is_paused(class as usize, now);
         port.apply_pause(class, now, until);
         if quanta == 0 {
@@ -548,9 +554,11 @@ impl World {
             self.lose_on_down_link(p, id);
         }
         let queued = self.ports[p as usize].drain_all(&self.pool);
+        // (PFC frames, and ACKs that go ahead of the classes, `nic.ack_unpaused`: these are
+        // counted as any lost packet is, PFC frames are not.)
         let control = self.ports[p as usize].drain_control(&self.pool);
         for id in control {
-            self.pool.free(id);
+            self.lose_on_down_link(p, id);
         }
         for (id, class) in queued {
             match self.roles[self.ports[p as usize].node as usize] {

@@ -171,6 +171,9 @@ pub struct World {
     pub(crate) pfc_quanta: u16,
     /// `switch.pfc.pause_time` (each port's quanta at its rate).
     pub(crate) pfc_pause_time: Option<Time>,
+    /// `switch.pfc.resend = "until_resume"`: a PAUSE received holds until its RESUME, whatever
+    /// its quanta (HPCC's ns-3 NIC, `QbbNetDevice::Receive`).
+    pub(crate) pfc_held: bool,
     pub(crate) link_events: Vec<LinkEventSpec>,
     /// By link (its two nodes, the lower first): who holds it down, the scenario (1) and
     /// `[failures]` (2).
