@@ -362,7 +362,7 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
     // for an ns-3 config's own FCT and PFC files, already in place by then).
     if stop() {
         let o = &loaded.scenario.outputs;
-        let outside: Vec<String> = [&o.fct_file, &o.pfc_file].into_iter().flatten().map(|p| p.display().to_string()).collect();
+        let outside: Vec<String> = [&o.fct_file, &o.pfc_file].into_iter().flatten().map(|p| loaded.base_dir.join(p).display().to_string()).collect();
         if outside.is_empty() {
             eprintln!("interrupted while writing the results; nothing was written");
         } else {

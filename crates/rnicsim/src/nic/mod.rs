@@ -356,17 +356,27 @@ fn default_memory_mode() -> MemoryMode {
 /// `nic.ack_priority`: a class, or `"data"` for each queue pair's own data class (`None`), which
 /// a profile that sets another class (`ns3`: 0) then leaves alone.
 fn class_or_data<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Raw {
-        Class(u8),
-        Word(String),
+    struct ClassOrData;
+    impl serde::de::Visitor<'_> for ClassOrData {
+        type Value = Option<u8>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a class 0-7 or \"data\" (each queue pair's own data class)")
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Option<u8>, E> {
+            u8::try_from(v).map(Some).map_err(|_| E::custom(format!("expected a class 0-7 or \"data\", got {v}")))
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Option<u8>, E> {
+            u8::try_from(v).map(Some).map_err(|_| E::custom(format!("expected a class 0-7 or \"data\", got {v}")))
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Option<u8>, E> {
+            if v == "data" {
+                Ok(None)
+            } else {
+                Err(E::custom(format!("expected a class 0-7 or \"data\" (each queue pair's own data class), got \"{v}\"")))
+            }
+        }
     }
-    match Raw::deserialize(d)? {
-        Raw::Class(c) => Ok(Some(c)),
-        Raw::Word(w) if w == "data" => Ok(None),
-        Raw::Word(w) => Err(serde::de::Error::custom(format!("expected a class 0-7 or \"data\" (each queue pair's own data class), got \"{w}\""))),
-    }
+    d.deserialize_any(ClassOrData)
 }
 
 fn class_or_data_out<S: serde::Serializer>(c: &Option<u8>, s: S) -> Result<S::Ok, S::Error> {

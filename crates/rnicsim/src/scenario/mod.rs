@@ -189,9 +189,10 @@ impl LoadedScenario {
         let found = |l: &LoadedScenario| validate::advisories(&l.scenario, l.file_host_rates().as_ref()).into_iter().chain(validate::flow_files(&l.scenario, &self.base_dir)).collect::<Vec<_>>();
         let mut own = found(self);
         // Keys told apart from their defaults only by being written: in a resolved scenario
-        // every key is written, so none is said to have no effect (re-running a run folder's
-        // scenario.toml gave 27 such warnings for Yama's Fig. 5, where its own file gave none).
-        let doc = if self.spelled_out() { Ok(toml::Table::new()) } else { self.table() };
+        // every key is written, so only those `--set` (or `.set()`) gives are said to have no
+        // effect (re-running a run folder's scenario.toml gave 27 such warnings for Yama's
+        // Fig. 5, where its own file gave none).
+        let doc = if self.spelled_out() { self.table().map(|t| self.overridden_only(&t)) } else { self.table() };
         if let Ok(doc) = doc {
             own.extend(validate::yama_keys_unused(&doc, &self.scenario));
             own.extend(validate::scr_keys_unused(&doc, &self.scenario));
@@ -313,6 +314,22 @@ impl LoadedScenario {
             s.outputs.hpcc_text = true;
         }
         format!("{RESOLVED_HEADER}\n{}", toml::to_string(&s).expect("a scenario serializes"))
+    }
+
+    /// The keys of `doc` that overrides set (a dotted path each; none without overrides).
+    fn overridden_only(&self, doc: &toml::Table) -> toml::Table {
+        let mut out = toml::Table::new();
+        for key in self.overridden.iter().flat_map(|o| o.keys.iter()) {
+            let segs: Vec<&str> = key.split('.').collect();
+            let Some((last, tables)) = segs.split_last() else { continue };
+            let Some(v) = tables.iter().try_fold(doc, |t, k| t.get(*k).and_then(toml::Value::as_table)).and_then(|t| t.get(*last)) else { continue };
+            let mut at = &mut out;
+            for k in tables {
+                at = at.entry(k.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new())).as_table_mut().expect("made a table");
+            }
+            at.insert(last.to_string(), v.clone());
+        }
+        out
     }
 
     /// Whether the text is a run folder's resolved scenario (it starts with

@@ -611,11 +611,6 @@ pub fn switch_keys_unused(doc: &toml::Table, s: &Scenario) -> Problems {
         } else if table == "pfc" && t.contains_key("alpha") && s.switch.pfc.xoff.is_some() {
             out.push(("switch.pfc.alpha".into(), "has no effect: a static switch.pfc.xoff is set, and alpha sets the dynamic one".into()));
         }
-        if table == "pfc" && on && s.switch.pfc.resend == crate::scenario::schema::PfcResend::UntilResume {
-            for key in ["quanta", "pause_time"].into_iter().filter(|k| t.contains_key(*k)) {
-                out.push((format!("switch.pfc.{key}"), "has no effect with resend = \"until_resume\": a PAUSE holds until its RESUME, whatever its time".into()));
-            }
-        }
     }
     out
 }
@@ -887,6 +882,13 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
     // A self-timing scheduler paces every queue pair itself; the NIC's bank is never used.
     if s.nic.pace_burst.0 > 0 && s.nic.scheduler.times_packets() {
         out.push(("nic.pace_burst".into(), "has no effect: the scheduler (Tassel, SE-PIEO) times every queue pair's packets itself, and the NIC's own pacing, whose bank this is, is off (docs/tassel.md)".into()));
+    }
+    // A RESUME lost to a lossy link leaves a pause held to it in place for good.
+    if pfc.enabled && pfc.resend == crate::scenario::schema::PfcResend::UntilResume && s.links.loss > 0.0 {
+        out.push((
+            "switch.pfc.resend".into(),
+            format!("\"until_resume\" with links.loss = {}: a RESUME the link loses leaves its upstream paused for the rest of the run (as in HPCC's ns-3, whose NIC does the same), and the flows behind it stall; \"refresh\" recovers from it", s.links.loss),
+        ));
     }
     // Weights that nothing reads.
     if s.switch.service == ServiceKind::Strict && s.switch.weights != [1; 8] {
