@@ -17,6 +17,7 @@
 //! The α factors are held in 16.16 fixed point, so admission is integer arithmetic only.
 
 use super::port::CLASSES;
+use crate::scenario::schema::PfcResend;
 use crate::units::Bytes;
 
 /// What the buffer decided for an arriving packet.
@@ -35,12 +36,10 @@ pub struct PfcSettings {
     pub dynamic_alpha: Option<f64>,
     pub xoff: Bytes,
     pub xon_offset: Bytes,
-    /// PAUSE again for every data packet admitted while over XOFF (ns-3's switch), not once
-    /// per episode.
-    pub every_packet: bool,
-    /// Refresh a PAUSE before it runs out while the ingress stays over XON (`"refresh"`); not
-    /// under `"every_packet"` nor `"until_resume"`, whose upstream holds a PAUSE to the RESUME.
-    pub refresh: bool,
+    /// When a congested ingress sends PAUSE (`switch.pfc.resend`): once and refreshed before it
+    /// runs out, again for every data packet admitted while over XOFF (ConWeave's ns-3 switch),
+    /// or once and held by the upstream to the RESUME (HPCC's).
+    pub resend: PfcResend,
     /// Buffer set aside for every port, outside the shared pool (ns-3's `total_rsrv`: a
     /// guaranteed minimum per port and queue).
     pub port_reserve: u64,
@@ -114,12 +113,12 @@ impl SharedBuffer {
     /// Whether a congested ingress pauses again for every packet admitted over XOFF (ns-3's
     /// switch) instead of refreshing its PAUSE before it runs out.
     pub fn pauses_every_packet(&self) -> bool {
-        self.pfc.every_packet
+        self.pfc.resend == PfcResend::EveryPacket
     }
 
     /// Whether a PAUSE is refreshed before it runs out (`switch.pfc.resend = "refresh"`).
     pub fn refreshes(&self) -> bool {
-        self.pfc.refresh
+        self.pfc.resend == PfcResend::Refresh
     }
 
     #[inline]
@@ -165,7 +164,7 @@ impl SharedBuffer {
     #[inline]
     pub fn should_pause(&mut self, ingress: u32, class: u8) -> bool {
         let (i, c) = (ingress as usize, class as usize);
-        if !self.is_lossless(class) || (self.xoff_sent[i][c] && !self.pfc.every_packet) {
+        if !self.is_lossless(class) || (self.xoff_sent[i][c] && !self.pauses_every_packet()) {
             return false;
         }
         if self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve) >= self.xoff_threshold(ingress) || self.pool_spent() {
@@ -224,7 +223,7 @@ mod tests {
     fn pfc(enabled: bool, dynamic: Option<f64>) -> PfcSettings {
         let mut lossless = [false; CLASSES];
         lossless[3] = true;
-        PfcSettings { enabled, lossless, dynamic_alpha: dynamic, xoff: Bytes(10_000), xon_offset: Bytes(2_000), every_packet: false, refresh: true, port_reserve: 0, ingress_reserve: 0 }
+        PfcSettings { enabled, lossless, dynamic_alpha: dynamic, xoff: Bytes(10_000), xon_offset: Bytes(2_000), resend: PfcResend::Refresh, port_reserve: 0, ingress_reserve: 0 }
     }
 
     #[test]

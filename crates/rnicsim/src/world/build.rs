@@ -127,8 +127,7 @@ impl World {
             dynamic_alpha: if pfc.xoff.is_some() { None } else { Some(pfc.alpha) },
             xoff: pfc.xoff.unwrap_or_default(),
             xon_offset: pfc.xon_offset,
-            every_packet: pfc.resend == crate::scenario::schema::PfcResend::EveryPacket,
-            refresh: pfc.resend == crate::scenario::schema::PfcResend::Refresh,
+            resend: pfc.resend,
             port_reserve: pfc.port_reserve.0,
             ingress_reserve: pfc.ingress_reserve.0,
         };

@@ -107,8 +107,8 @@ impl World {
                     let p = self.nics[host as usize].port;
                     let pkt = self.pool.get(id);
                     let (class, size) = (pkt.priority, pkt.size);
-                    let ack = pkt.kind == PacketKind::Roce && matches!(pkt.roce.opcode, Opcode::Acknowledge | Opcode::Cnp);
-                    if ack && self.nic_spec.ack_unpaused {
+                    let ack = || pkt.kind == PacketKind::Roce && matches!(pkt.roce.opcode, Opcode::Acknowledge | Opcode::Cnp);
+                    if self.nic_spec.ack_unpaused && ack() {
                         self.ports[p as usize].enqueue_control(id, &mut self.pool);
                     } else {
                         self.ports[p as usize].enqueue_front(class, id, size, &mut self.pool);
