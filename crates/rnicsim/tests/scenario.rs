@@ -84,7 +84,7 @@ fn a_table_written_as_an_array_is_refused() {
     // Read field by field in order, its extra elements dropped without a word (found by a
     // helper): `links = ["10Gbps", "2us", 0.0, "extra"]` ran as rate and delay.
     for (text, key, line) in [
-        ("duration = \"1us\"\nlinks = [\"10Gbps\", \"2us\", 0.0, \"extra\"]\n[topology.star]\nhosts = 3\n".to_string(), "links", 2),
+        ("duration = \"1us\"\nlinks = [\"10Gbps\", \"2us\", 0.0, \"exact\", \"extra\"]\n[topology.star]\nhosts = 3\n".to_string(), "links", 2),
         ("duration = \"1us\"\ntopology = { leaf_spine = [2, 3, 4] }\n".to_string(), "topology.leaf_spine", 2),
         ("duration = \"1us\"\n[topology.star]\nhosts = 3\n[switch]\ndrill = [3, 2]\n".to_string(), "switch.drill", 5),
     ] {

@@ -14,6 +14,15 @@
 //! each under XOFF, the pool filled with none paused, and the bytes in flight, taking the
 //! headroom of all, ran out of buffer and dropped in the lossless class.
 //!
+//! With `headroom_apart` (HPCC's ns-3 MMU, `switch-mmu.cc`, and a Broadcom priority group's
+//! headroom), what an ingress admits once its bytes past the reserve exceed XOFF is booked in
+//! its headroom, apart from its shared bytes: the pool and the XOFF test count only shared
+//! bytes, a departure drains the headroom first, PAUSE holds while any headroom byte is left and
+//! RESUME waits for it to drain, and a lossless packet is dropped when its ingress's headroom is
+//! full and its shared bytes are at XOFF. Without it every byte counts alike, and an ingress
+//! resumes once its count is `xon_offset` under an XOFF that may have risen meanwhile: shorter
+//! pauses, more of them (11% more PAUSE frames than HPCC's ns-3 on its 64-host experiment).
+//!
 //! The α factors are held in 16.16 fixed point, so admission is integer arithmetic only.
 
 use super::port::CLASSES;
@@ -46,6 +55,8 @@ pub struct PfcSettings {
     /// Bytes of each ingress (port, class) that the XOFF and XON tests do not count (ns-3's
     /// per priority group `reserve`).
     pub ingress_reserve: u64,
+    /// Count each ingress's headroom apart from its shared bytes (module docs).
+    pub headroom_apart: bool,
 }
 
 /// A factor in 16.16 fixed point.
@@ -66,8 +77,14 @@ pub struct SharedBuffer {
     pfc: PfcSettings,
     /// PFC headroom reserved for every port and lossless class (it may pass `size`).
     reserved: u64,
+    /// Bytes each ingress (port, class) holds (with `headroom_apart`, those not in its headroom).
     ingress: Vec<[u64; CLASSES]>,
     xoff_sent: Vec<[bool; CLASSES]>,
+    /// With `headroom_apart`: each ingress's headroom bytes, each port's headroom, and the
+    /// shared bytes in use (ns-3's `hdrm_bytes`, `headroom`, `shared_used_bytes`).
+    headroom_used: Vec<[u64; CLASSES]>,
+    port_headroom: Vec<u64>,
+    pooled: u64,
 }
 
 impl SharedBuffer {
@@ -90,9 +107,12 @@ impl SharedBuffer {
             dt_alpha_q16: q16(dt_alpha),
             pfc_alpha_q16: pfc.dynamic_alpha.map(q16),
             alpha_doublings: if alpha_doublings.iter().any(|&d| d > 0) { alpha_doublings } else { Vec::new() },
-            pfc,
             ingress: vec![[0; CLASSES]; ports],
             xoff_sent: vec![[false; CLASSES]; ports],
+            headroom_used: if pfc.headroom_apart { vec![[0; CLASSES]; ports] } else { Vec::new() },
+            port_headroom: if pfc.headroom_apart { headroom_per_port.to_vec() } else { Vec::new() },
+            pooled: 0,
+            pfc,
         }
     }
 
@@ -135,7 +155,8 @@ impl SharedBuffer {
                     Some(&d) if d > 0 => (a << d.min(16)).min(1 << 16),
                     _ => a,
                 };
-                ((a as u128 * self.shared.saturating_sub(self.used) as u128) >> 16) as u64
+                let used = if self.pfc.headroom_apart { self.pooled } else { self.used };
+                ((a as u128 * self.shared.saturating_sub(used) as u128) >> 16) as u64
             }
             None => self.pfc.xoff.0,
         }
@@ -145,6 +166,9 @@ impl SharedBuffer {
     /// `egress_queue` bytes. Accepted bytes are accounted until [`Self::release`].
     #[inline]
     pub fn admit(&mut self, ingress: u32, class: u8, egress_queue: u64, size: u32) -> Admit {
+        if self.pfc.headroom_apart && self.is_lossless(class) {
+            return self.admit_apart(ingress, class, size as u64);
+        }
         let size = size as u64;
         let ok = if self.is_lossless(class) {
             self.used + size <= self.size
@@ -160,6 +184,28 @@ impl SharedBuffer {
         Admit::Accept
     }
 
+    /// A lossless packet's admission with the headroom apart (`SwitchMmu::CheckIngressAdmission`
+    /// and `UpdateIngressAdmission`): dropped when the ingress's headroom is full and its shared
+    /// bytes are at XOFF; else booked in its reserve, its shared bytes, or, past XOFF, its
+    /// headroom.
+    fn admit_apart(&mut self, ingress: u32, class: u8, size: u64) -> Admit {
+        let (i, c) = (ingress as usize, class as usize);
+        let xoff = self.xoff_threshold(ingress);
+        let shared = self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve);
+        if (size + self.headroom_used[i][c] > self.port_headroom[i] && size + shared > xoff) || self.used + size > self.size {
+            return Admit::Drop;
+        }
+        self.used += size;
+        let now = self.ingress[i][c] + size;
+        if now > self.pfc.ingress_reserve && now - self.pfc.ingress_reserve > xoff {
+            self.headroom_used[i][c] += size;
+        } else {
+            self.ingress[i][c] = now;
+            self.pooled += size.min(now.saturating_sub(self.pfc.ingress_reserve));
+        }
+        Admit::Accept
+    }
+
     /// Whether the ingress (port, class) just crossed XOFF and PAUSE must be sent (and records it).
     #[inline]
     pub fn should_pause(&mut self, ingress: u32, class: u8) -> bool {
@@ -167,7 +213,8 @@ impl SharedBuffer {
         if !self.is_lossless(class) || (self.xoff_sent[i][c] && !self.pauses_every_packet()) {
             return false;
         }
-        if self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve) >= self.xoff_threshold(ingress) || self.pool_spent() {
+        let in_headroom = self.pfc.headroom_apart && self.headroom_used[i][c] > 0;
+        if in_headroom || self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve) >= self.xoff_threshold(ingress) || self.pool_spent() {
             self.xoff_sent[i][c] = true;
             return true;
         }
@@ -191,6 +238,9 @@ impl SharedBuffer {
     /// Frees a packet's bytes when it leaves (or is flushed); returns true if RESUME must be sent.
     #[inline]
     pub fn release(&mut self, ingress: u32, class: u8, size: u32) -> bool {
+        if self.pfc.headroom_apart && self.is_lossless(class) {
+            return self.release_apart(ingress, class, size as u64);
+        }
         let (i, c) = (ingress as usize, class as usize);
         self.used -= size as u64;
         self.ingress[i][c] -= size as u64;
@@ -198,6 +248,26 @@ impl SharedBuffer {
         // buffer cannot reach (headroom using it all) must not pause a drained port for ever.
         let counted = self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve);
         if self.xoff_sent[i][c] && (self.ingress[i][c] == 0 || (counted + self.pfc.xon_offset.0 <= self.xoff_threshold(ingress) && self.pool_has_xon_room())) {
+            self.xoff_sent[i][c] = false;
+            return true;
+        }
+        false
+    }
+
+    /// A lossless packet's departure with the headroom apart (`RemoveFromIngressAdmission`, then
+    /// `CheckShouldResume`): its bytes leave the headroom first, then the shared bytes, then the
+    /// reserve; RESUME once the headroom is empty and the shared bytes are `xon_offset` under
+    /// XOFF (or none are left).
+    fn release_apart(&mut self, ingress: u32, class: u8, size: u64) -> bool {
+        let (i, c) = (ingress as usize, class as usize);
+        self.used -= size;
+        let from_headroom = self.headroom_used[i][c].min(size);
+        let from_shared = (size - from_headroom).min(self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve));
+        self.headroom_used[i][c] -= from_headroom;
+        self.ingress[i][c] -= size - from_headroom;
+        self.pooled -= from_shared;
+        let shared = self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve);
+        if self.xoff_sent[i][c] && self.headroom_used[i][c] == 0 && (shared == 0 || shared + self.pfc.xon_offset.0 <= self.xoff_threshold(ingress)) {
             self.xoff_sent[i][c] = false;
             return true;
         }
@@ -223,7 +293,7 @@ mod tests {
     fn pfc(enabled: bool, dynamic: Option<f64>) -> PfcSettings {
         let mut lossless = [false; CLASSES];
         lossless[3] = true;
-        PfcSettings { enabled, lossless, dynamic_alpha: dynamic, xoff: Bytes(10_000), xon_offset: Bytes(2_000), resend: PfcResend::Refresh, port_reserve: 0, ingress_reserve: 0 }
+        PfcSettings { enabled, lossless, dynamic_alpha: dynamic, xoff: Bytes(10_000), xon_offset: Bytes(2_000), resend: PfcResend::Refresh, port_reserve: 0, ingress_reserve: 0, headroom_apart: false }
     }
 
     #[test]
@@ -333,5 +403,63 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, 10);
+    }
+
+    /// 100 KB, two ports of 20 KB headroom (60 KB shared), XOFF at ½ of the free pool, XON
+    /// 1 KB under it, the headroom apart as HPCC's switch MMU keeps it.
+    fn apart() -> SharedBuffer {
+        let s = PfcSettings { xon_offset: Bytes(1_000), headroom_apart: true, ..pfc(true, Some(0.5)) };
+        SharedBuffer::new(Bytes(100_000), 1.0, s, &[20_000; 2])
+    }
+
+    #[test]
+    fn with_the_headroom_apart_resume_waits_for_the_headroom_to_drain() {
+        // Worked by hand from `switch-mmu.cc`: ingress 1 holds 10 KB; ingress 0's 17th packet
+        // brings it to 17 KB ≥ XOFF ½ (60 − 27) = 16.5 KB: PAUSE. Three more go to its headroom
+        // (18 KB > 16.5) and pause nothing again. Ingress 1 drains: XOFF rises to 21.5 KB, and
+        // ingress 0's 17 KB is XON's 1 KB under it, but RESUME waits for the headroom: the third
+        // packet out, the last headroom one, resumes it. (Counting every byte alike, it resumed
+        // at the first: 19 KB + 1 KB ≤ ½ (60 − 19).)
+        let mut b = apart();
+        for _ in 0..10 {
+            assert_eq!(b.admit(1, 3, 0, 1000), Admit::Accept);
+            assert!(!b.should_pause(1, 3));
+        }
+        for k in 0..16 {
+            assert_eq!(b.admit(0, 3, 0, 1000), Admit::Accept);
+            assert!(!b.should_pause(0, 3), "packet {k}");
+        }
+        assert_eq!(b.admit(0, 3, 0, 1000), Admit::Accept);
+        assert!(b.should_pause(0, 3));
+        assert_eq!(b.xoff_threshold(0), 16_500);
+        for _ in 0..3 {
+            assert_eq!(b.admit(0, 3, 0, 1000), Admit::Accept);
+            assert!(!b.should_pause(0, 3));
+        }
+        // The headroom's bytes are not in the pool: XOFF stays where it was.
+        assert_eq!(b.xoff_threshold(0), 16_500);
+        for _ in 0..10 {
+            assert!(!b.release(1, 3, 1000));
+        }
+        assert_eq!(b.xoff_threshold(0), 21_500);
+        assert!(!b.release(0, 3, 1000));
+        assert!(!b.release(0, 3, 1000));
+        assert!(b.release(0, 3, 1000));
+        assert_eq!((b.used(), b.xoff_threshold(0)), (17_000, 21_500));
+    }
+
+    #[test]
+    fn with_the_headroom_apart_a_full_headroom_drops() {
+        // Alone, ingress 0 pauses at 20 KB (XOFF ½ (60 − 20) = 20 KB), then takes 20 KB into
+        // its headroom; the next packet finds it full with its shared bytes at XOFF: dropped,
+        // with 60 KB of the buffer still free.
+        let mut b = apart();
+        let mut n = 0;
+        while b.admit(0, 3, 0, 1000) == Admit::Accept {
+            n += 1;
+        }
+        assert_eq!((n, b.used()), (40, 40_000));
+        // Another ingress, under XOFF, is admitted.
+        assert_eq!(b.admit(1, 3, 0, 1000), Admit::Accept);
     }
 }

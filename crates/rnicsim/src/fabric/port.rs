@@ -13,7 +13,7 @@
 
 use crate::wire::packet::{Packet, PacketFifo, PacketId, PacketKind, PacketPool};
 use crate::sim::TimerId;
-use crate::units::{BitsPerSec, Time};
+use crate::units::{BitsPerSec, Serialization, Time};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -104,6 +104,8 @@ pub struct Port {
     pub busy_until: Time,
     /// The last packet size serialized and its serialization time (sizes repeat; saves a division).
     last_tx: (u32, Time),
+    /// How a frame's bytes become its serialization time (`links.serialization`).
+    serialization: Serialization,
     /// Per class: paused by the peer until this time.
     paused_until: [Time; CLASSES],
     service: ClassService,
@@ -135,6 +137,7 @@ impl Port {
             control: PacketFifo::default(),
             busy_until: Time::ZERO,
             last_tx: (0, Time::ZERO),
+            serialization: Serialization::Exact,
             paused_until: [Time::ZERO; CLASSES],
             service,
             deficit: [0; CLASSES],
@@ -192,11 +195,17 @@ impl Port {
         self.control.push_back(pool, id);
     }
 
+    /// Times frames by `rule` from now on.
+    pub fn set_serialization(&mut self, rule: Serialization) {
+        self.serialization = rule;
+        self.last_tx = (0, Time::ZERO);
+    }
+
     /// Time to serialize `size` bytes at this port's rate.
     #[inline]
     pub fn tx_time(&mut self, size: u32) -> Time {
         if self.last_tx.0 != size {
-            self.last_tx = (size, self.rate.tx_time(size as u64));
+            self.last_tx = (size, self.serialization.tx_time(self.rate, size as u64));
         }
         self.last_tx.1
     }

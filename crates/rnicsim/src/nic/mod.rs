@@ -83,6 +83,11 @@ pub struct NicSpec {
     /// leaves these bytes out, as ns-3's `qp_finish` does.
     #[serde(default)]
     pub telemetry_bytes: u32,
+    /// The bytes of headers each packet carries on the wire: RoCEv2's (the default), or those
+    /// of the packets of HPCC's or ConWeave's ns-3 (see [`Headers`]). The `ns3` profile sets
+    /// `"ns3_hpcc"`; `config.txt` runs set the one of the simulator they come from.
+    #[serde(default, skip_serializing_if = "Headers::is_rocev2")]
+    pub headers: Headers,
     #[serde(default = "default_recovery")]
     pub recovery: Recovery,
     /// Retransmission timeout and the retries before a retry-exceeded error.
@@ -219,6 +224,51 @@ pub enum NicProfile {
     Ns3,
 }
 
+/// Which packets' header bytes the NIC's frames carry (`nic.headers`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Headers {
+    /// RoCEv2's (`wire::roce`): Ethernet, IPv4, UDP, BTH, ICRC and FCS, 62 B, with a RETH,
+    /// AETH or ImmDt where the opcode carries one.
+    #[default]
+    Rocev2,
+    /// The packets of HPCC's ns-3: a data packet is its payload and 48 B (PPP 14, IPv4 20,
+    /// UDP 8, `SeqTsHeader` 6: `RdmaHw::GetNxtPacket`), whatever its verb or position; an ACK
+    /// or NAK is PPP, IPv4 and a 12 B `qbbHeader`, padded to 60 B (`RdmaHw::ReceiveUdp`). The
+    /// telemetry (`telemetry_bytes`, the `IntHeader`) rides on both, an ACK's before padding.
+    Ns3Hpcc,
+    /// ConWeave's fork of it: the same, but its `qbbHeader` has 6 B more for IRN (18 B), which
+    /// shows once an ACK carries HPCC's telemetry (94 B against 88).
+    Ns3Conweave,
+}
+
+impl Headers {
+    fn is_rocev2(&self) -> bool {
+        *self == Headers::Rocev2
+    }
+
+    /// Bytes beyond the payload of a packet of opcode `op` without the telemetry or an
+    /// ordering layer's header; `extra`, those bytes, which an ns-3 ACK's padding absorbs.
+    /// Kinds ns-3 has no packet for (READs, out-of-band signals, probes, CNP packets) keep
+    /// RoCEv2's sizes, a READ request and a CNP as ns-3's data packet and ACK are sized.
+    #[inline]
+    pub fn bytes(self, op: crate::wire::roce::Opcode, extra: u32) -> u32 {
+        use crate::wire::roce::Family;
+        const NS3_DATA: u32 = 48;
+        const NS3_MIN_FRAME: u32 = 60;
+        let ack_base = match self {
+            Headers::Rocev2 => return op.header_bytes() + extra,
+            Headers::Ns3Hpcc => 14 + 20 + 12,
+            Headers::Ns3Conweave => 14 + 20 + 18,
+        };
+        match op.family() {
+            Family::Write | Family::Send | Family::ReadRequest | Family::ReadResponse => NS3_DATA + extra,
+            Family::Ack | Family::Cnp => (ack_base + extra).max(NS3_MIN_FRAME),
+            Family::OutOfBand => op.header_bytes() + extra,
+        }
+    }
+}
+
 /// What a rate change does to the pacing wait already under way (`nic.pace_retime`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -313,6 +363,13 @@ impl NicSpec {
             Family::Ack => self.telemetry_bytes,
             Family::Cnp | Family::OutOfBand => 0,
         }
+    }
+
+    /// Bytes a packet of opcode `op` carries on the wire beyond its payload: its headers in
+    /// the NIC's format (`headers`) and [`NicSpec::extra_header_bytes`].
+    #[inline]
+    pub fn header_bytes(&self, op: crate::wire::roce::Opcode) -> u32 {
+        self.headers.bytes(op, self.extra_header_bytes(op.family()))
     }
 
     /// The retransmission timeout of a queue pair with `in_flight` packets outstanding.
@@ -414,6 +471,9 @@ impl NicSpec {
         if !has(&["cnp"]) {
             self.cnp = CnpMode::AckFlag;
         }
+        if !has(&["headers"]) {
+            self.headers = Headers::Ns3Hpcc;
+        }
         if !has(&["pace_retime"]) {
             self.pace_retime = if matches!(self.cc, CcSpec::Hpcc(_)) { PaceRetime::WholeGap } else { PaceRetime::None };
         }
@@ -468,6 +528,9 @@ pub struct Nic {
     /// The host's egress port and its rate.
     pub port: u32,
     pub line_rate: crate::units::BitsPerSec,
+    /// How the host's port times a frame, which the pacing of its queue pairs follows
+    /// (`links.serialization`).
+    pub serialization: crate::units::Serialization,
     pub sched: Scheduler,
     /// The scheduler's decision circuit (its hardware cost model: one decision per
     /// `decision_time`).
@@ -544,6 +607,7 @@ impl Nic {
             node,
             port,
             line_rate: link,
+            serialization: Default::default(),
             sched: spec.scheduler.build(link),
             sched_stage: stage::Stage::default(),
             sched_paused: false,

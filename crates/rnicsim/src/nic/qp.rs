@@ -481,13 +481,14 @@ impl Qp {
         sum
     }
 
-    /// Wire bytes of packet `psn` of send-queue entry `e` (a READ's request for its first PSN).
-    pub fn packet_bytes(e: &SqEntry, psn: u64, mtu: u32) -> u32 {
+    /// Wire bytes of packet `psn` of send-queue entry `e` (a READ's request for its first PSN),
+    /// with the headers `spec` gives it.
+    pub fn packet_bytes(e: &SqEntry, psn: u64, spec: &super::NicSpec) -> u32 {
         if e.is_read() {
-            return Opcode::ReadRequest.header_bytes();
+            return spec.header_bytes(Opcode::ReadRequest);
         }
         let idx = (psn - e.first_psn) as u32;
-        opcode_at(e.family(), idx, e.npkts, e.wr.verb.imm().is_some()).header_bytes() + payload_at(e.wr.len, mtu, idx)
+        spec.header_bytes(opcode_at(e.family(), idx, e.npkts, e.wr.verb.imm().is_some())) + payload_at(e.wr.len, spec.mtu, idx)
     }
 
     /// Whether packet `psn` is the last of multi-packet WRITE `e` with earlier packets still
@@ -504,7 +505,7 @@ impl Qp {
     /// back now (READ responses not yet read from memory, the window, a held WRITE end) rather
     /// than because nothing more is ready.
     #[allow(clippy::too_many_arguments)]
-    pub fn upcoming(&self, mtu: u32, now: Time, window: Option<u64>, hold_last_write: bool, skip: u32, max: u32, out: &mut Vec<u32>) -> bool {
+    pub fn upcoming(&self, spec: &super::NicSpec, now: Time, window: Option<u64>, hold_last_write: bool, skip: u32, max: u32, out: &mut Vec<u32>) -> bool {
         if self.state != QpState::Ready {
             return false;
         }
@@ -523,7 +524,7 @@ impl Qp {
                 break;
             }
             for i in job.next..job.npkts {
-                let len = opcode_at(Family::ReadResponse, i, job.npkts, false).header_bytes() + payload_at(job.len, mtu, i);
+                let len = spec.header_bytes(opcode_at(Family::ReadResponse, i, job.npkts, false)) + payload_at(job.len, spec.mtu, i);
                 if emit(len, out) {
                     return false;
                 }
@@ -531,7 +532,7 @@ impl Qp {
         }
         for &psn in &self.resend {
             if let Some(i) = self.entry_of(psn) {
-                if emit(Self::packet_bytes(&self.sq[i], psn, mtu), out) {
+                if emit(Self::packet_bytes(&self.sq[i], psn, spec), out) {
                     return false;
                 }
             }
@@ -549,7 +550,7 @@ impl Qp {
             if psn >= limit || (hold_last_write && self.write_end_waits(e, psn)) {
                 return true;
             }
-            if emit(Self::packet_bytes(e, psn, mtu), out) {
+            if emit(Self::packet_bytes(e, psn, spec), out) {
                 return false;
             }
             psn = if e.is_read() { e.end_psn() } else { psn + 1 };
@@ -567,7 +568,7 @@ impl Qp {
     /// A fresh slot (state Free) with its timer.
     pub fn new_slot(timer: TimerId, spec: &super::NicSpec) -> Qp {
         let cc = super::cc::CcSpec::None {}.build(
-            super::cc::FlowParams { line_rate: crate::units::BitsPerSec(1), base_rtt: Time(1), mtu: spec.mtu, seed: 0 },
+            super::cc::FlowParams { line_rate: crate::units::BitsPerSec(1), base_rtt: Time(1), mtu: spec.mtu, payload: spec.mtu, seed: 0 },
             Time::ZERO,
         );
         Qp {

@@ -138,7 +138,7 @@ impl LoadedScenario {
             toml_error(text, file, e.inner(), &segs)
         })?;
         // A table written as an array is read field by field in order, and the elements past
-        // the fields were dropped (`links = ["10Gbps", "2us", 0.0, "extra"]`): refused.
+        // the fields were dropped (`links = ["10Gbps", "2us", 0.0, "exact", "extra"]`): refused.
         // (The text as a table, read once: for this check and the profile's below.)
         let doc: toml::Table = toml::from_str(text).map_err(|e| toml_error(text, file, &e, &[]))?;
         if let Ok(toml::Value::Table(read)) = toml::Value::try_from(&scenario) {

@@ -492,9 +492,13 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         link_events.push(Value::Table(e));
     }
     // ConWeave's fork names its own keys CONWEAVE_*; its FCT file names nodes by id.
-    if lines.iter().any(|l| l.key.starts_with("CONWEAVE_")) {
+    if conweave_fork {
         outputs.insert("fct_dialect".into(), Value::String("conweave".into()));
     }
+    // ns-3's frames: its packets' headers (48 B on data, ACKs of 60 B or more), each timed in
+    // whole ns rounded down (`QbbNetDevice::TransmitStart`, `RdmaHw::UpdateNextAvail`).
+    nic.insert("headers".into(), Value::String(if conweave_fork { "ns3_conweave" } else { "ns3_hpcc" }.into()));
+    links.insert("serialization".into(), Value::String("ns3".into()));
     let Some(topo) = topology else {
         return Err(ScenarioError::at_key(file, "TOPOLOGY_FILE", "an ns-3 config needs TOPOLOGY_FILE"));
     };
@@ -557,6 +561,11 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         pfc.entry("ingress_reserve").or_insert(Value::String("4096B".into()));
         pfc.entry("xon_offset").or_insert(Value::String("3072B".into()));
         pfc.entry("resend").or_insert(Value::String("until_resume".into()));
+        // Past XOFF an ingress fills its headroom, three one-way BDPs of its link (`third.cc`:
+        // `rate * delay / 8 / 1000000000 * 3`), counted apart: RESUME waits for it to drain,
+        // and a full one drops (`CheckShouldResume`, `CheckIngressAdmission`).
+        pfc.entry("headroom_bdps").or_insert(Value::Integer(3));
+        pfc.entry("headroom_apart").or_insert(Value::Boolean(true));
     }
     // Flows take ns-3's ports and its switches' hash, so each flow takes ns-3's path.
     switch.entry("ecmp_hash").or_insert(Value::String("ns3".into()));

@@ -166,6 +166,15 @@ pub struct LinkDefaults {
     /// topology file's error rate).
     #[serde(default)]
     pub loss: f64,
+    /// How every port times a frame: `"exact"` (bytes over the rate, to the picosecond) or
+    /// `"ns3"` (ns-3's nanosecond truncation, [`crate::units::Serialization::Ns3`]; `config.txt`
+    /// runs set it). The NICs' pacing follows the same rule.
+    #[serde(default, skip_serializing_if = "is_exact")]
+    pub serialization: crate::units::Serialization,
+}
+
+fn is_exact(s: &crate::units::Serialization) -> bool {
+    *s == crate::units::Serialization::Exact
 }
 
 fn default_rate() -> BitsPerSec {
@@ -177,7 +186,7 @@ fn default_delay() -> Time {
 
 impl Default for LinkDefaults {
     fn default() -> Self {
-        LinkDefaults { rate: default_rate(), delay: default_delay(), loss: 0.0 }
+        LinkDefaults { rate: default_rate(), delay: default_delay(), loss: 0.0, serialization: Default::default() }
     }
 }
 
@@ -373,6 +382,15 @@ pub struct PfcSpec {
     /// Headroom reserved per port and lossless class; default two link BDPs plus two MTUs.
     #[serde(default)]
     pub headroom: Option<Bytes>,
+    /// Headroom per port as this many of its link's one-way bandwidth-delay products, when
+    /// `headroom` is not set (HPCC's `third.cc`: 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headroom_bdps: Option<u32>,
+    /// Each ingress books what it admits past XOFF in its headroom, apart from its shared
+    /// bytes: XOFF and the pool count only shared bytes, RESUME waits for the headroom to drain,
+    /// and a full headroom drops (HPCC's `switch-mmu.cc`; `fabric/buffer.rs`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub headroom_apart: bool,
     /// Pause time carried by XOFF frames, in 512-bit-time quanta (refreshed while congested).
     #[serde(default = "default_quanta")]
     pub quanta: u16,
@@ -434,6 +452,8 @@ impl Default for PfcSpec {
             xoff: None,
             xon_offset: default_xon_offset(),
             headroom: None,
+            headroom_bdps: None,
+            headroom_apart: false,
             quanta: default_quanta(),
             pause_time: None,
             resend: PfcResend::Refresh,

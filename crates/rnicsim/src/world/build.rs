@@ -103,6 +103,7 @@ impl World {
                 if topo.kinds[v] == NodeKind::Switch {
                     port.set_order(s.switch.queue_order);
                 }
+                port.set_serialization(s.links.serialization);
                 ports.push(port);
                 links.push(Link::new(l.delay, l.loss));
                 link_timers.push(timers.add_timer(Wake::Link(p)));
@@ -130,6 +131,7 @@ impl World {
             resend: pfc.resend,
             port_reserve: pfc.port_reserve.0,
             ingress_reserve: pfc.ingress_reserve.0,
+            headroom_apart: pfc.headroom_apart,
         };
         // `switch.pfc.alpha_by_rate`: each switch port's doublings of α, by its rate against the
         // first host's link (HPCC's `get_nic_rate`, and its `pfc_a_shift` loop in `third.cc`).
@@ -159,7 +161,10 @@ impl World {
                     roles.push(NodeRole::Switch(switches.len() as u32));
                     let headroom: Vec<u64> = range
                         .clone()
-                        .map(|p| pfc.headroom.map(|h| h.0).unwrap_or_else(|| 2 * ports[p as usize].rate.bytes_in(links[p as usize].delay) + 2 * frame))
+                        .map(|p| {
+                            let bdp = ports[p as usize].rate.bytes_in(links[p as usize].delay);
+                            pfc.headroom.map(|h| h.0).unwrap_or_else(|| pfc.headroom_bdps.map_or(2 * bdp + 2 * frame, |k| k as u64 * bdp))
+                        })
                         .collect();
                     let ecn = range
                         .clone()
@@ -309,6 +314,7 @@ impl World {
             let port = self.hosts[h].port;
             let link = self.ports.get(port as usize).map_or(crate::units::BitsPerSec(1), |p| p.rate);
             let mut nic = Nic::new(h as u32, node, port, spec, link);
+            nic.serialization = loaded.scenario.links.serialization;
             // Workloads get one region over the whole memory; verbs users register their own.
             if !loaded.scenario.flows.is_empty() || !loaded.scenario.perftest.is_empty() || loaded.scenario.yama.is_some() || !loaded.scenario.rpc.is_empty() || !loaded.scenario.nvmf.is_empty() {
                 let mr = nic.memory.register(h as u32, 0, spec.memory_size.0, Access::ALL).expect("the whole memory is a valid region");

@@ -42,15 +42,10 @@ impl tassel::WqeSource for UpcomingPackets<'_> {
                 Some((f, n)) if f == flow => n,
                 _ => 0,
             };
-            let start = out.len();
             // An ordering layer may hold a WRITE's last packet back, and its header (and the
             // telemetry's bytes) ride on every data packet (requester::build_next).
             let hold = self.spec.ordering.as_ref().is_some_and(|o| o.hold_last_write);
-            let extra = self.spec.extra_header_bytes(crate::wire::roce::Family::Write);
-            self.held_back = qp.upcoming(self.spec.mtu, self.now, w, hold, skip + gone, max, out);
-            for len in &mut out[start..] {
-                *len += extra;
-            }
+            self.held_back = qp.upcoming(self.spec, self.now, w, hold, skip + gone, max, out);
         }
     }
     fn held_back(&self) -> bool {
@@ -747,14 +742,19 @@ impl World {
     // ------------------------------------------------------------------ paths
 
     /// Base RTT between two hosts: propagation both ways plus one full packet's serialization
-    /// per hop out and one ACK's per hop back, along the first shortest path.
+    /// per hop out and one ACK's per hop back, along the first shortest path; under the `ns3`
+    /// profile ns-3's `pairRtt` ([`World::ns3_pair_rtt`]).
     pub fn base_rtt(&mut self, a: u32, b: u32) -> Time {
         if let Some(&t) = self.rtt_cache.get(&(a, b)) {
             return t;
         }
-        let full = self.nic_spec.mtu as u64 + Opcode::WriteMiddle.header_bytes() as u64;
-        let ack = Opcode::Acknowledge.header_bytes() as u64;
-        let t = self.path_time(a, b, full) + self.path_time(b, a, ack);
+        let t = if self.nic_spec.profile == crate::nic::NicProfile::Ns3 {
+            self.ns3_pair_rtt(a, b)
+        } else {
+            let full = self.nic_spec.mtu as u64 + self.nic_spec.headers.bytes(Opcode::WriteMiddle, 0) as u64;
+            let ack = self.nic_spec.headers.bytes(Opcode::Acknowledge, 0) as u64;
+            self.path_time(a, b, full) + self.path_time(b, a, ack)
+        };
         self.rtt_cache.insert((a, b), t);
         t
     }
@@ -772,7 +772,8 @@ impl World {
             FlowVerb::Send => Family::Send,
             FlowVerb::Read => Family::ReadResponse,
         };
-        let hdr = |pos| Opcode::data(family, pos, false).header_bytes() as u64;
+        let headers = self.nic_spec.headers;
+        let hdr = |pos| headers.bytes(Opcode::data(family, pos, false), 0) as u64;
         let wire = size
             + match n {
                 1 => hdr(Position::Only),
@@ -853,26 +854,33 @@ impl World {
     }
 
     /// ns-3's ideal FCT (`qp_finish` in HPCC's `third.cc` and ConWeave's
-    /// `network-load-balance.cc`): the pair's base RTT, twice the path's propagation delay
-    /// plus one `mtu`-byte payload's serialization per hop, plus the message's `wire` bytes at
-    /// the path's slowest link.
-    fn ns3_ideal_fct(&self, src: u32, dst: u32, wire: u64) -> Time {
-        let (delay, serialization, rate) = self.path_profile(src, dst, self.nic_spec.mtu as u64);
-        let base_rtt = delay + delay + serialization;
-        base_rtt + rate.map_or(Time::ZERO, |r| r.tx_time(wire))
+    /// `network-load-balance.cc`): the pair's `pairRtt` ([`World::ns3_pair_rtt`]) plus the
+    /// message's `wire` bytes at the path's slowest link, in whole ns rounded down.
+    fn ns3_ideal_fct(&mut self, src: u32, dst: u32, wire: u64) -> Time {
+        let rtt = self.base_rtt(src, dst);
+        let (_, rates) = self.path_links(src, dst);
+        rtt + rates.iter().copied().min().map_or(Time::ZERO, |r| whole_ns(wire, r))
+    }
+
+    /// ns-3's `pairRtt` from host `a` to host `b` (`CalculateRoute` and the RTT loop in
+    /// HPCC's `third.cc` and ConWeave's `network-load-balance.cc`): twice the path's
+    /// propagation delay, plus one `mtu`-byte payload's serialization per hop, each in whole ns
+    /// rounded down. No headers, and nothing for the ACK's way back.
+    fn ns3_pair_rtt(&self, a: u32, b: u32) -> Time {
+        let (delay, rates) = self.path_links(a, b);
+        let mtu = self.nic_spec.mtu as u64;
+        rates.iter().fold(delay + delay, |t, &r| t + whole_ns(mtu, r))
     }
 
     /// The bandwidth-delay product between hosts `a` and `b` (node ids) as ns-3's scratch
     /// programs size windows with it (`CalculateRoute` and the `pairBdp` loop in HPCC's
     /// `third.cc` and ConWeave's `network-load-balance.cc`): the RTT times the path's slowest
-    /// link (`pairBw`, the least rate along the route), not the sender's line rate. Under the
-    /// `ns3` profile the RTT is ns-3's `pairRtt` too, twice the propagation delay plus one
-    /// `mtu`-byte payload's serialization per hop; otherwise our base RTT (full packet out,
-    /// ACK back).
+    /// link (`pairBw`, the least rate along the route), not the sender's line rate. The RTT is
+    /// [`World::base_rtt`]: ns-3's `pairRtt` under the `ns3` profile.
     pub(super) fn pair_bdp(&mut self, a: u32, b: u32) -> u64 {
-        let (delay, rates) = self.path_links(a, b);
+        let (_, rates) = self.path_links(a, b);
         let Some(slowest) = rates.iter().copied().min() else { return 0 };
-        let rtt = if self.nic_spec.profile == crate::nic::NicProfile::Ns3 { delay + delay + serialization(self.nic_spec.mtu as u64, &rates) } else { self.base_rtt(a, b) };
+        let rtt = self.base_rtt(a, b);
         slowest.bytes_in(rtt)
     }
 
@@ -913,6 +921,12 @@ impl World {
         let (delay, serialization, _) = self.path_profile(a, b, bytes);
         delay + serialization
     }
+}
+
+/// `bytes` at `rate` in whole ns rounded down, as ns-3's scratch programs reckon in integers
+/// (`packet_payload_size * 1000000000lu * 8 / bw`).
+fn whole_ns(bytes: u64, rate: crate::units::BitsPerSec) -> Time {
+    Time::from_ns((bytes as u128 * 8_000_000_000 / rate.0.max(1) as u128) as u64)
 }
 
 /// A `bytes` packet's serialization summed over links of `rates`.

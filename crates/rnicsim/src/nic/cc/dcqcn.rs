@@ -361,7 +361,7 @@ mod tests {
     use super::*;
 
     fn flow() -> FlowParams {
-        FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(8), mtu: 1062, seed: 0 }
+        FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(8), mtu: 1062, payload: 1000, seed: 0 }
     }
 
     #[test]

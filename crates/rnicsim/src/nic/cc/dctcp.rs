@@ -70,7 +70,7 @@ pub struct Dctcp {
 impl Dctcp {
     pub fn new(p: &DctcpParams, flow: FlowParams) -> Dctcp {
         let line = flow.line_rate.0;
-        let ns3 = (p.rules == DctcpRules::Ns3).then(|| (Ns3State::default(), flow.mtu.max(1) as u64));
+        let ns3 = (p.rules == DctcpRules::Ns3).then(|| (Ns3State::default(), flow.payload.max(1) as u64));
         Dctcp { line, rate: line, alpha: 1.0, g: p.g, rai: p.rate_ai.0, min_rate: p.min_rate.0.min(line), window_end: 0, acked: 0, marked: 0, ns3 }
     }
 
@@ -147,7 +147,7 @@ mod tests {
 
     #[test]
     fn cuts_once_per_window_by_half_alpha() {
-        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, payload: 1000, seed: 0 };
         let mut d = Dctcp::new(&DctcpParams { g: 0.5, ..Default::default() }, flow);
         // First window: every byte marked → α = 0.5·1 + 0.5·1 = 1, rate halves.
         d.on_ack(Time::ZERO, &ack(1000, 10_000, true));
@@ -166,7 +166,9 @@ mod tests {
 
     #[test]
     fn ns3_rules_cut_at_the_first_mark_and_hold_until_what_was_sent_then_is_acknowledged() {
-        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
+        // Sequences count payload bytes, so the batch is counted in payloads (ns-3's m_mtu),
+        // not in wire packets: by 1,062 B packets the first window would be 10 packets.
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1062, payload: 1000, seed: 0 };
         let mut d = Dctcp::new(&DctcpParams { g: 0.5, rules: DctcpRules::Ns3, ..Default::default() }, flow);
         // The first ACK opens the first window (10,000 B sent: 11 packets), α stays 1; it is
         // marked, so the rate halves at once, until 10,000 B are acknowledged.

@@ -253,7 +253,7 @@ mod tests {
 
     #[test]
     fn overloaded_link_shrinks_the_window_by_u_over_eta() {
-        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, payload: 1000, seed: 0 };
         let mut h = Hpcc::new(&HpccParams::default(), flow);
         let bdp = 100e9 * 10e-6 / 8.0; // 125 KB
         assert!((h.window().unwrap() as f64 - bdp).abs() < 2.0, "{:?} vs {bdp}", h.window());
@@ -274,7 +274,7 @@ mod tests {
     fn a_new_flow_starts_from_a_full_link_and_its_first_rtt_only_reacts() {
         // As ns-3's reference HPCC: U starts at 1, the first ACK's telemetry is only the
         // reference, and W_c is first committed by an ACK beyond what was sent by then.
-        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, payload: 1000, seed: 0 };
         let mut h = Hpcc::new(&HpccParams { max_stage: 0, ..Default::default() }, flow);
         let (bdp, w_ai) = (125_000.0, 50e6 * 10e-6 / 8.0);
         h.on_ack(Time::ZERO, &ack(&stack(0, 0, 0), 1, 200_001));
@@ -299,7 +299,7 @@ mod tests {
     fn without_fast_reaction_only_the_first_ack_past_the_round_trip_is_looked_at() {
         // ns-3's FAST_REACT 0: the ACKs within the round trip neither move the window nor
         // replace the stamps the next update compares with.
-        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, payload: 1000, seed: 0 };
         let mut h = Hpcc::new(&HpccParams { max_stage: 0, fast_react: false, ..Default::default() }, flow);
         let (bdp, w_ai) = (125_000.0, 50e6 * 10e-6 / 8.0);
         h.on_ack(Time::ZERO, &ack(&stack(0, 0, 0), 1, 200_001));
@@ -324,7 +324,7 @@ mod tests {
         // another 1,536 B, and a 300 B queue (under one 320 B unit) reads as none; times are
         // whole nanoseconds (the 400 ps past each is dropped). With an 88 ns base RTT each
         // sample sets U outright.
-        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_ns(88), mtu: 1000, seed: 0 };
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_ns(88), mtu: 1000, payload: 1000, seed: 0 };
         let hop = |tx: u64, ts: Time| {
             let mut s = IntStack::default();
             s.push(IntHop { qlen: 300, tx_bytes: tx, ts, rate: BitsPerSec(100_000_000_000), port: 0 });
@@ -349,7 +349,7 @@ mod tests {
         // Two paths taken in turn, one ACK a µs: each link carries half its rate (12,500 B
         // per 2 µs at 100 Gbps) with no queue, so u = 0.5 on both. Their byte counters are far
         // apart (1 MB and 5 MB): compared hop by hop across paths, u came out 320 or 0.
-        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, payload: 1000, seed: 0 };
         let mut h = Hpcc::new(&HpccParams::default(), flow);
         for k in 0..200u64 {
             let (port, base) = if k % 2 == 0 { (7, 1_000_000) } else { (9, 5_000_000) };
@@ -366,7 +366,7 @@ mod tests {
         // its line rate; the last (port 1) at half its rate. U is the busiest hop's, 1. With
         // room for 64 ports, a port seen 100 ACKs ago was always gone: no uplink was ever
         // measured, and U read the last hop's 0.5 (32 spines or more hid their congestion).
-        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, payload: 1000, seed: 0 };
         let mut h = Hpcc::new(&HpccParams::default(), flow);
         for k in 0..300u64 {
             let mut s = IntStack::default();
@@ -379,7 +379,7 @@ mod tests {
 
     #[test]
     fn the_minimum_rate_bounds_the_window_from_below() {
-        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, payload: 1000, seed: 0 };
         let overload = |h: &mut Hpcc| {
             // A queue of 100 BDPs held for a whole T: u = 101.
             h.on_ack(Time::ZERO, &ack(&stack(12_500_000, 0, 0), 1, 2));

@@ -54,6 +54,8 @@ pub struct FlowParams {
     pub base_rtt: Time,
     /// Bytes per full packet on the wire.
     pub mtu: u32,
+    /// Payload bytes per full packet (`nic.mtu`): the unit of the byte sequences ACKs report.
+    pub payload: u32,
     /// The flow's own random stream seed (from the scenario seed and the queue pair).
     pub seed: u64,
 }

@@ -198,7 +198,7 @@ mod tests {
     use super::*;
 
     fn flow() -> FlowParams {
-        FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(8), mtu: 1000, seed: 7 }
+        FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(8), mtu: 1000, payload: 1000, seed: 7 }
     }
 
     fn ack(psn: u64, una: u64, path: u16, ecn: bool, sack: bool) -> Ack<'static> {

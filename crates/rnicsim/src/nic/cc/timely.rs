@@ -214,7 +214,7 @@ mod tests {
 
     #[test]
     fn gradient_rules() {
-        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, payload: 1000, seed: 0 };
         let p = TimelyParams { ewma: 1.0, t_low: Time::from_us(5), min_rtt: None, ..Default::default() };
         let mut t = Timely::new(&p, flow, Time::ZERO);
         t.update(20e6);
@@ -234,7 +234,7 @@ mod tests {
     fn a_rate_floor_above_the_line_is_the_line() {
         // A floor of 50 Gbps on a 10 Gbps host (a topology file's link): clamp(50 G, 10 G)
         // panicked at the first update. Under both rule sets the rate stays the line's.
-        let flow = FlowParams { line_rate: BitsPerSec(10_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
+        let flow = FlowParams { line_rate: BitsPerSec(10_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, payload: 1000, seed: 0 };
         let p = TimelyParams { ewma: 1.0, min_rate: BitsPerSec(50_000_000_000), ..Default::default() };
         let mut t = Timely::new(&p, flow, Time::ZERO);
         t.update(20e6);
@@ -251,7 +251,7 @@ mod tests {
 
     #[test]
     fn ns3_rules_update_once_per_window_count_every_increase_and_do_not_cap_the_cut() {
-        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, seed: 0 };
+        let flow = FlowParams { line_rate: BitsPerSec(100_000_000_000), base_rtt: Time::from_us(10), mtu: 1000, payload: 1000, seed: 0 };
         let p = TimelyParams { rules: TimelyRules::Ns3, delta: BitsPerSec(100_000_000), rate_hai: Some(BitsPerSec(500_000_000)), ..Default::default() };
         let mut t = Timely::new(&p, flow, Time::ZERO);
         // The first ACK takes the reference (RTT 60 µs, window up to byte 100,000).

@@ -27,7 +27,7 @@ use super::qp_table::QpTable;
 use super::verbs::{Completion, CompletionKind, Status, Verb};
 use super::{Nic, NicSpec, PaceRetime};
 use crate::sim::TimerId;
-use crate::units::{BitsPerSec, Time};
+use crate::units::{BitsPerSec, Serialization, Time};
 use crate::wire::packet::{Packet, PacketId, PacketKind, PacketPool, RoceHeader, ECN_NOT_ECT, TTL};
 use crate::wire::roce::{Opcode, Syndrome};
 use recovery::RecoveryScheme;
@@ -110,11 +110,12 @@ pub(crate) fn paced_rate(rate: u64, line: BitsPerSec) -> u64 {
     }
 }
 
-/// The time a queue pair held to `rate` waits after sending `bytes` ([`paced_rate`]).
-pub(crate) fn pacing_gap(rate: u64, line: BitsPerSec, bytes: u32) -> Time {
+/// The time a queue pair held to `rate` waits after sending `bytes` ([`paced_rate`]), timed
+/// by `rule` as the NIC's port times its frames.
+pub(crate) fn pacing_gap(rate: u64, line: BitsPerSec, bytes: u32, rule: Serialization) -> Time {
     match paced_rate(rate, line) {
         0 => Time::ZERO,
-        r => BitsPerSec(r).tx_time(bytes as u64),
+        r => rule.tx_time(BitsPerSec(r), bytes as u64),
     }
 }
 
@@ -212,7 +213,7 @@ impl Ctx<'_> {
     pub fn connect_to(&mut self, q: u32, peer: u32, base_rtt: Time) {
         let (pn, ph) = (self.qps.get(peer).node, self.qps.get(peer).host);
         let line_rate = self.nics[self.qps.get(q).host as usize].line_rate;
-        let mtu = self.spec.mtu + Opcode::WriteMiddle.header_bytes();
+        let mtu = self.spec.mtu + self.spec.headers.bytes(Opcode::WriteMiddle, 0);
         let now = self.now;
         let qp = self.qps.get_mut(q);
         qp.peer = peer;
@@ -222,7 +223,7 @@ impl Ctx<'_> {
         // The world puts the path's own (its slowest link's) once it has connected the pair.
         qp.pair_bdp = line_rate.bytes_in(base_rtt);
         let seed = crate::sim::rng::stream_seed(self.seed, "cc", (q as u64) << 32 | peer as u64);
-        qp.cc = self.spec.cc.build(FlowParams { line_rate, base_rtt, mtu, seed }, now);
+        qp.cc = self.spec.cc.build(FlowParams { line_rate, base_rtt, mtu, payload: self.spec.mtu, seed }, now);
         qp.flow_hash = crate::fabric::lb::flow_hash(qp.node, pn, qp.udp_sport, qp.udp_dport);
         self.sync_rate(q);
     }
@@ -277,7 +278,7 @@ impl Ctx<'_> {
         let line = self.nics[h].line_rate;
         let next = match self.spec.pace_retime {
             PaceRetime::None => return,
-            PaceRetime::WholeGap => pace.from + pacing_gap(rate, line, pace.bytes),
+            PaceRetime::WholeGap => pace.from + pacing_gap(rate, line, pace.bytes, self.nics[h].serialization),
             PaceRetime::Remaining => {
                 // The wait still to run (a payload DMA still under way is not part of it).
                 let start = now.max(pace.from);
@@ -463,7 +464,7 @@ impl Ctx<'_> {
             path: echo.udp_sport,
             ..Default::default()
         };
-        let pkt = Packet { size: op.header_bytes() + self.spec.extra_header_bytes(op.family()), priority: ack_class, ecn: ECN_NOT_ECT, ..qp.packet_to_peer(psn, self.now, hdr) };
+        let pkt = Packet { size: self.spec.header_bytes(op), priority: ack_class, ecn: ECN_NOT_ECT, ..qp.packet_to_peer(psn, self.now, hdr) };
         let (host, path) = (qp.host, qp.path);
         let id = self.push_control(host, pkt, path);
         if self.int_enabled {

@@ -193,7 +193,7 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool, Time)> {
     // Every packet an ordering layer orders carries its header (Head and the last-packet bit):
     // WRITEs and SENDs, and READ requests and responses, which the layer orders here too; and
     // every data packet the telemetry's bytes.
-    let size = hdr.payload + op.header_bytes() + ctx.spec.extra_header_bytes(op.family());
+    let size = hdr.payload + ctx.spec.header_bytes(op);
     let h = qp.host as usize;
     // Payload DMA: bytes mode copies the source bytes into the packet's payload slot (the
     // source address is looked up only then; size-only runs skip it on this hot path).
@@ -225,7 +225,7 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool, Time)> {
         let nic = &mut ctx.nics[h];
         if !inline {
             payload_at = nic.payload_path(gpu).read_payload(now, hdr.payload as u64, first_byte, hdr.offset as u64);
-            start = payload_at.saturating_sub(nic.line_rate.tx_time(size as u64)).max(now);
+            start = payload_at.saturating_sub(nic.serialization.tx_time(nic.line_rate, size as u64)).max(now);
         }
         if let Some(a) = src_addr {
             let mut buf = std::mem::take(&mut nic.scratch);
@@ -264,7 +264,7 @@ fn build_next(ctx: &mut Ctx, q: u32) -> Option<(PacketId, bool, Time)> {
     }
     if !ctx.nics[h].sched.rate_limits() {
         let rate = qp.rate_in_force();
-        let gap = super::pacing_gap(rate, line, size);
+        let gap = super::pacing_gap(rate, line, size, ctx.nics[h].serialization);
         // The wait since it became eligible, up to `pace_burst` at its rate, is banked: the
         // gap runs from that much before now (a token bucket that fills only while the queue
         // pair waits, ready, for its turn).
