@@ -249,8 +249,8 @@ impl Headers {
 
     /// Bytes beyond the payload of a packet of opcode `op` without the telemetry or an
     /// ordering layer's header; `extra`, those bytes, which an ns-3 ACK's padding absorbs.
-    /// Kinds ns-3 has no packet for (READs, out-of-band signals, probes, CNP packets) keep
-    /// RoCEv2's sizes, a READ request and a CNP as ns-3's data packet and ACK are sized.
+    /// ns-3 has no READ and no CNP packet: a READ's request and responses are sized as its
+    /// data packets, a CNP as its ACK; out-of-band signals and probes keep RoCEv2's sizes.
     #[inline]
     pub fn bytes(self, op: crate::wire::roce::Opcode, extra: u32) -> u32 {
         use crate::wire::roce::Family;
