@@ -613,6 +613,11 @@ fn settings_that_do_less_than_they_say_are_warned() {
         // A pause held to its RESUME, and links that lose frames: a lost RESUME pauses for good
         // (363 of 608 flows of an HPCC reference finished at 1% loss; 606 with "refresh").
         ("[switch.pfc]\nresend = \"until_resume\"\n[links]\nloss = 0.01\n", "switch.pfc.resend", "paused for the rest of the run"),
+        // Headroom two ways: the bytes are taken. None of it with the headroom apart: a lossless
+        // class that drops what was in flight at every PAUSE.
+        ("[switch.pfc]\nheadroom = \"50KB\"\nheadroom_bdps = 3\n", "switch.pfc.headroom_bdps", "has no effect"),
+        ("[switch.pfc]\nheadroom_bdps = 0\nheadroom_apart = true\n", "switch.pfc.headroom_apart", "is dropped"),
+        ("[switch.pfc]\nheadroom = \"0B\"\nheadroom_apart = true\n", "switch.pfc.headroom_apart", "is dropped"),
         // Floors at the line: Swift never cut (1.8 MB of queue for two flows), credits never
         // throttled.
         ("[nic.scr.policy.swift]\nmin_rate = \"500Gbps\"\n", "nic.scr.policy.swift.min_rate", "limits nothing"),

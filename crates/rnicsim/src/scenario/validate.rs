@@ -890,6 +890,18 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
             format!("\"until_resume\" with links.loss = {}: a RESUME the link loses leaves its upstream paused for the rest of the run (as in HPCC's ns-3, whose NIC does the same), and the flows behind it stall; \"refresh\" recovers from it", s.links.loss),
         ));
     }
+    // Headroom given two ways: the bytes win for every port.
+    if pfc.enabled && pfc.headroom.is_some() && pfc.headroom_bdps.is_some() {
+        out.push(("switch.pfc.headroom_bdps".into(), format!("has no effect: switch.pfc.headroom = {} is set, and every port takes it", pfc.headroom.unwrap())));
+    }
+    // The headroom apart and none of it: what is in flight when PAUSE goes out is all dropped.
+    let no_headroom = pfc.headroom.map_or(pfc.headroom_bdps == Some(0), |h| h.0 == 0);
+    if pfc.enabled && pfc.headroom_apart && no_headroom {
+        out.push((
+            "switch.pfc.headroom_apart".into(),
+            "with no headroom (switch.pfc.headroom or headroom_bdps is 0), every lossless packet an ingress admits past XOFF is dropped: the bytes in flight when PAUSE goes out have nowhere to go".into(),
+        ));
+    }
     // Weights that nothing reads.
     if s.switch.service == ServiceKind::Strict && s.switch.weights != [1; 8] {
         out.push(("switch.weights".into(), "weights are read with service = \"weighted\" only: under \"strict\" class 0 goes first, whatever the weights".into()));
