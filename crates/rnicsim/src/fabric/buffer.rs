@@ -80,11 +80,13 @@ pub struct SharedBuffer {
     /// Bytes each ingress (port, class) holds (with `headroom_apart`, those not in its headroom).
     ingress: Vec<[u64; CLASSES]>,
     xoff_sent: Vec<[bool; CLASSES]>,
-    /// With `headroom_apart`: each ingress's headroom bytes, each port's headroom, and the
-    /// shared bytes in use (ns-3's `hdrm_bytes`, `headroom`, `shared_used_bytes`).
+    /// With `headroom_apart`: each ingress's headroom bytes and each port's headroom (ns-3's
+    /// `hdrm_bytes`, `headroom`), and the bytes of `used` outside the pool that XOFF divides,
+    /// in headroom or in a reserve (`used - unpooled` is ns-3's `shared_used_bytes`); 0
+    /// without it, so that the threshold reads one count either way.
     headroom_used: Vec<[u64; CLASSES]>,
     port_headroom: Vec<u64>,
-    pooled: u64,
+    unpooled: u64,
 }
 
 impl SharedBuffer {
@@ -111,7 +113,7 @@ impl SharedBuffer {
             xoff_sent: vec![[false; CLASSES]; ports],
             headroom_used: if pfc.headroom_apart { vec![[0; CLASSES]; ports] } else { Vec::new() },
             port_headroom: if pfc.headroom_apart { headroom_per_port.to_vec() } else { Vec::new() },
-            pooled: 0,
+            unpooled: 0,
             pfc,
         }
     }
@@ -147,7 +149,7 @@ impl SharedBuffer {
     }
 
     /// The current XOFF threshold for an ingress port's classes.
-    #[inline]
+    #[inline(always)]
     pub fn xoff_threshold(&self, ingress: u32) -> u64 {
         match self.pfc_alpha_q16 {
             Some(a) => {
@@ -155,8 +157,7 @@ impl SharedBuffer {
                     Some(&d) if d > 0 => (a << d.min(16)).min(1 << 16),
                     _ => a,
                 };
-                let used = if self.pfc.headroom_apart { self.pooled } else { self.used };
-                ((a as u128 * self.shared.saturating_sub(used) as u128) >> 16) as u64
+                ((a as u128 * self.shared.saturating_sub(self.used - self.unpooled) as u128) >> 16) as u64
             }
             None => self.pfc.xoff.0,
         }
@@ -164,12 +165,17 @@ impl SharedBuffer {
 
     /// Admission of `size` bytes arriving on `ingress` for an egress queue of `class` that holds
     /// `egress_queue` bytes. Accepted bytes are accounted until [`Self::release`].
-    #[inline]
+    #[inline(always)]
     pub fn admit(&mut self, ingress: u32, class: u8, egress_queue: u64, size: u32) -> Admit {
-        if self.pfc.headroom_apart && self.is_lossless(class) {
-            return self.admit_apart(ingress, class, size as u64);
+        if self.pfc.headroom_apart {
+            return self.admit_apart(ingress, class, egress_queue, size as u64);
         }
-        let size = size as u64;
+        self.admit_alike(ingress, class, egress_queue, size as u64)
+    }
+
+    /// Admission with every byte counted alike.
+    #[inline(always)]
+    fn admit_alike(&mut self, ingress: u32, class: u8, egress_queue: u64, size: u64) -> Admit {
         let ok = if self.is_lossless(class) {
             self.used + size <= self.size
         } else {
@@ -184,11 +190,20 @@ impl SharedBuffer {
         Admit::Accept
     }
 
-    /// A lossless packet's admission with the headroom apart (`SwitchMmu::CheckIngressAdmission`
+    /// Admission with the headroom apart. A lossless packet's (`SwitchMmu::CheckIngressAdmission`
     /// and `UpdateIngressAdmission`): dropped when the ingress's headroom is full and its shared
     /// bytes are at XOFF; else booked in its reserve, its shared bytes, or, past XOFF, its
-    /// headroom.
-    fn admit_apart(&mut self, ingress: u32, class: u8, size: u64) -> Admit {
+    /// headroom. A lossy one's as without, outside the pool (HPCC's switch admits class 0, its
+    /// only lossy class, without the MMU).
+    #[inline(never)]
+    fn admit_apart(&mut self, ingress: u32, class: u8, egress_queue: u64, size: u64) -> Admit {
+        if !self.is_lossless(class) {
+            let admit = self.admit_alike(ingress, class, egress_queue, size);
+            if admit == Admit::Accept {
+                self.unpooled += size;
+            }
+            return admit;
+        }
         let (i, c) = (ingress as usize, class as usize);
         let xoff = self.xoff_threshold(ingress);
         let shared = self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve);
@@ -199,15 +214,16 @@ impl SharedBuffer {
         let now = self.ingress[i][c] + size;
         if now > self.pfc.ingress_reserve && now - self.pfc.ingress_reserve > xoff {
             self.headroom_used[i][c] += size;
+            self.unpooled += size;
         } else {
             self.ingress[i][c] = now;
-            self.pooled += size.min(now.saturating_sub(self.pfc.ingress_reserve));
+            self.unpooled += size - size.min(now.saturating_sub(self.pfc.ingress_reserve));
         }
         Admit::Accept
     }
 
     /// Whether the ingress (port, class) just crossed XOFF and PAUSE must be sent (and records it).
-    #[inline]
+    #[inline(always)]
     pub fn should_pause(&mut self, ingress: u32, class: u8) -> bool {
         let (i, c) = (ingress as usize, class as usize);
         if !self.is_lossless(class) || (self.xoff_sent[i][c] && !self.pauses_every_packet()) {
@@ -236,11 +252,17 @@ impl SharedBuffer {
     }
 
     /// Frees a packet's bytes when it leaves (or is flushed); returns true if RESUME must be sent.
-    #[inline]
+    #[inline(always)]
     pub fn release(&mut self, ingress: u32, class: u8, size: u32) -> bool {
-        if self.pfc.headroom_apart && self.is_lossless(class) {
+        if self.pfc.headroom_apart {
             return self.release_apart(ingress, class, size as u64);
         }
+        self.release_alike(ingress, class, size)
+    }
+
+    /// A departure with every byte counted alike.
+    #[inline(always)]
+    fn release_alike(&mut self, ingress: u32, class: u8, size: u32) -> bool {
         let (i, c) = (ingress as usize, class as usize);
         self.used -= size as u64;
         self.ingress[i][c] -= size as u64;
@@ -258,14 +280,19 @@ impl SharedBuffer {
     /// `CheckShouldResume`): its bytes leave the headroom first, then the shared bytes, then the
     /// reserve; RESUME once the headroom is empty and the shared bytes are `xon_offset` under
     /// XOFF (or none are left).
+    #[inline(never)]
     fn release_apart(&mut self, ingress: u32, class: u8, size: u64) -> bool {
+        if !self.is_lossless(class) {
+            self.unpooled -= size;
+            return self.release_alike(ingress, class, size as u32);
+        }
         let (i, c) = (ingress as usize, class as usize);
         self.used -= size;
         let from_headroom = self.headroom_used[i][c].min(size);
         let from_shared = (size - from_headroom).min(self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve));
         self.headroom_used[i][c] -= from_headroom;
         self.ingress[i][c] -= size - from_headroom;
-        self.pooled -= from_shared;
+        self.unpooled -= size - from_shared;
         let shared = self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve);
         if self.xoff_sent[i][c] && self.headroom_used[i][c] == 0 && (shared == 0 || shared + self.pfc.xon_offset.0 <= self.xoff_threshold(ingress)) {
             self.xoff_sent[i][c] = false;
@@ -461,5 +488,12 @@ mod tests {
         assert_eq!((n, b.used()), (40, 40_000));
         // Another ingress, under XOFF, is admitted.
         assert_eq!(b.admit(1, 3, 0, 1000), Admit::Accept);
+        // A lossy class's bytes stay out of the pool that XOFF divides (HPCC's class 0 skips
+        // the MMU), coming and going.
+        let xoff = b.xoff_threshold(1);
+        assert_eq!(b.admit(1, 0, 0, 1000), Admit::Accept);
+        assert_eq!((b.used(), b.xoff_threshold(1)), (42_000, xoff));
+        assert!(!b.release(1, 0, 1000));
+        assert_eq!((b.used(), b.xoff_threshold(1)), (41_000, xoff));
     }
 }

@@ -53,6 +53,7 @@ impl PayloadWait {
     }
 
     /// The first held packet if it may start at `now`, and its queue pair.
+    #[inline]
     pub fn pop_ready(&mut self, now: Time) -> Option<(PacketId, u32)> {
         let (path, start) = self.head()?;
         if start > now {
