@@ -195,6 +195,11 @@ impl Port {
         self.control.push_back(pool, id);
     }
 
+    /// How this port times a frame (`links.serialization`).
+    pub fn serialization(&self) -> Serialization {
+        self.serialization
+    }
+
     /// Times frames by `rule` from now on.
     pub fn set_serialization(&mut self, rule: Serialization) {
         self.serialization = rule;

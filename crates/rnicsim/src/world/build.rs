@@ -422,13 +422,14 @@ impl World {
                 return Err(loaded.error_at(
                     "switch.buffer",
                     format!(
-                        "switch {} needs {reserved} B of PFC headroom (and port reserves) for {} ports × {} lossless classes, leaving {} B of its {} buffer (at least {need} B, one MTU per port, must be shared: a buffer of {} B at least); raise switch.buffer, set a smaller switch.pfc.headroom or port_reserve, or use fewer lossless classes",
+                        "switch {} needs {reserved} B of PFC headroom (and port reserves) for {} ports × {} lossless classes, leaving {} B of its {} buffer (at least {need} B, one MTU per port, must be shared: a buffer of {} B at least); raise switch.buffer, set a smaller switch.pfc.{} or port_reserve, or use fewer lossless classes",
                         sw.node,
                         sw.port_count,
                         pfc.classes.len(),
                         sw.buffer.shared(),
                         loaded.scenario.switch.buffer,
-                        reserved + need
+                        reserved + need,
+                        if pfc.headroom.is_none() && pfc.headroom_bdps.is_some() { "headroom_bdps" } else { "headroom" },
                     ),
                 ));
             }

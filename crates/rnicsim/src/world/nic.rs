@@ -793,7 +793,20 @@ impl World {
         let cqe = bw.tx_time(DESCRIPTOR_BYTES) + l;
         let first_payload = size.min(mtu);
         let last_wire = if n == 1 { first } else { last_payload + hdr(Position::Last) };
-        let before_last_wire = if n == 2 { first } else { mtu + hdr(Position::Middle) };
+        let middle_wire = mtu + hdr(Position::Middle);
+        let before_last_wire = if n == 2 { first } else { middle_wire };
+        // Frames times as the links time them (`links.serialization`); under ns-3's rule each
+        // frame is rounded on its own, so a run of them is timed frame by frame.
+        let rule = self.frame_rule();
+        // What a link carries after the first packet up to packet `upto` (0, n - 2 or n - 1).
+        let behind = |r: crate::units::BitsPerSec, upto: u64| {
+            let middles = upto.min(n.saturating_sub(2));
+            let last = if upto > 0 && upto == n - 1 { last_wire } else { 0 };
+            match rule {
+                crate::units::Serialization::Exact => r.tx_time(middles * middle_wire + last),
+                crate::units::Serialization::Ns3 => Time(rule.tx_time(r, middle_wire).0 * middles) + if last > 0 { rule.tx_time(r, last) } else { Time::ZERO },
+            }
+        };
         // The data's walk from host `a` to host `b`: when its first, next-to-last and last
         // packets arrive. A packet arrives no sooner than
         // - every link k has carried the message up to it, from when the first packet reached
@@ -812,18 +825,18 @@ impl World {
             let pcie = |bytes| if inline { Time::ZERO } else { bw.tx_time(bytes) };
             // When the first packet reaches the start of link k: across the links before it,
             // after it waited for its payload on the NIC.
-            let first_at = |k: usize| if k == 0 { Time::ZERO } else { serialization(first, &rates[..k]).max(pcie(first_payload) + serialization(first, &rates[1..k])) };
-            let arrive = |payload: u64, wire_upto: u64, pkt: u64| {
-                let by_links = (0..rates.len()).map(|k| first_at(k) + rates[k].tx_time(first) + rates[k].tx_time(wire_upto - first) + serialization(pkt, &rates[k + 1..])).max().unwrap_or(Time::ZERO);
-                delay + by_links.max(pcie(payload) + serialization(pkt, rates.get(1..).unwrap_or(&[])))
+            let first_at = |k: usize| if k == 0 { Time::ZERO } else { serialization(rule, first, &rates[..k]).max(pcie(first_payload) + serialization(rule, first, &rates[1..k])) };
+            let arrive = |payload: u64, upto: u64, pkt: u64| {
+                let by_links = (0..rates.len()).map(|k| first_at(k) + rule.tx_time(rates[k], first) + behind(rates[k], upto) + serialization(rule, pkt, &rates[k + 1..])).max().unwrap_or(Time::ZERO);
+                delay + by_links.max(pcie(payload) + serialization(rule, pkt, rates.get(1..).unwrap_or(&[])))
             };
-            let first_in = arrive(first_payload, first, first);
+            let first_in = arrive(first_payload, 0, first);
             if n == 1 {
                 return (first_in, first_in, first_in);
             }
-            let before_last_in = arrive(size - last_payload, wire - last_wire, before_last_wire);
-            let last_link = rates.last().map_or(Time::ZERO, |r| r.tx_time(last_wire));
-            let last_in = arrive(size, wire, last_wire).max(before_last_in + last_link);
+            let before_last_in = arrive(size - last_payload, n - 2, before_last_wire);
+            let last_link = rates.last().map_or(Time::ZERO, |&r| rule.tx_time(r, last_wire));
+            let last_in = arrive(size, n - 1, last_wire).max(before_last_in + last_link);
             (first_in, before_last_in, last_in)
         };
         // A non-inline payload is read from host memory first, one PCIe round trip.
@@ -831,12 +844,12 @@ impl World {
         match verb {
             FlowVerb::Write | FlowVerb::Send => {
                 let payload_read = if inline { Time::ZERO } else { read_round_trip };
-                let ack = self.path_time(dst, src, Opcode::Acknowledge.header_bytes() as u64);
+                let ack = self.path_time(dst, src, headers.bytes(Opcode::Acknowledge, 0) as u64);
                 let (_, _, last_in) = data(self, src, dst);
                 fetch + payload_read + cqe + last_in + ack
             }
             FlowVerb::Read => {
-                let request = self.path_time(src, dst, Opcode::ReadRequest.header_bytes() as u64);
+                let request = self.path_time(src, dst, headers.bytes(Opcode::ReadRequest, 0) as u64);
                 // The responder reads the payload from its host's memory.
                 let (first_in, before_last_in, last_in) = data(self, dst, src);
                 // The requester writes each response's payload to its memory as it arrives, in
@@ -888,7 +901,7 @@ impl World {
     /// the summed serialization of a `bytes` packet, and the slowest link's rate.
     fn path_profile(&self, a: u32, b: u32, bytes: u64) -> (Time, Time, Option<crate::units::BitsPerSec>) {
         let (delay, rates) = self.path_links(a, b);
-        (delay, serialization(bytes, &rates), rates.iter().copied().min())
+        (delay, serialization(self.frame_rule(), bytes, &rates), rates.iter().copied().min())
     }
 
     /// Along the first shortest path from host `a` to host `b`: the summed propagation delay and
@@ -916,6 +929,11 @@ impl World {
         (delay, rates)
     }
 
+    /// How the links time a frame (`links.serialization`, the same on every link).
+    fn frame_rule(&self) -> crate::units::Serialization {
+        self.ports.first().map_or(Default::default(), |p| p.serialization())
+    }
+
     /// One-way time of a `bytes` packet from host `a` to host `b` on an idle path.
     pub fn path_time(&self, a: u32, b: u32, bytes: u64) -> Time {
         let (delay, serialization, _) = self.path_profile(a, b, bytes);
@@ -929,7 +947,7 @@ fn whole_ns(bytes: u64, rate: crate::units::BitsPerSec) -> Time {
     Time::from_ns((bytes as u128 * 8_000_000_000 / rate.0.max(1) as u128) as u64)
 }
 
-/// A `bytes` packet's serialization summed over links of `rates`.
-fn serialization(bytes: u64, rates: &[crate::units::BitsPerSec]) -> Time {
-    rates.iter().fold(Time::ZERO, |t, r| t + r.tx_time(bytes))
+/// A `bytes` packet's serialization summed over links of `rates`, each timed by `rule`.
+fn serialization(rule: crate::units::Serialization, bytes: u64, rates: &[crate::units::BitsPerSec]) -> Time {
+    rates.iter().fold(Time::ZERO, |t, &r| t + rule.tx_time(r, bytes))
 }
