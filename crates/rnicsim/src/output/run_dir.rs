@@ -3,7 +3,8 @@
 //! Files are written into a hidden sibling `.NAME.partial-PID` and the folder is renamed into
 //! place by [`RunDir::commit`]. If the run fails or is interrupted the partial folder is removed
 //! on drop; if the process is killed outright, what remains is clearly named partial and holds
-//! no `summary.json`.
+//! no `summary.json`, and the next run to the same place removes it. A folder whose partial
+//! sibling a live process is writing is refused before the run.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -54,17 +55,24 @@ fn check_target(target: &Path, replace: bool) -> io::Result<()> {
 }
 
 /// Removes partial folders of `name` in `parent` left by processes that no longer exist
-/// (killed outright); a live process's partial folder is left alone.
-fn remove_stale_partials(parent: &Path, name: &str) {
-    let Ok(entries) = parent.read_dir() else { return };
+/// (killed outright), and returns one that a live process other than this one is writing.
+fn remove_stale_partials(parent: &Path, name: &str) -> Option<(u32, PathBuf)> {
+    let Ok(entries) = parent.read_dir() else { return None };
     let prefix = format!(".{name}.partial-");
+    let mut live = None;
     for e in entries.flatten() {
         let file = e.file_name();
         let Some(pid) = file.to_str().and_then(|f| f.strip_prefix(&prefix)).and_then(|p| p.parse::<u32>().ok()) else { continue };
-        if pid != std::process::id() && !process_alive(pid) {
+        if pid == std::process::id() {
+            continue;
+        }
+        if process_alive(pid) {
+            live = live.or(Some((pid, e.path())));
+        } else {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }
+    live
 }
 
 /// Whether process `pid` exists (Linux: its /proc entry; elsewhere assumed alive).
@@ -99,7 +107,14 @@ impl RunDir {
             return Err(refuse(io::ErrorKind::InvalidInput, format!("{} is a file, so no folder can be made under it for {}", file.display(), target.display())));
         }
         std::fs::create_dir_all(parent)?;
-        remove_stale_partials(parent, &name);
+        // Two runs into one folder: the later would fail only at its end, when the earlier had
+        // put its run in place.
+        if let Some((pid, partial)) = remove_stale_partials(parent, &name) {
+            return Err(refuse(
+                io::ErrorKind::AlreadyExists,
+                format!("another run (process {pid}) is writing {}: wait for it, or name another folder (if no such run is going, delete {})", target.display(), partial.display()),
+            ));
+        }
         let partial = parent.join(format!(".{name}.partial-{}", std::process::id()));
         if partial.exists() {
             std::fs::remove_dir_all(&partial)?;
@@ -162,6 +177,19 @@ mod tests {
         RunDir::create(&tmp.path().join("n".repeat(MAX_NAME)), false).unwrap();
         let e = RunDir::create(&tmp.path().join("n".repeat(MAX_NAME + 1)), false).err().expect("too long");
         assert!(e.to_string().contains("236 bytes long: at most 235"), "{e}");
+    }
+
+    #[test]
+    fn a_folder_another_live_run_is_writing_is_refused_before_the_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        // Process 1 is alive on every Linux system; a dead one's partial folder is cleared.
+        std::fs::create_dir(tmp.path().join(".run.partial-1")).unwrap();
+        let e = RunDir::create(&tmp.path().join("run"), true).err().expect("another run is writing it");
+        assert!(e.to_string().contains("another run (process 1) is writing"), "{e}");
+        std::fs::remove_dir(tmp.path().join(".run.partial-1")).unwrap();
+        std::fs::create_dir(tmp.path().join(format!(".run.partial-{}", u32::MAX))).unwrap();
+        RunDir::create(&tmp.path().join("run"), false).unwrap().commit().unwrap();
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1, "the dead run's partial folder is gone");
     }
 
     #[test]
