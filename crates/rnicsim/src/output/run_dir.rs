@@ -4,7 +4,10 @@
 //! place by [`RunDir::commit`]. If the run fails or is interrupted the partial folder is removed
 //! on drop; if the process is killed outright, what remains is clearly named partial and holds
 //! no `summary.json`, and the next run to the same place removes it. A folder whose partial
-//! sibling a live process is writing is refused before the run.
+//! sibling a live run is writing is refused before the run: the writer holds a lock on the
+//! partial folder's marker file, which the system releases when the writer exits however it
+//! ends (a process id alone misleads: a killed process no one has reaped, or another process
+//! that reuses the id, still has one).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -17,6 +20,8 @@ pub struct RunDir {
     partial: PathBuf,
     replace: bool,
     committed: bool,
+    /// The partial folder's marker, locked while this run writes it.
+    _lock: std::fs::File,
 }
 
 fn refuse(kind: io::ErrorKind, msg: String) -> io::Error {
@@ -54,8 +59,8 @@ fn check_target(target: &Path, replace: bool) -> io::Result<()> {
     Ok(())
 }
 
-/// Removes partial folders of `name` in `parent` left by processes that no longer exist
-/// (killed outright), and returns one that a live process other than this one is writing.
+/// Removes partial folders of `name` in `parent` left by runs that ended without removing
+/// them (killed outright), and returns one that a live run of another process is writing.
 fn remove_stale_partials(parent: &Path, name: &str) -> Option<(u32, PathBuf)> {
     let Ok(entries) = parent.read_dir() else { return None };
     let prefix = format!(".{name}.partial-");
@@ -66,13 +71,22 @@ fn remove_stale_partials(parent: &Path, name: &str) -> Option<(u32, PathBuf)> {
         if pid == std::process::id() {
             continue;
         }
-        if process_alive(pid) {
+        if process_alive(pid) && being_written(&e.path()) {
             live = live.or(Some((pid, e.path())));
         } else {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }
     live
+}
+
+/// Whether a run holds the lock on `partial`'s marker, or has just made the folder and not yet
+/// written its marker.
+fn being_written(partial: &Path) -> bool {
+    match std::fs::File::open(partial.join(MARKER)) {
+        Ok(marker) => matches!(marker.try_lock(), Err(std::fs::TryLockError::WouldBlock)),
+        Err(_) => true,
+    }
 }
 
 /// Whether process `pid` exists (Linux: its /proc entry; elsewhere assumed alive).
@@ -122,7 +136,9 @@ impl RunDir {
         std::fs::create_dir(&partial)?;
         // The second line names the build that made the run (`crate::VERSION`).
         std::fs::write(partial.join(MARKER), format!("a run folder of rnicsim; `rnicsim run --force` may replace it\nrnicsim {}\n", crate::VERSION))?;
-        Ok(RunDir { target: target.to_path_buf(), partial, replace, committed: false })
+        let lock = std::fs::File::open(partial.join(MARKER))?;
+        lock.try_lock().map_err(|e| refuse(io::ErrorKind::Other, format!("could not lock {}: {e}", partial.join(MARKER).display())))?;
+        Ok(RunDir { target: target.to_path_buf(), partial, replace, committed: false, _lock: lock })
     }
 
     /// Where to write a file of the run.
@@ -182,11 +198,53 @@ mod tests {
     #[test]
     fn a_folder_another_live_run_is_writing_is_refused_before_the_run() {
         let tmp = tempfile::tempdir().unwrap();
-        // Process 1 is alive on every Linux system; a dead one's partial folder is cleared.
-        std::fs::create_dir(tmp.path().join(".run.partial-1")).unwrap();
-        let e = RunDir::create(&tmp.path().join("run"), true).err().expect("another run is writing it");
-        assert!(e.to_string().contains("another run (process 1) is writing"), "{e}");
-        std::fs::remove_dir(tmp.path().join(".run.partial-1")).unwrap();
+        // Process 1 is alive on every Linux system. Its partial folder with the marker locked
+        // (here by a handle of this test, which conflicts as another process's would) is a run
+        // being written; so is one that has no marker yet.
+        let partial = tmp.path().join(".run.partial-1");
+        std::fs::create_dir(&partial).unwrap();
+        let refused = |why: &str| {
+            let e = RunDir::create(&tmp.path().join("run"), true).err().expect(why);
+            assert!(e.to_string().contains("another run (process 1) is writing"), "{why}: {e}");
+        };
+        refused("no marker yet");
+        std::fs::write(partial.join(MARKER), "x").unwrap();
+        let held = std::fs::File::open(partial.join(MARKER)).unwrap();
+        held.try_lock().unwrap();
+        refused("the marker is locked");
+        // Its lock released while the process lives on (a killed process not yet reaped, or
+        // another process given the same id), the folder is a dead run's and is cleared.
+        drop(held);
+        RunDir::create(&tmp.path().join("run"), false).unwrap().commit().unwrap();
+        assert!(!partial.exists(), "the finished writer's partial folder is gone");
+        // A run being written holds its own lock, which a second handle cannot take.
+        let d = RunDir::create(&tmp.path().join("other"), false).unwrap();
+        let marker = std::fs::File::open(d.path(MARKER)).unwrap();
+        assert!(matches!(marker.try_lock(), Err(std::fs::TryLockError::WouldBlock)));
+        drop(marker);
+        d.commit().unwrap();
+        std::fs::remove_dir_all(tmp.path().join("run")).unwrap();
+        std::fs::remove_dir_all(tmp.path().join("other")).unwrap();
+        // A killed process that no one has reaped keeps its id and its /proc entry, but not
+        // its lock (here a child of this test that has exited and is not yet waited for).
+        #[cfg(target_os = "linux")]
+        {
+            let mut child = std::process::Command::new("true").spawn().unwrap();
+            let stat = format!("/proc/{}/stat", child.id());
+            let zombie = || std::fs::read_to_string(&stat).is_ok_and(|s| s.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z')));
+            let t0 = std::time::Instant::now();
+            while !zombie() && t0.elapsed() < std::time::Duration::from_secs(10) {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            assert!(zombie(), "the child exited and is unreaped");
+            let partial = tmp.path().join(format!(".run.partial-{}", child.id()));
+            std::fs::create_dir(&partial).unwrap();
+            std::fs::write(partial.join(MARKER), "x").unwrap();
+            RunDir::create(&tmp.path().join("run"), false).unwrap().commit().unwrap();
+            assert!(!partial.exists());
+            child.wait().unwrap();
+            std::fs::remove_dir_all(tmp.path().join("run")).unwrap();
+        }
         std::fs::create_dir(tmp.path().join(format!(".run.partial-{}", u32::MAX))).unwrap();
         RunDir::create(&tmp.path().join("run"), false).unwrap().commit().unwrap();
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1, "the dead run's partial folder is gone");
