@@ -891,8 +891,8 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
         ));
     }
     // Headroom given two ways: the bytes win for every port.
-    if pfc.enabled && pfc.headroom.is_some() && pfc.headroom_bdps.is_some() {
-        out.push(("switch.pfc.headroom_bdps".into(), format!("has no effect: switch.pfc.headroom = {} is set, and every port takes it", pfc.headroom.unwrap())));
+    if let (true, Some(bytes), Some(_)) = (pfc.enabled, pfc.headroom, pfc.headroom_bdps) {
+        out.push(("switch.pfc.headroom_bdps".into(), format!("has no effect: switch.pfc.headroom = {bytes} is set, and every port takes it")));
     }
     // The headroom apart and none of it: what is in flight when PAUSE goes out is all dropped.
     let no_headroom = pfc.headroom.map_or(pfc.headroom_bdps == Some(0), |h| h.0 == 0);
