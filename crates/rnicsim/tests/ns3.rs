@@ -115,10 +115,11 @@ fn ns3_fct(dir: &Path) -> Vec<FctLine> {
 /// Runs the ns-3 experiment in `scenarios/ns3/<name>` unchanged and compares its slowdowns
 /// with ns-3's own FCT file flow by flow: mean within 10% overall and 15% per size bucket, p99
 /// within 20% (the parity issue's goals); where ns-3's PFC file is kept, the PFC frames
-/// within 25%; and at least `agree` of the flows with a slowdown within 10% of ns-3's for that
-/// same flow (where flows take ns-3's paths; 0 for load balancers that choose at random).
-/// Returns the world.
-fn matches_ns3(name: &str, agree: f64) -> World {
+/// within 25% (averaged over `pfc_seeds` seeds from the config's own, where one run's count
+/// swings with the seed; ns-3's count then also lies within theirs); and at least `agree` of
+/// the flows with a slowdown within 10% of ns-3's for that same flow (where flows take ns-3's
+/// paths; 0 for load balancers that choose at random). Returns the world of the config's seed.
+fn matches_ns3(name: &str, agree: f64, pfc_seeds: u64) -> World {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/ns3").join(name);
     // As the fork's run.py writes it: no SIMULATOR_STOP_TIME. The fork then runs until every
     // flow has finished (it looks every 100 µs), at most 10 s past FLOWGEN_STOP_TIME. HPCC's
@@ -151,9 +152,17 @@ fn matches_ns3(name: &str, agree: f64) -> World {
     // ns-3's PFC file has a line per PFC frame a node received.
     if let Ok(gz) = std::fs::File::open(dir.join("ns3_pfc.txt.gz")) {
         let lines = std::io::BufRead::lines(std::io::BufReader::new(flate2::read::GzDecoder::new(gz))).count();
-        let frames = w.stats.pfc_frames_received;
-        println!("PFC frames: ns-3 {lines}, rnicsim {frames}");
-        assert!((frames as f64 - lines as f64).abs() <= 0.25 * lines as f64, "{name}: {frames} PFC frames vs ns-3's {lines}");
+        let mut seeds = vec![w.stats.pfc_frames_received];
+        for k in 1..pfc_seeds {
+            let mut other = loaded.clone();
+            other.scenario.seed += k;
+            seeds.push(run(&other).stats.pfc_frames_received);
+        }
+        let frames = seeds.iter().sum::<u64>() as f64 / seeds.len() as f64;
+        println!("PFC frames: ns-3 {lines}, rnicsim {seeds:?}");
+        assert!((frames - lines as f64).abs() <= 0.25 * lines as f64, "{name}: {seeds:?} PFC frames vs ns-3's {lines}");
+        let (lo, hi) = (*seeds.iter().min().unwrap(), *seeds.iter().max().unwrap());
+        assert!(pfc_seeds == 1 || (lo..=hi).contains(&(lines as u64)), "{name}: ns-3's {lines} PFC frames outside our seeds' {seeds:?}");
     }
     println!("flows within 10% of ns-3's slowdown: {:.1}%", 100.0 * close);
     assert!(close >= agree, "{name}: {:.1}% of flows within 10% of ns-3's slowdown", 100.0 * close);
@@ -166,14 +175,16 @@ fn the_reference_experiment_gives_ns3s_slowdowns() {
     // DCQCN + PFC, ECMP (`scenarios/ns3/fbhdp50-dcqcn`, its README says how it was made).
     // Flows take ns-3's paths (its ports and switch hash), so most flows agree one by one:
     // with paths of our own, about half did (51%).
-    matches_ns3("fbhdp50-dcqcn", 0.65);
+    matches_ns3("fbhdp50-dcqcn", 0.65, 1);
 }
 
 #[test]
 fn the_reference_experiment_on_a_fat_tree_gives_ns3s_slowdowns() {
     // Three tiers (`scenarios/ns3/fbhdp50-fat`): ns-3's paths through edge, aggregation and
-    // core switches.
-    matches_ns3("fbhdp50-fat", 0.60);
+    // core switches. Its PAUSE count swings with the ECN marks' seed (seeds 1–5: 1,264, 3,458,
+    // 1,277, 1,113 and 1,681 frames; ns-3's 1,821), and with 1 ns shifts of half the flows'
+    // starts (1,936 with each start rounded, not cut, to the ns): five seeds are compared.
+    matches_ns3("fbhdp50-fat", 0.60, 5);
 }
 
 #[test]
@@ -181,7 +192,7 @@ fn the_reference_experiment_with_drill_gives_ns3s_slowdowns() {
     // DRILL(2, 1) per packet (`scenarios/ns3/fbhdp50-drill`): its two random samples may fall
     // on the port remembered for the destination, as in the fork's `DoLbDrill`; kept apart from
     // it, the 10–100 KB flows were 17% slower than ns-3's.
-    matches_ns3("fbhdp50-drill", 0.60);
+    matches_ns3("fbhdp50-drill", 0.60, 1);
 }
 
 #[test]
@@ -217,21 +228,21 @@ fn hpccs_own_simulator_gives_the_same_slowdowns_and_pauses_under_dcqcn() {
     // 4 KiB reserves, RESUME 3 KiB under, PAUSE held to RESUME), ACKs in the data class, source
     // ports per pair: before them the PAUSE frames were 142× ns-3's (220,857 against 1,550)
     // and 39% of flows within 10% of ns-3's slowdown.
-    let w = matches_ns3("hpcc-ls64-dcqcn", 0.80);
+    let w = matches_ns3("hpcc-ls64-dcqcn", 0.80, 1);
     assert!(!w.nic_spec.ack_unpaused && w.nic_spec.ack_priority.is_none());
 }
 
 #[test]
 fn hpccs_own_simulator_gives_the_same_slowdowns_under_hpcc() {
     // The same flows under HPCC (window of a BDP scaled with the rate, INT_MULTI 4).
-    matches_ns3("hpcc-ls64-hpcc", 0.80);
+    matches_ns3("hpcc-ls64-hpcc", 0.80, 1);
 }
 
 #[test]
 fn the_reference_experiment_with_hpcc_gives_ns3s_slowdowns() {
     // HPCC as its run.py sets it (window of a BDP scaled with the rate, per-ACK reaction),
     // ECMP, PFC (`scenarios/ns3/fbhdp50-hpcc`).
-    let w = matches_ns3("fbhdp50-hpcc", 0.80);
+    let w = matches_ns3("fbhdp50-hpcc", 0.80, 1);
     // Only ns-3's HPCC moves a queue pair's next send time when its rate changes (`ChangeRate`).
     assert_eq!(w.nic_spec.pace_retime, rnicsim::nic::PaceRetime::WholeGap);
     for other in ["fbhdp50-dcqcn", "fbhdp50-dctcp", "fbhdp50-timely"] {
@@ -245,7 +256,7 @@ fn the_reference_experiment_with_hpcc_gives_ns3s_slowdowns() {
 fn the_reference_experiment_with_dctcp_gives_ns3s_slowdowns() {
     // DCTCP as HPCC's run.py sets it (window of a BDP scaled with the rate, marking past
     // 300 KB), ECMP, PFC (`scenarios/ns3/fbhdp50-dctcp`): neither simulator pauses a port.
-    let w = matches_ns3("fbhdp50-dctcp", 0.75);
+    let w = matches_ns3("fbhdp50-dctcp", 0.75, 1);
     assert_eq!(w.stats.pfc_frames_sent, 0);
 }
 
@@ -254,27 +265,27 @@ fn the_reference_experiment_with_timely_gives_ns3s_slowdowns() {
     // TIMELY as HPCC's run.py sets it, with ns-3's update rules (`nic.cc.timely.rules = "ns3"`):
     // with the paper's (an update per 16 KiB acknowledged, the gradient cut capped at β) the
     // flows of 1 MB and more were 44% slower than ns-3's and PFC sent half its frames.
-    matches_ns3("fbhdp50-timely", 0.65);
+    matches_ns3("fbhdp50-timely", 0.65, 1);
 }
 
 #[test]
 fn the_reference_experiment_with_irn_gives_ns3s_slowdowns() {
     // Lossy: IRN's selective repeat and BDP cap instead of PFC (`scenarios/ns3/fbhdp50-irn`).
-    let w = matches_ns3("fbhdp50-irn", 0.65);
+    let w = matches_ns3("fbhdp50-irn", 0.65, 1);
     assert_eq!(w.stats.pfc_frames_sent, 0);
 }
 
 #[test]
 fn the_reference_experiment_with_conga_gives_ns3s_slowdowns() {
     // The same with LB_MODE 3 (`scenarios/ns3/fbhdp50-conga`).
-    matches_ns3("fbhdp50-conga", 0.0);
+    matches_ns3("fbhdp50-conga", 0.0, 1);
 }
 
 #[test]
 fn the_reference_experiment_with_conweave_gives_ns3s_slowdowns_and_reroutes() {
     // The same with LB_MODE 9 and run.py's leaf-spine CONWEAVE_* values
     // (`scenarios/ns3/fbhdp50-conweave`).
-    let w = matches_ns3("fbhdp50-conweave", 0.0);
+    let w = matches_ns3("fbhdp50-conweave", 0.0, 1);
     let lb = rnicsim::output::Summary::of(&w, "conweave").load_balancing.expect("ConWeave's counters");
     // ns-3's own counts (its README): 6,289 reroutes, 182,498 packets put in reorder queues,
     // 4,842 queues flushed (4,841 by their TAIL), 98,438 control packets.
@@ -856,6 +867,34 @@ fn a_lone_flow_takes_ns3s_fct_and_ideal_to_the_nanosecond() {
         // (The `ns3` profile's PCIe moves anything in a picosecond: a few of them show.)
         let got = f[0].fct().expect("the flow finishes");
         assert_eq!((got.0 / 1000, f[0].ideal), (fct, Time::from_ns(4_998)), "{cc} {fork}: {got}");
+    }
+}
+
+#[test]
+fn flows_start_when_ns3_starts_them_to_the_nanosecond() {
+    use rnicsim::host::flow_file::parse_flow_file_with_rest;
+    use rnicsim::scenario::schema::StartTimes;
+    // ns-3 takes a start of 2.000000171 s as the double nearest it, 2.00000017099999…, cut
+    // down to whole ns: 2,000,000,170 ns (and 2.000000642 s at 641 ns, as HPCC's ns-3 prints
+    // that flow of `hpcc-ls64-dcqcn`). Read as written, rounded, such a flow started 1 ns
+    // late, as did about half the flows of every reference.
+    let (l, _, _tmp) = small_config(CORE_SLOWER, &["0 1 3 100 1000 2.000000171", "1 0 3 100 1000 2.000000642"], "");
+    assert_eq!(l.scenario.flows[0].start_times, StartTimes::Ns3);
+    let w = run(&l);
+    let starts: Vec<u64> = w.apps.flows.records.iter().map(|r| r.start.0).collect();
+    assert_eq!(starts, [2_000_000_170_000, 2_000_000_641_000]);
+    // Every start of an HPCC and a ConWeave reference is the one ns-3's own FCT file prints.
+    for name in ["hpcc-ls64-dcqcn", "fbhdp50-dcqcn"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/ns3").join(name);
+        let text = std::fs::read_to_string(dir.join("flow.txt")).unwrap();
+        let theirs: std::collections::BTreeSet<(u32, u32, u64, u64)> = ns3_fct(&dir).iter().map(|f| (f.src, f.dst, f.size, f.start_ns)).collect();
+        let same = |starts: StartTimes| {
+            let (flows, _) = parse_flow_file_with_rest(&text, starts).unwrap();
+            flows.iter().filter(|f| theirs.contains(&(f.src, f.dst, f.size, f.start.0 / 1000))).count() as f64 / flows.len() as f64
+        };
+        assert_eq!(same(StartTimes::Ns3), 1.0, "{name}");
+        let exact = same(StartTimes::Exact);
+        assert!(exact < 0.6, "{name}: {exact} rounded alike");
     }
 }
 

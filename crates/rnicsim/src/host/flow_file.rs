@@ -3,6 +3,7 @@
 //! (ConWeave). Every malformed input is an error naming the line.
 
 use crate::input::LineError;
+use crate::scenario::schema::StartTimes;
 use crate::units::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,13 +34,35 @@ pub fn first_line_of_each_class(flows: &[FlowSpec]) -> [Option<u32>; 8] {
     first
 }
 
+/// The flows of `text`, their start times to the picosecond.
 pub fn parse_flow_file(text: &str) -> Result<Vec<FlowSpec>, LineError> {
-    parse_flow_file_with_rest(text).map(|(flows, _)| flows)
+    parse_flow_file_with_rest(text, StartTimes::Exact).map(|(flows, _)| flows)
 }
 
-/// [`parse_flow_file`], and the line of the first row past the count the first line declares
-/// (ignored, as ns-3 ignores it), if any.
-pub fn parse_flow_file_with_rest(text: &str) -> Result<(Vec<FlowSpec>, Option<usize>), LineError> {
+/// ns-3's `Seconds(x)` at its default resolution: the double `x` (non-negative, finite) as
+/// ns-3's 64.64 fixed point (its fraction cut to 64 bits), times 10^9, cut down to whole
+/// nanoseconds (`Time::FromDouble`, `int64x64_t(double)`, `Time(int64x64_t)` taking the
+/// integer part).
+pub fn ns3_seconds(x: f64) -> Time {
+    let bits = x.to_bits();
+    let (exp, frac) = ((bits >> 52) & 0x7ff, bits & ((1 << 52) - 1));
+    let (m, e) = if exp == 0 { (frac as u128, -1074i32) } else { ((frac | 1 << 52) as u128, exp as i32 - 1075) };
+    // x = m · 2^e; in 64.64 fixed point, m · 2^(e + 64) cut to an integer.
+    if e > 0 {
+        return Time(u64::MAX); // 2^53 s and more: past any time this simulator holds
+    }
+    let fixed = match e + 64 {
+        s if s >= 0 => m << s,
+        s if s > -128 => m >> -s,
+        _ => 0,
+    };
+    let ns = fixed.saturating_mul(1_000_000_000) >> 64;
+    Time(u64::try_from(ns).ok().and_then(|n| n.checked_mul(1000)).unwrap_or(u64::MAX))
+}
+
+/// The flows of `text`, their start times read as `starts` says, and the line of the first
+/// row past the count the first line declares (ignored, as ns-3 ignores it), if any.
+pub fn parse_flow_file_with_rest(text: &str, starts: StartTimes) -> Result<(Vec<FlowSpec>, Option<usize>), LineError> {
     let text = crate::input::strip_bom(text);
     let err = |line: usize, message: String| LineError { line, message };
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty());
@@ -91,7 +114,14 @@ pub fn parse_flow_file_with_rest(text: &str) -> Result<(Vec<FlowSpec>, Option<us
         let plain = secs.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-')) && secs.parse::<f64>().is_ok();
         // Rounded to the picosecond: a generator's float may carry more digits than that
         // (0.0000012345678913 s), which a scenario's own durations refuse.
-        let start = secs.parse::<f64>().ok().filter(|s| plain && s.is_finite() && *s >= 0.0 && *s * 1e12 < u64::MAX as f64).map(|s| Time((s * 1e12).round() as u64))
+        let start = secs
+            .parse::<f64>()
+            .ok()
+            .filter(|s| plain && s.is_finite() && *s >= 0.0 && *s * 1e12 < u64::MAX as f64)
+            .map(|s| match starts {
+                StartTimes::Exact => Time((s * 1e12).round() as u64),
+                StartTimes::Ns3 => ns3_seconds(s),
+            })
             .ok_or_else(|| err(ln, format!("start: expected a time in seconds such as 2.000001, got \"{secs}\"")))?;
         if src == dst {
             return Err(err(ln, format!("node {src} sends to itself")));
@@ -136,6 +166,12 @@ mod tests {
             assert!(e.line == 2 && e.message.contains(&format!("got \"{bad}\"")) && e.message.contains("seconds"), "{bad}: {e:?}");
         }
         assert_eq!(parse_flow_file("1\n0 5 3 100 20000 2e-6\n").unwrap()[0].start, Time::from_us(2));
+        // As ns-3 takes them: the double, cut to whole ns (2.000001 is 2.00000100000000013…,
+        // 2.000000171 is 2.00000017099999990…; 0.1 is 0.100000000000000005…).
+        let ns3 = |s: &str| parse_flow_file_with_rest(&format!("1\n0 5 3 100 20000 {s}\n"), StartTimes::Ns3).unwrap().0[0].start;
+        assert_eq!((ns3("2.000001"), ns3("2.000000171"), ns3("0.1")), (Time::from_ns(2_000_001_000), Time::from_ns(2_000_000_170), Time::from_ms(100)));
+        assert_eq!((ns3("0"), ns3("1e-10"), ns3("0.0000012345678913")), (Time(0), Time(0), Time::from_ns(1_234)));
+        assert_eq!(ns3_seconds(f64::MAX), Time(u64::MAX));
         // More digits than a picosecond (a Python float's repr) round to it.
         assert_eq!(parse_flow_file("1\n0 5 3 100 20000 0.0000012345678913\n").unwrap()[0].start, Time(1_234_568));
         // A ConWeave line with a stray field at its end reads as HPCC's six: the message says so.

@@ -577,6 +577,8 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         // ConWeave's fork numbers source ports per source host, HPCC's per (source,
         // destination) pair (`portNumder[src][dst]` in `third.cc`).
         fl.insert("ports".into(), Value::String(if conweave_fork { "ns3" } else { "hpcc" }.into()));
+        // Both take each start as `Seconds(double)`: whole ns, cut down.
+        fl.insert("start_times".into(), Value::String("ns3".into()));
         root.insert("flows".into(), Value::Array(vec![Value::Table(fl)]));
     }
     // Keys the config leaves out take the scratch program's own defaults (its globals:

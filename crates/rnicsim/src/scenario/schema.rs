@@ -682,10 +682,32 @@ pub struct FlowsSpec {
     /// `switch.ecmp_hash = "ns3"` puts each flow on ns-3's path).
     #[serde(default, skip_serializing_if = "is_random_ports")]
     pub ports: PortNumbering,
+    /// How a flow file's start times in seconds become simulated time: `exact` (to the
+    /// picosecond) or `ns3` (to the nanosecond below, as ns-3 takes them).
+    #[serde(default, skip_serializing_if = "is_exact_starts")]
+    pub start_times: StartTimes,
 }
 
 fn is_random_ports(p: &PortNumbering) -> bool {
     *p == PortNumbering::Random
+}
+
+fn is_exact_starts(s: &StartTimes) -> bool {
+    *s == StartTimes::Exact
+}
+
+/// How a flow file's start times, in seconds, become simulated time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StartTimes {
+    /// The decimal written, rounded to the picosecond.
+    #[default]
+    Exact,
+    /// As ns-3's scratch programs take them (`Seconds(flow_input.start_time)` in `third.cc` and
+    /// ConWeave's `network-load-balance.cc`): the double nearest the decimal, cut down to whole
+    /// nanoseconds, so that 2.000000171 s, held as 2.00000017099999…, starts at
+    /// 2,000,000,170 ns.
+    Ns3,
 }
 
 /// The perftest benchmark to run.

@@ -879,6 +879,12 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
     if s.nic.nak_interval.is_some() && !profiles && s.nic.ordering.is_some() {
         out.push(("nic.nak_interval".into(), "has no effect with [nic.ordering]: the ordering layer answers packets out of order by its own rules (docs/eunomia.md), never go-back-N's repeated NAK".into()));
     }
+    // Start times read ns-3's way are a flow file's: a drawn workload has none.
+    for (i, f) in s.flows.iter().enumerate() {
+        if f.start_times != crate::scenario::schema::StartTimes::Exact && f.file.is_none() {
+            out.push((format!("flows[{i}].start_times"), "has no effect: it says how a flow file's start times are read, and this workload has no file (its flows arrive as it draws them)".into()));
+        }
+    }
     // A self-timing scheduler paces every queue pair itself; the NIC's bank is never used.
     if s.nic.pace_burst.0 > 0 && s.nic.scheduler.times_packets() {
         out.push(("nic.pace_burst".into(), "has no effect: the scheduler (Tassel, SE-PIEO) times every queue pair's packets itself, and the NIC's own pacing, whose bank this is, is off (docs/tassel.md)".into()));
@@ -1307,7 +1313,7 @@ pub fn flow_files(s: &Scenario, base_dir: &std::path::Path) -> Problems {
     for (i, f) in s.flows.iter().enumerate() {
         let Some(path) = &f.file else { continue };
         let Ok(text) = std::fs::read_to_string(base_dir.join(path)) else { continue };
-        let Ok((list, rest)) = crate::host::flow_file::parse_flow_file_with_rest(&text) else { continue };
+        let Ok((list, rest)) = crate::host::flow_file::parse_flow_file_with_rest(&text, f.start_times) else { continue };
         if pfc.enabled {
             for (class, line) in crate::host::flow_file::first_line_of_each_class(&list).iter().enumerate() {
                 if let (Some(line), false) = (line, pfc.classes.contains(&(class as u8))) {
