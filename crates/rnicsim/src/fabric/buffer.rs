@@ -241,14 +241,14 @@ impl SharedBuffer {
     /// the headroom). A dynamic threshold falls to 0 as the pool empties, so needs no such test.
     #[inline]
     fn pool_spent(&self) -> bool {
-        self.pfc_alpha_q16.is_none() && self.used > self.shared
+        self.pfc_alpha_q16.is_none() && self.used - self.unpooled > self.shared
     }
 
     /// Under a static XOFF, whether the shared pool has XON's room again (always, under a
     /// dynamic threshold): a paused ingress resumes only then.
     #[inline]
     fn pool_has_xon_room(&self) -> bool {
-        self.pfc_alpha_q16.is_some() || self.used + self.pfc.xon_offset.0 <= self.shared
+        self.pfc_alpha_q16.is_some() || self.used - self.unpooled + self.pfc.xon_offset.0 <= self.shared
     }
 
     /// Frees a packet's bytes when it leaves (or is flushed); returns true if RESUME must be sent.
@@ -294,7 +294,7 @@ impl SharedBuffer {
         self.ingress[i][c] -= size - from_headroom;
         self.unpooled -= size - from_shared;
         let shared = self.ingress[i][c].saturating_sub(self.pfc.ingress_reserve);
-        if self.xoff_sent[i][c] && self.headroom_used[i][c] == 0 && (shared == 0 || shared + self.pfc.xon_offset.0 <= self.xoff_threshold(ingress)) {
+        if self.xoff_sent[i][c] && self.headroom_used[i][c] == 0 && (shared == 0 || (shared + self.pfc.xon_offset.0 <= self.xoff_threshold(ingress) && self.pool_has_xon_room())) {
             self.xoff_sent[i][c] = false;
             return true;
         }
@@ -430,6 +430,28 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, 10);
+    }
+
+    #[test]
+    fn with_the_headroom_apart_a_static_xoff_counts_only_the_pools_bytes() {
+        // 100 KB, four ports of 10 KB headroom: a 60 KB pool, XOFF at 20 KB. Ingresses 0 and 1
+        // each fill 20 KB of the pool and their 10 KB of headroom: 60 KB held, 40 KB of it
+        // pooled. A packet of ingress 2 finds 20 KB of the pool free and does not pause; with
+        // every byte held counted, the pool read as spent, and each packet of ingress 2 sent
+        // PAUSE and its departure RESUME.
+        let mut s = PfcSettings { headroom_apart: true, ..pfc(true, None) };
+        s.xoff = Bytes(20_000);
+        let mut b = SharedBuffer::new(Bytes(100_000), 1.0, s, &[10_000; 4]);
+        assert_eq!(b.shared(), 60_000);
+        for i in 0..2 {
+            for _ in 0..30 {
+                assert_eq!(b.admit(i, 3, 0, 1000), Admit::Accept);
+            }
+            assert!(b.should_pause(i, 3));
+        }
+        assert_eq!(b.admit(2, 3, 0, 1000), Admit::Accept);
+        assert!(!b.should_pause(2, 3));
+        assert!(!b.release(2, 3, 1000));
     }
 
     /// 100 KB, two ports of 20 KB headroom (60 KB shared), XOFF at ½ of the free pool, XON

@@ -7,7 +7,11 @@
 //! sibling a live run is writing is refused before the run: the writer holds a lock on the
 //! partial folder's marker file, which the system releases when the writer exits however it
 //! ends (a process id alone misleads: a killed process no one has reaped, or another process
-//! that reuses the id, still has one).
+//! that reuses the id, still has one). The partial folder is made as `.NAME.partial-PID.tmp`
+//! and renamed once its marker is locked, so no one finds it unlocked meanwhile. Where the
+//! file system has no locks, the process id alone decides. Two runs started at the same
+//! instant may both pass the check (it is a courtesy, not a mutual exclusion): the later to
+//! finish then fails, or with `--force` replaces the other's run.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -60,18 +64,23 @@ fn check_target(target: &Path, replace: bool) -> io::Result<()> {
 }
 
 /// Removes partial folders of `name` in `parent` left by runs that ended without removing
-/// them (killed outright), and returns one that a live run of another process is writing.
+/// them (killed outright), and returns one that a live run (of another process, or another
+/// thread of this one) is writing.
 fn remove_stale_partials(parent: &Path, name: &str) -> Option<(u32, PathBuf)> {
     let Ok(entries) = parent.read_dir() else { return None };
     let prefix = format!(".{name}.partial-");
     let mut live = None;
     for e in entries.flatten() {
         let file = e.file_name();
-        let Some(pid) = file.to_str().and_then(|f| f.strip_prefix(&prefix)).and_then(|p| p.parse::<u32>().ok()) else { continue };
-        if pid == std::process::id() {
-            continue;
-        }
-        if process_alive(pid) && being_written(&e.path()) {
+        let Some(rest) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else { continue };
+        let (pid, forming) = match rest.strip_suffix(".tmp") {
+            Some(pid) => (pid, true),
+            None => (rest, false),
+        };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        // A folder still being made has no locked marker yet: its maker's life decides.
+        let alive = pid == std::process::id() || process_alive(pid);
+        if alive && (forming || being_written(&e.path())) {
             live = live.or(Some((pid, e.path())));
         } else {
             let _ = std::fs::remove_dir_all(e.path());
@@ -80,13 +89,36 @@ fn remove_stale_partials(parent: &Path, name: &str) -> Option<(u32, PathBuf)> {
     live
 }
 
-/// Whether a run holds the lock on `partial`'s marker, or has just made the folder and not yet
-/// written its marker.
+/// Whether a run holds the lock on `partial`'s marker (or it cannot be told: no marker, or a
+/// file system without locks).
 fn being_written(partial: &Path) -> bool {
     match std::fs::File::open(partial.join(MARKER)) {
-        Ok(marker) => matches!(marker.try_lock(), Err(std::fs::TryLockError::WouldBlock)),
+        Ok(marker) => !matches!(marker.try_lock(), Ok(())),
         Err(_) => true,
     }
+}
+
+/// Makes the partial folder `partial`: as `partial.tmp` first, its marker created and locked
+/// (where the file system has locks) before it takes its name. Returns the locked marker.
+fn make_partial(partial: &Path) -> io::Result<std::fs::File> {
+    use std::io::Write;
+    let forming = partial.with_file_name(format!("{}.tmp", partial.file_name().unwrap_or_default().to_string_lossy()));
+    std::fs::create_dir(&forming)?;
+    let made = (|| {
+        let mut marker = std::fs::File::create(forming.join(MARKER))?;
+        match marker.try_lock() {
+            Ok(()) | Err(std::fs::TryLockError::Error(_)) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(refuse(io::ErrorKind::WouldBlock, format!("{} is locked by another run", forming.join(MARKER).display()))),
+        }
+        // The second line names the build that made the run (`crate::VERSION`).
+        marker.write_all(format!("a run folder of rnicsim; `rnicsim run --force` may replace it\nrnicsim {}\n", crate::VERSION).as_bytes())?;
+        std::fs::rename(&forming, partial)?;
+        Ok(marker)
+    })();
+    if made.is_err() {
+        let _ = std::fs::remove_dir_all(&forming);
+    }
+    made
 }
 
 /// Whether process `pid` exists (Linux: its /proc entry; elsewhere assumed alive).
@@ -124,20 +156,17 @@ impl RunDir {
         // Two runs into one folder: the later would fail only at its end, when the earlier had
         // put its run in place.
         if let Some((pid, partial)) = remove_stale_partials(parent, &name) {
+            let who = if pid == std::process::id() { "another run of this process".to_string() } else { format!("another run (process {pid})") };
             return Err(refuse(
                 io::ErrorKind::AlreadyExists,
-                format!("another run (process {pid}) is writing {}: wait for it, or name another folder (if no such run is going, delete {})", target.display(), partial.display()),
+                format!("{who} is writing {}: wait for it, or name another folder (if no such run is going, delete {})", target.display(), partial.display()),
             ));
         }
         let partial = parent.join(format!(".{name}.partial-{}", std::process::id()));
         if partial.exists() {
             std::fs::remove_dir_all(&partial)?;
         }
-        std::fs::create_dir(&partial)?;
-        // The second line names the build that made the run (`crate::VERSION`).
-        std::fs::write(partial.join(MARKER), format!("a run folder of rnicsim; `rnicsim run --force` may replace it\nrnicsim {}\n", crate::VERSION))?;
-        let lock = std::fs::File::open(partial.join(MARKER))?;
-        lock.try_lock().map_err(|e| refuse(io::ErrorKind::Other, format!("could not lock {}: {e}", partial.join(MARKER).display())))?;
+        let lock = make_partial(&partial)?;
         Ok(RunDir { target: target.to_path_buf(), partial, replace, committed: false, _lock: lock })
     }
 
@@ -217,12 +246,22 @@ mod tests {
         drop(held);
         RunDir::create(&tmp.path().join("run"), false).unwrap().commit().unwrap();
         assert!(!partial.exists(), "the finished writer's partial folder is gone");
-        // A run being written holds its own lock, which a second handle cannot take.
+        // A folder still being made (no locked marker yet) is a live run's too.
+        std::fs::create_dir(tmp.path().join(".run.partial-1.tmp")).unwrap();
+        refused("a partial folder being made");
+        std::fs::remove_dir(tmp.path().join(".run.partial-1.tmp")).unwrap();
+        std::fs::remove_dir_all(tmp.path().join("run")).unwrap();
+        // A run being written holds its own lock, which a second handle cannot take, and a
+        // second run of this process into the same folder (another Python thread) is refused
+        // (it removed the first's partial folder, which then failed at its end).
         let d = RunDir::create(&tmp.path().join("other"), false).unwrap();
         let marker = std::fs::File::open(d.path(MARKER)).unwrap();
         assert!(matches!(marker.try_lock(), Err(std::fs::TryLockError::WouldBlock)));
         drop(marker);
+        let e = RunDir::create(&tmp.path().join("other"), false).err().expect("this process is writing it");
+        assert!(e.to_string().contains("another run of this process is writing"), "{e}");
         d.commit().unwrap();
+        RunDir::create(&tmp.path().join("run"), false).unwrap().commit().unwrap();
         std::fs::remove_dir_all(tmp.path().join("run")).unwrap();
         std::fs::remove_dir_all(tmp.path().join("other")).unwrap();
         // A killed process that no one has reaped keeps its id and its /proc entry, but not
