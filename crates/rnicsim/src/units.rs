@@ -116,12 +116,12 @@ impl Serialization {
 /// ns-3's `Seconds(double)` at its default nanosecond resolution: the whole seconds, then the
 /// fraction cut to 64 binary places and multiplied by 10^9 in 64.64 fixed point, whose integer
 /// part is the time in ns. IEEE 754 fixes every step, so the result is the same on every
-/// machine.
-fn ns3_seconds(s: f64) -> Time {
+/// machine. `s` is non-negative; a time past the largest this simulator holds is that time.
+pub fn ns3_seconds(s: f64) -> Time {
     let whole = s.floor();
     let frac = ((s - whole) * 18_446_744_073_709_551_616.0) as u128;
-    let ns = whole as u64 * 1_000_000_000 + ((frac * 1_000_000_000) >> 64) as u64;
-    Time::from_ns(ns)
+    let ns = (whole as u64).saturating_mul(1_000_000_000).saturating_add(((frac * 1_000_000_000) >> 64) as u64);
+    Time(ns.saturating_mul(1000))
 }
 
 impl BitsPerSec {

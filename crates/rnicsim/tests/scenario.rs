@@ -626,7 +626,7 @@ fn settings_that_do_less_than_they_say_are_warned() {
         ("[nic.scr.policy.receiver_driven]\ninterval = \"0ns\"\n", "nic.scr.policy.receiver_driven.interval", "every RX event"),
         // 400 Gbps links behind the default 200 Gbps PCIe: a 5-to-1 incast carried 52%.
         ("[[flows]]\ncdf = \"../../data/cdf/FbHdp_distribution.txt\"\nload = 0.3\nstart_times = \"ns3\"\n", "flows[0].start_times", "has no effect"),
-                ("[links]\nrate = \"400Gbps\"\n[[perftest]]\nname = \"a\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\n", "nic.pcie.bandwidth", "below the links' 400Gbps"),
+        ("[links]\nrate = \"400Gbps\"\n[[perftest]]\nname = \"a\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\n", "nic.pcie.bandwidth", "below the links' 400Gbps"),
     ] {
         let text = format!("{}{extra}", if key.starts_with("rpc") { "duration = \"10us\"\n[topology.star]\nhosts = 4\n" } else { b2b });
         let w = warnings(&text);

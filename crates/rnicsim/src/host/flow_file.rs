@@ -4,7 +4,7 @@
 
 use crate::input::LineError;
 use crate::scenario::schema::StartTimes;
-use crate::units::Time;
+use crate::units::{ns3_seconds, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlowSpec {
@@ -37,27 +37,6 @@ pub fn first_line_of_each_class(flows: &[FlowSpec]) -> [Option<u32>; 8] {
 /// The flows of `text`, their start times to the picosecond.
 pub fn parse_flow_file(text: &str) -> Result<Vec<FlowSpec>, LineError> {
     parse_flow_file_with_rest(text, StartTimes::Exact).map(|(flows, _)| flows)
-}
-
-/// ns-3's `Seconds(x)` at its default resolution: the double `x` (non-negative, finite) as
-/// ns-3's 64.64 fixed point (its fraction cut to 64 bits), times 10^9, cut down to whole
-/// nanoseconds (`Time::FromDouble`, `int64x64_t(double)`, `Time(int64x64_t)` taking the
-/// integer part).
-pub fn ns3_seconds(x: f64) -> Time {
-    let bits = x.to_bits();
-    let (exp, frac) = ((bits >> 52) & 0x7ff, bits & ((1 << 52) - 1));
-    let (m, e) = if exp == 0 { (frac as u128, -1074i32) } else { ((frac | 1 << 52) as u128, exp as i32 - 1075) };
-    // x = m · 2^e; in 64.64 fixed point, m · 2^(e + 64) cut to an integer.
-    if e > 0 {
-        return Time(u64::MAX); // 2^53 s and more: past any time this simulator holds
-    }
-    let fixed = match e + 64 {
-        s if s >= 0 => m << s,
-        s if s > -128 => m >> -s,
-        _ => 0,
-    };
-    let ns = fixed.saturating_mul(1_000_000_000) >> 64;
-    Time(u64::try_from(ns).ok().and_then(|n| n.checked_mul(1000)).unwrap_or(u64::MAX))
 }
 
 /// The flows of `text`, their start times read as `starts` says, and the line of the first

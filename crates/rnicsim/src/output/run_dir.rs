@@ -162,10 +162,8 @@ impl RunDir {
                 format!("{who} is writing {}: wait for it, or name another folder (if no such run is going, delete {})", target.display(), partial.display()),
             ));
         }
+        // (A partial folder this process left unlocked was cleared with the others above.)
         let partial = parent.join(format!(".{name}.partial-{}", std::process::id()));
-        if partial.exists() {
-            std::fs::remove_dir_all(&partial)?;
-        }
         let lock = make_partial(&partial)?;
         Ok(RunDir { target: target.to_path_buf(), partial, replace, committed: false, _lock: lock })
     }
