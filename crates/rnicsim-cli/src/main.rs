@@ -1,18 +1,34 @@
-//! The `rnicsim` binary: the command line of `rnicsim_cli`, stopped cleanly by Ctrl-C.
+//! The `rnicsim` binary: the command line of `rnicsim_cli`, stopped cleanly by Ctrl-C,
+//! SIGTERM or SIGHUP, and ending with the shell's status for that signal (128 + its number).
 
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 fn main() -> ExitCode {
     quiet_on_closed_pipe();
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        // A second Ctrl-C while stopping falls through to the default handler.
-        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
+    let stopping = Arc::new(AtomicBool::new(false));
+    let signal = Arc::new(AtomicUsize::new(0));
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        // A second signal while stopping takes the signal's default action (ends at once);
+        // hooks run in the order registered, so this one sees the flag the first set.
+        let _ = signal_hook::flag::register_conditional_default(sig, stopping.clone());
+        let _ = signal_hook::flag::register_usize(sig, signal.clone(), sig as usize);
+        let _ = signal_hook::flag::register(sig, stopping.clone());
     }
-    ExitCode::from(rnicsim_cli::main_with(std::env::args().collect(), &|| stop.load(Ordering::Relaxed)))
+    let code = rnicsim_cli::main_with(std::env::args().collect(), &|| stopping.load(Ordering::Relaxed));
+    ExitCode::from(stopped_status(code, signal.load(Ordering::Relaxed)))
+}
+
+/// `main_with` ends a stopped command with 130, Ctrl-C's status; a command stopped by another
+/// signal ends with that signal's (SIGTERM 143, SIGHUP 129), as a shell reports it.
+fn stopped_status(code: u8, signal: usize) -> u8 {
+    match (code, signal) {
+        (130, s) if s > 0 && s < 128 => 128 + s as u8,
+        _ => code,
+    }
 }
 
 /// Output piped into a reader that stops early (`rnicsim validate f.toml | head -1`) ends the

@@ -165,8 +165,8 @@ fn validate_and_run_name_a_misspelt_claim_metric_before_running() {
 }
 
 /// Runs the quickstart for a long time, sends `signal` once it writes, and checks that it stops
-/// with exit code 130 and leaves nothing behind.
-fn interrupted_by(signal: &str, sets: &[&str]) {
+/// with the shell's status for that signal (`status`: 128 + its number) and leaves nothing behind.
+fn interrupted_by(signal: &str, status: i32, sets: &[&str]) {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     let q = quickstart();
@@ -184,27 +184,32 @@ fn interrupted_by(signal: &str, sets: &[&str]) {
     std::thread::sleep(std::time::Duration::from_millis(300));
     let killed = Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap();
     assert!(killed.success());
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130), "{signal}");
+    let child_status = child.wait().unwrap();
+    assert_eq!(child_status.code(), Some(status), "{signal}");
     assert!(!out.exists());
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "partial folder removed after {signal}");
 }
 
 #[test]
 fn interrupted_run_leaves_nothing_behind() {
-    interrupted_by("-INT", &["duration=\"1s\""]);
+    interrupted_by("-INT", 130, &["duration=\"1s\""]);
 }
 
 #[test]
 fn terminated_run_leaves_nothing_behind() {
-    // What `timeout`, batch schedulers and `docker stop` send.
-    interrupted_by("-TERM", &["duration=\"1s\""]);
+    // What `timeout`, batch schedulers and `docker stop` send; 143 as Python's commands end.
+    interrupted_by("-TERM", 143, &["duration=\"1s\""]);
+}
+
+#[test]
+fn a_run_whose_terminal_hangs_up_leaves_nothing_behind() {
+    interrupted_by("-HUP", 129, &["duration=\"1s\""]);
 }
 
 #[test]
 fn a_run_terminated_during_its_baselines_leaves_nothing_behind() {
     // The scenario's own run ends at once; the signal comes while its baseline runs.
-    interrupted_by("-TERM", &["duration=\"1us\"", "baseline=[{ name = \"long\", set = { duration = \"1s\" } }]"]);
+    interrupted_by("-TERM", 143, &["duration=\"1us\"", "baseline=[{ name = \"long\", set = { duration = \"1s\" } }]"]);
 }
 
 #[test]
