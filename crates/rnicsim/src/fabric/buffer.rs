@@ -87,6 +87,10 @@ pub struct SharedBuffer {
     headroom_used: Vec<[u64; CLASSES]>,
     port_headroom: Vec<u64>,
     unpooled: u64,
+    /// With `headroom_apart`: bytes of lossy class 0, which HPCC's switch passes by its MMU
+    /// (`SwitchNode::SendToDev` admits and counts only `qIndex != 0`): never dropped, and
+    /// counted nowhere but in [`Self::used`].
+    unmetered: u64,
 }
 
 impl SharedBuffer {
@@ -114,12 +118,14 @@ impl SharedBuffer {
             headroom_used: if pfc.headroom_apart { vec![[0; CLASSES]; ports] } else { Vec::new() },
             port_headroom: if pfc.headroom_apart { headroom_per_port.to_vec() } else { Vec::new() },
             unpooled: 0,
+            unmetered: 0,
             pfc,
         }
     }
 
+    /// Bytes the buffer holds.
     pub fn used(&self) -> u64 {
-        self.used
+        self.used + self.unmetered
     }
 
     /// The PFC headroom its ports ask to have reserved (all of it, even past the buffer's size).
@@ -193,11 +199,16 @@ impl SharedBuffer {
     /// Admission with the headroom apart. A lossless packet's (`SwitchMmu::CheckIngressAdmission`
     /// and `UpdateIngressAdmission`): dropped when the ingress's headroom is full and its shared
     /// bytes are at XOFF; else booked in its reserve, its shared bytes, or, past XOFF, its
-    /// headroom. A lossy one's as without, outside the pool (HPCC's switch admits class 0, its
-    /// only lossy class, without the MMU).
+    /// headroom. A lossy class 0 packet is admitted without the MMU, as HPCC's switch admits
+    /// its only lossy class (its ACKs, CNPs and NACKs under ACK_HIGH_PRIO 1); another lossy
+    /// one as without, outside the pool.
     #[inline(never)]
     fn admit_apart(&mut self, ingress: u32, class: u8, egress_queue: u64, size: u64) -> Admit {
         if !self.is_lossless(class) {
+            if class == 0 {
+                self.unmetered += size;
+                return Admit::Accept;
+            }
             let admit = self.admit_alike(ingress, class, egress_queue, size);
             if admit == Admit::Accept {
                 self.unpooled += size;
@@ -283,6 +294,10 @@ impl SharedBuffer {
     #[inline(never)]
     fn release_apart(&mut self, ingress: u32, class: u8, size: u64) -> bool {
         if !self.is_lossless(class) {
+            if class == 0 {
+                self.unmetered -= size;
+                return false;
+            }
             self.unpooled -= size;
             return self.release_alike(ingress, class, size as u32);
         }
@@ -510,12 +525,36 @@ mod tests {
         assert_eq!((n, b.used()), (40, 40_000));
         // Another ingress, under XOFF, is admitted.
         assert_eq!(b.admit(1, 3, 0, 1000), Admit::Accept);
-        // A lossy class's bytes stay out of the pool that XOFF divides (HPCC's class 0 skips
-        // the MMU), coming and going.
+        // A lossy class's bytes stay out of the pool that XOFF divides, coming and going.
         let xoff = b.xoff_threshold(1);
+        for class in [0, 1] {
+            assert_eq!(b.admit(1, class, 0, 1000), Admit::Accept);
+            assert_eq!((b.used(), b.xoff_threshold(1)), (42_000, xoff));
+            assert!(!b.release(1, class, 1000));
+            assert_eq!((b.used(), b.xoff_threshold(1)), (41_000, xoff));
+        }
+    }
+
+    #[test]
+    fn with_the_headroom_apart_lossy_class_0_passes_a_full_buffer() {
+        // HPCC's switch admits class 0 (its ACKs under ACK_HIGH_PRIO 1) without the MMU: twice
+        // the buffer's size of it is taken, and the lossless class's admission does not see it.
+        let mut b = apart();
+        while b.admit(0, 3, 0, 1000) == Admit::Accept {}
+        for _ in 0..200 {
+            assert_eq!(b.admit(1, 0, 0, 1000), Admit::Accept);
+        }
+        assert_eq!(b.used(), 240_000);
+        assert_eq!(b.admit(1, 3, 0, 1000), Admit::Accept, "ingress 1 is under its XOFF");
+        for _ in 0..200 {
+            assert!(!b.release(1, 0, 1000));
+        }
+        assert_eq!(b.used(), 41_000);
+        // Another lossy class is dropped once the pool is spent (40 + 33 KB of the 60 KB pool
+        // and the two headrooms, from ingresses 0 and 1).
+        while b.admit(1, 3, 0, 1000) == Admit::Accept {}
+        assert!(b.used() > 60_000);
+        assert_eq!(b.admit(1, 1, 0, 1000), Admit::Drop);
         assert_eq!(b.admit(1, 0, 0, 1000), Admit::Accept);
-        assert_eq!((b.used(), b.xoff_threshold(1)), (42_000, xoff));
-        assert!(!b.release(1, 0, 1000));
-        assert_eq!((b.used(), b.xoff_threshold(1)), (41_000, xoff));
     }
 }
