@@ -215,6 +215,8 @@ pub fn write_outputs(dir: &RunDir, loaded: &LoadedScenario, world: &mut World, b
     summary.baselines = baselines;
     summary.compare_with(&loaded.scenario);
     summary.warnings = loaded.warnings.clone();
+    let unfinished = world.apps.flows.unfinished_listed(&loaded.scenario, world.now);
+    summary.warnings.extend(unfinished.into_iter().map(|(key, m)| loaded.error_at(&key, m).to_string()));
     summary.warnings.extend(world.record.rates.warning());
     summary.warnings.extend(world.apps.yama.warnings.iter().map(|(key, m)| loaded.error_at(key, m.clone()).to_string()));
     let rpc = summary.rpc.iter().enumerate().filter_map(|(i, r)| r.window_warning().map(|m| loaded.error_at(&format!("rpc[{i}].warmup"), m).to_string()));

@@ -1038,3 +1038,131 @@ fn keys_ns3_reads_otherwise_are_read_or_refused_as_ns3_does() {
     let line = text.lines().count() + 1;
     assert!(t.warnings.iter().any(|w| w.contains(&format!("unknown keys, ignored: CC_MOD (line {line})"))), "{:?}", t.warnings);
 }
+
+/// The test config copied into a folder of its own with `edit` applied to its text; loaded as
+/// a user's `rnicsim run config.txt` loads it (errors and warnings at the config's lines).
+fn load_config_edited(edit: impl FnOnce(&str) -> String) -> (tempfile::TempDir, Result<LoadedScenario, rnicsim::scenario::ScenarioError>) {
+    let tmp = tempfile::tempdir().unwrap();
+    for f in ["topology.txt", "flow.txt"] {
+        std::fs::copy(data().join(f), tmp.path().join(f)).unwrap();
+    }
+    let text = edit(&std::fs::read_to_string(data().join("config.txt")).unwrap());
+    std::fs::write(tmp.path().join("config.txt"), &text).unwrap();
+    let loaded = LoadedScenario::from_file(&tmp.path().join("config.txt"));
+    (tmp, loaded)
+}
+
+#[test]
+fn keys_only_conweaves_fork_reads_are_applied_and_said_in_an_hpcc_config() {
+    // HPCC's third.cc skips ENABLE_PFC, ENABLE_IRN, LB_MODE and FLOWGEN_*; a config without
+    // CONWEAVE_* keys that names them ran them without a word (PFC off: 541,669 drops).
+    let (_t, loaded) = load_config_edited(|t| format!("{t}ENABLE_PFC 0\nLB_MODE 3\n"));
+    let loaded = loaded.unwrap_or_else(|e| panic!("{e}"));
+    assert!(!loaded.scenario.switch.pfc.enabled, "applied, as ConWeave's fork reads it");
+    for key in ["ENABLE_PFC", "LB_MODE"] {
+        let said: Vec<_> = loaded.warnings.iter().filter(|w| w.contains(&format!("{key} is a key of ConWeave's"))).collect();
+        assert!(said.len() == 1 && said[0].contains("HPCC's ns-3 would run without it"), "{key}: {:?}", loaded.warnings);
+    }
+    // In a ConWeave config they are its own keys: nothing to say.
+    let (_t, loaded) = load_config_edited(|t| format!("{t}ENABLE_PFC 0\nLB_MODE 3\nCONWEAVE_TX_EXPIRY_TIME 1000\n"));
+    let loaded = loaded.unwrap_or_else(|e| panic!("{e}"));
+    assert!(!loaded.warnings.iter().any(|w| w.contains("is a key of ConWeave's")), "{:?}", loaded.warnings);
+}
+
+#[test]
+fn config_values_are_read_as_ns3_reads_them_and_errors_quote_the_configs_own_words() {
+    // BUFFER_SIZE is a whole number of MiB (`uint32_t`): "1.5" is 1 MiB, said; under 1 refused.
+    let (_t, loaded) = load_config_edited(|t| t.replace("BUFFER_SIZE 32", "BUFFER_SIZE 1.5"));
+    let loaded = loaded.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(loaded.scenario.switch.buffer.0, 1 << 20);
+    assert!(loaded.warnings.iter().any(|w| w.contains("BUFFER_SIZE 1.5") && w.contains("1 MiB")), "{:?}", loaded.warnings);
+    let (_t, e) = load_config_edited(|t| t.replace("BUFFER_SIZE 32", "BUFFER_SIZE 0.0000001"));
+    let e = e.err().expect("0 MiB refused");
+    assert!(e.key.as_deref() == Some("BUFFER_SIZE") && e.message.contains("at least 1 MiB") && !e.message.contains("9MB"), "{e}");
+    // A rate quoted as written (it read "-10Mbps"), and a map's rate that is not whole bps (it
+    // read "100Gb/sbps", at the translated key).
+    let (_t, e) = load_config_edited(|t| t.replace("MIN_RATE 100Mb/s", "MIN_RATE -10Mb/s"));
+    let e = e.err().expect("a negative rate refused");
+    assert!(e.key.as_deref() == Some("MIN_RATE") && e.message.contains("\"-10Mb/s\""), "{e}");
+    let (_t, e) = load_config_edited(|t| t.replace("KMIN_MAP 2 25000000000 100 100000000000 400", "KMIN_MAP 2 25Gb/s 100 100Gb/s 400"));
+    let e = e.err().expect("a rate in words refused");
+    assert!(e.key.as_deref() == Some("KMIN_MAP") && e.message.contains("\"25Gb/s\"") && !e.message.contains("bps\""), "{e}");
+    // No SIMULATOR_STOP_TIME: HPCC's third.cc stops at its default, 3.01 s (it was refused).
+    let (_t, loaded) = load_config_edited(|t| t.replace("SIMULATOR_STOP_TIME 2.002", ""));
+    assert_eq!(loaded.unwrap_or_else(|e| panic!("{e}")).scenario.duration, Time::from_ms(3010));
+    // A first line of words ns-3's reader skips still makes an ns-3 config (it was read as TOML).
+    let text = std::fs::read_to_string(data().join("config.txt")).unwrap();
+    assert!(is_ns3_config(&format!("// my experiment\n{text}")));
+    assert!(!is_ns3_config("// not a config\nname = \"x\"\n"));
+    let (_t, loaded) = load_config_edited(|t| format!("// my experiment\n{t}"));
+    let loaded = loaded.unwrap_or_else(|e| panic!("{e}"));
+    assert!(loaded.warnings.iter().any(|w| w.contains("//")), "{:?}", loaded.warnings);
+}
+
+#[test]
+fn an_additive_increase_of_nothing_or_past_the_line_is_warned_at_its_line() {
+    let line_of = |text: &str, key: &str| text.lines().position(|l| l.starts_with(key)).unwrap() + 1;
+    for (rate, says) in [("0Mb/s", "additive increase of 0"), ("200Gb/s", "above the")] {
+        let mut written = String::new();
+        let (_t, loaded) = load_config_edited(|t| {
+            written = t.replace("RATE_AI 50Mb/s", &format!("RATE_AI {rate}")).replace("RATE_HAI 100Mb/s", "RATE_HAI 0Mb/s");
+            written.clone()
+        });
+        let loaded = loaded.unwrap_or_else(|e| panic!("{e}"));
+        let at = format!("config.txt:{}", line_of(&written, "RATE_AI"));
+        assert!(loaded.warnings.iter().any(|w| w.contains(says) && w.contains(&at)), "{rate}: {:?}", loaded.warnings);
+    }
+    // The test config's own 50 Mb/s is not warned of.
+    let (_t, loaded) = load_config_edited(|t| t.to_string());
+    assert!(!loaded.unwrap().warnings.iter().any(|w| w.contains("additive increase")));
+}
+
+#[test]
+fn a_link_loss_under_hpccs_pause_rule_is_warned_at_the_loss_line() {
+    let mut written = String::new();
+    let (_t, loaded) = load_config_edited(|t| {
+        written = t.replace("ERROR_RATE_PER_LINK 0.0000", "ERROR_RATE_PER_LINK 0.001");
+        written.clone()
+    });
+    let loaded = loaded.unwrap_or_else(|e| panic!("{e}"));
+    let line = written.lines().position(|l| l.starts_with("ERROR_RATE_PER_LINK")).unwrap() + 1;
+    let w: Vec<_> = loaded.warnings.iter().filter(|w| w.contains("paused for the rest of the run")).collect();
+    assert!(w.len() == 1 && w[0].contains(&format!("config.txt:{line}")) && w[0].contains("ERROR_RATE_PER_LINK"), "{w:?}");
+}
+
+#[test]
+fn listed_flows_left_unfinished_at_the_end_are_said() {
+    // Stopped 15 µs in, the test config's first two flows (200 KB, whose bytes alone take 16
+    // µs at 100 Gbps, and 1 MB from 10 µs) are under way; the others start later.
+    let loaded = common::ns3_config(&std::fs::read_to_string(data().join("config.txt")).unwrap().replace("SIMULATOR_STOP_TIME 2.002", "SIMULATOR_STOP_TIME 2.000015"), &data());
+    let w = run(&loaded);
+    let said = w.apps.flows.unfinished_listed(&loaded.scenario, w.now);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].0 == "flows[0].file" && said[0].1.contains("2 of the 2 flows of") && said[0].1.contains("started did not finish") && said[0].1.contains("the first is flow 0 (0 → 2, 200000 B"), "{said:?}");
+    // Run to its end, every flow finishes: nothing to say.
+    let loaded = common::ns3_config(&std::fs::read_to_string(data().join("config.txt")).unwrap(), &data());
+    let w = run(&loaded);
+    assert!(w.apps.flows.unfinished_listed(&loaded.scenario, w.now).is_empty());
+}
+
+#[test]
+fn a_topology_files_link_rows_past_its_count_are_said() {
+    // One link too few declared: ns-3 reads 4 links and ignores the fifth row, which cut a
+    // host off without a word.
+    let tmp = tempfile::tempdir().unwrap();
+    let topo = std::fs::read_to_string(data().join("topology.txt")).unwrap();
+    let mut lines: Vec<&str> = topo.lines().collect();
+    let header: Vec<u64> = lines[0].split_whitespace().map(|x| x.parse().unwrap()).collect();
+    let short = format!("{} {} {}", header[0], header[1], header[2] - 1);
+    lines[0] = &short;
+    std::fs::write(tmp.path().join("t.txt"), lines.join("\n") + "\nnotes: src dst rate delay error_rate\n").unwrap();
+    let text = "duration = \"10us\"\n[topology.file]\npath = \"t.txt\"\n";
+    let loaded = LoadedScenario::from_str(text, "s.toml", tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+    let said: Vec<_> = loaded.warnings.iter().filter(|w| w.contains("reads as one more link")).collect();
+    let last_link = 2 + header[2] as usize;
+    assert!(said.len() == 1 && said[0].contains(&format!("line {last_link} past them")), "{:?}", loaded.warnings);
+    // The file as written (its notes after the links): nothing.
+    std::fs::write(tmp.path().join("t.txt"), topo + "\nnotes: src dst rate delay error_rate\n").unwrap();
+    let loaded = LoadedScenario::from_str(text, "s.toml", tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!loaded.warnings.iter().any(|w| w.contains("reads as one more link")), "{:?}", loaded.warnings);
+}

@@ -202,6 +202,16 @@ fn missing_and_syntax_errors_have_lines() {
 }
 
 #[test]
+fn a_negative_or_fractional_count_is_refused_in_words_not_rust_types() {
+    // serde's own words end "expected u32"; the error gives the range a user may write.
+    let e = err(&format!("{GOOD}[switch.pfc]\nheadroom_bdps = -1\n"));
+    assert_eq!(e.key.as_deref(), Some("switch.pfc.headroom_bdps"), "{e}");
+    assert!(e.message.ends_with("expected a whole number from 0 to 4294967295") && !e.message.contains("u32"), "{e}");
+    let e = err(&format!("{GOOD}[switch.pfc]\nheadroom_bdps = 1.5\n"));
+    assert!(e.message.contains("1.5") && e.message.contains("whole number"), "{e}");
+}
+
+#[test]
 fn two_kinds_in_a_one_kind_table_are_named() {
     // serde says "wanted exactly 1 element, more than 1 element"; the error names the kinds.
     let e = err(&format!("{GOOD}[nic.cc.dcqcn]\n[nic.cc.hpcc]\n"));
@@ -222,6 +232,28 @@ fn topology_file_errors_name_that_file() {
     let text = "duration = \"1us\"\n[topology.file]\npath = \"missing.txt\"\n";
     let e = LoadedScenario::from_str(text, "s.toml", dir.path()).and_then(|l| World::build(&l).map(|_| ())).unwrap_err();
     assert_eq!(e.line, Some(3), "{e}");
+}
+
+#[test]
+fn a_link_on_which_ns3s_rule_times_a_full_frame_at_zero_is_warned_of() {
+    // 1,048 B (1,000 B of payload, ns-3's 48 B of headers) is 8,384 bits: under a nanosecond
+    // from 8,384 Gbps, where ns-3's Seconds() cuts the time to 0 and the link holds nothing back.
+    let dir = tempfile::tempdir().unwrap();
+    let frames = |fabric: &str| {
+        std::fs::write(dir.path().join("t.txt"), format!("3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 {fabric} 1000ns 0\n")).unwrap();
+        let text = "duration = \"10us\"\n[topology.file]\npath = \"t.txt\"\n[links]\nserialization = \"ns3\"\n[nic]\nmtu = 1000\nheaders = \"ns3_hpcc\"\n";
+        let loaded = LoadedScenario::from_str(text, "s.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        loaded.warnings.into_iter().filter(|w| w.contains("links.serialization")).collect::<Vec<_>>()
+    };
+    let warned = frames("8400Gbps");
+    assert!(warned.len() == 1 && warned[0].contains("1048-byte") && warned[0].contains("0 ns"), "{warned:?}");
+    assert!(frames("8300Gbps").is_empty());
+    // The exact rule has no such floor.
+    let text = "duration = \"10us\"\n[topology.back_to_back]\n[links]\nrate = \"9000Gbps\"\n";
+    let loaded = LoadedScenario::from_str(text, "s.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!loaded.warnings.iter().any(|w| w.contains("links.serialization")), "{:?}", loaded.warnings);
+    let loaded = LoadedScenario::from_str(&format!("{text}serialization = \"ns3\"\n"), "s.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(loaded.warnings.iter().any(|w| w.contains("links.serialization")), "{:?}", loaded.warnings);
 }
 
 #[test]
@@ -612,7 +644,9 @@ fn settings_that_do_less_than_they_say_are_warned() {
         ("[nic]\npace_burst = \"32KiB\"\n[nic.scheduler.se_pieo]\n", "nic.pace_burst", "has no effect"),
         // A pause held to its RESUME, and links that lose frames: a lost RESUME pauses for good
         // (363 of 608 flows of an HPCC reference finished at 1% loss; 606 with "refresh").
-        ("[switch.pfc]\nresend = \"until_resume\"\n[links]\nloss = 0.01\n", "switch.pfc.resend", "paused for the rest of the run"),
+        // Named at the loss, which an ns-3 config writes (ERROR_RATE_PER_LINK) and its resend
+        // rule does not.
+        ("[switch.pfc]\nresend = \"until_resume\"\n[links]\nloss = 0.01\n", "key `links.loss`", "paused for the rest of the run"),
         // Headroom two ways: the bytes are taken. None of it with the headroom apart: a lossless
         // class that drops what was in flight at every PAUSE.
         ("[switch.pfc]\nheadroom = \"50KB\"\nheadroom_bdps = 3\n", "switch.pfc.headroom_bdps", "has no effect"),

@@ -601,9 +601,32 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error, segs: &[Seg]) -> Scen
         // A kind that takes settings written as a bare name (`pattern = "incast"`).
         "this kind takes settings: write it as a table of them, `{ KIND = { key = value, .. } }` (e.g. `pattern = { incast = { receiver = 0 } }`; docs/scenario.md lists each kind's keys)".to_string()
     } else {
-        msg.trim().to_string()
+        plain_integer_kind(msg.trim())
     };
     ScenarioError { file: file.to_string(), line, column, key, message }
+}
+
+/// serde names an integer field by its Rust type ("invalid value: integer `-1`, expected u32");
+/// a user reads the range instead ("expected a whole number from 0 to 4294967295").
+fn plain_integer_kind(msg: &str) -> String {
+    const KINDS: [(&str, &str); 10] = [
+        ("u8", "0 to 255"),
+        ("u16", "0 to 65535"),
+        ("u32", "0 to 4294967295"),
+        ("u64", "0 to 18446744073709551615"),
+        ("usize", "0 to 18446744073709551615"),
+        ("i8", "-128 to 127"),
+        ("i16", "-32768 to 32767"),
+        ("i32", "-2147483648 to 2147483647"),
+        ("i64", "-9223372036854775808 to 9223372036854775807"),
+        ("isize", "-9223372036854775808 to 9223372036854775807"),
+    ];
+    for (kind, range) in KINDS {
+        if let Some(head) = msg.strip_suffix(&format!("expected {kind}")) {
+            return format!("{head}expected a whole number from {range}");
+        }
+    }
+    msg.to_string()
 }
 
 /// The first key path where the text (`doc`) has an array and the scenario it was read as

@@ -13,12 +13,20 @@ use toml::{Table, Value};
 /// The traffic class HPCC's and ConWeave's simulators put RDMA data on (lossless, ECN-marked).
 const DATA_CLASS: i64 = 3;
 
-/// Whether `text` looks like an ns-3 config: its first meaningful line is `UPPER_CASE value`.
+/// Whether `text` looks like an ns-3 config: its first meaningful line is `UPPER_CASE value`,
+/// or, when TOML cannot read it, a line names its TOPOLOGY_FILE or FLOW_FILE (a first line of
+/// words ns-3's reader skips, such as `// notes`, made it read as TOML before).
 pub fn is_ns3_config(text: &str) -> bool {
-    text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')).is_some_and(|l| {
+    let key_line = |l: &str| {
         let key = l.split_whitespace().next().unwrap_or("");
         key.len() > 1 && key.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') && l.split_whitespace().count() >= 2 && !l.contains('=')
-    })
+    };
+    let mut meaningful = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'));
+    if meaningful.next().is_some_and(key_line) {
+        return true;
+    }
+    let names_inputs = |l: &str| key_line(l) && matches!(l.split_whitespace().next(), Some("TOPOLOGY_FILE" | "FLOW_FILE"));
+    text.lines().map(str::trim).any(names_inputs) && toml::from_str::<toml::Table>(text).is_err()
 }
 
 /// Keys that configure only ns-3's tracing and monitors, or that its scratch programs read
@@ -34,6 +42,9 @@ const NO_EQUIVALENT: &[&str] = &[
     "FLOW_INPUT_FILE", "VOQ_MON_FILE", "VOQ_MON_DETAIL_FILE", "UPLINK_MON_FILE", "CONN_MON_FILE", "EST_ERROR_MON_FILE",
     "SW_MONITORING_INTERVAL", "LOAD", "DATA_RATE", "LINK_DELAY",
 ];
+
+/// Keys ConWeave's fork (`network-load-balance.cc`) reads and HPCC's `third.cc` does not.
+const CONWEAVE_ONLY: &[&str] = &["ENABLE_PFC", "ENABLE_IRN", "LB_MODE", "FLOWGEN_START_TIME", "FLOWGEN_STOP_TIME"];
 
 /// The translation: scenario TOML plus warnings, and where each of its values came from.
 pub struct Translated {
@@ -162,7 +173,8 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     let rate = |l: &Line| -> Result<String, ScenarioError> {
         let v = one(l)?;
         let s = v.replace("b/s", "bps");
-        s.parse::<crate::units::BitsPerSec>().map_err(|e| err(l, e))?;
+        // Said in the config's own spelling, not the one it was translated to.
+        s.parse::<crate::units::BitsPerSec>().map_err(|_| err(l, format!("expected a rate such as 100Gb/s or 40Mb/s, got \"{v}\"")))?;
         Ok(s)
     };
     let path = |l: &Line| -> Result<String, ScenarioError> { Ok(cwd.join(one(l)?).display().to_string()) };
@@ -228,6 +240,14 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     for (i, l) in lines.iter().enumerate() {
         if let Some(before) = lines[..i].iter().rev().find(|b| b.key == l.key) {
             warnings.push(format!("{file}:{}: {} is given again (line {} gave it first); ns-3 takes the last, and so does this run", l.no, l.key, before.no));
+        }
+    }
+    // Keys only ConWeave's fork reads, in a config read as HPCC's (no CONWEAVE_* keys): HPCC's
+    // `third.cc` skips them, as it skips every key it does not know. They are applied here, as
+    // their writer meant; said, since HPCC's ns-3 would run without them.
+    if !conweave_fork {
+        for l in lines.iter().filter(|l| CONWEAVE_ONLY.contains(&l.key)) {
+            warnings.push(format!("{file}:{}: {} is a key of ConWeave's network-load-balance.cc, not of HPCC's third.cc, whose reader skips it; this config has no CONWEAVE_* keys, so it runs with HPCC's rules, and this key is applied as ConWeave's fork reads it (HPCC's ns-3 would run without it)", l.no, l.key));
         }
     }
     for l in &lines {
@@ -383,12 +403,19 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 }
             }
             "BUFFER_SIZE" => {
-                // In MiB: the scratch programs call `ConfigBufferSize(buffer_size * 1024 * 1024)`.
-                let mib = num(l)?;
-                if mib <= 0.0 {
-                    return Err(err(l, "expected a positive buffer size in MiB".into()));
+                // Whole MiB: both programs read a `uint32_t` and call
+                // `ConfigBufferSize(buffer_size * 1024 * 1024)`. `conf >>` stops at the first
+                // character past the digits: "1.5" is 1 MiB, and ".5" is read as the next key.
+                let v = one(l)?;
+                let digits = v.len() - v.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+                let mib: u64 = v[..digits].parse().map_err(|_| err(l, format!("expected a buffer size in whole MiB, got \"{v}\"")))?;
+                if mib == 0 {
+                    return Err(err(l, format!("expected a buffer size of at least 1 MiB (ns-3 reads whole MiB: \"{v}\" is 0)")));
                 }
-                switch.insert("buffer".into(), Value::String(format!("{}B", (mib * 1048576.0).round() as u64)));
+                if digits < v.len() {
+                    warnings.push(format!("{file}:{}: BUFFER_SIZE {v}: ns-3 reads whole MiB and stops at \"{}\", so its buffer is {mib} MiB, and so is this run's", l.no, &v[digits..]));
+                }
+                switch.insert("buffer".into(), Value::String(format!("{}B", mib * 1048576)));
             }
             // ConWeave's reader has no such key (its ACKs go ahead of data whatever the config
             // says): skipped there, as the fork skips it.
@@ -409,7 +436,11 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 if l.values.len() != 1 + 2 * n {
                     return Err(err(l, format!("expected {n} rate/value pairs after the count, got {} values", l.values.len() - 1)));
                 }
-                let pairs = (0..n).map(|i| (l.values[1 + 2 * i].to_string(), l.values[2 + 2 * i].to_string())).collect();
+                let pairs: Vec<(String, String)> = (0..n).map(|i| (l.values[1 + 2 * i].to_string(), l.values[2 + 2 * i].to_string())).collect();
+                // ns-3 reads each rate as a whole number of bits per second (`uint64_t`).
+                if let Some((r, _)) = pairs.iter().find(|(r, _)| r.parse::<u64>().map_or(true, |r| r == 0)) {
+                    return Err(err(l, format!("expected each link rate as a whole number of bits per second, as ns-3 reads it (100 Gb/s is 100000000000), got \"{r}\"")));
+                }
                 let i = match l.key {
                     "KMIN_MAP" => 0,
                     "KMAX_MAP" => 1,
@@ -516,12 +547,17 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
     if !root.contains_key("duration") {
         // ConWeave's fork has no stop time: it runs until every flow has finished, at most
         // 10 s past FLOWGEN_STOP_TIME (2.5 s when the config leaves it out, its global's
-        // default; `Simulator::Stop(Seconds(flowgen_stop_time + 10.0))`).
-        let Some(stop) = flowgen_stop.or(conweave_fork.then_some(2.5)) else {
-            return Err(ScenarioError::at_key(file, "SIMULATOR_STOP_TIME", "an ns-3 config needs SIMULATOR_STOP_TIME (or ConWeave's FLOWGEN_STOP_TIME)"));
-        };
-        root.insert("duration".into(), Value::String(format!("{}ns", ((stop + 10.0) * 1e9).round() as u64)));
-        root.insert("stop_when_flows_done".into(), Value::Boolean(true));
+        // default; `Simulator::Stop(Seconds(flowgen_stop_time + 10.0))`). HPCC's stops at
+        // SIMULATOR_STOP_TIME, 3.01 s when the config leaves it out (`simulator_stop_time`).
+        match flowgen_stop.or(conweave_fork.then_some(2.5)) {
+            Some(stop) => {
+                root.insert("duration".into(), Value::String(format!("{}ns", ((stop + 10.0) * 1e9).round() as u64)));
+                root.insert("stop_when_flows_done".into(), Value::Boolean(true));
+            }
+            None => {
+                root.insert("duration".into(), Value::String("3010000000ns".into()));
+            }
+        }
     }
     // ns-3's RDMA NIC, not the commodity one (`NicProfile::Ns3`).
     nic.insert("profile".into(), Value::String("ns3".into()));

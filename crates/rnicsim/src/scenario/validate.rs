@@ -788,6 +788,8 @@ fn rpc_roles(s: &Scenario) -> Vec<RpcRoles> {
 pub struct HostRates {
     pub slowest: BitsPerSec,
     pub fastest: BitsPerSec,
+    /// The fastest link of the topology, host or fabric.
+    pub fastest_link: BitsPerSec,
     /// By node id: a host's link rate (its first link's), `None` for a switch.
     by_node: Vec<Option<BitsPerSec>>,
 }
@@ -804,7 +806,8 @@ impl HostRates {
                 }
             }
         }
-        Some(HostRates { slowest, fastest, by_node })
+        let fastest_link = t.links.iter().map(|l| l.rate).max().unwrap_or(fastest);
+        Some(HostRates { slowest, fastest, fastest_link, by_node })
     }
 }
 
@@ -833,6 +836,22 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
     };
     if let Some((key, rate)) = floor.filter(|(_, r)| *r > slowest) {
         out.push((key.into(), format!("a rate floor of {rate} is above {}: the congestion control's cuts have no effect there", links(slowest))));
+    }
+    // DCQCN's and DCTCP's additive increase: 0 never raises a cut rate (DCQCN: its target,
+    // unless hyper increase does), and one past the line puts the rate back at the line with
+    // the first increase after a cut. Both run; neither is likely meant (HPCC, whose increase
+    // is the whole rule, refuses them).
+    let increase = match &s.nic.cc {
+        CcSpec::Dcqcn(d) if d.rate_hai.0 == 0 || d.rate_ai.0 > 0 => Some(("nic.cc.dcqcn.rate_ai", d.rate_ai, "with no hyper increase either (rate_hai 0), a cut rate's target is never raised again, so the rate recovers at most to the target it was cut from")),
+        CcSpec::Dctcp(d) => Some(("nic.cc.dctcp.rate_ai", d.rate_ai, "a cut rate never rises again")),
+        _ => None,
+    };
+    if let Some((key, rate, zero)) = increase {
+        if rate.0 == 0 {
+            out.push((key.into(), format!("an additive increase of 0: {zero}")));
+        } else if rate > slowest {
+            out.push((key.into(), format!("an additive increase of {rate} is above {}: the first increase after a cut puts the rate back at the line", links(slowest))));
+        }
     }
     // PCIe slower than the link caps every NIC's transfers to and from host memory below the
     // line rate (a 5-to-1 incast at 400 Gbps behind the default 200 Gbps PCIe carried 52% of
@@ -891,9 +910,11 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
     }
     // A RESUME lost to a lossy link leaves a pause held to it in place for good.
     if pfc.enabled && pfc.resend == crate::scenario::schema::PfcResend::UntilResume && s.links.loss > 0.0 {
+        // Named at the loss (an ns-3 config's ERROR_RATE_PER_LINK line: its resend rule is
+        // implied, not written).
         out.push((
-            "switch.pfc.resend".into(),
-            format!("\"until_resume\" with links.loss = {}: a RESUME the link loses leaves its upstream paused for the rest of the run (as in HPCC's ns-3, whose NIC does the same), and the flows behind it stall; \"refresh\" recovers from it", s.links.loss),
+            "links.loss".into(),
+            format!("a loss rate of {} with switch.pfc.resend = \"until_resume\" (HPCC's rule): a RESUME the link loses leaves its upstream paused for the rest of the run (as in HPCC's ns-3, whose NIC does the same), and the flows behind it stall; switch.pfc.resend = \"refresh\" (in a TOML scenario, or with --set) recovers from it", s.links.loss),
         ));
     }
     // Headroom given two ways: the bytes win for every port.
@@ -1291,7 +1312,30 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
             format!("packets {} lost in this run ({cause}), but a message whose last packets, or the NAK asking for a lost one, are lost is resent only after the {} timeout, which the {} run never reaches: set nic.rto shorter (InfiniBand's timeouts are 4.096 µs × 2^n)", if loses { "are" } else { "can be" }, s.nic.rto, s.duration),
         ));
     }
+    if let Some(message) = frames_of_no_time(s, host_rates) {
+        out.push(("links.serialization".into(), message));
+    }
     out
+}
+
+/// Under ns-3's rule a frame's time is cut down to whole nanoseconds, so on a link fast enough
+/// a full data frame takes no time at all and the link has no capacity limit (ns-3 does the
+/// same); a message naming the fastest such link, or `None`.
+fn frames_of_no_time(s: &Scenario, host_rates: Option<&HostRates>) -> Option<String> {
+    use crate::units::Serialization;
+    if s.links.serialization != Serialization::Ns3 {
+        return None;
+    }
+    let generated = match &s.topology {
+        TopologySpec::Dumbbell { bottleneck_rate, .. } => *bottleneck_rate,
+        TopologySpec::LeafSpine { uplink_rate, .. } => *uplink_rate,
+        _ => None,
+    };
+    let fastest = host_rates.map_or(s.links.rate, |r| r.fastest_link).max(generated.unwrap_or(BitsPerSec(0)));
+    let frame = u64::from(s.nic.mtu) + u64::from(s.nic.header_bytes(crate::wire::roce::Opcode::WriteMiddle));
+    (fastest.0 > 0 && Serialization::Ns3.tx_time(fastest, frame) == Time::ZERO).then(|| {
+        format!("a full {frame}-byte data frame takes 0 ns on the {fastest} links under ns-3's rule (whole nanoseconds, cut down), so those links never hold a packet back: use \"exact\", or links under {}", BitsPerSec(frame * 8 * 1_000_000_000))
+    })
 }
 
 /// The warning for RDMA traffic in a class that PFC does not protect.
@@ -1306,7 +1350,8 @@ fn unprotected(class: u8, classes: &[u8], what: &str) -> String {
 /// - flows that start at or after their workload's stop (the run's end, or `stop`): they never
 ///   run (an HPCC row that lost its start reads as ConWeave's five columns, its port as the
 ///   size and its size as the start in seconds, far past the end, so it lands here);
-/// - rows past the count the first line declares (ignored, as ns-3 ignores them).
+/// - rows past the count the first line declares (ignored, as ns-3 ignores them);
+/// and the same for a topology file's links.
 pub fn flow_files(s: &Scenario, base_dir: &std::path::Path) -> Problems {
     let pfc = &s.switch.pfc;
     let mut out = Problems::new();
@@ -1332,6 +1377,13 @@ pub fn flow_files(s: &Scenario, base_dir: &std::path::Path) -> Problems {
         }
         if let Some(line) = rest {
             out.push((format!("flows[{i}].file"), format!("{} declares {} flows on its first line; the rows from line {line} on are ignored", path.display(), list.len())));
+        }
+    }
+    if let TopologySpec::File { path } = &s.topology {
+        let text = std::fs::read_to_string(base_dir.join(path)).unwrap_or_default();
+        if let Some(line) = crate::fabric::topology::link_row_past_count(&text) {
+            let declared = crate::fabric::topology::parse_hpcc_topology(&text).map_or(0, |t| t.links.len());
+            out.push(("topology.file.path".into(), format!("{} declares {declared} links on its first line; line {line} past them reads as one more link, and is ignored (as ns-3 ignores it)", path.display())));
         }
     }
     out

@@ -8,7 +8,7 @@ mod hpcc_file;
 mod jellyfish;
 
 pub use clos::{fat_tree, leaf_spine};
-pub use hpcc_file::{parse_hpcc_topology, parse_hpcc_topology_lines};
+pub use hpcc_file::{link_row_past_count, parse_hpcc_topology, parse_hpcc_topology_lines};
 pub use jellyfish::jellyfish;
 
 use crate::units::{BitsPerSec, Time};

@@ -628,6 +628,31 @@ impl Flows {
         Ok(())
     }
 
+    /// Per listed workload (`[[flows]]` with a file) whose started flows did not all finish by
+    /// the end of the run (`end`), a warning: how many, and the first of them. Each such flow
+    /// is absent from the FCT file and has no FCT in `flows.parquet`; a workload drawn from a
+    /// CDF is open-loop, and flows in flight at its end are expected, so it is not told.
+    /// Each is `(key, message)`, the key the workload's file (`flows[i].file`).
+    pub fn unfinished_listed(&self, scenario: &crate::scenario::Scenario, end: Time) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for list in &self.lists {
+            let w = list.workload;
+            let mut left = self.records.iter().filter(|r| r.workload == w && r.status.is_none());
+            let Some(first) = left.next() else { continue };
+            let n = 1 + left.count();
+            let started = list.next;
+            let file = scenario.flows[w as usize].file.as_ref().map_or(String::new(), |f| format!(" of {}", f.display()));
+            out.push((
+                format!("flows[{w}].file"),
+                format!(
+                    "{n} of the {started} flows{file} started did not finish by the end of the run at {end}, so they have no line in the FCT file and no fct in flows.parquet; the first is flow {} ({} → {}, {} B, started at {})",
+                    first.id, first.src, first.dst, first.size, first.start
+                ),
+            ));
+        }
+        out
+    }
+
     /// Totals and slowdown percentiles (nearest rank) over every completed flow, written out
     /// or not.
     pub fn finished(&self) -> std::io::Result<FinishedFlows> {
