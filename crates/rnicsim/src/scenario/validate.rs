@@ -1350,8 +1350,9 @@ fn unprotected(class: u8, classes: &[u8], what: &str) -> String {
 /// - flows that start at or after their workload's stop (the run's end, or `stop`): they never
 ///   run (an HPCC row that lost its start reads as ConWeave's five columns, its port as the
 ///   size and its size as the start in seconds, far past the end, so it lands here);
-/// - rows past the count the first line declares (ignored, as ns-3 ignores them);
-/// and the same for a topology file's links.
+/// - rows past the count the first line declares (ignored, as ns-3 ignores them).
+///
+/// And the same for a topology file's links.
 pub fn flow_files(s: &Scenario, base_dir: &std::path::Path) -> Problems {
     let pfc = &s.switch.pfc;
     let mut out = Problems::new();
