@@ -1076,6 +1076,9 @@ fn config_values_are_read_as_ns3_reads_them_and_errors_quote_the_configs_own_wor
     let loaded = loaded.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(loaded.scenario.switch.buffer.0, 1 << 20);
     assert!(loaded.warnings.iter().any(|w| w.contains("BUFFER_SIZE 1.5") && w.contains("1 MiB")), "{:?}", loaded.warnings);
+    let (_t, e) = load_config_edited(|t| t.replace("BUFFER_SIZE 32", "BUFFER_SIZE 99999999999999"));
+    let e = e.err().expect("past a uint32_t refused");
+    assert!(e.key.as_deref() == Some("BUFFER_SIZE") && e.message.contains("4294967295"), "{e}");
     let (_t, e) = load_config_edited(|t| t.replace("BUFFER_SIZE 32", "BUFFER_SIZE 0.0000001"));
     let e = e.err().expect("0 MiB refused");
     assert!(e.key.as_deref() == Some("BUFFER_SIZE") && e.message.contains("at least 1 MiB") && !e.message.contains("9MB"), "{e}");

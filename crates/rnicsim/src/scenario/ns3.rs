@@ -408,14 +408,14 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
                 // character past the digits: "1.5" is 1 MiB, and ".5" is read as the next key.
                 let v = one(l)?;
                 let digits = v.len() - v.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-                let mib: u64 = v[..digits].parse().map_err(|_| err(l, format!("expected a buffer size in whole MiB, got \"{v}\"")))?;
+                let mib: u32 = v[..digits].parse().map_err(|_| err(l, format!("expected a buffer size in whole MiB, 1 to 4294967295 (a uint32_t, as ns-3 reads it), got \"{v}\"")))?;
                 if mib == 0 {
                     return Err(err(l, format!("expected a buffer size of at least 1 MiB (ns-3 reads whole MiB: \"{v}\" is 0)")));
                 }
                 if digits < v.len() {
                     warnings.push(format!("{file}:{}: BUFFER_SIZE {v}: ns-3 reads whole MiB and stops at \"{}\", so its buffer is {mib} MiB, and so is this run's", l.no, &v[digits..]));
                 }
-                switch.insert("buffer".into(), Value::String(format!("{}B", mib * 1048576)));
+                switch.insert("buffer".into(), Value::String(format!("{}B", u64::from(mib) * 1048576)));
             }
             // ConWeave's reader has no such key (its ACKs go ahead of data whatever the config
             // says): skipped there, as the fork skips it.
