@@ -1382,8 +1382,7 @@ pub fn flow_files(s: &Scenario, base_dir: &std::path::Path) -> Problems {
     }
     if let TopologySpec::File { path } = &s.topology {
         let text = std::fs::read_to_string(base_dir.join(path)).unwrap_or_default();
-        if let Some(line) = crate::fabric::topology::link_row_past_count(&text) {
-            let declared = crate::fabric::topology::parse_hpcc_topology(&text).map_or(0, |t| t.links.len());
+        if let Some((line, declared)) = crate::fabric::topology::link_row_past_count(&text) {
             out.push(("topology.file.path".into(), format!("{} declares {declared} links on its first line; line {line} past them reads as one more link, and is ignored (as ns-3 ignores it)", path.display())));
         }
     }

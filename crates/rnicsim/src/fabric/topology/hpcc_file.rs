@@ -30,17 +30,19 @@ pub fn parse_hpcc_topology(text: &str) -> Result<Topology, LineError> {
 }
 
 /// The first line past the declared links that reads as one more link (`src dst rate delay
-/// error_rate` between nodes of the file), if any: ns-3 ignores it, as it ignores notes there,
-/// so a count line that declares too few links cuts the fabric short without a word.
-pub fn link_row_past_count(text: &str) -> Option<usize> {
+/// error_rate` between nodes of the file), if any, with the number of links declared: ns-3
+/// ignores it, as it ignores notes there, so a count line that declares too few links cuts
+/// the fabric short without a word.
+pub fn link_row_past_count(text: &str) -> Option<(usize, usize)> {
     let (topo, lines) = parse_hpcc_topology_lines(text).ok()?;
+    let declared = topo.links.len();
     let last = lines.last().copied()?;
     let nodes = topo.kinds.len();
     let text = crate::input::strip_bom(text);
     text.lines().enumerate().skip(last).map(|(i, l)| (i + 1, l)).find_map(|(ln, l)| {
         let f: Vec<&str> = l.split_whitespace().collect();
         let node = |s: &str| s.parse::<usize>().is_ok_and(|n| n < nodes);
-        (f.len() == 5 && node(f[0]) && node(f[1]) && f[2].parse::<BitsPerSec>().is_ok() && f[3].parse::<Time>().is_ok()).then_some(ln)
+        (f.len() == 5 && node(f[0]) && node(f[1]) && f[2].parse::<BitsPerSec>().is_ok() && f[3].parse::<Time>().is_ok()).then_some((ln, declared))
     })
 }
 
