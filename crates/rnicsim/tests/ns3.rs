@@ -1169,3 +1169,20 @@ fn a_topology_files_link_rows_past_its_count_are_said() {
     let loaded = LoadedScenario::from_str(text, "s.toml", tmp.path()).unwrap_or_else(|e| panic!("{e}"));
     assert!(!loaded.warnings.iter().any(|w| w.contains("reads as one more link")), "{:?}", loaded.warnings);
 }
+
+#[test]
+fn a_flow_file_mixing_hpccs_and_conweaves_rows_is_said() {
+    // Each row runs by its own fields; either ns-3 program would misread the other layout.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::copy(data().join("topology.txt"), tmp.path().join("topology.txt")).unwrap();
+    let scenario = "duration = \"1ms\"\n[topology.file]\npath = \"topology.txt\"\n[[flows]]\nfile = \"f.txt\"\n";
+    let warned = |flows: &str| {
+        std::fs::write(tmp.path().join("f.txt"), flows).unwrap();
+        let loaded = LoadedScenario::from_str(scenario, "s.toml", tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+        loaded.warnings.into_iter().filter(|w| w.contains("mixes HPCC's six-field rows")).collect::<Vec<_>>()
+    };
+    let w = warned("3\n0 2 3 100 1000 0.000001\n1 3 3 2000 0.000002\n2 0 3 100 1000 0.000003\n");
+    assert!(w.len() == 1 && w[0].contains("(line 2 the first)") && w[0].contains("(line 3 the first)"), "{w:?}");
+    assert!(warned("2\n0 2 3 100 1000 0.000001\n2 0 3 100 1000 0.000003\n").is_empty());
+    assert!(warned("2\n0 2 3 1000 0.000001\n2 0 3 1000 0.000003\n").is_empty());
+}

@@ -1350,9 +1350,10 @@ fn unprotected(class: u8, classes: &[u8], what: &str) -> String {
 /// - flows that start at or after their workload's stop (the run's end, or `stop`): they never
 ///   run (an HPCC row that lost its start reads as ConWeave's five columns, its port as the
 ///   size and its size as the start in seconds, far past the end, so it lands here);
-/// - rows past the count the first line declares (ignored, as ns-3 ignores them).
+/// - rows past the count the first line declares (ignored, as ns-3 ignores them);
+/// - rows of both layouts, HPCC's six fields and ConWeave's five.
 ///
-/// And the same for a topology file's links.
+/// And rows past a topology file's declared links.
 pub fn flow_files(s: &Scenario, base_dir: &std::path::Path) -> Problems {
     let pfc = &s.switch.pfc;
     let mut out = Problems::new();
@@ -1378,6 +1379,15 @@ pub fn flow_files(s: &Scenario, base_dir: &std::path::Path) -> Problems {
         }
         if let Some(line) = rest {
             out.push((format!("flows[{i}].file"), format!("{} declares {} flows on its first line; the rows from line {line} on are ignored", path.display(), list.len())));
+        }
+        // Each row is read by its own count of fields; ns-3's reader takes one layout for the
+        // whole file, and misreads every row of the other.
+        let (six, five) = (list.iter().find(|fl| fl.dport.is_some()), list.iter().find(|fl| fl.dport.is_none()));
+        if let (Some(six), Some(five)) = (six, five) {
+            out.push((
+                format!("flows[{i}].file"),
+                format!("{} mixes HPCC's six-field rows (line {} the first) and ConWeave's five-field rows (line {} the first): each runs as its own fields say, but either ns-3 program reads every row one way and would misread the others", path.display(), six.line, five.line),
+            ));
         }
     }
     if let TopologySpec::File { path } = &s.topology {
