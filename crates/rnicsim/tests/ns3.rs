@@ -889,7 +889,7 @@ fn flows_start_when_ns3_starts_them_to_the_nanosecond() {
         let text = std::fs::read_to_string(dir.join("flow.txt")).unwrap();
         let theirs: std::collections::BTreeSet<(u32, u32, u64, u64)> = ns3_fct(&dir).iter().map(|f| (f.src, f.dst, f.size, f.start_ns)).collect();
         let same = |starts: StartTimes| {
-            let (flows, _) = parse_flow_file_with_rest(&text, starts).unwrap();
+            let (flows, _) = parse_flow_file_with_rest(&text, starts, rnicsim::scenario::schema::EmptyFlows::Refuse).unwrap();
             flows.iter().filter(|f| theirs.contains(&(f.src, f.dst, f.size, f.start.0 / 1000))).count() as f64 / flows.len() as f64
         };
         assert_eq!(same(StartTimes::Ns3), 1.0, "{name}");
@@ -1185,4 +1185,29 @@ fn a_flow_file_mixing_hpccs_and_conweaves_rows_is_said() {
     assert!(w.len() == 1 && w[0].contains("(line 2 the first)") && w[0].contains("(line 3 the first)"), "{w:?}");
     assert!(warned("2\n0 2 3 100 1000 0.000001\n2 0 3 100 1000 0.000003\n").is_empty());
     assert!(warned("2\n0 2 3 1000 0.000001\n2 0 3 1000 0.000003\n").is_empty());
+}
+
+#[test]
+fn a_flow_of_no_bytes_runs_as_one_byte_in_a_conweave_config_and_is_refused_elsewhere() {
+    // ConWeave's fork: `if (target_len == 0) target_len = 1;`. HPCC's would never finish it.
+    let flows = "2\n0 2 3 100 0 2.000000\n1 3 3 100 1000 2.000010\n";
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::copy(data().join("topology.txt"), tmp.path().join("topology.txt")).unwrap();
+    std::fs::write(tmp.path().join("flow.txt"), flows).unwrap();
+    let text = std::fs::read_to_string(data().join("config.txt")).unwrap();
+    std::fs::write(tmp.path().join("config.txt"), format!("{text}CONWEAVE_TX_EXPIRY_TIME 1000\n")).unwrap();
+    let loaded = LoadedScenario::from_file(&tmp.path().join("config.txt")).unwrap_or_else(|e| panic!("{e}"));
+    let w = run(&loaded);
+    let sizes: Vec<(u64, bool)> = w.apps.flows.records.iter().map(|r| (r.size, r.fct().is_some())).collect();
+    assert_eq!(sizes, [(1, true), (1000, true)]);
+    std::fs::write(tmp.path().join("config.txt"), &text).unwrap();
+    let e = LoadedScenario::from_file(&tmp.path().join("config.txt")).and_then(|l| World::build(&l).map(|_| ())).err().expect("refused in HPCC's");
+    assert!(e.line == Some(2) && e.message.contains("one_byte"), "{e}");
+    // In a TOML scenario, the key, and its warning where there is no file.
+    let toml = "duration = \"2001ms\"\n[topology.file]\npath = \"topology.txt\"\n[[flows]]\nfile = \"flow.txt\"\nempty = \"one_byte\"\n";
+    let loaded = LoadedScenario::from_str(toml, "s.toml", tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run(&loaded).apps.flows.records.iter().map(|r| r.size).collect::<Vec<_>>(), [1, 1000]);
+    let cdf = "duration = \"10us\"\n[topology.star]\nhosts = 2\n[[flows]]\ncdf = \"../../data/cdf/FbHdp_distribution.txt\"\nload = 0.1\nempty = \"one_byte\"\n";
+    let loaded = LoadedScenario::from_str(cdf, "s.toml", Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap_or_else(|e| panic!("{e}"));
+    assert!(loaded.warnings.iter().any(|w| w.contains("flows[0].empty") && w.contains("has no effect")), "{:?}", loaded.warnings);
 }

@@ -3,7 +3,7 @@
 //! (ConWeave). Every malformed input is an error naming the line.
 
 use crate::input::LineError;
-use crate::scenario::schema::StartTimes;
+use crate::scenario::schema::{EmptyFlows, StartTimes};
 use crate::units::{ns3_seconds, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,12 +36,13 @@ pub fn first_line_of_each_class(flows: &[FlowSpec]) -> [Option<u32>; 8] {
 
 /// The flows of `text`, their start times to the picosecond.
 pub fn parse_flow_file(text: &str) -> Result<Vec<FlowSpec>, LineError> {
-    parse_flow_file_with_rest(text, StartTimes::Exact).map(|(flows, _)| flows)
+    parse_flow_file_with_rest(text, StartTimes::Exact, EmptyFlows::Refuse).map(|(flows, _)| flows)
 }
 
-/// The flows of `text`, their start times read as `starts` says, and the line of the first
-/// row past the count the first line declares (ignored, as ns-3 ignores it), if any.
-pub fn parse_flow_file_with_rest(text: &str, starts: StartTimes) -> Result<(Vec<FlowSpec>, Option<usize>), LineError> {
+/// The flows of `text`, their start times read as `starts` says and rows of 0 bytes as `empty`
+/// says, and the line of the first row past the count the first line declares (ignored, as
+/// ns-3 ignores it), if any.
+pub fn parse_flow_file_with_rest(text: &str, starts: StartTimes, empty: EmptyFlows) -> Result<(Vec<FlowSpec>, Option<usize>), LineError> {
     let text = crate::input::strip_bom(text);
     let err = |line: usize, message: String| LineError { line, message };
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty());
@@ -85,9 +86,11 @@ pub fn parse_flow_file_with_rest(text: &str, starts: StartTimes) -> Result<(Vec<
                 e
             }
         })?;
-        if size == 0 {
-            return Err(err(ln, "size: a flow needs at least one byte".into()));
-        }
+        let size = match (size, empty) {
+            (0, EmptyFlows::Refuse) => return Err(err(ln, "size: a flow needs at least one byte (flows[].empty = \"one_byte\" runs it as 1 byte, as ConWeave's ns-3 does)".into())),
+            (0, EmptyFlows::OneByte) => 1,
+            (size, _) => size,
+        };
         let secs = f[size_at + 1];
         // Plain seconds, as ns-3 writes them: no unit of its own ("20u" is not 20 µs).
         let plain = secs.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-')) && secs.parse::<f64>().is_ok();
@@ -137,6 +140,9 @@ mod tests {
         assert_eq!(parse_flow_file("2\n0 5 3 100 20000 2.0\n").unwrap_err().line, 3);
         assert_eq!(parse_flow_file("1\n0 5 9 100 20000 2.0\n").unwrap_err().line, 2);
         assert_eq!(parse_flow_file("1\n0 5 3 100 0 2.0\n").unwrap_err().line, 2);
+        // ConWeave's fork runs a row of 0 bytes as 1 byte.
+        let one = parse_flow_file_with_rest("1\n0 5 3 0 2.0\n", StartTimes::Exact, EmptyFlows::OneByte).unwrap().0;
+        assert_eq!(one[0].size, 1);
         assert_eq!(parse_flow_file("1\n0 5 3 100 10 -2.0\n").unwrap_err().line, 2);
         assert_eq!(parse_flow_file("x\n").unwrap_err().line, 1);
         // The start is plain seconds: a unit suffix is refused, and the message shows what was written.
@@ -147,7 +153,7 @@ mod tests {
         assert_eq!(parse_flow_file("1\n0 5 3 100 20000 2e-6\n").unwrap()[0].start, Time::from_us(2));
         // As ns-3 takes them: the double, cut to whole ns (2.000001 is 2.00000100000000013…,
         // 2.000000171 is 2.00000017099999990…; 0.1 is 0.100000000000000005…).
-        let ns3 = |s: &str| parse_flow_file_with_rest(&format!("1\n0 5 3 100 20000 {s}\n"), StartTimes::Ns3).unwrap().0[0].start;
+        let ns3 = |s: &str| parse_flow_file_with_rest(&format!("1\n0 5 3 100 20000 {s}\n"), StartTimes::Ns3, EmptyFlows::Refuse).unwrap().0[0].start;
         assert_eq!((ns3("2.000001"), ns3("2.000000171"), ns3("0.1")), (Time::from_ns(2_000_001_000), Time::from_ns(2_000_000_170), Time::from_ms(100)));
         assert_eq!((ns3("0"), ns3("1e-10"), ns3("0.0000012345678913")), (Time(0), Time(0), Time::from_ns(1_234)));
         assert_eq!(ns3_seconds(f64::MAX), Time(u64::MAX));

@@ -615,6 +615,11 @@ pub fn translate(text: &str, file: &str, cwd: &Path) -> Result<Translated, Scena
         fl.insert("ports".into(), Value::String(if conweave_fork { "ns3" } else { "hpcc" }.into()));
         // Both take each start as `Seconds(double)`: whole ns, cut down.
         fl.insert("start_times".into(), Value::String("ns3".into()));
+        // ConWeave's fork runs a row of 0 bytes as 1 byte; HPCC's would never finish it (its
+        // queue pair has nothing to send), so there it stays an error.
+        if conweave_fork {
+            fl.insert("empty".into(), Value::String("one_byte".into()));
+        }
         root.insert("flows".into(), Value::Array(vec![Value::Table(fl)]));
     }
     // Keys the config leaves out take the scratch program's own defaults (its globals:

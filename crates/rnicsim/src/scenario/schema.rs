@@ -686,6 +686,14 @@ pub struct FlowsSpec {
     /// picosecond) or `ns3` (to the nanosecond below, as ns-3 takes them).
     #[serde(default, skip_serializing_if = "is_exact_starts")]
     pub start_times: StartTimes,
+    /// What a flow file's row of 0 bytes becomes: `refuse` (an error naming its line) or
+    /// `one_byte` (ConWeave's fork: `if (target_len == 0) target_len = 1;`).
+    #[serde(default, skip_serializing_if = "is_refused_empty")]
+    pub empty: EmptyFlows,
+}
+
+fn is_refused_empty(e: &EmptyFlows) -> bool {
+    *e == EmptyFlows::Refuse
 }
 
 fn is_random_ports(p: &PortNumbering) -> bool {
@@ -694,6 +702,18 @@ fn is_random_ports(p: &PortNumbering) -> bool {
 
 fn is_exact_starts(s: &StartTimes) -> bool {
     *s == StartTimes::Exact
+}
+
+/// What a flow file's row of 0 bytes becomes (`flows[].empty`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EmptyFlows {
+    /// An error naming its line: a flow needs at least one byte.
+    #[default]
+    Refuse,
+    /// A flow of 1 byte, as ConWeave's fork runs it (`ScheduleFlowInputs` in
+    /// `network-load-balance.cc`). HPCC's `third.cc` would start it and never finish it.
+    OneByte,
 }
 
 /// How a flow file's start times, in seconds, become simulated time.

@@ -903,6 +903,9 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
         if f.start_times != crate::scenario::schema::StartTimes::Exact && f.file.is_none() {
             out.push((format!("flows[{i}].start_times"), "has no effect: it says how a flow file's start times are read, and this workload has no file (its flows arrive as it draws them)".into()));
         }
+        if f.empty != crate::scenario::schema::EmptyFlows::Refuse && f.file.is_none() {
+            out.push((format!("flows[{i}].empty"), "has no effect: it says what a flow file's rows of 0 bytes become, and this workload has no file".into()));
+        }
     }
     // A self-timing scheduler paces every queue pair itself; the NIC's bank is never used.
     if s.nic.pace_burst.0 > 0 && s.nic.scheduler.times_packets() {
@@ -1360,7 +1363,7 @@ pub fn flow_files(s: &Scenario, base_dir: &std::path::Path) -> Problems {
     for (i, f) in s.flows.iter().enumerate() {
         let Some(path) = &f.file else { continue };
         let Ok(text) = std::fs::read_to_string(base_dir.join(path)) else { continue };
-        let Ok((list, rest)) = crate::host::flow_file::parse_flow_file_with_rest(&text, f.start_times) else { continue };
+        let Ok((list, rest)) = crate::host::flow_file::parse_flow_file_with_rest(&text, f.start_times, f.empty) else { continue };
         if pfc.enabled {
             for (class, line) in crate::host::flow_file::first_line_of_each_class(&list).iter().enumerate() {
                 if let (Some(line), false) = (line, pfc.classes.contains(&(class as u8))) {

@@ -234,7 +234,7 @@ impl Flows {
             if let Some(path) = &f.file {
                 let full = loaded.base_dir.join(path);
                 let text = std::fs::read_to_string(&full).map_err(|e| loaded.error_at(&format!("flows[{wi}].file"), format!("cannot read {}: {e}", full.display())))?;
-                let (mut list, _) = parse_flow_file_with_rest(&text, f.start_times).map_err(|e| ScenarioError::in_file(&full, e))?;
+                let (mut list, _) = parse_flow_file_with_rest(&text, f.start_times, f.empty).map_err(|e| ScenarioError::in_file(&full, e))?;
                 for fl in &list {
                     for (what, n) in [("source", fl.src), ("destination", fl.dst)] {
                         if w.host_of(n).is_err() {
