@@ -1076,20 +1076,20 @@ fn config_values_are_read_as_ns3_reads_them_and_errors_quote_the_configs_own_wor
     let loaded = loaded.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(loaded.scenario.switch.buffer.0, 1 << 20);
     assert!(loaded.warnings.iter().any(|w| w.contains("BUFFER_SIZE 1.5") && w.contains("1 MiB")), "{:?}", loaded.warnings);
-    let (_t, e) = load_config_edited(|t| t.replace("BUFFER_SIZE 32", "BUFFER_SIZE 99999999999999"));
-    let e = e.err().expect("past a uint32_t refused");
-    assert!(e.key.as_deref() == Some("BUFFER_SIZE") && e.message.contains("4294967295"), "{e}");
-    let (_t, e) = load_config_edited(|t| t.replace("BUFFER_SIZE 32", "BUFFER_SIZE 0.0000001"));
-    let e = e.err().expect("0 MiB refused");
-    assert!(e.key.as_deref() == Some("BUFFER_SIZE") && e.message.contains("at least 1 MiB") && !e.message.contains("9MB"), "{e}");
-    // A rate quoted as written (it read "-10Mbps"), and a map's rate that is not whole bps (it
-    // read "100Gb/sbps", at the translated key).
-    let (_t, e) = load_config_edited(|t| t.replace("MIN_RATE 100Mb/s", "MIN_RATE -10Mb/s"));
-    let e = e.err().expect("a negative rate refused");
-    assert!(e.key.as_deref() == Some("MIN_RATE") && e.message.contains("\"-10Mb/s\""), "{e}");
-    let (_t, e) = load_config_edited(|t| t.replace("KMIN_MAP 2 25000000000 100 100000000000 400", "KMIN_MAP 2 25Gb/s 100 100Gb/s 400"));
-    let e = e.err().expect("a rate in words refused");
-    assert!(e.key.as_deref() == Some("KMIN_MAP") && e.message.contains("\"25Gb/s\"") && !e.message.contains("bps\""), "{e}");
+    // Refused, each at its own key, in the config's words: past a uint32_t; under 1 MiB (it
+    // suggested TOML's "9MB"); a rate quoted as written (it read "-10Mbps"); a map's rate that
+    // is not whole bps (it read "100Gb/sbps", at the translated key). (line written, key, what
+    // the message says, what it must not.)
+    for (from, to, key, says, not) in [
+        ("BUFFER_SIZE 32", "BUFFER_SIZE 99999999999999", "BUFFER_SIZE", "4294967295", None),
+        ("BUFFER_SIZE 32", "BUFFER_SIZE 0.0000001", "BUFFER_SIZE", "at least 1 MiB", Some("9MB")),
+        ("MIN_RATE 100Mb/s", "MIN_RATE -10Mb/s", "MIN_RATE", "\"-10Mb/s\"", None),
+        ("KMIN_MAP 2 25000000000 100 100000000000 400", "KMIN_MAP 2 25Gb/s 100 100Gb/s 400", "KMIN_MAP", "\"25Gb/s\"", Some("bps\"")),
+    ] {
+        let (_t, e) = load_config_edited(|t| t.replace(from, to));
+        let e = e.err().unwrap_or_else(|| panic!("{to} accepted"));
+        assert!(e.key.as_deref() == Some(key) && e.message.contains(says) && not.is_none_or(|n| !e.message.contains(n)), "{to}: {e}");
+    }
     // No SIMULATOR_STOP_TIME: HPCC's third.cc stops at its default, 3.01 s (it was refused).
     let (_t, loaded) = load_config_edited(|t| t.replace("SIMULATOR_STOP_TIME 2.002", ""));
     assert_eq!(loaded.unwrap_or_else(|e| panic!("{e}")).scenario.duration, Time::from_ms(3010));

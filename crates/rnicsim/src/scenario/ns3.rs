@@ -21,8 +21,7 @@ pub fn is_ns3_config(text: &str) -> bool {
         let key = l.split_whitespace().next().unwrap_or("");
         key.len() > 1 && key.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') && l.split_whitespace().count() >= 2 && !l.contains('=')
     };
-    let mut meaningful = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'));
-    if meaningful.next().is_some_and(key_line) {
+    if text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')).is_some_and(key_line) {
         return true;
     }
     let names_inputs = |l: &str| key_line(l) && matches!(l.split_whitespace().next(), Some("TOPOLOGY_FILE" | "FLOW_FILE"));
