@@ -1188,6 +1188,24 @@ fn a_flow_file_mixing_hpccs_and_conweaves_rows_is_said() {
 }
 
 #[test]
+fn a_flow_file_whose_rows_go_back_in_time_is_said() {
+    // Flows start at their own times here; ns-3 reads rows in order and would schedule a row
+    // that starts before the one above it in the past.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::copy(data().join("topology.txt"), tmp.path().join("topology.txt")).unwrap();
+    let scenario = "duration = \"1ms\"\n[topology.file]\npath = \"topology.txt\"\n[[flows]]\nfile = \"f.txt\"\n";
+    let warned = |flows: &str| {
+        std::fs::write(tmp.path().join("f.txt"), flows).unwrap();
+        let loaded = LoadedScenario::from_str(scenario, "s.toml", tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+        loaded.warnings.into_iter().filter(|w| w.contains("would schedule this one in the past")).collect::<Vec<_>>()
+    };
+    let w = warned("3\n0 2 3 100 1000 0.000001\n1 3 3 100 1000 0.000003\n2 0 3 100 1000 0.000002\n");
+    assert!(w.len() == 1 && w[0].contains("line 4 starts at 2us, before line 3"), "{w:?}");
+    // Equal starts and rising ones are as ns-3 reads them.
+    assert!(warned("3\n0 2 3 100 1000 0.000001\n1 3 3 100 1000 0.000001\n2 0 3 100 1000 0.000002\n").is_empty());
+}
+
+#[test]
 fn a_flow_of_no_bytes_runs_as_one_byte_in_a_conweave_config_and_is_refused_elsewhere() {
     // ConWeave's fork: `if (target_len == 0) target_len = 1;`. HPCC's would never finish it.
     let flows = "2\n0 2 3 100 0 2.000000\n1 3 3 100 1000 2.000010\n";

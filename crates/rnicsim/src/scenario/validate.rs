@@ -1354,7 +1354,8 @@ fn unprotected(class: u8, classes: &[u8], what: &str) -> String {
 ///   run (an HPCC row that lost its start reads as ConWeave's five columns, its port as the
 ///   size and its size as the start in seconds, far past the end, so it lands here);
 /// - rows past the count the first line declares (ignored, as ns-3 ignores them);
-/// - rows of both layouts, HPCC's six fields and ConWeave's five.
+/// - rows of both layouts, HPCC's six fields and ConWeave's five;
+/// - a row that starts before the row above it.
 ///
 /// And rows past a topology file's declared links.
 pub fn flow_files(s: &Scenario, base_dir: &std::path::Path) -> Problems {
@@ -1390,6 +1391,14 @@ pub fn flow_files(s: &Scenario, base_dir: &std::path::Path) -> Problems {
             out.push((
                 format!("flows[{i}].file"),
                 format!("{} mixes HPCC's six-field rows (line {} the first) and ConWeave's five-field rows (line {} the first): each runs as its own fields say, but either ns-3 program reads every row one way and would misread the others", path.display(), six.line, five.line),
+            ));
+        }
+        // Flows start at their own times here, whatever the rows' order; ns-3's program reads
+        // the next row only once the one above it has started, and schedules it from then.
+        if let Some(w) = list.windows(2).find(|w| w[1].start < w[0].start) {
+            out.push((
+                format!("flows[{i}].file"),
+                format!("{}: line {} starts at {}, before line {} above it ({}): every flow here starts at its own time, but ns-3 reads the rows in order and would schedule this one in the past (a negative delay, refused by a debug build); sort the rows by start time to compare with it", path.display(), w[1].line, w[1].start, w[0].line, w[0].start),
             ));
         }
     }
