@@ -290,6 +290,39 @@ fn a_water_filling_join_scales_the_incumbents_to_their_share_and_a_leave_returns
 }
 
 #[test]
+fn water_filling_gives_a_leavers_rate_back_to_the_flows_its_join_scaled() {
+    // A 20 MB flow, and 50 flows of 10 KB joining 10 µs apart beside it (each done in a few
+    // µs). Each join scales the long flow to (n-1)/n; each leave undoes it. Returned to the
+    // pool instead, the share came back a 0.4 Gbps step per judgement while the next join
+    // halved it again: the long flow fell to the 1 Gbps floor and took 2.8 ms, against 1.67 ms
+    // with no policy at all (20 MB and the short flows' 0.5 MB at ~98 Gbps: ~1.67 ms).
+    let dir = tempfile::tempdir().unwrap();
+    let mut flows = String::from("51\n0 1 3 100 20000000 0.0\n");
+    for i in 1..=50 {
+        flows += &format!("0 1 3 100 10000 {:.6}\n", i as f64 * 10e-6);
+    }
+    std::fs::write(dir.path().join("churn.txt"), flows).unwrap();
+    let long_fct = |policy: &str| {
+        let toml = format!(
+            "duration = \"3ms\"\n[topology.star]\nhosts = 2\n[links]\nrate = \"100Gbps\"\ndelay = \"100ns\"\n[switch.pfc]\nenabled = true\n\
+             [nic]\nmtu = 4096\n[nic.cc.dcqcn]\n[nic.scheduler.commodity]\nmax_turn_bytes = \"64KiB\"\n{policy}\n[[flows]]\nfile = \"churn.txt\"\n"
+        );
+        let loaded = LoadedScenario::from_str(&toml, "churn.toml", dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let mut w = rnicsim::world::World::build(&loaded).unwrap();
+        w.run(|_| true);
+        let records = &w.apps.flows.records;
+        assert!(records.iter().all(|r| r.fct().is_some()), "every flow completes under {policy}");
+        records.iter().find(|r| r.size == 20_000_000).and_then(|r| r.fct()).unwrap().0 as f64 / 1e6
+    };
+    let none = long_fct("[nic.scr.policy.passive]");
+    let rescale = long_fct("[nic.scr.policy.water_filling]");
+    let pool = long_fct("[nic.scr.policy.water_filling]\nleave = \"pool\"");
+    assert!((none - 1669.0).abs() < 20.0, "{none} µs");
+    assert!((rescale - none).abs() < 0.02 * none, "rescale {rescale} µs against {none} µs");
+    assert!(pool > 1.5 * none, "pool {pool} µs");
+}
+
+#[test]
 fn scr_scenarios_are_deterministic_and_bad_keys_are_named() {
     let a = serde_json::to_string(&two_tenants("[nic.scr.policy.water_filling]")).unwrap();
     let b = serde_json::to_string(&two_tenants("[nic.scr.policy.water_filling]")).unwrap();

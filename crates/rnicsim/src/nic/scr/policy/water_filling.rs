@@ -27,13 +27,27 @@
 //! The rates of all flows never add up to more than the line rate. A joining flow (§5.1,
 //! Fig. 9c) scales every other flow to (n−1)/n of its rate and starts at 1/n of the line rate;
 //! Fig. 9a/9b's alternatives (halve the others; start the new flow low) and A.4's restart of
-//! every flow from `start_rate` are selectable. A leaving flow's rate returns to the pool.
+//! every flow from `start_rate` are selectable. A leaving flow's rate is shared among the
+//! active flows in proportion to their rates, undoing a join's (n−1)/n (§5.1: "reclaim its
+//! allocated DequeueRate, making it available for other flows"); `leave = "pool"` returns it
+//! to the pool instead, which the hungry flows refill by steps.
 //! Rates are integer Mbps, the EWMA integer arithmetic, as a DPA port would have them.
 
 use super::{bps, mbps, Action, Env, FlowEntry, Policy, Verdict};
 use crate::nic::scr::event::{Kind, ScrEvent};
 use crate::units::{BitsPerSec, Time};
 use serde::{Deserialize, Serialize};
+
+/// What happens to a leaving flow's rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LeaveStrategy {
+    /// The active flows (above `min_rate`, or hungry) take it in proportion to their rates:
+    /// the inverse of a join's scaling to (n−1)/n.
+    Rescale,
+    /// It returns to the pool; hungry flows refill it a `step` per judgement.
+    Pool,
+}
 
 /// What happens to the rates when a flow joins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,6 +77,8 @@ pub struct WaterFillingParams {
     pub start_rate: BitsPerSec,
     #[serde(default = "default_join")]
     pub join: JoinStrategy,
+    #[serde(default = "default_leave")]
+    pub leave: LeaveStrategy,
     /// A flow fills its rate when its EWMA reaches this share of it (per mille).
     #[serde(default = "default_saturated")]
     pub saturated_permille: u32,
@@ -99,6 +115,12 @@ fn default_start_rate() -> BitsPerSec {
 fn default_join() -> JoinStrategy {
     JoinStrategy::ScaleStartShare
 }
+fn default_leave() -> LeaveStrategy {
+    // Returned to the pool, a leaver's share came back a step per judgement while each
+    // join cut the others again: under short flows joining every 10 µs beside a long one, the
+    // long one fell to the 1 Gbps floor and held the link 90% idle for 450 µs.
+    LeaveStrategy::Rescale
+}
 fn default_saturated() -> u32 {
     900
 }
@@ -131,6 +153,7 @@ impl Default for WaterFillingParams {
             min_rate: default_min_rate(),
             start_rate: default_start_rate(),
             join: default_join(),
+            leave: default_leave(),
             saturated_permille: default_saturated(),
             reclaim_permille: default_reclaim(),
             ewma: default_tau(),
@@ -321,15 +344,36 @@ impl Policy for WaterFilling {
         (sets + 1) * self.p.set_cycles
     }
 
-    fn on_leave(&mut self, slot: usize, flows: &mut [FlowEntry<WfFlow>], _env: &mut Env) -> u32 {
+    fn on_leave(&mut self, slot: usize, flows: &mut [FlowEntry<WfFlow>], env: &mut Env) -> u32 {
         let f = &mut flows[slot].ctx;
-        self.allocated_mbps -= f.rate_mbps as u64;
+        let freed = f.rate_mbps as u64;
+        self.allocated_mbps -= freed;
         if f.hungry {
             self.hungry_weight -= weight(f);
             self.hungry_mbps -= f.rate_mbps as u64;
         }
         *f = WfFlow::default();
-        self.p.set_cycles
+        if self.p.leave == LeaveStrategy::Pool {
+            return self.p.set_cycles;
+        }
+        // The active flows take the freed rate in proportion to theirs (rounded down, so the
+        // rates never add up to more than before). A flow at the floor and not hungry was
+        // found idle, or uses little: it sends no events to give extra back on.
+        let floor = self.idle_floor(env.line_rate);
+        let active = |f: &FlowEntry<WfFlow>| !f.left && (f.ctx.rate_mbps > floor || f.ctx.hungry);
+        let base: u64 = flows.iter().filter(|f| active(f)).map(|f| f.ctx.rate_mbps as u64).sum();
+        let mut sets = 0;
+        if base > 0 {
+            for f in flows.iter_mut().filter(|f| active(f)) {
+                let add = mul_div(freed, f.ctx.rate_mbps as u64, base);
+                if add > 0 {
+                    let r = f.ctx.rate_mbps + add as u32;
+                    self.set(f, r, env);
+                    sets += 1;
+                }
+            }
+        }
+        (sets + 1) * self.p.set_cycles
     }
 
     fn on_event(&mut self, ev: &ScrEvent, f: &mut WfFlow, env: &mut Env) -> Verdict {
@@ -473,6 +517,53 @@ mod tests {
         assert!(rates.iter().all(|&r| (6000..=6500).contains(&r)), "{rates:?}");
         assert!(p.allocated_mbps <= 100_000);
         assert_eq!(p.allocated_mbps, rates.iter().map(|&r| r as u64).sum::<u64>());
+    }
+
+    /// Flows 0 and 1 at 50 Gbps each, then flow 2 joins; returns the policy and the flows.
+    fn two_and_a_joiner(leave: LeaveStrategy) -> (WaterFilling, Vec<FlowEntry<WfFlow>>) {
+        let mut p = WaterFilling::new(WaterFillingParams { leave, ..Default::default() });
+        let mut flows: Vec<FlowEntry<WfFlow>> = (0..2).map(|i| FlowEntry { flow: i, left: false, ctx: WfFlow { hungry: true, rate_mbps: 50_000, ..Default::default() } }).collect();
+        (p.allocated_mbps, p.hungry_mbps, p.hungry_weight) = (100_000, 100_000, 2);
+        flows.push(FlowEntry { flow: 2, left: false, ctx: WfFlow::default() });
+        let mut actions = Vec::new();
+        p.on_join(&mut flows, &mut crate::nic::scr::policy::test_env(Time::from_us(10), &mut actions));
+        // (n-1)/n of 50 Gbps and 1/n of the line, whole Mbps.
+        assert_eq!(flows.iter().map(|f| f.ctx.rate_mbps).collect::<Vec<_>>(), vec![33_333, 33_333, 33_333]);
+        (p, flows)
+    }
+
+    #[test]
+    fn a_leave_undoes_the_joins_scaling_or_returns_the_rate_to_the_pool() {
+        let leave = |strategy| {
+            let (mut p, mut flows) = two_and_a_joiner(strategy);
+            flows[2].left = true;
+            let mut actions = Vec::new();
+            let cycles = p.on_leave(2, &mut flows, &mut crate::nic::scr::policy::test_env(Time::from_us(20), &mut actions));
+            let rates: Vec<u32> = flows[..2].iter().map(|f| f.ctx.rate_mbps).collect();
+            assert_eq!(p.allocated_mbps, rates.iter().map(|&r| r as u64).sum::<u64>());
+            (rates, actions.len(), cycles)
+        };
+        // Rescale: 33,333 freed, half each (16,666 rounded down): back to 50 Gbps less 1 Mbps,
+        // two rates set, three sets' cycles.
+        assert_eq!(leave(LeaveStrategy::Rescale), (vec![49_999, 49_999], 2, 60));
+        // Pool: the others keep their rates and refill by steps.
+        assert_eq!(leave(LeaveStrategy::Pool), (vec![33_333, 33_333], 0, 20));
+    }
+
+    #[test]
+    fn a_leave_gives_nothing_to_a_flow_found_idle_at_the_floor() {
+        let (mut p, mut flows) = two_and_a_joiner(LeaveStrategy::Rescale);
+        // Flow 1 went idle: its wake-up cut it to the 1 Gbps floor and out of the hungry.
+        let mut actions = Vec::new();
+        let env = &mut crate::nic::scr::policy::test_env(Time::from_us(30), &mut actions);
+        flows[1].ctx.hungry = false;
+        p.hungry_weight -= 1;
+        p.hungry_mbps -= 33_333;
+        p.set(&mut flows[1], 1000, env);
+        flows[2].left = true;
+        p.on_leave(2, &mut flows, env);
+        assert_eq!((flows[0].ctx.rate_mbps, flows[1].ctx.rate_mbps), (66_666, 1000));
+        assert_eq!(p.allocated_mbps, 67_666);
     }
 
     #[test]
