@@ -769,9 +769,9 @@ fn fig9_scrs_join_strategy_settles_soonest_after_the_last_join_and_ends_fair() {
 
 /// One 64 KB WRITE stream, host 0 → 1 at 100 Gbps, with SCR's telemetry every 10 µs and a
 /// PCIe link of `pcie` (500 ns each way).
-fn telemetry_run(pcie: &str) -> Summary {
+fn telemetry_run(pcie: &str, period: &str) -> Summary {
     let toml = format!(
-        "duration = \"2ms\"\n[topology.star]\nhosts = 2\n[links]\nrate = \"100Gbps\"\ndelay = \"100ns\"\n[nic]\nmtu = 4096\n[nic.pcie]\nbandwidth = \"{pcie}\"\n[nic.cc.none]\n[nic.scr]\ntelemetry = \"10us\"\n[[perftest]]\nname = \"w\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 16\nwarmup = \"1ms\"\n"
+        "duration = \"2ms\"\n[topology.star]\nhosts = 2\n[links]\nrate = \"100Gbps\"\ndelay = \"100ns\"\n[nic]\nmtu = 4096\n[nic.pcie]\nbandwidth = \"{pcie}\"\n[nic.cc.none]\n[nic.scr]\ntelemetry = \"{period}\"\n[[perftest]]\nname = \"w\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 16\nwarmup = \"1ms\"\n"
     );
     run_loaded(&LoadedScenario::from_str(&toml, "telemetry.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")), "telemetry")
 }
@@ -800,6 +800,20 @@ fn telemetry_readings_of_short_periods_are_busy_shares_that_never_pass_the_whole
     assert!((port - 500.0).abs() < 15.0, "{port}");
 }
 
+/// A period shorter than a packet's PCIe read: reads prefetched (dated back into a period
+/// already sampled) count in the next sample rather than being cut off at a whole period, so
+/// the mean is the channel's share as at 10 µs, plus the ping-pong's own 64 bytes each way.
+#[test]
+fn telemetry_sampled_every_100ns_reads_the_pcie_share_a_10us_period_reads() {
+    let (slow, fast) = (telemetry_run("200Gbps", "10us"), telemetry_run("200Gbps", "100ns"));
+    let ping = 64.0 * 8.0 / 200e9 / 100e-9; // 0.0256 of each period at 100 ns
+    // The sender reads the payload from host memory, the receiver writes it.
+    let (read, write) = (|s: &Summary| telemetry(s, "host 0").pcie_read_utilization, |s: &Summary| telemetry(s, "host 1").pcie_write_utilization);
+    for (host, a, b) in [("host 0", read(&slow), read(&fast)), ("host 1", write(&slow), write(&fast))] {
+        assert!(a > 0.45 && (b - ping - a).abs() < 0.01, "{host}: {b} at 100 ns against {a} at 10 µs");
+    }
+}
+
 fn telemetry<'a>(s: &'a Summary, host: &str) -> &'a rnicsim::nic::scr::telemetry::TelemetrySummary {
     let nic = s.scr.as_ref().unwrap().per_nic.iter().find(|n| n.name == host).unwrap_or_else(|| panic!("no SCR on {host}"));
     nic.telemetry.as_ref().expect("telemetry figures")
@@ -808,7 +822,7 @@ fn telemetry<'a>(s: &'a Summary, host: &str) -> &'a rnicsim::nic::scr::telemetry
 #[test]
 fn host_telemetry_reads_pcie_and_port_utilization_and_the_ping_pong_rises_behind_dma_writes() {
     for (pcie, gbps) in [("200Gbps", 200.0), ("400Gbps", 400.0)] {
-        let s = telemetry_run(pcie);
+        let s = telemetry_run(pcie, "10us");
         let goodput = perf(&s, "w").gbps;
         assert!(goodput > 97.0, "{goodput}");
         let (tx, rx) = (telemetry(&s, "host 0"), telemetry(&s, "host 1"));
