@@ -323,6 +323,29 @@ fn water_filling_gives_a_leavers_rate_back_to_the_flows_its_join_scaled() {
 }
 
 #[test]
+fn scr_settings_that_cannot_act_are_warned_of() {
+    let warnings = |extra: &str| {
+        let toml = format!(
+            "duration = \"1ms\"\n[topology.star]\nhosts = 2\n[links]\ndelay = \"1us\"\n{extra}\n[[perftest]]\nname = \"w\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\n"
+        );
+        LoadedScenario::from_str(&toml, "w.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")).warnings
+    };
+    let said = |extra: &str, what: &str| warnings(extra).iter().filter(|w| w.contains(what)).count();
+    // A strategy for events the policy never takes (water filling takes TX and host events).
+    assert_eq!(said("[nic.scr.strategy]\nack = \"threshold\"\n[nic.scr.policy.water_filling]", "the water_filling policy takes no ack events"), 1);
+    assert_eq!(said("[nic.scr.strategy]\ntx = \"threshold\"\n[nic.scr.policy.water_filling]", "takes no"), 0);
+    // A probe timeout shorter than an answer takes: 4 us install, 2 x 2 links x 1 us, 2 us
+    // trigger = 10 us.
+    let mp = |timeout: &str| said(&format!("[nic.scr.policy.multipath]\ntimeout = \"{timeout}\""), "a probe's answer takes at least 10us");
+    assert_eq!((mp("10us"), mp("11us")), (1, 0));
+    // A policy on the wrong end of the test's data.
+    assert_eq!(said("[nic.scr]\nhosts = [1]\n[nic.scr.policy.multipath]", "nic.scr.hosts has host 1 and not host 0, which sends its data: multipath does nothing"), 1);
+    assert_eq!(said("[nic.scr]\nhosts = [0]\n[nic.scr.policy.receiver_driven]", "nic.scr.hosts has host 0 and not host 1, which receives its data: receiver_driven does nothing"), 1);
+    assert_eq!(said("[nic.scr]\nhosts = [0]\n[nic.scr.policy.water_filling]", "does nothing for this test"), 0);
+    assert_eq!(said("[nic.scr]\nhosts = [0, 1]\n[nic.scr.policy.receiver_driven]", "does nothing for this test"), 0);
+}
+
+#[test]
 fn scr_scenarios_are_deterministic_and_bad_keys_are_named() {
     let a = serde_json::to_string(&two_tenants("[nic.scr.policy.water_filling]")).unwrap();
     let b = serde_json::to_string(&two_tenants("[nic.scr.policy.water_filling]")).unwrap();

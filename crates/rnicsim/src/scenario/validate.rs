@@ -482,6 +482,45 @@ fn swift_target_below_base_rtt(s: &Scenario) -> Option<String> {
     })
 }
 
+/// A multipath probe's `timeout` no longer than its answer takes at the least: the install
+/// latency for the probe to go out, the propagation round trip between the farthest hosts of a
+/// generated topology, and the trigger latency for the answer to reach a thread. Every probe
+/// times out first, and every path reads as failed and recovered in turn (1 ns: 147 failures in
+/// Fig. 19's run, and the slow path missing from its report).
+fn multipath_timeout_below_an_answer(s: &Scenario) -> Option<String> {
+    let scr = s.nic.scr.as_ref()?;
+    let crate::nic::scr::PolicySpec::Multipath(p) = &scr.policy else { return None };
+    let links = links_between_farthest_hosts(s)?;
+    let rtt = Time(2 * links * s.links.delay.0);
+    let least = scr.install_latency + rtt + scr.trigger_latency;
+    (p.timeout <= least).then(|| {
+        format!(
+            "a probe's answer takes at least {least} (install_latency {} to send it, the base round trip of {rtt} over {links} links each way, trigger_latency {} to see it), so a timeout of {} expires first: every path reads as failed; A.7 uses 100us",
+            scr.install_latency, scr.trigger_latency, p.timeout
+        )
+    })
+}
+
+/// Why the SCR policy cannot act on perftest `t`'s data when `nic.scr.hosts` leaves out the
+/// end it acts at: a sender-side policy (static, water filling, Swift, multipath) only on its
+/// receiver, or receiver-driven credits only on its sender (the receiver computes them).
+fn scr_on_the_wrong_end(s: &Scenario, t: &PerftestSpec) -> Option<String> {
+    use crate::nic::scr::PolicySpec;
+    let scr = s.nic.scr.as_ref()?;
+    let hosts = scr.hosts.as_ref()?;
+    let sender = t.data_sender();
+    let receiver = if sender == t.client { t.server } else { t.client };
+    let (on, off, name, what) = match &scr.policy {
+        PolicySpec::Passive(_) | PolicySpec::External(_) => return None,
+        PolicySpec::ReceiverDriven(_) => (sender, receiver, "receiver_driven", "the receiver's NIC computes the credits (or backpressure) the sender's follows"),
+        PolicySpec::Static(_) => (receiver, sender, "static", "it sets the dequeue rates of the NIC that sends the data"),
+        PolicySpec::WaterFilling(_) => (receiver, sender, "water_filling", "it sets the dequeue rates of the NIC that sends the data"),
+        PolicySpec::Swift(_) => (receiver, sender, "swift", "it paces the NIC that sends the data, from the round trips its ACKs bring back"),
+        PolicySpec::Multipath(_) => (receiver, sender, "multipath", "it probes paths and moves the data from the NIC that sends it"),
+    };
+    (hosts.contains(&on) && !hosts.contains(&off)).then(|| format!("nic.scr.hosts has host {on} and not host {off}, which {}: {name} does nothing for this test's data, since {what}", if off == sender { "sends its data" } else { "receives its data" }))
+}
+
 /// Eunomia's layer where packets of one connection take several paths (a balancer or a path
 /// choice per packet, over a topology with more than one path), and how many PSNs past the
 /// expected one its bitmap reaches.
@@ -691,6 +730,14 @@ pub fn scr_keys_unused(doc: &toml::Table, s: &Scenario) -> Problems {
     } else if matches!(scr.policy, PolicySpec::External(_)) {
         // An outside policy cannot call a flow stable, which is when the threshold parks.
         out.push(("nic.scr.strategy".into(), "\"threshold\" parks a flow's events once its policy calls the flow stable, which an external policy cannot: every event runs the policy, as under \"accumulate\"".into()));
+    }
+    // A kind the policy takes no events of has no queue to fold (wake-ups aside: a policy that
+    // sets none gets none, and one that does has their queue whatever it subscribes to).
+    let core = scr.build(crate::units::BitsPerSec::gbps(100));
+    for kind in crate::nic::scr::event::Kind::ALL.into_iter().filter(|&k| k != crate::nic::scr::event::Kind::Timer) {
+        if written(&["strategy", kind.name()]) && !core.subscribes(kind) {
+            out.push((format!("nic.scr.strategy.{}", kind.name()), format!("has no effect: the {} policy takes no {} events", core.policy_name(), kind.name())));
+        }
     }
     match &scr.policy {
         PolicySpec::Multipath(m) if !m.sports.is_empty() && written(&["policy", "multipath", "paths"]) => {
@@ -1037,6 +1084,9 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
                 out.push((format!("perftest[{i}].hint"), format!("the hint has no effect: {why}")));
             }
         }
+        if let Some(why) = scr_on_the_wrong_end(s, t) {
+            out.push((format!("perftest[{i}]"), why));
+        }
         if t.start.0.saturating_add(t.warmup.0) >= s.duration.0 {
             out.push((
                 format!("perftest[{i}].warmup"),
@@ -1051,6 +1101,9 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
     }
     if let Some(why) = swift_target_below_base_rtt(s) {
         out.push(("nic.scr.policy.swift.base_target".into(), why));
+    }
+    if let Some(why) = multipath_timeout_below_an_answer(s) {
+        out.push(("nic.scr.policy.multipath.timeout".into(), why));
     }
     if let Some(period) = s.nic.scr.as_ref().and_then(|c| c.telemetry).filter(|&p| p > s.duration) {
         out.push(("nic.scr.telemetry".into(), format!("a period of {period} is longer than the {} run: no sample is taken", s.duration)));

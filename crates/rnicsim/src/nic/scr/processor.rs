@@ -653,6 +653,8 @@ pub trait ScrCore {
     /// Every thread: the per-flow ones and the per-node pool's.
     fn all_threads(&self) -> u32;
     fn policy_name(&self) -> &'static str;
+    /// Whether the policy takes events of `kind`.
+    fn subscribes(&self, kind: Kind) -> bool;
     fn context_bytes(&self) -> usize;
     /// The per-flow threads.
     fn threads(&self) -> u32;
@@ -706,6 +708,9 @@ impl<P: Policy + 'static> ScrCore for Processor<P> {
     }
     fn policy_name(&self) -> &'static str {
         self.policy.name()
+    }
+    fn subscribes(&self, kind: Kind) -> bool {
+        self.policy.subscribes(kind)
     }
     fn context_bytes(&self) -> usize {
         Self::context_bytes()
