@@ -930,3 +930,15 @@ fn a_resend_the_whitelist_refuses_fails_the_operation() {
     assert_eq!(w.nics[1].star.counters.refused, refused + 1);
     assert!(w.memory(0, 256 * 1024, 64).unwrap().iter().all(|&b| b == 0), "nothing reached the stateless memory");
 }
+
+#[test]
+fn a_star_table_without_star_connections_is_warned() {
+    let toml = |stack: &str| {
+        format!(
+            "duration = \"1ms\"\n[topology.star]\nhosts = 2\n[nic.star]\nrto = \"16ms\"\n\
+             [[rpc]]\nname = \"r\"\nserver = 0\nclients = [1]\nconnections = 2\nstack = \"{stack}\"\nworkload = \"rpc\"\nrequest = \"1KB\"\nreply = \"1KB\"\n"
+        )
+    };
+    let said = |stack: &str| LoadedScenario::from_str(&toml(stack), "s.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")).warnings.into_iter().filter(|w| w.contains("nic.star") && w.contains("no connection is stateless")).count();
+    assert_eq!((said("rdma"), said("star"), said("star_auto")), (1, 0, 0));
+}

@@ -247,7 +247,7 @@ fn the_leader_hands_the_loop_over_when_its_application_stops() {
     let y = s.yama.as_ref().unwrap();
     // Both remaining instances may see the stale estimate at once and propose; the later term wins.
     assert!((1..=2).contains(&y.chains[0].elections), "{y:?}");
-    assert_ne!(y.chains[0].leader, 0, "a host whose application still runs leads");
+    assert!(y.chains[0].leader.is_some_and(|l| l != 0), "a host whose application still runs leads");
     let rest = entity(&s, "rest");
     assert!(rest.gbps + y.chains[0].dummy_gbps > 0.9 * 6.144, "the new leader found the doubled engine: {}", rest.gbps);
 }
@@ -462,7 +462,7 @@ fn a_client_host_cut_off_does_not_drag_the_chain_down_for_the_others() {
     // a 1.0 Gbps: short of their shares, 5 and 1.7, docs/yama.md says why).
     let leader_cut = run(&(text.to_string() + &cut_off_at_800us("aes", 2, "").replace("between = [2, 4]", "between = [0, 4]")));
     let chain = &leader_cut.yama.as_ref().unwrap().chains[0];
-    assert!(chain.elections >= 1 && chain.leader != 0, "{chain:?}");
+    assert!(chain.elections >= 1 && chain.leader.is_some_and(|l| l != 0), "{chain:?}");
     assert!(chain.estimate_gbps.unwrap() > 4.0, "estimate {:?}", chain.estimate_gbps);
     let (lc, la) = (entity(&leader_cut, "c").gbps, entity(&leader_cut, "a").gbps);
     assert!(lc > 2.5 && la > 0.8 && (lc / la - 3.0).abs() < 0.3, "c {lc}, a {la} Gbps");
@@ -701,6 +701,26 @@ fn an_entity_that_starts_at_the_end_is_warned() {
     let w = LoadedScenario::from_str(toml, "y.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")).warnings;
     assert!(w.iter().any(|m| m.contains("yama.entity[1].start") && m.contains("never runs")), "{w:?}");
     assert!(!w.iter().any(|m| m.contains("yama.entity[0]")), "{w:?}");
+}
+
+#[test]
+fn loop_keys_of_an_all_vanilla_run_are_warned_and_its_chains_name_no_leader() {
+    let toml = |isolation: bool| {
+        format!(
+            "duration = \"400us\"\n[topology.star]\nhosts = 3\n[yama]\nisolation = {isolation}\nbeta = 0.1\nburst = \"1KiB\"\n[[yama.engine]]\nname = \"aes\"\nhost = 2\ngbps = \"10Gbps\"\n\
+             [[yama.chain]]\nname = \"c\"\nengines = [\"aes\"]\nworkload = \"aes\"\n[[yama.entity]]\nname = \"a\"\nweight = 1.0\nchain = \"c\"\nnodes = [0]\n"
+        )
+    };
+    let loaded = |isolation| LoadedScenario::from_str(&toml(isolation), "y.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    let said = |l: &LoadedScenario| l.warnings.iter().filter(|w| w.contains("every chain is vanilla")).cloned().collect::<Vec<_>>();
+    let vanilla = said(&loaded(false));
+    assert!(vanilla.len() == 2 && vanilla[0].contains("yama.beta") && vanilla[1].contains("yama.burst"), "{vanilla:?}");
+    assert!(said(&loaded(true)).is_empty());
+    // Its chain runs no loop: no estimate, period or leader.
+    let s = run(&toml(false));
+    let c = &s.yama.as_ref().unwrap().chains[0];
+    assert!(c.leader.is_none() && c.estimate_gbps.is_none() && c.period_us.is_none(), "{c:?}");
+    assert_eq!(run(&toml(true)).yama.as_ref().unwrap().chains[0].leader, Some(0));
 }
 
 #[test]

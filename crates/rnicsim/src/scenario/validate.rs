@@ -661,6 +661,15 @@ pub fn yama_keys_unused(doc: &toml::Table, s: &Scenario) -> Problems {
     use crate::host::apps::yama::spec::Workload;
     let mut out = Problems::new();
     let Some(y) = &s.yama else { return out };
+    // The feedback loop's keys, when no chain runs the loop (every chain vanilla).
+    if !y.chain.is_empty() && y.chain.iter().all(|c| !c.isolation.unwrap_or(y.isolation)) {
+        let top = doc.get("yama").and_then(toml::Value::as_table);
+        for key in ["beta", "window", "backfill_cap", "initial", "period", "stale_after", "burst"] {
+            if top.is_some_and(|t| t.contains_key(key)) {
+                out.push((format!("yama.{key}"), "has no effect: every chain is vanilla (isolation = false), and it sets libYama's feedback loop or pacing".into()));
+            }
+        }
+    }
     let written = |table: &str, i: usize, key: &str| {
         doc.get("yama").and_then(|y| y.get(table)).and_then(|t| t.get(i)).and_then(|e| e.get(key)).is_some()
     };
@@ -1110,6 +1119,9 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
     }
     if let Some(scr) = s.nic.scr.as_ref().filter(|c| c.warmup >= s.duration && c.warmup > crate::units::Time::ZERO) {
         out.push(("nic.scr.warmup".into(), format!("a warmup of {} leaves nothing of the {} run to measure: events handled and their cycles will be 0 (events still waiting at its end are counted as collected)", scr.warmup, s.duration)));
+    }
+    if s.nic.star.is_some() && !s.rpc.iter().any(|r| r.stack.is_star()) {
+        out.push(("nic.star".into(), "has no effect: no [[rpc]] entry runs stack = \"star\" or \"star_auto\", so no connection is stateless".into()));
     }
     if let Some(star) = s.nic.star.as_ref().filter(|c| c.window.0 > 0 && c.window.0 < s.nic.mtu as u64) {
         out.push(("nic.star.window".into(), format!("{} is less than one packet ({} bytes, the MTU): a connection keeps one chunk unacknowledged", star.window, s.nic.mtu)));

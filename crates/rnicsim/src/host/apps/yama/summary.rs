@@ -88,7 +88,9 @@ pub struct ChainSummary {
     /// The estimate the leader last published, Gbps; none on a vanilla chain (no feedback loop).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub estimate_gbps: Option<f64>,
-    pub leader: u32,
+    /// The node of the instance that leads the loop; none on a vanilla chain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leader: Option<u32>,
     pub elections: u32,
 }
 
@@ -177,7 +179,7 @@ impl Yama {
                     gbps: gbps(c.app_bytes),
                     dummy_gbps: gbps(c.dummy_bytes),
                     estimate_gbps: c.isolation.then(|| c.members.get(leader).map_or(0.0, |m| m.published.0 * 8.0 / 1e9)),
-                    leader: c.members.get(leader).map_or(0, |m| m.node),
+                    leader: c.members.get(leader).filter(|_| c.isolation).map(|m| m.node),
                     elections: c.overlay.elections(),
                 }
             })
