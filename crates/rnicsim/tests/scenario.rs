@@ -101,6 +101,15 @@ fn a_kind_that_takes_settings_written_as_a_name_says_how_to_write_it() {
 }
 
 #[test]
+fn a_table_given_a_value_or_a_kind_table_left_empty_says_so_in_the_scenarios_words() {
+    // It read "expected struct Strategies" and, for an empty kind table, "keep one".
+    let e = err("duration = \"1us\"\n[topology.star]\nhosts = 3\n[nic.scr]\nstrategy = \"accumulate\"\n");
+    assert!(e.line == Some(5) && e.message.ends_with("invalid type: string \"accumulate\", expected a table of keys"), "{e}");
+    let e = err("duration = \"1us\"\n[topology.star]\nhosts = 3\n[nic.scr.policy]\n");
+    assert!(e.key.as_deref() == Some("nic.scr.policy") && e.message.contains("here has none: name one"), "{e}");
+}
+
+#[test]
 fn unit_typos_are_explained() {
     let e = err(&GOOD.replace("\"1us\"", "\"1 lightyear\""));
     assert!(e.message.contains("unit of ps, ns, us, µs, ms, s") && e.message.contains("1 lightyear"), "{e}");
@@ -962,7 +971,8 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         (format!("{GOOD}[nic.ordering]\nblock_bits = 1\ncap_bits = 1\n"), "nic.ordering.cap_bits", "every packet out of order is refused"),
         (format!("{GOOD}[nic.ordering]\nlayer = \"static\"\nbits = 1\n"), "nic.ordering.bits", "every packet out of order is refused"),
         // A StaR window below one chunk (rounded up to one), first rpc calls inside the window.
-        (format!("{GOOD}[nic.star]\nwindow = \"500B\"\n"), "nic.star.window", "less than one packet"),
+        (format!("{GOOD}[nic.star]\nwindow = \"500B\"\n[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nstack = \"star\"\nwarmup = \"40us\"\nstart_spread = \"0us\"\n"), "nic.star.window", "less than one packet"),
+        (format!("{GOOD}[nic.star]\nwindow = \"500B\"\n"), "nic.star", "no connection is stateless"),
         (format!("{GOOD}[[rpc]]\nserver = 0\nclients = [1]\nconnections = 2\nwarmup = \"40us\"\nstart_spread = \"200us\"\n"), "rpc[0].start_spread", "longer than the warmup"),
         // 5000 StaR connections of 326 B of state and three receive WQEPs of 134 B each: 3.64
         // MB, 291 us at 100 Gbps, beyond a 100 us WQEP timeout.

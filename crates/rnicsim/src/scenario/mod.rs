@@ -591,7 +591,10 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error, segs: &[Seg]) -> Scen
     }
     // serde's words for a one-kind table given two kinds (`[topology.star]` beside
     // `[topology.leaf_spine]`) name neither the rule nor the way out.
-    let message = if msg.contains("wanted exactly 1 element") {
+    let message = if msg.contains("wanted exactly 1 element, found 0 elements") {
+        // An empty kind table (`[nic.scr.policy]` alone).
+        "takes exactly one kind, and here has none: name one as a table inside it (docs/scenario.md lists the kinds)".to_string()
+    } else if msg.contains("wanted exactly 1 element") {
         let kinds = key.as_deref().map(|k| one_of_kinds(text, k)).unwrap_or_default();
         format!("takes exactly one kind{}; keep one", if kinds.is_empty() { String::new() } else { format!(", and here has {}", kinds.join(" and ")) })
     } else if let Some(keys) = msg.trim().strip_prefix("unexpected keys in table: ").and_then(|r| r.strip_suffix(", available keys:")) {
@@ -600,6 +603,9 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error, segs: &[Seg]) -> Scen
     } else if msg.contains("invalid type: unit variant, expected struct variant") {
         // A kind that takes settings written as a bare name (`pattern = "incast"`).
         "this kind takes settings: write it as a table of them, `{ KIND = { key = value, .. } }` (e.g. `pattern = { incast = { receiver = 0 } }`; docs/scenario.md lists each kind's keys)".to_string()
+    } else if let Some((head, _)) = msg.trim().rsplit_once(", expected struct ").filter(|(_, ty)| !ty.contains(' ')) {
+        // serde names the Rust type ("expected struct Strategies") where a table is wanted.
+        format!("{head}, expected a table of keys")
     } else {
         plain_integer_kind(msg.trim())
     };

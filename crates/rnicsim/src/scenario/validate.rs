@@ -1122,8 +1122,7 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
     }
     if s.nic.star.is_some() && !s.rpc.iter().any(|r| r.stack.is_star()) {
         out.push(("nic.star".into(), "has no effect: no [[rpc]] entry runs stack = \"star\" or \"star_auto\", so no connection is stateless".into()));
-    }
-    if let Some(star) = s.nic.star.as_ref().filter(|c| c.window.0 > 0 && c.window.0 < s.nic.mtu as u64) {
+    } else if let Some(star) = s.nic.star.as_ref().filter(|c| c.window.0 > 0 && c.window.0 < s.nic.mtu as u64) {
         out.push(("nic.star.window".into(), format!("{} is less than one packet ({} bytes, the MTU): a connection keeps one chunk unacknowledged", star.window, s.nic.mtu)));
     }
     if let Some(y) = s.yama.as_ref().filter(|y| y.warmup >= s.duration) {
