@@ -501,6 +501,25 @@ fn multipath_timeout_below_an_answer(s: &Scenario) -> Option<String> {
     })
 }
 
+/// Static 1/n counts every queue pair that sends on a NIC, and a READ's requester sends its
+/// requests: where perftest `i` is a `read_bw` whose client also sends data of another test,
+/// its queue pairs take shares that the data could use (two WRITE and two READ queue pairs on
+/// one client: the WRITEs held to 50 Gbps of 100).
+fn static_share_counts_read_requests(s: &Scenario, i: usize) -> Option<String> {
+    use crate::nic::scr::PolicySpec;
+    let scr = s.nic.scr.as_ref().filter(|c| matches!(c.policy, PolicySpec::Static(_)))?;
+    let t = &s.perftest[i];
+    let client = t.client;
+    if t.test != crate::scenario::schema::PerftestKind::ReadBw || scr.hosts.as_ref().is_some_and(|h| !h.contains(&client)) {
+        return None;
+    }
+    let (j, other) = s.perftest.iter().enumerate().find(|(j, o)| *j != i && o.data_sender() == client)?;
+    Some(format!(
+        "static gives each queue pair on host {client} an equal share of its line, and this test's {} READ queue pairs there send only requests, yet take shares: the data perftest[{j}] (\"{}\") sends from that host is held to its queue pairs' shares (two WRITE beside two READ queue pairs: 50 of 100 Gbps); water_filling gives unused shares to the others",
+        t.qps, other.name
+    ))
+}
+
 /// Why the SCR policy cannot act on perftest `t`'s data when `nic.scr.hosts` leaves out the
 /// end it acts at: a sender-side policy (static, water filling, Swift, multipath) only on its
 /// receiver, or receiver-driven credits only on its sender (the receiver computes them).
@@ -1095,6 +1114,9 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
         }
         if let Some(why) = scr_on_the_wrong_end(s, t) {
             out.push((format!("perftest[{i}]"), why));
+        }
+        if let Some(why) = static_share_counts_read_requests(s, i) {
+            out.push((format!("perftest[{i}].test"), why));
         }
         if t.start.0.saturating_add(t.warmup.0) >= s.duration.0 {
             out.push((
