@@ -473,6 +473,52 @@ fn a_client_host_cut_off_does_not_drag_the_chain_down_for_the_others() {
     assert!(chain.estimate_gbps.unwrap() > 9.5, "estimate {:?}", chain.estimate_gbps);
 }
 
+#[test]
+fn an_entity_cut_off_on_one_of_its_nodes_takes_its_share_through_the_other() {
+    // Entity a on hosts 0 and 2, b on host 1, weights 1:1 on a 10 Gbps AES engine; host 2
+    // loses its link at 800 µs. Once its instance is found cut off, a's share goes through host
+    // 0 alone: 5 and 5 Gbps (counted on the cut node, host 0 held half of a's share, 2.5).
+    let text = r#"
+        duration = "2ms"
+        [topology.star]
+        hosts = 4
+        [links]
+        rate = "100Gbps"
+        [nic]
+        rto = "100us"
+        [yama]
+        warmup = "1200us"
+        [[yama.engine]]
+        name = "aes"
+        host = 3
+        gbps = "10Gbps"
+        [[yama.chain]]
+        name = "aes"
+        engines = ["aes"]
+        workload = "aes"
+        [[yama.entity]]
+        name = "a"
+        weight = 1.0
+        chain = "aes"
+        nodes = [0, 2]
+        instances = 2
+        queues = 2
+        [[yama.entity]]
+        name = "b"
+        weight = 1.0
+        chain = "aes"
+        nodes = [1]
+        queues = 2
+        [[link_events]]
+        at = "800us"
+        between = [2, 4]
+        state = "down"
+    "#;
+    let s = run(text);
+    let (a, b) = (entity(&s, "a"), entity(&s, "b"));
+    assert!((a.gbps - 5.0).abs() < 0.3 && (b.gbps - 5.0).abs() < 0.3 && a.node_gbps[1] == 0.0, "a {a:?}, b {b:?}");
+}
+
 /// A four-host star of 10 Gbps links whose host 3 serves a chain "kv" on its NIC's own RDMA
 /// engine, with isolation and a 1 ms warmup; `nic` goes in `[nic]`.
 fn nic_rdma_kv(duration: &str, nic: &str) -> String {
