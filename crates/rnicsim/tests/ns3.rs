@@ -1170,17 +1170,21 @@ fn a_topology_files_link_rows_past_its_count_are_said() {
     assert!(!loaded.warnings.iter().any(|w| w.contains("reads as one more link")), "{:?}", loaded.warnings);
 }
 
+/// The warnings containing `needle` that a scenario on the reference topology gives for a flow
+/// file of `flows`.
+fn flow_file_warnings(flows: &str, needle: &str) -> Vec<String> {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::copy(data().join("topology.txt"), tmp.path().join("topology.txt")).unwrap();
+    std::fs::write(tmp.path().join("f.txt"), flows).unwrap();
+    let scenario = "duration = \"1ms\"\n[topology.file]\npath = \"topology.txt\"\n[[flows]]\nfile = \"f.txt\"\n";
+    let loaded = LoadedScenario::from_str(scenario, "s.toml", tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+    loaded.warnings.into_iter().filter(|w| w.contains(needle)).collect()
+}
+
 #[test]
 fn a_flow_file_mixing_hpccs_and_conweaves_rows_is_said() {
     // Each row runs by its own fields; either ns-3 program would misread the other layout.
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::copy(data().join("topology.txt"), tmp.path().join("topology.txt")).unwrap();
-    let scenario = "duration = \"1ms\"\n[topology.file]\npath = \"topology.txt\"\n[[flows]]\nfile = \"f.txt\"\n";
-    let warned = |flows: &str| {
-        std::fs::write(tmp.path().join("f.txt"), flows).unwrap();
-        let loaded = LoadedScenario::from_str(scenario, "s.toml", tmp.path()).unwrap_or_else(|e| panic!("{e}"));
-        loaded.warnings.into_iter().filter(|w| w.contains("mixes HPCC's six-field rows")).collect::<Vec<_>>()
-    };
+    let warned = |flows: &str| flow_file_warnings(flows, "mixes HPCC's six-field rows");
     let w = warned("3\n0 2 3 100 1000 0.000001\n1 3 3 2000 0.000002\n2 0 3 100 1000 0.000003\n");
     assert!(w.len() == 1 && w[0].contains("(line 2 the first)") && w[0].contains("(line 3 the first)"), "{w:?}");
     assert!(warned("2\n0 2 3 100 1000 0.000001\n2 0 3 100 1000 0.000003\n").is_empty());
@@ -1191,14 +1195,7 @@ fn a_flow_file_mixing_hpccs_and_conweaves_rows_is_said() {
 fn a_flow_file_whose_rows_go_back_in_time_is_said() {
     // Flows start at their own times here; ns-3 reads rows in order and would schedule a row
     // that starts before the one above it in the past.
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::copy(data().join("topology.txt"), tmp.path().join("topology.txt")).unwrap();
-    let scenario = "duration = \"1ms\"\n[topology.file]\npath = \"topology.txt\"\n[[flows]]\nfile = \"f.txt\"\n";
-    let warned = |flows: &str| {
-        std::fs::write(tmp.path().join("f.txt"), flows).unwrap();
-        let loaded = LoadedScenario::from_str(scenario, "s.toml", tmp.path()).unwrap_or_else(|e| panic!("{e}"));
-        loaded.warnings.into_iter().filter(|w| w.contains("would schedule this one in the past")).collect::<Vec<_>>()
-    };
+    let warned = |flows: &str| flow_file_warnings(flows, "would schedule this one in the past");
     let w = warned("3\n0 2 3 100 1000 0.000001\n1 3 3 100 1000 0.000003\n2 0 3 100 1000 0.000002\n");
     assert!(w.len() == 1 && w[0].contains("line 4 starts at 2us, before line 3"), "{w:?}");
     // Equal starts and rising ones are as ns-3 reads them.

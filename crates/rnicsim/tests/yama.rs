@@ -425,6 +425,15 @@ fn cut_off_at_800us(chain: &str, queues: u32, more: &str) -> String {
     t
 }
 
+/// A four-host star of 100 Gbps links whose host 3 runs a 10 Gbps AES engine, the chain "aes"
+/// through it, 2 ms with the given warmup; `nic` goes in `[nic]`.
+fn aes_on_host_3(nic: &str, warmup: &str) -> String {
+    format!(
+        "duration = \"2ms\"\n[topology.star]\nhosts = 4\n[links]\nrate = \"100Gbps\"\n[nic]\n{nic}\n[yama]\nwarmup = \"{warmup}\"\n\
+         [[yama.engine]]\nname = \"aes\"\nhost = 3\ngbps = \"10Gbps\"\n[[yama.chain]]\nname = \"aes\"\nengines = [\"aes\"]\nworkload = \"aes\"\n"
+    )
+}
+
 #[test]
 fn a_client_host_cut_off_does_not_drag_the_chain_down_for_the_others() {
     // Weights 2:3:1 on a 10 Gbps AES engine; at 800 µs the third entity's host loses its link,
@@ -435,33 +444,15 @@ fn a_client_host_cut_off_does_not_drag_the_chain_down_for_the_others() {
     // instance is found cut off its entity leaves the split: the others take the engine at
     // 2:3 (4.15 and 5.82 Gbps from 800 µs, the cut included; they held 2/6 and 3/6 of it, the
     // rest dummy work, while the cut-off entity kept its share).
-    let text = r#"
-        duration = "2ms"
-        [topology.star]
-        hosts = 4
-        [links]
-        rate = "100Gbps"
-        [nic]
-        rto = "100us"
-        [yama]
-        warmup = "800us"
-        [[yama.engine]]
-        name = "aes"
-        host = 3
-        gbps = "10Gbps"
-        [[yama.chain]]
-        name = "aes"
-        engines = ["aes"]
-        workload = "aes"
-    "#;
-    let s = run(&(text.to_string() + &cut_off_at_800us("aes", 2, "")));
+    let text = aes_on_host_3("rto = \"100us\"", "800us");
+    let s = run(&(text.clone() + &cut_off_at_800us("aes", 2, "")));
     let (b, c) = (entity(&s, "b").gbps, entity(&s, "c").gbps);
     // The leader's host (node 0, entity b) cut off instead: its dummy work never came back,
     // it went on leading, and its estimate sank with what the others completed (0.12 Gbps;
     // c 0.92, a 0.29 Gbps). Now an instance nothing of which comes back stops leading and
     // reporting, another is elected, and the survivors take the engine at 3:1 (c 7.3, a 2.6
     // Gbps; while the cut-off entity kept its share in the split, 3.1 and 1.0).
-    let leader_cut = run(&(text.to_string() + &cut_off_at_800us("aes", 2, "").replace("between = [2, 4]", "between = [0, 4]")));
+    let leader_cut = run(&(text + &cut_off_at_800us("aes", 2, "").replace("between = [2, 4]", "between = [0, 4]")));
     let chain = &leader_cut.yama.as_ref().unwrap().chains[0];
     assert!(chain.elections >= 1 && chain.leader.is_some_and(|l| l != 0), "{chain:?}");
     assert!(chain.estimate_gbps.unwrap() > 4.0, "estimate {:?}", chain.estimate_gbps);
@@ -478,24 +469,7 @@ fn an_entity_cut_off_on_one_of_its_nodes_takes_its_share_through_the_other() {
     // Entity a on hosts 0 and 2, b on host 1, weights 1:1 on a 10 Gbps AES engine; host 2
     // loses its link at 800 µs. Once its instance is found cut off, a's share goes through host
     // 0 alone: 5 and 5 Gbps (counted on the cut node, host 0 held half of a's share, 2.5).
-    let text = r#"
-        duration = "2ms"
-        [topology.star]
-        hosts = 4
-        [links]
-        rate = "100Gbps"
-        [nic]
-        rto = "100us"
-        [yama]
-        warmup = "1200us"
-        [[yama.engine]]
-        name = "aes"
-        host = 3
-        gbps = "10Gbps"
-        [[yama.chain]]
-        name = "aes"
-        engines = ["aes"]
-        workload = "aes"
+    let text = aes_on_host_3("rto = \"100us\"", "1200us") + r#"
         [[yama.entity]]
         name = "a"
         weight = 1.0
@@ -514,7 +488,7 @@ fn an_entity_cut_off_on_one_of_its_nodes_takes_its_share_through_the_other() {
         between = [2, 4]
         state = "down"
     "#;
-    let s = run(text);
+    let s = run(&text);
     let (a, b) = (entity(&s, "a"), entity(&s, "b"));
     assert!((a.gbps - 5.0).abs() < 0.3 && (b.gbps - 5.0).abs() < 0.3 && a.node_gbps[1] == 0.0, "a {a:?}, b {b:?}");
 }
@@ -583,27 +557,8 @@ fn a_queue_pair_whose_connection_failed_posts_no_more() {
     // An engine chain, no retries, the third entity's host cut off: its requests' WRITEs fail.
     // Its queue pairs went on posting into queue pairs in the error state (23 refused posts),
     // each refusal leaving one more operation counted outstanding for good.
-    let text = r#"
-        duration = "2ms"
-        [topology.star]
-        hosts = 4
-        [links]
-        rate = "100Gbps"
-        [nic]
-        rto = "5us"
-        retry_count = 0
-        [yama]
-        warmup = "800us"
-        [[yama.engine]]
-        name = "aes"
-        host = 3
-        gbps = "10Gbps"
-        [[yama.chain]]
-        name = "aes"
-        engines = ["aes"]
-        workload = "aes"
-    "#;
-    let s = run(&(text.to_string() + &cut_off_at_800us("aes", 2, "")));
+    let text = aes_on_host_3("rto = \"5us\"\nretry_count = 0", "800us");
+    let s = run(&(text + &cut_off_at_800us("aes", 2, "")));
     let y = s.yama.as_ref().unwrap();
     assert_eq!(y.post_errors, 0, "{y:?}");
     let (b, c) = (entity(&s, "b").gbps, entity(&s, "c").gbps);
