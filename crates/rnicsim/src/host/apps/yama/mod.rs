@@ -1024,9 +1024,9 @@ impl Yama {
         // stands for its own; before anything has come back at all, nothing is judged (at the
         // start, a slow engine's first answers took longer than a window of periods, and every
         // member but one was cut before its first came back).
-        let slowest = chain.members.iter().map(|x| x.slowest).max().unwrap_or(Time::ZERO);
+        let own = chain.members[mi].slowest;
+        let reference = if own > Time::ZERO || chain.members[mi].waiting_since.is_none() { own } else { chain.members.iter().map(|x| x.slowest).max().unwrap_or(Time::ZERO) };
         let member = &mut chain.members[mi];
-        let reference = if member.slowest > Time::ZERO { member.slowest } else { slowest };
         let silent = horizon.0.max(member.last_turnaround.0.saturating_mul(4)).max(reference.0.saturating_mul(2));
         if reference > Time::ZERO && member.waiting_since.is_some_and(|since| now.0.saturating_sub(since.0) > silent) {
             member.cut = true;
