@@ -630,6 +630,11 @@ fn values_found_by_exploring_are_refused_at_their_key() {
         (format!("{star}{}{}", rpc(true, "[2]"), rpc(false, "[2, 3]").replace("server = 0", "server = 1")), "rpc[1].security"),
     ];
     refused_at_their_keys(cases, dir.path());
+    // "4GiB" is one byte past the 32-bit length: the limit is said to the byte ("at most
+    // 4 GiB" refused 4 GiB itself: found by a helper).
+    let e = run_briefly(&format!("{b2b}{}", perftest.replace("64KB", "4GiB")), dir.path()).expect_err("past 32 bits");
+    assert!(e.message.contains("at most 4 GiB − 1 B (4294967295 B"), "{e}");
+    assert!(run_briefly(&format!("{b2b}{}", perftest.replace("64KB", "4294967295B")), dir.path()).is_ok());
     // Entries that agree, or whose client hosts differ, are fine.
     run_briefly(&format!("{star}{}{}", rpc(false, "[2]"), rpc(false, "[2, 3]").replace("server = 0", "server = 1")), dir.path()).unwrap();
     run_briefly(&format!("{star}{}{}", rpc(true, "[2]"), rpc(false, "[3]").replace("server = 0", "server = 1")), dir.path()).unwrap();
@@ -893,6 +898,25 @@ fn an_override_with_more_toml_after_its_value_is_refused() {
 }
 
 #[test]
+fn an_override_of_one_bare_word_is_that_string() {
+    // `--set links.rate=25Gbps` without the TOML quotes a shell eats: the string it spells.
+    let l = LoadedScenario::from_str(GOOD, "s.toml", Path::new(".")).unwrap();
+    let quoted = l.with_overrides(&[("links.rate".into(), "\"25Gbps\"".into())]).unwrap();
+    let bare = l.with_overrides(&[("links.rate".into(), "25Gbps".into())]).unwrap();
+    assert_eq!(bare.resolved_toml(), quoted.resolved_toml());
+    assert!(bare.resolved_toml().contains("25Gbps"));
+    // A word that is no rate is told as the key's own error (TOML's reader said "invalid
+    // boolean, expected `false`" of `fast`).
+    let e = l.with_overrides(&[("links.rate".into(), "fast".into())]).err().expect("refused");
+    assert!(e.message.contains("expected a rate") && e.message.contains("\"fast\""), "{e}");
+    // Numbers, booleans and TOML's own syntax are read as TOML still; what is neither TOML nor
+    // one word is refused, with how to quote a string.
+    assert_eq!(l.with_overrides(&[("seed".into(), "7".into())]).unwrap().scenario.seed, 7);
+    let e = l.with_overrides(&[("links.rate".into(), "25 Gbps".into())]).err().expect("refused");
+    assert!(e.message.contains("not a TOML value") && e.message.contains("a string needs quotes"), "{e}");
+}
+
+#[test]
 fn overrides_reach_into_lists_of_tables_by_index() {
     let toml = "duration = \"1ms\"\n[topology.star]\nhosts = 2\n[[traffic]]\npattern = \"permutation\"\nload = 0.5\n[[traffic]]\npattern = \"permutation\"\nload = 0.4\n";
     let l = LoadedScenario::from_str(toml, "o.toml", Path::new(".")).unwrap();
@@ -951,6 +975,8 @@ fn settings_that_run_but_are_unlikely_to_be_meant_are_warnings_naming_line_and_k
         (perf("").replace("[links]", "[switch.pfc]\nenabled = false\n[links]"), "nic.rto", "packets can be lost in this run (switch.pfc.enabled = false"),
         (format!("{GOOD}[nic]\nwindow = \"3000B\"\n"), "nic.window", "go-back-N ignores it"),
         (perf("").replace("test = \"write_bw\"", "test = \"write_lat\"\nqps = 4"), "perftest[0].qps", "qps = 4 is not used"),
+        // Its depth alike (qps was warned of, depth not: found by a helper).
+        (perf("").replace("test = \"write_bw\"", "test = \"write_lat\"\ndepth = 16"), "perftest[0].depth", "depth = 16 is not used"),
         // A rate limit on a latency test ran without a word (1000 B at 1 Mbps: 8 ms per ping,
         // no ping in 50 us; found by a helper).
         (perf("rate_limit = \"1Mbps\"").replace("test = \"write_bw\"", "test = \"write_lat\"").replace("4KiB", "1000B"), "perftest[0].rate_limit", "(8ms apart at 1Mbps), so its latency measures the pacing; no ping completes in the 50us run"),

@@ -171,6 +171,7 @@ pub struct FailureFlows {
 pub struct PerftestSummary {
     pub name: String,
     pub test: String,
+    /// The message size; with `message_max`, the smallest of the sizes drawn.
     pub message: u64,
     /// The largest message when sizes are drawn uniformly from [`message`, `message_max`].
     #[serde(skip_serializing_if = "Option::is_none")]

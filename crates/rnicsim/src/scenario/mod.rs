@@ -525,7 +525,15 @@ fn override_values(overrides: &[(String, String)]) -> Result<Vec<(String, toml::
     overrides
         .iter()
         .map(|(key, value)| {
-            let mut t = toml::from_str::<toml::Table>(&format!("v = {value}")).map_err(|e| ScenarioError::at_key("--set", key.as_str(), format!("not a TOML value: {}", e.message())))?;
+            let mut t = match toml::from_str::<toml::Table>(&format!("v = {value}")) {
+                Ok(t) => t,
+                // A bare word TOML does not read (`links.rate=25Gbps`, `nic.cc=hpcc`) is taken
+                // as the string it spells, as a shell user means it; the key's own check then
+                // says what it expects ("expected a rate such as ..., got \"fast\"", where
+                // TOML's reader said "invalid boolean, expected `false`").
+                Err(_) if is_bare_word(value) => toml::Table::from_iter([("v".to_string(), toml::Value::String(value.clone()))]),
+                Err(e) => return Err(ScenarioError::at_key("--set", key.as_str(), format!("not a TOML value: {} (a string needs quotes: --set '{key}=\"...\"')", e.message()))),
+            };
             let v = t.remove("v").expect("parsed key");
             // A value with a line break went on as more TOML, which was dropped unsaid
             // (`load=0.3\nseed=5` set the load and not the seed).
@@ -535,6 +543,12 @@ fn override_values(overrides: &[(String, String)]) -> Result<Vec<(String, toml::
             Ok((key.clone(), v))
         })
         .collect()
+}
+
+/// Whether `--set` value text is one bare word: letters, digits and `.`, `_`, `-`, `+`, `/`, `:`
+/// only, with a letter in it (so not a number, nor TOML's quotes, arrays or tables).
+fn is_bare_word(value: &str) -> bool {
+    value.bytes().any(|b| b.is_ascii_alphabetic()) && value.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-+/:".contains(&b))
 }
 
 /// How errors name scenario `file` rewritten as `what` (`with overrides`, `baseline NAME`).

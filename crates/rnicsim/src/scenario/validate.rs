@@ -298,7 +298,7 @@ pub fn fields(s: &Scenario) -> Problems {
         for (key, size) in [("message", Some(t.message)), ("message_max", t.message_max)] {
             let Some(size) = size else { continue };
             if size.0 > u32::MAX as u64 {
-                out.push((p(key), "expected at most 4 GiB (the RETH DMA length is 32 bits)".into()));
+                out.push((p(key), format!("expected at most 4 GiB − 1 B (4294967295 B: the RETH DMA length is 32 bits), got {size}")));
             } else if size.0 > s.nic.memory_size.0 {
                 out.push((p(key), format!("larger than nic.memory_size ({})", s.nic.memory_size)));
             }
@@ -1376,6 +1376,10 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
     for (i, t) in s.perftest.iter().enumerate() {
         if t.test == crate::scenario::schema::PerftestKind::WriteLat && t.qps > 1 {
             out.push((format!("perftest[{i}].qps"), format!("a latency test runs one queue pair (a ping-pong); qps = {} is not used", t.qps)));
+        }
+        // (Its default, 128, is a bandwidth test's: only another value was meant for it.)
+        if t.test == crate::scenario::schema::PerftestKind::WriteLat && t.depth != default_tx_depth() {
+            out.push((format!("perftest[{i}].depth"), format!("a latency test keeps one message outstanding (a ping-pong); depth = {} is not used", t.depth)));
         }
         if let Some(r) = t.rate_limit.filter(|_| t.test == crate::scenario::schema::PerftestKind::WriteLat) {
             // A ping waits for the limiter's tokens: one message's bytes at the limit apart.
