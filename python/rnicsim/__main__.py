@@ -22,6 +22,24 @@ def _at_least_one(text: str) -> int:
     return int(text)
 
 
+def _write_csv(cursor) -> None:
+    """An executed DuckDB statement's rows to stdout as CSV, a batch at a time (a statement
+    without a result prints nothing); a closed pipe (`| head`) ends the output quietly."""
+    import csv
+
+    if cursor.description is None:
+        return
+    out = csv.writer(sys.stdout, lineterminator="\n")
+    try:
+        out.writerow(d[0] for d in cursor.description)
+        while batch := cursor.fetchmany(10_000):
+            out.writerows(batch)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python would report the pipe again as it flushes stdout on exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv if argv is None else argv)
     if len(argv) >= 2 and argv[1] == "query":
@@ -35,17 +53,30 @@ def main(argv: list[str] | None = None) -> int:
         )
         ap.add_argument("run_dir", metavar="RUN_DIR")
         ap.add_argument("sql", metavar="SQL")
+        shape = ap.add_mutually_exclusive_group()
+        shape.add_argument("--rows", type=_at_least_one, default=None, metavar="N", help="rows the table shows (default: DuckDB's 20, the first and last 10)")
+        shape.add_argument("--csv", action="store_true", help="every row as CSV, a header line first (for a file or another tool)")
         args = ap.parse_args(argv[2:])
-        from .query import connect
-
         if not args.sql.strip():
             print("error: no SQL to run (an empty statement)", file=sys.stderr)
             return 2
         try:
-            result = connect(args.run_dir).sql(args.sql)
+            from .query import connect
+
+            con = connect(args.run_dir)
+            if args.csv:
+                _write_csv(con.execute(args.sql))
+                return 0
+            result = con.sql(args.sql)
             # (A statement without a result, CREATE VIEW or SET, prints nothing.)
-            if result is not None:
+            if result is None:
+                pass
+            elif args.rows is not None:
+                result.show(max_rows=args.rows)
+            else:
                 print(result)
+        except KeyboardInterrupt:
+            return 130
         except Exception as e:  # noqa: BLE001 - report any query error as the CLI does
             print(f"error: {e}", file=sys.stderr)
             return 2
@@ -53,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) >= 2 and argv[1] == "sweep":
         import argparse
 
-        from .api import ScenarioError
+        from .api import DamagedRunError, ScenarioError
         import warnings
 
         from . import sweep as sweep_module
@@ -73,13 +104,13 @@ def main(argv: list[str] | None = None) -> int:
                 # The command says so itself, with its exit status.
                 warnings.simplefilter("ignore", SweepWarning)
                 table = run_sweep(a.sweep, a.out, workers=a.workers, quiet=a.quiet, ray_address=a.ray)
-        except (ScenarioError, OSError) as e:
+        except (ScenarioError, DamagedRunError, OSError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as e:
             # The points that finished are kept (a re-run resumes); the others wrote nothing.
             print(f"sweep: interrupted; finished points are kept in {a.out}/runs (run the sweep again to resume)", file=sys.stderr)
-            return 130
+            return 128 + getattr(e, "signum", 2)
         import json
         from pathlib import Path
 
@@ -94,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) >= 2 and argv[1] == "report":
         import argparse
 
+        from .api import DamagedRunError
         from .report import write_report
 
         ap = argparse.ArgumentParser(prog=f"{PROG} report", description="Write an HTML report (PNG and SVG plots) of one or more runs.")
@@ -102,9 +134,12 @@ def main(argv: list[str] | None = None) -> int:
         a = ap.parse_args(argv[2:])
         try:
             page = write_report(a.runs, a.out or f"{a.runs[0]}/report")
-        except (FileNotFoundError, FileExistsError, NotADirectoryError) as e:
+        except (FileNotFoundError, FileExistsError, NotADirectoryError, DamagedRunError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:
+            print("report: interrupted; nothing was written", file=sys.stderr)
+            return 130
         print(page)
         return 0
     if len(argv) >= 2 and argv[1] == "reproduce":
@@ -143,4 +178,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        # Ctrl-C before a command's own handling (while a module loads): the status a shell
+        # gives a command Ctrl-C ends, without a traceback.
+        sys.exit(130)

@@ -21,6 +21,9 @@ def is_ns3_config(text: str) -> bool:
 def set_key(doc: str, key: str, value: str) -> str:
     """Sets a dotted key of a scenario document (JSON in, JSON out) as `--set` does."""
 
+def key_path(key: str) -> list[str | int]:
+    """A key path's steps as `set_key` reads them (keys and list indices); ValueError if malformed."""
+
 def validate(text: str, label: str, base_dir: str, overrides: List[Tuple[str, str]] = ...) -> Tuple[str, List[str]]:
     """Checks scenario text with (key, JSON value) overrides; returns it resolved and its warnings. Raises ValueError naming file, line and key."""
 

@@ -97,10 +97,11 @@ class Scenario:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], base_dir: Union[str, Path] = ".") -> "Scenario":
+        data = _toml_value(data, "")
         bad = _non_finite(data, "<python>")
         if bad is not None:
             raise bad
-        return cls(json.loads(json.dumps(data)), "<python>", base_dir)
+        return cls(data, "<python>", base_dir)
 
     def set(self, key: str, value: Any) -> "Scenario":
         """Sets a dotted key (``"links.rate"``, ``"nic.cc"``; list elements as
@@ -108,6 +109,7 @@ class Scenario:
         missing tables are created, and a key of another kind in a one-kind table
         (``"nic.cc.hpcc.eta"`` in a DCQCN scenario) switches the kind. Returns the scenario, so
         calls chain."""
+        value = _toml_value(value, key)
         bad = _non_finite(value, ".set()", key)
         if bad is not None:
             raise bad
@@ -129,7 +131,8 @@ class Scenario:
 
     def get(self, key: str, default: Any = None) -> Any:
         """The value at a key spelled as for :meth:`set` (``"flows[0].load"`` or
-        ``"flows.0.load"``), or `default` when there is none."""
+        ``"flows.0.load"``), or `default` when there is none; a malformed key
+        (``"flows[0]x.load"``) raises ScenarioError, as it does for :meth:`set`."""
         node: Any = self.data
         for seg in _path(key):
             if isinstance(seg, int) and isinstance(node, list) and seg < len(node):
@@ -151,21 +154,22 @@ class Scenario:
         except ValueError as e:
             raise ScenarioError(str(e)) from None
         for note in notes:
-            warnings.warn(note, ScenarioWarning, stacklevel=2)
+            _warn(note, ScenarioWarning)
         return resolved
 
     def run(self, out: Union[str, Path, None] = None, force: bool = False, progress: Optional[bool] = None, scr_policy: Any = None) -> "Run":
         """Runs in this process and writes the results to `out`: by default ``runs/<file stem>``
         as on the command line, or for a scenario not read from a file ``runs/<name>`` (the
         name made one plain folder name).
-        `progress`: a bar (terminals and notebooks); default when stderr is a terminal.
+        `progress`: a bar; by default when stderr is a terminal or in a Jupyter notebook.
         `scr_policy`: an SCR policy object for ``[nic.scr.policy.external]`` (see
-        :mod:`rnicsim.policies`; its exceptions are raised when the run ends)."""
+        :mod:`rnicsim.policies`; its exception stops the run at once and is raised)."""
         if out is None:
             out = Path("runs") / (self.path.stem if self.path else _folder_name(self.data.get("name")))
         out = Path(out)
         text, label, sets = self._native_args()
-        callback, close = _progress(progress)
+        baselines = tuple(str(b.get("name", "")) for b in self.data.get("baseline", []) if isinstance(b, dict))
+        callback, close = _progress(progress, baselines)
         try:
             with _terminate_as_exit():
                 path = _native.run(text, label, str(self.base_dir), str(out), force, callback, scr_policy, sets)
@@ -178,7 +182,7 @@ class Scenario:
             close()
         run = Run(path)
         for note in run.summary.get("warnings", []):
-            warnings.warn(note, ScenarioWarning, stacklevel=2)
+            _warn(note, ScenarioWarning)
         stall = run.summary.get("stall")
         if stall:
             ended = f"; stop_on_stall ended the run at {stall['stopped_at_ps']} ps" if "stopped_at_ps" in stall else ""
@@ -186,14 +190,25 @@ class Scenario:
                 ended = f"; {stall['rnr_naks']} requests were refused in the run for want of a posted receive (RNR NAKs){ended}"
             if stall.get("waiting_star_ends"):
                 ended = f" (and {stall['waiting_star_ends']} StaR connection ends){ended}"
-            warnings.warn(
+            _warn(
                 f"the run stalled: nothing reached its destination after {stall['since_ps']} ps while "
                 f"{stall['packets_alive']} packets were alive and {stall['waiting_flows']} flows and {stall['waiting_qps']} queue pairs waited{ended}; "
                 "see summary['stall']",
                 StallWarning,
-                stacklevel=2,
             )
         return run
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _warn(message: str, category: type[Warning]) -> None:
+    """Warns as from the caller's line that led here (a script's `rnicsim.run(...)`), the
+    first frame outside this package, not from a line of the package."""
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == _PACKAGE:
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, category, stacklevel=level)
 
 
 def _folder_name(name: Any) -> str:
@@ -219,19 +234,12 @@ def _file_in_the_way(path: Path) -> Optional[Path]:
 
 def _path(key: str) -> list[Union[str, int]]:
     """`key`'s steps as the simulator's --set reads them: table keys (str) and list indices
-    (int); a number after the first step is an index, so `flows.0.load` is `flows[0].load`."""
-    steps: list[Union[str, int]] = []
-    for part in filter(None, key.split(".")):
-        if steps and part.isascii() and part.isdigit():
-            steps.append(int(part))
-            continue
-        name, *indices = part.split("[")  # "flows[0]" -> "flows", "0]"
-        steps.append(name)
-        for i in indices:
-            n = i.split("]")[0]
-            if n.isascii() and n.isdigit():
-                steps.append(int(n))
-    return steps
+    (int); a number after the first step is an index, so `flows.0.load` is `flows[0].load`.
+    A malformed key (`flows[0]x.load`, `links..rate`) raises ScenarioError, as `set` does."""
+    try:
+        return _native.key_path(key)
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
 
 
 # What makes a run write the tables that not every run writes.
@@ -244,6 +252,37 @@ _TABLE_NEEDS = {
     "scr_rates": "[nic.scr]",
     "scr_rtt": "[nic.scr]",
 }
+
+
+def _toml_value(value: Any, key: str) -> Any:
+    """`value` as the plain Python a TOML document holds: a NumPy scalar (``np.int64(4)``, as
+    a DataFrame's cell gives) as its Python number, a path (``Path("flows.txt")``) as its text,
+    a tuple as a list. Raises ScenarioError naming `key` for what TOML has no value for: None
+    (a key cannot be unset; leave it out of the scenario), an integer outside TOML's 64 bits,
+    an object of another type."""
+    where = f"key `{key}`: " if key else ""
+    if isinstance(value, (bool, str, float)):
+        return value
+    if isinstance(value, int):
+        if not -(2**63) <= value < 2**63:
+            raise ScenarioError(f"{where}{value} is outside the integers TOML holds (-2**63 to 2**63 - 1)")
+        return value
+    if value is None:
+        raise ScenarioError(f"{where}None has no TOML value: a key cannot be unset; build the scenario without it to take its default")
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, dict):
+        bad = next((k for k in value if not isinstance(k, str)), None)
+        if bad is not None:
+            raise ScenarioError(f"{where}a table's keys are strings, got {bad!r}")
+        return {k: _toml_value(v, f"{key}.{k}" if key else k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_toml_value(v, f"{key}[{i}]") for i, v in enumerate(value)]
+    # A NumPy (or other array library's) scalar: its Python value.
+    if hasattr(value, "item") and getattr(value, "shape", None) == ():
+        return _toml_value(value.item(), key)
+    kind = f"{type(value).__module__}.{type(value).__qualname__}".removeprefix("builtins.")
+    raise ScenarioError(f"{where}expected a number, string, boolean, list or table (dict), got {kind} {value!r}")
 
 
 def _non_finite(doc: Any, label: str, prefix: str = "") -> Optional[ScenarioError]:
@@ -315,9 +354,12 @@ def _terminate_as_exit() -> Any:
     return _sigterm_raises(lambda signum: SystemExit(128 + signum))
 
 
-def _progress(progress: Optional[bool]) -> tuple[Optional[_native.Progress], Callable[[], None]]:
+def _progress(progress: Optional[bool], baselines: tuple[str, ...] = ()) -> tuple[Optional[_native.Progress], Callable[[], None]]:
+    """A progress callback and what closes it: a bar by default when stderr is a terminal or
+    this runs in a notebook (Jupyter's kernel, whose stderr is no terminal); `baselines`: the
+    scenario's [[baseline]] names, for the bar's label as the command line gives it."""
     if progress is None:
-        progress = sys.stderr.isatty()
+        progress = sys.stderr.isatty() or _in_notebook()
     if not progress:
         return None, lambda: None
     from tqdm.auto import tqdm
@@ -328,7 +370,12 @@ def _progress(progress: Optional[bool]) -> tuple[Optional[_native.Progress], Cal
         # Over flows finished when the run ends with its listed flows (an ns-3 config's, whose
         # duration is only a safety limit), else over simulated time; `baseline`: the number of
         # the [[baseline]] run under way, once the scenario's own has ended.
-        desc = "simulating" if baseline is None else f"baseline {baseline + 1}"
+        if baseline is None:
+            desc = "simulating"
+        elif baseline < len(baselines):
+            desc = f"baseline {baseline + 1}/{len(baselines)} {baselines[baseline]}"
+        else:
+            desc = f"baseline {baseline + 1}"
         if bar.desc != desc:
             bar.set_description(desc, refresh=False)
         done, total = flows if flows else (now, end)
@@ -339,6 +386,16 @@ def _progress(progress: Optional[bool]) -> tuple[Optional[_native.Progress], Cal
     return update, bar.close
 
 
+def _in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (IPython's ZMQ shell), where tqdm draws a widget."""
+    shell = sys.modules.get("IPython")
+    try:
+        ip = shell.get_ipython() if shell is not None else None
+    except Exception:  # noqa: BLE001 - an IPython that cannot say is not a notebook
+        return False
+    return type(ip).__name__ == "ZMQInteractiveShell"
+
+
 class ScenarioWarning(UserWarning):
     """A scenario runs but a setting is unlikely to be what was meant (summary key `warnings`);
     the message names the file, line and key."""
@@ -346,6 +403,29 @@ class ScenarioWarning(UserWarning):
 
 class StallWarning(RuntimeWarning):
     """A run stalled: work was pending and nothing reached its destination (summary key `stall`)."""
+
+
+class DamagedRunError(ValueError):
+    """A file of a run folder cannot be read (cut short, or changed by hand); the message names it."""
+
+
+def read_summary(path: Path) -> dict[str, Any]:
+    """A run's summary.json; DamagedRunError naming the file if it is not a JSON object."""
+    try:
+        doc = json.loads(path.read_bytes())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise DamagedRunError(f"{path}: not valid JSON ({e}); the run folder is damaged: run the scenario again") from None
+    if not isinstance(doc, dict):
+        raise DamagedRunError(f"{path}: expected a JSON object, got {type(doc).__name__}; the run folder is damaged: run the scenario again")
+    return doc
+
+
+def read_resolved_scenario(path: Path) -> dict[str, Any]:
+    """A run's scenario.toml; DamagedRunError naming the file if it is not TOML."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8-sig"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise DamagedRunError(f"{path}: not valid TOML ({e}); the run folder is damaged: run the scenario again") from None
 
 
 class Run:
@@ -362,12 +442,12 @@ class Run:
 
     @property
     def summary(self) -> dict[str, Any]:
-        return json.loads((self.path / "summary.json").read_text())
+        return read_summary(self.path / "summary.json")
 
     @property
     def scenario(self) -> dict[str, Any]:
         """The resolved scenario (every default spelled out)."""
-        return tomllib.loads((self.path / "scenario.toml").read_text(encoding="utf-8-sig"))
+        return read_resolved_scenario(self.path / "scenario.toml")
 
     def table(self, name: str) -> pl.DataFrame:
         """One of :data:`TABLES` as a polars DataFrame."""
@@ -378,7 +458,10 @@ class Run:
             needs = _TABLE_NEEDS.get(name)
             why = f"it needs {needs}" if needs else "every run writes it: the folder is incomplete, or a file was removed"
             raise FileNotFoundError(f"{path} was not written ({why})")
-        return pl.read_parquet(path)
+        try:
+            return pl.read_parquet(path)
+        except pl.exceptions.PolarsError as e:
+            raise DamagedRunError(f"{path}: not a readable Parquet table ({e}); the run folder is damaged: run the scenario again") from None
 
     flows = property(lambda self: self.table("flows"))
     perftest = property(lambda self: self.table("perftest"))

@@ -20,8 +20,9 @@ order they joined, times are integer picoseconds and rates bits per second:
 Actions: ``("rate", flow, bps)`` (``bps`` 0 lifts the dequeue rate: no limit), ``("sport",
 flow, port)``, ``("probe_rtt", flow)``, ``("probe_path", flow, port)``, ``("signal", flow,
 value, bytes)`` (one packet: ``bytes`` at most 4,096) and ``("wake", flow, after_ps)`` (a
-``timer`` event for the flow ``after_ps`` after this decision, a timer on the cores: list
-``"timer"`` in ``kinds``). The others take effect after the NIC's install latency, as a Rust policy's do; an
+``timer`` event for the flow ``after_ps`` after this decision, a timer on the cores; it comes
+whether or not ``kinds`` lists ``"timer"``, as a Rust policy's wake-up does, since the policy
+asked for it). The others take effect after the NIC's install latency, as a Rust policy's do; an
 action for a flow that has left (or never was) does nothing. An exception a method raises,
 or an action it returns that is not one of these, stops the run at once with a
 ``RuntimeError`` naming the method and host, the policy's own exception as its cause, and

@@ -5,11 +5,12 @@ its runs write, across all of them, with a `run` column to join on."""
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
 from typing import Any, Iterator, Union
 
 import duckdb
+
+from .api import read_resolved_scenario, read_summary
 
 
 def leaves(doc: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -51,20 +52,22 @@ def connect(path: Union[str, Path]) -> "duckdb.DuckDBPyConnection":
         # A sweep: each table its finished runs write, over all of them, with the `run` that
         # `results` names for that run's folder, so one join gives a per-flow figure per swept
         # value. Runs are matched by their folder's name, so a sweep folder that was moved or
-        # copied still joins; a point still running (or killed: `.<hash>.partial-<pid>`) is
-        # left out.
+        # copied still joins. Only the runs `results` names are read: a folder reused by
+        # another sweep keeps the earlier sweep's runs (and a point still running or killed,
+        # `.<hash>.partial-<pid>`), which are not this sweep's.
         runs = (path / "runs").resolve()
-        finished = sorted(d for d in runs.iterdir() if d.is_dir() and not d.name.startswith(".") and (d / "summary.json").is_file())
         names = "(SELECT regexp_extract(run, '[^/\\\\]+$') AS folder, min(run) AS run FROM results GROUP BY 1)"
+        listed = {folder for (folder,) in con.execute(f"SELECT folder FROM {names}").fetchall()}
+        finished = sorted(d for d in runs.iterdir() if d.name in listed and d.is_dir() and (d / "summary.json").is_file())
         for name in sorted({f.stem for d in finished for f in d.glob("*.parquet")}):
             files = "[" + ", ".join(_sql_string((d / f"{name}.parquet").as_posix()) for d in finished if (d / f"{name}.parquet").is_file()) + "]"
             rows = f"(SELECT *, regexp_extract(filename, '([^/]+)/[^/]*$', 1) AS folder FROM read_parquet({files}, filename = true, union_by_name = true))"
-            con.execute(f"CREATE VIEW {name} AS SELECT t.* EXCLUDE (filename, folder), coalesce(n.run, t.folder) AS run FROM {rows} t LEFT JOIN {names} n USING (folder)")
+            con.execute(f"CREATE VIEW {name} AS SELECT t.* EXCLUDE (filename, folder), n.run FROM {rows} t JOIN {names} n USING (folder)")
     docs = []
     if (path / "scenario.toml").exists():
-        docs.append(("scenario", tomllib.loads((path / "scenario.toml").read_text(encoding="utf-8-sig"))))
+        docs.append(("scenario", read_resolved_scenario(path / "scenario.toml")))
     if (path / "summary.json").exists():
-        docs.append(("summary", json.loads((path / "summary.json").read_text())))
+        docs.append(("summary", read_summary(path / "summary.json")))
     for name, doc in docs:
         con.execute(f"CREATE TABLE {name} (key VARCHAR, value VARCHAR)")
         rows = list(_flatten(doc))

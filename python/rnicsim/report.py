@@ -5,7 +5,9 @@ by side, each in its own colour."""
 
 from __future__ import annotations
 
+import contextlib
 import html
+import itertools
 import json
 import math
 import os
@@ -21,7 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
-from .api import Run, _file_in_the_way  # noqa: E402
+from .api import Run, _file_in_the_way, _terminate_as_exit  # noqa: E402
 from .query import leaves  # noqa: E402
 
 # Flow-size buckets of the slowdown-by-size plot for a run without `outputs.fct_by_size`, as
@@ -432,12 +434,22 @@ def write_report(runs: Sequence[Union[str, Path, Run]], out: Union[str, Path]) -
     # Everything is drawn into a folder beside `out` and moved in at the end, the page last: a
     # report that fails part way (a run missing a table) leaves `out` as it was, not an
     # earlier page above this report's plots, nor plots without a page.
+    # (The folders made for it are removed again if it fails, deepest first.)
+    made = list(itertools.takewhile(lambda p: not p.exists(), (out.parent, *out.parent.parents)))
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    page = None
     try:
-        return _write_report(runs, out, work)
+        # SIGTERM stops it as Ctrl-C does, so the work folder goes too.
+        with _terminate_as_exit():
+            page = _write_report(runs, out, work)
+        return page
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if page is None:
+            for p in made:
+                with contextlib.suppress(OSError):
+                    p.rmdir()
 
 
 def _write_report(runs: Sequence[Run], out: Path, work: Path) -> Path:

@@ -33,12 +33,12 @@ import copy
 import hashlib
 import itertools
 import json
+import math
 import multiprocessing
 import os
 import signal
 import sys
 import tomllib
-import warnings
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
@@ -46,7 +46,7 @@ from typing import Any, Iterator, Optional, Union
 import polars as pl
 
 from ._native import MODEL_ID
-from .api import Run, Scenario, ScenarioError, _file_in_the_way, _is_run, _non_finite, _path, _sigterm_raises
+from .api import Run, Scenario, ScenarioError, _file_in_the_way, _is_run, _non_finite, _path, _sigterm_raises, _warn
 
 
 def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
@@ -126,7 +126,12 @@ def _check_keys(path: Path, keys: list[str]) -> None:
     replace an earlier one and the results would carry a value never used: the same key spelt
     two ways (`flows.0.load`, `flows[0].load`), a key and a table that holds it (`nic.cc`,
     `nic.cc.dcqcn.g`), or two kinds of a one-kind table (`nic.cc.hpcc.eta`, `nic.cc.dcqcn.g`)."""
-    steps = {k: tuple(_path(k)) for k in keys}
+    steps = {}
+    for k in keys:
+        try:
+            steps[k] = tuple(_path(k))
+        except ScenarioError as e:
+            raise ScenarioError(f"{path}: parameters.{k}: {str(e).removeprefix(f'key `{k}`: ')}") from None
     for a, b in itertools.combinations(keys, 2):
         sa, sb = steps[a], steps[b]
         if sa == sb:
@@ -215,6 +220,15 @@ def _worker_init() -> None:
     signal.signal(signal.SIGTERM, _on_sigterm)
 
 
+class Terminated(KeyboardInterrupt):
+    """The sweep was told to end (SIGTERM): it stops as on Ctrl-C, and the command exits with
+    128 + the signal's number, as a process a signal ends does."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"ended by signal {signum}")
+        self.signum = signum
+
+
 class SweepWarning(UserWarning):
     """Points of a sweep that are invalid or failed (their errors are in failures.json)."""
 
@@ -263,7 +277,11 @@ def _error_text(e: BaseException) -> str:
         e = cause
     if isinstance(e, BrokenProcessPool):
         # Every point the pool still held fails with it; which one's worker died is unknown.
-        return "BrokenProcessPool: a worker process ended abruptly (killed, or out of memory) while this point waited or ran, and the pool stopped; points that finished are kept: run the sweep again to resume"
+        return (
+            "BrokenProcessPool: a worker process ended abruptly (killed, out of memory, or unable to start: a script that runs a sweep must call it "
+            'under `if __name__ == "__main__":`, which the workers need to import the script) while this point waited or ran, and the pool stopped; '
+            "points that finished are kept: run the sweep again to resume"
+        )
     return str(e) if isinstance(e, PointError) else f"{type(e).__name__}: {e}"
 
 
@@ -356,6 +374,11 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
     (``"local"`` starts a Ray instance here; otherwise an address for ``ray.init``), on a Ray
     cluster whose nodes share `out`'s filesystem and have rnicsim installed. Returns the merged
     results table."""
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        # A pool worker importing the script that started the sweep while it starts (spawned
+        # workers import it; `_inheriting` is how multiprocessing itself tells that phase),
+        # which ran the sweep again rather than leave it to the guard.
+        raise RuntimeError('run_sweep was called as a sweep\'s worker imported the script that runs the sweep: call it under `if __name__ == "__main__":` in that script')
     out = Path(out)
     if workers is not None and workers < 1:
         # Checked before anything is written (the pool would refuse it only after).
@@ -402,16 +425,19 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
     events = _ray(todo, ray_address) if ray_address and todo else _local(todo, workers or _usable_cpus())
     # SIGTERM to the sweep stops it as Ctrl-C does (by default it ended the sweep at once and
     # left its workers running points no one waits for).
-    with _sigterm_raises(lambda _signum: KeyboardInterrupt()):
+    failed = 0
+    with _sigterm_raises(Terminated):
         for i, ((p, s, d), error) in enumerate(events, 1):
             if error is None:
                 finished.append((p, s, d))
             else:
+                failed += 1
                 failures.extend({"parameters": q, "error": error} for q in members[d])
             if not quiet:
-                print(f"sweep: {i}/{len(todo)} run", file=sys.stderr)
+                print(f"sweep: {i}/{len(todo)} done" + (f", {failed} failed" if failed else ""), file=sys.stderr)
     done = [(q, s, d) for _, s, d in finished for q in members[d]]
-    (out / "failures.json").write_text(json.dumps(failures, indent=2) + "\n")
+    # (A parameter of nan or inf, which made its point invalid, as text: JSON has neither.)
+    (out / "failures.json").write_text(json.dumps(_json_safe(failures), indent=2, allow_nan=False) + "\n")
     table = results(done, points)
     tmp = out / "results.parquet.partial"
     table.write_parquet(tmp)
@@ -421,8 +447,19 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
             print(f"sweep: failed {json.dumps(fl['parameters'])}: {fl['error']}", file=sys.stderr)
     if failures:
         # A caller that reads only the table would take the missing rows for a whole sweep.
-        warnings.warn(f"{len(failures)} of {len(points)} points are invalid or failed and have no row: see {out / 'failures.json'}", SweepWarning, stacklevel=2)
+        _warn(f"{len(failures)} of {len(points)} points are invalid or failed and have no row: see {out / 'failures.json'}", SweepWarning)
     return table
+
+
+def _json_safe(doc: Any) -> Any:
+    """`doc` with every nan or infinity as its text ("nan", "inf", "-inf")."""
+    if isinstance(doc, float) and not math.isfinite(doc):
+        return str(doc)
+    if isinstance(doc, dict):
+        return {k: _json_safe(v) for k, v in doc.items()}
+    if isinstance(doc, (list, tuple)):
+        return [_json_safe(v) for v in doc]
+    return doc
 
 
 def _plan(path: Path, base: Scenario, point: dict[str, Any]) -> tuple[dict[str, Any], Scenario, Union[str, ScenarioError]]:

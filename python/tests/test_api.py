@@ -621,3 +621,86 @@ def test_an_ns3_config_is_pointed_to_the_command_line_not_read_as_bad_toml() -> 
         rnicsim.Scenario.from_file(config)
     # TOML whose first key is in capitals is still TOML.
     assert rnicsim.Scenario.from_toml('NAME = "x"\nduration = "1us"\n').get("NAME") == "x"
+
+
+def test_get_refuses_a_malformed_key_as_set_does() -> None:
+    # `flows[0]x.load` read as `flows[0].load` and `links..rate` as `links.rate` (found by a helper).
+    s = rnicsim.Scenario.from_toml(TINY)
+    for key in ["perftest[0]x.message", "perftest..message", "perftest[0", ""]:
+        with pytest.raises(rnicsim.ScenarioError, match=r"key path|expected a key path"):
+            s.get(key)
+        with pytest.raises(rnicsim.ScenarioError):
+            s.set(key, "8KiB")
+    assert s.get("perftest[0].message") == s.get('"perftest"[0]."message"') == "4KiB"
+
+
+def test_set_takes_numpy_scalars_and_paths_and_names_what_toml_cannot_hold(tmp_path: Path) -> None:
+    np = pytest.importorskip("numpy")
+    s = rnicsim.Scenario.from_toml(TINY).set("seed", np.int64(3)).set("perftest[0].qps", np.uint8(2)).set("name", tmp_path / "x")
+    assert (s.get("seed"), s.get("perftest[0].qps"), s.get("name")) == (3, 2, str(tmp_path / "x"))
+    assert type(s.get("seed")) is int and "seed = 3" in s.validate()
+    assert rnicsim.Scenario.from_dict({"seed": np.int32(5), "duration": "20us", "topology": {"star": {"hosts": 2}}}).get("seed") == 5
+    for value, said in [(None, "None has no TOML value"), (2**64, "outside the integers TOML holds"), (object(), "got object"), ({1: 2}, "keys are strings")]:
+        with pytest.raises(rnicsim.ScenarioError, match=rf"^key `seed`: .*{said}"):
+            rnicsim.Scenario.from_toml(TINY).set("seed", value)
+
+
+def test_the_analysis_modules_are_attributes_of_the_package() -> None:
+    import importlib
+
+    assert rnicsim.report.write_report is importlib.import_module("rnicsim.report").write_report
+    assert callable(rnicsim.reproduce.reproduce) and callable(rnicsim.sweep.run_sweep)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        rnicsim.nope  # noqa: B018
+
+
+def test_a_scenario_warning_points_at_the_callers_line(tmp_path: Path) -> None:
+    import warnings
+
+    # (An SCR strategy for a kind the policy does not take: a warning, kept in the summary.)
+    text = TINY + '[nic.scr]\nhosts = [0]\n[nic.scr.policy.static]\n[nic.scr.strategy]\nrtt = "keep_oldest"\n'
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        rnicsim.run(rnicsim.Scenario.from_toml(text), out=tmp_path / "r", progress=False)
+        line = sys._getframe().f_lineno - 1
+    mine = [w for w in seen if issubclass(w.category, rnicsim.ScenarioWarning)]
+    assert mine, [str(w.message) for w in seen]
+    assert all((w.filename, w.lineno) == (__file__, line) for w in mine), [(w.filename, w.lineno) for w in mine]
+
+
+def test_the_baseline_bar_is_labelled_as_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from rnicsim.api import _progress
+
+    update, close = _progress(True, ("ecmp", "drill"))
+    update(5, 10, 100, None, 1)
+    close()
+    assert "baseline 2/2 drill" in capsys.readouterr().err
+
+
+def test_a_damaged_run_file_is_named(tmp_path: Path) -> None:
+    run = rnicsim.Scenario.from_toml(TINY).run(tmp_path / "r", progress=False)
+    (run.path / "summary.json").write_text('{"cut": ')
+    with pytest.raises(rnicsim.DamagedRunError, match=r"summary.json: not valid JSON"):
+        run.summary
+    out = subprocess.run([sys.executable, "-m", "rnicsim", "query", str(run.path), "SELECT 1"], capture_output=True, text=True)
+    assert out.returncode == 2 and "summary.json: not valid JSON" in out.stderr and "Traceback" not in out.stderr, out.stderr
+    (run.path / "perftest.parquet").write_bytes(b"PAR1 half")
+    with pytest.raises(rnicsim.DamagedRunError, match=r"perftest.parquet: not a readable Parquet"):
+        run.perftest
+    # A report that fails leaves no folder it made, nor its work folder.
+    rep = subprocess.run([sys.executable, "-m", "rnicsim", "report", str(run.path), "--out", str(tmp_path / "a" / "b" / "rep")], capture_output=True, text=True)
+    assert rep.returncode == 2 and "summary.json" in rep.stderr and "Traceback" not in rep.stderr, rep.stderr
+    assert not (tmp_path / "a").exists()
+
+
+def test_query_prints_every_row_as_csv_or_as_many_as_asked(tmp_path: Path) -> None:
+    run = rnicsim.Scenario.from_toml(TINY).run(tmp_path / "r", progress=False)
+    sql = "SELECT range AS n, range * 2 AS twice FROM range(50)"
+    csv = subprocess.run([sys.executable, "-m", "rnicsim", "query", str(run.path), sql, "--csv"], capture_output=True, text=True)
+    assert csv.returncode == 0, csv.stderr
+    lines = csv.stdout.splitlines()
+    assert lines[0] == "n,twice" and len(lines) == 51 and lines[-1] == "49,98"
+    table = subprocess.run([sys.executable, "-m", "rnicsim", "query", str(run.path), sql, "--rows", "50"], capture_output=True, text=True)
+    assert table.returncode == 0 and all(f"│ {n:>5} │" in table.stdout or f" {n} " in table.stdout for n in (25, 26)), table.stdout
+    short = subprocess.run([sys.executable, "-m", "rnicsim", "query", str(run.path), sql], capture_output=True, text=True)
+    assert " 25 " not in short.stdout, "DuckDB's default shows the first and last rows only"

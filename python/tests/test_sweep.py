@@ -220,7 +220,8 @@ def test_a_signal_to_the_sweep_alone_stops_it_and_its_workers(tmp_path: Path, si
     proc.send_signal(getattr(signal, signum))
     stopped = time.time()
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
+    # The status a shell gives a process that signal ends (SIGTERM's was 130, Ctrl-C's).
+    assert proc.returncode == 128 + getattr(signal, signum), err
     # At once: not after the queued points, nor after the running ones (with polars' own
     # SIGINT handler the wait for them was not interrupted: found by a helper).
     assert time.time() - stopped < 2.0, f"stopped after {time.time() - stopped:.1f} s, not at once"
@@ -265,6 +266,13 @@ def test_a_sweep_folder_joins_its_runs_flows_to_their_swept_values(tmp_path: Pat
     again = dict(con.execute('SELECT "flows.0.load", avg(slowdown) FROM results JOIN flows USING (run) GROUP BY 1').fetchall())
     assert again == got
     assert con.execute("SELECT count(*) FROM flows").fetchone()[0] == sum(counts.values())
+    # The folder reused by a sweep of one of those points: its tables hold that point's runs
+    # only, not the earlier sweep's other run, which its results do not name (found by a helper).
+    one = write_sweep(tmp_path, '[parameters]\nduration = ["200us"]\n"flows.0.load" = [0.2]\n')
+    assert run_sweep(one, moved, workers=1, quiet=True).height == 1
+    con = connect(moved)
+    assert con.execute("SELECT count(DISTINCT run) FROM flows").fetchone()[0] == 1
+    assert dict(con.execute('SELECT "flows.0.load", avg(slowdown) FROM results JOIN flows USING (run) GROUP BY 1').fetchall()) == {0.2: got[0.2]}
     # A sweep's folder taken for a run (`rnicsim report DIR`) says where its runs are.
     with pytest.raises(FileNotFoundError, match=r"it is a sweep's folder: its runs are .*runs/\*"):
         rnicsim.open_run(moved)
@@ -511,9 +519,29 @@ def test_a_nan_value_is_an_invalid_point_and_a_nan_in_the_file_is_named_at_its_l
     sweep = write_sweep(tmp_path, '[parameters]\nduration = ["100us"]\n"links.loss" = [0.0, nan]\n')
     table = run_sweep(sweep, tmp_path / "out", workers=1, quiet=True)
     assert table.height == 1
-    (failure,) = json.loads((tmp_path / "out" / "failures.json").read_text().replace("NaN", "null"))
+    # Valid JSON (it held a bare NaN, which JSON has not): the value as its text.
+    def no_constants(c: str) -> None:
+        raise ValueError(f"{c} is not JSON")
+
+    (failure,) = json.loads((tmp_path / "out" / "failures.json").read_text(), parse_constant=no_constants)
     assert "links.loss" in failure["error"] and "nan" in failure["error"], failure
+    assert failure["parameters"] == {"duration": "100us", "links.loss": "nan"}, failure
     base = tmp_path / "base.toml"
     base.write_text((ROOT / "scenarios" / "quickstart.toml").read_text().replace("[links]\n", "[links]\nloss = nan\n", 1))
     with pytest.raises(rnicsim.ScenarioError, match=r"base.toml:\d+:\d+: key `links.loss`"):
         rnicsim.Scenario.from_file(base)
+
+
+def test_a_script_that_runs_a_sweep_unguarded_is_told_of_the_guard(tmp_path: Path) -> None:
+    # Spawned workers import the script; unguarded, each ran the sweep again, the pool broke,
+    # and the points failed as if "killed, or out of memory" (found by a helper).
+    import subprocess
+    import sys
+
+    sweep = write_sweep(tmp_path, "seeds = [1]\n[parameters]\nduration = [\"20us\"]\n")
+    script = tmp_path / "unguarded.py"
+    script.write_text(f"import warnings\nfrom rnicsim.sweep import run_sweep\nwarnings.simplefilter('ignore')\nrun_sweep({str(sweep)!r}, {str(tmp_path / 'out')!r}, workers=1, quiet=True)\n")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert 'call it under `if __name__ == "__main__":`' in proc.stderr, proc.stderr
+    (failure,) = json.loads((tmp_path / "out" / "failures.json").read_text())
+    assert "__main__" in failure["error"], failure

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 
 /// An SCR policy written in Python (`[nic.scr.policy.external]`), one object shared by every
 /// SCR NIC (the host's node id comes with each call). Each call briefly takes the GIL; the
-/// first exception stops further calls and is raised when the run ends.
+/// first exception stops further calls and the run (at its next progress check), and is raised.
 struct PyPolicy {
     obj: Py<PyAny>,
     host: u32,
@@ -215,6 +215,19 @@ fn set_key(doc: &str, key: &str, value: &str) -> PyResult<String> {
     serde_json::to_string(&d).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The steps of key path `key` as `set_key` reads it: table keys (str) and list indices (int).
+/// Raises ValueError for a malformed path (`flows[0]x.load`, `links..rate`), as `set_key` does.
+#[pyfunction]
+fn key_path(py: Python<'_>, key: &str) -> PyResult<Vec<Py<PyAny>>> {
+    let segs = rnicsim::scenario::error::parse_key_path(key).map_err(|m| PyValueError::new_err(format!("key `{key}`: {m}")))?;
+    segs.into_iter()
+        .map(|s| match s {
+            rnicsim::scenario::error::Seg::Key(k) => Ok(k.into_pyobject(py)?.into_any().unbind()),
+            rnicsim::scenario::error::Seg::Index(n) => Ok(n.into_pyobject(py)?.into_any().unbind()),
+        })
+        .collect()
+}
+
 /// A JSON value as a TOML value (`null` has none).
 fn toml_value(key: &str, json: &str) -> PyResult<toml::Value> {
     serde_json::from_str(json).map_err(|e| PyValueError::new_err(format!("key `{key}`: not representable as TOML: {e}")))
@@ -339,6 +352,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_ns3_config, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(set_key, m)?)?;
+    m.add_function(wrap_pyfunction!(key_path, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add("__version__", rnicsim::VERSION)?;
     m.add("MODEL_ID", rnicsim::MODEL_ID)?;
