@@ -898,6 +898,29 @@ fn an_override_with_more_toml_after_its_value_is_refused() {
 }
 
 #[test]
+fn rate_limits_past_the_hosts_pcie_are_warned_and_their_proportions_are_lost() {
+    // 60 and 30 Gbps limits on one host whose PCIe reads carry 50 Gbps: the two ran at about
+    // 26 and 23 Gbps, not 2:1, without a word (found by a helper).
+    let two = |pcie: &str, memory: &str| {
+        format!(
+            "duration = \"2ms\"\n[topology.back_to_back]\n[links]\nrate = \"100Gbps\"\n[nic.pcie]\nbandwidth = \"{pcie}\"\n{}{}",
+            ["60Gbps", "30Gbps"].iter().map(|r| format!("[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\nrate_limit = \"{r}\"\n{memory}")).collect::<String>(),
+            if memory.is_empty() { "" } else { "[nic.gpu]\n" }
+        )
+    };
+    let warned = |text: &str| LoadedScenario::from_str(text, "x.toml", Path::new(".")).unwrap().warnings.into_iter().filter(|w| w.contains("proportions do not hold")).collect::<Vec<_>>();
+    let w = warned(&two("50Gbps", ""));
+    assert_eq!(w.len(), 1, "{w:?}");
+    // 90 Gbps of wire at 64 KiB messages in 66 packets (nic.mtu 1000) of 58 B of headers, the
+    // first 16 B more for its RETH, plus the 4 B ICRC each: 90 × 65536 / (65536 + 66 × 62 + 16)
+    // = 84.69 Gbps of payload.
+    assert!(w[0].contains("perftest[0].rate_limit") && w[0].contains("host 0's") && w[0].contains("ask for 84.7 Gbps"), "{w:?}");
+    // PCIe enough for both; or the payload read from a GPU's memory: nothing to say.
+    assert!(warned(&two("100Gbps", "")).is_empty());
+    assert!(warned(&two("50Gbps", "memory = \"gpu\"\n")).is_empty());
+}
+
+#[test]
 fn an_override_of_one_bare_word_is_that_string() {
     // `--set links.rate=25Gbps` without the TOML quotes a shell eats: the string it spells.
     let l = LoadedScenario::from_str(GOOD, "s.toml", Path::new(".")).unwrap();

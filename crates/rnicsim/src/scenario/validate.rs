@@ -1340,6 +1340,7 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
         out.push(("nic.priority".into(), unprotected(s.nic.priority, &pfc.classes, "RDMA traffic goes")));
     }
     tassel_batches(&mut out, s, host_rates);
+    rate_limits_past_pcie(&mut out, s, host_rates);
     // A static XOFF the buffer cannot reach never pauses: the lossless classes then drop.
     // (XOFF counts an ingress's bytes past its `ingress_reserve`.)
     let reachable = s.switch.buffer.0.saturating_sub(s.switch.pfc.ingress_reserve.0);
@@ -1501,6 +1502,60 @@ pub fn flow_files(s: &Scenario, base_dir: &std::path::Path) -> Problems {
     out
 }
 
+/// A bandwidth test's messages on the wire: the message's bytes, its packets' headers in all,
+/// and their mean size (a short last packet included; rounded down, so warnings err towards
+/// speaking). The packets are the data sender's: a READ's are the server's responses. None for
+/// a latency test.
+fn packet_shape(s: &Scenario, t: &PerftestSpec) -> Option<(u64, u64, u32)> {
+    use crate::wire::roce::Family;
+    let family = match t.test {
+        PerftestKind::WriteBw => Family::Write,
+        PerftestKind::SendBw => Family::Send,
+        PerftestKind::ReadBw => Family::ReadResponse,
+        PerftestKind::WriteLat => return None,
+    };
+    let extra = s.nic.extra_header_bytes(Family::Write);
+    let len = t.message.0.max(1);
+    let k = crate::nic::qp::packets_for(len, s.nic.mtu);
+    let headers: u64 = (0..k).map(|j| crate::nic::qp::opcode_at(family, j, k, false).header_bytes() as u64 + extra as u64).sum();
+    Some((len, headers, ((len + headers) / k as u64) as u32))
+}
+
+/// Rate limits whose payload, read from host memory, is more than the sending host's PCIe
+/// carries (where the link, after them, is not shorter): the queue pairs share PCIe's reads
+/// as they come, so each falls below its limit and the limits' proportions do not hold. (A
+/// scheduler keeps them when the link is short: Tassel's oversubscription, §3.4.) Warned once
+/// per host, at its first limited entry.
+fn rate_limits_past_pcie(out: &mut Problems, s: &Scenario, host_rates: Option<&HostRates>) {
+    // Per sending host: its first limited entry, wire bits per second asked, payload of them.
+    let mut hosts = std::collections::BTreeMap::<u32, (usize, f64, f64)>::new();
+    for (i, t) in s.perftest.iter().enumerate() {
+        let (Some(r), Some((len, headers, _))) = (t.rate_limit, packet_shape(s, t)) else { continue };
+        if t.memory == crate::scenario::schema::BufferMemory::Gpu && s.nic.gpu.is_some() {
+            continue; // (its payload is read from the GPU's memory, not over the host's PCIe)
+        }
+        let line = host_rate(s, host_rates, t.data_sender()).0;
+        let wire = r.0.min(line) as f64 * t.qps.max(1) as f64;
+        let e = hosts.entry(t.data_sender()).or_insert((i, 0.0, 0.0));
+        e.1 += wire;
+        e.2 += wire * len as f64 / (len + headers) as f64;
+    }
+    let pcie = s.nic.pcie.bandwidth;
+    for (h, (i, wire, payload)) in hosts {
+        // What the link lets through of them, as payload.
+        let asked = payload * (host_rate(s, host_rates, h).0 as f64 / wire).min(1.0);
+        if asked > pcie.0 as f64 * 1.001 {
+            out.push((
+                format!("perftest[{i}].rate_limit"),
+                format!(
+                    "host {h}'s rate-limited queue pairs ask for {:.1} Gbps of payload from host memory, more than its {pcie} PCIe carries (nic.pcie.bandwidth): they share PCIe's reads as they come, so each gets less than its limit and the limits' proportions do not hold; keep their payload within {pcie} in all, or raise nic.pcie.bandwidth",
+                    asked / 1e9
+                ),
+            ));
+        }
+    }
+}
+
 /// Tassel fetches a queue pair's packets in batches of `N = ⌈limit × latency / typical_packet⌉`
 /// (at most `max_batch`) once per scheduling latency (§3.2.1): a queue pair whose packets are
 /// much smaller than `typical_packet` cannot reach its limit. Warned per bandwidth test.
@@ -1547,21 +1602,8 @@ fn tassel_batches(out: &mut Problems, s: &Scenario, host_rates: Option<&HostRate
     if latency.0 == 0 {
         return;
     }
-    let extra = s.nic.extra_header_bytes(crate::wire::roce::Family::Write);
     for (i, t) in s.perftest.iter().enumerate() {
-        // The packets the limited side sends: a READ's are the server's responses.
-        let family = match t.test {
-            PerftestKind::WriteBw => crate::wire::roce::Family::Write,
-            PerftestKind::SendBw => crate::wire::roce::Family::Send,
-            PerftestKind::ReadBw => crate::wire::roce::Family::ReadResponse,
-            PerftestKind::WriteLat => continue,
-        };
-        // Their mean size on the wire, a message's short last packet included (rounded down:
-        // the warning errs towards speaking).
-        let len = t.message.0.max(1);
-        let k = crate::nic::qp::packets_for(len, s.nic.mtu);
-        let headers: u64 = (0..k).map(|j| crate::nic::qp::opcode_at(family, j, k, false).header_bytes() as u64 + extra as u64).sum();
-        let wire = ((len + headers) / k as u64) as u32;
+        let Some((len, headers, wire)) = packet_shape(s, t) else { continue };
         let limit = t.rate_limit.map_or(line(t).0, |r| r.0.min(line(t).0));
         let n = tassel::adaptive_batch(limit, latency.0, typical_packet.0 as u32, *max_batch);
         let ceiling = n as f64 * wire as f64 * 8.0 * 1e12 / latency.0 as f64;
