@@ -108,7 +108,7 @@ def test_the_rust_binary_hands_analysis_commands_to_python(tmp_path: Path) -> No
     assert "96" in out.stdout
     # Usage lines name the command as the user typed it.
     out = subprocess.run([str(exe), "query", str(run.path)], capture_output=True, text=True, env=env)
-    assert out.returncode == 2 and out.stderr.startswith("usage: rnicsim query [-h] RUN_DIR SQL"), out.stderr
+    assert out.returncode == 2 and out.stderr.startswith("usage: rnicsim query [-h] [--rows N | --csv] RUN_DIR SQL"), out.stderr
     out = subprocess.run([str(exe), "report", "--help"], capture_output=True, text=True, env=env)
     assert out.stdout.startswith("usage: rnicsim report"), out.stdout
     out = subprocess.run([sys.executable, "-m", "rnicsim", "report", "--help"], capture_output=True, text=True)
