@@ -1374,15 +1374,16 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
     if s.nic.window.is_some() && s.nic.recovery != crate::nic::Recovery::SelectiveRepeat {
         out.push(("nic.window".into(), "caps the bytes in flight under selective repeat only (IRN's window); this run's go-back-N ignores it: set nic.recovery = \"selective_repeat\", or cap every sender with [nic.cc_window]".into()));
     }
-    for (i, t) in s.perftest.iter().enumerate() {
-        if t.test == crate::scenario::schema::PerftestKind::WriteLat && t.qps > 1 {
+    // A latency test's keys that only a bandwidth test reads, or that pace its pings.
+    for (i, t) in s.perftest.iter().enumerate().filter(|(_, t)| t.test == crate::scenario::schema::PerftestKind::WriteLat) {
+        if t.qps > 1 {
             out.push((format!("perftest[{i}].qps"), format!("a latency test runs one queue pair (a ping-pong); qps = {} is not used", t.qps)));
         }
         // (Its default, 128, is a bandwidth test's: only another value was meant for it.)
-        if t.test == crate::scenario::schema::PerftestKind::WriteLat && t.depth != default_tx_depth() {
+        if t.depth != default_tx_depth() {
             out.push((format!("perftest[{i}].depth"), format!("a latency test keeps one message outstanding (a ping-pong); depth = {} is not used", t.depth)));
         }
-        if let Some(r) = t.rate_limit.filter(|_| t.test == crate::scenario::schema::PerftestKind::WriteLat) {
+        if let Some(r) = t.rate_limit {
             // A ping waits for the limiter's tokens: one message's bytes at the limit apart.
             let gap = r.tx_time(t.message.0);
             let none = if gap >= s.duration { format!("; no ping completes in the {} run", s.duration) } else { String::new() };
