@@ -1243,20 +1243,55 @@ fn a_rate_limited_queue_pair_beside_a_hungry_one_banks_its_wait_with_pace_burst(
     let run = |burst: &str, hungry: bool| {
         let other = if hungry { "[[perftest]]\nname = \"hungry\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 16\nwarmup = \"200us\"\n" } else { "" };
         let toml = format!("duration = \"1ms\"\n[topology.star]\nhosts = 2\n[links]\nrate = \"100Gbps\"\ndelay = \"100ns\"\n[nic]\nmtu = 4096\npace_burst = \"{burst}\"\n[nic.cc.none]\n[[perftest]]\nname = \"limited\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 16\nrate_limit = \"10Gbps\"\nwarmup = \"200us\"\n{other}");
-        let mut w = build(&toml);
+        // Validation foresees the shortfall: its estimate, in Gbps, when it warns.
+        let loaded = LoadedScenario::from_str(&toml, "test.toml", Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap_or_else(|e| panic!("{e}"));
+        let warned = loaded.warnings.iter().find(|w| w.contains("loses its turn after each packet")).map(|w| {
+            assert!(w.contains("key `perftest[0].rate_limit`"), "{w}");
+            w.split("gets about ").nth(1).and_then(|t| t.split(' ').next()).and_then(|g| g.parse::<f64>().ok()).unwrap_or_else(|| panic!("{w}"))
+        });
+        let mut w = World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
         w.run(|_| true);
         let wire: Vec<f64> = w.apps.perftests.tests.iter().map(|p| p.wire_gbps(w.end)).collect();
-        wire
+        (wire, warned)
     };
     let turn_bound = 4154.0 * 8.0 / (17.0 * 4154.0 * 8.0 / 100.0);
-    let no_bank = run("0B", true);
+    let (no_bank, warned) = run("0B", true);
     assert!((no_bank[0] / turn_bound - 1.0).abs() < 0.02, "{no_bank:?} against {turn_bound}");
-    let bank = run("32KiB", true);
+    assert_eq!(warned, Some(5.88), "the warning's estimate is the bound the run reaches");
+    let (bank, warned) = run("32KiB", true);
     assert!((bank[0] / 10.0 - 1.0).abs() < 0.01, "{bank:?}");
     assert!(bank[0] + bank[1] > 99.0, "{bank:?}");
+    assert_eq!(warned, None);
     for burst in ["0B", "32KiB"] {
-        let alone = run(burst, false)[0];
-        assert!((alone / 10.0 - 1.0).abs() < 0.01, "{burst}: {alone}");
+        let (alone, warned) = run(burst, false);
+        assert!((alone[0] / 10.0 - 1.0).abs() < 0.01, "{burst}: {alone:?}");
+        assert_eq!(warned, None, "{burst}: alone, nothing waits out another's turn");
+    }
+}
+
+#[test]
+fn a_warned_starvation_estimate_holds_at_other_shapes() {
+    // The warning's estimate, line x a packet / the round of every queue pair's visit, against
+    // runs it does not come from: the default 1000 B MTU (a 64 KiB turn is 66 packets), two
+    // hungry queue pairs, 16 KiB messages (a turn of two, for the 32 KiB turn), and limits that
+    // oversubscribe a 50 Gbps link (60 and 30 Gbps, the first above it and so unlimited).
+    let run = |link: &str, mtu: u32, limit: &str, hungry_qps: u32, message: &str, hungry_limit: &str| {
+        let toml = format!("duration = \"1ms\"\n[topology.star]\nhosts = 2\n[links]\nrate = \"{link}\"\ndelay = \"100ns\"\n[nic]\nmtu = {mtu}\n[nic.cc.none]\n[[perftest]]\nname = \"limited\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 16\nrate_limit = \"{limit}\"\nwarmup = \"200us\"\n[[perftest]]\nname = \"hungry\"\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"{message}\"\nqps = {hungry_qps}\ndepth = 16\nwarmup = \"200us\"\n{hungry_limit}");
+        let loaded = LoadedScenario::from_str(&toml, "test.toml", Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap_or_else(|e| panic!("{e}"));
+        let warned: Vec<f64> = loaded.warnings.iter().filter(|w| w.contains("loses its turn after each packet")).map(|w| w.split("gets about ").nth(1).and_then(|t| t.split(' ').next()).and_then(|g| g.parse().ok()).unwrap_or_else(|| panic!("{w}"))).collect();
+        let mut w = World::build(&loaded).unwrap_or_else(|e| panic!("{e}"));
+        w.run(|_| true);
+        (w.apps.perftests.tests[0].wire_gbps(w.end), warned)
+    };
+    for (link, mtu, limit, qps, message, hungry_limit) in [
+        ("100Gbps", 1000, "10Gbps", 1, "64KiB", ""),
+        ("100Gbps", 4096, "20Gbps", 2, "64KiB", ""),
+        ("100Gbps", 4096, "40Gbps", 1, "16KiB", ""),
+        ("50Gbps", 1000, "30Gbps", 1, "64KiB", "rate_limit = \"60Gbps\"\n"),
+    ] {
+        let (got, warned) = run(link, mtu, limit, qps, message, hungry_limit);
+        assert_eq!(warned.len(), 1, "{link} {mtu} {limit} {qps} {message}: {warned:?}");
+        assert!((got / warned[0] - 1.0).abs() < 0.03, "{link} {mtu} {limit} {qps} {message}: ran at {got}, warned {warned:?}");
     }
 }
 

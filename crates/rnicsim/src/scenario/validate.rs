@@ -1341,6 +1341,7 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
     }
     tassel_batches(&mut out, s, host_rates);
     rate_limits_past_pcie(&mut out, s, host_rates);
+    limits_starved_by_turns(&mut out, s, host_rates);
     // A static XOFF the buffer cannot reach never pauses: the lossless classes then drop.
     // (XOFF counts an ingress's bytes past its `ingress_reserve`.)
     let reachable = s.switch.buffer.0.saturating_sub(s.switch.pfc.ingress_reserve.0);
@@ -1553,6 +1554,65 @@ fn rate_limits_past_pcie(out: &mut Problems, s: &Scenario, host_rates: Option<&H
                     asked / 1e9
                 ),
             ));
+        }
+    }
+}
+
+/// Rate limits the commodity scheduler's turns keep far below: with `nic.pace_burst = 0` a
+/// paced queue pair's gap runs from each of its sends, so it loses its turn after every packet,
+/// while an unlimited queue pair on the same host keeps whole turns (at least `turn_bytes`,
+/// whole messages). Each limited queue pair then gets one packet per round of the others'
+/// turns: `line × its packet / the round`, when its gap is shorter than the round. Warned per
+/// limited entry when that is under 90% of what it could have (its limit, or the host's link
+/// split evenly over its queue pairs, whichever is less). Estimated for bandwidth tests that
+/// run together.
+fn limits_starved_by_turns(out: &mut Problems, s: &Scenario, host_rates: Option<&HostRates>) {
+    use crate::nic::sched::SchedulerSpec;
+    let SchedulerSpec::Commodity { turn_bytes, max_turn_bytes, .. } = &s.nic.scheduler else { return };
+    if s.nic.pace_burst.0 > 0 {
+        return;
+    }
+    let mtu = s.nic.mtu as u64;
+    // Per sending host: (entry, its packet on the wire, limit) of the limited entries, the
+    // wire bytes of one round (every queue pair's visit) and its count of queue pairs.
+    let mut hosts = std::collections::BTreeMap::<u32, (Vec<(usize, f64, u64)>, f64, u64)>::new();
+    for (i, t) in s.perftest.iter().enumerate() {
+        let Some((len, headers, packet)) = packet_shape(s, t) else { continue };
+        let line = host_rate(s, host_rates, t.data_sender()).0;
+        let qps = t.qps.max(1) as u64;
+        let e = hosts.entry(t.data_sender()).or_default();
+        e.2 += qps;
+        match t.rate_limit.filter(|r| r.0 < line) {
+            Some(r) => {
+                e.0.push((i, packet as f64, r.0));
+                e.1 += qps as f64 * packet as f64;
+            }
+            None => {
+                // Its turn: whole messages until `turn_bytes` of payload, or cut at
+                // `max_turn_bytes` (a whole packet's worth past it).
+                let whole = turn_bytes.0.max(1).div_ceil(len) * len;
+                let payload = max_turn_bytes.map_or(whole, |m| whole.min(m.0.div_ceil(mtu) * mtu));
+                e.1 += qps as f64 * payload as f64 * (len + headers) as f64 / len as f64;
+            }
+        }
+    }
+    for (h, (limited, round, qps)) in hosts {
+        let line = host_rate(s, host_rates, h).0 as f64;
+        for (i, packet, limit) in limited {
+            let gets = line * packet / round;
+            let could = (limit as f64).min(line / qps as f64);
+            // (Its gap, packet / limit, is longer than the round when `gets` is below the limit.)
+            if gets < 0.9 * could {
+                out.push((
+                    format!("perftest[{i}].rate_limit"),
+                    format!(
+                        "each of its queue pairs gets about {:.2} Gbps, not {}: under the commodity scheduler with nic.pace_burst = 0 a paced queue pair loses its turn after each packet, and waits out the whole-message turns of host {h}'s unlimited queue pairs (a round of {:.0} bytes on the wire); set nic.pace_burst (\"32KiB\" lets it bank that wait) or a scheduler that times rates (nic.scheduler.tassel)",
+                        gets / 1e9,
+                        BitsPerSec(limit),
+                        round
+                    ),
+                ));
+            }
         }
     }
 }
