@@ -97,7 +97,7 @@ fn a_table_written_as_an_array_is_refused() {
 fn a_kind_that_takes_settings_written_as_a_name_says_how_to_write_it() {
     // It read "invalid type: unit variant, expected struct variant" (found by a helper).
     let e = err("duration = \"1us\"\n[topology.star]\nhosts = 3\n[[flows]]\ncdf = \"x.cdf\"\nload = 0.3\npattern = \"incast\"\n");
-    assert!(e.message.contains("this kind takes settings: write it as a table") && e.line == Some(7), "{e}");
+    assert!(e.message.contains("missing field `receiver`: this kind has settings without defaults, so it cannot be named alone; write it as a table") && e.line == Some(7), "{e}");
 }
 
 #[test]
@@ -1308,4 +1308,25 @@ fn a_resolved_scenario_is_still_warned_of_what_its_overrides_set_to_no_effect() 
     assert!(!again.warnings.iter().any(|w| w.contains("has no effect")), "{:?}", again.warnings);
     let set = again.with_overrides(&[("switch.pfc.alpha".into(), "0.5".into())]).unwrap();
     assert!(set.warnings.iter().any(|w| w.contains("switch.pfc.alpha") && w.contains("has no effect")), "{:?}", set.warnings);
+}
+
+#[test]
+fn a_kind_named_alone_is_that_kind_with_its_defaults() {
+    // `cc = "dcqcn"`, the first thing a user changes, was refused as "invalid type: unit
+    // variant, expected newtype variant" (found by a helper).
+    let resolved = |text: &str| LoadedScenario::from_str(text, "s.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}")).resolved_toml();
+    let table = resolved(&format!("{GOOD}[nic.cc.dcqcn]\n"));
+    assert_eq!(resolved(&format!("{GOOD}[nic]\ncc = \"dcqcn\"\n")), table);
+    assert_eq!(resolved(&format!("{GOOD}[nic]\ncc = 'dcqcn'\n")), table);
+    assert_ne!(resolved(&format!("{GOOD}[nic]\ncc = \"hpcc\"\n")), table);
+    // Kinds of no settings, and several in one file.
+    let two = GOOD.replace("[topology.leaf_spine]\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\n", "topology = \"back_to_back\"\n").replace("senders = [1, 2]", "senders = [1]");
+    assert_eq!(resolved(&format!("{two}[nic]\ncc = \"none\"\nscheduler = \"tassel\"\n")), resolved(&format!("{two}[nic.cc.none]\n[nic.scheduler.tassel]\n").replace("topology = \"back_to_back\"\n", "[topology.back_to_back]\n")));
+    // A kind whose settings have no defaults says which one it needs, at its line.
+    let e = err(&GOOD.replace("pattern = { incast = { receiver = 0, senders = [1, 2] } }", "pattern = \"incast\""));
+    assert_eq!((e.key.as_deref(), e.line), (Some("traffic[0].pattern.incast"), Some(15)), "{e}");
+    assert!(e.message.contains("missing field `receiver`"), "{e}");
+    // A misspelt kind is still refused, with the kinds there are.
+    let e = err(&format!("{GOOD}[nic]\ncc = \"dcqnc\"\n"));
+    assert!(e.message.contains("unknown variant `dcqnc`") && e.message.contains("`hpcc`"), "{e}");
 }

@@ -122,21 +122,40 @@ impl LoadedScenario {
 
     /// Parses and validates scenario text; `file` names it in errors, `base_dir` anchors relative paths.
     pub fn from_str(text: &str, file: &str, base_dir: &Path) -> Result<LoadedScenario, ScenarioError> {
-        let text = crate::input::strip_bom(text);
-        let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, file, &e, &[]))?;
-        let mut scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-            let segs: Vec<Seg> = e
-                .path()
-                .iter()
-                .filter_map(|s| match s {
-                    serde_path_to_error::Segment::Map { key } => Some(Seg::Key(key.clone())),
-                    serde_path_to_error::Segment::Enum { variant } => Some(Seg::Key(variant.clone())),
-                    serde_path_to_error::Segment::Seq { index } => Some(Seg::Index(*index)),
-                    serde_path_to_error::Segment::Unknown => None,
-                })
-                .collect();
-            toml_error(text, file, e.inner(), &segs)
-        })?;
+        let mut text = std::borrow::Cow::Borrowed(crate::input::strip_bom(text));
+        // Where kinds named alone were written as tables.
+        let mut named_alone: Vec<std::ops::Range<usize>> = Vec::new();
+        let mut scenario: Scenario = loop {
+            let de = toml::Deserializer::parse(&text).map_err(|e| toml_error(&text, file, &e, &[]))?;
+            match serde_path_to_error::deserialize(de) {
+                Ok(s) => break s,
+                Err(e) => {
+                    // A kind named alone (`cc = "dcqcn"`) is that kind with its defaults: read
+                    // again with the name as a table of none (each rewrite takes one string).
+                    if let Some((t, at)) = kind_named_alone(&text, e.inner()) {
+                        text = std::borrow::Cow::Owned(t);
+                        named_alone.push(at);
+                        continue;
+                    }
+                    let segs: Vec<Seg> = e
+                        .path()
+                        .iter()
+                        .filter_map(|s| match s {
+                            serde_path_to_error::Segment::Map { key } => Some(Seg::Key(key.clone())),
+                            serde_path_to_error::Segment::Enum { variant } => Some(Seg::Key(variant.clone())),
+                            serde_path_to_error::Segment::Seq { index } => Some(Seg::Index(*index)),
+                            serde_path_to_error::Segment::Unknown => None,
+                        })
+                        .collect();
+                    let mut error = toml_error(&text, file, e.inner(), &segs);
+                    if e.inner().span().is_some_and(|at| named_alone.iter().any(|r| r.contains(&at.start))) {
+                        error.message += ": this kind has settings without defaults, so it cannot be named alone; write it as a table of them, `{ KIND = { key = value, .. } }` (docs/scenario.md lists each kind's keys)";
+                    }
+                    return Err(error);
+                }
+            }
+        };
+        let text: &str = &text;
         // A table written as an array is read field by field in order, and the elements past
         // the fields were dropped (`links = ["10Gbps", "2us", 0.0, "exact", "extra"]`): refused.
         // (The text as a table, read once: for this check and the profile's below.)
@@ -563,6 +582,27 @@ fn reload(file: &str, base_dir: &Path, ns3: Option<&ns3::Origin>, doc: &toml::Ta
     let mut loaded = LoadedScenario::from_str(&text, &variant_label(file, what), base_dir)?;
     loaded.ns3 = ns3.cloned();
     Ok(loaded)
+}
+
+/// The text with a kind that was named alone where a table of its settings goes (`cc =
+/// "dcqcn"`, which serde refuses as "invalid type: unit variant, expected newtype variant")
+/// written as that kind with no settings (`cc = { dcqcn = {} }`), on the same line. `None` if
+/// the error is another one; else the text and where the table is in it. A kind whose settings
+/// have no defaults then says which it needs.
+fn kind_named_alone(text: &str, e: &toml::de::Error) -> Option<(String, std::ops::Range<usize>)> {
+    let msg = e.message();
+    if !(msg.contains("invalid type: unit variant, expected newtype variant") || msg.contains("invalid type: unit variant, expected struct variant")) {
+        return None;
+    }
+    let span = e.span()?;
+    let quoted = text.get(span.clone())?;
+    let name = quoted.strip_prefix('"').and_then(|q| q.strip_suffix('"')).or_else(|| quoted.strip_prefix('\'').and_then(|q| q.strip_suffix('\'')))?;
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return None;
+    }
+    let table = format!("{{ {name} = {{}} }}");
+    let at = span.start..span.start + table.len();
+    Some((format!("{}{table}{}", &text[..span.start], &text[span.end..]), at))
 }
 
 fn toml_error(text: &str, file: &str, e: &toml::de::Error, segs: &[Seg]) -> ScenarioError {
