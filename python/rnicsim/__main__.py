@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.add_argument("papers", nargs="*", type=paper, metavar="PAPER", help=f"{', '.join(PAPERS)} or all (default: all)")
         ap.add_argument("--out", default="runs/reproduce")
         ap.add_argument("--scenarios", default=None, help="the folder holding scr/, tassel/, ... (default: scenarios/ in this folder or one above it, else in the checkout the package runs from or pip installed it from)")
-        ap.add_argument("--quick", action="store_true")
+        ap.add_argument("--quick", action="store_true", help="kept for scripts: the shipped reproductions take seconds, so it runs them unchanged")
         ap.add_argument("-q", "--quiet", action="store_true", help="no line per scenario on stderr")
         a = ap.parse_args(argv[2:])
         try:

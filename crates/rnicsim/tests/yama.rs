@@ -607,6 +607,11 @@ fn bad_yama_keys_are_named() {
     let twice = kv("1ms", "", 4.0, "", &ent("a", 1.0, "[1, 0, 1]", 1, 1, ""));
     let e = LoadedScenario::from_str(&twice, "y.toml", Path::new(".")).and_then(|l| rnicsim::world::World::build(&l).map(|_| ())).err().expect("a host listed twice");
     assert!(e.to_string().contains("yama.entity[0].nodes") && e.to_string().contains("host 1 is listed twice"), "{e}");
+    // An engine listed twice in a chain ran, and its chain's estimate swung with the run's length
+    // (found by a helper).
+    let twice = kv("1ms", "", 4.0, "", &ent("a", 1.0, "[0]", 1, 1, "")).replace("engines = [\"kv\"]", "engines = [\"kv\", \"kv\"]");
+    let e = LoadedScenario::from_str(&twice, "y.toml", Path::new(".")).and_then(|l| rnicsim::world::World::build(&l).map(|_| ())).err().expect("an engine listed twice");
+    assert!(e.to_string().contains("yama.chain[0].engines") && e.to_string().contains("engine \"kv\" is listed twice"), "{e}");
 }
 
 #[test]

@@ -302,9 +302,14 @@ impl YamaSpec {
                 }
             }
             let hosts: Vec<u32> = c.engines.iter().filter_map(|n| self.engine.iter().find(|e| &e.name == n).map(|e| e.host)).collect();
-            for n in &c.engines {
+            for (k, n) in c.engines.iter().enumerate() {
                 if !self.engine.iter().any(|e| &e.name == n) {
                     bad(format!("chain[{i}].engines"), format!("no engine is named \"{n}\""));
+                }
+                // A piece passes each engine of a chain once: twice would charge it twice at
+                // one engine, and the chain's probing would measure neither pass.
+                if c.engines[..k].contains(n) {
+                    bad(format!("chain[{i}].engines"), format!("engine \"{n}\" is listed twice: a chain passes each engine once (to model two passes, define a second engine)"));
                 }
             }
             if hosts.windows(2).any(|w| w[0] != w[1]) {
