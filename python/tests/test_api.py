@@ -55,6 +55,10 @@ def test_tables_are_polars_and_queryable(tmp_path: Path) -> None:
     # So does an interval inside a struct or a map, and a union (each panicked too).
     nested = run.query("SELECT {'d': INTERVAL 2 DAY} AS s, MAP {'a': INTERVAL 1 DAY} AS m, union_value(k := 1) AS u, 7 AS n")
     assert nested["s"][0] == "{'d': 2 days}" and "1 day" in nested["m"][0] and nested["u"][0] == "1" and nested["n"].dtype == pl.Int32
+    # A flow's queue pairs join it to the per-queue-pair tables: every rate sample is one
+    # flow's, between that flow's hosts (flows.parquet had no queue-pair column).
+    joined = run.query("SELECT count(*) AS n, count(f.flow) AS matched, sum(CASE WHEN r.src = f.src AND r.dst = f.dst THEN 1 ELSE 0 END) AS same FROM rates r LEFT JOIN flows f ON r.qp = f.src_qp")
+    assert joined["n"][0] > 0 and joined["matched"][0] == joined["n"][0] == joined["same"][0], joined
     # A statement without a result gives an empty frame; no statement at all is refused.
     assert run.query("CREATE VIEW big AS SELECT * FROM flows WHERE size > 1000000").height == 0
     with pytest.raises(ValueError, match="no SQL"):

@@ -116,6 +116,8 @@ pub fn flows_batch<'a>(f: impl Iterator<Item = &'a crate::world::FlowRecord> + C
         ("size", u64s(f.clone().map(|r| r.size))),
         ("priority", Arc::new(UInt8Array::from_iter_values(f.clone().map(|r| r.priority)))),
         ("udp_sport", Arc::new(UInt16Array::from_iter_values(f.clone().map(|r| r.udp_sport)))),
+        ("src_qp", u32s(f.clone().map(|r| r.qps.0))),
+        ("dst_qp", u32s(f.clone().map(|r| r.qps.1))),
         ("start_ps", u64s(f.clone().map(|r| r.start.0))),
         ("finish_ps", Arc::new(UInt64Array::from_iter(f.clone().map(|r| (r.finish != Time::MAX).then_some(r.finish.0))))),
         ("fct_ps", Arc::new(UInt64Array::from_iter(f.clone().map(fct)))),
