@@ -79,6 +79,11 @@ def main(argv: list[str] | None = None) -> int:
             return 130
         except Exception as e:  # noqa: BLE001 - report any query error as the CLI does
             print(f"error: {e}", file=sys.stderr)
+            from .query import missing_table_hint
+
+            hint = missing_table_hint(str(e), con) if "con" in locals() else None
+            if hint is not None:
+                print(hint, file=sys.stderr)
             return 2
         return 0
     if len(argv) >= 2 and argv[1] == "sweep":

@@ -486,7 +486,18 @@ class Run:
         ``size_1``)."""
         if not sql.strip():
             raise ValueError("no SQL to run (an empty statement)")
-        rel = self.connect().sql(sql)
+        import duckdb
+
+        from .query import missing_table_hint
+
+        con = self.connect()
+        try:
+            rel = con.sql(sql)
+        except duckdb.CatalogException as e:
+            hint = missing_table_hint(str(e), con)
+            if hint is None:
+                raise
+            raise duckdb.CatalogException(f"{e}\n{hint}") from None
         if rel is None:
             # A statement without a result (CREATE VIEW ..., SET ...): no rows, no columns.
             return pl.DataFrame()

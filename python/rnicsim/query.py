@@ -5,8 +5,9 @@ its runs write, across all of them, with a `run` column to join on."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
-from typing import Any, Iterator, Union
+from typing import Any, Iterator, Optional, Union
 
 import duckdb
 
@@ -74,3 +75,21 @@ def connect(path: Union[str, Path]) -> "duckdb.DuckDBPyConnection":
         if rows:
             con.executemany(f"INSERT INTO {name} VALUES (?, ?)", rows)
     return con
+
+
+def missing_table_hint(message: str, con: "duckdb.DuckDBPyConnection") -> Optional[str]:
+    """For DuckDB's error of a table that does not exist (whose own suggestion is a catalog
+    table such as `pg_indexes`), what the run has: a table every run of some setting writes is
+    named with that setting, and the tables there are listed. None for other errors."""
+    m = re.search(r"Table with name (\S+) does not exist", message)
+    if m is None:
+        return None
+    from .api import TABLES, _TABLE_NEEDS
+
+    name = m.group(1).strip('"')
+    have = ", ".join(t for (t,) in con.execute("SELECT table_name FROM information_schema.tables ORDER BY table_name").fetchall())
+    if name in TABLES:
+        needs = _TABLE_NEEDS.get(name)
+        why = f"a run writes it only with {needs}" if needs else "every run writes it: the folder is incomplete, or the file was removed"
+        return f"this run has no {name} table ({why}); its tables are {have}"
+    return f"there is no table {name}; this run's tables are {have}"

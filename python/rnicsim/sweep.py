@@ -59,9 +59,17 @@ def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
         raise ScenarioError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{path}: {e}") from None
-    unknown = set(spec) - {"scenario", "mode", "seeds", "parameters"}
+    known = ("scenario", "mode", "seeds", "parameters")
+    unknown = set(spec) - set(known)
     if unknown:
-        raise ScenarioError(f"{path}: unknown sweep keys: {', '.join(sorted(unknown))}")
+        import difflib
+
+        def named(k: str) -> str:
+            close = difflib.get_close_matches(k, known, n=1, cutoff=0.6)
+            return f"{k} (did you mean {close[0]}?)" if close else k
+
+        hint = "" if any(difflib.get_close_matches(k, known, n=1, cutoff=0.6) for k in unknown) else f"; a sweep file takes {', '.join(known)}, and a scenario key goes under [parameters]"
+        raise ScenarioError(f"{path}: unknown sweep keys: {', '.join(named(k) for k in sorted(unknown))}{hint}")
     if "scenario" not in spec:
         raise ScenarioError(f"{path}: a sweep needs `scenario`")
     # Every key's kind is checked before the scenario is read or a point made.
@@ -102,7 +110,8 @@ def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
     else:
         lengths = {len(params[k]) for k in keys}
         if len(lengths) > 1:
-            raise ScenarioError(f"{path}: mode = \"zip\" needs lists of equal length, got {sorted(lengths)}")
+            sizes = ", ".join(f"{k} {len(params[k])}" for k in keys)
+            raise ScenarioError(f"{path}: mode = \"zip\" needs lists of equal length, got {sizes}")
         combos = list(zip(*(params[k] for k in keys)))
         seen = [json.dumps(c, sort_keys=True) for c in combos]
         twice = next((i for i, c in enumerate(seen) if c in seen[:i]), None)

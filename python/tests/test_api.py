@@ -708,3 +708,16 @@ def test_query_prints_every_row_as_csv_or_as_many_as_asked(tmp_path: Path) -> No
     assert table.returncode == 0 and all(f"│ {n:>5} │" in table.stdout or f" {n} " in table.stdout for n in (25, 26)), table.stdout
     short = subprocess.run([sys.executable, "-m", "rnicsim", "query", str(run.path), sql], capture_output=True, text=True)
     assert " 25 " not in short.stdout, "DuckDB's default shows the first and last rows only"
+
+
+def test_a_query_of_a_table_the_run_did_not_write_says_what_writes_it(tmp_path: Path) -> None:
+    # DuckDB's own words suggested a catalog table ("Did you mean pg_indexes?") (found by a helper).
+    import duckdb
+
+    run = rnicsim.run(QUICKSTART, out=tmp_path / "r", progress=False, duration="50us")
+    with pytest.raises(duckdb.CatalogException, match=r"no nic_events table \(a run writes it only with outputs.nic_events = true\); its tables are counters, flows"):
+        run.query("SELECT * FROM nic_events")
+    with pytest.raises(duckdb.CatalogException, match="there is no table flowz; this run's tables are"):
+        run.query("SELECT count(*) FROM flowz")
+    cli = subprocess.run([sys.executable, "-m", "rnicsim", "query", str(run.path), "SELECT * FROM scr_rates"], capture_output=True, text=True)
+    assert cli.returncode == 2 and "this run has no scr_rates table (a run writes it only with [nic.scr])" in cli.stderr, cli.stderr

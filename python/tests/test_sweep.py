@@ -324,6 +324,11 @@ def test_sweep_keys_of_the_wrong_kind_are_refused_before_anything_is_written(tmp
         (f'scenario = "{quick}"\nseeds = [1, 2.5]\n', "seeds: expected whole numbers of at least 0, got 2.5"),
         (f'scenario = "{quick}"\nseeds = [true]\n', "seeds: expected whole numbers"),
         (f'scenario = "{quick}"\nmode = 5\n', "mode: expected"),
+        # A near miss is named with the key meant; a scenario key is pointed to [parameters].
+        (f'scenario = "{quick}"\nseed = [1, 2]\n', "unknown sweep keys: seed (did you mean seeds?)"),
+        (f'scenario = "{quick}"\nduration = ["1ms"]\n', "unknown sweep keys: duration; a sweep file takes scenario, mode, seeds, parameters, and a scenario key goes under [parameters]"),
+        # Lists of a zip that differ in length are named with their lengths.
+        (f'scenario = "{quick}"\nmode = "zip"\n[parameters]\nseed = [1, 2]\nduration = ["1ms"]\n', 'mode = "zip" needs lists of equal length, got seed 2, duration 1'),
     ]:
         f.write_text(body)
         with pytest.raises(rnicsim.ScenarioError, match=f"^{f}: "):
