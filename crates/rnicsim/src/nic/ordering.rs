@@ -112,7 +112,7 @@ impl OrderingSpec {
         match self.layer {
             Layer::Eunomia => {
                 if self.memory.0 > MAX_MEMORY.0 {
-                    bad.push(("memory", format!("{} is more than a NIC's on-chip memory: at most {} (64 MiB), which every NIC allocates", self.memory, MAX_MEMORY.0)));
+                    bad.push(("memory", format!("{} B is more than a NIC's on-chip memory: at most {} B (64 MiB), which every NIC allocates", self.memory.0, MAX_MEMORY.0)));
                 } else if let Err(e) = self.eunomia_config().check() {
                     // A key left at its default is named with its value's origin, so a block
                     // size that the default cap does not divide says which key to set.
