@@ -257,6 +257,13 @@ fn validate(path: &Path, overrides: &[String]) -> anyhow::Result<u8> {
     for w in rnicsim::paper_path_warnings(&loaded, &world) {
         eprintln!("warning: {w}");
     }
+    // Valid, but for the Python API alone: `run` refuses it (validate said "valid").
+    if world.scr_policy_missing() {
+        eprintln!("warning: {}", loaded.error_at("nic.scr.policy.external", "takes its decisions from a policy object, which only the Python API can hand over (rnicsim.run(..., scr_policy=...)): `rnicsim run` refuses it"));
+    }
+    if let Some(why) = rnicsim::baseline_needing_a_policy(&loaded) {
+        eprintln!("warning: {}: {why}: `rnicsim run` refuses it", path.display());
+    }
     let switches = (0..world.ports.iter().map(|p| p.node + 1).max().unwrap_or(0)).filter(|&n| world.is_switch(n)).count();
     println!(
         "{}: valid — {} hosts, {} switches, {} links, {} traffic sources, {} flow generators, {} listed flows, {} perftests, {} NVMe-oF tenants, {} RPC entries, {} simulated",

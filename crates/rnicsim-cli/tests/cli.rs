@@ -667,3 +667,16 @@ fn a_failure_to_print_is_one_line_of_error_not_a_panic() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("error: cannot write to standard output") && !err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn validate_warns_of_a_policy_only_python_can_run() {
+    // `validate` said "valid" and `run` then refused it (found by a helper).
+    let static_scr = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/scr/fig13_static.toml");
+    let args = ["validate", static_scr.to_str().unwrap(), "--set", "nic.scr.policy={external={kinds=[\"tx\"]}}"];
+    let o = rnicsim(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("key `nic.scr.policy.external`") && err.contains("`rnicsim run` refuses it"), "{err}");
+    let o = rnicsim(&["validate", static_scr.to_str().unwrap()]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("refuses it"));
+}
