@@ -143,6 +143,24 @@ class Scenario:
                 return default
         return node
 
+    def resolved(self, key: str) -> Any:
+        """The value the simulator runs with at `key` (spelled as for :meth:`get`): the file's,
+        or the default it leaves in place (``resolved("nic.retry_count")`` is 7 where :meth:`get`
+        gives None). Checks the scenario first (a ScenarioError if it is invalid); a KeyError
+        names a key the resolved scenario has not: misspelt, or an option left off (an unset
+        ``[nic.gpu]``), which the resolved scenario leaves out too."""
+        node: Any = tomllib.loads(self.validate())
+        for i, seg in enumerate(_path(key)):
+            if isinstance(seg, int) and isinstance(node, list) and seg < len(node):
+                node = node[seg]
+            elif isinstance(seg, str) and isinstance(node, dict) and seg in node:
+                node = node[seg]
+            else:
+                where = ".".join(str(x) for x in _path(key)[:i]) or "the top level"
+                have = ", ".join(sorted(node)) if isinstance(node, dict) else f"{len(node)} entries" if isinstance(node, list) else "a value, not a table"
+                raise KeyError(f"{key!r}: the resolved scenario has no {seg!r} under {where} (it has {have}): misspelt, or an option left off")
+        return node
+
     def to_toml(self) -> str:
         return _native.json_to_toml(json.dumps(self.data))
 

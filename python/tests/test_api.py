@@ -721,3 +721,15 @@ def test_a_query_of_a_table_the_run_did_not_write_says_what_writes_it(tmp_path: 
         run.query("SELECT count(*) FROM flowz")
     cli = subprocess.run([sys.executable, "-m", "rnicsim", "query", str(run.path), "SELECT * FROM scr_rates"], capture_output=True, text=True)
     assert cli.returncode == 2 and "this run has no scr_rates table (a run writes it only with [nic.scr])" in cli.stderr, cli.stderr
+
+
+def test_resolved_gives_the_value_a_run_uses_and_names_a_misspelt_key() -> None:
+    # `get` gives None for a default and for a misspelt key alike (found by a helper).
+    s = rnicsim.Scenario.from_file(QUICKSTART)
+    assert s.get("nic.retry_count") is None and s.resolved("nic.retry_count") == 7
+    assert s.set("nic.retry_count", 3).resolved("nic.retry_count") == 3
+    assert s.resolved("flows.0.load") == s.get("flows[0].load")
+    with pytest.raises(KeyError, match=r"no 'mtuu' under nic \(it has .*\bmtu\b.*\): misspelt"):
+        s.resolved("nic.mtuu")
+    with pytest.raises(KeyError, match=r"no 7 under flows"):
+        s.resolved("flows[7].load")
