@@ -1330,3 +1330,18 @@ fn a_kind_named_alone_is_that_kind_with_its_defaults() {
     let e = err(&format!("{GOOD}[nic]\ncc = \"dcqnc\"\n"));
     assert!(e.message.contains("unknown variant `dcqnc`") && e.message.contains("`hpcc`"), "{e}");
 }
+
+#[test]
+fn two_toml_slips_are_told_how_to_write_them() {
+    // `[flows]` for `[[flows]]` read "invalid type: map, expected a sequence", and `duration`
+    // below a table header read as an unknown key of that table (found by a helper).
+    let e = err("duration = \"1ms\"\n[topology.star]\nhosts = 2\n[perftest]\ntest = \"write_bw\"\nclient = 0\nserver = 1\n");
+    assert!(e.key.as_deref() == Some("perftest") && e.line == Some(4) && e.message.contains("write each entry under its own [[perftest]] (double brackets)"), "{e}");
+    let e = err("[topology.star]\nhosts = 2\nduration = \"1ms\"\n");
+    assert!(e.line == Some(3) && e.message.contains("`duration` is a top-level key: put it above the file's first [table] header"), "{e}");
+    let e = err("duration = \"1ms\"\n[topology.star]\nhosts = 2\n[links]\nseed = 4\n");
+    assert!(e.message.contains("`seed` is a top-level key"), "{e}");
+    // Another unknown key gets no such hint.
+    let e = err("duration = \"1ms\"\n[topology.star]\nhosts = 2\n[links]\nmtu = 4000\n");
+    assert!(!e.message.contains("top-level") && !e.message.contains("double brackets"), "{e}");
+}

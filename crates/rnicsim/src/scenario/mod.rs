@@ -663,7 +663,25 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error, segs: &[Seg]) -> Scen
     } else {
         plain_integer_kind(msg.trim())
     };
+    let message = message + &slip_hint(msg, key.as_deref());
     ScenarioError { file: file.to_string(), line, column, key, message }
+}
+
+/// A way out of two slips TOML makes easy: a list of tables written with single brackets
+/// (`[flows]`), and a top-level key written after a `[table]` header, which puts it in that
+/// table (`duration` below `[topology.star]`). Empty when the error is neither.
+fn slip_hint(msg: &str, key: Option<&str>) -> String {
+    const LISTS: [&str; 9] = ["traffic", "flows", "perftest", "rpc", "nvmf", "link_events", "paper", "figure", "baseline"];
+    const TOP: [&str; 5] = ["name", "seed", "duration", "stop_on_stall", "stop_when_flows_done"];
+    let Some(key) = key else { return String::new() };
+    if msg.contains("invalid type: map, expected a sequence") && LISTS.contains(&key) {
+        return format!("; `{key}` is a list of tables: write each entry under its own [[{key}]] (double brackets)");
+    }
+    let unexpected = msg.strip_prefix("unexpected keys in table: ").and_then(|r| r.split([',', ' ']).next()).or_else(|| msg.strip_prefix("unknown field `").and_then(|r| r.split('`').next()));
+    match unexpected {
+        Some(k) if TOP.contains(&k) && key.contains('.') => format!("; `{k}` is a top-level key: put it above the file's first [table] header, since TOML puts every key after a header into that table"),
+        _ => String::new(),
+    }
 }
 
 /// serde names an integer field by its Rust type ("invalid value: integer `-1`, expected u32");
