@@ -451,6 +451,8 @@ class Run:
 
     def __init__(self, path: Union[str, Path]):
         self.path = Path(path)
+        if not self.path.exists():
+            raise FileNotFoundError(f"{self.path}: no such folder")
         if not (self.path / "summary.json").exists():
             hint = f"; it is a sweep's folder: its runs are {self.path / 'runs' / '*'}" if (self.path / "results.parquet").is_file() else ""
             raise FileNotFoundError(f"{self.path} is not a complete run (no summary.json){hint}")

@@ -733,3 +733,14 @@ def test_resolved_gives_the_value_a_run_uses_and_names_a_misspelt_key() -> None:
         s.resolved("nic.mtuu")
     with pytest.raises(KeyError, match=r"no 7 under flows"):
         s.resolved("flows[7].load")
+
+
+def test_a_run_folder_that_does_not_exist_is_named_as_such(tmp_path: Path) -> None:
+    # It read "not a complete run (no summary.json)" for a path that is not there at all.
+    with pytest.raises(FileNotFoundError, match=r"nope: no such folder$"):
+        rnicsim.open_run(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"empty is not a complete run \(no summary.json\)$"):
+        rnicsim.open_run(tmp_path / "empty")
+    out = subprocess.run([sys.executable, "-m", "rnicsim", "report", str(tmp_path / "nope")], capture_output=True, text=True)
+    assert out.returncode == 2 and "nope: no such folder" in out.stderr, out.stderr
