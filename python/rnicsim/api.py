@@ -167,12 +167,13 @@ class Scenario:
     def validate(self) -> str:
         """Checks the scenario (and the files it names); returns it resolved, as TOML."""
         text, label, sets = self._native_args()
+        unseen = text is not self._text
         try:
             resolved, notes = _native.validate(text, label, str(self.base_dir), sets)
         except ValueError as e:
-            raise ScenarioError(str(e)) from None
+            raise ScenarioError(_no_unseen_lines(str(e), label, unseen)) from None
         for note in notes:
-            _warn(note, ScenarioWarning)
+            _warn(_no_unseen_lines(note, label, unseen), ScenarioWarning)
         return resolved
 
     def run(self, out: Union[str, Path, None] = None, force: bool = False, progress: Optional[bool] = None, scr_policy: Any = None) -> "Run":
@@ -186,13 +187,14 @@ class Scenario:
             out = Path("runs") / (self.path.stem if self.path else _folder_name(self.data.get("name")))
         out = Path(out)
         text, label, sets = self._native_args()
+        unseen = text is not self._text
         baselines = tuple(str(b.get("name", "")) for b in self.data.get("baseline", []) if isinstance(b, dict))
         callback, close = _progress(progress, baselines)
         try:
             with _terminate_as_exit():
                 path = _native.run(text, label, str(self.base_dir), str(out), force, callback, scr_policy, sets)
         except ValueError as e:
-            raise ScenarioError(str(e)) from None
+            raise ScenarioError(_no_unseen_lines(str(e), label, unseen)) from None
         except OSError as e:
             # The simulator names the command line's flag; here it is the `force` argument.
             raise type(e)(str(e).replace("--force", "force=True")) from None
@@ -248,6 +250,16 @@ def _file_in_the_way(path: Path) -> Optional[Path]:
         if p.exists() or p.is_symlink():
             return None if p.is_dir() else p
     return None
+
+
+def _no_unseen_lines(message: str, label: str, unseen: bool) -> str:
+    """`message` without the line and column it names in `label`'s text when that text is one
+    the user never saw (a scenario made from a dict, or edited in Python: the simulator reads
+    it as TOML written for it), so that `<python>:4:1: key ...` reads `<python>: key ...`; the
+    key still says where."""
+    if not unseen:
+        return message
+    return re.sub(rf"(^|\n)(\s*(?:error: |warning: )?{re.escape(label)}):\d+:\d+:", r"\1\2:", message)
 
 
 def _path(key: str) -> list[Union[str, int]]:

@@ -744,3 +744,19 @@ def test_a_run_folder_that_does_not_exist_is_named_as_such(tmp_path: Path) -> No
         rnicsim.open_run(tmp_path / "empty")
     out = subprocess.run([sys.executable, "-m", "rnicsim", "report", str(tmp_path / "nope")], capture_output=True, text=True)
     assert out.returncode == 2 and "nope: no such folder" in out.stderr, out.stderr
+
+
+def test_errors_of_a_scenario_made_in_python_name_no_line_of_text_never_seen(tmp_path: Path) -> None:
+    # `<python>:4:1: key ...` pointed at a line of TOML written for the simulator (found by a helper).
+    s = rnicsim.Scenario.from_dict({"duration": "1ms", "topology": {"star": {"hosts": 2}}, "links": {"rate": "fast"}})
+    with pytest.raises(rnicsim.ScenarioError, match=r'^<python>: key `links.rate`: expected a rate such as "100Gbps", got "fast"$'):
+        s.validate()
+    edited = rnicsim.Scenario.from_file(QUICKSTART)
+    edited.data["links"]["rate"] = "x"
+    with pytest.raises(rnicsim.ScenarioError, match=r"quickstart.toml \(as edited in Python\): key `links.rate`"):
+        edited.validate()
+    # A file's own lines are kept.
+    bad = tmp_path / "badline.toml"
+    bad.write_text('duration = "1ms"\n[topology.star]\nhosts = 2\n[links]\nrate = "fast"\n')
+    with pytest.raises(rnicsim.ScenarioError, match=r"badline.toml:5:8: key `links.rate`"):
+        rnicsim.Scenario.from_file(bad).validate()
