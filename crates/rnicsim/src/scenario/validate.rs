@@ -1561,52 +1561,72 @@ fn rate_limits_past_pcie(out: &mut Problems, s: &Scenario, host_rates: Option<&H
 /// Rate limits the commodity scheduler's turns keep far below: with `nic.pace_burst = 0` a
 /// paced queue pair's gap runs from each of its sends, so it loses its turn after every packet,
 /// while an unlimited queue pair on the same host keeps whole turns (at least `turn_bytes`,
-/// whole messages). Each limited queue pair then gets one packet per round of the others'
-/// turns: `line × its packet / the round`, when its gap is shorter than the round. Warned per
-/// limited entry when that is under 90% of what it could have (its limit, or the host's link
-/// split evenly over its queue pairs, whichever is less). Estimated for bandwidth tests that
-/// run together.
+/// whole messages) as long as it has them posted. Each limited queue pair then gets one packet
+/// per round of the others' turns: `line × its packet / the round`, when its gap is shorter than
+/// the round. An unlimited queue pair counts in the round only if its posted work (`depth` ×
+/// message) outlasts the loop that reposts it: a base round trip of the fabric (its farthest
+/// hosts, `links.delay` per link) and four PCIe latencies (doorbell, WQE, payload, completion)
+/// at line rate, plus a round; one that runs dry between its turns leaves the link to the
+/// limited ones. Warned per limited entry when the estimate is under 90% of what it could have
+/// (its limit, or the host's link split evenly over its queue pairs, whichever is less); not
+/// estimated on file and Jellyfish topologies.
 fn limits_starved_by_turns(out: &mut Problems, s: &Scenario, host_rates: Option<&HostRates>) {
     use crate::nic::sched::SchedulerSpec;
     let SchedulerSpec::Commodity { turn_bytes, max_turn_bytes, .. } = &s.nic.scheduler else { return };
     if s.nic.pace_burst.0 > 0 {
         return;
     }
+    let Some(links) = links_between_farthest_hosts(s) else { return };
+    let repost = Time(2 * links * s.links.delay.0 + 4 * s.nic.pcie.latency.0);
     let mtu = s.nic.mtu as u64;
     // Per sending host: (entry, its packet on the wire, limit) of the limited entries, the
-    // wire bytes of one round (every queue pair's visit) and its count of queue pairs.
-    let mut hosts = std::collections::BTreeMap::<u32, (Vec<(usize, f64, u64)>, f64, u64)>::new();
+    // unlimited ones' (posted bytes, wire bytes of a turn) per queue pair and their counts, the
+    // limited packets of a round, and the host's count of queue pairs.
+    #[derive(Default)]
+    struct Host {
+        limited: Vec<(usize, f64, u64)>,
+        unlimited: Vec<(u64, f64, u64)>,
+        packets: f64,
+        qps: u64,
+    }
+    let mut hosts = std::collections::BTreeMap::<u32, Host>::new();
     for (i, t) in s.perftest.iter().enumerate() {
         let Some((len, headers, packet)) = packet_shape(s, t) else { continue };
         let line = host_rate(s, host_rates, t.data_sender()).0;
         let qps = t.qps.max(1) as u64;
         let e = hosts.entry(t.data_sender()).or_default();
-        e.2 += qps;
+        e.qps += qps;
         match t.rate_limit.filter(|r| r.0 < line) {
             Some(r) => {
-                e.0.push((i, packet as f64, r.0));
-                e.1 += qps as f64 * packet as f64;
+                e.limited.push((i, packet as f64, r.0));
+                e.packets += qps as f64 * packet as f64;
             }
             None => {
                 // Its turn: whole messages until `turn_bytes` of payload, or cut at
                 // `max_turn_bytes` (a whole packet's worth past it).
                 let whole = turn_bytes.0.max(1).div_ceil(len) * len;
                 let payload = max_turn_bytes.map_or(whole, |m| whole.min(m.0.div_ceil(mtu) * mtu));
-                e.1 += qps as f64 * payload as f64 * (len + headers) as f64 / len as f64;
+                e.unlimited.push((t.depth as u64 * len, payload as f64 * (len + headers) as f64 / len as f64, qps));
             }
         }
     }
-    for (h, (limited, round, qps)) in hosts {
-        let line = host_rate(s, host_rates, h).0 as f64;
-        for (i, packet, limit) in limited {
+    for (h, host) in hosts {
+        let line_rate = host_rate(s, host_rates, h);
+        let line = line_rate.0 as f64;
+        let all_turns: f64 = host.unlimited.iter().map(|&(_, turn, q)| q as f64 * turn).sum();
+        let round_bound = host.packets + all_turns;
+        let in_flight = line_rate.bytes_in(repost) as f64;
+        // The unlimited queue pairs that stay backlogged through a round.
+        let round = host.packets + host.unlimited.iter().filter(|&&(posted, _, _)| posted as f64 >= in_flight + round_bound).map(|&(_, turn, q)| q as f64 * turn).sum::<f64>();
+        for &(i, packet, limit) in &host.limited {
             let gets = line * packet / round;
-            let could = (limit as f64).min(line / qps as f64);
+            let could = (limit as f64).min(line / host.qps as f64);
             // (Its gap, packet / limit, is longer than the round when `gets` is below the limit.)
             if gets < 0.9 * could {
                 out.push((
                     format!("perftest[{i}].rate_limit"),
                     format!(
-                        "each of its queue pairs gets about {:.2} Gbps, not {}: under the commodity scheduler with nic.pace_burst = 0 a paced queue pair loses its turn after each packet, and waits out the whole-message turns of host {h}'s unlimited queue pairs (a round of {:.0} bytes on the wire); set nic.pace_burst (\"32KiB\" lets it bank that wait) or a scheduler that times rates (nic.scheduler.tassel)",
+                        "each of its queue pairs gets about {:.2} Gbps, not {}: under the commodity scheduler with nic.pace_burst = 0 a paced queue pair loses its turn after each packet, and waits out the whole-message turns of host {h}'s unlimited queue pairs, whose posted work keeps them backlogged (a round of {:.0} bytes on the wire); set nic.pace_burst (\"32KiB\" lets it bank that wait) or a scheduler that times rates (nic.scheduler.tassel)",
                         gets / 1e9,
                         BitsPerSec(limit),
                         round
