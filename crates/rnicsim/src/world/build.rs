@@ -273,7 +273,7 @@ impl World {
             rate_sampler: None,
             capture_ports: Vec::new(),
             capture: Vec::new(),
-            stall_quiet: super::stall::quiet_threshold(s.duration, slowest_packet),
+            stall_quiet: super::stall::quiet_threshold(s.duration, slowest_packet, s.nic.scheduler.batch_interval()),
             idle_seen: Time::ZERO,
             stop_on_stall: s.stop_on_stall,
             stop_when_flows_done: s.stop_when_flows_done,

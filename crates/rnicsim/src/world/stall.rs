@@ -9,11 +9,13 @@ use crate::units::Time;
 use serde::Serialize;
 
 /// How long nothing must arrive before a run with pending work counts as stalled: a tenth of
-/// the run, at least 100 µs, and at least eight times a full packet's serialization on the
+/// the run, at least 100 µs, at least eight times a full packet's serialization on the
 /// slowest link (`slowest_packet`), so that a slow link busy with one packet after another
-/// (a full 4 KB packet takes 335 µs at 100 Mbps) is not taken for a stalled one.
-pub(super) fn quiet_threshold(duration: Time, slowest_packet: Time) -> Time {
-    Time((duration.0 / 10).max(Time::from_us(100).0).max(slowest_packet.0.saturating_mul(8)))
+/// (a full 4 KB packet takes 335 µs at 100 Mbps) is not taken for a stalled one, and at least
+/// two of the scheduler's batch intervals (`batch`: Tassel's `latency`, whose queue pairs send
+/// a batch per interval and wait out the rest).
+pub(super) fn quiet_threshold(duration: Time, slowest_packet: Time, batch: Time) -> Time {
+    Time((duration.0 / 10).max(Time::from_us(100).0).max(slowest_packet.0.saturating_mul(8)).max(batch.0.saturating_mul(2)))
 }
 
 /// A port class that is paused with packets waiting in it.

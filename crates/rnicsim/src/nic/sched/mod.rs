@@ -188,6 +188,15 @@ impl SchedulerSpec {
         matches!(self, SchedulerSpec::Tassel { .. } | SchedulerSpec::SePieo { .. })
     }
 
+    /// How long a queue pair may wait between the batches it is served in: Tassel's scheduling
+    /// `latency` (one fetch per queue pair per interval, §3.2.1); zero for the others.
+    pub fn batch_interval(&self) -> Time {
+        match self {
+            SchedulerSpec::Tassel { latency, .. } => *latency,
+            _ => Time::ZERO,
+        }
+    }
+
     /// What is wrong with the parameters, if anything: (key under `nic.scheduler.<kind>`, why).
     pub fn check(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
