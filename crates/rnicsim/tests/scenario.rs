@@ -648,6 +648,10 @@ fn settings_that_do_less_than_they_say_are_warned() {
         // 1 ms is 195,312 quanta at 100 Gbps; a PAUSE frame carries 65,535 (335.5 µs).
         ("[switch.pfc]\npause_time = \"1ms\"\n", "switch.pfc.pause_time", "at most 65535"),
         ("[switch.pfc]\npause_time = \"1ns\"\n", "switch.pfc.pause_time", "less than one quantum"),
+        // PAUSE frames take one quantum each and refresh at half-time (a helper's switch ports
+        // were 61-67% busy with them at one quantum).
+        ("[switch.pfc]\nquanta = 4\n", "switch.pfc.quanta", "the refreshes alone take 50% of it"),
+        ("[switch.pfc]\npause_time = \"1ns\"\n", "switch.pfc.pause_time", "a pause of 1 quantum is refreshed every 0.5 quanta"),
         ("[switch]\nweights = [1, 3, 1, 1, 1, 1, 1, 1]\n", "switch.weights", "service = \"weighted\" only"),
         ("[[rpc]]\nserver = 0\nclients = [1, 2, 3]\nconnections = 2\n", "rpc[0].clients", "the last 1 have none"),
         // The ordering layer NACKs by its own rules: the repeated NAK's interval did nothing.

@@ -1022,6 +1022,19 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
             out.push(("switch.pfc.pause_time".into(), format!("{t} is less than one quantum of 512 bit times at {} ({quantum}): it pauses one quantum", s.links.rate)));
         }
     }
+    // A PAUSE frame (64 B) takes one quantum to send, and a pause is refreshed at half its
+    // time: with few quanta the refreshes alone take much of the link while an ingress stays
+    // over XOFF (a helper found switch ports 61-67% busy with them at 1 quantum).
+    if pfc.enabled && pfc.resend == crate::scenario::schema::PfcResend::Refresh {
+        use crate::fabric::switch::quanta_in;
+        let (key, q) = match pfc.pause_time {
+            Some(t) => ("switch.pfc.pause_time", quanta_in(t, s.links.rate.0).clamp(1, u16::MAX as u128) as u64),
+            None => ("switch.pfc.quanta", pfc.quanta.max(1) as u64),
+        };
+        if q < 32 {
+            out.push((key.into(), format!("a pause of {q} quant{} is refreshed every {:.1} quanta while an ingress stays over XOFF, and each PAUSE frame takes one quantum of the link: the refreshes alone take {:.0}% of it (past 100%, they queue); use 32 quanta or more", if q == 1 { "um" } else { "a" }, q as f64 / 2.0, 200.0 / q as f64)));
+        }
+    }
     // A NIC's PAUSE is obeyed by its switch even with PFC off there (it has no lossless class
     // to hold the traffic in, so its queue grows until it drops).
     if !pfc.enabled {
