@@ -1300,6 +1300,14 @@ fn a_warned_starvation_estimate_holds_at_other_shapes() {
         let (got, warned) = run("100Gbps", 4096, "20Gbps", 1, message, "");
         assert!(warned.is_empty() && (got / 20.0 - 1.0).abs() < 0.02, "{message}: ran at {got}, warned {warned:?}");
     }
+    // An SCR policy that sets rates paces the hungry queue pair too: not estimated (a helper
+    // found it warning of 0.30 Gbps where the limited queue pair ran at its 10). The passive
+    // policy sets none, and the warning stands.
+    let text = |policy: &str| format!("duration = \"1ms\"\n[topology.star]\nhosts = 2\n[nic]\nmtu = 4096\n[nic.cc.none]\n{policy}[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 16\nrate_limit = \"10Gbps\"\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\ndepth = 16\n");
+    for (policy, warns) in [("", true), ("[nic.scr.policy.passive]\n", true), ("[nic.scr.policy.static]\n", false), ("[nic.scr.policy.water_filling]\n", false)] {
+        let l = LoadedScenario::from_str(&text(policy), "t.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(l.warnings.iter().any(|w| w.contains("loses its turn after each packet")), warns, "{policy}: {:?}", l.warnings);
+    }
 }
 
 #[test]

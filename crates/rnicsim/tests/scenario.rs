@@ -1328,7 +1328,7 @@ fn a_kind_named_alone_is_that_kind_with_its_defaults() {
     assert_eq!(resolved(&format!("{two}[nic]\ncc = \"none\"\nscheduler = \"tassel\"\n")), resolved(&format!("{two}[nic.cc.none]\n[nic.scheduler.tassel]\n").replace("topology = \"back_to_back\"\n", "[topology.back_to_back]\n")));
     // A kind whose settings have no defaults says which one it needs, at its line.
     let e = err(&GOOD.replace("pattern = { incast = { receiver = 0, senders = [1, 2] } }", "pattern = \"incast\""));
-    assert_eq!((e.key.as_deref(), e.line), (Some("traffic[0].pattern.incast"), Some(15)), "{e}");
+    assert_eq!((e.key.as_deref(), e.line, e.column), (Some("traffic[0].pattern.incast"), Some(15), Some(11)), "{e}");
     assert!(e.message.contains("missing field `receiver`"), "{e}");
     // A misspelt kind is still refused, with the kinds there are.
     let e = err(&format!("{GOOD}[nic]\ncc = \"dcqnc\"\n"));

@@ -148,7 +148,10 @@ impl LoadedScenario {
                         })
                         .collect();
                     let mut error = toml_error(&text, file, e.inner(), &segs);
-                    if e.inner().span().is_some_and(|at| named_alone.iter().any(|r| r.contains(&at.start))) {
+                    if let Some(r) = e.inner().span().and_then(|at| named_alone.iter().find(|r| r.contains(&at.start))) {
+                        // At the name as the user wrote it (the table took its place there).
+                        let (line, column) = line_col(&text, r.start);
+                        (error.line, error.column) = (Some(line), Some(column));
                         error.message += ": this kind has settings without defaults, so it cannot be named alone; write it as a table of them, `{ KIND = { key = value, .. } }` (docs/scenario.md lists each kind's keys)";
                     }
                     return Err(error);

@@ -1577,20 +1577,23 @@ fn rate_limits_past_pcie(out: &mut Problems, s: &Scenario, host_rates: Option<&H
 /// whole messages) as long as it has them posted. Each limited queue pair then gets one packet
 /// per round of the others' turns: `line × its packet / the round`, when its gap is shorter than
 /// the round. An unlimited queue pair counts in the round only if its posted work (`depth` ×
-/// message) outlasts the loop that reposts it: a base round trip of the fabric (its farthest
-/// hosts, `links.delay` per link) and four PCIe latencies (doorbell, WQE, payload, completion)
-/// at line rate, plus a round; one that runs dry between its turns leaves the link to the
-/// limited ones. Warned per limited entry when the estimate is under 90% of what it could have
+/// message) covers its turn and what the loop that reposts it holds past the others' turns: the
+/// NIC's `tx_pipeline`, and a base round trip of the fabric (its farthest hosts, `links.delay`
+/// per link) and six PCIe latencies (completion, doorbell, the WQE's and the payload's round
+/// trips) at line rate; one that runs dry between its turns leaves the link to the limited ones. Warned per limited entry when the estimate is under 90% of what it could have
 /// (its limit, or the host's link split evenly over its queue pairs, whichever is less); not
-/// estimated on file and Jellyfish topologies.
+/// estimated on file and Jellyfish topologies, nor under an SCR policy that sets rates, which paces the others.
 fn limits_starved_by_turns(out: &mut Problems, s: &Scenario, host_rates: Option<&HostRates>) {
     use crate::nic::sched::SchedulerSpec;
     let SchedulerSpec::Commodity { turn_bytes, max_turn_bytes, .. } = &s.nic.scheduler else { return };
-    if s.nic.pace_burst.0 > 0 {
+    // (SCR's policies but the passive one pace the other queue pairs with dequeue rates of
+    // their own: not estimated.)
+    let paced_by_scr = s.nic.scr.as_ref().is_some_and(|c| !matches!(c.policy, crate::nic::scr::PolicySpec::Passive(_)));
+    if s.nic.pace_burst.0 > 0 || paced_by_scr {
         return;
     }
     let Some(links) = links_between_farthest_hosts(s) else { return };
-    let repost = Time(2 * links * s.links.delay.0 + 4 * s.nic.pcie.latency.0);
+    let repost = Time(2 * links * s.links.delay.0 + 6 * s.nic.pcie.latency.0);
     let mtu = s.nic.mtu as u64;
     // Per sending host: (entry, its packet on the wire, limit) of the limited entries, the
     // unlimited ones' (posted bytes, wire bytes of a turn) per queue pair and their counts, the
@@ -1628,9 +1631,12 @@ fn limits_starved_by_turns(out: &mut Problems, s: &Scenario, host_rates: Option<
         let line = line_rate.0 as f64;
         let all_turns: f64 = host.unlimited.iter().map(|&(_, turn, q)| q as f64 * turn).sum();
         let round_bound = host.packets + all_turns;
-        let in_flight = line_rate.bytes_in(repost) as f64;
-        // The unlimited queue pairs that stay backlogged through a round.
-        let round = host.packets + host.unlimited.iter().filter(|&&(posted, _, _)| posted as f64 >= in_flight + round_bound).map(|&(_, turn, q)| q as f64 * turn).sum::<f64>();
+        let in_flight = (line_rate.bytes_in(repost) + s.nic.tx_pipeline.0) as f64;
+        // The unlimited queue pairs that stay backlogged: what one sent in its turn is reposted
+        // a repost loop later, so at its next turn, one round on, it has a whole turn posted if
+        // its posted work covers the turn and what the loop holds past the others' turns.
+        let backlogged = |posted: u64, turn: f64| posted as f64 >= turn + (in_flight - (round_bound - turn)).max(0.0);
+        let round = host.packets + host.unlimited.iter().filter(|&&(posted, turn, _)| backlogged(posted, turn)).map(|&(_, turn, q)| q as f64 * turn).sum::<f64>();
         for &(i, packet, limit) in &host.limited {
             let gets = line * packet / round;
             let could = (limit as f64).min(line / host.qps as f64);
