@@ -314,7 +314,8 @@ pub fn fields(s: &Scenario) -> Problems {
         // (Where the data's sender runs it: elsewhere the hint has no effect, and is warned.)
         let water_filling = s.nic.scr.as_ref().is_some_and(|c| matches!(c.policy, crate::nic::scr::PolicySpec::WaterFilling(_)) && c.hosts.as_ref().is_none_or(|h| h.contains(&t.data_sender())));
         if let Some(h) = t.hint.filter(|&h| water_filling && !(1..=u16::MAX as u32).contains(&h)) {
-            out.push((p("hint"), format!("water_filling takes the hint as the queue pair's weight, 1 to 65535 (16 bits of its per-flow context), got {h}; weights are relative, so scale them down")));
+            let fix = if h == 0 { "a weight of 0 would never fill: leave the hint out for weight 1" } else { "weights are relative, so scale them down" };
+            out.push((p("hint"), format!("water_filling takes the hint as the queue pair's weight, 1 to 65535 (16 bits of its per-flow context), got {h}; {fix}")));
         }
     }
     if s.outputs.rate_interval.is_some_and(|t| t.0 == 0) {
