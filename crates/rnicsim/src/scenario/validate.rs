@@ -538,10 +538,13 @@ fn scr_on_the_wrong_end(s: &Scenario, t: &PerftestSpec) -> Option<String> {
         PolicySpec::Swift(_) => (receiver, sender, "swift", "it paces the NIC that sends the data, from the round trips its ACKs bring back"),
         PolicySpec::Multipath(_) => (receiver, sender, "multipath", "it probes paths and moves the data from the NIC that sends it"),
     };
-    if matches!(scr.policy, PolicySpec::ReceiverDriven(_)) && hosts.contains(&receiver) && !hosts.contains(&sender) {
-        // Both ends take part: the receiver's signals reach a sender NIC that does not follow
-        // them (a helper found 570 credit signals ignored, and no warning).
-        return Some(format!("nic.scr.hosts has host {receiver} and not host {sender}, which sends its data: receiver_driven does nothing for this test's data, since the receiver's credits (or backpressure) reach a sender NIC that runs no SCR to follow them"));
+    // Both ends take part: a receiver none of whose senders runs SCR sends signals no NIC
+    // follows (a helper found 570 credit signals ignored, and no warning). Plain senders beside
+    // a credited one are background traffic the receiver meters (Fig. 20b), and are not warned.
+    let sender_of = |t: &PerftestSpec| t.data_sender();
+    let receiver_of = |t: &PerftestSpec| if t.data_sender() == t.client { t.server } else { t.client };
+    if matches!(scr.policy, PolicySpec::ReceiverDriven(_)) && hosts.contains(&receiver) && !s.perftest.iter().any(|o| receiver_of(o) == receiver && hosts.contains(&sender_of(o))) {
+        return Some(format!("nic.scr.hosts has host {receiver} and none of the hosts that send it data, such as host {sender}: receiver_driven does nothing for this test's data, since the receiver's credits (or backpressure) reach sender NICs that run no SCR to follow them"));
     }
     (hosts.contains(&on) && !hosts.contains(&off)).then(|| format!("nic.scr.hosts has host {on} and not host {off}, which {}: {name} does nothing for this test's data, since {what}", if off == sender { "sends its data" } else { "receives its data" }))
 }
