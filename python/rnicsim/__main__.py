@@ -60,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.sql.strip():
             print("error: no SQL to run (an empty statement)", file=sys.stderr)
             return 2
+        con = None  # (None until the run folder is open)
         try:
             from .query import connect
 
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {e}", file=sys.stderr)
             from .query import missing_table_hint
 
-            hint = missing_table_hint(str(e), con) if "con" in locals() else None
+            hint = missing_table_hint(str(e), con) if con is not None else None
             if hint is not None:
                 print(hint, file=sys.stderr)
             return 2

@@ -133,15 +133,8 @@ class Scenario:
         """The value at a key spelled as for :meth:`set` (``"flows[0].load"`` or
         ``"flows.0.load"``), or `default` when there is none; a malformed key
         (``"flows[0]x.load"``) raises ScenarioError, as it does for :meth:`set`."""
-        node: Any = self.data
-        for seg in _path(key):
-            if isinstance(seg, int) and isinstance(node, list) and seg < len(node):
-                node = node[seg]
-            elif isinstance(seg, str) and isinstance(node, dict) and seg in node:
-                node = node[seg]
-            else:
-                return default
-        return node
+        node, missing = _walk(self.data, _path(key))
+        return default if missing is not None else node
 
     def resolved(self, key: str) -> Any:
         """The value the simulator runs with at `key` (spelled as for :meth:`get`): the file's,
@@ -149,16 +142,12 @@ class Scenario:
         gives None). Checks the scenario first (a ScenarioError if it is invalid); a KeyError
         names a key the resolved scenario has not: misspelt, or an option left off (an unset
         ``[nic.gpu]``), which the resolved scenario leaves out too."""
-        node: Any = tomllib.loads(self.validate())
-        for i, seg in enumerate(_path(key)):
-            if isinstance(seg, int) and isinstance(node, list) and seg < len(node):
-                node = node[seg]
-            elif isinstance(seg, str) and isinstance(node, dict) and seg in node:
-                node = node[seg]
-            else:
-                where = ".".join(str(x) for x in _path(key)[:i]) or "the top level"
-                have = ", ".join(sorted(node)) if isinstance(node, dict) else f"{len(node)} entries" if isinstance(node, list) else "a value, not a table"
-                raise KeyError(f"{key!r}: the resolved scenario has no {seg!r} under {where} (it has {have}): misspelt, or an option left off")
+        steps = _path(key)
+        node, missing = _walk(tomllib.loads(self.validate()), steps)
+        if missing is not None:
+            where = ".".join(str(x) for x in steps[:missing]) or "the top level"
+            have = ", ".join(sorted(node)) if isinstance(node, dict) else f"{len(node)} entries" if isinstance(node, list) else "a value, not a table"
+            raise KeyError(f"{key!r}: the resolved scenario has no {steps[missing]!r} under {where} (it has {have}): misspelt, or an option left off")
         return node
 
     def to_toml(self) -> str:
@@ -260,6 +249,19 @@ def _no_unseen_lines(message: str, label: str, unseen: bool) -> str:
     if not unseen:
         return message
     return re.sub(rf"(^|\n)(\s*(?:error: |warning: )?{re.escape(label)}):\d+:\d+:", r"\1\2:", message)
+
+
+def _walk(node: Any, steps: list[Union[str, int]]) -> tuple[Any, Optional[int]]:
+    """Follows `steps` (as :func:`_path` gives them) down a document: the value reached and
+    None, or, where a step is not there, the node it was looked for in and the step's index."""
+    for i, step in enumerate(steps):
+        if isinstance(step, int) and isinstance(node, list) and step < len(node):
+            node = node[step]
+        elif isinstance(step, str) and isinstance(node, dict) and step in node:
+            node = node[step]
+        else:
+            return node, i
+    return node, None
 
 
 def _path(key: str) -> list[Union[str, int]]:

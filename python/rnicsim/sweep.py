@@ -64,12 +64,10 @@ def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
     if unknown:
         import difflib
 
-        def named(k: str) -> str:
-            close = difflib.get_close_matches(k, known, n=1, cutoff=0.6)
-            return f"{k} (did you mean {close[0]}?)" if close else k
-
-        hint = "" if any(difflib.get_close_matches(k, known, n=1, cutoff=0.6) for k in unknown) else f"; a sweep file takes {', '.join(known)}, and a scenario key goes under [parameters]"
-        raise ScenarioError(f"{path}: unknown sweep keys: {', '.join(named(k) for k in sorted(unknown))}{hint}")
+        close = {k: difflib.get_close_matches(k, known, n=1, cutoff=0.6) for k in sorted(unknown)}
+        named = ", ".join(f"{k} (did you mean {c[0]}?)" if c else k for k, c in close.items())
+        hint = "" if any(close.values()) else f"; a sweep file takes {', '.join(known)}, and a scenario key goes under [parameters]"
+        raise ScenarioError(f"{path}: unknown sweep keys: {named}{hint}")
     if "scenario" not in spec:
         raise ScenarioError(f"{path}: a sweep needs `scenario`")
     # Every key's kind is checked before the scenario is read or a point made.

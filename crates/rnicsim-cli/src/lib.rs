@@ -248,6 +248,9 @@ fn warn(loaded: &LoadedScenario) {
     }
 }
 
+/// What `[nic.scr.policy.external]` needs that the command line cannot give it.
+const POLICY_FROM_PYTHON: &str = "takes its decisions from a policy object, which only the Python API can hand over (rnicsim.run(..., scr_policy=...))";
+
 fn validate(path: &Path, overrides: &[String]) -> anyhow::Result<u8> {
     let loaded = load(path, overrides)?;
     let world = World::build(&loaded)?;
@@ -259,7 +262,7 @@ fn validate(path: &Path, overrides: &[String]) -> anyhow::Result<u8> {
     }
     // Valid, but for the Python API alone: `run` refuses it (validate said "valid").
     if world.scr_policy_missing() {
-        eprintln!("warning: {}", loaded.error_at("nic.scr.policy.external", "takes its decisions from a policy object, which only the Python API can hand over (rnicsim.run(..., scr_policy=...)): `rnicsim run` refuses it"));
+        eprintln!("warning: {}", loaded.error_at("nic.scr.policy.external", format!("{POLICY_FROM_PYTHON}: `rnicsim run` refuses it")));
     }
     if let Some(why) = rnicsim::baseline_needing_a_policy(&loaded) {
         eprintln!("warning: {}: {why}: `rnicsim run` refuses it", path.display());
@@ -308,7 +311,7 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
     }
     if world.scr_policy_missing() {
         // Named at the table (file, line and key), as any other error of the scenario.
-        let e = loaded.error_at("nic.scr.policy.external", "takes its decisions from a policy object, which only the Python API can hand over (rnicsim.run(..., scr_policy=...)): the command line cannot run it");
+        let e = loaded.error_at("nic.scr.policy.external", format!("{POLICY_FROM_PYTHON}: the command line cannot run it"));
         anyhow::bail!("{e}");
     }
     if let Some(why) = rnicsim::baseline_needing_a_policy(&loaded) {

@@ -473,6 +473,15 @@ impl NicStateCache {
         }
     }
 
+    /// The transmit pipeline looks up the state of connection `key` for a packet it takes at
+    /// `now` (or when a stall it is in ends): in the pipeline's order, so a hit holds nothing up
+    /// and a miss that waits for a fetch slot stalls the packets after it.
+    pub fn tx_lookup(&mut self, key: u32, now: Time) -> Lookup {
+        let l = self.cache.lookup(key, now.max(self.tx_resume), now);
+        self.tx_resume = self.tx_resume.max(l.resume);
+        l
+    }
+
     /// Pause mode: the buffer occupancy above which the NIC pauses its link partner (half the
     /// buffer, leaving the rest for what is in flight), and below which it resumes (a quarter).
     pub fn pause_marks(&self) -> (u64, u64) {

@@ -152,7 +152,7 @@ impl LoadedScenario {
                         // At the name as the user wrote it (the table took its place there).
                         let (line, column) = line_col(&text, r.start);
                         (error.line, error.column) = (Some(line), Some(column));
-                        error.message += ": this kind has settings without defaults, so it cannot be named alone; write it as a table of them, `{ KIND = { key = value, .. } }` (docs/scenario.md lists each kind's keys)";
+                        error.message += &format!(": this kind has settings without defaults, so it cannot be named alone; {KIND_AS_TABLE}");
                     }
                     return Err(error);
                 }
@@ -587,6 +587,9 @@ fn reload(file: &str, base_dir: &Path, ns3: Option<&ns3::Origin>, doc: &toml::Ta
     Ok(loaded)
 }
 
+/// How to write a kind that takes settings, for errors of one written as its name alone.
+const KIND_AS_TABLE: &str = "write it as a table of them, `{ KIND = { key = value, .. } }` (e.g. `pattern = { incast = { receiver = 0 } }`; docs/scenario.md lists each kind's keys)";
+
 /// The text with a kind that was named alone where a table of its settings goes (`cc =
 /// "dcqcn"`, which serde refuses as "invalid type: unit variant, expected newtype variant")
 /// written as that kind with no settings (`cc = { dcqcn = {} }`), on the same line. `None` if
@@ -659,30 +662,28 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error, segs: &[Seg]) -> Scen
         format!("unexpected keys in table: {keys}; this table takes no keys")
     } else if msg.contains("invalid type: unit variant, expected struct variant") {
         // A kind that takes settings written as a bare name (`pattern = "incast"`).
-        "this kind takes settings: write it as a table of them, `{ KIND = { key = value, .. } }` (e.g. `pattern = { incast = { receiver = 0 } }`; docs/scenario.md lists each kind's keys)".to_string()
+        format!("this kind takes settings: {KIND_AS_TABLE}")
     } else if let Some((head, _)) = msg.trim().rsplit_once(", expected struct ").filter(|(_, ty)| !ty.contains(' ')) {
         // serde names the Rust type ("expected struct Strategies") where a table is wanted.
         format!("{head}, expected a table of keys")
     } else {
         plain_integer_kind(msg.trim())
     };
-    let message = message + &slip_hint(msg, key.as_deref());
+    let message = message + &slip_hint(msg, &segs);
     ScenarioError { file: file.to_string(), line, column, key, message }
 }
 
 /// A way out of two slips TOML makes easy: a list of tables written with single brackets
 /// (`[flows]`), and a top-level key written after a `[table]` header, which puts it in that
-/// table (`duration` below `[topology.star]`). Empty when the error is neither.
-fn slip_hint(msg: &str, key: Option<&str>) -> String {
+/// table (`duration` below `[topology.star]`). `segs`: the error's key path, an unknown key
+/// last. Empty when the error is neither.
+fn slip_hint(msg: &str, segs: &[Seg]) -> String {
     const LISTS: [&str; 9] = ["traffic", "flows", "perftest", "rpc", "nvmf", "link_events", "paper", "figure", "baseline"];
     const TOP: [&str; 5] = ["name", "seed", "duration", "stop_on_stall", "stop_when_flows_done"];
-    let Some(key) = key else { return String::new() };
-    if msg.contains("invalid type: map, expected a sequence") && LISTS.contains(&key) {
-        return format!("; `{key}` is a list of tables: write each entry under its own [[{key}]] (double brackets)");
-    }
-    let unexpected = msg.strip_prefix("unexpected keys in table: ").and_then(|r| r.split([',', ' ']).next()).or_else(|| msg.strip_prefix("unknown field `").and_then(|r| r.split('`').next()));
-    match unexpected {
-        Some(k) if TOP.contains(&k) && key.contains('.') => format!("; `{k}` is a top-level key: put it above the file's first [table] header, since TOML puts every key after a header into that table"),
+    let unknown = msg.starts_with("unknown field `") || msg.starts_with("unexpected keys in table: ");
+    match segs {
+        [Seg::Key(k)] if msg.contains("invalid type: map, expected a sequence") && LISTS.contains(&k.as_str()) => format!("; `{k}` is a list of tables: write each entry under its own [[{k}]] (double brackets)"),
+        [_, .., Seg::Key(k)] if unknown && TOP.contains(&k.as_str()) => format!("; `{k}` is a top-level key: put it above the file's first [table] header, since TOML puts every key after a header into that table"),
         _ => String::new(),
     }
 }

@@ -802,6 +802,11 @@ impl PerftestSpec {
     pub fn data_sender(&self) -> u32 {
         if self.test == PerftestKind::ReadBw { self.server } else { self.client }
     }
+
+    /// The host whose queue pairs receive the data (a READ's client).
+    pub fn data_receiver(&self) -> u32 {
+        if self.test == PerftestKind::ReadBw { self.client } else { self.server }
+    }
 }
 
 /// Where an application's buffers are.

@@ -528,8 +528,7 @@ fn scr_on_the_wrong_end(s: &Scenario, t: &PerftestSpec) -> Option<String> {
     use crate::nic::scr::PolicySpec;
     let scr = s.nic.scr.as_ref()?;
     let hosts = scr.hosts.as_ref()?;
-    let sender = t.data_sender();
-    let receiver = if sender == t.client { t.server } else { t.client };
+    let (sender, receiver) = (t.data_sender(), t.data_receiver());
     let (on, off, name, what) = match &scr.policy {
         PolicySpec::Passive(_) | PolicySpec::External(_) => return None,
         PolicySpec::ReceiverDriven(_) => (sender, receiver, "receiver_driven", "the receiver's NIC computes the credits (or backpressure) the sender's follows"),
@@ -541,9 +540,7 @@ fn scr_on_the_wrong_end(s: &Scenario, t: &PerftestSpec) -> Option<String> {
     // Both ends take part: a receiver none of whose senders runs SCR sends signals no NIC
     // follows (a helper found 570 credit signals ignored, and no warning). Plain senders beside
     // a credited one are background traffic the receiver meters (Fig. 20b), and are not warned.
-    let sender_of = |t: &PerftestSpec| t.data_sender();
-    let receiver_of = |t: &PerftestSpec| if t.data_sender() == t.client { t.server } else { t.client };
-    if matches!(scr.policy, PolicySpec::ReceiverDriven(_)) && hosts.contains(&receiver) && !s.perftest.iter().any(|o| receiver_of(o) == receiver && hosts.contains(&sender_of(o))) {
+    if matches!(scr.policy, PolicySpec::ReceiverDriven(_)) && hosts.contains(&receiver) && !s.perftest.iter().any(|o| o.data_receiver() == receiver && hosts.contains(&o.data_sender())) {
         return Some(format!("nic.scr.hosts has host {receiver} and none of the hosts that send it data, such as host {sender}: receiver_driven does nothing for this test's data, since the receiver's credits (or backpressure) reach sender NICs that run no SCR to follow them"));
     }
     (hosts.contains(&on) && !hosts.contains(&off)).then(|| format!("nic.scr.hosts has host {on} and not host {off}, which {}: {name} does nothing for this test's data, since {what}", if off == sender { "sends its data" } else { "receives its data" }))
@@ -1035,9 +1032,8 @@ pub fn advisories(s: &Scenario, host_rates: Option<&HostRates>) -> Problems {
     // time: with few quanta the refreshes alone take much of the link while an ingress stays
     // over XOFF (a helper found switch ports 61-67% busy with them at 1 quantum).
     if pfc.enabled && pfc.resend == crate::scenario::schema::PfcResend::Refresh {
-        use crate::fabric::switch::quanta_in;
         let (key, q) = match pfc.pause_time {
-            Some(t) => ("switch.pfc.pause_time", quanta_in(t, s.links.rate.0).clamp(1, u16::MAX as u128) as u64),
+            Some(t) => ("switch.pfc.pause_time", crate::fabric::switch::pause_quanta(t, s.links.rate.0) as u64),
             None => ("switch.pfc.quanta", pfc.quanta.max(1) as u64),
         };
         if q < 32 {
@@ -1589,9 +1585,11 @@ fn rate_limits_past_pcie(out: &mut Problems, s: &Scenario, host_rates: Option<&H
 /// message) covers its turn and what the loop that reposts it holds past the others' turns: the
 /// NIC's `tx_pipeline`, and a base round trip of the fabric (its farthest hosts, `links.delay`
 /// per link) and six PCIe latencies (completion, doorbell, the WQE's and the payload's round
-/// trips) at line rate; one that runs dry between its turns leaves the link to the limited ones. Warned per limited entry when the estimate is under 90% of what it could have
-/// (its limit, or the host's link split evenly over its queue pairs, whichever is less); not
-/// estimated on file and Jellyfish topologies, nor under an SCR policy that sets rates, which paces the others.
+/// trips) at line rate; one that runs dry between its turns leaves the link to the limited
+/// ones. Warned per limited entry when the estimate is under 90% of what it could have (its
+/// limit, or the host's link split evenly over its queue pairs, whichever is less); not
+/// estimated on file and Jellyfish topologies, nor under an SCR policy that sets rates, which
+/// paces the others.
 fn limits_starved_by_turns(out: &mut Problems, s: &Scenario, host_rates: Option<&HostRates>) {
     use crate::nic::sched::SchedulerSpec;
     let SchedulerSpec::Commodity { turn_bytes, max_turn_bytes, .. } = &s.nic.scheduler else { return };

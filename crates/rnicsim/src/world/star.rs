@@ -788,12 +788,9 @@ impl World {
         let mut ready = ready.max(self.now);
         let now = self.now;
         if let (Some(k), Some(st)) = (key, self.nics[h as usize].state.as_mut()) {
-            // Looked up when the pipeline takes the packet (now, or when a stall ends), not
-            // when its payload is read: lookups go in the pipeline's order, and a hit holds
-            // nothing up (a lookup at the payload's time held every later packet behind it).
-            let l = st.cache.lookup(k, now.max(st.tx_resume), now);
-            st.tx_resume = st.tx_resume.max(l.resume);
-            ready = ready.max(l.ready);
+            // Looked up as a RoCE packet is, when the pipeline takes it, not when its payload
+            // is read (a lookup at the payload's time held every later packet behind it).
+            ready = ready.max(st.tx_lookup(k, now).ready);
         }
         let pkt = Packet {
             kind: PacketKind::Star,

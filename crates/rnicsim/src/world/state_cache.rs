@@ -59,8 +59,7 @@ impl World {
     pub(super) fn state_tx(&mut self, h: u32, q: u32, id: PacketId) -> Option<PacketId> {
         let now = self.now;
         let st = self.nics[h as usize].state.as_mut().expect("a NIC with a state cache");
-        let l = st.cache.lookup(q, now.max(st.tx_resume), now);
-        st.tx_resume = st.tx_resume.max(l.resume);
+        let l = st.tx_lookup(q, now);
         if l.ready <= now {
             return Some(id);
         }
