@@ -65,6 +65,20 @@ fn one_write_completes_in_the_analytic_time() {
 }
 
 #[test]
+fn a_message_past_the_dma_length_field_and_a_zero_rate_limit_are_refused() {
+    let mut w = build(&B2B_BYTES.replace("memory = \"bytes\"\n    memory_size = \"4MiB\"", ""));
+    let (qa, _) = w.connect(0, 1).unwrap();
+    let wr = |len| SendWr { id: 1, verb: Verb::Read, local_addr: 0, len, lkey: 0, remote_addr: 0, rkey: 0 };
+    // RETH's DMA length is 32 bits: one byte more cannot be said in a packet (it was cut to
+    // its low 32 bits, and the responder sent fewer packets than the requester awaited).
+    assert_eq!(w.post_send(qa, wr(u32::MAX as u64 + 1)), Err(rnicsim::nic::verbs::PostError::TooLong));
+    assert!(w.poll_cq(0).unwrap().is_empty());
+    // A limit of 0 is not "no limit" (the pacer's reading of 0): refused, the queue pair unpaced.
+    assert_eq!(w.set_rate_limit(qa, 0), Err(rnicsim::nic::verbs::VerbsError::ZeroRate));
+    assert!(w.set_rate_limit(qa, 1_000_000).is_ok());
+}
+
+#[test]
 fn a_receive_completes_one_cqe_transfer_after_its_data() {
     // One 10,000 B SEND into a posted receive. The sender's side is the WRITE's above (SEND
     // headers, no RETH); the last packet's 1,000 B payload is written to host memory (200 Gbps,

@@ -463,6 +463,38 @@ fn per_packet_path_choice_spreads_one_connection_over_its_k_paths() {
 }
 
 #[test]
+fn each_source_switch_draws_its_packet_paths_from_its_own_stream() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Three leaves (nodes 6, 7, 8; spines 9..=12). Host 0 (leaf 6) WRITEs 1 MB to host 2
+    // (leaf 7), its packets sprayed over the four paths; with `other`, host 4 (leaf 8) WRITEs
+    // 1 MB to host 3 (leaf 7) at the same time. Leaf 6's uplinks carry host 0's data alone in
+    // both runs, so the bytes on each say which paths leaf 6 drew: another switch's traffic
+    // must not move them (it did while every switch shared one stream).
+    let leaf6_uplinks = |other: bool| {
+        let toml = leaf_spine_ksp(4).replace("leaves = 2", "leaves = 3").replace("k_shortest_paths = 4", "k_shortest_paths = 4\npath_choice = \"packet\"") + "[nic.ordering]\n";
+        let mut w = build(&toml, dir);
+        let mut pairs = vec![(0, 2)];
+        if other {
+            pairs.push((4, 3));
+        }
+        for (i, &(a, b)) in pairs.iter().enumerate() {
+            let src = w.register_mr(a, 0, 1_000_000, Access::LOCAL_WRITE).unwrap();
+            let dst = w.register_mr(b, 0, 1_000_000, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+            let (qa, _) = w.connect(a, b).unwrap();
+            w.post_send(qa, SendWr { id: i as u64, verb: Verb::Write, local_addr: 0, len: 1_000_000, lkey: src.lkey, remote_addr: 0, rkey: dst.rkey }).unwrap();
+        }
+        w.run_until(Time::from_ms(1));
+        for &(a, _) in &pairs {
+            assert_eq!(w.poll_cq(a).unwrap()[0].status, Status::Success);
+        }
+        (9..=12u32).map(|s| w.ports[port_to(&w, 6, s) as usize].counters.tx_bytes).collect::<Vec<_>>()
+    };
+    let alone = leaf6_uplinks(false);
+    assert!(alone.iter().all(|&b| b > 100_000), "sprayed over all four: {alone:?}");
+    assert_eq!(leaf6_uplinks(true), alone);
+}
+
+#[test]
 fn queue_pairs_on_k_shortest_paths_move_off_a_failed_link() {
     // A ring of four switches, host 0 on switch 2 and host 1 on switch 4: two equal paths,
     // 2-3-4 and 2-5-4. Eight 2 MB flows, four each way, on the two k-shortest paths; the 3-4

@@ -169,13 +169,20 @@ pub enum PostError {
     BadState,
     /// No open queue pair has this number.
     UnknownQp,
+    /// The message is longer than a packet header's DMA length field can say (4 GiB − 1 bytes).
+    TooLong,
 }
+
+/// The longest message one work request may move: RETH's DMA length is 32 bits.
+pub const MAX_MESSAGE_BYTES: u64 = u32::MAX as u64;
 
 /// Errors of the verbs API for arguments that name nothing valid (no state changes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum VerbsError {
     #[error("node {0} is not a host")]
     NotAHost(u32),
+    #[error("a rate limit of 0 would stop the queue pair for good (u64::MAX removes the limit)")]
+    ZeroRate,
     #[error("no open queue pair {0}")]
     UnknownQp(u32),
     #[error("[{addr}, {addr} + {len}) is outside the host's memory")]

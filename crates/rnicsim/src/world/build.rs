@@ -225,6 +225,7 @@ impl World {
         // the stall detector's patience.
         let full_packet = crate::wire::roce::full_packet_bytes(s.nic.mtu);
         let slowest_packet = ports.iter().filter(|p| p.rate.0 > 0).map(|p| p.rate.tx_time(full_packet)).max().unwrap_or(Time::ZERO);
+        let path_rngs = switches.iter().map(|sw: &Switch| rng::stream(seed, "path-choice", sw.node as u64)).collect();
         World {
             now: Time::ZERO,
             end: s.duration,
@@ -244,7 +245,7 @@ impl World {
             routes,
             paths: s.routing.k_shortest_paths.map(|k| PathTable::new(k as usize)),
             path_choice: s.routing.path_choice,
-            path_rng: rng::stream(seed, "path-choice", 0),
+            path_rngs,
             pfc_quanta: pfc.quanta,
             pfc_pause_time: pfc.pause_time,
             pfc_held: pfc.resend == crate::scenario::schema::PfcResend::UntilResume,

@@ -310,10 +310,11 @@ impl World {
             return;
         }
         let Some(table) = &self.paths else { return };
-        let a = self.path_rng.random_range(0..set.len());
+        let rng = &mut self.path_rngs[s as usize];
+        let a = rng.random_range(0..set.len());
         let path = if self.path_choice == PathChoice::PacketPowerOfTwo && set.len() > 1 {
             // Two distinct paths are compared (the second drawn from the others).
-            let (a, b) = (set[a], set[(a + 1 + self.path_rng.random_range(0..set.len() - 1)) % set.len()]);
+            let (a, b) = (set[a], set[(a + 1 + rng.random_range(0..set.len() - 1)) % set.len()]);
             let queued = |p: u32| self.ports[table.ports(p)[0] as usize].total_bytes();
             if queued(b) < queued(a) { b } else { a }
         } else {

@@ -162,10 +162,11 @@ pub struct World {
     pub(crate) is_host: Vec<bool>,
     pub(crate) host_nodes: Vec<u32>,
     pub(crate) routes: Routes,
-    /// Who picks a packet's carried path (`routing.path_choice`), and the source switches'
-    /// random stream for it.
+    /// Who picks a packet's carried path (`routing.path_choice`), and each source switch's
+    /// own random stream for it (by switch index: one switch's traffic never shifts another's
+    /// draws).
     pub(crate) path_choice: crate::scenario::schema::PathChoice,
-    pub(crate) path_rng: crate::sim::rng::Rng,
+    pub(crate) path_rngs: Vec<crate::sim::rng::Rng>,
     /// Carried paths (`routing.k_shortest_paths`); `None` when packets follow the routes only.
     pub(crate) paths: Option<PathTable>,
     pub(crate) pfc_quanta: u16,

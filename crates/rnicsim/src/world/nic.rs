@@ -362,8 +362,13 @@ impl World {
     }
 
     /// Caps queue pair `q`'s rate at `bps` (e.g. perftest's per-QP limit); `u64::MAX` removes it.
+    /// A cap of 0 would stop the queue pair for good, and the pacer reads 0 as "not paced":
+    /// it is refused.
     pub fn set_rate_limit(&mut self, q: u32, bps: u64) -> Result<(), VerbsError> {
         self.open_qp(q)?;
+        if bps == 0 {
+            return Err(VerbsError::ZeroRate);
+        }
         self.transport().set_rate_limit(q, bps);
         self.drain_outbox();
         Ok(())
@@ -385,6 +390,9 @@ impl World {
 
     /// Posts a send WQE at time `t ≥ now` (the host's doorbell time).
     pub fn post_send_at(&mut self, q: u32, wr: SendWr, t: Time) -> Result<(), PostError> {
+        if wr.len > crate::nic::verbs::MAX_MESSAGE_BYTES {
+            return Err(PostError::TooLong);
+        }
         if q & STAR_HANDLE != 0 {
             return self.star_post_send(q, wr, t.max(self.now));
         }

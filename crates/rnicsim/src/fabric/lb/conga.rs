@@ -222,7 +222,7 @@ impl Conga {
         if self.label_space.insert(dst_switch, labels).is_some_and(|before| before != labels) {
             self.to_leaf.remove(&dst_switch);
         }
-        let key = mix64((pkt.dst as u64) << 32 | (pkt.udp_sport as u64) << 16 | pkt.udp_dport as u64) ^ pkt.priority as u64;
+        let key = flowlet_key(pkt);
         if let Some(&(path, last, space)) = self.flowlets.get(&key) {
             let first_up = || ctx.candidates.contains(&super::label_port(ctx, path));
             if now.saturating_sub(last) <= self.flowlet_gap && space == labels && first_up() {
@@ -294,6 +294,13 @@ impl LoadBalancer for Conga {
     }
 }
 
+/// A flowlet's key: the whole five-tuple and the priority. HPCC-style source ports count from
+/// 10000 per host pair, so two hosts' first flows to one destination share their ports and
+/// differ only in their source.
+fn flowlet_key(pkt: &Packet) -> u64 {
+    mix64((pkt.dst as u64) << 32 | (pkt.udp_sport as u64) << 16 | pkt.udp_dport as u64) ^ mix64(pkt.src as u64 | (pkt.priority as u64) << 32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,6 +318,16 @@ mod tests {
     /// Four 100 Gbps ports (ids 0-3) of switch 0, each to a switch.
     fn ports() -> Vec<Port> {
         (0..8).map(|i| Port::new(if i < 4 { 0 } else { 1 }, i % 4, (i + 4) % 8, BitsPerSec::gbps(100), TimerId(0), ClassService::Strict)).collect()
+    }
+
+    #[test]
+    fn two_sources_with_the_same_ports_to_one_destination_are_two_flowlets() {
+        let mut a = Packet::pause(0, 9, 100);
+        (a.udp_sport, a.udp_dport) = (10000, 100);
+        let b = Packet { src: 1, ..a };
+        assert_ne!(flowlet_key(&a), flowlet_key(&b));
+        assert_eq!(flowlet_key(&a), flowlet_key(&Packet { ..a }));
+        assert_ne!(flowlet_key(&a), flowlet_key(&Packet { priority: 3, ..a }));
     }
 
     #[test]
@@ -390,7 +407,7 @@ mod tests {
         assert!(follow_label(&ctx, &mut rest) != 0);
         // A flowlet on label 2 keeps it; one on label 0 (the dead port) takes a live one.
         let pkt = |sport: u16| Packet { kind: crate::wire::packet::PacketKind::Data, dst: 9, udp_sport: sport, ..Packet::pause(0, 0, 1000) };
-        let key = |sport: u16| mix64(9u64 << 32 | (sport as u64) << 16) ^ pkt(sport).priority as u64;
+        let key = |sport: u16| flowlet_key(&pkt(sport));
         c.flowlets.insert(key(1), (2, Time::from_us(9), 4));
         c.flowlets.insert(key(2), (0, Time::from_us(9), 4));
         c.label_space.insert(7, 4);

@@ -227,7 +227,8 @@ impl<T: SelfTiming> QpScheduler for SelfTimed<T> {
             self.woken.push(qp);
         }
         let mut src = ByFlow { src, qp_of: &self.qp_of };
-        for flow in std::mem::take(&mut self.woken) {
+        // Drained in place: the buffer keeps its capacity (a packet sent re-wakes its flow).
+        for flow in self.woken.drain(..) {
             self.inner.wake(flow, now.0, &mut src);
         }
         match self.inner.poll(now.0, &mut src) {
