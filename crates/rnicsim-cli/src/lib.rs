@@ -256,7 +256,7 @@ fn validate(path: &Path, overrides: &[String]) -> anyhow::Result<u8> {
     let world = World::build(&loaded)?;
     rnicsim::check_baselines(&loaded)?;
     // Where the run would write its ns-3 text files (it refused what validate passed).
-    rnicsim::check_destinations(&loaded)?;
+    rnicsim::check_destinations(&loaded, None)?;
     for w in rnicsim::paper_path_warnings(&loaded, &world) {
         eprintln!("warning: {w}");
     }
@@ -319,8 +319,8 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
     }
     rnicsim::check_baselines(&loaded)?;
     let out = out.unwrap_or_else(|| Path::new("runs").join(path.file_stem().unwrap_or_default()));
+    rnicsim::check_destinations(&loaded, Some(&out))?;
     let dir = RunDir::create(&out, force).with_context(|| format!("cannot prepare {}", out.display()))?;
-    rnicsim::check_destinations(&loaded)?;
     rnicsim::stream_outputs(&dir, &loaded, &mut world).with_context(|| format!("cannot write results to {}", out.display()))?;
 
     let bar = display::progress_bar(quiet, &world.progress());

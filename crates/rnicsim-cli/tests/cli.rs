@@ -237,6 +237,19 @@ fn an_unwritable_fct_output_file_is_found_before_the_run() {
     assert!(err.contains(&format!("config.txt:{line}")) && err.contains("FCT_OUTPUT_FILE") && err.contains("is a folder"), "{err}");
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| n.contains("partial") || n == "run").collect();
     assert!(left.is_empty(), "nothing written: {left:?}");
+
+    // A file inside the run folder itself: it was written into the old folder that `--force`
+    // then replaced (lost, exit 0), or into an empty folder the commit then refused (the whole
+    // run thrown away). Both are refused before the run, at the key.
+    std::fs::create_dir(tmp.path().join("empty")).unwrap();
+    std::fs::write(tmp.path().join("config.txt"), text.replace("FCT_OUTPUT_FILE missing/fct.txt", "FCT_OUTPUT_FILE empty/fct.txt")).unwrap();
+    for args in [&["--out", "empty"][..], &["--out", "./empty/", "--force"][..]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(["run", "config.txt", "--quiet"]).args(args).current_dir(tmp.path()).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(&format!("config.txt:{line}")) && err.contains("inside the run folder"), "{err}");
+        assert_eq!(std::fs::read_dir(tmp.path().join("empty")).unwrap().count(), 0, "nothing written");
+    }
 }
 
 #[test]

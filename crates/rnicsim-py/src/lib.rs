@@ -281,8 +281,8 @@ fn run(py: Python<'_>, text: &str, label: &str, base_dir: &str, out: &str, force
     if world.scr_policy_missing() {
         return Err(PyValueError::new_err("[nic.scr.policy.external] needs a policy object: run(..., scr_policy=obj)"));
     }
+    rnicsim::check_destinations(&loaded, Some(Path::new(out))).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let dir = RunDir::create(Path::new(out), force).map_err(|e| PyOSError::new_err(format!("cannot prepare {out}: {e}")))?;
-    rnicsim::check_destinations(&loaded).map_err(|e| PyValueError::new_err(e.to_string()))?;
     rnicsim::stream_outputs(&dir, &loaded, &mut world).map_err(|e| PyOSError::new_err(format!("cannot write results to {out}: {e}")))?;
     let mut failure: Option<PyErr> = None;
     // Called as the run goes, and as its baselines go (`baseline`: which one): reports

@@ -43,8 +43,11 @@ use world::{RunEnd, World};
 /// Checks, before a run, that the files it writes outside its run folder (an ns-3 config's
 /// FCT_OUTPUT_FILE and PFC_OUTPUT_FILE) can be written: their folder exists and takes a file,
 /// and neither is the other or a file the scenario reads (its own file, its topology, flow or
-/// CDF files), which the copy at the end of the run would overwrite.
-pub fn check_destinations(loaded: &LoadedScenario) -> Result<(), scenario::ScenarioError> {
+/// CDF files), which the copy at the end of the run would overwrite, and neither lies inside
+/// the run folder `out` (when the caller knows it), which the run puts in place as a whole when
+/// it finishes: a file written there first would be lost with the folder it replaces, or keep a
+/// fresh folder from being taken.
+pub fn check_destinations(loaded: &LoadedScenario, out: Option<&std::path::Path>) -> Result<(), scenario::ScenarioError> {
     let o = &loaded.scenario.outputs;
     let s = &loaded.scenario;
     // Where a path lands, whether or not the file exists yet: its folder resolved, links and all.
@@ -61,6 +64,7 @@ pub fn check_destinations(loaded: &LoadedScenario) -> Result<(), scenario::Scena
         inputs.extend(f.file.iter().map(|p| ("a flow file", loaded.base_dir.join(p))));
     }
     let inputs: Vec<(&str, std::path::PathBuf)> = inputs.into_iter().filter_map(|(k, p)| Some((k, landing(&p)?))).collect();
+    let run_folder = out.and_then(|o| o.canonicalize().ok().or_else(|| landing(o)));
     let mut written: Vec<(&str, std::path::PathBuf)> = Vec::new();
     for (key, what, path) in [("outputs.fct_file", "the FCT file", &o.fct_file), ("outputs.pfc_file", "the PFC file", &o.pfc_file)] {
         let Some(p) = path else { continue };
@@ -87,6 +91,11 @@ pub fn check_destinations(loaded: &LoadedScenario) -> Result<(), scenario::Scena
             }
             if let Some((input, _)) = inputs.iter().find(|(_, i)| *i == at) {
                 return Err(loaded.error_at(key, format!("cannot write {}: it is {input}, which the run reads; name another file", p.display())));
+            }
+            if let (Some(run), Some(o)) = (&run_folder, out) {
+                if at.starts_with(run) {
+                    return Err(loaded.error_at(key, format!("cannot write {}: it is inside the run folder {}, which the run puts in place whole when it finishes (a file there would be lost or keep the folder from being taken); name a file outside it", p.display(), o.display())));
+                }
             }
             written.push((what, at));
         }
