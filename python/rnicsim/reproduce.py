@@ -100,7 +100,7 @@ def _tolerance(c: dict) -> str:
 
 def _figure(run: Run, claims: list[dict], out: Path, name: str) -> str:
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(claims) + 1.4))
-    labels = [c["metric"] for c in claims]
+    labels = [claim_metric(c) for c in claims]
     ratios = [(c["ours"] / c["paper"]) if (c["ours"] is not None and c["paper"]) else 0.0 for c in claims]
     colors = ["tab:green" if c["within"] else "tab:red" for c in claims]
     ys = list(range(len(claims)))

@@ -33,6 +33,9 @@ CLAIMS = {
     ("parameter_server", "cx3"): {"RDMA": (1.4, 1.6), "ScalaRDMA": (1 / 0.75, 1.5)},
 }
 
+# Stacks whose throughput claim is a bound the paper states, not a ratio it measured.
+BOUNDED = {"ScalaRDMA"}
+
 WORKLOAD_TEXT = {
     "rpc": "simple RPC: each connection's client SENDs three 32-byte requests, the server SENDs a "
            "32-byte reply once all three arrived, and the client calls again when it lands",
@@ -149,13 +152,16 @@ def fig10(workload, nic):
     claims = ""
     points_tp, points_lat = [("StaR", 1.0)], [("StaR", 1.0)]
     for label, (tp, lat) in CLAIMS[(workload, nic)].items():
+        # ScalaRDMA's is a bound: it "remains only less than 75% of StaR" (§V-B).
+        closeness = 'relation = "above"' if label in BOUNDED else "tolerance = 0.3"
+        what = f"{label} stays below 75% of StaR's throughput" if label in BOUNDED else f"StaR's throughput over {label}'s"
         claims += f'''
 [[paper]]
 metric = "{star_top}"
 per = "rpc/{label} {TOP}/wire_load"
 value = {tp:.4g}
-tolerance = 0.3
-source = "StaR Fig. 10({panel}): StaR's throughput over {label}'s at {TOP} connections"
+{closeness}
+source = "StaR Fig. 10({panel}): {what} at {TOP} connections"
 
 [[paper]]
 metric = "rpc/{label} {TOP}/latency_mean_us"
