@@ -431,6 +431,10 @@ def write_report(runs: Sequence[Union[str, Path, Run]], out: Union[str, Path]) -
     blocked = _file_in_the_way(out)
     if blocked is not None:
         raise NotADirectoryError(f"{blocked} is a file, not a folder; name a folder for the report (--out)")
+    # The report replaces its own files in `out`: a folder holding anything else (a run's, a
+    # page of one's own) is not taken, as `run` and `sweep` do not take one.
+    if out.is_dir() and not (out / "report.json").is_file() and any(out.iterdir()):
+        raise FileExistsError(f"{out} holds other files and is not an earlier report; name a new or empty folder, or an earlier report's (--out)")
     # Everything is drawn into a folder beside `out` and moved in at the end, the page last: a
     # report that fails part way (a run missing a table) leaves `out` as it was, not an
     # earlier page above this report's plots, nor plots without a page.

@@ -15,7 +15,7 @@ import matplotlib.image
 import pytest
 
 import rnicsim
-from rnicsim.report import PLOTS
+from rnicsim.report import PLOTS, write_report
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -253,6 +253,25 @@ def test_a_file_where_the_report_would_go_is_refused_with_one_line(tmp_path: Pat
     for out in (tmp_path / "taken", tmp_path / "taken" / "below"):
         done = subprocess.run([sys.executable, "-m", "rnicsim", "report", str(run.path), "--out", str(out)], capture_output=True, text=True)
         assert done.returncode == 2 and "taken is a file, not a folder" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_folder_holding_other_files_is_not_taken_for_a_report(tmp_path: Path) -> None:
+    # Any folder was written into: a page of one's own became the report, another run's folder
+    # got an index.html and plots.
+    run = rnicsim.run(ROOT / "scenarios" / "quickstart.toml", out=tmp_path / "r", progress=False, duration="20us")
+    other = rnicsim.run(ROOT / "scenarios" / "quickstart.toml", out=tmp_path / "other", progress=False, duration="20us")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.html").write_text("mine")
+    for out in (tmp_path / "docs", other.path):
+        before = sorted(p.name for p in out.iterdir())
+        done = subprocess.run([sys.executable, "-m", "rnicsim", "report", str(run.path), "--out", str(out)], capture_output=True, text=True)
+        assert done.returncode == 2 and "is not an earlier report" in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert sorted(p.name for p in out.iterdir()) == before
+    assert (tmp_path / "docs" / "index.html").read_text() == "mine"
+    # An empty folder and an earlier report's are taken.
+    (tmp_path / "empty").mkdir()
+    for _ in range(2):
+        assert write_report([run.path], tmp_path / "empty").is_file()
 
 
 def test_a_report_that_fails_part_way_leaves_the_folder_as_it_was(report: Path, tmp_path: Path) -> None:
