@@ -6,30 +6,50 @@ use rnicsim::output::paper::Relation;
 use rnicsim::output::Summary;
 use rnicsim::units::Time;
 use rnicsim::world::Progress;
+use std::io::IsTerminal;
 use std::time::Duration;
 
-/// A bar over simulated time (hidden when `quiet` or when stderr is not a terminal).
-/// A bar over simulated time, or over flows finished when the run ends with its listed flows
-/// (an ns-3 config's: its `duration` is a safety limit, far past where the run ends).
-pub fn progress_bar(quiet: bool, start: &Progress) -> ProgressBar {
-    let target = if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
-    let len = start.flows.map_or(start.end.0, |(_, total)| total);
-    let bar = ProgressBar::with_draw_target(Some(len.max(1)), target);
-    bar.set_style(ProgressStyle::with_template("{prefix}{bar:30} {percent:>3}% {msg}").expect("valid template"));
-    bar
+/// Progress of a run: a bar over simulated time, or over flows finished when the run ends with
+/// its listed flows (an ns-3 config's: its `duration` is a safety limit, far past where the run
+/// ends). Where stderr is not a terminal (a log file, `nohup`, a batch job) the bar cannot be
+/// drawn, and a plain line is written instead: at the first report, then every [`PLAIN_EVERY`] of
+/// wall time.
+pub struct RunProgress {
+    pub bar: ProgressBar,
+    /// Plain lines, and when the next is due (wall time since the start).
+    plain: Option<Duration>,
 }
 
-pub fn update_progress(bar: &ProgressBar, p: Progress, wall: Duration) {
-    let rate = p.events as f64 / wall.as_secs_f64().max(1e-9);
-    let speed = format!("wall {:.1}s · {:.1} M events/s", wall.as_secs_f64(), rate / 1e6);
-    match p.flows {
-        Some((done, total)) => {
-            bar.set_position(done);
-            bar.set_message(format!("flows {done} / {total} · sim {} · {speed}", p.now));
+/// How often a run whose stderr is not a terminal says how far it is.
+pub const PLAIN_EVERY: Duration = Duration::from_secs(10);
+
+impl RunProgress {
+    pub fn new(quiet: bool, start: &Progress) -> RunProgress {
+        let target = if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
+        let len = start.flows.map_or(start.end.0, |(_, total)| total);
+        let bar = ProgressBar::with_draw_target(Some(len.max(1)), target);
+        bar.set_style(ProgressStyle::with_template("{prefix}{bar:30} {percent:>3}% {msg}").expect("valid template"));
+        let plain = (!quiet && !std::io::stderr().is_terminal()).then_some(Duration::ZERO);
+        RunProgress { bar, plain }
+    }
+
+    pub fn update(&mut self, p: Progress, wall: Duration) {
+        let rate = p.events as f64 / wall.as_secs_f64().max(1e-9);
+        let speed = format!("wall {:.1}s · {:.1} M events/s", wall.as_secs_f64(), rate / 1e6);
+        match p.flows {
+            Some((done, total)) => {
+                self.bar.set_position(done);
+                self.bar.set_message(format!("flows {done} / {total} · sim {} · {speed}", p.now));
+            }
+            None => {
+                self.bar.set_position(p.now.0);
+                self.bar.set_message(format!("sim {} / {} · {speed}", p.now, p.end));
+            }
         }
-        None => {
-            bar.set_position(p.now.0);
-            bar.set_message(format!("sim {} / {} · {speed}", p.now, p.end));
+        if let Some(due) = self.plain.filter(|&due| wall >= due) {
+            let percent = 100 * self.bar.position() / self.bar.length().unwrap_or(1).max(1);
+            eprintln!("progress: {}{percent}% {}", self.bar.prefix(), self.bar.message());
+            self.plain = Some(due + PLAIN_EVERY * (1 + ((wall - due).as_secs() / PLAIN_EVERY.as_secs()) as u32));
         }
     }
 }

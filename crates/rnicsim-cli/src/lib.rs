@@ -323,20 +323,20 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
     let dir = RunDir::create(&out, force).with_context(|| format!("cannot prepare {}", out.display()))?;
     rnicsim::stream_outputs(&dir, &loaded, &mut world).with_context(|| format!("cannot write results to {}", out.display()))?;
 
-    let bar = display::progress_bar(quiet, &world.progress());
+    let mut progress = display::RunProgress::new(quiet, &world.progress());
     let started = Instant::now();
     let mut stalled = None;
     let end = world.run(|p| {
-        display::update_progress(&bar, p, started.elapsed());
+        progress.update(p, started.elapsed());
         if p.stalled_since != stalled {
             // Said as it happens (a long run need not be waited out to learn it stalled).
-            bar.suspend(|| display::stall_news(&p, stalled));
+            progress.bar.suspend(|| display::stall_news(&p, stalled));
             stalled = p.stalled_since;
         }
         !stop()
     });
     let wall = started.elapsed();
-    bar.finish_and_clear();
+    progress.bar.finish_and_clear();
     if end == RunEnd::Interrupted {
         eprintln!("interrupted at {} of {}; nothing was written", world.now, loaded.scenario.duration);
         return Ok(130);
@@ -346,22 +346,22 @@ fn run(path: &Path, out: Option<PathBuf>, force: bool, overrides: &[String], qui
         eprintln!("running {} baselines one after another: {}", names.len(), names.join(", "));
     }
     // Each baseline with its own bar, and stopped by the same signals as the run.
-    let mut current: Option<(usize, indicatif::ProgressBar, Instant)> = None;
+    let mut current: Option<(usize, display::RunProgress, Instant)> = None;
     let baselines = rnicsim::run_baselines_while(&loaded, |i, p| {
         if current.as_ref().is_none_or(|(at, _, _)| *at != i) {
-            if let Some((_, bar, _)) = current.take() {
-                bar.finish_and_clear();
+            if let Some((_, progress, _)) = current.take() {
+                progress.bar.finish_and_clear();
             }
-            let bar = display::progress_bar(quiet, &p);
-            bar.set_prefix(format!("baseline {}/{} {} ", i + 1, names.len(), names[i]));
-            current = Some((i, bar, Instant::now()));
+            let progress = display::RunProgress::new(quiet, &p);
+            progress.bar.set_prefix(format!("baseline {}/{} {} ", i + 1, names.len(), names[i]));
+            current = Some((i, progress, Instant::now()));
         }
-        let (_, bar, started) = current.as_ref().expect("set above");
-        display::update_progress(bar, p, started.elapsed());
+        let (_, progress, started) = current.as_mut().expect("set above");
+        progress.update(p, started.elapsed());
         !stop()
     });
-    if let Some((_, bar, _)) = current.take() {
-        bar.finish_and_clear();
+    if let Some((_, progress, _)) = current.take() {
+        progress.bar.finish_and_clear();
     }
     let Some(baselines) = baselines.with_context(|| format!("cannot run the baselines of {}", path.display()))? else {
         eprintln!("interrupted during the baselines; nothing was written");

@@ -693,3 +693,19 @@ fn validate_warns_of_a_policy_only_python_can_run() {
     let o = rnicsim(&["validate", static_scr.to_str().unwrap()]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("refuses it"));
 }
+
+#[test]
+fn a_run_whose_stderr_is_not_a_terminal_says_how_far_it_is_in_plain_lines() {
+    // The bar cannot be drawn into a pipe or a log file, where a long run was silent until its
+    // end: a plain line at the first report (then one every 10 s of wall time) stands in.
+    let tmp = tempfile::tempdir().unwrap();
+    let q = quickstart();
+    let o = rnicsim(&["run", q.to_str().unwrap(), "--out", tmp.path().join("a").to_str().unwrap(), "--set", "duration=200us"]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    let line = err.lines().find(|l| l.starts_with("progress: ")).unwrap_or_else(|| panic!("{err}"));
+    assert!(line.contains("% sim ") && line.contains(" / 200us") && line.contains("M events/s"), "{line}");
+    // `--quiet` says nothing.
+    let o = run_to(&tmp.path().join("b"), &["--set", "duration=200us"]);
+    assert!(o.status.success() && !String::from_utf8_lossy(&o.stderr).contains("progress:"));
+}
