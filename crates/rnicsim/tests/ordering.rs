@@ -660,6 +660,35 @@ fn shipped_fig15_srpt_shortens_short_flows_and_grows_the_bitmaps() {
 }
 
 #[test]
+fn shipped_fig17_a_static_bitmap_trades_refusals_for_memory_where_eunomia_pays_for_neither() {
+    let s = shrunk("fig17_static_bitmap");
+    let run = |name: &str| if name == "eunomia" { &s } else { s.baselines.iter().find(|b| b.name == name).unwrap() };
+    let ordering = |name: &str| run(name).ordering.as_ref().unwrap().total;
+    let fct = |name: &str| run(name).rdma.fct_mean_us;
+    // The same flows in every run; a static bitmap refuses fewer packets the more bits it has,
+    // and reserves its bytes for every open connection whether it reorders or not.
+    let sizes = ["static-4B", "static-8B", "static-16B", "static-32B", "static-64B"];
+    for pair in sizes.windows(2) {
+        let (small, large) = (ordering(pair[0]), ordering(pair[1]));
+        assert!(small.nacks > large.nacks || large.nacks == 0, "{}: {} vs {}: {}", pair[0], small.nacks, pair[1], large.nacks);
+        assert_eq!(run(pair[0]).rdma.flows_started, run(pair[1]).rdma.flows_started);
+    }
+    assert!(ordering("static-4B").nacks > 0 && fct("static-4B") > 1.2 * fct("static-64B"), "{} vs {}", fct("static-4B"), fct("static-64B"));
+    for name in sizes {
+        let o = ordering(name);
+        let bytes: f64 = name.trim_start_matches("static-").trim_end_matches('B').parse().unwrap();
+        assert!((o.mean_bitmap_bytes / o.mean_connections - bytes).abs() < 1e-6, "{name}: {o:?}");
+    }
+    // Eunomia's cap (256 bits) reaches past the 16-byte bitmap's 128, and its blocks are taken
+    // only by connections that reorder: no slower, in a fraction of the memory.
+    assert!(fct("eunomia") <= 1.02 * fct("static-16B"), "{} vs {}", fct("eunomia"), fct("static-16B"));
+    assert!(ordering("eunomia").nacks < ordering("static-16B").nacks, "{:?}", ordering("eunomia"));
+    for (e, st) in [("eunomia", "static-16B"), ("eunomia-load50", "static-16B-load50"), ("eunomia-load30", "static-16B-load30")] {
+        assert!(ordering(e).mean_bitmap_bytes < 0.5 * ordering(st).mean_bitmap_bytes, "{e}: {:?} vs {:?}", ordering(e), ordering(st));
+    }
+}
+
+#[test]
 fn the_layers_counters_account_for_every_data_packet_the_nic_took_in() {
     // Two 2 MB WRITEs and an 8 KB one into host 3 under SRPT: the long flows' packets wait
     // behind the short one's and go-back-N resends some that had arrived, so packets below the
