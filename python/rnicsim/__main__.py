@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         import argparse
 
         from .api import ScenarioError
-        from .reproduce import PAPERS, reproduce
+        from .reproduce import PAPERS, counted, reproduce
 
         def paper(text: str) -> str:
             """An argparse type: a paper's name or `all`. (Not `choices`: argparse checks a
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             # The runs that finished are kept; the gallery page is written only at the end.
             print(f"reproduce: interrupted; no gallery page was written (the finished runs are in {a.out}/runs)", file=sys.stderr)
             return 130
-        print(f"{counts['passed']} of {counts['claims']} claims within tolerance: {a.out}/index.html")
+        print(f"{counted(**counts)}: {a.out}/index.html")
         return 0
     argv[0] = "rnicsim"
     return _native.cli(argv)

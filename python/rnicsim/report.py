@@ -479,7 +479,7 @@ def _write_report(runs: Sequence[Run], out: Path, work: Path) -> Path:
         if s.get("paper"):
             items = "".join(
                 f"<tr><td>{html.escape(claim_metric(c))}</td><td>{html.escape(c['source'])}</td><td>{BOUND.get(c.get('relation', 'near'), '')}{c['paper']}</td>"
-                f"<td>{'—' if c['ours'] is None else _fmt(c['ours'])}</td><td>{'yes' if c['within'] else 'NO'}</td></tr>"
+                f"<td>{'—' if c['ours'] is None else _fmt(c['ours'])}</td><td>{'yes' if c['within'] else 'NO'}{' (calibration)' if c.get('calibration') else ''}</td></tr>"
                 for c in s["paper"]
             )
             paper += f"<h2>{html.escape(_label(r))}: paper vs ours</h2><table><tr><th>metric</th><th>source</th><th>paper</th><th>ours</th><th>within</th></tr>{items}</table>"

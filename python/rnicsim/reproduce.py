@@ -32,6 +32,11 @@ from .api import Run, Scenario, ScenarioWarning, _file_in_the_way, _is_run  # no
 from .report import BOUND, claim_metric, save_figure, scr_rate_steps  # noqa: E402
 
 PAPERS = ("scr", "tassel", "eunomia", "star", "yama")
+# What the gallery says of a `[[paper]]` entry marked `calibration = true`.
+CALIBRATION = (
+    " A calibration check is a value that follows from a constant the scenario sets to the paper's"
+    " (an engine's rate, a cache's capacity): it shows the setup is the paper's, not a reproduced result."
+)
 
 
 def _installed_from() -> Optional[Path]:
@@ -102,7 +107,13 @@ def _figure(run: Run, claims: list[dict], out: Path, name: str) -> str:
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(claims) + 1.4))
     labels = [claim_metric(c) for c in claims]
     ratios = [(c["ours"] / c["paper"]) if (c["ours"] is not None and c["paper"]) else 0.0 for c in claims]
-    colors = ["tab:green" if c["within"] else "tab:red" for c in claims]
+    def color(c: dict) -> str:
+        # A calibrated constant's check is drawn paler: it shows the setup, not a result.
+        if c.get("calibration"):
+            return "palegreen" if c["within"] else "lightsalmon"
+        return "tab:green" if c["within"] else "tab:red"
+
+    colors = [color(c) for c in claims]
     ys = list(range(len(claims)))
     ax.barh(ys, ratios, color=colors)
     for y, c in zip(ys, claims):
@@ -112,7 +123,7 @@ def _figure(run: Run, claims: list[dict], out: Path, name: str) -> str:
     ax.axvline(1.0, color="black", linewidth=1)
     ax.set_yticks(ys, labels, fontsize="small")
     ax.invert_yaxis()
-    ax.set_xlabel("ours / paper (grey: tolerance)")
+    ax.set_xlabel("ours / paper (grey: tolerance; pale: a calibrated constant's check)" if any(c.get("calibration") for c in claims) else "ours / paper (grey: tolerance)")
     ax.set_title(name)
     fig.tight_layout()
     save_figure(fig, out / name)
@@ -234,24 +245,28 @@ def reproduce(papers: Sequence[str], out: Union[str, Path], scenarios: Union[str
     # A page of an earlier gallery would show its numbers beside the new runs' figures if this
     # one stops part way (interrupted, or a run fails): it goes now, and the new page comes last.
     (out / "index.html").unlink(missing_ok=True)
-    sections, total, passed = [], 0, 0
+    # Claims a run reproduces, and apart from them the checks of calibrated constants
+    # (`calibration = true`: a value the scenario is set to match), each as [listed, within].
+    counts = {"claims": [0, 0], "calibration": [0, 0]}
+    sections = []
     for i, (paper, path, scenario) in enumerate(loaded, 1):
         name = f"{paper}-{path.stem}"
         run = scenario.run(out / "runs" / name, force=True, progress=progress)
         claims = run.summary.get("paper", [])
         figures = run.summary.get("figures", [])
+        tally = _tally(claims)
         if not quiet:
-            within = sum(c["within"] for c in claims)
-            print(f"reproduce: {i}/{len(loaded)} {paper}/{path.name}: {within} of {len(claims)} claims within tolerance", file=sys.stderr)
+            print(f"reproduce: {i}/{len(loaded)} {paper}/{path.name}: {counted(*tally['claims'], *tally['calibration'])}", file=sys.stderr)
         if not claims and not figures:
             continue
-        total += len(claims)
-        passed += sum(c["within"] for c in claims)
+        for kind, (listed, within) in tally.items():
+            counts[kind][0] += listed
+            counts[kind][1] += within
         imgs = _paper_axes(figures, out, name, run) + ([_figure(run, claims, out, name)] if claims else [])
         rows = "".join(
             f"<tr class='{'pass' if c['within'] else 'miss'}'><td>{html.escape(claim_metric(c))}</td><td>{html.escape(c['source'])}</td>"
             f"<td>{BOUND.get(c.get('relation', 'near'), '')}{c['paper']:.4g} {html.escape(c['unit'])}</td><td>{_num(c['ours'])} {html.escape(c['unit'])}</td>"
-            f"<td>{_tolerance(c)}</td><td>{'pass' if c['within'] else 'miss'}</td></tr>"
+            f"<td>{_tolerance(c)}</td><td>{('calibration: ' if c.get('calibration') else '') + ('pass' if c['within'] else 'miss')}</td></tr>"
             for c in claims
         )
         sections.append(
@@ -265,7 +280,7 @@ def reproduce(papers: Sequence[str], out: Union[str, Path], scenarios: Union[str
 <style>body{{font-family:sans-serif;margin:2em;color:#222}}table{{border-collapse:collapse;margin:0.5em 0}}td,th{{border:1px solid #ccc;padding:3px 8px}}
 tr.pass td:last-child{{color:green;font-weight:bold}}tr.miss td:last-child{{color:#b00;font-weight:bold}}img{{max-width:700px}}section{{margin-bottom:2em}}</style>
 </head><body><h1>rnicsim: paper claims reproduced</h1>
-<p>{passed} of {total} claims within tolerance{' (quick mode)' if quick else ''}.</p>
+<p>{counted(*counts['claims'], *counts['calibration'])}{' (quick mode)' if quick else ''}.{CALIBRATION if counts['calibration'][0] else ''}</p>
 {''.join(sections) or '<p>No reproduction scenarios found.</p>'}
 <script>window.addEventListener("load", () => document.body.setAttribute("data-images-ok",
   Array.from(document.images).every(i => i.complete && i.naturalWidth > 0) ? "yes" : "no"));</script>
@@ -274,4 +289,19 @@ tr.pass td:last-child{{color:green;font-weight:bold}}tr.miss td:last-child{{colo
     partial = out / ".index.html.partial"
     partial.write_text(page)
     partial.replace(out / "index.html")
-    return {"claims": total, "passed": passed}
+    return {"claims": counts["claims"][0], "passed": counts["claims"][1], "calibration": counts["calibration"][0], "calibration_passed": counts["calibration"][1]}
+
+
+def _tally(claims: list[dict]) -> dict[str, list[int]]:
+    """Claims and calibration checks, each as [listed, within tolerance]."""
+    out = {"claims": [0, 0], "calibration": [0, 0]}
+    for c in claims:
+        kind = out["calibration" if c.get("calibration") else "claims"]
+        kind[0] += 1
+        kind[1] += bool(c["within"])
+    return out
+
+
+def counted(claims: int, passed: int, calibration: int = 0, calibration_passed: int = 0) -> str:
+    """E.g. "5 of 6 claims within tolerance; 2 of 2 calibration checks hold"."""
+    return f"{passed} of {claims} claims within tolerance" + (f"; {calibration_passed} of {calibration} calibration checks hold" if calibration else "")

@@ -20,7 +20,7 @@ def test_gallery_lists_every_claim_with_paper_ours_and_mark(tmp_path: Path) -> N
     (tmp_path / "s" / "scr").mkdir(parents=True)
     shutil.copy(ROOT / "scenarios" / "scr" / "table2.toml", tmp_path / "s" / "scr")
     counts = reproduce(["scr"], tmp_path / "g", tmp_path / "s")
-    assert counts == {"claims": 6, "passed": 6}
+    assert counts == {"claims": 6, "passed": 6, "calibration": 0, "calibration_passed": 0}
     page = (tmp_path / "g" / "index.html").read_text()
     assert "6 of 6 claims within tolerance" in page
     for metric, paper in [("perftest/4KB vs 64KB/gbps", "33.25"), ("perftest/256B vs 64KB/latency_mean_us", "5.31")]:
@@ -102,7 +102,8 @@ def test_figures_are_redrawn_on_the_papers_axes(tmp_path: Path) -> None:
     (tmp_path / "s" / "star").mkdir(parents=True)
     shutil.copy(ROOT / "scenarios" / "star" / "fig1_lru.toml", tmp_path / "s" / "star")
     counts = reproduce(["star"], tmp_path / "g", tmp_path / "s")
-    assert counts == {"claims": 3, "passed": 3}
+    # The peak's place follows from the cache's capacity: two of its checks are calibration.
+    assert counts == {"claims": 1, "passed": 1, "calibration": 2, "calibration_passed": 2}
     page = (tmp_path / "g" / "index.html").read_text()
     assert "star-fig1_lru-fig0.svg" in page and "≤ 0.7" in page
     assert (tmp_path / "g" / "star-fig1_lru-fig0.png").stat().st_size > 5000
@@ -233,3 +234,22 @@ def test_a_run_folder_is_no_gallery_and_a_stale_page_goes_before_the_runs(tmp_pa
     with pytest.raises(KeyboardInterrupt):
         rp.reproduce(["tassel"], g, quiet=True)
     assert not (g / "index.html").exists()
+
+
+def test_a_calibration_check_is_counted_apart_from_the_claims(tmp_path: Path) -> None:
+    # A value that follows from a constant the scenario sets to the paper's is marked
+    # `calibration = true`: the gallery lists it, but not among the claims a run reproduces.
+    (tmp_path / "s" / "scr").mkdir(parents=True)
+    text = (ROOT / "scenarios" / "scr" / "table2.toml").read_text()
+    assert text.count("[[paper]]\n") == 6
+    (tmp_path / "s" / "scr" / "table2.toml").write_text(text.replace("[[paper]]\n", "[[paper]]\ncalibration = true\n", 1))
+    cmd = [sys.executable, "-m", "rnicsim", "reproduce", "scr", "--scenarios", str(tmp_path / "s"), "--out", str(tmp_path / "g")]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    said = "5 of 5 claims within tolerance; 1 of 1 calibration checks hold"
+    assert out.returncode == 0 and out.stderr.splitlines() == [f"reproduce: 1/1 scr/table2.toml: {said}"], out.stderr
+    assert out.stdout.startswith(f"{said}: "), out.stdout
+    page = (tmp_path / "g" / "index.html").read_text()
+    assert f"<p>{said}." in page and "A calibration check is a value" in page
+    assert page.count(">calibration: pass</td>") == 1 and page.count(">pass</td>") == 5
+    claims = json.loads((tmp_path / "g" / "runs" / "scr-table2" / "summary.json").read_text())["paper"]
+    assert [c.get("calibration", False) for c in claims] == [True] + [False] * 5

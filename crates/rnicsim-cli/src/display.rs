@@ -183,10 +183,11 @@ pub fn paper_table(s: &Summary) -> Option<Table> {
                 (Some(r), true) => format!("{r:+}"),
                 (Some(r), false) => format!("{:+.1}%", r * 100.0),
             },
-            match c.relation {
-                Relation::Near if c.paper == 0.0 => format!("{} (±{})", if c.within { "yes" } else { "NO" }, c.tolerance),
-                Relation::Near => format!("{} (±{:.0}%)", if c.within { "yes" } else { "NO" }, c.tolerance * 100.0),
-                Relation::Below | Relation::Above => format!("{} (bound)", if c.within { "yes" } else { "NO" }),
+            // A calibrated constant's check is marked as such: it reproduces nothing.
+            match (c.relation, if c.calibration { ", calibration" } else { "" }) {
+                (Relation::Near, calib) if c.paper == 0.0 => format!("{} (±{}{calib})", if c.within { "yes" } else { "NO" }, c.tolerance),
+                (Relation::Near, calib) => format!("{} (±{:.0}%{calib})", if c.within { "yes" } else { "NO" }, c.tolerance * 100.0),
+                (Relation::Below | Relation::Above, calib) => format!("{} (bound{calib})", if c.within { "yes" } else { "NO" }),
             },
         ]);
     }

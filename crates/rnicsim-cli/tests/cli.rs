@@ -458,6 +458,24 @@ fn a_bound_claim_shows_its_bound_not_a_tolerance() {
     assert!(row.contains("≤ 1 x") && row.contains("yes (bound)") && !row.contains("±"), "{row}");
 }
 
+#[test]
+fn a_calibration_check_is_marked_in_the_claims_table() {
+    // A value the scenario sets to the paper's is checked like a claim, and said to be one.
+    let tmp = tempfile::tempdir().unwrap();
+    let claim = |calibration: &str| format!("[[paper]]\nmetric = \"packets_sent\"\nvalue = 0\ntolerance = 0\n{calibration}source = \"nothing sent\"\n");
+    let text = format!("duration = \"10us\"\n[topology.back_to_back]\n{}\n{}", claim("calibration = true\n"), claim("").replace("packets_sent", "drops_buffer"));
+    std::fs::write(tmp.path().join("s.toml"), text).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_rnicsim")).arg("run").arg(tmp.path().join("s.toml")).arg("--out").arg(tmp.path().join("r")).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let row = |metric: &str| out.lines().find(|l| l.contains(metric)).unwrap_or_else(|| panic!("{out}")).to_string();
+    assert!(row("packets_sent").contains("yes (±0, calibration)"), "{out}");
+    assert!(row("drops_buffer").contains("yes (±0)") && !row("drops_buffer").contains("calibration"), "{out}");
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(tmp.path().join("r/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["paper"][0]["calibration"], true);
+    assert!(summary["paper"][1].get("calibration").is_none(), "written only when set: {summary}");
+}
+
 /// A stand-in Python for the analysis commands: `probe` is what its `import rnicsim` check
 /// does (shell), and `-m rnicsim ...` prints "ran" and exits 0.
 fn fake_python(dir: &Path, probe: &str) -> PathBuf {

@@ -38,6 +38,11 @@ pub struct PaperValue {
     /// With a `*` in `metric`: take the least (`min`) or greatest (`max`) of the matches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub over: Option<Over>,
+    /// The value follows from a constant the scenario sets to the paper's (an engine's rate, a
+    /// cache's capacity), not from the mechanism under test: a check of units and setup, listed
+    /// apart from the claims a run reproduces.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub calibration: bool,
 }
 
 /// Which of many matched values a claim takes.
@@ -104,6 +109,9 @@ pub struct Comparison {
     /// (ours − paper) / paper.
     pub relative_error: Option<f64>,
     pub within: bool,
+    /// A check of a calibrated constant, not a reproduced result ([`PaperValue::calibration`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub calibration: bool,
 }
 
 /// Looks a metric path up in a JSON value.
@@ -193,6 +201,7 @@ pub fn compare(summary: &serde_json::Value, values: &[PaperValue]) -> Vec<Compar
                 tolerance: p.tolerance,
                 relative_error: rel,
                 within,
+                calibration: p.calibration,
             }
         })
         .collect()
@@ -489,7 +498,7 @@ mod tests {
         assert_eq!(lookup_all(&s, "rdma/by_size/*/fct"), vec![("4KB".to_string(), 2.0), ("1MB".to_string(), 30.0)]);
         // A star under a baseline: the list of runs is found by name on the way down.
         assert_eq!(lookup_all(&s, "baselines/ecmp/rdma/by_size/*/fct"), vec![("1MB".to_string(), 40.0), ("4KB".to_string(), 10.0)]);
-        let claim = |over| PaperValue { metric: "rdma/by_size/*/fct".into(), per: Some("baselines/ecmp/rdma/by_size/*/fct".into()), value: 0.2, relation: Relation::Near, tolerance: 0.1, source: String::new(), unit: String::new(), over: Some(over) };
+        let claim = |over| PaperValue { metric: "rdma/by_size/*/fct".into(), per: Some("baselines/ecmp/rdma/by_size/*/fct".into()), value: 0.2, relation: Relation::Near, tolerance: 0.1, source: String::new(), unit: String::new(), over: Some(over), calibration: false };
         // 4KB: 2/10 = 0.2 (paired by name, not position); 1MB: 30/40 = 0.75.
         let c = compare(&s, &[claim(Over::Min), claim(Over::Max)]);
         assert_eq!((c[0].ours, c[1].ours), (Some(0.2), Some(0.75)));
@@ -509,7 +518,7 @@ mod tests {
             "baselines": [{"name": "b", "perftest": [{"name": "", "message": 64000.0}, {"name": "", "message": 2000.0}]}]
         });
         assert_eq!(lookup_all(&s, "perftest/*/message"), vec![("0".to_string(), 64000.0), ("1".to_string(), 4000.0)]);
-        let claim = PaperValue { metric: "perftest/*/message".into(), per: Some("baselines/b/perftest/*/message".into()), value: 2.0, relation: Relation::Near, tolerance: 0.0, source: String::new(), unit: String::new(), over: Some(Over::Max) };
+        let claim = PaperValue { metric: "perftest/*/message".into(), per: Some("baselines/b/perftest/*/message".into()), value: 2.0, relation: Relation::Near, tolerance: 0.0, source: String::new(), unit: String::new(), over: Some(Over::Max), calibration: false };
         let c = compare(&s, std::slice::from_ref(&claim));
         assert!(c[0].ours == Some(2.0) && c[0].within, "{:?}", c[0]);
         // On the tolerance's edge, to the float: 1.1 against 1 ± 10%, 0.77 against 0.7 ± 10%.
@@ -534,7 +543,7 @@ mod tests {
         assert_eq!(lookup(&named, "perftest/1/gbps"), Some(60.0));
         assert_eq!(lookup(&s, "rdma/x"), Some(1.0));
         assert_eq!(lookup(&s, "rdma/y"), None);
-        let v = |value, metric: &str| PaperValue { metric: metric.into(), per: None, value, relation: Relation::Near, tolerance: 0.25, source: String::new(), unit: String::new(), over: None };
+        let v = |value, metric: &str| PaperValue { metric: metric.into(), per: None, value, relation: Relation::Near, tolerance: 0.25, source: String::new(), unit: String::new(), over: None, calibration: false };
         let c = compare(&s, &[v(40.0, "perftest/a/gbps"), v(45.0, "perftest/b/gbps"), v(1.0, "nope")]);
         assert!(c[0].within && !c[1].within && !c[2].within);
         assert!((c[0].relative_error.unwrap() + 0.25).abs() < 1e-12);
