@@ -40,8 +40,17 @@ def _write_csv(cursor) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+def _plain_warning(message, category, filename, lineno, line=None) -> str:
+    """A warning as the command line prints it: `warning: <text>`, without the Python file and
+    line it was raised at (`<frozen runpy>:88: ScenarioWarning: ...`)."""
+    return f"warning: {message}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv if argv is None else argv)
+    import warnings
+
+    warnings.formatwarning = _plain_warning
     if len(argv) >= 2 and argv[1] == "query":
         import argparse
 

@@ -493,7 +493,8 @@ class Run:
             why = f"it needs {needs}" if needs else "every run writes it: the folder is incomplete, or a file was removed"
             raise FileNotFoundError(f"{path} was not written ({why})")
         try:
-            return pl.read_parquet(path)
+            # (Taken literally: a run in `runs[1]/` read `runs1/`'s tables as a glob.)
+            return pl.read_parquet(path, glob=False)
         except pl.exceptions.PolarsError as e:
             raise DamagedRunError(f"{path}: not a readable Parquet table ({e}); the run folder is damaged: run the scenario again") from None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
@@ -38,6 +39,34 @@ def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def _file(path: Path) -> str:
+    """A file's path as `read_parquet` takes it literally: DuckDB expands `*`, `?` and `[...]`
+    in a path, so a run in `runs[1]/` read the tables of `runs1/`; each is written as a class
+    of itself (`[[]`), which matches only that character."""
+    text = path.as_posix().replace("[", "[[]").replace("*", "[*]").replace("?", "[?]")
+    return _sql_string(text)
+
+
+def _views(con: "duckdb.DuckDBPyConnection", path: Path) -> None:
+    """A view for each table the run folder `path` has. Files that are no table of a run (a
+    copy, `flows (copy).parquet`) are left alone, and a damaged one is warned of and left out,
+    so that the other tables can still be queried."""
+    from .api import TABLES
+
+    for name in TABLES + ("results",):
+        f = path / f"{name}.parquet"
+        if not f.is_file():
+            continue
+        try:
+            con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({_file(f)})")
+        except duckdb.Error as e:
+            warnings.warn(f"{f}: not a readable Parquet table ({str(e).splitlines()[0]}); the {name} table is left out", DamagedTableWarning, stacklevel=3)
+
+
+class DamagedTableWarning(UserWarning):
+    """A table of the folder could not be read; the others can."""
+
+
 def connect(path: Union[str, Path]) -> "duckdb.DuckDBPyConnection":
     """A connection over a run folder, or a sweep folder (whose `results` table has one row per
     finished point, and whose `flows`, `pfc`, ... views hold every run's rows with its `run`:
@@ -47,8 +76,7 @@ def connect(path: Union[str, Path]) -> "duckdb.DuckDBPyConnection":
         what = "no such folder" if not path.exists() else "not a complete run (no summary.json) or a sweep (no results.parquet)"
         raise FileNotFoundError(f"{path}: {what}")
     con = duckdb.connect()
-    for f in sorted(path.glob("*.parquet")):
-        con.execute(f"CREATE VIEW {f.stem} AS SELECT * FROM read_parquet({_sql_string(f.as_posix())})")
+    _views(con, path)
     if (path / "results.parquet").is_file() and (path / "runs").is_dir():
         # A sweep: each table its finished runs write, over all of them, with the `run` that
         # `results` names for that run's folder, so one join gives a per-flow figure per swept
@@ -60,10 +88,15 @@ def connect(path: Union[str, Path]) -> "duckdb.DuckDBPyConnection":
         names = "(SELECT regexp_extract(run, '[^/\\\\]+$') AS folder, min(run) AS run FROM results GROUP BY 1)"
         listed = {folder for (folder,) in con.execute(f"SELECT folder FROM {names}").fetchall()}
         finished = sorted(d for d in runs.iterdir() if d.name in listed and d.is_dir() and (d / "summary.json").is_file())
-        for name in sorted({f.stem for d in finished for f in d.glob("*.parquet")}):
-            files = "[" + ", ".join(_sql_string((d / f"{name}.parquet").as_posix()) for d in finished if (d / f"{name}.parquet").is_file()) + "]"
+        from .api import TABLES
+
+        for name in sorted({f.stem for d in finished for f in d.glob("*.parquet")} & set(TABLES)):
+            files = "[" + ", ".join(_file(d / f"{name}.parquet") for d in finished if (d / f"{name}.parquet").is_file()) + "]"
             rows = f"(SELECT *, regexp_extract(filename, '([^/]+)/[^/]*$', 1) AS folder FROM read_parquet({files}, filename = true, union_by_name = true))"
-            con.execute(f"CREATE VIEW {name} AS SELECT t.* EXCLUDE (filename, folder), n.run FROM {rows} t JOIN {names} n USING (folder)")
+            try:
+                con.execute(f"CREATE VIEW {name} AS SELECT t.* EXCLUDE (filename, folder), n.run FROM {rows} t JOIN {names} n USING (folder)")
+            except duckdb.Error as e:
+                warnings.warn(f"{path}: the runs' {name} tables cannot all be read ({str(e).splitlines()[0]}); the {name} table is left out", DamagedTableWarning, stacklevel=2)
     docs = []
     if (path / "scenario.toml").exists():
         docs.append(("scenario", read_resolved_scenario(path / "scenario.toml")))

@@ -39,6 +39,7 @@ import os
 import signal
 import sys
 import tomllib
+import warnings
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
@@ -46,7 +47,7 @@ from typing import Any, Iterator, Optional, Union
 import polars as pl
 
 from ._native import MODEL_ID
-from .api import Run, Scenario, ScenarioError, _file_in_the_way, _is_run, _non_finite, _path, _sigterm_raises, _warn
+from .api import Run, Scenario, ScenarioError, ScenarioWarning, _file_in_the_way, _is_run, _non_finite, _path, _sigterm_raises, _warn
 
 
 def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
@@ -117,8 +118,10 @@ def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
             raise ScenarioError(f"{path}: parameters: point {twice + 1} of the zip is point {seen.index(seen[twice]) + 1} again; list each point once")
     points = [dict(zip(keys, c)) for c in combos] or [{}]
     if seeds is not None:
-        if "seed" in params:
-            raise ScenarioError(f"{path}: parameters.seed: the seed is swept by `seeds`; give it in one place, not both")
+        # (By the key's parts: `"seed"`, quoted, is the same key, and slipped past.)
+        spelt = next((k for k in keys if tuple(_path(k)) == ("seed",)), None)
+        if spelt is not None:
+            raise ScenarioError(f"{path}: parameters.{spelt}: the seed is swept by `seeds`; give it in one place, not both")
         points = [{**p, "seed": s} for p in points for s in seeds]
     return base, points
 
@@ -261,7 +264,11 @@ def _run_point(s: Scenario, out: str, model: str = MODEL_ID) -> str:
         raise PointError(f"this worker's rnicsim is another build (model {MODEL_ID}) than the sweep's (model {model}): install the same rnicsim on every node")
     _running = True
     try:
-        s.run(out, force=True, progress=False)
+        with warnings.catch_warnings():
+            # The sweep warned of each point's scenario as it checked it; the worker, a process
+            # of its own, would print them again with its own file and line.
+            warnings.simplefilter("ignore", ScenarioWarning)
+            s.run(out, force=True, progress=False)
     except KeyboardInterrupt:
         # The simulator has stopped and removed the point's partial folder. A worker told to
         # end (SIGTERM) ends now, rather than live on to take the next point.
@@ -402,6 +409,17 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
     # set (a list index past the end) is a mistake of the sweep file, which stops it here, and
     # so is a sweep none of whose points is valid (a misspelt key, a base scenario at fault).
     planned = [_plan(Path(path), base, p) for p in points]
+    # A file outside the run folder (`outputs.fct_file`, `pfc_file`) named alike by several
+    # points would be written by each in turn, in no set order, and keep the last one's lines.
+    for key in ("outputs.fct_file", "outputs.pfc_file"):
+        named: dict[str, int] = {}
+        for _, s, r in planned:
+            f = None if isinstance(r, ScenarioError) else s.get(key)
+            if f is not None:
+                named[str(f)] = named.get(str(f), 0) + 1
+        shared = sorted(f for f, n in named.items() if n > 1)
+        if shared:
+            raise ScenarioError(f"{path}: {key} = {shared[0]!r} in the scenario: each of the sweep's points would write it over the last (each run folder has its own fct.txt and pfc.txt); leave it out, or sweep it with a value per point")
     invalid = [r for _, _, r in planned if isinstance(r, ScenarioError)]
     if invalid and len(invalid) == len(planned):
         first = str(invalid[0])
@@ -423,7 +441,9 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
             members[d].append(p)
             continue
         members[d] = [p]
-        (finished if (d / "summary.json").exists() else todo).append((p, s, d))
+        # A finished point has a summary that reads; one damaged since (a truncated file) runs
+        # again, where it was taken as finished and every later sweep stopped on it.
+        (finished if _readable_summary(d) else todo).append((p, s, d))
     where = f"Ray ({ray_address})" if ray_address else "a local process pool"
     if not quiet:
         same = sum(len(m) - 1 for m in members.values())
@@ -467,6 +487,15 @@ def _json_safe(doc: Any) -> Any:
     if isinstance(doc, (list, tuple)):
         return [_json_safe(v) for v in doc]
     return doc
+
+
+def _readable_summary(run: Path) -> bool:
+    """Whether `run` holds a summary.json that reads as JSON."""
+    try:
+        json.loads((run / "summary.json").read_text())
+        return True
+    except (OSError, ValueError):
+        return False
 
 
 def _plan(path: Path, base: Scenario, point: dict[str, Any]) -> tuple[dict[str, Any], Scenario, Union[str, ScenarioError]]:
@@ -545,7 +574,9 @@ def results(done: list[tuple[dict[str, Any], Scenario, Path]], points: Optional[
         for k, t in types.items():
             if t == pl.Float64 and k in row:
                 row[k] = float(row[k])
-        row["run"] = str(d)
+        # Where the run is within the sweep folder (`runs/<key>`): the same sweep written to
+        # another folder gives the same table, byte for byte.
+        row["run"] = d.relative_to(d.parent.parent).as_posix()
     # (A summary key a parameter replaces takes the parameter's type.)
     types = {k: t for k, t in types.items() if k not in keys}
     for k in keys:

@@ -760,3 +760,30 @@ def test_errors_of_a_scenario_made_in_python_name_no_line_of_text_never_seen(tmp
     bad.write_text('duration = "1ms"\n[topology.star]\nhosts = 2\n[links]\nrate = "fast"\n')
     with pytest.raises(rnicsim.ScenarioError, match=r"badline.toml:5:8: key `links.rate`"):
         rnicsim.Scenario.from_file(bad).validate()
+
+
+def test_a_run_folder_is_read_literally_and_one_damaged_table_leaves_the_others(tmp_path: Path) -> None:
+    # A run in `g[1]/` beside another in `g1/`: DuckDB and polars took `[1]` for a pattern and
+    # read g1's tables (found by a helper).
+    import shutil
+
+    import duckdb
+
+    from rnicsim.query import DamagedTableWarning, connect
+
+    a = rnicsim.run(QUICKSTART, out=tmp_path / "g[1]" / "r", progress=False, duration="60us", seed=1)
+    b = rnicsim.run(QUICKSTART, out=tmp_path / "g1" / "r", progress=False, duration="120us", seed=2)
+    n = a.query("SELECT count(*) AS n FROM flows")["n"][0]
+    assert n == a.flows.height != b.flows.height
+    assert rnicsim.open_run(tmp_path / "g[1]" / "r").counters.equals(a.counters)
+    # A file that is no table of a run is left alone, a truncated one is warned of, and the
+    # other tables still answer (one bad file made every query fail).
+    c = tmp_path / "c"
+    shutil.copytree(tmp_path / "g1" / "r", c)
+    shutil.copy(c / "flows.parquet", c / "flows (copy).parquet")
+    (c / "flows.parquet").write_bytes((c / "flows.parquet").read_bytes()[:40])
+    with pytest.warns(DamagedTableWarning, match=r"flows\.parquet: not a readable Parquet table"):
+        con = connect(c)
+    assert con.execute("SELECT count(*) FROM counters").fetchone()[0] == b.counters.height
+    with pytest.raises(duckdb.CatalogException):
+        con.execute("SELECT * FROM flows")

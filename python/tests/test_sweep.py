@@ -245,7 +245,7 @@ def test_a_sweep_folder_joins_its_runs_flows_to_their_swept_values(tmp_path: Pat
     got = dict(con.execute('SELECT "flows.0.load", avg(slowdown) FROM results JOIN flows USING (run) GROUP BY 1').fetchall())
     want = {}
     for load, run in table.select("flows.0.load", "run").iter_rows():
-        s = rnicsim.open_run(run).flows["slowdown"].drop_nulls()
+        s = rnicsim.open_run(tmp_path / "out" / run).flows["slowdown"].drop_nulls()
         want[load] = s.mean()
     assert got.keys() == want.keys() == {0.2, 0.4}
     assert all(abs(got[k] - want[k]) < 1e-9 for k in want), (got, want)
@@ -550,3 +550,41 @@ def test_a_script_that_runs_a_sweep_unguarded_is_told_of_the_guard(tmp_path: Pat
     assert 'call it under `if __name__ == "__main__":`' in proc.stderr, proc.stderr
     (failure,) = json.loads((tmp_path / "out" / "failures.json").read_text())
     assert "__main__" in failure["error"], failure
+
+
+def test_a_sweep_gives_the_same_table_wherever_it_is_written_and_reruns_a_damaged_point(tmp_path: Path) -> None:
+    # The table named each run by its absolute path, so two sweeps of one file differed.
+    sweep = write_sweep(tmp_path, '[parameters]\nduration = ["40us"]\n"flows.0.load" = [0.2, 0.3]\n')
+    one = run_sweep(sweep, tmp_path / "one", workers=1, quiet=True)
+    two = run_sweep(sweep, tmp_path / "two", workers=1, quiet=True)
+    assert (tmp_path / "one" / "results.parquet").read_bytes() == (tmp_path / "two" / "results.parquet").read_bytes()
+    assert all(r.startswith("runs/") and (tmp_path / "one" / r / "summary.json").is_file() for r in one["run"].to_list())
+    assert one.equals(two)
+    # A point whose summary was damaged after it finished runs again (each later sweep stopped
+    # on it, "the run folder is damaged").
+    damaged = tmp_path / "one" / one["run"][0] / "summary.json"
+    damaged.write_text(damaged.read_text()[:50])
+    again = run_sweep(sweep, tmp_path / "one", workers=1, quiet=True)
+    assert again.equals(one)
+
+
+def test_a_file_every_point_would_write_is_refused(tmp_path: Path) -> None:
+    # `outputs.fct_file` in the base scenario: every point wrote the same file outside its run
+    # folder, and the last to finish won.
+    (tmp_path / "flows.txt").write_text("1\n0 1 3 100 10000 0.000001\n")
+    (tmp_path / "s.toml").write_text('duration = "50us"\n[topology.star]\nhosts = 3\n[[flows]]\nfile = "flows.txt"\n[outputs]\nfct_file = "shared_fct.txt"\n')
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text('scenario = "s.toml"\nseeds = [1, 2]\n')
+    with pytest.raises(rnicsim.ScenarioError, match=r"outputs\.fct_file = 'shared_fct\.txt'.*each of the sweep's points would write it"):
+        run_sweep(sweep, tmp_path / "out", workers=1, quiet=True)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "shared_fct.txt").exists()
+
+
+def test_the_seed_is_swept_in_one_place_however_its_key_is_spelt(tmp_path: Path) -> None:
+    # `"seed"`, quoted, slipped past the check: the table's `"seed"` column said 5 and 6 while
+    # the runs used seeds 1 and 2.
+    for key in ("seed", '"seed"'):
+        sweep = write_sweep(tmp_path, f'seeds = [1, 2]\n[parameters]\n{json.dumps(key)} = [5, 6]\n')
+        with pytest.raises(rnicsim.ScenarioError, match=r"the seed is swept by `seeds`; give it in one place"):
+            run_sweep(sweep, tmp_path / "out", workers=1, quiet=True)
+    assert not (tmp_path / "out").exists()

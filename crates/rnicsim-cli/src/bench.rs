@@ -167,18 +167,27 @@ pub struct FabricArgs {
     repeat: u32,
 }
 
-pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
+impl BenchArgs {
+    /// `bench rdma` polls the stop flag (it may be writing a run folder); the others do not.
+    pub fn polls_stop(&self) -> bool {
+        matches!(self.which, Some(Which::Rdma(_)))
+    }
+}
+
+/// Runs a benchmark; the exit code (130 for a `bench rdma` that `stop` interrupted).
+pub fn run(args: &BenchArgs, stop: &dyn Fn() -> bool) -> anyhow::Result<u8> {
     match &args.which {
         None => fabric(&args.fabric),
         Some(Which::Fabric(f)) => fabric(f),
         Some(Which::Tassel(t)) => tassel(t),
-        Some(Which::Rdma(r)) => rdma(r),
+        Some(Which::Rdma(r)) => return rdma(r, stop),
         Some(Which::Soak(s)) => soak(s),
         Some(Which::Scale(s)) => scale(s),
         Some(Which::Scr(s)) => scr(s),
         Some(Which::Ordering(o)) => ordering(o),
         Some(Which::Yama(y)) => yama_bench(y),
     }
+    .map(|_| 0)
 }
 
 fn scr(args: &ScrArgs) -> anyhow::Result<()> {
@@ -282,6 +291,11 @@ fn shipped(path: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
 }
 
 fn soak(args: &SoakArgs) -> anyhow::Result<()> {
+    // Checked before the first run: the comparison needs a long run longer than the short one
+    // (equal durations failed after the first run, on a temporary folder's name).
+    let time = |flag: &str, text: &str| text.parse::<rnicsim::units::Time>().map_err(|e| anyhow::anyhow!("--{flag} {text}: {e}"));
+    let (short, long) = (time("short", &args.short)?, time("long", &args.long)?);
+    anyhow::ensure!(short < long, "--long ({}) must be longer than --short ({}): the soak compares a long run's memory with a short one's", args.long, args.short);
     let scenario = shipped(&args.scenario)?;
     let exe = std::env::current_exe()?;
     let tmp = tempfile::tempdir()?;
@@ -320,8 +334,13 @@ fn soak(args: &SoakArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn rdma(args: &RdmaArgs) -> anyhow::Result<()> {
+fn rdma(args: &RdmaArgs, stop: &dyn Fn() -> bool) -> anyhow::Result<u8> {
     let loaded = crate::load(&shipped(&args.scenario)?, &args.overrides)?;
+    // With --out, the files the scenario writes beside the run folder are checked as `run`
+    // checks them (not the scenario itself, nor inside the folder), before anything runs.
+    if let Some(out) = &args.out {
+        rnicsim::check_destinations(&loaded, Some(out))?;
+    }
     let start = std::time::Instant::now();
     let mut world = rnicsim::world::World::build(&loaded)?;
     let built = start.elapsed();
@@ -329,7 +348,10 @@ fn rdma(args: &RdmaArgs) -> anyhow::Result<()> {
     if let Some(d) = &dir {
         rnicsim::stream_outputs(d, &loaded, &mut world)?;
     }
-    world.run(|_| true);
+    if world.run(|_| !stop()) == rnicsim::world::RunEnd::Interrupted {
+        eprintln!("interrupted at {} of {}; nothing was written", world.now, loaded.scenario.duration);
+        return Ok(130);
+    }
     if let Some(d) = dir {
         rnicsim::write_outputs(&d, &loaded, &mut world, rnicsim::run_baselines(&loaded)?)?;
         d.commit()?;
@@ -353,7 +375,7 @@ fn rdma(args: &RdmaArgs) -> anyhow::Result<()> {
             "flow_records_held": world.apps.flows.records.capacity(),
         });
         println!("{m}");
-        return Ok(());
+        return Ok(0);
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
@@ -371,7 +393,7 @@ fn rdma(args: &RdmaArgs) -> anyhow::Result<()> {
         t.add_row(vec![k.to_string(), v]);
     }
     println!("{t}");
-    Ok(())
+    Ok(0)
 }
 
 /// Most arrivals a round of `bench ordering` may have (about 1.6 GB of trace).

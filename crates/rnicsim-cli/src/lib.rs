@@ -82,6 +82,17 @@ enum Command {
     },
 }
 
+/// Whether the command `args` names polls `main_with`'s `stop` (`run` and `bench rdma`, which
+/// write a run folder and stop without writing it). Other commands write nothing to undo, and a
+/// signal should end them as it ends any program: the binary catches signals only for these.
+pub fn polls_stop(args: &[String]) -> bool {
+    match Cli::try_parse_from(args) {
+        Ok(Cli { command: Command::Run { .. } }) => true,
+        Ok(Cli { command: Command::Bench(b) }) => b.polls_stop(),
+        _ => false,
+    }
+}
+
 /// Runs the command line `args` (program name first); `stop` is polled during long runs and
 /// interrupts them (nothing is written) when it returns true. Returns the exit code.
 pub fn main_with(args: Vec<String>, stop: &dyn Fn() -> bool) -> u8 {
@@ -95,7 +106,7 @@ pub fn main_with(args: Vec<String>, stop: &dyn Fn() -> bool) -> u8 {
     let result = match cli.command {
         Command::Run { scenario, out, force, overrides, quiet } => run(&scenario, out, force, &overrides, quiet, stop),
         Command::Validate { scenario, overrides } => validate(&scenario, &overrides),
-        Command::Bench(args) => bench::run(&args).map(|_| 0),
+        Command::Bench(args) => bench::run(&args, stop),
         Command::CompareFct { a, b } => compare_fct(&a, &b),
         Command::Query { args } => python("query", &args),
         Command::Report { args } => python("report", &args),
@@ -111,10 +122,10 @@ pub fn main_with(args: Vec<String>, stop: &dyn Fn() -> bool) -> u8 {
     }
 }
 
-/// The Python that runs the analysis commands: `$RNICSIM_PYTHON`, else the active virtual
+/// The Python that runs the analysis commands: `$RNICSIM_PYTHON` (unless empty), else the active virtual
 /// environment's, else `./.venv`'s (where the README installs the package), else `python3`.
 fn python_exe() -> String {
-    if let Ok(p) = std::env::var("RNICSIM_PYTHON") {
+    if let Some(p) = std::env::var("RNICSIM_PYTHON").ok().filter(|p| !p.is_empty()) {
         return p;
     }
     let venv = std::env::var_os("VIRTUAL_ENV").map(std::path::PathBuf::from).into_iter().chain([std::path::PathBuf::from(".venv")]);
@@ -130,7 +141,10 @@ fn python_exe() -> String {
 fn python(command: &str, args: &[String]) -> anyhow::Result<u8> {
     let exe = python_exe();
     let how = || format!("cannot start {exe} for `rnicsim {command}`; install the Python package (`pip install .`) or set RNICSIM_PYTHON");
+    // PYTHONSAFEPATH: the working folder is not searched for modules, so a folder named
+    // `rnicsim` there (a checkout's, run from its parent) is not taken for the package.
     let probe = std::process::Command::new(&exe)
+        .env("PYTHONSAFEPATH", "1")
         .args(["-c", "import rnicsim; print(getattr(rnicsim, 'MODEL_ID', 'older'))"])
         .stderr(std::process::Stdio::null())
         .output()
@@ -160,7 +174,7 @@ fn python(command: &str, args: &[String]) -> anyhow::Result<u8> {
     // scheduler's SIGTERM) reaches the command, which stops its work and ends as it does on
     // Ctrl-C; a child would not see it (this process took SIGTERM and waited on).
     use std::os::unix::process::CommandExt;
-    let error = std::process::Command::new(&exe).args(["-m", "rnicsim", command]).args(args).env("RNICSIM_PROG", "rnicsim").exec();
+    let error = std::process::Command::new(&exe).args(["-m", "rnicsim", command]).args(args).env("RNICSIM_PROG", "rnicsim").env("PYTHONSAFEPATH", "1").exec();
     Err::<u8, _>(error).with_context(how)
 }
 

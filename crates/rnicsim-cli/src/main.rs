@@ -1,5 +1,6 @@
-//! The `rnicsim` binary: the command line of `rnicsim_cli`, stopped cleanly by Ctrl-C,
-//! SIGTERM or SIGHUP, and ending with the shell's status for that signal (128 + its number).
+//! The `rnicsim` binary: the command line of `rnicsim_cli`. A command that writes a run folder
+//! (`run`, `bench rdma`) is stopped cleanly by Ctrl-C, SIGTERM or SIGHUP, ending with the
+//! shell's status for that signal (128 + its number); the others end as any program does.
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -9,16 +10,20 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 fn main() -> ExitCode {
     quiet_on_closed_pipe();
+    let args: Vec<String> = std::env::args().collect();
     let stopping = Arc::new(AtomicBool::new(false));
     let signal = Arc::new(AtomicUsize::new(0));
-    for sig in [SIGINT, SIGTERM, SIGHUP] {
+    // Only a command that polls the flag catches signals; any other ends at the first one, as
+    // programs do (a `validate` reading a pipe, a `bench fabric` ignored its first Ctrl-C).
+    let signals = if rnicsim_cli::polls_stop(&args) { &[SIGINT, SIGTERM, SIGHUP][..] } else { &[] };
+    for &sig in signals {
         // A second signal while stopping takes the signal's default action (ends at once);
         // hooks run in the order registered, so this one sees the flag the first set.
         let _ = signal_hook::flag::register_conditional_default(sig, stopping.clone());
         let _ = signal_hook::flag::register_usize(sig, signal.clone(), sig as usize);
         let _ = signal_hook::flag::register(sig, stopping.clone());
     }
-    let code = rnicsim_cli::main_with(std::env::args().collect(), &|| stopping.load(Ordering::Relaxed));
+    let code = rnicsim_cli::main_with(args, &|| stopping.load(Ordering::Relaxed));
     ExitCode::from(stopped_status(code, signal.load(Ordering::Relaxed)))
 }
 

@@ -491,6 +491,24 @@ fn analysis_command(python: &Path) -> Output {
 }
 
 #[test]
+fn the_python_of_an_analysis_command_does_not_look_for_modules_in_the_working_folder() {
+    // A folder named `rnicsim` where the command ran (a checkout's parent) was imported as the
+    // package: "another build" and "No module named rnicsim.__main__" (found by a helper).
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("python");
+    let script = format!("#!/bin/sh\nif [ \"$1\" = \"-c\" ]; then [ \"$PYTHONSAFEPATH\" = 1 ] && echo {} && exit 0; exit 1; fi\necho \"ran with PYTHONSAFEPATH=$PYTHONSAFEPATH\"\n", rnicsim::MODEL_ID);
+    std::fs::write(&exe, script).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = analysis_command(&exe);
+    assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ran with PYTHONSAFEPATH=1");
+    // An empty RNICSIM_PYTHON is no python's name ("cannot start  for ..."): the usual search.
+    let o = Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(["query", "somewhere", "select 1"]).env("RNICSIM_PYTHON", "").env_remove("VIRTUAL_ENV").current_dir(dir.path()).output().unwrap();
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("cannot start  for"), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
 fn the_version_names_the_model_and_a_package_of_another_build_is_warned_of() {
     let version = String::from_utf8_lossy(&rnicsim(&["--version"]).stdout).to_string();
     assert_eq!(version.trim(), format!("rnicsim {}", rnicsim::VERSION));
@@ -552,6 +570,74 @@ fn a_signal_to_the_binary_reaches_the_python_command() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(143), "the command was stopped by the signal");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "stopped by TERM");
+}
+
+#[test]
+fn bench_rdma_checks_its_outputs_as_run_does_and_stops_at_the_first_signal() {
+    // `bench rdma --out` wrote the scenario's fct_file over the scenario itself (found by a
+    // helper): it is refused before anything runs, as `run` refuses it.
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("s.toml");
+    let text = "duration = \"20us\"\n[topology.back_to_back]\n[outputs]\nfct_file = \"s.toml\"\n";
+    std::fs::write(&scenario, text).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(["bench", "rdma", "--scenario"]).arg(&scenario).arg("--out").arg(tmp.path().join("b")).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("outputs.fct_file") && err.contains("scenario itself"), "{err}");
+    assert_eq!(std::fs::read_to_string(&scenario).unwrap(), text);
+    assert!(!tmp.path().join("b").exists());
+    // A long bench run with --out stops at the first SIGTERM, writing nothing; it ran on to its
+    // end and wrote its folder (exit 0).
+    let long = tmp.path().join("long.toml");
+    std::fs::write(&long, "duration = \"1s\"\n[topology.back_to_back]\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\nqps = 4\n").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(["bench", "rdma", "--json", "--scenario"]).arg(&long).arg("--out").arg(tmp.path().join("l")).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let sent = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() && sent.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    if child.try_wait().unwrap().is_none() {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was written"));
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 2, "no run folder, no partial one");
+}
+
+#[test]
+fn a_soak_whose_long_run_is_not_longer_is_refused_before_it_runs() {
+    // Equal durations ran the first simulation, then failed on a temporary folder's name.
+    for (short, long) in [("20us", "20us"), ("40us", "20us")] {
+        let o = rnicsim(&["bench", "soak", "--short", short, "--long", long]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("--long") && err.contains("longer than --short") && !err.contains("soak:"), "{err}");
+    }
+}
+
+#[test]
+fn a_command_that_writes_no_run_ends_at_the_first_signal() {
+    // `validate` of a named pipe nobody writes waits; one SIGTERM ended nothing (the binary took
+    // it for a run's stop request, which only `run` and `bench rdma` poll).
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("fifo.toml");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(!rnicsim_cli::polls_stop(&["rnicsim".into(), "validate".into(), fifo.to_string_lossy().into()]));
+    assert!(rnicsim_cli::polls_stop(&["rnicsim".into(), "run".into(), "x.toml".into()]));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rnicsim")).arg("validate").arg(&fifo).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let sent = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() && sent.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let ended = child.try_wait().unwrap().is_some();
+    if !ended {
+        let _ = child.kill();
+    }
+    assert!(ended, "one SIGTERM ends validate");
 }
 
 #[test]

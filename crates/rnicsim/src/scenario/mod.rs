@@ -402,9 +402,16 @@ const ONE_OF: [&str; 4] = ["topology", "nic.cc", "nic.scheduler", "nic.scr.polic
 
 /// Setting a key of a kind that a one-of table does not hold yet (`nic.cc.hpcc.eta` where the
 /// file has `[nic.cc.dcqcn]`) switches the table to that kind: the other kinds are dropped.
-fn switch_kind(doc: &mut toml::Table, key: &str) {
+/// The key is taken by its parsed parts, so a quoted spelling (`"nic".cc.hpcc.eta`) switches
+/// as the plain one does.
+fn switch_kind(doc: &mut toml::Table, segs: &[Seg]) {
     for table in ONE_OF {
-        let Some(kind) = key.strip_prefix(table).and_then(|r| r.strip_prefix('.')).map(|r| r.split(['.', '[']).next().unwrap_or(r)) else { continue };
+        let parts: Vec<&str> = table.split('.').collect();
+        if !(segs.len() > parts.len() && parts.iter().zip(segs).all(|(p, s)| matches!(s, Seg::Key(k) if k == p))) {
+            continue;
+        }
+        let Seg::Key(kind) = &segs[parts.len()] else { continue };
+        let kind = kind.as_str();
         let mut t = Some(&mut *doc);
         for seg in table.split('.') {
             t = t.and_then(|t| t.get_mut(seg)).and_then(|v| v.as_table_mut());
@@ -424,7 +431,7 @@ pub fn set_key(doc: &mut toml::Table, key: &str, value: Option<toml::Value>) -> 
     let segs = parse_key_path(key)?;
     let Some((Seg::Key(last), path)) = segs.split_last() else { return Err(format!("`{key}` ends in an array index: name a key of the entry (like `flows[0].load`), or set the whole array")) };
     if value.is_some() {
-        switch_kind(doc, key);
+        switch_kind(doc, &segs);
     }
     let missing = || format!("there is no `{key}` to remove");
     let mut table = doc;
