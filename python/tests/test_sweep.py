@@ -514,7 +514,7 @@ def test_points_are_keyed_by_the_build_that_ran_them(tmp_path: Path, monkeypatch
     (failure,) = json.loads((tmp_path / "o" / "failures.json").read_text())
     assert "another build" in failure["error"] and "model another-build" in failure["error"], failure
     # The run folder names its build.
-    marker = (Path(first[0]) / ".rnicsim-run").read_text()
+    marker = (tmp_path / "o" / first[0] / ".rnicsim-run").read_text()
     assert f"(model {rnicsim.MODEL_ID})" in marker and len(rnicsim.MODEL_ID) == 16, marker
 
 
