@@ -22,6 +22,15 @@ def _at_least_one(text: str) -> int:
     return int(text)
 
 
+def _folder(text: str) -> str:
+    """An argparse type: a folder's path, not empty (`--out ''` wrote into the default folder)."""
+    import argparse
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a folder, got an empty path")
+    return text
+
+
 def _write_csv(cursor) -> None:
     """An executed DuckDB statement's rows to stdout as CSV, a batch at a time (a statement
     without a result prints nothing); a closed pipe (`| head`) ends the output quietly."""
@@ -109,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
 
         ap = argparse.ArgumentParser(prog=f"{PROG} sweep", description="Run a parameter sweep on a local process pool.")
         ap.add_argument("sweep")
-        ap.add_argument("--out", required=True)
+        ap.add_argument("--out", required=True, type=_folder)
         ap.add_argument("--workers", type=_at_least_one, default=None, help="points run at once (default: one per CPU)")
         ap.add_argument("--ray", default=None, metavar="ADDRESS", help='run on a Ray cluster ("local" starts one here)')
         ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
@@ -145,10 +154,10 @@ def main(argv: list[str] | None = None) -> int:
 
         ap = argparse.ArgumentParser(prog=f"{PROG} report", description="Write an HTML report (PNG and SVG plots) of one or more runs.")
         ap.add_argument("runs", nargs="+")
-        ap.add_argument("--out", default=None, help="folder for the page (default: RUN/report)")
+        ap.add_argument("--out", default=None, type=_folder, help="folder for the page (default: RUN/report)")
         a = ap.parse_args(argv[2:])
         try:
-            page = write_report(a.runs, a.out or f"{a.runs[0]}/report")
+            page = write_report(a.runs, a.out if a.out is not None else f"{a.runs[0]}/report")
         except (FileNotFoundError, FileExistsError, NotADirectoryError, DamagedRunError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
@@ -172,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
 
         ap = argparse.ArgumentParser(prog=f"{PROG} reproduce", description="Run the paper reproductions and build a gallery page.")
         ap.add_argument("papers", nargs="*", type=paper, metavar="PAPER", help=f"{', '.join(PAPERS)} or all (default: all)")
-        ap.add_argument("--out", default="runs/reproduce")
+        ap.add_argument("--out", default="runs/reproduce", type=_folder)
         ap.add_argument("--scenarios", default=None, help="the folder holding scr/, tassel/, ... (default: scenarios/ in this folder or one above it, else in the checkout the package runs from or pip installed it from)")
         ap.add_argument("--quick", action="store_true", help="kept for scripts: the shipped reproductions take seconds, so it runs them unchanged")
         ap.add_argument("-q", "--quiet", action="store_true", help="no line per scenario on stderr")

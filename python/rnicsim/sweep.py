@@ -56,6 +56,8 @@ def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
     try:
         # utf-8-sig: a leading byte order mark is dropped, as for scenario files.
         spec = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+    except OSError as e:
+        raise ScenarioError(f"{path}: cannot read the sweep file: {e.strerror or e}") from None
     except UnicodeDecodeError as e:
         raise ScenarioError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     except tomllib.TOMLDecodeError as e:
@@ -78,6 +80,12 @@ def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
     if not isinstance(params, dict):
         raise ScenarioError(f"{path}: parameters: expected a table of keys, each with a list of values ([parameters]), got {params!r}")
     for k, v in params.items():
+        if isinstance(v, dict):
+            # `switch.buffer = [...]` unquoted is TOML's table `switch` holding `buffer`.
+            from .query import leaves
+
+            inner = next(iter(leaves(v)), ("...", None))[0]
+            raise ScenarioError(f"{path}: parameters.{k}: expected a list of values, got a table: a dotted key is quoted in a sweep file, as \"{k}.{inner}\" = [...]")
         if not isinstance(v, list) or not v:
             raise ScenarioError(f"{path}: parameters.{k}: expected a non-empty list of values")
     mode = spec.get("mode", "grid")

@@ -326,3 +326,11 @@ def test_unnamed_perftests_are_bars_of_their_own_and_latency_tests_alone_have_no
     lat = rnicsim.Scenario.from_toml(text + '[[perftest]]\ntest = "write_lat"\nclient = 0\nserver = 1\nmessage = "64B"\n').run(tmp_path / "lat", progress=False)
     row = dict(SUMMARY_ROWS)["perftest goodput (Gbps)"]
     assert _cell(row, lat.summary) == "n/a" and _cell(row, run.summary) != "n/a"
+
+
+def test_an_empty_out_is_refused_not_taken_for_the_default(tmp_path: Path) -> None:
+    # `report RUN --out ''` wrote into RUN/report as if --out were not given.
+    for cmd in (["report", str(tmp_path / "r")], ["sweep", str(tmp_path / "s.toml")], ["reproduce", "scr"]):
+        out = subprocess.run([sys.executable, "-m", "rnicsim", *cmd, "--out", ""], capture_output=True, text=True)
+        assert out.returncode == 2 and "--out: expected a folder, got an empty path" in out.stderr, (cmd, out.stderr)
+    assert list(tmp_path.iterdir()) == []

@@ -588,3 +588,14 @@ def test_the_seed_is_swept_in_one_place_however_its_key_is_spelt(tmp_path: Path)
         with pytest.raises(rnicsim.ScenarioError, match=r"the seed is swept by `seeds`; give it in one place"):
             run_sweep(sweep, tmp_path / "out", workers=1, quiet=True)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_sweep_file_and_an_unquoted_dotted_key_are_said_plainly(tmp_path: Path) -> None:
+    # "[Errno 2] No such file or directory" alone, and "expected a non-empty list of values" for
+    # what TOML read as a table.
+    with pytest.raises(rnicsim.ScenarioError, match=r"nope\.toml: cannot read the sweep file: No such file"):
+        run_sweep(tmp_path / "nope.toml", tmp_path / "out", workers=1, quiet=True)
+    sweep = write_sweep(tmp_path, '[parameters]\nswitch.buffer = ["1MB", "2MB"]\n')
+    with pytest.raises(rnicsim.ScenarioError, match=r'parameters\.switch: expected a list of values, got a table: .*"switch\.buffer" = \[\.\.\.\]'):
+        run_sweep(sweep, tmp_path / "out", workers=1, quiet=True)
+    assert not (tmp_path / "out").exists()
