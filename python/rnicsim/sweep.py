@@ -273,8 +273,8 @@ def _run_point(s: Scenario, out: str, model: str = MODEL_ID) -> str:
     _running = True
     try:
         with warnings.catch_warnings():
-            # The sweep warned of each point's scenario as it checked it; the worker, a process
-            # of its own, would print them again with its own file and line.
+            # The sweep tells each point's warnings itself, once: those of its check, and those
+            # the run writes into its summary (a worker printed them again, with its own line).
             warnings.simplefilter("ignore", ScenarioWarning)
             s.run(out, force=True, progress=False)
     except KeyboardInterrupt:
@@ -416,16 +416,26 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
     # Every point is made and checked before anything is written: a parameter that cannot be
     # set (a list index past the end) is a mistake of the sweep file, which stops it here, and
     # so is a sweep none of whose points is valid (a misspelt key, a base scenario at fault).
-    planned = [_plan(Path(path), base, p) for p in points]
-    # A file outside the run folder (`outputs.fct_file`, `pfc_file`) named alike by several
-    # points would be written by each in turn, in no set order, and keep the last one's lines.
+    # The warnings the points' scenarios draw, each told once (and again by no worker).
+    told: set[str] = set()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ScenarioWarning)
+        planned = [_plan(Path(path), base, p) for p in points]
+    for w in caught:
+        if str(w.message) not in told:
+            told.add(str(w.message))
+            _warn(str(w.message), w.category)
+    cache: dict[tuple[str, int, int], bytes] = {}
+    # A file outside the run folder (`outputs.fct_file`, `pfc_file`) named alike by points
+    # that run apart would be written by each in turn, in no set order, and keep the last one's
+    # lines (points that resolve to one scenario run once, and write it once).
     for key in ("outputs.fct_file", "outputs.pfc_file"):
-        named: dict[str, int] = {}
+        named: dict[str, set[str]] = {}
         for _, s, r in planned:
             f = None if isinstance(r, ScenarioError) else s.get(key)
             if f is not None:
-                named[str(f)] = named.get(str(f), 0) + 1
-        shared = sorted(f for f, n in named.items() if n > 1)
+                named.setdefault(str(f), set()).add(_key(r, cache))
+        shared = sorted(f for f, runs in named.items() if len(runs) > 1)
         if shared:
             raise ScenarioError(f"{path}: {key} = {shared[0]!r} in the scenario: each of the sweep's points would write it over the last (each run folder has its own fct.txt and pfc.txt); leave it out, or sweep it with a value per point")
     invalid = [r for _, _, r in planned if isinstance(r, ScenarioError)]
@@ -438,7 +448,6 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
     # distinct scenario runs once, and the results give each point its row.
     members: dict[Path, list[dict[str, Any]]] = {}
     todo, finished, failures = [], [], []
-    cache: dict[tuple[str, int, int], bytes] = {}
     for p, s, resolved in planned:
         if isinstance(resolved, ScenarioError):
             # (As a point that fails while it runs is given: the error's type and text.)
@@ -465,6 +474,12 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
         for i, ((p, s, d), error) in enumerate(events, 1):
             if error is None:
                 finished.append((p, s, d))
+                # What the run itself found (flows that did not finish, a stall, ...), which
+                # its worker keeps to itself: told here, once.
+                for text in _readable_warnings(d):
+                    if text not in told:
+                        told.add(text)
+                        _warn(text, ScenarioWarning)
             else:
                 failed += 1
                 failures.extend({"parameters": q, "error": error} for q in members[d])
@@ -495,6 +510,14 @@ def _json_safe(doc: Any) -> Any:
     if isinstance(doc, (list, tuple)):
         return [_json_safe(v) for v in doc]
     return doc
+
+
+def _readable_warnings(run: Path) -> list[str]:
+    """The warnings in `run`'s summary.json (none if it does not read)."""
+    try:
+        return [str(w) for w in json.loads((run / "summary.json").read_text()).get("warnings", [])]
+    except (OSError, ValueError, AttributeError):
+        return []
 
 
 def _readable_summary(run: Path) -> bool:
@@ -584,7 +607,7 @@ def results(done: list[tuple[dict[str, Any], Scenario, Path]], points: Optional[
                 row[k] = float(row[k])
         # Where the run is within the sweep folder (`runs/<key>`): the same sweep written to
         # another folder gives the same table, byte for byte.
-        row["run"] = d.relative_to(d.parent.parent).as_posix()
+        row["run"] = f"runs/{d.name}"
     # (A summary key a parameter replaces takes the parameter's type.)
     types = {k: t for k, t in types.items() if k not in keys}
     for k in keys:

@@ -578,6 +578,23 @@ def test_a_file_every_point_would_write_is_refused(tmp_path: Path) -> None:
     with pytest.raises(rnicsim.ScenarioError, match=r"outputs\.fct_file = 'shared_fct\.txt'.*each of the sweep's points would write it"):
         run_sweep(sweep, tmp_path / "out", workers=1, quiet=True)
     assert not (tmp_path / "out").exists() and not (tmp_path / "shared_fct.txt").exists()
+    # Points that are one scenario spelt two ways run once, and write the file once.
+    sweep.write_text('scenario = "s.toml"\n[parameters]\nduration = ["50us", "0.05ms"]\n')
+    table = run_sweep(sweep, tmp_path / "out", workers=1, quiet=True)
+    assert table.height == 2 and table["run"].n_unique() == 1 and (tmp_path / "shared_fct.txt").is_file()
+
+
+def test_what_a_point_s_run_warns_of_is_told_once(tmp_path: Path) -> None:
+    # The run's own warnings (a flow that did not finish) were dropped with the worker's copies
+    # of the load-time ones; each is told once, however many points draw it.
+    (tmp_path / "flows.txt").write_text("1\n0 1 3 100 100000000 0.000001\n")
+    (tmp_path / "s.toml").write_text('duration = "20us"\n[topology.star]\nhosts = 3\n[[flows]]\nfile = "flows.txt"\n')
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text('scenario = "s.toml"\nseeds = [1, 2]\n')
+    with pytest.warns(rnicsim.ScenarioWarning) as told:
+        run_sweep(sweep, tmp_path / "out", workers=2, quiet=True)
+    unfinished = [w for w in told if "did not finish by the end of the run" in str(w.message)]
+    assert len(unfinished) == 1, [str(w.message) for w in told]
 
 
 def test_the_seed_is_swept_in_one_place_however_its_key_is_spelt(tmp_path: Path) -> None:

@@ -168,9 +168,15 @@ pub struct FabricArgs {
 }
 
 impl BenchArgs {
-    /// `bench rdma` polls the stop flag (it may be writing a run folder); the others do not.
+    /// `bench rdma` polls the stop flag (it may be writing a run folder), and so do `soak` and
+    /// `scale`, which stop the runs they start in processes of their own (and remove their
+    /// temporary folders); the others do not.
     pub fn polls_stop(&self) -> bool {
-        matches!(self.which, Some(Which::Rdma(_)))
+        match &self.which {
+            Some(Which::Rdma(_) | Which::Soak(_)) => true,
+            Some(Which::Scale(s)) => s.one.is_none(),
+            _ => false,
+        }
     }
 }
 
@@ -181,8 +187,8 @@ pub fn run(args: &BenchArgs, stop: &dyn Fn() -> bool) -> anyhow::Result<u8> {
         Some(Which::Fabric(f)) => fabric(f),
         Some(Which::Tassel(t)) => tassel(t),
         Some(Which::Rdma(r)) => return rdma(r, stop),
-        Some(Which::Soak(s)) => soak(s),
-        Some(Which::Scale(s)) => scale(s),
+        Some(Which::Soak(s)) => return soak(s, stop),
+        Some(Which::Scale(s)) => return scale(s, stop),
         Some(Which::Scr(s)) => scr(s),
         Some(Which::Ordering(o)) => ordering(o),
         Some(Which::Yama(y)) => yama_bench(y),
@@ -203,7 +209,24 @@ fn scr(args: &ScrArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn scale(args: &ScaleArgs) -> anyhow::Result<()> {
+/// Runs `cmd` to its end and returns its output, or stops it (and returns None) once `stop`
+/// says so: a benchmark ended by a signal takes the runs it started with it.
+fn child_output(cmd: &mut std::process::Command, stop: &dyn Fn() -> bool) -> anyhow::Result<Option<std::process::Output>> {
+    let mut child = cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn()?;
+    loop {
+        if child.try_wait()?.is_some() {
+            return Ok(Some(child.wait_with_output()?));
+        }
+        if stop() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn scale(args: &ScaleArgs, stop: &dyn Fn() -> bool) -> anyhow::Result<u8> {
     if let Some(one) = &args.one {
         let fabric = match one.split_once(':') {
             Some(("fat_tree", h)) => ScaleFabric::fat_tree(h.parse()?).ok_or_else(|| anyhow::anyhow!("no fat-tree has exactly {h} hosts"))?,
@@ -225,7 +248,7 @@ fn scale(args: &ScaleArgs) -> anyhow::Result<()> {
             "peak_rss_bytes": peak_rss_bytes(),
         });
         println!("{m}");
-        return Ok(());
+        return Ok(0);
     }
     let duration: rnicsim::units::Time = args.duration.parse().map_err(|e| anyhow::anyhow!("--duration {:?}: {e}", args.duration))?;
     anyhow::ensure!(duration.0 > 0, "--duration must be positive, got {}", args.duration);
@@ -249,9 +272,10 @@ fn scale(args: &ScaleArgs) -> anyhow::Result<()> {
     let bar = indicatif::ProgressBar::new(runs.len() as u64);
     for one in &runs {
         bar.set_message(one.clone());
-        let child = std::process::Command::new(&exe)
-            .args(["bench", "scale", &format!("--duration={}", args.duration), &format!("--bytes={}", args.bytes), &format!("--one={one}")])
-            .output()?;
+        let Some(child) = child_output(std::process::Command::new(&exe).args(["bench", "scale", &format!("--duration={}", args.duration), &format!("--bytes={}", args.bytes), &format!("--one={one}")]), stop)? else {
+            eprintln!("interrupted during the {one} run");
+            return Ok(130);
+        };
         anyhow::ensure!(child.status.success(), "the {one} run failed: {}", String::from_utf8_lossy(&child.stderr));
         let m: serde_json::Value = serde_json::from_slice(&child.stdout)?;
         let ns = m["ns_per_hop"].as_f64().unwrap_or(f64::NAN);
@@ -273,7 +297,7 @@ fn scale(args: &ScaleArgs) -> anyhow::Result<()> {
     bar.finish_and_clear();
     println!("{} simulated, every host sending {} to a permutation partner at line rate, PFC on", args.duration, args.bytes);
     println!("{t}");
-    Ok(())
+    Ok(0)
 }
 
 /// Flows that started this long before the end of a soak run must have completed.
@@ -290,7 +314,7 @@ fn shipped(path: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
     repo.canonicalize().map_err(|_| anyhow::anyhow!("{}: no such file here or in the repository this binary was built from; pass --scenario FILE", path.display()))
 }
 
-fn soak(args: &SoakArgs) -> anyhow::Result<()> {
+fn soak(args: &SoakArgs, stop: &dyn Fn() -> bool) -> anyhow::Result<u8> {
     // Checked before the first run: the comparison needs a long run longer than the short one
     // (equal durations failed after the first run, on a temporary folder's name).
     let time = |flag: &str, text: &str| text.parse::<rnicsim::units::Time>().map_err(|e| anyhow::anyhow!("--{flag} {text}: {e}"));
@@ -303,14 +327,13 @@ fn soak(args: &SoakArgs) -> anyhow::Result<()> {
     for duration in [&args.short, &args.long] {
         eprintln!("soak: {} for {duration} …", scenario.display());
         let out = tmp.path().join(duration.as_str());
-        let child = std::process::Command::new(&exe)
-            .args(["bench", "rdma", "--json", "--scenario"])
-            .arg(&scenario)
-            .arg("--set")
-            .arg(format!("duration=\"{duration}\""))
-            .arg("--out")
-            .arg(&out)
-            .output()?;
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args(["bench", "rdma", "--json", "--scenario"]).arg(&scenario).arg("--set").arg(format!("duration=\"{duration}\"")).arg("--out").arg(&out);
+        // Stopped, the run and its temporary folder go with the soak.
+        let Some(child) = child_output(&mut cmd, stop)? else {
+            eprintln!("interrupted during the {duration} run; nothing was written");
+            return Ok(130);
+        };
         anyhow::ensure!(child.status.success(), "the {duration} run failed: {}", String::from_utf8_lossy(&child.stderr));
         let m: serde_json::Value = serde_json::from_slice(&child.stdout)?;
         rows.push((duration.clone(), m));
@@ -331,7 +354,7 @@ fn soak(args: &SoakArgs) -> anyhow::Result<()> {
     }
     println!("{t}");
     println!("peak memory {} / {}: {:.3} (goal ≤ 1.10)", args.long, args.short, rss(&rows[1].1) / rss(&rows[0].1));
-    Ok(())
+    Ok(0)
 }
 
 fn rdma(args: &RdmaArgs, stop: &dyn Fn() -> bool) -> anyhow::Result<u8> {
@@ -353,7 +376,11 @@ fn rdma(args: &RdmaArgs, stop: &dyn Fn() -> bool) -> anyhow::Result<u8> {
         return Ok(130);
     }
     if let Some(d) = dir {
-        rnicsim::write_outputs(&d, &loaded, &mut world, rnicsim::run_baselines(&loaded)?)?;
+        let Some(baselines) = rnicsim::run_baselines_while(&loaded, |_, _| !stop())? else {
+            eprintln!("interrupted during the baselines; nothing was written");
+            return Ok(130);
+        };
+        rnicsim::write_outputs(&d, &loaded, &mut world, baselines)?;
         d.commit()?;
     }
     let wall = start.elapsed();

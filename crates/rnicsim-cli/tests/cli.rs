@@ -606,6 +606,45 @@ fn bench_rdma_checks_its_outputs_as_run_does_and_stops_at_the_first_signal() {
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 2, "no run folder, no partial one");
 }
 
+/// Sends SIGTERM to `child` after `after`, and returns its output once it ends (killed if it
+/// has not ended within 20 s).
+fn terminated(mut child: std::process::Child, after: std::time::Duration) -> Output {
+    std::thread::sleep(after);
+    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let sent = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() && sent.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    if child.try_wait().unwrap().is_none() {
+        let _ = child.kill();
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn bench_rdma_baselines_and_a_soak_stop_at_the_first_signal_and_leave_nothing() {
+    // `bench rdma --out` ran a long baseline to its end after SIGTERM and wrote its folder; a
+    // soak stopped by SIGTERM left its child run going and its temporary folder behind (both
+    // found by a helper).
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("s.toml");
+    std::fs::write(&scenario, "duration = \"10us\"\n[topology.back_to_back]\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\nqps = 4\n[[baseline]]\nname = \"long\"\nset = { duration = \"2s\" }\n").unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(["bench", "rdma", "--json", "--scenario"]).arg(&scenario).arg("--out").arg(tmp.path().join("b")).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let out = terminated(child, std::time::Duration::from_millis(800));
+    assert_eq!(out.status.code(), Some(143), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted during the baselines; nothing was written"));
+    assert!(!tmp.path().join("b").exists());
+    // The soak's runs go into a temporary folder under TMPDIR: it is gone with the soak.
+    let temp = tmp.path().join("temp");
+    std::fs::create_dir(&temp).unwrap();
+    let long = tmp.path().join("l.toml");
+    std::fs::write(&long, "duration = \"10us\"\n[topology.back_to_back]\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\nqps = 4\n").unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(["bench", "soak", "--short", "100us", "--long", "2s", "--scenario"]).arg(&long).env("TMPDIR", &temp).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let out = terminated(child, std::time::Duration::from_millis(1500));
+    assert_eq!(out.status.code(), Some(143), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_dir(&temp).unwrap().count(), 0, "the soak's temporary folder is removed");
+}
+
 #[test]
 fn a_soak_whose_long_run_is_not_longer_is_refused_before_it_runs() {
     // Equal durations ran the first simulation, then failed on a temporary folder's name.
