@@ -180,7 +180,7 @@ impl BenchArgs {
     }
 }
 
-/// Runs a benchmark; the exit code (130 for a `bench rdma` that `stop` interrupted).
+/// Runs a benchmark; the exit code (130 for one that `stop` interrupted).
 pub fn run(args: &BenchArgs, stop: &dyn Fn() -> bool) -> anyhow::Result<u8> {
     match &args.which {
         None => fabric(&args.fabric),

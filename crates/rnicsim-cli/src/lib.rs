@@ -82,9 +82,10 @@ enum Command {
     },
 }
 
-/// Whether the command `args` names polls `main_with`'s `stop` (`run` and `bench rdma`, which
-/// write a run folder and stop without writing it). Other commands write nothing to undo, and a
-/// signal should end them as it ends any program: the binary catches signals only for these.
+/// Whether the command `args` names polls `main_with`'s `stop`: `run` and `bench rdma`, which
+/// write a run folder and stop without writing it, and `bench soak` and `scale`, which stop the
+/// runs they started. Other commands write nothing to undo, and a signal should end them as it
+/// ends any program: the binary catches signals only for these.
 pub fn polls_stop(args: &[String]) -> bool {
     match Cli::try_parse_from(args) {
         Ok(Cli { command: Command::Run { .. } }) => true,

@@ -1,6 +1,7 @@
 //! The `rnicsim` binary: the command line of `rnicsim_cli`. A command that writes a run folder
-//! (`run`, `bench rdma`) is stopped cleanly by Ctrl-C, SIGTERM or SIGHUP, ending with the
-//! shell's status for that signal (128 + its number); the others end as any program does.
+//! or starts runs of its own (`run`, `bench rdma`, `bench soak`, `bench scale`) is stopped
+//! cleanly by Ctrl-C, SIGTERM or SIGHUP, ending with the shell's status for that signal
+//! (128 + its number); the others end as any program does.
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
