@@ -82,13 +82,16 @@ enum Command {
     },
 }
 
-/// Whether the command `args` names polls `main_with`'s `stop`: `run` and `bench rdma`, which
-/// write a run folder and stop without writing it, and `bench soak` and `scale`, which stop the
-/// runs they started. Other commands write nothing to undo, and a signal should end them as it
-/// ends any program: the binary catches signals only for these.
-pub fn polls_stop(args: &[String]) -> bool {
+/// Whether the binary catches SIGINT, SIGTERM and SIGHUP for the command `args` names:
+/// `run` and `bench rdma`, which write a run folder and stop without writing it, `bench soak`
+/// and `scale`, which stop the runs they started (all poll `main_with`'s `stop`), and the
+/// analysis commands, whose Python (started with the caught signals at their defaults) must
+/// answer them even where this process was started ignoring SIGINT, as a script's background
+/// job is. Other commands write nothing to undo, and a signal ends them as it ends any program
+/// (caught, it was ignored: a `validate` reading a pipe never ended).
+pub fn catches_signals(args: &[String]) -> bool {
     match Cli::try_parse_from(args) {
-        Ok(Cli { command: Command::Run { .. } }) => true,
+        Ok(Cli { command: Command::Run { .. } | Command::Query { .. } | Command::Report { .. } | Command::Sweep { .. } | Command::Reproduce { .. } }) => true,
         Ok(Cli { command: Command::Bench(b) }) => b.polls_stop(),
         _ => false,
     }

@@ -1,7 +1,8 @@
 //! The `rnicsim` binary: the command line of `rnicsim_cli`. A command that writes a run folder
 //! or starts runs of its own (`run`, `bench rdma`, `bench soak`, `bench scale`) is stopped
 //! cleanly by Ctrl-C, SIGTERM or SIGHUP, ending with the shell's status for that signal
-//! (128 + its number); the others end as any program does.
+//! (128 + its number); the analysis commands' Python answers them itself; the others end as
+//! any program does.
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -14,9 +15,9 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let stopping = Arc::new(AtomicBool::new(false));
     let signal = Arc::new(AtomicUsize::new(0));
-    // Only a command that polls the flag catches signals; any other ends at the first one, as
+    // Only the commands `catches_signals` names; any other ends at the first signal, as
     // programs do (a `validate` reading a pipe, a `bench fabric` ignored its first Ctrl-C).
-    let signals = if rnicsim_cli::polls_stop(&args) { &[SIGINT, SIGTERM, SIGHUP][..] } else { &[] };
+    let signals = if rnicsim_cli::catches_signals(&args) { &[SIGINT, SIGTERM, SIGHUP][..] } else { &[] };
     for &sig in signals {
         // A second signal while stopping takes the signal's default action (ends at once);
         // hooks run in the order registered, so this one sees the flag the first set.
