@@ -47,7 +47,7 @@ from typing import Any, Iterator, Optional, Union
 import polars as pl
 
 from ._native import MODEL_ID
-from .api import Run, Scenario, ScenarioError, ScenarioWarning, _file_in_the_way, _is_run, _non_finite, _path, _sigterm_raises, _warn
+from .api import DamagedRunError, Run, Scenario, ScenarioError, ScenarioWarning, _file_in_the_way, _is_run, _non_finite, _path, _sigterm_raises, _warn, read_summary
 
 
 def load(path: Union[str, Path]) -> tuple[Scenario, list[dict[str, Any]]]:
@@ -460,7 +460,7 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
         members[d] = [p]
         # A finished point has a summary that reads; one damaged since (a truncated file) runs
         # again, where it was taken as finished and every later sweep stopped on it.
-        (finished if _readable_summary(d) else todo).append((p, s, d))
+        (finished if _summary(d) is not None else todo).append((p, s, d))
     where = f"Ray ({ray_address})" if ray_address else "a local process pool"
     if not quiet:
         same = sum(len(m) - 1 for m in members.values())
@@ -476,7 +476,7 @@ def run_sweep(path: Union[str, Path], out: Union[str, Path], workers: Optional[i
                 finished.append((p, s, d))
                 # What the run itself found (flows that did not finish, a stall, ...), which
                 # its worker keeps to itself: told here, once.
-                for text in _readable_warnings(d):
+                for text in map(str, (_summary(d) or {}).get("warnings", [])):
                     if text not in told:
                         told.add(text)
                         _warn(text, ScenarioWarning)
@@ -512,21 +512,12 @@ def _json_safe(doc: Any) -> Any:
     return doc
 
 
-def _readable_warnings(run: Path) -> list[str]:
-    """The warnings in `run`'s summary.json (none if it does not read)."""
+def _summary(run: Path) -> Optional[dict[str, Any]]:
+    """`run`'s summary.json, or None where there is none or it does not read."""
     try:
-        return [str(w) for w in json.loads((run / "summary.json").read_text()).get("warnings", [])]
-    except (OSError, ValueError, AttributeError):
-        return []
-
-
-def _readable_summary(run: Path) -> bool:
-    """Whether `run` holds a summary.json that reads as JSON."""
-    try:
-        json.loads((run / "summary.json").read_text())
-        return True
-    except (OSError, ValueError):
-        return False
+        return read_summary(run / "summary.json")
+    except (OSError, DamagedRunError):
+        return None
 
 
 def _plan(path: Path, base: Scenario, point: dict[str, Any]) -> tuple[dict[str, Any], Scenario, Union[str, ScenarioError]]:

@@ -592,17 +592,8 @@ fn bench_rdma_checks_its_outputs_as_run_does_and_stops_at_the_first_signal() {
     // end and wrote its folder (exit 0).
     let long = tmp.path().join("long.toml");
     std::fs::write(&long, "duration = \"1s\"\n[topology.back_to_back]\n[[perftest]]\ntest = \"write_bw\"\nclient = 0\nserver = 1\nmessage = \"64KiB\"\nqps = 4\n").unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(["bench", "rdma", "--json", "--scenario"]).arg(&long).arg("--out").arg(tmp.path().join("l")).stderr(std::process::Stdio::piped()).spawn().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(700));
-    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
-    let sent = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() && sent.elapsed() < std::time::Duration::from_secs(20) {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    if child.try_wait().unwrap().is_none() {
-        let _ = child.kill();
-    }
-    let out = child.wait_with_output().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_rnicsim")).args(["bench", "rdma", "--json", "--scenario"]).arg(&long).arg("--out").arg(tmp.path().join("l")).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let out = terminated(child, std::time::Duration::from_millis(700));
     assert_eq!(out.status.code(), Some(143), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was written"));
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 2, "no run folder, no partial one");
@@ -667,18 +658,11 @@ fn a_command_that_writes_no_run_ends_at_the_first_signal() {
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
     assert!(!rnicsim_cli::catches_signals(&["rnicsim".into(), "validate".into(), fifo.to_string_lossy().into()]));
     assert!(rnicsim_cli::catches_signals(&["rnicsim".into(), "run".into(), "x.toml".into()]));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rnicsim")).arg("validate").arg(&fifo).spawn().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
-    let sent = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() && sent.elapsed() < std::time::Duration::from_secs(10) {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let ended = child.try_wait().unwrap().is_some();
-    if !ended {
-        let _ = child.kill();
-    }
-    assert!(ended, "one SIGTERM ends validate");
+    let child = Command::new(env!("CARGO_BIN_EXE_rnicsim")).arg("validate").arg(&fifo).spawn().unwrap();
+    // Ended by the SIGTERM itself, not by the SIGKILL `terminated` sends after waiting.
+    use std::os::unix::process::ExitStatusExt;
+    let out = terminated(child, std::time::Duration::from_millis(300));
+    assert_eq!(out.status.signal(), Some(15), "one SIGTERM ends validate: {:?}", out.status);
 }
 
 #[test]

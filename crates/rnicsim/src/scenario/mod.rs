@@ -413,8 +413,8 @@ fn switch_kind(doc: &mut toml::Table, segs: &[Seg]) {
         let Seg::Key(kind) = &segs[parts.len()] else { continue };
         let kind = kind.as_str();
         let mut t = Some(&mut *doc);
-        for seg in table.split('.') {
-            t = t.and_then(|t| t.get_mut(seg)).and_then(|v| v.as_table_mut());
+        for seg in &parts {
+            t = t.and_then(|t| t.get_mut(*seg)).and_then(|v| v.as_table_mut());
         }
         if let Some(t) = t.filter(|t| !t.contains_key(kind)) {
             t.clear();
